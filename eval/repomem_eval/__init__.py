@@ -1,0 +1,1 @@
+"""RepoEval-style evaluation harness for repomem: benchmark construction, metrics and reports."""

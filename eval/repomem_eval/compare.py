@@ -1,0 +1,154 @@
+"""``repomem eval compare``: several runs' ``results.json`` side by side.
+
+A run directory holds ``results.json``::
+
+    {"methods": {METHOD: {"overall": SUMMARY, "per_repo": {REPO: SUMMARY}}}, "config": {...}}
+
+where SUMMARY is ``{"em", "es", "hit_at_k", "n", "seconds_per_task"}`` (percentages 0-100;
+``hit_at_k`` is null for methods that retrieve nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from repomem.errors import RepomemError
+
+NAME = "compare"
+HELP = "Compare evaluation runs (their results.json) side by side as a Markdown table."
+
+RESULTS_FILE = "results.json"
+OVERALL = "all"
+_SUMMARY_KEYS = ("em", "es", "hit_at_k", "n", "seconds_per_task")
+
+
+class ResultsError(RepomemError):
+    """A run directory without a readable, well-formed ``results.json``."""
+
+
+@dataclass(frozen=True)
+class Row:
+    run: str
+    method: str
+    repo: str
+    em: float | None
+    es: float | None
+    hit_at_k: float | None
+    n: int
+    seconds_per_task: float | None
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    methods: dict[str, Any]
+    config: dict[str, Any]
+
+
+def _number(value: object) -> bool:
+    return value is None or (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    )
+
+
+def _check_summary(path: Path, where: str, summary: object) -> None:
+    if not isinstance(summary, dict):
+        raise ResultsError(f"{path}: {where} must be an object")
+    missing = [k for k in _SUMMARY_KEYS if k not in summary]
+    if missing:
+        raise ResultsError(f"{path}: {where} lacks {', '.join(missing)}")
+    if not all(_number(summary[k]) for k in _SUMMARY_KEYS):
+        raise ResultsError(f"{path}: {where} holds a value that is not a number or null")
+    n = summary["n"]
+    if not isinstance(n, int) or n < 0:
+        raise ResultsError(f"{path}: {where}.n must be a non-negative integer")
+
+
+def load_run(out_dir: Path) -> Run:
+    """One run's results, checked so that a broken file is reported by path, not by crash."""
+    path = Path(out_dir) / RESULTS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ResultsError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("methods"), dict):
+        raise ResultsError(f'{path}: expected an object with a "methods" object')
+    config = data.get("config", {})
+    if not isinstance(config, dict):
+        raise ResultsError(f'{path}: "config" must be an object')
+    for method, result in data["methods"].items():
+        if not isinstance(result, dict):
+            raise ResultsError(f"{path}: methods.{method} must be an object")
+        _check_summary(path, f"methods.{method}.overall", result.get("overall"))
+        per_repo = result.get("per_repo", {})
+        if not isinstance(per_repo, dict):
+            raise ResultsError(f"{path}: methods.{method}.per_repo must be an object")
+        for repo, summary in per_repo.items():
+            _check_summary(path, f"methods.{method}.per_repo.{repo}", summary)
+    return Run(str(out_dir), data["methods"], config)
+
+
+def comparison_rows(runs: Sequence[Run], *, per_repo: bool = False) -> list[Row]:
+    """One row per run and method (overall), plus one per repository when ``per_repo``."""
+    rows: list[Row] = []
+    for run in runs:
+        for method, result in run.methods.items():
+            summaries = [(OVERALL, result["overall"])]
+            if per_repo:
+                summaries += sorted(result.get("per_repo", {}).items())
+            for repo, s in summaries:
+                rows.append(Row(run.label, method, repo, *(s[k] for k in _SUMMARY_KEYS)))
+    return rows
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
+    header = ["run", "method", *(["repo"] if per_repo else []), "EM", "ES", "hit@k", "n", "s/task"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] * (len(header) - 5) + ["---:"] * 5) + "|",
+    ]
+    for r in rows:
+        cells = [
+            r.run,
+            r.method,
+            *([r.repo] if per_repo else []),
+            _fmt(r.em, 2),
+            _fmt(r.es, 2),
+            _fmt(r.hit_at_k, 2),
+            str(r.n),
+            _fmt(r.seconds_per_task, 3),
+        ]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out_dirs", nargs="+", type=Path, metavar="OUT_DIR", help="run directory")
+    parser.add_argument("--per-repo", action="store_true", help="add one row per repository")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = [load_run(d) for d in args.out_dirs]
+    rows = comparison_rows(runs, per_repo=args.per_repo)
+    if args.json:
+        payload = {
+            "runs": {r.label: {"config": r.config} for r in runs},
+            "rows": [asdict(row) for row in rows],
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        print(markdown_table(rows, per_repo=args.per_repo))
+    return 0

@@ -1,0 +1,127 @@
+"""RepoEval's scores, defined exactly as RepoCoder's ``compute_score.py`` computes them.
+
+Both scores look only at the stripped, non-empty lines of the text, and the prediction is cut
+to the target's number of such lines first: a model that keeps writing after the hole is not
+penalised for it, and indentation or blank lines never count. Published RepoEval numbers are
+comparable with these only because the definitions match line for line.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Levenshtein
+
+
+def code_lines(text: str) -> list[str]:
+    """The stripped, non-empty lines of ``text``: the unit both scores compare."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _aligned(target: str, prediction: str) -> tuple[list[str], list[str]]:
+    target_lines = code_lines(target)
+    return target_lines, code_lines(prediction)[: len(target_lines)]
+
+
+def exact_match(target: str, prediction: str) -> bool:
+    """EM: the prediction's first lines equal the target's lines (after stripping).
+
+    A target without any non-empty line matches every prediction, as in RepoCoder.
+    """
+    target_lines, prediction_lines = _aligned(target, prediction)
+    return target_lines == prediction_lines
+
+
+def edit_similarity(target: str, prediction: str) -> float:
+    """ES: ``1 - levenshtein(t, p) / max(len(t), len(p))`` over the lines joined by newlines.
+
+    When both joined strings are empty (RepoCoder would divide by zero) they are identical, so
+    the similarity is 1.0.
+    """
+    target_lines, prediction_lines = _aligned(target, prediction)
+    t = "\n".join(target_lines)
+    p = "\n".join(prediction_lines)
+    longest = max(len(t), len(p))
+    if longest == 0:
+        return 1.0
+    return 1.0 - Levenshtein.distance(t, p) / longest
+
+
+def hit_at_k(ground_truth: str, shown_texts: Iterable[str]) -> bool:
+    """Whether the retrieved fragments a prompt shows contain the ground truth's first line.
+
+    Compares the first non-empty line of the ground truth, stripped, with every stripped line
+    of the shown texts; it needs no model, so it measures retrieval alone. A ground truth
+    without any non-empty line is never hit.
+    """
+    target_lines = code_lines(ground_truth)
+    if not target_lines:
+        return False
+    first = target_lines[0]
+    return any(first in code_lines(text) for text in shown_texts)
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One task's outcome under one method; ``hit`` is None for methods that retrieve nothing."""
+
+    task_id: str
+    em: bool
+    es: float
+    hit: bool | None
+    seconds: float
+
+    @property
+    def repo(self) -> str:
+        """RepoEval task ids are ``<repo>/<n>``."""
+        return self.task_id.rsplit("/", 1)[0]
+
+
+def score_task(
+    task_id: str,
+    ground_truth: str,
+    prediction: str,
+    *,
+    shown_texts: Sequence[str] | None = None,
+    seconds: float = 0.0,
+) -> TaskScore:
+    """Score one prediction; pass ``shown_texts`` (what the prompt showed) to get hit@k."""
+    return TaskScore(
+        task_id=task_id,
+        em=exact_match(ground_truth, prediction),
+        es=edit_similarity(ground_truth, prediction),
+        hit=None if shown_texts is None else hit_at_k(ground_truth, shown_texts),
+        seconds=seconds,
+    )
+
+
+def _summary(scores: Sequence[TaskScore]) -> dict[str, float | int | None]:
+    n = len(scores)
+    if n == 0:
+        return {"em": None, "es": None, "hit_at_k": None, "n": 0, "seconds_per_task": None}
+    hits = [s.hit for s in scores if s.hit is not None]
+    return {
+        "em": 100.0 * sum(s.em for s in scores) / n,
+        "es": 100.0 * sum(s.es for s in scores) / n,
+        "hit_at_k": 100.0 * sum(hits) / len(hits) if hits else None,
+        "n": n,
+        "seconds_per_task": sum(s.seconds for s in scores) / n,
+    }
+
+
+def aggregate(scores: Iterable[TaskScore]) -> dict[str, object]:
+    """Per-repository and overall means as percentages (0-100), in ``results.json``'s shape.
+
+    The overall figure is the mean over all tasks (not over repositories), as RepoEval
+    reports it; hit@k averages only the tasks that retrieved.
+    """
+    scores = list(scores)
+    by_repo: dict[str, list[TaskScore]] = defaultdict(list)
+    for s in scores:
+        by_repo[s.repo].append(s)
+    return {
+        "overall": _summary(scores),
+        "per_repo": {repo: _summary(by_repo[repo]) for repo in sorted(by_repo)},
+    }

@@ -1,0 +1,115 @@
+"""The Python files of a repository snapshot, parsed once for benchmark construction.
+
+Line numbers must mean the same thing to the benchmark, to RepoEval (``str.splitlines``) and to
+tree-sitter (rows end at ``\\n``). They disagree only on rare separators (a lone ``\\r``, form
+feeds, U+2028, ...), so files holding one are left out instead of guessing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tree_sitter import Node, Tree
+
+from repomem.errors import RepomemError
+from repomem.languages import parser
+
+# Files the index skips (IndexConfig.max_file_bytes) cannot hold tasks either.
+MAX_FILE_BYTES = 1_000_000
+_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+_AMBIGUOUS_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class BenchmarkError(RepomemError):
+    """A benchmark cannot be built from the given repository or settings."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One parsed Python file: ``parts`` is its path inside the repository."""
+
+    parts: tuple[str, ...]
+    lines: list[str]
+    tree: Tree
+
+    @property
+    def root(self) -> Node:
+        return self.tree.root_node
+
+    def indent_bytes(self, row: int) -> int:
+        """The byte column of the line's first non-blank character (tree-sitter columns)."""
+        line = self.lines[row]
+        return len(line[: len(line) - len(line.lstrip())].encode("utf-8"))
+
+    def is_code_line(self, row: int) -> bool:
+        """Whether the line starts with code: not blank, not a comment, not part of a docstring,
+        and not the inside of a string that began on an earlier line."""
+        if not self.lines[row].strip():
+            return False
+        col = self.indent_bytes(row)
+        node: Node | None = self.root.descendant_for_point_range((row, col), (row, col))
+        while node is not None:
+            if node.type == "comment":
+                return False
+            if node.type == "string":
+                return node.start_point.row == row and not _is_docstring(node)
+            node = node.parent
+        return True
+
+
+def _is_docstring(string: Node) -> bool:
+    """A string that is a whole statement on its own documents rather than computes."""
+    node = string.parent
+    if node is not None and node.type == "concatenated_string":
+        node = node.parent
+    return node is not None and node.type == "expression_statement" and node.named_child_count == 1
+
+
+def _read_lines(path: Path) -> tuple[str, list[str]] | None:
+    try:
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    text = text.replace("\r\n", "\n")
+    if _AMBIGUOUS_BREAKS.search(text):
+        return None
+    return text, text.splitlines()
+
+
+def load_python_files(repo_dir: Path) -> list[SourceFile]:
+    """Every usable ``*.py`` file under ``repo_dir``, in path order.
+
+    Empty files stay (an empty ``__init__.py`` still makes a package). Hidden directories,
+    ``__pycache__`` and ``node_modules`` are skipped; so are files that are not UTF-8, larger
+    than the index accepts, use ambiguous line breaks, or do not parse (Python 2 fixtures are
+    common in source distributions).
+    """
+    repo_dir = Path(repo_dir)
+    if not repo_dir.is_dir():
+        raise BenchmarkError(f"repository {repo_dir} is not a directory")
+    py = parser("python")
+    files: list[SourceFile] = []
+    for dirpath, dirnames, filenames in os.walk(repo_dir):
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS
+        )
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if not name.endswith(".py") or path.is_symlink():
+                continue
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            read = _read_lines(path)
+            if read is None:
+                continue
+            text, lines = read
+            tree = py.parse(text.encode("utf-8"))
+            if tree.root_node.has_error:
+                continue
+            files.append(SourceFile(path.relative_to(repo_dir).parts, lines, tree))
+    files.sort(key=lambda f: f.parts)
+    return files

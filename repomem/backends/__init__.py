@@ -1,0 +1,1 @@
+"""Model backends behind one small async, batched interface (see ``base.Backend``)."""

@@ -1,0 +1,290 @@
+"""The built-in backend: no model, continuation copied from the retrieved code.
+
+It exists so that repomem does something useful on a fresh machine, and it is measured on the
+benchmark like any other backend; it is not a language model. Two strategies:
+
+``match`` (default)
+    Finds where the end of the left context reappears, token by token, in each retrieved
+    fragment (matched window plus the lines shown after it) and earlier in the file itself,
+    and copies what follows the longest such match. A candidate's score is its match length
+    weighted by its source's retrieval rank; candidates proposing the same line pool their
+    scores, so a pattern repeated across the repository wins over a one-off. Indentation is
+    re-based from the source onto the cursor's block. Matching works on tokens (identifiers,
+    numbers, single punctuation characters), so spacing and line breaks do not break a match.
+
+``naive``
+    The baseline it is compared with: find the last non-empty line of the context in the
+    shown windows, best fragment first, and copy the line that follows.
+
+Multi-line requests get the source's continuation up to ``max_tokens``; where the statement
+ends is decided by :func:`repomem.postprocess.postprocess`, which knows the language.
+
+The backend has no tokenizer of its own, so :meth:`BuiltinBackend.count_tokens` counts with a
+regular expression: each identifier or number, each punctuation character and each run of
+whitespace is one token. That is close to what BPE tokenizers give for code, and is only used
+to budget the prompt, which this backend shows in ``--explain`` but does not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from repomem.backends.base import Backend, BackendError, GenerationRequest
+from repomem.scorer import RetrievedFragment
+
+STRATEGIES = ("match", "naive")
+
+_WORD = re.compile(r"\w+|[^\w\s]")
+_COUNTED = re.compile(r"\w+|[^\w\s]|\s+")
+_INDENT = re.compile(r"[ \t]*")
+
+# Longest match considered, in tokens: beyond this, longer matches are no better evidence.
+_MAX_MATCH = 64
+# Candidate positions scored per source (the longest matches).
+_CANDIDATES_PER_SOURCE = 8
+# Lines copied at most in multi-line mode (``max_tokens`` usually stops earlier).
+_MAX_COPIED_LINES = 64
+# The file's own earlier text is searched as far back as this (characters).
+_IN_FILE_CHARS = 200_000
+# Weight of the i-th retrieved fragment (0-based): 1 / (1 + _RANK_DECAY * i).
+_RANK_DECAY = 0.1
+# A candidate's score grows with this power of its match length: long matches are much
+# stronger evidence than many short ones.
+_LENGTH_POWER = 3.0
+# Weight of the file's own earlier text, relative to the best fragment.
+_IN_FILE_WEIGHT = 1.0
+
+
+class BuiltinBackend(Backend):
+    """Continuation by longest token match inside the retrieved fragments (see module doc)."""
+
+    name = "builtin"
+    fim_style = None
+
+    def __init__(self, strategy: str = "match") -> None:
+        if strategy not in STRATEGIES:
+            raise BackendError(
+                f"unknown built-in strategy {strategy!r} (choose from {', '.join(STRATEGIES)})"
+            )
+        self.strategy = strategy
+        if strategy != "match":
+            self.name = f"builtin-{strategy}"
+
+    async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        return [self.continuation(request) for request in requests]
+
+    def count_tokens(self, text: str) -> int:
+        return sum(1 for _ in _COUNTED.finditer(text))
+
+    def continuation(self, request: GenerationRequest) -> str:
+        """The text this backend proposes for ``request`` (synchronous)."""
+        cursor = _Cursor.of(request.left_context)
+        if self.strategy == "naive":
+            text = _naive(cursor, request.left_context, request.fragments)
+        else:
+            text = _best_match(cursor, request.left_context, request.fragments, request.multiline)
+        return _limit(text, request.stop, request.max_tokens)
+
+
+@dataclass(frozen=True)
+class _Cursor:
+    """Where the completion starts, as far as copying text is concerned."""
+
+    typed: str  # what is already on the cursor's line
+    at_line_start: bool  # nothing but indentation typed on the line
+    block_indent: str  # the indentation the copied text is re-based onto
+    partial: str  # an identifier being typed, matched as a token prefix
+
+    @staticmethod
+    def of(left: str) -> _Cursor:
+        typed = left[left.rfind("\n") + 1 :]
+        at_line_start = not typed.strip()
+        indent = _indent(typed)
+        end = len(left) - len(typed) - 1
+        while at_line_start and end > 0:  # the indentation of the last non-blank line
+            start = left.rfind("\n", 0, end) + 1
+            if left[start:end].strip():
+                indent = _indent(left[start:end])
+                break
+            end = start - 1
+        word = re.search(r"\w+$", typed)
+        return _Cursor(typed, at_line_start, indent, word.group() if word else "")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    length: float
+    weight: float
+    text: str
+
+
+def _best_match(
+    cursor: _Cursor, left: str, fragments: Sequence[RetrievedFragment], multiline: bool
+) -> str:
+    query = [m.group() for m in _WORD.finditer(left[-20 * _MAX_MATCH :])][-_MAX_MATCH - 1 :]
+    if cursor.partial:
+        query = query[:-1]
+    sources = [
+        (_merged_text(f), 1.0 / (1.0 + _RANK_DECAY * rank)) for rank, f in enumerate(fragments)
+    ]
+    sources.append((left[-_IN_FILE_CHARS:], _IN_FILE_WEIGHT))
+    votes: dict[str, float] = {}
+    best: dict[str, _Candidate] = {}
+    for text, weight in sources:
+        for candidate in _candidates(text, query, cursor, multiline, weight):
+            key = candidate.text.split("\n", 1)[0].strip()
+            score = candidate.length**_LENGTH_POWER * candidate.weight
+            votes[key] = votes.get(key, 0.0) + score
+            kept = best.get(key)
+            if kept is None or candidate.length > kept.length:
+                best[key] = candidate
+    if not votes:
+        return ""
+    winner = max(votes, key=lambda k: (votes[k], best[k].length))
+    return best[winner].text
+
+
+def _candidates(
+    text: str, query: list[str], cursor: _Cursor, multiline: bool, weight: float
+) -> list[_Candidate]:
+    """The continuations ``text`` offers after its longest matches of the query's end."""
+    tokens = list(_WORD.finditer(text))
+    words = [t.group() for t in tokens]
+    found: list[tuple[int, int]] = []  # (match length, index of the last matched token)
+    if cursor.partial:
+        ends = [i for i, w in enumerate(words) if w.startswith(cursor.partial)]
+    elif query:
+        ends = [i for i, w in enumerate(words) if w == query[-1]]
+    else:
+        return []
+    for end in ends:
+        length = 1
+        q = len(query) - (0 if cursor.partial else 1)
+        while length < _MAX_MATCH and q - 1 >= 0 and end - length >= 0:
+            if words[end - length] != query[q - 1]:
+                break
+            length += 1
+            q -= 1
+        found.append((length, end))
+    found.sort(key=lambda item: (-item[0], item[1]))
+    result: list[_Candidate] = []
+    for length, end in found:
+        token = tokens[end]
+        start = token.start() + len(cursor.partial) if cursor.partial else token.end()
+        copied = _continuation(text, start, cursor, multiline)
+        if copied:
+            result.append(_Candidate(float(length), weight, copied))
+            if len(result) >= _CANDIDATES_PER_SOURCE:
+                break
+    return result
+
+
+def _continuation(text: str, start: int, cursor: _Cursor, multiline: bool) -> str:
+    """What follows position ``start`` of ``text``, fitted to the cursor; "" if unusable."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = _line_end(text, start)
+    source_indent = _indent(text[line_start:line_end])
+    rest_of_line = text[start:line_end]
+    count = _MAX_COPIED_LINES if multiline else 1
+    if cursor.at_line_start:
+        if rest_of_line.strip():
+            return ""  # the source's line goes on where the cursor's line has ended
+        lines = _lines_after(text, line_end, count, skip_blank=True)
+        if not lines:
+            return ""
+        fitted = [_reindent(ln, source_indent, cursor.block_indent) for ln in lines]
+        first = fitted[0]
+        first = first[len(cursor.typed) :] if first.startswith(cursor.typed) else first.lstrip()
+        return "\n".join([first, *fitted[1:]]).rstrip()
+    if not rest_of_line.strip() and not multiline:
+        return ""
+    if cursor.typed[-1:].isspace():
+        rest_of_line = rest_of_line.lstrip(" \t")
+    if not multiline:
+        return rest_of_line.rstrip()
+    following = _lines_after(text, line_end, count, skip_blank=False)
+    fitted = [_reindent(ln, source_indent, cursor.block_indent) for ln in following]
+    return "\n".join([rest_of_line, *fitted]).rstrip()
+
+
+def _lines_after(text: str, line_end: int, count: int, *, skip_blank: bool) -> list[str]:
+    """Up to ``count`` lines after the line ending at ``line_end``, after any blank lines when
+    ``skip_blank``."""
+    lines: list[str] = []
+    pos = line_end
+    while pos < len(text) and len(lines) < count:
+        end = _line_end(text, pos + 1)
+        line = text[pos + 1 : end]
+        if lines or not skip_blank or line.strip():
+            lines.append(line)
+        pos = end
+    return lines
+
+
+def _naive(cursor: _Cursor, left: str, fragments: Sequence[RetrievedFragment]) -> str:
+    """Copy the line after the first occurrence of the context's last non-empty line."""
+    before = left[: left.rfind("\n") + 1].splitlines()
+    target = next((ln.strip() for ln in reversed(before) if ln.strip()), None)
+    if target is None:
+        return ""
+    for fragment in fragments[:10]:
+        shown = fragment.shown.splitlines()
+        for i, line in enumerate(shown):
+            if line.strip() != target:
+                continue
+            following = next((ln for ln in shown[i + 1 :] if ln.strip()), None)
+            if following is None:
+                continue
+            fitted = _reindent(following, _indent(line), cursor.block_indent)
+            if fitted.startswith(cursor.typed):
+                return fitted[len(cursor.typed) :].rstrip()
+            if cursor.at_line_start:
+                return fitted.strip()
+    return ""
+
+
+def _merged_text(fragment: RetrievedFragment) -> str:
+    """The matched window followed by the lines shown after it (they overlap by the window
+    size minus the stride; the longest overlap is taken)."""
+    window = fragment.text.splitlines()
+    shown = fragment.shown.splitlines()
+    for overlap in range(min(len(window), len(shown)), 0, -1):
+        if window[-overlap:] == shown[:overlap]:
+            return "\n".join(window + shown[overlap:])
+    return "\n".join(window + shown)
+
+
+def _reindent(line: str, source_indent: str, target_indent: str) -> str:
+    """``line`` with its indentation relative to ``source_indent`` moved onto
+    ``target_indent``."""
+    indent = _indent(line)
+    body = line[len(indent) :]
+    if not body:
+        return ""
+    if indent.startswith(source_indent):
+        return target_indent + indent[len(source_indent) :] + body
+    dedent = len(source_indent) - len(indent)
+    return target_indent[: max(len(target_indent) - dedent, 0)] + body
+
+
+def _indent(line: str) -> str:
+    match = _INDENT.match(line)
+    return match.group() if match else ""
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def _limit(text: str, stop: Sequence[str], max_tokens: int) -> str:
+    """Cut at the first stop sequence and after ``max_tokens`` counted tokens, as a model
+    server would."""
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=len(text))
+    text = text[:cut]
+    for i, match in enumerate(_COUNTED.finditer(text)):
+        if i == max_tokens:
+            return text[: match.start()]
+    return text

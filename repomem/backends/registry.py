@@ -1,0 +1,115 @@
+"""Turns ``BackendConfig`` into a backend, and model settings into a place to load from.
+
+Backend modules are imported only when chosen: torch, transformers and vllm take seconds to
+import and may not be installed, and ``import repomem`` must stay light.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from repomem.backends.base import Backend, BackendError
+from repomem.backends.fim import fim_style_setting
+from repomem.config import BackendConfig
+
+BACKEND_NAMES: tuple[str, ...] = ("builtin", "transformers", "vllm", "openai")
+
+#: a model named with this prefix is fetched from the Hugging Face Hub; anything else is a path
+HUB_PREFIX = "hf:"
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A model to load: a local directory, or a Hub repository the user asked for by name."""
+
+    name: str  # absolute directory path, or the Hub repository id (without ``hf:``)
+    local: bool
+
+
+def model_source(model: str | None, backend: str) -> ModelSource:
+    """Resolve the ``model`` setting; only an explicit ``hf:ORG/NAME`` may reach the network."""
+    if not model:
+        raise BackendError(
+            f"backend {backend!r} needs a model: set `backend.model` to a model directory"
+        )
+    if model.startswith(HUB_PREFIX):
+        repo_id = model[len(HUB_PREFIX) :]
+        if not repo_id:
+            raise BackendError(f"`backend.model` is {model!r}: name the model as hf:ORG/NAME")
+        return ModelSource(repo_id, local=False)
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise BackendError(
+            f"no model directory at {path} (setting `backend.model`); to download a model from"
+            f" the Hugging Face Hub instead, name it as {HUB_PREFIX}ORG/NAME"
+        )
+    if not (path / "config.json").is_file():
+        raise BackendError(
+            f"{path} is not a model directory: it has no config.json (setting `backend.model`)"
+        )
+    return ModelSource(str(path.resolve()), local=True)
+
+
+def check_backend_config(config: BackendConfig) -> None:
+    """Reject settings no backend can use, naming the setting."""
+    if config.backend not in BACKEND_NAMES:
+        raise BackendError(
+            f"unknown backend {config.backend!r} in setting `backend`:"
+            f" choose one of {', '.join(BACKEND_NAMES)}"
+        )
+    if not (math.isfinite(config.timeout) and config.timeout > 0):
+        raise BackendError(
+            f"`backend.timeout` must be a positive number of seconds, not {config.timeout!r}"
+        )
+    if config.max_retries < 0:
+        raise BackendError(f"`backend.max_retries` must be 0 or more, not {config.max_retries!r}")
+    if config.context_window is not None and config.context_window <= 0:
+        raise BackendError(
+            f"`backend.context_window` must be a positive number of tokens,"
+            f" not {config.context_window!r}"
+        )
+    if not (math.isfinite(config.temperature) and config.temperature >= 0):
+        raise BackendError(f"`backend.temperature` must be 0 or more, not {config.temperature!r}")
+    fim_style_setting(config.fim)
+
+
+def create_backend(config: BackendConfig) -> Backend:
+    """The backend ``config`` asks for, ready to complete; errors name the setting to fix."""
+    check_backend_config(config)
+    if config.backend == "builtin":
+        from repomem.backends.builtin import BuiltinBackend
+
+        return BuiltinBackend()
+    if config.backend == "transformers":
+        from repomem.backends.transformers import TransformersBackend
+
+        return TransformersBackend(
+            config.model,
+            device=config.device,
+            context_window=config.context_window,
+            fim=config.fim,
+            temperature=config.temperature,
+        )
+    if config.backend == "vllm":
+        from repomem.backends.vllm import VLLMBackend
+
+        return VLLMBackend(
+            config.model,
+            context_window=config.context_window,
+            fim=config.fim,
+            temperature=config.temperature,
+        )
+    from repomem.backends.openai import OpenAIBackend
+
+    return OpenAIBackend(
+        config.url,
+        config.model,
+        api_key_env=config.api_key_env,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        context_window=config.context_window,
+        fim=config.fim,
+        temperature=config.temperature,
+    )

@@ -1,0 +1,229 @@
+"""``repomem complete FILE:LINE[:COL]``: one completion at a cursor, from the command line.
+
+LINE and COL are 1-based. COL defaults to 1, the start of the line, so the whole line is
+completed: the line's existing text and everything below it are the right context. The
+repository is the nearest directory above FILE holding ``.repomem`` or ``.git``; its index is
+loaded, or built on first use. The file's text on disk is the buffer: if it changed since
+indexing, the index is updated in memory for this run. Retrieval does not see the file's own
+lines around the cursor (``window`` lines either side): the prompt shows them anyway.
+
+Output: the completion on stdout (``--json``: a JSON account of every iteration instead);
+``--explain`` writes the fragments retrieved per iteration, their scores and the prompt's
+token counts to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from repomem.errors import RepomemError
+
+if TYPE_CHECKING:
+    from repomem.completion import CompletionEngine, CompletionResult
+    from repomem.index import RepoIndex
+    from repomem.scorer import Exclusion
+    from repomem.settings import Settings
+
+NAME = "complete"
+HELP = "Complete the code at FILE:LINE[:COL] with fragments retrieved from its repository."
+
+ROOT_MARKERS = (".repomem", ".git")
+_LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>-?\d+)(?::(?P<col>-?\d+))?$")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "location",
+        metavar="FILE:LINE[:COL]",
+        help="the cursor: 1-based line and column (default column 1: complete the whole line)",
+    )
+    parser.add_argument(
+        "--backend", help="builtin (default), transformers, vllm or openai (setting backend)"
+    )
+    parser.add_argument(
+        "--model", help="model directory, or the model name an OpenAI-compatible server serves"
+    )
+    parser.add_argument("--url", help="base URL of an OpenAI-compatible server")
+    parser.add_argument(
+        "--iterations", type=int, help="retrieve-then-generate rounds (RepoCoder; default 2)"
+    )
+    parser.add_argument(
+        "--alpha", type=float, help="FragRel relation weight; 0 is plain BM25 (default 0.5)"
+    )
+    parser.add_argument("--k", type=int, help="fragments retrieved per iteration (default 10)")
+    parser.add_argument(
+        "--mode",
+        choices=("line", "api"),
+        default="line",
+        help="line: the rest of the line; api: a whole statement, possibly several lines",
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also write the fragments used per iteration, their scores and token counts"
+        " (to stderr)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print a JSON account instead of the plain text"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: every command module is imported for `repomem --help`, which must stay fast.
+    from repomem.backends.registry import create_backend
+    from repomem.completion import CompletionEngine
+    from repomem.scorer import Exclusion
+    from repomem.settings import load_settings
+
+    file_arg, line, column = parse_location(args.location)
+    path = Path(file_arg).expanduser().absolute()
+    if not path.is_file():
+        raise RepomemError(f"{file_arg}: no such file")
+    root = find_root(path)
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise RepomemError(f"{file_arg} is outside the repository at {root}")
+    rel = resolved.relative_to(root.resolve()).as_posix()
+    settings = load_settings(
+        root,
+        overrides={
+            "backend": {"backend": args.backend, "model": args.model, "url": args.url},
+            "completion": {"iterations": args.iterations, "alpha": args.alpha, "k": args.k},
+        },
+    )
+    text = _read(path, file_arg)
+    left, right = split_at(text, line, column, file_arg)
+    line0 = line - 1
+    window = settings.completion.window
+    exclusion = Exclusion(rel, max(0, line0 - window), line0 + window)
+    backend = create_backend(settings.backend)
+    index = _open_index(root, settings, rel, text)
+    engine = CompletionEngine(index, backend, settings)
+    result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
+    if args.explain:
+        explain(result, backend.context_window, sys.stderr)
+    if args.json:
+        account = {
+            "file": rel,
+            "line": line,
+            "column": column,
+            "mode": args.mode,
+            "backend": backend.name,
+            **result.to_dict(),
+        }
+        print(json.dumps(account, indent=2))
+    else:
+        print(result.text)
+    return 0
+
+
+def parse_location(location: str) -> tuple[str, int, int]:
+    """``FILE:LINE[:COL]`` as (file, line, column), both 1-based; column defaults to 1."""
+    match = _LOCATION.match(location)
+    if not match:
+        raise RepomemError(f"expected FILE:LINE[:COL], got {location!r}")
+    line = int(match["line"])
+    column = int(match["col"]) if match["col"] is not None else 1
+    if line < 1 or column < 1:
+        raise RepomemError(f"{location}: lines and columns count from 1")
+    return match["file"], line, column
+
+
+def find_root(path: Path) -> Path:
+    """The nearest directory above ``path`` that holds ``.repomem`` or ``.git``."""
+    for directory in path.parents:
+        if any((directory / marker).exists() for marker in ROOT_MARKERS):
+            return directory
+    raise RepomemError(
+        f"{path} is not inside a repository: no directory above it has .git or .repomem"
+        " (run `repomem index` on the repository first)"
+    )
+
+
+def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:
+    """The text before and after the 1-based (line, column) cursor."""
+    lines = text.split("\n")
+    if line > len(lines):
+        raise RepomemError(f"{name}: line {line} is out of range (1 to {len(lines)})")
+    current = lines[line - 1]
+    if column > len(current) + 1:
+        raise RepomemError(
+            f"{name}:{line}: column {column} is out of range (1 to {len(current) + 1})"
+        )
+    offset = sum(len(ln) + 1 for ln in lines[: line - 1]) + column - 1
+    return text[:offset], text[offset:]
+
+
+def _read(path: Path, name: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise RepomemError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def _open_index(root: Path, settings: Settings, rel: str, text: str) -> RepoIndex:
+    from repomem import store
+    from repomem.index import RepoIndex
+
+    try:
+        index = store.load(root, settings.index)
+    except store.IndexNotFound:
+        print(f"repomem: indexing {root} (first use)", file=sys.stderr)
+        index, summary = RepoIndex.build(root, settings.index)
+        store.save(index, dataclasses.asdict(summary))
+    known = index.file_text(rel)
+    if known is not None and known != text:
+        index.update_file(rel, text)
+    return index
+
+
+async def _complete(
+    engine: CompletionEngine,
+    rel: str,
+    left: str,
+    right: str,
+    mode: str,
+    exclusion: Exclusion,
+) -> CompletionResult:
+    try:
+        return await engine.complete(rel, left, right, mode=mode, exclusion=exclusion)
+    finally:
+        await engine.backend.aclose()
+
+
+def explain(result: CompletionResult, context_window: int, out: TextIO) -> None:
+    """Per iteration: the fragments retrieved (1-based lines), their FragRel scores, which the
+    prompt showed, the prompt's token counts, the completion and the time spent."""
+    for number, it in enumerate(result.iterations, start=1):
+        print(f"iteration {number}: query = {len(it.query.splitlines())} lines", file=out)
+        shown = {id(f) for f in it.prompt.fragments}
+        for rank, fragment in enumerate(it.retrieved, start=1):
+            where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in fragment.locations)
+            mark = "in prompt" if id(fragment) in shown else "not shown"
+            print(
+                f"  #{rank:<2} {where}  s_ind={fragment.s_ind:.3f} s_env={fragment.s_env:.3f}"
+                f" s_rel={fragment.s_rel:.3f}  [{mark}]",
+                file=out,
+            )
+        if not it.retrieved:
+            print("  (nothing retrieved)", file=out)
+        p = it.prompt
+        fim = f", fill-in-the-middle: {p.fim}" if p.fim else ""
+        print(
+            f"  prompt: {p.total_tokens} of {context_window} tokens (retrieved"
+            f" {p.retrieved_tokens}, left {p.left_tokens}, right {p.right_tokens}{fim})",
+            file=out,
+        )
+        print(f"  completion: {it.completion!r}", file=out)
+        print(
+            f"  time: retrieval {it.retrieval_s * 1e3:.1f} ms, prompt {it.prompt_s * 1e3:.1f} ms,"
+            f" generation {it.generation_s * 1e3:.1f} ms",
+            file=out,
+        )

@@ -1,0 +1,89 @@
+"""``repomem index [PATH]``: build or refresh a repository's index and say what it did."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from tqdm import tqdm
+
+from repomem.config import IndexConfig
+from repomem.errors import RepomemError
+from repomem.index import IndexSummary, RepoIndex
+
+NAME = "index"
+HELP = "index a repository (tree-sitter graph, fragments, relations, BM25) into .repomem/"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--index-dir", help="where to keep the index (default: PATH/.repomem)")
+    parser.add_argument("--epsilon", type=float, help="relation strength cutoff (default 0.05)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def index_config(args: argparse.Namespace) -> IndexConfig:
+    config = IndexConfig()
+    if args.index_dir:
+        config = replace(config, index_dir=str(Path(args.index_dir).resolve()))
+    if args.epsilon is not None:
+        if not 0 < args.epsilon < 1:
+            raise RepomemError(f"--epsilon must be in (0, 1), got {args.epsilon}")
+        config = replace(config, relation_epsilon=args.epsilon)
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.path)
+    if not root.exists():
+        raise RepomemError(f"no such directory: {root}")
+    if not root.is_dir():
+        raise RepomemError(f"{root} is a file; give the repository's directory")
+    root = root.resolve()
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(
+                total=total, desc=f"{stage:>9}", unit=" items", file=sys.stderr, leave=False,
+                disable=args.no_progress or None,
+            )
+        bar.update(done - bar.n)
+
+    try:
+        _, summary = RepoIndex.build(root, index_config(args), progress=progress)
+    finally:
+        for bar in bars.values():
+            bar.close()
+    if args.json:
+        print(json.dumps(asdict(summary), indent=2))
+    else:
+        print(format_summary(root, summary))
+    return 0
+
+
+def _counts(d: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "none"
+
+
+def format_summary(root: Path, s: IndexSummary) -> str:
+    secs = ", ".join(f"{k} {v:.2f} s" for k, v in s.seconds.items() if k != "total")
+    return "\n".join(
+        [
+            f"Indexed {root} in {s.seconds['total']:.2f} s",
+            f"  files       {sum(s.files_by_language.values()):,} ({_counts(s.files_by_language)})",
+            f"  skipped     {sum(s.skipped.values()):,} ({_counts(s.skipped)})",
+            f"  parsed      {s.reparsed:,} (unchanged, reused: {s.reused:,})",
+            f"  fragments   {s.fragments:,}",
+            f"  graph nodes {sum(s.nodes.values()):,} ({_counts(s.nodes)})",
+            f"  graph edges {sum(s.edges.values()):,} ({_counts(s.edges)})",
+            f"  relations   {s.relations:,} ({s.truncated_fragments:,} fragments at the cap)",
+            f"  index size  {s.index_bytes / 1e6:.1f} MB",
+            f"  time        {secs}",
+        ]
+    )

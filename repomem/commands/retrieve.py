@@ -1,0 +1,56 @@
+"""``repomem retrieve FILE:LINE``: show which fragments the cursor's context retrieves, and why."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from repomem.config import IndexConfig
+from repomem.errors import RepomemError
+from repomem.index import RepoIndex
+from repomem.parsing import split_lines
+from repomem.scorer import Exclusion
+from repomem.workspace import parse_position
+
+NAME = "retrieve"
+HELP = "top-K fragments for the 20 lines before FILE:LINE, with s_ind, s_env and s_rel"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("position", metavar="FILE:LINE", help="cursor position, 1-based line")
+    parser.add_argument("--k", type=int, default=10, help="how many fragments (default 10)")
+    parser.add_argument("--alpha", type=float, default=0.5, help="environment weight (0.5)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise RepomemError(f"--k must be at least 1, got {args.k}")
+    pos = parse_position(args.position, IndexConfig().index_dir)
+    index = RepoIndex.load(pos.root)
+    text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
+    if index.file_text(pos.path) != text:
+        index.update_file(pos.path, text)  # the file as it is now, not as indexed
+    lines = split_lines(text)
+    if pos.line > len(lines):
+        raise RepomemError(f"{pos.path} has {len(lines)} lines; line {pos.line + 1} is past the end")
+    window = index.config.window
+    query = "\n".join(lines[max(0, pos.line - window) : pos.line])
+    exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
+    hits = index.retrieve(query, k=args.k, alpha=args.alpha, exclusion=exclusion)
+    if args.json:
+        print(json.dumps([_hit_json(h) for h in hits], indent=2))
+        return 0
+    for rank, h in enumerate(hits, 1):
+        where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in h.locations)
+        print(f"{rank:>2}. {where}  s_rel={h.s_rel:.3f}  s_ind={h.s_ind:.3f}  s_env={h.s_env:.3f}")
+    if not hits:
+        print("no fragment matches the context")
+    return 0
+
+
+def _hit_json(h) -> dict:  # noqa: ANN001
+    d = asdict(h)
+    d["locations"] = [asdict(loc) for loc in h.locations]
+    return d

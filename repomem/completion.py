@@ -1,0 +1,296 @@
+"""Retrieve, build the prompt, generate, post-process, and iterate (RepoCoder).
+
+Iteration 1 queries the index with the last ``window`` lines before the cursor. Iteration
+t+1 queries with the same number of lines taken from the left context followed by the
+previous iteration's completion, so the window keeps its size and the lines the model just
+wrote push out the oldest ones; what those lines resemble in the repository is often the
+code the model should have seen. FragRel's relation-aware score applies at every retrieval.
+The answer is the last iteration's completion; iterating stops early when a completion
+leaves the query unchanged (the retrieval would repeat itself).
+
+Retrieval runs synchronously: it takes milliseconds and the index is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from repomem.backends.base import Backend, GenerationRequest
+from repomem.languages import language_for_path
+from repomem.postprocess import MODES, postprocess
+from repomem.prompt import Prompt, build_prompt
+from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.settings import Settings
+
+
+class Retriever(Protocol):
+    """What the engine needs from an index (``repomem.index.RepoIndex`` is one)."""
+
+    def retrieve(
+        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
+    ) -> list[RetrievedFragment]: ...
+
+
+@dataclass(frozen=True)
+class CompletionTask:
+    """One cursor to complete: a repository-relative path, the text before and after the
+    cursor, ``line`` or ``api`` (multi-line) mode, and what retrieval must not see."""
+
+    path: str
+    left_context: str
+    right_context: str = ""
+    mode: str = "line"
+    exclusion: Exclusion | None = None
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One retrieve-then-generate round: its query, everything retrieved (best first), the
+    prompt (which says which fragments it showed), the backend's raw text, the post-processed
+    completion, and seconds spent. ``generation_s`` is the wall time of the backend call,
+    shared by all completions generated in the same batch."""
+
+    query: str
+    retrieved: tuple[RetrievedFragment, ...]
+    prompt: Prompt
+    raw: str
+    completion: str
+    retrieval_s: float
+    prompt_s: float
+    generation_s: float
+
+
+@dataclass(frozen=True)
+class CompletionResult:
+    """The completion and how it was produced."""
+
+    text: str
+    iterations: tuple[Iteration, ...]
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.iterations[-1].prompt
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds per stage, summed over iterations."""
+        return {
+            stage: sum(getattr(it, f"{stage}_s") for it in self.iterations)
+            for stage in ("retrieval", "prompt", "generation")
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready account: per iteration the query, every retrieved fragment with its
+        scores and whether the prompt showed it, the prompt's token counts and timings."""
+        return {
+            "text": self.text,
+            "iterations": [_iteration_dict(it) for it in self.iterations],
+            "timings": self.timings,
+        }
+
+
+def _iteration_dict(it: Iteration) -> dict[str, Any]:
+    shown = {id(f) for f in it.prompt.fragments}
+    return {
+        "query": it.query,
+        "fragments": [
+            {
+                "locations": [
+                    {"path": loc.path, "start": loc.start, "end": loc.end} for loc in f.locations
+                ],
+                "s_ind": f.s_ind,
+                "s_env": f.s_env,
+                "s_rel": f.s_rel,
+                "in_prompt": id(f) in shown,
+            }
+            for f in it.retrieved
+        ],
+        "prompt_tokens": {
+            "retrieved": it.prompt.retrieved_tokens,
+            "left": it.prompt.left_tokens,
+            "right": it.prompt.right_tokens,
+            "total": it.prompt.total_tokens,
+        },
+        "fim": it.prompt.fim,
+        "raw": it.raw,
+        "completion": it.completion,
+        "timings": {
+            "retrieval": it.retrieval_s,
+            "prompt": it.prompt_s,
+            "generation": it.generation_s,
+        },
+    }
+
+
+def query_window(text: str, window: int) -> str:
+    """RepoCoder's query: the last ``window`` lines of ``text``, not counting a cursor line
+    holding only indentation."""
+    lines = text.splitlines()
+    if lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines[-window:])
+
+
+RetrievalScope = Callable[[CompletionTask], AbstractContextManager[object]]
+
+
+@dataclass
+class _Progress:
+    task: CompletionTask
+    iterations: list[Iteration] = field(default_factory=list)
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """An iteration retrieved and prompted, waiting for the batch's generation."""
+
+    state: _Progress
+    query: str
+    retrieved: tuple[RetrievedFragment, ...]
+    prompt: Prompt
+    retrieval_s: float
+    prompt_s: float
+
+
+class CompletionEngine:
+    """Completes cursors with ``retriever`` (None: in-file context only) and ``backend``."""
+
+    def __init__(self, retriever: Retriever | None, backend: Backend, settings: Settings) -> None:
+        self.retriever = retriever
+        self.backend = backend
+        self.settings = settings
+
+    async def complete(
+        self,
+        path: str,
+        left_context: str,
+        right_context: str = "",
+        *,
+        mode: str = "line",
+        exclusion: Exclusion | None = None,
+    ) -> CompletionResult:
+        """Complete at the end of ``left_context`` in the file at ``path``."""
+        task = CompletionTask(path, left_context, right_context, mode, exclusion)
+        return (await self.complete_many([task]))[0]
+
+    async def complete_many(
+        self, tasks: Sequence[CompletionTask], *, retrieval_scope: RetrievalScope | None = None
+    ) -> list[CompletionResult]:
+        """Complete many cursors, one batched backend call per iteration (evaluation).
+
+        ``retrieval_scope(task)``, when given, is entered around each of the task's
+        retrievals: the benchmark uses it to show the index the task's file as the user would
+        have it (its lines before the cursor) and to restore it afterwards.
+        """
+        for task in tasks:
+            if task.mode not in MODES:
+                raise ValueError(f"mode must be one of {MODES}, got {task.mode!r}")
+        progress = [_Progress(task) for task in tasks]
+        for _ in range(self.settings.completion.iterations):
+            pending = [
+                p
+                for p in (self._prepare(state, retrieval_scope) for state in progress)
+                if p is not None
+            ]
+            if not pending:
+                break
+            requests = [self._request(p.state.task, p.retrieved, p.prompt) for p in pending]
+            started = time.perf_counter()
+            raws = await self.backend.complete_batch(requests)
+            generation_s = time.perf_counter() - started
+            for p, raw in zip(pending, raws, strict=True):
+                task = p.state.task
+                completion = postprocess(
+                    raw,
+                    mode=task.mode,
+                    left_context=task.left_context,
+                    right_context=task.right_context,
+                    language=language_for_path(task.path),
+                )
+                p.state.iterations.append(
+                    Iteration(
+                        query=p.query,
+                        retrieved=p.retrieved,
+                        prompt=p.prompt,
+                        raw=raw,
+                        completion=completion,
+                        retrieval_s=p.retrieval_s,
+                        prompt_s=p.prompt_s,
+                        generation_s=generation_s,
+                    )
+                )
+        return [
+            CompletionResult(s.iterations[-1].completion, tuple(s.iterations)) for s in progress
+        ]
+
+    def _prepare(self, state: _Progress, scope: RetrievalScope | None) -> _Pending | None:
+        """Retrieve and build the prompt for the task's next iteration; None when done."""
+        if state.done:
+            return None
+        previous = state.iterations[-1] if state.iterations else None
+        query = self._query(state.task, previous)
+        if previous is not None and query == previous.query:
+            state.done = True
+            return None
+        started = time.perf_counter()
+        with scope(state.task) if scope else nullcontext():
+            retrieved = self._retrieve(state.task, query)
+        retrieved_at = time.perf_counter()
+        prompt = self._prompt(state.task, retrieved)
+        return _Pending(
+            state,
+            query,
+            retrieved,
+            prompt,
+            retrieval_s=retrieved_at - started,
+            prompt_s=time.perf_counter() - retrieved_at,
+        )
+
+    def _query(self, task: CompletionTask, previous: Iteration | None) -> str:
+        written = previous.completion if previous is not None else ""
+        return query_window(task.left_context + written, self.settings.completion.window)
+
+    def _retrieve(self, task: CompletionTask, query: str) -> tuple[RetrievedFragment, ...]:
+        if self.retriever is None or not query.strip():
+            return ()
+        config = self.settings.completion
+        found = self.retriever.retrieve(
+            query, k=config.k, alpha=config.alpha, exclusion=task.exclusion
+        )
+        return tuple(found)
+
+    def _max_tokens(self, task: CompletionTask) -> int:
+        config = self.settings.completion
+        return config.max_tokens_line if task.mode == "line" else config.max_tokens_api
+
+    def _prompt(self, task: CompletionTask, retrieved: Sequence[RetrievedFragment]) -> Prompt:
+        config = self.settings.completion
+        return build_prompt(
+            task.left_context,
+            retrieved,
+            self.backend,
+            language=language_for_path(task.path),
+            right_context=task.right_context,
+            max_tokens=self._max_tokens(task),
+            retrieved_budget_fraction=config.retrieved_budget_fraction,
+            max_fragments=config.max_fragments,
+        )
+
+    def _request(
+        self, task: CompletionTask, retrieved: tuple[RetrievedFragment, ...], prompt: Prompt
+    ) -> GenerationRequest:
+        room = self.backend.context_window - prompt.total_tokens
+        return GenerationRequest(
+            prompt=prompt.text,
+            stop=("\n",) if task.mode == "line" else (),
+            max_tokens=max(1, min(self._max_tokens(task), room)),
+            left_context=task.left_context,
+            right_context=task.right_context,
+            fragments=retrieved,
+            multiline=task.mode == "api",
+        )

@@ -1,0 +1,67 @@
+"""Settings with documented defaults; one object per concern, all plain dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pgpass",
+    ".htpasswd",
+    "credentials",
+    "credentials.*",
+    "*credentials*.json",
+    "secrets.*",
+    "*.secret",
+    ".npmrc",
+    ".pypirc",
+)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """How a repository is turned into fragments, a code graph and relations.
+
+    The relation parameters trade exactness for speed: strengths below ``relation_epsilon``
+    count as 0, each graph node keeps at most ``node_neighbours`` strongest nodes, and each
+    fragment keeps its ``fragment_neighbours`` strongest related fragments.
+    """
+
+    index_dir: str = ".repomem"
+    max_file_bytes: int = 1_000_000
+    exclude_secrets: bool = True
+    secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
+    ignore_patterns: tuple[str, ...] = ()
+    window: int = 20
+    stride: int = 10
+    relation_epsilon: float = 0.05
+    node_neighbours: int = 64
+    fragment_neighbours: int = 32
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Which model writes completions, and how to reach it."""
+
+    backend: str = "builtin"  # builtin | transformers | vllm | openai
+    model: str | None = None  # model directory (transformers, vllm) or served model name (openai)
+    url: str = "http://127.0.0.1:8000/v1"  # OpenAI-compatible base URL
+    api_key_env: str = "REPOMEM_API_KEY"  # environment variable holding the key; never logged
+    timeout: float = 30.0  # seconds per request
+    max_retries: int = 2
+    context_window: int | None = None  # tokens; None: from the model's config, else 4096
+    fim: str | None = None  # codellama | starcoder | deepseek | qwen; None: detect from tokenizer
+    device: str | None = None  # transformers: "cpu", "cuda", ...; None: best available
+    temperature: float = 0.0

@@ -1,0 +1,408 @@
+"""Which files of a repository get indexed, and why the others do not.
+
+Listing follows git when the root is part of a work tree (tracked files plus untracked files
+that are not ignored), so the index sees what the developer sees; otherwise a directory walk
+applies every ``.gitignore`` the same way git would. Each candidate is then loaded with checks
+that keep secrets, binaries, huge or generated files and paths leaving the root out of the index;
+every skip has a reason so that ``repomem index`` can report it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import hashlib
+import os
+import posixpath
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path, PurePosixPath
+from types import ModuleType
+
+import pathspec
+
+from repomem.config import IndexConfig
+from repomem.errors import RepomemError
+from repomem.languages import is_code, language_for_path
+
+try:
+    import git as _git
+except ImportError:  # GitPython refuses to import when no git executable is installed
+    _git_module: ModuleType | None = None
+else:
+    _git_module = _git
+
+SKIP_REASONS = (
+    "unsupported",
+    "ignored",
+    "secret",
+    "symlink_outside_root",
+    "too_large",
+    "binary",
+    "minified",
+    "unreadable",
+    "not_a_file",
+)
+
+MAX_SKIPPED_EXAMPLES = 5
+
+# Binary detection looks at the start of the file only, like git and grep do.
+_SAMPLE_BYTES = 8192
+# Share of suspicious bytes in the sample above which the content is not text.
+_MAX_NON_TEXT_SHARE = 0.30
+# C0 controls that do not occur in source text; tab, newlines, form feed, backspace and escape
+# (ANSI colours in logs and fixtures) do.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\b\x1b") + b"\x7f"
+_HIGH_BYTES = bytes(range(128, 256))
+
+# Minified or generated code carries little that a developer would write by hand, and its huge
+# lines swamp fragments. These limits only apply to code; prose may keep a paragraph per line.
+_MAX_LINE_CHARS = 5_000
+_MAX_AVERAGE_LINE_CHARS = 300
+# Below this size a file is too small for its average line length to mean anything.
+_MIN_CHARS_FOR_AVERAGE = 2_000
+# Markers are looked for in a leading comment only, so code that merely mentions them is kept.
+# "DO NOT EDIT" also guards hand-written fixtures, so it needs the word "generated" nearby
+# (Go's "Code generated ... DO NOT EDIT.", protoc, Thrift and most generators say so).
+_MARKER_LINES = 10
+_COMMENT_STARTS = ("#", "//", "/*", "*", '"""', "'''")
+_GENERATED_NAMES = (
+    "*.min.*",
+    "*-min.js",
+    "*.bundle.js",
+    "*_pb2.py",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.pb.h",
+    "*.pb.cc",
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One indexed file; ``digest`` lets the index notice which files changed."""
+
+    path: str
+    language: str
+    text: str
+    digest: str
+    size: int
+
+
+@dataclass
+class FileScan:
+    """The files of one repository worth indexing, plus what was left out and why."""
+
+    root: Path
+    files: list[SourceFile]
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+
+
+class FileSkipped(Exception):
+    """A candidate that is deliberately not indexed: an expected outcome, not an error."""
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        if reason not in SKIP_REASONS:
+            raise ValueError(f"unknown skip reason {reason!r}; expected one of {SKIP_REASONS}")
+        super().__init__(f"{path}: skipped ({reason})" if path else reason)
+        self.reason = reason
+        self.path = path
+
+
+class RepositoryRootError(RepomemError):
+    """The path given as a repository root cannot be indexed."""
+
+
+def list_candidates(root: Path, config: IndexConfig) -> list[str]:
+    """Repository-relative posix paths that may be indexed, sorted.
+
+    Uses git when ``root`` lies in a work tree (and is not itself ignored there), else a
+    directory walk that honours nested ``.gitignore`` files. Directory symlinks are never
+    followed; a symlink is listed like a file and judged by :func:`load_file`.
+    """
+    root = _repository_root(root)
+    index_rel = _index_dir_rel(root, config.index_dir)
+    paths = _git_candidates(root)
+    if paths is None:
+        return _walk_candidates(root, index_rel)
+    return sorted(
+        {path for path in paths if not _is_under(path, index_rel) and os.path.lexists(root / path)}
+    )
+
+
+def load_file(root: Path, rel_path: str, config: IndexConfig) -> SourceFile:
+    """Read one candidate, or raise :class:`FileSkipped` saying why it is not indexed.
+
+    Path-only checks come first so that secrets and ignored files are never opened.
+    """
+    root = Path(root)
+    path = _normalized_rel_path(rel_path)
+    _check_path(root, path, config)
+    language = language_for_path(path)
+    if language is None:
+        raise FileSkipped("unsupported", path)
+    if _matches_any_name(path.rpartition("/")[2], _GENERATED_NAMES):
+        raise FileSkipped("minified", path)
+
+    real = _resolve_inside_root(root, path, config)
+    try:
+        info = os.stat(real)
+    except OSError as err:
+        raise FileSkipped("unreadable", path) from err
+    if not stat.S_ISREG(info.st_mode):
+        raise FileSkipped("not_a_file", path)
+    if info.st_size > config.max_file_bytes:
+        raise FileSkipped("too_large", path)
+    data = _read_at_most(real, config.max_file_bytes + 1, path)
+    if len(data) > config.max_file_bytes:  # grew since stat
+        raise FileSkipped("too_large", path)
+    if _looks_binary(data):
+        raise FileSkipped("binary", path)
+    # utf-8-sig drops a byte order mark, which editors hide from the document too.
+    text = data.decode("utf-8-sig", errors="replace")
+    if is_code(language) and _looks_generated(text):
+        raise FileSkipped("minified", path)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    return SourceFile(path=path, language=language, text=text, digest=digest, size=len(data))
+
+
+def scan_files(
+    root: Path,
+    config: IndexConfig,
+    progress: Callable[[int, int], None] | None = None,
+) -> FileScan:
+    """Load every candidate of ``root``; ``progress(done, total)`` follows after each file."""
+    root = _repository_root(root)
+    candidates = list_candidates(root, config)
+    scan = FileScan(root=root.resolve(), files=[])
+    total = len(candidates)
+    for done, path in enumerate(candidates, start=1):
+        try:
+            scan.files.append(load_file(root, path, config))
+        except FileSkipped as skip:
+            scan.skipped[skip.reason] = scan.skipped.get(skip.reason, 0) + 1
+            examples = scan.skipped_examples.setdefault(skip.reason, [])
+            if len(examples) < MAX_SKIPPED_EXAMPLES:
+                examples.append(path)
+        if progress is not None:
+            progress(done, total)
+    scan.files.sort(key=lambda source: source.path)
+    return scan
+
+
+def _repository_root(root: Path) -> Path:
+    root = Path(root)
+    if not root.exists():
+        raise RepositoryRootError(f"repository root {root} does not exist")
+    if not root.is_dir():
+        raise RepositoryRootError(f"repository root {root} is not a directory")
+    return root
+
+
+@cache
+def _index_dir_rel(root: Path, index_dir: str) -> str | None:
+    """The index directory relative to ``root``, or None when it lies elsewhere."""
+    index_path = Path(index_dir)
+    if index_path.is_absolute():
+        try:
+            index_path = index_path.resolve().relative_to(root.resolve())
+        except ValueError:
+            return None
+    rel = posixpath.normpath(index_path.as_posix())
+    return None if rel == "." else rel
+
+
+def _is_under(path: str, directory: str | None) -> bool:
+    return directory is not None and (path == directory or path.startswith(directory + "/"))
+
+
+def _git_candidates(root: Path) -> list[str] | None:
+    """Paths git reports for ``root``, or None when git cannot speak for this directory."""
+    if _git_module is None:
+        return None
+    command = _git_module.Git(str(root))
+    try:
+        top = command.rev_parse("--show-toplevel")
+        if os.path.realpath(top) != os.path.realpath(root):
+            # A directory the enclosing repository ignores is not part of it.
+            status, _, _ = command.execute(
+                ["git", "check-ignore", "-q", "."],
+                with_extended_output=True,
+                with_exceptions=False,
+            )
+            if status == 0:
+                return None
+        raw = command.ls_files(
+            "--cached", "--others", "--exclude-standard", "-z", stdout_as_string=False
+        )
+    except (_git_module.CommandError, OSError):
+        return None
+    # An untracked nested repository comes back as "name/"; git does not look inside it.
+    return [os.fsdecode(item).rstrip("/") for item in raw.split(b"\0") if item]
+
+
+def _walk_candidates(root: Path, index_rel: str | None) -> list[str]:
+    """Files under ``root`` that git would not ignore, without a git repository."""
+    found: list[str] = []
+    pending: list[tuple[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [("", ())]
+    while pending:
+        dir_rel, specs = pending.pop()
+        directory = root / dir_rel
+        own_spec = _read_gitignore(directory / ".gitignore")
+        if own_spec is not None:
+            specs = (*specs, (dir_rel, own_spec))
+        try:
+            with os.scandir(directory) as entries:
+                children = list(entries)
+        except OSError:
+            continue
+        for entry in children:
+            rel = f"{dir_rel}/{entry.name}" if dir_rel else entry.name
+            if entry.name == ".git" or rel == index_rel:
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if _gitignored(specs, rel, is_dir):
+                continue
+            if is_dir:
+                pending.append((rel, specs))
+            else:
+                found.append(rel)
+    return sorted(found)
+
+
+def _read_gitignore(path: Path) -> pathspec.GitIgnoreSpec | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _gitignored(
+    specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...], rel: str, is_dir: bool
+) -> bool:
+    """Git's rule: the deepest ``.gitignore`` with a matching pattern decides."""
+    for base, spec in reversed(specs):
+        local = rel[len(base) + 1 :] if base else rel
+        include = spec.check_file(local + "/" if is_dir else local).include
+        if include is not None:
+            return include
+    return False
+
+
+def _normalized_rel_path(rel_path: str) -> str:
+    path = PurePosixPath(rel_path)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise RepomemError(
+            f"file path {rel_path!r} must be relative to the repository root and stay inside it"
+        )
+    return path.as_posix()
+
+
+def _check_path(root: Path, path: str, config: IndexConfig) -> None:
+    """Raise for paths the configuration keeps out, without touching the file."""
+    if (
+        ".git" in path.split("/")
+        or _is_under(path, _index_dir_rel(root, config.index_dir))
+        or _gitignore_spec(tuple(config.ignore_patterns)).match_file(path)
+    ):
+        raise FileSkipped("ignored", path)
+    if config.exclude_secrets and _is_secret(path, tuple(config.secret_patterns)):
+        raise FileSkipped("secret", path)
+
+
+def _is_secret(path: str, patterns: tuple[str, ...]) -> bool:
+    # The name match ignores case: ``ID_RSA`` or ``.ENV`` on a case-insensitive disk are
+    # still secrets.
+    return _matches_any_name(path.rpartition("/")[2], patterns) or bool(
+        _gitignore_spec(patterns).match_file(path)
+    )
+
+
+def _matches_any_name(name: str, patterns: tuple[str, ...]) -> bool:
+    return _name_regex(patterns).match(name) is not None
+
+
+@cache
+def _name_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    if not patterns:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE)
+
+
+@cache
+def _gitignore_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def _resolve_inside_root(root: Path, path: str, config: IndexConfig) -> str:
+    """The real path of ``path``; a symlink may only lead to an allowed file inside root."""
+    root_real = os.path.realpath(root)
+    try:
+        real = os.path.realpath(os.path.join(root_real, path), strict=True)
+    except OSError as err:  # missing, broken symlink, or symlink loop
+        raise FileSkipped("unreadable", path) from err
+    if real != root_real and not real.startswith(os.path.join(root_real, "")):
+        raise FileSkipped("symlink_outside_root", path)
+    target = os.path.relpath(real, root_real).replace(os.sep, "/")
+    if target != path and target != ".":
+        # A link must not smuggle in what the configuration keeps out.
+        try:
+            _check_path(root, target, config)
+        except FileSkipped as skip:
+            raise FileSkipped(skip.reason, path) from skip
+    return real
+
+
+def _read_at_most(real: str, limit: int, path: str) -> bytes:
+    # Non-blocking open: a fifo swapped in after the stat must not hang the scan.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        with open(os.open(real, flags), "rb") as handle:
+            return handle.read(limit)
+    except OSError as err:
+        raise FileSkipped("unreadable", path) from err
+
+
+def _looks_binary(data: bytes) -> bool:
+    """NUL in the sample, or too many bytes that text lacks.
+
+    Outside valid UTF-8, high bytes are suspicious too: mostly-ASCII Latin-1 text stays, while
+    legacy multi-byte encodings (Big5, EUC-JP), which would decode to replacement characters
+    anyway, do not.
+    """
+    sample = data[:_SAMPLE_BYTES]
+    if not sample:
+        return False
+    if b"\0" in sample:
+        return True
+    suspicious = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    try:
+        # Incremental: a multi-byte character cut at the sample's end is not an error.
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        suspicious += len(sample) - len(sample.translate(None, _HIGH_BYTES))
+    return suspicious / len(sample) > _MAX_NON_TEXT_SHARE
+
+
+def _looks_generated(text: str) -> bool:
+    """Minified (huge or long-on-average lines) or marked generated in a leading comment."""
+    lines = text.splitlines()
+    if not lines:
+        return False
+    if max(map(len, lines)) > _MAX_LINE_CHARS:
+        return True
+    if len(text) >= _MIN_CHARS_FOR_AVERAGE and len(text) / len(lines) > _MAX_AVERAGE_LINE_CHARS:
+        return True
+    head = lines[:_MARKER_LINES]
+    comments = [s for s in (line.lstrip() for line in head) if s.startswith(_COMMENT_STARTS)]
+    if any("@generated" in comment for comment in comments):
+        return True
+    return any("DO NOT EDIT" in c for c in comments) and "generated" in "\n".join(head).lower()

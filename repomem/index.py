@@ -1,0 +1,505 @@
+"""The repository index: files -> parsed code -> graph -> fragments -> relations + BM25.
+
+``RepoIndex.build`` indexes a repository (re-parsing only files whose content changed since
+the last index), ``update_file`` applies one file's new text exactly as a rebuild would, and
+``retrieve`` ranks fragments by FragRel's relation-aware score.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from repomem.bm25 import BM25Index, tokenize
+from repomem.config import IndexConfig
+from repomem.files import FileSkipped, SourceFile, load_file, scan_files
+from repomem.fragments import shown_lines, window_nodes, windows
+from repomem.graph import CodeGraph, build_graph
+from repomem.languages import language_for_path
+from repomem.parsing import ParsedFile, parse_source, split_lines, supported
+from repomem.relations import compute_relations, node_ball
+from repomem.resolve import Resolver, dependents
+from repomem.scorer import (
+    Exclusion,
+    Location,
+    RetrievedFragment,
+    relation_aware_scores,
+    top_k,
+)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class IndexSummary:
+    files_by_language: dict[str, int]
+    skipped: dict[str, int]
+    reparsed: int
+    reused: int
+    fragments: int
+    nodes: dict[str, int]
+    edges: dict[str, int]
+    relations: int
+    truncated_fragments: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    index_bytes: int = 0
+
+
+@dataclass
+class FileEntry:
+    """An indexed code file: its text and, per window, the fragment it belongs to."""
+
+    language: str
+    digest: str
+    text: str
+    win_start: np.ndarray  # int32 window starts
+    win_end: np.ndarray
+    win_frag: np.ndarray  # int64 fragment id of each window
+    # Eq. 8 weights of the file's windows: (fragment id, local node, weight)
+    wn_frag: np.ndarray
+    wn_node: np.ndarray
+    wn_weight: np.ndarray
+
+
+class RepoIndex:
+    """In-memory index of one repository; see ``repomem.store`` for persistence."""
+
+    def __init__(self, root: Path, config: IndexConfig) -> None:
+        self.root = root
+        self.config = config
+        self.files: dict[str, FileEntry] = {}
+        self.parsed: dict[str, ParsedFile] = {}
+        self.calls: dict[str, list[tuple[int, str, int]]] = {}
+        self.skipped: dict[str, int] = {}
+        # fragments, by id; a freed id has empty text and no locations
+        self.frag_text: list[str] = []
+        self.frag_locs: list[list[Location]] = []
+        self.by_text: dict[str, int] = {}
+        self.free_ids: list[int] = []
+        self.live = np.zeros(0, bool)
+        self.bm25 = BM25Index()
+        # relations: padded rows of (fragment id, strength), -1 = empty slot
+        self.rel_idx = np.full((0, config.fragment_neighbours), -1, np.int64)
+        self.rel_val = np.zeros((0, config.fragment_neighbours), np.float64)
+        self.truncated: set[int] = set()
+        self._relations_csr: sp.csr_matrix | None = None
+        self._graph: CodeGraph | None = None
+        self._frag_nodes: sp.csr_matrix | None = None
+        self._resolver: Resolver | None = None
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        root: Path,
+        config: IndexConfig | None = None,
+        *,
+        progress: Progress | None = None,
+        save: bool = True,
+    ) -> tuple[RepoIndex, IndexSummary]:
+        """Index ``root`` and (by default) persist it atomically.
+
+        Files whose content is unchanged since the saved index are not parsed again.
+        """
+        from repomem import store
+
+        config = config or IndexConfig()
+        previous = None
+        with contextlib.suppress(store.IndexNotFound, store.IndexUnreadable):
+            manifest = store.read_manifest(root, config)
+            if store.config_from(manifest["config"]) == config:
+                previous = store.load(root, config)
+        idx, summary = cls._build(root, config, previous, progress)
+        if save:
+            store.save(idx, asdict(summary))
+            summary.index_bytes = store.index_bytes(root, config)
+        return idx, summary
+
+    @classmethod
+    def load(cls, root: Path, config: IndexConfig | None = None) -> RepoIndex:
+        """The saved index of ``root`` (``RepomemError`` if there is none or it is unreadable)."""
+        from repomem import store
+
+        return store.load(root, config)
+
+    def save(self) -> None:
+        from repomem import store
+
+        store.save(self)
+
+    @classmethod
+    def _build(
+        cls,
+        root: Path,
+        config: IndexConfig,
+        previous: RepoIndex | None,
+        progress: Progress | None,
+    ) -> tuple[RepoIndex, IndexSummary]:
+        t0 = time.perf_counter()
+        scan = scan_files(root, config, (lambda d, t: progress("scan", d, t)) if progress else None)
+        t_scan = time.perf_counter()
+        idx = cls(root, config)
+        idx.skipped = dict(scan.skipped)
+        code = [f for f in scan.files if supported(f.language)]
+        reused = 0
+        for i, f in enumerate(code):
+            old = previous.parsed.get(f.path) if previous is not None else None
+            if old is not None and old.digest == f.digest:
+                idx.parsed[f.path] = old
+                reused += 1
+            else:
+                idx.parsed[f.path] = parse_source(f.path, f.language, f.text, f.digest)
+            if progress:
+                progress("parse", i + 1, len(code))
+        t_parse = time.perf_counter()
+        idx._resolver = Resolver(idx.parsed)
+        idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
+        for f in code:
+            idx._add_file_fragments(f)
+        idx._graph = build_graph(idx.parsed, idx.calls)
+        idx._frag_nodes = idx._assemble_frag_nodes()
+        t_graph = time.perf_counter()
+        live = idx.live_ids()
+        idx._grow_relations()
+        idx._recompute_relations(live, progress)
+        t_rel = time.perf_counter()
+        idx.bm25.compact()
+        by_lang = Counter(f.language for f in scan.files)
+        summary = IndexSummary(
+            files_by_language=dict(sorted(by_lang.items())),
+            skipped=idx.skipped,
+            reparsed=len(code) - reused,
+            reused=reused,
+            fragments=int(live.size),
+            nodes=dict(idx._graph.node_counts),
+            edges=dict(idx._graph.edge_counts),
+            relations=int((idx.rel_idx >= 0).sum()),
+            truncated_fragments=len(idx.truncated),
+            seconds={
+                "scan": t_scan - t0,
+                "parse": t_parse - t_scan,
+                "graph_and_fragments": t_graph - t_parse,
+                "relations": t_rel - t_graph,
+                "total": time.perf_counter() - t0,
+            },
+        )
+        return idx, summary
+
+    def _add_file_fragments(self, f: SourceFile) -> None:
+        pf = self.parsed[f.path]
+        lines = split_lines(f.text)
+        wins = windows(lines, self.config.window, self.config.stride)
+        win_frag = np.empty(len(wins), np.int64)
+        wn_f, wn_n, wn_w = [], [], []
+        for i, w in enumerate(wins):
+            fid = self._fragment_for(w.text)
+            self.frag_locs[fid].append(Location(f.path, w.start, w.end))
+            win_frag[i] = fid
+            nodes, weights = window_nodes(pf, w.start, w.end)
+            wn_f.append(np.full(nodes.size, fid, np.int64))
+            wn_n.append(nodes)
+            wn_w.append(weights)
+        empty_i = np.empty(0, np.int64)
+        self.files[f.path] = FileEntry(
+            language=f.language,
+            digest=f.digest,
+            text=f.text,
+            win_start=np.array([w.start for w in wins], np.int32),
+            win_end=np.array([w.end for w in wins], np.int32),
+            win_frag=win_frag,
+            wn_frag=np.concatenate(wn_f) if wn_f else empty_i,
+            wn_node=np.concatenate(wn_n) if wn_n else empty_i,
+            wn_weight=np.concatenate(wn_w) if wn_w else np.empty(0, np.float64),
+        )
+
+    def _fragment_for(self, text: str) -> int:
+        fid = self.by_text.get(text)
+        if fid is not None:
+            return fid
+        if self.free_ids:
+            fid = self.free_ids.pop()
+            self.frag_text[fid] = text
+        else:
+            fid = len(self.frag_text)
+            self.frag_text.append(text)
+            self.frag_locs.append([])
+            if fid >= self.live.size:
+                self.live = np.concatenate([self.live, np.zeros(max(1024, fid), bool)])
+        self.live[fid] = True
+        self.by_text[text] = fid
+        self.bm25.add(fid, tokenize(text))
+        return fid
+
+    def _remove_file_fragments(self, path: str) -> list[int]:
+        """Drops the file's locations; returns ids of fragments that no longer exist."""
+        entry = self.files.pop(path)
+        freed = []
+        for fid in np.unique(entry.win_frag):
+            fid = int(fid)
+            self.frag_locs[fid] = [loc for loc in self.frag_locs[fid] if loc.path != path]
+            if not self.frag_locs[fid]:
+                del self.by_text[self.frag_text[fid]]
+                self.frag_text[fid] = ""
+                self.bm25.remove(fid)
+                self.free_ids.append(fid)
+                self.live[fid] = False
+                freed.append(fid)
+        return freed
+
+    def _assemble_frag_nodes(self) -> sp.csr_matrix:
+        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations."""
+        graph = self.graph
+        rows, cols, vals = [], [], []
+        for path, entry in self.files.items():
+            rows.append(entry.wn_frag)
+            cols.append(entry.wn_node + graph.stmt_offset[path])
+            vals.append(entry.wn_weight)
+        n = len(self.frag_text)
+        if not rows:
+            return sp.csr_matrix((n, graph.n_nodes))
+        m = sp.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(n, graph.n_nodes),
+        )
+        m.sum_duplicates()
+        return m
+
+    def _grow_relations(self) -> None:
+        n, cap = len(self.frag_text), self.config.fragment_neighbours
+        if self.rel_idx.shape[0] < n:
+            extra = n - self.rel_idx.shape[0]
+            self.rel_idx = np.vstack([self.rel_idx, np.full((extra, cap), -1, np.int64)])
+            self.rel_val = np.vstack([self.rel_val, np.zeros((extra, cap), np.float64)])
+
+    def _recompute_relations(self, rows: np.ndarray, progress: Progress | None = None) -> None:
+        rows = np.asarray(rows, np.int64)
+        chunk = 4096
+        for start in range(0, rows.size, chunk):
+            part = rows[start : start + chunk]
+            self.rel_idx[part], self.rel_val[part], capped = compute_relations(
+                self.graph,
+                self.frag_nodes,
+                part,
+                epsilon=self.config.relation_epsilon,
+                node_cap=self.config.node_neighbours,
+                frag_cap=self.config.fragment_neighbours,
+            )
+            self.truncated.difference_update(part.tolist())
+            self.truncated.update(part[capped].tolist())
+            if progress:
+                progress("relations", min(start + chunk, rows.size), rows.size)
+        self._relations_csr = None
+
+    # ------------------------------------------------------------------ lazily derived state
+    @property
+    def graph(self) -> CodeGraph:
+        if self._graph is None:
+            self._graph = build_graph(self.parsed, self.calls)
+        return self._graph
+
+    @property
+    def frag_nodes(self) -> sp.csr_matrix:
+        if self._frag_nodes is None:
+            self._frag_nodes = self._assemble_frag_nodes()
+        return self._frag_nodes
+
+    @property
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            self._resolver = Resolver(self.parsed)
+        return self._resolver
+
+    @property
+    def relations(self) -> sp.csr_matrix:
+        """Fragment relations as CSR (rows: fragment ids), built once per change."""
+        if self._relations_csr is None:
+            n, cap = self.rel_idx.shape
+            mask = self.rel_idx >= 0
+            counts = mask.sum(axis=1)
+            indptr = np.zeros(n + 1, np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            self._relations_csr = sp.csr_matrix(
+                (self.rel_val[mask], self.rel_idx[mask], indptr), shape=(n, n)
+            )
+        return self._relations_csr
+
+    def live_ids(self) -> np.ndarray:
+        return np.flatnonzero(self.live).astype(np.int64)
+
+    # ------------------------------------------------------------------ incremental update
+    def update_file(self, path: str, text: str | None) -> None:
+        """Apply one file's new content (``None``: the file is gone), exactly as a full
+        rebuild over the new set of files would.
+
+        Only relations that can change are recomputed: those of fragments with a graph node
+        within strength epsilon of a changed node or call edge, before or after the change.
+        """
+        language = language_for_path(path) if text is not None else None
+        new_pf = None
+        if text is not None and language is not None and supported(language):
+            digest = _digest(text)
+            old = self.parsed.get(path)
+            if old is not None and old.digest == digest:
+                return
+            new_pf = parse_source(path, language, text, digest)
+        elif path not in self.parsed:
+            return
+
+        graph0, frag_nodes0 = self.graph, self.frag_nodes
+        resolver = self.resolver
+        touched = {path} | dependents(self.parsed | ({path: new_pf} if new_pf else {}), {path})
+        old_calls = {p: set(self.calls.get(p, ())) for p in touched}
+
+        # seeds before the change: the file's nodes and the endpoints of its call edges
+        seeds0 = self._file_nodes(graph0, path)
+        # apply
+        if new_pf is None:
+            self.parsed.pop(path, None)
+        else:
+            self.parsed[path] = new_pf
+        resolver.update(path, new_pf)
+        new_calls = {p: set(resolver.calls_of(p)) for p in touched if p in self.parsed}
+        changed_edges = set()
+        for p in touched:
+            diff = old_calls.get(p, set()) ^ new_calls.get(p, set())
+            changed_edges.update((p, e) for e in diff)
+        seeds0 = np.concatenate([seeds0, self._edge_nodes(graph0, changed_edges)])
+        affected0 = self._fragments_near(graph0, frag_nodes0, seeds0)
+
+        for p in touched:
+            if p in self.parsed:
+                self.calls[p] = sorted(new_calls[p])
+            else:
+                self.calls.pop(p, None)
+        freed = self._remove_file_fragments(path) if path in self.files else []
+        if new_pf is not None:
+            self._add_file_fragments(SourceFile(path, language, text, new_pf.digest, len(text)))
+        self._graph = build_graph(self.parsed, self.calls)
+        self._frag_nodes = self._assemble_frag_nodes()
+        self._grow_relations()
+
+        graph1 = self._graph
+        seeds1 = np.concatenate(
+            [self._file_nodes(graph1, path), self._edge_nodes(graph1, changed_edges)]
+        )
+        affected1 = self._fragments_near(graph1, self._frag_nodes, seeds1)
+        if freed:
+            gone = np.isin(self.rel_idx, freed)
+            self.rel_idx[gone] = -1
+            self.rel_val[gone] = 0.0
+            self.rel_idx[freed] = -1
+            self.rel_val[freed] = 0.0
+            self.truncated.difference_update(freed)
+        rows = np.union1d(affected0, affected1)
+        rows = rows[self.live[rows]]
+        if path in self.files:
+            rows = np.union1d(rows, self.files[path].win_frag)
+        self._recompute_relations(rows)
+        self._compact_relation_rows()
+
+    def _compact_relation_rows(self) -> None:
+        """Keep each row's entries first and best-first after slots were cleared."""
+        key = np.where(self.rel_idx >= 0, -self.rel_val, np.inf)
+        order = np.argsort(key, axis=1, kind="stable")
+        self.rel_idx = np.take_along_axis(self.rel_idx, order, axis=1)
+        self.rel_val = np.take_along_axis(self.rel_val, order, axis=1)
+        self._relations_csr = None
+
+    def _file_nodes(self, graph: CodeGraph, path: str) -> np.ndarray:
+        off = graph.stmt_offset.get(path)
+        if off is None:
+            return np.empty(0, np.int64)
+        n = self.parsed[path].n_nodes if path in self.parsed else 0
+        return np.arange(off - 2, off + n, dtype=np.int64)
+
+    def _edge_nodes(self, graph: CodeGraph, edges: set[tuple[str, tuple[int, str, int]]]) -> np.ndarray:
+        out = []
+        for src_path, (src, dst_path, dst) in edges:
+            for p, n in ((src_path, src), (dst_path, dst)):
+                off = graph.stmt_offset.get(p)
+                if off is not None and p in self.parsed and n < self.parsed[p].n_nodes:
+                    out.append(off + n)
+        return np.array(out, np.int64)
+
+    def _fragments_near(
+        self, graph: CodeGraph, frag_nodes: sp.csr_matrix, seeds: np.ndarray
+    ) -> np.ndarray:
+        ball = node_ball(graph, seeds, self.config.relation_epsilon)
+        if ball.size == 0:
+            return np.empty(0, np.int64)
+        by_node = frag_nodes.T.tocsr()[ball]
+        return np.unique(by_node.indices).astype(np.int64)
+
+    # ------------------------------------------------------------------ retrieval
+    def visible(self, exclusion: Exclusion | None) -> np.ndarray:
+        vis = self.live[: len(self.frag_text)].copy()
+        if exclusion is not None and exclusion.path in self.files:
+            for fid in np.unique(self.files[exclusion.path].win_frag):
+                if exclusion.excludes(tuple(self.frag_locs[fid])):
+                    vis[fid] = False
+        return vis
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        alpha: float = 0.5,
+        exclusion: Exclusion | None = None,
+    ) -> list[RetrievedFragment]:
+        """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``."""
+        s_ind = self.bm25.scores(tokenize(query))
+        vis = self.visible(exclusion)
+        rel = self.relations
+        n = min(s_ind.size, rel.shape[0])
+        s_ind, vis = s_ind[:n], vis[:n]
+        s_env, s_rel = relation_aware_scores(rel[:n, :n], s_ind, vis, alpha)
+        out = []
+        for fid in top_k(s_rel, vis, k):
+            fid = int(fid)
+            locs = tuple(sorted(self.frag_locs[fid], key=lambda loc: (loc.path, loc.start)))
+            out.append(
+                RetrievedFragment(
+                    fragment_id=fid,
+                    locations=locs,
+                    text=self.frag_text[fid],
+                    shown=self.shown(locs[0]),
+                    s_ind=float(s_ind[fid]),
+                    s_env=float(s_env[fid]),
+                    s_rel=float(s_rel[fid]),
+                )
+            )
+        return out
+
+    def shown(self, loc: Location) -> str:
+        lines = split_lines(self.files[loc.path].text)
+        return shown_lines(lines, loc.start, loc.end, self.config.stride)
+
+    def file_text(self, path: str) -> str | None:
+        entry = self.files.get(path)
+        return entry.text if entry is not None else None
+
+    def language(self, path: str) -> str | None:
+        entry = self.files.get(path)
+        return entry.language if entry is not None else language_for_path(path)
+
+    def reload_file(self, path: str) -> None:
+        """Re-read one file from disk (or drop it if it is gone or no longer indexable)."""
+        try:
+            f = load_file(self.root, path, self.config)
+        except FileSkipped:
+            self.update_file(path, None)
+            return
+        self.update_file(path, f.text)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()

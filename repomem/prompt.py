@@ -1,0 +1,264 @@
+"""RepoCoder's prompt: retrieved code as a comment block above the in-file left context.
+
+The layout is RepoCoder's (``build_prompt.py``), which FragRel reuses unchanged, so that
+benchmark numbers are comparable with the papers::
+
+    # Here are some relevant code fragments from other files of the repo:
+    # --------------------------------------------------
+    # the below code fragment can be found in:
+    # pkg/module.py
+    # --------------------------------------------------
+    # <each shown line of the fragment>
+    # --------------------------------------------------
+    <more blocks, the most relevant last, nearest the cursor>
+
+    <left context>
+
+The comment marker is the completed file's (``//`` for JavaScript, ...). Blocks are chosen
+greedily, best first, skipping any that would overflow the retrieved-code budget. Two small
+departures: the two header lines are left out when no fragment is shown (in-file completion),
+and a fragment stored at several locations lists each distinct path once.
+
+Budgets are counted with the model's own tokenizer (``count_tokens``); the prompt plus the
+tokens reserved for the answer never exceed the context window: whatever does not fit is
+trimmed (left context from the top, whole lines first), never refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from repomem.languages import LINE_COMMENT
+from repomem.scorer import RetrievedFragment
+
+INTRO = "Here are some relevant code fragments from other files of the repo:"
+HEADER = "the below code fragment can be found in:"
+SEPARATOR_WIDTH = 50
+
+# (before prefix, between prefix and suffix, after suffix), from each model family's tokenizer
+# and reference code. CodeLlama's spaces are part of its trained format ("<PRE> {pre} <SUF>{suf}
+# <MID>"); infilling quality drops without them.
+FIM_TEMPLATES: dict[str, tuple[str, str, str]] = {
+    "codellama": ("<PRE> ", " <SUF>", " <MID>"),
+    "starcoder": ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
+    "deepseek": ("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
+    "qwen": ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+}
+
+# Share of what retrieval leaves that the right context may take in a fill-in-the-middle
+# prompt: the lines just before the cursor predict it best, so they get the larger part.
+RIGHT_CONTEXT_SHARE = 0.25
+
+Count = Callable[[str], int]
+
+
+class PromptModel(Protocol):
+    """What the prompt builder needs from a backend."""
+
+    context_window: int
+    fim_style: str | None
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt and what went into it.
+
+    ``fragments`` are the retrieved fragments actually shown, best first (the text shows them
+    in the reverse order); ``left_context``/``right_context`` are the trimmed parts shown.
+    Token counts are the model's: the retrieved block (header and separating newline
+    included), the left context, the right context (fill-in-the-middle only) and the whole text.
+    """
+
+    text: str
+    fragments: tuple[RetrievedFragment, ...]
+    left_context: str
+    right_context: str
+    fim: str | None
+    retrieved_tokens: int
+    left_tokens: int
+    right_tokens: int
+    total_tokens: int
+
+
+def comment_marker(language: str | None) -> str:
+    """The line-comment marker of ``language``; ``#`` where none is known (RepoCoder's)."""
+    return LINE_COMMENT.get(language or "", "#")
+
+
+def format_block(fragment: RetrievedFragment, marker: str) -> str:
+    """One fragment as RepoCoder's comment block, ending with a newline."""
+    separator = f"{marker} " + "-" * SEPARATOR_WIDTH
+    paths = list(dict.fromkeys(loc.path for loc in fragment.locations))
+    shown = fragment.shown or fragment.text
+    lines = [f"{marker} {HEADER}", *(f"{marker} {p}" for p in paths), separator]
+    lines += [f"{marker} {line}" for line in shown.splitlines()]
+    lines.append(separator)
+    return "\n".join(lines) + "\n"
+
+
+def format_retrieved(blocks: Sequence[str], marker: str) -> str:
+    """The retrieved-code part of the prompt for blocks given best first, or "" if none."""
+    if not blocks:
+        return ""
+    return _intro(marker) + "".join(reversed(blocks)) + "\n"
+
+
+def _intro(marker: str) -> str:
+    return f"{marker} {INTRO}\n{marker} " + "-" * SEPARATOR_WIDTH + "\n"
+
+
+def build_prompt(
+    left_context: str,
+    fragments: Sequence[RetrievedFragment],
+    model: PromptModel,
+    *,
+    language: str | None,
+    right_context: str = "",
+    max_tokens: int = 64,
+    retrieved_budget_fraction: float = 0.5,
+    max_fragments: int = 10,
+) -> Prompt:
+    """The prompt for completing at the end of ``left_context``.
+
+    ``fragments`` are retrieval results, best first. ``max_tokens`` are kept free for the
+    answer (at most half the window, so that a huge request cannot leave no room for the
+    prompt). A fill-in-the-middle template is used when ``model.fim_style`` names one and
+    the right context has text.
+    """
+    count = model.count_tokens
+    window = model.context_window
+    available = window - min(max_tokens, window // 2)
+    marker = comment_marker(language)
+    fim = model.fim_style if model.fim_style in FIM_TEMPLATES and right_context.strip() else None
+    overhead = count("".join(FIM_TEMPLATES[fim])) if fim else 0
+
+    budget = min(int(retrieved_budget_fraction * window), available - overhead)
+    chosen, blocks = _choose_blocks(fragments, marker, count, budget, max_fragments)
+    retrieved = format_retrieved(blocks, marker)
+    retrieved_tokens = count(retrieved) if retrieved else 0
+
+    remaining = max(available - overhead - retrieved_tokens, 0)
+    right = ""
+    if fim:
+        right = _keep_head(right_context, int(remaining * RIGHT_CONTEXT_SHARE), count)
+    left = _keep_tail(left_context, remaining - (count(right) if right else 0), count)
+
+    while True:
+        text = _assemble(retrieved, left, right, fim)
+        total = count(text)
+        if total <= available or not text:
+            break
+        # Per-piece counts can underestimate the joined text (merges across boundaries):
+        # shrink the least valuable part and count again.
+        if "\n" in left:
+            left = _drop_head_lines(left, total - available, count)
+        elif chosen:
+            chosen, blocks = chosen[:-1], blocks[:-1]
+            retrieved = format_retrieved(blocks, marker)
+        elif right:
+            right = right[: right.rstrip("\n").rfind("\n") + 1]  # drop its last line
+        elif left:
+            left = _keep_tail(left, max(count(left) - (total - available), 0), count)
+        else:
+            fim = None
+    return Prompt(
+        text=text,
+        fragments=tuple(chosen),
+        left_context=left,
+        right_context=right,
+        fim=fim,
+        retrieved_tokens=count(retrieved) if retrieved else 0,
+        left_tokens=count(left),
+        right_tokens=count(right) if fim else 0,
+        total_tokens=total,
+    )
+
+
+def _assemble(retrieved: str, left: str, right: str, fim: str | None) -> str:
+    prefix = retrieved + left
+    if fim is None:
+        return prefix
+    before, middle, after = FIM_TEMPLATES[fim]
+    return f"{before}{prefix}{middle}{right}{after}"
+
+
+def _choose_blocks(
+    fragments: Sequence[RetrievedFragment],
+    marker: str,
+    count: Count,
+    budget: int,
+    max_fragments: int,
+) -> tuple[list[RetrievedFragment], list[str]]:
+    """RepoCoder's greedy choice: best first, skip what does not fit, stop at the cap."""
+    chosen: list[RetrievedFragment] = []
+    blocks: list[str] = []
+    used = count(_intro(marker) + "\n")  # the intro and the newline before the left context
+    for fragment in fragments:
+        if len(chosen) >= max_fragments:
+            break
+        block = format_block(fragment, marker)
+        tokens = count(block)
+        if used + tokens <= budget:
+            chosen.append(fragment)
+            blocks.append(block)
+            used += tokens
+    return chosen, blocks
+
+
+def _keep_tail(text: str, budget: int, count: Count) -> str:
+    """The longest end of ``text`` within ``budget`` tokens, in whole lines where possible."""
+    start = len(text)
+    used = 0
+    kept_a_line = False
+    while start > 0:
+        # The first piece is the cursor's (unterminated) line; later ones end with "\n".
+        new = (text.rfind("\n", 0, start - 1) if kept_a_line else text.rfind("\n")) + 1
+        tokens = count(text[new:start])
+        if used + tokens > budget:
+            break
+        used += tokens
+        start = new
+        kept_a_line = True
+    if not kept_a_line and text:
+        # Not even the cursor's line fits: keep as much of its end as fits.
+        lo, hi = text.rfind("\n") + 1, len(text)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if count(text[mid:]) <= budget:
+                hi = mid
+            else:
+                lo = mid + 1
+        start = lo
+    return text[start:]
+
+
+def _keep_head(text: str, budget: int, count: Count) -> str:
+    """The longest start of ``text`` within ``budget`` tokens, in whole lines."""
+    end = 0
+    used = 0
+    while end < len(text):
+        nl = text.find("\n", end)
+        new = len(text) if nl < 0 else nl + 1
+        tokens = count(text[end:new])
+        if used + tokens > budget:
+            break
+        used += tokens
+        end = new
+    return text[:end]
+
+
+def _drop_head_lines(text: str, excess: int, count: Count) -> str:
+    """``text`` without enough of its first lines to save about ``excess`` tokens (at least
+    one line, never the last)."""
+    start = 0
+    saved = 0
+    last_line = text.rfind("\n") + 1
+    while start < last_line and (saved < excess or start == 0):
+        new = text.find("\n", start) + 1
+        saved += max(count(text[start:new]), 1)
+        start = new
+    return text[start:]

@@ -1,0 +1,201 @@
+"""Tree-sitter queries per language: statement-level nodes, definitions and call sites.
+
+Statement-level nodes are the named children of block-like containers plus clause nodes
+(``elif``/``else``/``except``...), so that every code line has one deepest owner and a
+fragment's lines are covered by non-overlapping nodes (FragRel Eq. 8). Calls are matched by
+name; Python gets import-aware resolution on top (``repomem.resolve``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from tree_sitter import Query
+
+from repomem.languages import grammar
+
+
+@dataclass(frozen=True)
+class LanguageQueries:
+    containers: tuple[str, ...]
+    clauses: tuple[str, ...]
+    # captures: @def (the defining node) and @name (its name)
+    definitions: str
+    # captures: @call (the call expression) and @name (the called name, last component)
+    calls: str
+
+
+_JS_DEFS = """
+(function_declaration name: (identifier) @name) @def
+(generator_function_declaration name: (identifier) @name) @def
+(class_declaration name: (_) @name) @def
+(method_definition name: (property_identifier) @name) @def
+(variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @def
+"""
+_JS_CALLS = """
+(call_expression function: (identifier) @name) @call
+(call_expression function: (member_expression property: (property_identifier) @name)) @call
+(new_expression constructor: (identifier) @name) @call
+"""
+_TS_DEFS = _JS_DEFS + """
+(interface_declaration name: (type_identifier) @name) @def
+(abstract_class_declaration name: (type_identifier) @name) @def
+"""
+_JS_CONTAINERS = ("program", "statement_block", "class_body", "switch_body")
+_JS_CLAUSES = ("else_clause", "catch_clause", "finally_clause")
+
+_C_DEFS = """
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def
+(function_definition declarator: (pointer_declarator declarator:
+    (function_declarator declarator: (identifier) @name))) @def
+(struct_specifier name: (type_identifier) @name body: (_)) @def
+"""
+_C_CALLS = """
+(call_expression function: (identifier) @name) @call
+(call_expression function: (field_expression field: (field_identifier) @name)) @call
+"""
+
+QUERIES: dict[str, LanguageQueries] = {
+    "python": LanguageQueries(
+        containers=("module", "block"),
+        clauses=(
+            "elif_clause",
+            "else_clause",
+            "except_clause",
+            "except_group_clause",
+            "finally_clause",
+            "case_clause",
+        ),
+        definitions="""
+(function_definition name: (identifier) @name) @def
+(class_definition name: (identifier) @name) @def
+""",
+        # Python resolves whole dotted callees (``m.f``, ``self.meth``): capture the function.
+        calls="""
+(call function: [(identifier) (attribute)] @name) @call
+""",
+    ),
+    "javascript": LanguageQueries(_JS_CONTAINERS, _JS_CLAUSES, _JS_DEFS, _JS_CALLS),
+    "typescript": LanguageQueries(_JS_CONTAINERS, _JS_CLAUSES, _TS_DEFS, _JS_CALLS),
+    "tsx": LanguageQueries(_JS_CONTAINERS, _JS_CLAUSES, _TS_DEFS, _JS_CALLS),
+    "java": LanguageQueries(
+        containers=(
+            "program",
+            "block",
+            "class_body",
+            "interface_body",
+            "enum_body_declarations",
+            "constructor_body",
+            "switch_block",
+        ),
+        clauses=("catch_clause", "finally_clause"),
+        definitions="""
+(method_declaration name: (identifier) @name) @def
+(constructor_declaration name: (identifier) @name) @def
+(class_declaration name: (identifier) @name) @def
+(interface_declaration name: (identifier) @name) @def
+(enum_declaration name: (identifier) @name) @def
+""",
+        calls="""
+(method_invocation name: (identifier) @name) @call
+(object_creation_expression type: (type_identifier) @name) @call
+""",
+    ),
+    "go": LanguageQueries(
+        containers=("source_file", "block", "statement_list"),
+        clauses=("expression_case", "default_case", "type_case", "communication_case"),
+        definitions="""
+(function_declaration name: (identifier) @name) @def
+(method_declaration name: (field_identifier) @name) @def
+(type_spec name: (type_identifier) @name) @def
+""",
+        calls="""
+(call_expression function: (identifier) @name) @call
+(call_expression function: (selector_expression field: (field_identifier) @name)) @call
+""",
+    ),
+    "rust": LanguageQueries(
+        containers=("source_file", "block", "declaration_list", "match_block"),
+        clauses=("else_clause",),
+        definitions="""
+(function_item name: (identifier) @name) @def
+(struct_item name: (type_identifier) @name) @def
+(enum_item name: (type_identifier) @name) @def
+(trait_item name: (type_identifier) @name) @def
+""",
+        calls="""
+(call_expression function: (identifier) @name) @call
+(call_expression function: (scoped_identifier name: (identifier) @name)) @call
+(call_expression function: (field_expression field: (field_identifier) @name)) @call
+""",
+    ),
+    "c": LanguageQueries(
+        containers=("translation_unit", "compound_statement", "field_declaration_list"),
+        clauses=("else_clause",),
+        definitions=_C_DEFS,
+        calls=_C_CALLS,
+    ),
+    "cpp": LanguageQueries(
+        containers=(
+            "translation_unit",
+            "compound_statement",
+            "field_declaration_list",
+            "declaration_list",
+        ),
+        clauses=("else_clause", "catch_clause"),
+        definitions=_C_DEFS
+        + """
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @def
+(function_definition declarator: (function_declarator declarator:
+    (qualified_identifier name: (identifier) @name))) @def
+(class_specifier name: (type_identifier) @name body: (_)) @def
+""",
+        calls=_C_CALLS
+        + """
+(call_expression function: (qualified_identifier name: (identifier) @name)) @call
+""",
+    ),
+}
+
+# Languages whose definitions may serve each other's calls (one resolution namespace).
+NAMESPACE: dict[str, str] = {
+    "javascript": "js",
+    "typescript": "js",
+    "tsx": "js",
+    "c": "c",
+    "cpp": "c",
+}
+
+
+def _known(language: str, node_types: tuple[str, ...]) -> tuple[str, ...]:
+    lang = grammar(language)
+    return tuple(t for t in node_types if lang.id_for_node_kind(t, True))
+
+
+@cache
+def statement_query(language: str) -> Query:
+    q = QUERIES[language]
+    patterns = [f"({c} (_) @s)" for c in _known(language, q.containers)]
+    patterns += [f"({c}) @s" for c in _known(language, q.clauses)]
+    if language == "python":
+        patterns.append("(decorated_definition definition: (_) @s)")
+    return Query(grammar(language), "\n".join(patterns))
+
+
+@cache
+def definition_query(language: str) -> Query:
+    return Query(grammar(language), QUERIES[language].definitions)
+
+
+@cache
+def call_query(language: str) -> Query:
+    return Query(grammar(language), QUERIES[language].calls)
+
+
+@cache
+def python_import_query() -> Query:
+    return Query(
+        grammar("python"),
+        "(import_statement) @imp (import_from_statement) @imp (future_import_statement) @imp",
+    )

@@ -1,0 +1,312 @@
+"""Fragment-to-fragment code-structure relations (FragRel Eq. 8), computed sparsely.
+
+``F(c_i, c_j) = sum_k sum_l a_ik * Dis(g_k, g_l) * a_jl`` where ``a_ik`` is node k's share
+of fragment i's code text. The literal all-pairs computation does not scale (call edges make
+hubs), so three documented truncations keep it sparse and fast:
+
+* strengths below ``epsilon`` count as 0 (a bounded Dijkstra on ``-log w`` stops there);
+* each source node settles at most ``node_cap`` nodes, strongest first;
+* each fragment keeps its ``frag_cap`` strongest relations.
+
+Without truncation (no source hits its cap, no fragment its limit) the result equals the
+brute-force Eq. 8 with ``Dis`` zeroed below ``epsilon``, and that differs from the exact Eq. 8
+by less than ``epsilon`` per fragment pair, because the ``a_ik * a_jl`` sum to 1. A node cap
+that bites drops only strengths at or below the last one kept. A fragment that occurs at
+several places relates through all of them: its node weights are the sum over its locations.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from repomem.graph import CodeGraph
+
+
+@numba.njit(cache=True)
+def _push(hk, hv, size, key, val):  # noqa: ANN001, ANN202
+    if size >= hk.size:
+        nk = np.empty(hk.size * 2, hk.dtype)
+        nv = np.empty(hv.size * 2, hv.dtype)
+        nk[: hk.size] = hk
+        nv[: hv.size] = hv
+        hk, hv = nk, nv
+    i = size
+    hk[i] = key
+    hv[i] = val
+    while i > 0:
+        p = (i - 1) >> 1
+        if hk[p] < hk[i] or (hk[p] == hk[i] and hv[p] <= hv[i]):
+            break
+        hk[p], hk[i] = hk[i], hk[p]
+        hv[p], hv[i] = hv[i], hv[p]
+        i = p
+    return hk, hv, size + 1
+
+
+@numba.njit(cache=True)
+def _pop(hk, hv, size):  # noqa: ANN001, ANN202
+    key, val = hk[0], hv[0]
+    size -= 1
+    hk[0], hv[0] = hk[size], hv[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        c = left
+        r = left + 1
+        if r < size and (hk[r] < hk[left] or (hk[r] == hk[left] and hv[r] < hv[left])):
+            c = r
+        if hk[i] < hk[c] or (hk[i] == hk[c] and hv[i] <= hv[c]):
+            break
+        hk[c], hk[i] = hk[i], hk[c]
+        hv[c], hv[i] = hv[i], hv[c]
+        i = c
+    return key, val, size
+
+
+@numba.njit(cache=True)
+def _search(indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202, E501
+    """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
+    strongest first; writes them and their strengths, returns (count, hit the cap)."""
+    size = 0
+    nt = 1
+    touched[0] = src
+    dist[src] = 0.0
+    hk, hv, size = _push(hk, hv, size, 0.0, src)
+    settled = 0
+    capped = False
+    while size > 0:
+        d, u, size = _pop(hk, hv, size)
+        if done[u]:
+            continue
+        done[u] = True
+        out_ids[settled] = u
+        out_s[settled] = math.exp(-d)
+        settled += 1
+        if settled >= node_cap:
+            capped = capped or size > 0
+            break
+        # adjacency is sorted by (cost, node): once as many nodes as can still be settled
+        # are queued from here, later neighbours can never make it
+        room = node_cap - settled
+        queued = 0
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            nd = d + cost[e]
+            if nd > limit:
+                break
+            if queued >= room:
+                capped = True
+                break
+            if nd < dist[v]:
+                queued += 1
+                if dist[v] == np.inf:
+                    touched[nt] = v
+                    nt += 1
+                dist[v] = nd
+                hk, hv, size = _push(hk, hv, size, nd, v)
+    for q in range(nt):
+        dist[touched[q]] = np.inf
+        done[touched[q]] = False
+    return settled, capped
+
+
+@numba.njit(cache=True, nogil=True)
+def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
+    indptr, indices, cost, n_nodes,
+    f_ptr, f_node, f_w,  # rows to compute: their nodes and weights
+    row_ids,  # fragment id of each row (its own id is not its environment)
+    n_ptr, n_frag, n_w,  # node -> fragments containing it, with weights
+    n_frags, limit, node_cap, frag_cap,
+    out_idx, out_val, out_cnt, capped,  # outputs, one row per computed fragment
+):
+    """Fills the outputs for rows ``[0, row_ids.size)``; releases the GIL, so callers run
+    several on disjoint row ranges in threads."""
+    n_rows = row_ids.size
+    bound = node_cap * node_cap + 1  # pushes per search are bounded by the pruning above
+    dist = np.full(n_nodes, np.inf)
+    done = np.zeros(n_nodes, np.bool_)
+    acc = np.zeros(n_frags, np.float64)
+    seen = np.zeros(n_frags, np.bool_)
+    touched_f = np.empty(n_frags, np.int64)
+    touched_n = np.empty(bound, np.int64)
+    hk = np.empty(bound, np.float64)
+    hv = np.empty(bound, np.int64)
+    # the previous fragment's searches: consecutive windows overlap, so about half of a
+    # fragment's nodes were just searched from
+    prev_node = np.empty(0, np.int64)
+    prev_ptr = np.zeros(1, np.int64)
+    prev_ids = np.empty(0, np.int64)
+    prev_s = np.empty(0, np.float64)
+    prev_cap = np.empty(0, np.bool_)
+    for r in range(n_rows):
+        nf = 0
+        n_src = f_ptr[r + 1] - f_ptr[r]
+        cur_node = np.empty(n_src, np.int64)
+        cur_ptr = np.zeros(n_src + 1, np.int64)
+        cur_ids = np.empty(n_src * node_cap, np.int64)
+        cur_s = np.empty(n_src * node_cap, np.float64)
+        cur_cap = np.zeros(n_src, np.bool_)
+        for c in range(n_src):
+            src = f_node[f_ptr[r] + c]
+            a = f_w[f_ptr[r] + c]
+            cur_node[c] = src
+            base = cur_ptr[c]
+            hit = -1
+            for q in range(prev_node.size):
+                if prev_node[q] == src:
+                    hit = q
+                    break
+            if hit >= 0:
+                cnt = prev_ptr[hit + 1] - prev_ptr[hit]
+                cur_ids[base : base + cnt] = prev_ids[prev_ptr[hit] : prev_ptr[hit + 1]]
+                cur_s[base : base + cnt] = prev_s[prev_ptr[hit] : prev_ptr[hit + 1]]
+                cur_cap[c] = prev_cap[hit]
+            else:
+                cnt, was_capped = _search(
+                    indptr, indices, cost, src, limit, node_cap,
+                    dist, done, touched_n, hk, hv, cur_ids[base:], cur_s[base:],
+                )
+                cur_cap[c] = was_capped
+            if cur_cap[c]:
+                capped[r] = True
+            cur_ptr[c + 1] = base + cnt
+            for q in range(base, base + cnt):
+                u = cur_ids[q]
+                sa = a * cur_s[q]
+                for e in range(n_ptr[u], n_ptr[u + 1]):
+                    j = n_frag[e]
+                    if not seen[j]:
+                        seen[j] = True
+                        touched_f[nf] = j
+                        nf += 1
+                    acc[j] += sa * n_w[e]
+        prev_node, prev_ptr, prev_ids, prev_s, prev_cap = (
+            cur_node, cur_ptr, cur_ids, cur_s, cur_cap
+        )
+        # keep the strongest relations, never the fragment itself
+        me = row_ids[r]
+        vals = np.empty(nf, np.float64)
+        ids = np.empty(nf, np.int64)
+        m = 0
+        for q in range(nf):
+            j = touched_f[q]
+            if j != me and acc[j] > 0.0:
+                vals[m] = acc[j]
+                ids[m] = j
+                m += 1
+            acc[j] = 0.0
+            seen[j] = False
+        vals = vals[:m]
+        ids = ids[:m]
+        by_id = np.argsort(ids)
+        order = by_id[np.argsort(-vals[by_id], kind="mergesort")]
+        k = min(m, frag_cap)
+        if m > frag_cap:
+            capped[r] = True
+        for q in range(k):
+            out_idx[r, q] = ids[order[q]]
+            out_val[r, q] = vals[order[q]]
+        out_cnt[r] = k
+
+
+@numba.njit(cache=True)
+def _ball_kernel(indptr, indices, cost, n_nodes, seeds, limit):  # noqa: ANN001, ANN202
+    dist = np.full(n_nodes, np.inf)
+    done = np.zeros(n_nodes, np.bool_)
+    hk = np.empty(1024, np.float64)
+    hv = np.empty(1024, np.int64)
+    size = 0
+    for s in seeds:
+        dist[s] = 0.0
+        hk, hv, size = _push(hk, hv, size, 0.0, s)
+    while size > 0:
+        d, u, size = _pop(hk, hv, size)
+        if done[u]:
+            continue
+        done[u] = True
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            nd = d + cost[e]
+            if nd > limit:
+                break
+            if nd < dist[v]:
+                dist[v] = nd
+                hk, hv, size = _push(hk, hv, size, nd, v)
+    return np.flatnonzero(done)
+
+
+def strength_limit(epsilon: float) -> float:
+    """The Dijkstra cost bound: strengths ``>= epsilon`` are costs ``<= -log(epsilon)``."""
+    return -math.log(epsilon) * (1 + 1e-12)
+
+
+def compute_relations(
+    graph: CodeGraph,
+    frag_nodes: sp.csr_matrix,
+    rows: np.ndarray,
+    *,
+    epsilon: float,
+    node_cap: int,
+    frag_cap: int,
+    n_threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Relations of the fragments ``rows`` (ids into ``frag_nodes``' rows) to all fragments.
+
+    ``frag_nodes`` is fragments x graph nodes with the Eq. 8 weights. Returns, per row,
+    up to ``frag_cap`` related fragment ids (strongest first, -1 pads), their strengths,
+    and whether a cap truncated the row.
+    """
+    rows = np.asarray(rows, np.int64)
+    n_frags = frag_nodes.shape[0]
+    sub = frag_nodes[rows]
+    by_node = frag_nodes.T.tocsr()
+    threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 256))
+    out_idx = np.full((rows.size, frag_cap), -1, np.int64)
+    out_val = np.zeros((rows.size, frag_cap), np.float64)
+    cnt = np.zeros(rows.size, np.int64)
+    capped = np.zeros(rows.size, np.bool_)
+    sub_ptr = sub.indptr.astype(np.int64)
+    sub_node = sub.indices.astype(np.int64)
+    sub_w = sub.data.astype(np.float64)
+    n_ptr = by_node.indptr.astype(np.int64)
+    n_frag = by_node.indices.astype(np.int64)
+    n_w = by_node.data.astype(np.float64)
+    limit = strength_limit(epsilon)
+
+    def run(lo: int, hi: int) -> None:
+        _relations_kernel(
+            graph.indptr, graph.indices, graph.cost, graph.n_nodes,
+            sub_ptr[lo : hi + 1] - sub_ptr[lo],
+            sub_node[sub_ptr[lo] : sub_ptr[hi]],
+            sub_w[sub_ptr[lo] : sub_ptr[hi]],
+            rows[lo:hi],
+            n_ptr, n_frag, n_w, n_frags, limit, node_cap, frag_cap,
+            out_idx[lo:hi], out_val[lo:hi], cnt[lo:hi], capped[lo:hi],
+        )
+
+    bounds = np.linspace(0, rows.size, threads + 1).astype(int)
+    if threads == 1:
+        run(0, rows.size)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, bounds[:-1], bounds[1:]))
+    return out_idx, out_val, capped
+
+
+def node_ball(graph: CodeGraph, seeds: np.ndarray, epsilon: float) -> np.ndarray:
+    """Every node within strength ``epsilon`` of any seed (no cap): the nodes whose
+    relations a change at the seeds can alter."""
+    seeds = np.asarray(seeds, np.int64)
+    if seeds.size == 0:
+        return seeds
+    return _ball_kernel(
+        graph.indptr, graph.indices, graph.cost, graph.n_nodes, seeds, strength_limit(epsilon)
+    )

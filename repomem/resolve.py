@@ -1,0 +1,234 @@
+"""Call resolution: which definition does a call site refer to?
+
+Python is resolved through imports (``from a.b import f``, ``import a.b as m; m.f()``,
+relative imports, ``self.meth()`` through the enclosing class and its bases, class
+constructors). Other languages resolve a bare name to a definition in the same file, or to
+the only definition of that name in files of the same language family. Anything ambiguous or
+unknown is dropped, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+
+from repomem.parsing import CallSite, ImportBinding, ParsedFile
+from repomem.queries import NAMESPACE
+
+_MAX_DEPTH = 4
+
+# (target file path, target local node)
+Target = tuple[str, int]
+
+
+def module_name(path: str) -> str:
+    p = PurePosixPath(path)
+    parts = list(p.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+class Resolver:
+    """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges."""
+
+    def __init__(self, files: Mapping[str, ParsedFile]) -> None:
+        self.files: dict[str, ParsedFile] = {}
+        self.modules: dict[str, str] = {}
+        self.suffixes: dict[str, list[str]] = defaultdict(list)
+        self.defs: dict[str, dict[str, int]] = {}
+        self.classes: dict[str, set[str]] = {}
+        self.qualnames: dict[str, dict[int, str]] = {}
+        self.bindings: dict[str, dict[str, ImportBinding]] = {}
+        self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
+        for path, pf in files.items():
+            self._add(path, pf)
+
+    def update(self, path: str, pf: ParsedFile | None) -> None:
+        """Replace one file's entries (``None`` removes the file)."""
+        if path in self.files:
+            self._remove(path)
+        if pf is not None:
+            self._add(path, pf)
+
+    def _add(self, path: str, pf: ParsedFile) -> None:
+        self.files[path] = pf
+        self.defs[path] = {d.name: d.node for d in pf.definitions}
+        self.classes[path] = {d.name for d in pf.definitions if d.is_class}
+        self.qualnames[path] = {d.node: d.name for d in pf.definitions}
+        if pf.language == "python":
+            mod = module_name(path)
+            self.modules[mod] = path
+            parts = mod.split(".")
+            for i in range(len(parts)):
+                self.suffixes[".".join(parts[i:])].append(path)
+            self.bindings[path] = {b.name: b for b in pf.imports}
+        else:
+            ns = NAMESPACE.get(pf.language, pf.language)
+            for d in pf.definitions:
+                self.by_name[(ns, d.name)].append((path, d.node))
+
+    def _remove(self, path: str) -> None:
+        pf = self.files.pop(path)
+        for table in (self.defs, self.classes, self.qualnames, self.bindings):
+            table.pop(path, None)
+        if pf.language == "python":
+            mod = module_name(path)
+            if self.modules.get(mod) == path:
+                del self.modules[mod]
+            parts = mod.split(".")
+            for i in range(len(parts)):
+                key = ".".join(parts[i:])
+                self.suffixes[key] = [p for p in self.suffixes[key] if p != path]
+        else:
+            ns = NAMESPACE.get(pf.language, pf.language)
+            for d in pf.definitions:
+                key = (ns, d.name)
+                self.by_name[key] = [t for t in self.by_name[key] if t[0] != path]
+
+    # ---- modules -------------------------------------------------------------------------
+    def resolve_module(self, name: str, level: int, from_path: str) -> str | None:
+        if level:
+            pkg = module_name(from_path).split(".")
+            if not PurePosixPath(from_path).name.startswith("__init__."):
+                pkg = pkg[:-1]
+            if level - 1 > len(pkg):
+                return None
+            base = pkg[: len(pkg) - (level - 1)]
+            full = ".".join([*base, name] if name else base)
+            return self.modules.get(full)
+        if name in self.modules:
+            return self.modules[name]
+        found = self.suffixes.get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def _submodule(self, path: str, attr: str) -> str | None:
+        mod = module_name(path)
+        return self.modules.get(f"{mod}.{attr}" if mod else attr)
+
+    # ---- names ---------------------------------------------------------------------------
+    def _binding_target(self, path: str, b: ImportBinding, depth: int) -> tuple[str, str | None] | None:
+        """(file, qualname) for a symbol binding, (file, None) for a module binding."""
+        mod_path = self.resolve_module(b.module, b.level, path)
+        if mod_path is None:
+            return None
+        if b.symbol is None:
+            return mod_path, None
+        return self._lookup(mod_path, b.symbol, depth + 1)
+
+    def _lookup(self, path: str, name: str, depth: int) -> tuple[str, str | None] | None:
+        """What ``name`` means at module level of ``path``."""
+        if depth > _MAX_DEPTH:
+            return None
+        if name in self.defs.get(path, {}):
+            return path, name
+        sub = self._submodule(path, name)
+        if sub is not None:
+            return sub, None
+        b = self.bindings.get(path, {}).get(name)
+        if b is not None:
+            return self._binding_target(path, b, depth)
+        return None
+
+    def _method(self, path: str, cls: str, name: str, depth: int) -> Target | None:
+        if depth > _MAX_DEPTH:
+            return None
+        node = self.defs.get(path, {}).get(f"{cls}.{name}")
+        if node is not None:
+            return path, node
+        for base in self.files[path].bases.get(cls, []):
+            found = self._resolve_parts(path, base, depth + 1, want_class=True)
+            if found is not None:
+                bpath, bqual = found
+                hit = self._method(bpath, bqual, name, depth + 1)
+                if hit is not None:
+                    return hit
+        return None
+
+    def _resolve_parts(
+        self, path: str, parts: tuple[str, ...], depth: int, want_class: bool = False
+    ) -> tuple[str, str] | None:
+        """(file, qualname) of the definition a dotted name refers to."""
+        if depth > _MAX_DEPTH:
+            return None
+        head, rest = parts[0], parts[1:]
+        found = self._lookup(path, head, depth)
+        if found is None:
+            return None
+        cur_path, qual = found
+        for part in rest:
+            if qual is None:  # a module: step into a definition or a submodule
+                nxt = self._lookup(cur_path, part, depth + 1)
+                if nxt is None:
+                    return None
+                cur_path, qual = nxt
+            elif qual in self.classes[cur_path]:  # Class.method, inherited ones included
+                hit = self._method(cur_path, qual, part, depth + 1)
+                if hit is None:
+                    return None
+                cur_path, qual = hit[0], self.qualnames[hit[0]][hit[1]]
+            else:
+                return None
+        if qual is None:
+            return None
+        if want_class and qual not in self.classes.get(cur_path, set()):
+            return None
+        return cur_path, qual
+
+    def resolve_call(self, path: str, call: CallSite) -> Target | None:
+        pf = self.files[path]
+        if pf.language != "python":
+            ns = NAMESPACE.get(pf.language, pf.language)
+            local = self.defs[path].get(call.parts[0])
+            if local is not None:
+                return path, local
+            cands = self.by_name.get((ns, call.parts[0]), [])
+            return cands[0] if len(cands) == 1 else None
+        if call.parts[0] in ("self", "cls"):
+            if call.scope is None or len(call.parts) != 2:
+                return None
+            return self._method(path, call.scope, call.parts[1], 0)
+        found = self._resolve_parts(path, call.parts, 0)
+        if found is None:
+            return None
+        return found[0], self.defs[found[0]][found[1]]
+
+    def calls_of(self, path: str) -> list[tuple[int, str, int]]:
+        """Resolved call edges of one file: (source local node, target file, target local node)."""
+        out = []
+        for call in self.files[path].calls:
+            hit = self.resolve_call(path, call)
+            if hit is not None:
+                out.append((call.node, hit[0], hit[1]))
+        return out
+
+
+def dependents(files: Mapping[str, ParsedFile], changed: Iterable[str]) -> set[str]:
+    """Files whose call resolution may change when ``changed`` files change.
+
+    Python: files importing (any suffix of) a changed module, relatively or absolutely;
+    other languages: every file of the same language family (resolution is by unique name).
+    """
+    changed = set(changed)
+    mods: set[str] = set()
+    fams: set[str] = set()
+    for p in changed:
+        pf = files.get(p)
+        lang = pf.language if pf is not None else None
+        if p.endswith((".py", ".pyi")):
+            parts = module_name(p).split(".")
+            mods.update(".".join(parts[i:]) for i in range(len(parts)))
+            mods.update(parts)
+        elif lang is not None:
+            fams.add(NAMESPACE.get(lang, lang))
+    out = set()
+    for path, pf in files.items():
+        if path in changed:
+            continue
+        if pf.language == "python":
+            if any(b.level or b.module in mods or b.module.split(".")[0] in mods for b in pf.imports):
+                out.add(path)
+        elif NAMESPACE.get(pf.language, pf.language) in fams:
+            out.add(path)
+    return out

@@ -1,0 +1,290 @@
+"""One ``Settings`` object, assembled from every place a user can configure repomem.
+
+Sources, later ones winning key by key: the documented defaults; the repository's
+``pyproject.toml`` (``[tool.repomem.<section>]``); its ``.repomem.toml`` (``[<section>]``);
+environment variables ``REPOMEM_<SECTION>_<KEY>`` (e.g. ``REPOMEM_BACKEND_URL``,
+``REPOMEM_COMPLETION_ALPHA``); command-line flags. Sections are ``index``
+(:class:`~repomem.config.IndexConfig`), ``backend`` (:class:`~repomem.config.BackendConfig`)
+and ``completion`` (:class:`CompletionConfig`).
+
+A typo must not silently fall back to a default, so unknown sections, unknown keys, wrong
+types and out-of-range values raise :class:`SettingsError` naming the key and where it came
+from. In environment variables an empty value means "unset" for optional keys, and list-valued
+keys take comma-separated items.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import tomllib
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from repomem.backends.fim import FIM_OFF
+from repomem.config import BackendConfig, IndexConfig
+from repomem.errors import RepomemError
+from repomem.prompt import FIM_TEMPLATES
+
+ENV_PREFIX = "REPOMEM_"
+FILE_NAME = ".repomem.toml"
+
+
+class SettingsError(RepomemError):
+    """A configuration value is unknown, of the wrong type or out of range."""
+
+
+@dataclass(frozen=True)
+class CompletionConfig:
+    """How a completion is produced from retrieval (RepoCoder and FragRel defaults).
+
+    ``k`` fragments are retrieved per iteration with FragRel weight ``alpha`` (0 is plain
+    BM25); the query is the last ``window`` lines before the cursor; ``iterations`` rounds of
+    retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
+    ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
+    retrieved code. ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line
+    and API (multi-line) mode.
+    """
+
+    k: int = 10
+    alpha: float = 0.5
+    iterations: int = 2
+    window: int = 20
+    max_tokens_line: int = 64
+    max_tokens_api: int = 256
+    retrieved_budget_fraction: float = 0.5
+    max_fragments: int = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable, one frozen object per concern."""
+
+    index: IndexConfig = field(default_factory=IndexConfig)
+    backend: BackendConfig = field(default_factory=BackendConfig)
+    completion: CompletionConfig = field(default_factory=CompletionConfig)
+
+
+SECTIONS: dict[str, type] = {
+    "index": IndexConfig,
+    "backend": BackendConfig,
+    "completion": CompletionConfig,
+}
+
+_Check = tuple[Callable[[Any], bool], str]
+
+
+def _at_least(n: float) -> _Check:
+    return (lambda v: v is None or v >= n), f"at least {n}"
+
+
+def _positive() -> _Check:
+    return (lambda v: v is None or v > 0), "greater than 0"
+
+
+# Range checks; a value that passes its type check but not these is still an error.
+_CHECKS: dict[tuple[str, str], _Check] = {
+    ("completion", "k"): _at_least(1),
+    ("completion", "alpha"): _at_least(0),
+    ("completion", "iterations"): _at_least(1),
+    ("completion", "window"): _at_least(1),
+    ("completion", "max_tokens_line"): _at_least(1),
+    ("completion", "max_tokens_api"): _at_least(1),
+    ("completion", "retrieved_budget_fraction"): ((lambda v: 0 < v < 1), "between 0 and 1"),
+    ("completion", "max_fragments"): _at_least(0),
+    ("backend", "timeout"): _positive(),
+    ("backend", "max_retries"): _at_least(0),
+    ("backend", "context_window"): _at_least(16),
+    ("backend", "temperature"): _at_least(0),
+    ("backend", "fim"): (
+        (lambda v: v is None or v in FIM_TEMPLATES or v == FIM_OFF),
+        "one of " + ", ".join([*FIM_TEMPLATES, FIM_OFF]),
+    ),
+    ("index", "max_file_bytes"): _at_least(1),
+    ("index", "window"): _at_least(1),
+    ("index", "stride"): _at_least(1),
+    ("index", "relation_epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
+    ("index", "node_neighbours"): _at_least(1),
+    ("index", "fragment_neighbours"): _at_least(1),
+}
+
+
+def load_settings(
+    root: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Settings:
+    """Settings for the repository at ``root`` (files skipped when None).
+
+    ``environ`` defaults to ``os.environ``; ``overrides`` are command-line values by section,
+    e.g. ``{"backend": {"url": "http://host:8000/v1"}}`` (None values mean "flag not given").
+    """
+    settings = Settings()
+    if root is not None:
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            tool = _read_toml(pyproject).get("tool", {})
+            table = tool.get("repomem") if isinstance(tool, dict) else None
+            if table is not None:
+                settings = merge_settings(settings, table, f"{pyproject} [tool.repomem]")
+        dotfile = root / FILE_NAME
+        if dotfile.is_file():
+            settings = merge_settings(settings, _read_toml(dotfile), str(dotfile))
+    settings = _merge_environment(settings, os.environ if environ is None else environ)
+    if overrides:
+        given = {
+            section: {k: v for k, v in values.items() if v is not None}
+            for section, values in overrides.items()
+        }
+        settings = merge_settings(settings, given, "command line")
+    return settings
+
+
+def merge_settings(settings: Settings, data: Any, source: str) -> Settings:
+    """``settings`` with the typed values in ``data`` (``{section: {key: value}}``) applied.
+
+    Also the entry point for settings that arrive as JSON (an editor's configuration).
+    """
+    if not isinstance(data, Mapping):
+        raise SettingsError(f"{source}: expected a table of sections, got {_kind(data)}")
+    changes: dict[str, dict[str, Any]] = {}
+    for section, values in data.items():
+        if section not in SECTIONS:
+            raise SettingsError(
+                f"{source}: unknown section {section!r} (known: {', '.join(SECTIONS)})"
+            )
+        if not isinstance(values, Mapping):
+            raise SettingsError(f"{source}: {section!r} must be a table, got {_kind(values)}")
+        hints = _field_types(section)
+        for key, value in values.items():
+            if key not in hints:
+                raise SettingsError(
+                    f"{source}: unknown key {section}.{key} (known: {', '.join(hints)})"
+                )
+            typed = _coerce(value, hints[key], f"{section}.{key}", source, text=False)
+            changes.setdefault(section, {})[key] = _checked(section, key, typed, source)
+    return _apply(settings, changes)
+
+
+def _merge_environment(settings: Settings, environ: Mapping[str, str]) -> Settings:
+    changes: dict[str, dict[str, Any]] = {}
+    for name, raw in sorted(environ.items()):
+        for section in SECTIONS:
+            prefix = f"{ENV_PREFIX}{section.upper()}_"
+            if not name.startswith(prefix):
+                continue
+            hints = _field_types(section)
+            key = name[len(prefix) :].lower()
+            source = f"environment variable {name}"
+            if key not in hints:
+                known = ", ".join(prefix + k.upper() for k in hints)
+                raise SettingsError(f"{source}: unknown setting (known: {known})")
+            typed = _coerce(raw, hints[key], f"{section}.{key}", source, text=True)
+            changes.setdefault(section, {})[key] = _checked(section, key, typed, source)
+    return _apply(settings, changes)
+
+
+def _apply(settings: Settings, changes: Mapping[str, Mapping[str, Any]]) -> Settings:
+    parts = {
+        section: dataclasses.replace(getattr(settings, section), **values)
+        for section, values in changes.items()
+    }
+    return dataclasses.replace(settings, **parts)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _field_types(section: str) -> dict[str, Any]:
+    cls = SECTIONS[section]
+    hints = get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _checked(section: str, key: str, value: Any, source: str) -> Any:
+    check = _CHECKS.get((section, key))
+    if check is not None and not check[0](value):
+        raise SettingsError(f"{source}: {section}.{key} must be {check[1]}, got {value!r}")
+    return value
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _coerce(value: Any, hint: Any, key: str, source: str, *, text: bool) -> Any:
+    """``value`` as type ``hint``; ``text`` values (environment) are parsed from strings."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType) and type(None) in args:
+        inner = next(a for a in args if a is not type(None))
+        if value is None or (text and not value.strip()):
+            return None
+        return _coerce(value, inner, key, source, text=text)
+
+    def wrong(expected: str) -> SettingsError:
+        got = repr(value) if text else f"{_kind(value)} {value!r}"
+        return SettingsError(f"{source}: {key} must be {expected}, got {got}")
+
+    if hint is bool:
+        if text:
+            word = value.strip().lower()
+            if word in _TRUE | _FALSE:
+                return word in _TRUE
+        elif isinstance(value, bool):
+            return value
+        raise wrong("true or false")
+    if hint is int:
+        if text:
+            try:
+                return int(value.strip())
+            except ValueError:
+                raise wrong("an integer") from None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise wrong("an integer")
+    if hint is float:
+        if text:
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise wrong("a number") from None
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+        else:
+            raise wrong("a number")
+        if not math.isfinite(number):
+            raise wrong("a finite number")
+        return number
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise wrong("a string")
+    if origin is tuple:
+        items = [s.strip() for s in value.split(",") if s.strip()] if text else value
+        if isinstance(items, list | tuple) and all(isinstance(s, str) for s in items):
+            return tuple(items)
+        raise wrong("a list of strings")
+    raise wrong(str(hint))
+
+
+def _kind(value: Any) -> str:
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "list",
+        dict: "table",
+    }.get(type(value), type(value).__name__)

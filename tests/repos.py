@@ -1,0 +1,107 @@
+"""Small fixture repositories written into a temporary directory by the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+PY_FILES: dict[str, str] = {
+    "pkg/__init__.py": "from .util import helper\n",
+    "pkg/util.py": """\
+import os
+
+
+def helper(x):
+    total = x + 1
+    return total * 2
+
+
+class Base:
+    def run(self):
+        return helper(3)
+
+    def name(self):
+        return os.path.basename(__file__)
+""",
+    "pkg/core.py": """\
+import pkg.util as u
+from pkg.util import Base, helper
+
+
+class Core(Base):
+    def go(self):
+        self.run()
+        value = helper(1)
+        other = u.helper(2)
+        made = Base()
+        print(value, other, made)
+        return value
+
+
+def build():
+    return Core()
+""",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/mod.py": """\
+from ..util import helper
+
+
+def compute(items):
+    out = []
+    for item in items:
+        if item:
+            out.append(helper(item))
+        else:
+            out.append(None)
+    return out
+""",
+}
+
+OTHER_LANG_FILES: dict[str, str] = {
+    "web/app.js": "function callee() { return 1; }\nfunction caller() {\n  return callee();\n}\n",
+    "web/types.ts": "function tsCallee(): number { return 2; }\nexport function tsCaller() {\n  return tsCallee();\n}\n",
+    "go/main.go": "package main\n\nfunc goCallee() int { return 1 }\n\nfunc main() {\n\tgoCallee()\n}\n",
+    "rs/lib.rs": "fn rs_callee() -> i32 { 1 }\n\nfn rs_caller() -> i32 {\n    rs_callee()\n}\n",
+    "java/App.java": "class App {\n  int javaCallee() { return 1; }\n  int javaCaller() {\n    return javaCallee();\n  }\n}\n",
+    "c/lib.c": "int c_callee(void) { return 1; }\n\nint c_caller(void) {\n    return c_callee();\n}\n",
+    "cpp/lib.cpp": "int cpp_callee() { return 1; }\n\nint cpp_caller() {\n    return cpp_callee();\n}\n",
+}
+
+
+def long_module(n_funcs: int = 12) -> str:
+    """A module long enough for many windows, with calls between its functions."""
+    parts = []
+    for i in range(n_funcs):
+        callee = f"func_{i - 1}(value)" if i else "value"
+        parts.append(
+            f"def func_{i}(value):\n"
+            f"    result = {callee}\n"
+            f"    if result > {i}:\n"
+            f"        result -= {i}\n"
+            f"    return result\n"
+        )
+    return "\n\n".join(parts)
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+def make_repo(root: Path, files: dict[str, str] | None = None, *, use_git: bool = True) -> Path:
+    """A repository with the Python fixture package (and ``files`` on top)."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_files(root, {**PY_FILES, "pkg/long.py": long_module(), **(files or {})})
+    if use_git:
+        repo = git.Repo.init(root)
+        with repo.config_writer() as cw:
+            cw.set_value("user", "name", "Fixture")
+            cw.set_value("user", "email", "fixture@example.com")
+        (root / ".gitignore").write_text(".repomem/\n")
+        repo.git.add(all=True)
+        repo.index.commit("fixture")
+    return root

@@ -1,0 +1,308 @@
+"""BM25Index must score exactly like rank-bm25's BM25Okapi built from scratch over the live docs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
+from rank_bm25 import BM25Okapi
+
+from repomem.bm25 import BM25Index, BM25StateError, tokenize
+from repomem.errors import RepomemError
+
+VOCAB = [f"w{i}" for i in range(12)]
+# Zipf-like: the first terms land in most documents, so their raw idf is negative.
+PROBS = 1.0 / np.arange(1, len(VOCAB) + 1) ** 1.2
+PROBS /= PROBS.sum()
+
+
+def random_doc(rng: np.random.Generator, max_len: int = 25) -> list[str]:
+    return [str(t) for t in rng.choice(VOCAB, size=int(rng.integers(0, max_len)), p=PROBS)]
+
+
+def random_query(rng: np.random.Generator) -> list[str]:
+    """Repeated tokens, an unknown term now and then."""
+    query = [str(t) for t in rng.choice(VOCAB, size=int(rng.integers(1, 8)))]
+    if rng.random() < 0.3:
+        query.append("not_in_any_doc")
+    return query
+
+
+def expected_scores(docs: dict[int, list[str]], query: list[str], capacity: int) -> np.ndarray:
+    """rank-bm25 over the live docs in id order, scattered back to their ids."""
+    expected = np.zeros(capacity)
+    ids = sorted(docs)
+    if any(docs[i] for i in ids):  # rank-bm25 cannot build a model with an empty vocabulary
+        expected[ids] = BM25Okapi([docs[i] for i in ids]).get_scores(query)
+    return expected
+
+
+def assert_matches(index: BM25Index, docs: dict[int, list[str]], query: list[str]) -> None:
+    got = index.scores(query)
+    assert got.dtype == np.float64
+    assert got.shape == (index.capacity,)
+    np.testing.assert_allclose(got, expected_scores(docs, query, index.capacity), rtol=1e-9,
+                               atol=1e-12)
+
+
+def has_negative_idf(docs: dict[int, list[str]]) -> bool:
+    n = len(docs)
+    return any(sum(t in d for d in docs.values()) > n / 2 for t in VOCAB)
+
+
+def test_tokenize_keeps_identifiers_and_digit_runs() -> None:
+    assert tokenize("foo_bar1 = Baz(42) + 3.14  # über 1abc") == [
+        "foo_bar1", "Baz", "42", "3", "14", "ber", "1", "abc",
+    ]
+    assert tokenize("") == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_static_corpus_matches_rank_bm25(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    docs = {i: random_doc(rng) for i in range(int(rng.integers(5, 40)))}
+    docs[len(docs)] = []  # an empty document still counts in N and avgdl
+    assert has_negative_idf(docs)
+    index = BM25Index()
+    for doc_id, tokens in docs.items():
+        index.add(doc_id, tokens)
+    for _ in range(5):
+        assert_matches(index, docs, random_query(rng))
+    index.compact()
+    assert_matches(index, docs, random_query(rng))
+
+
+def test_custom_parameters_match_rank_bm25() -> None:
+    rng = np.random.default_rng(7)
+    docs = {i: random_doc(rng) for i in range(30)}
+    index = BM25Index(k1=0.9, b=0.4, epsilon=0.5)
+    for doc_id, tokens in docs.items():
+        index.add(doc_id, tokens)
+    query = random_query(rng)
+    expected = BM25Okapi([docs[i] for i in range(30)], k1=0.9, b=0.4, epsilon=0.5)
+    np.testing.assert_allclose(index.scores(query), expected.get_scores(query), rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_adds_removes_and_compactions_match_from_scratch(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    index = BM25Index()
+    docs: dict[int, list[str]] = {}
+    for step in range(300):
+        action = rng.random()
+        if action < 0.55 or not docs:
+            doc_id = int(rng.integers(0, 80))  # ids with holes; removed ids come back
+            if doc_id in docs:
+                continue
+            docs[doc_id] = random_doc(rng)
+            index.add(doc_id, docs[doc_id])
+        elif action < 0.95:
+            doc_id = int(rng.choice(sorted(docs)))
+            del docs[doc_id]
+            index.remove(doc_id)
+        else:
+            index.compact()
+        assert index.live_count == len(docs)
+        if step % 10 == 0:
+            assert_matches(index, docs, random_query(rng))
+    assert_matches(index, docs, random_query(rng))
+
+
+def test_auto_compaction_keeps_scores() -> None:
+    """A bulk load, then thousands of edits between queries, cross the automatic compaction
+    threshold several times."""
+    rng = np.random.default_rng(3)
+    index = BM25Index()
+    docs = {}
+    for doc_id in range(2500):
+        docs[doc_id] = random_doc(rng, max_len=6)
+        index.add(doc_id, docs[doc_id])
+    assert_matches(index, docs, random_query(rng))
+    for step, doc_id in enumerate(rng.choice(3000, size=2400).tolist()):
+        if doc_id in docs:
+            index.remove(doc_id)
+            del docs[doc_id]
+        if step % 2:
+            docs[doc_id] = random_doc(rng, max_len=6)
+            index.add(doc_id, docs[doc_id])
+        if step % 200 == 0:
+            assert_matches(index, docs, random_query(rng))
+    assert_matches(index, docs, random_query(rng))
+
+
+def test_vocabulary_of_removed_documents_is_forgotten() -> None:
+    """A term whose last document is gone must not count in the average idf (which sets the
+    floor of the negative idf values), as a from-scratch model would never have seen it."""
+    docs = {0: ["a", "b"], 1: ["a", "c"], 2: ["a"], 3: ["rare1", "rare2", "rare3", "a"]}
+    index = BM25Index()
+    for doc_id, tokens in docs.items():
+        index.add(doc_id, tokens)
+    index.remove(3)
+    del docs[3]
+    before = index.scores(["a", "rare1"])
+    assert_matches(index, docs, ["a", "rare1"])
+    # "a" is in every live doc, so its idf is the floor epsilon * average idf. Over the live
+    # vocabulary {a, b, c} that average is negative; counting the forgotten rare terms would
+    # make it positive.
+    assert before[0] < 0
+    index.compact()
+    np.testing.assert_allclose(index.scores(["a", "rare1"]), before, rtol=1e-12)
+
+
+def test_compaction_drops_terms_no_live_document_uses() -> None:
+    index = BM25Index()
+    index.add(0, ["kept", "gone"])
+    index.add(1, ["kept"])
+    index.remove(0)
+    index.add(0, ["kept", "new"])
+    state = index.state()
+    vocab = bytes(state["vocab_bytes"]).decode()
+    assert len(state["vocab_offsets"]) == 3
+    assert "gone" not in vocab
+    assert "kept" in vocab and "new" in vocab
+
+
+def test_empty_query_unknown_terms_and_empty_index() -> None:
+    index = BM25Index()
+    assert index.scores(["x"]).shape == (0,)
+    index.add(3, [])
+    index.add(5, [])
+    assert np.array_equal(index.scores(["x"]), np.zeros(6))  # only empty documents
+    index.add(1, ["x", "y"])
+    assert np.array_equal(index.scores([]), np.zeros(6))
+    assert np.array_equal(index.scores(["unknown", "terms"]), np.zeros(6))
+    scores = index.scores(["y"])
+    assert scores[1] > 0
+    assert np.count_nonzero(scores) == 1
+
+
+def test_capacity_counts_every_id_ever_added() -> None:
+    index = BM25Index()
+    index.add(9, ["a"])
+    index.add(2, ["a", "b"])
+    index.remove(9)
+    assert index.capacity == 10
+    assert index.live_count == 1
+    scores = index.scores(["a"])
+    assert scores.shape == (10,)
+    assert scores[9] == 0.0
+    assert scores[2] != 0.0
+
+
+def test_duplicate_add_and_unknown_remove_are_errors() -> None:
+    index = BM25Index()
+    index.add(0, ["a"])
+    with pytest.raises(ValueError, match="already indexed"):
+        index.add(0, ["b"])
+    with pytest.raises(KeyError):
+        index.remove(1)
+    index.remove(0)
+    with pytest.raises(KeyError):
+        index.remove(0)
+    with pytest.raises(ValueError, match=">= 0"):
+        index.add(-1, ["a"])
+    with pytest.raises(ValueError, match="b must be"):
+        BM25Index(b=1.5)
+
+
+def test_state_round_trip_through_npz(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    index = BM25Index(k1=1.2, b=0.7, epsilon=0.3)
+    docs = {i: random_doc(rng) for i in range(0, 60, 3)}
+    docs[100] = ["ünïcode", "名前", "w0"]
+    for doc_id, tokens in docs.items():
+        index.add(doc_id, tokens)
+    for doc_id in (0, 9, 100):
+        index.remove(doc_id)
+    index.add(0, ["名前", "w1", "w1"])  # stays in the delta until state() compacts
+    query = ["名前", "w1", "w0", "w0", "w5"]
+    before = index.scores(query)
+
+    path = tmp_path / "bm25.npz"
+    state = index.state()
+    assert all(a.dtype != object for a in state.values())
+    np.savez(path, **state)
+    with np.load(path, allow_pickle=False) as saved:
+        restored = BM25Index.from_state(saved)
+    assert (restored.k1, restored.b, restored.epsilon) == (1.2, 0.7, 0.3)
+    assert restored.capacity == index.capacity == 101
+    assert restored.live_count == index.live_count
+    np.testing.assert_allclose(restored.scores(query), before, rtol=1e-12)
+    # The restored index keeps working incrementally.
+    restored.remove(0)
+    restored.add(9, ["名前"])
+    index.remove(0)
+    index.add(9, ["名前"])
+    np.testing.assert_allclose(restored.scores(query), index.scores(query), rtol=1e-12)
+
+
+def test_damaged_state_is_a_clear_error() -> None:
+    index = BM25Index()
+    index.add(0, ["a", "b"])
+    index.add(1, ["b"])
+    state = index.state()
+    missing = {k: v for k, v in state.items() if k != "row_tf"}
+    with pytest.raises(BM25StateError, match="row_tf"):
+        BM25Index.from_state(missing)
+    bad_terms = dict(state, row_terms=state["row_terms"] + 5)
+    with pytest.raises(BM25StateError, match="row_terms"):
+        BM25Index.from_state(bad_terms)
+    with pytest.raises(BM25StateError, match="doc_ids"):
+        BM25Index.from_state(dict(state, doc_ids=np.array([0, 7])))
+    with pytest.raises(BM25StateError, match="doc_ids"):
+        BM25Index.from_state(dict(state, doc_ids=np.array([1])))  # row 0 holds terms
+    wrapped = dict(state, row_tf=state["row_tf"].astype(np.int64) + 2**32)
+    with pytest.raises(BM25StateError, match="row_tf"):
+        BM25Index.from_state(wrapped)
+    assert issubclass(BM25StateError, RepomemError)
+
+
+TERMS = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
+class IndexVersusRankBm25(RuleBasedStateMachine):
+    """Any interleaving of adds, removes and compactions leaves from-scratch scores."""
+
+    live = Bundle("live")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = BM25Index()
+        self.docs: dict[int, list[str]] = {}
+
+    @rule(target=live, doc_id=st.integers(0, 30), tokens=st.lists(TERMS, max_size=8))
+    def add(self, doc_id: int, tokens: list[str]) -> int:
+        if doc_id in self.docs:
+            with pytest.raises(ValueError):
+                self.index.add(doc_id, tokens)
+            return doc_id
+        self.index.add(doc_id, tokens)
+        self.docs[doc_id] = tokens
+        return doc_id
+
+    @rule(doc_id=consumes(live))
+    def remove(self, doc_id: int) -> None:
+        if doc_id in self.docs:
+            self.index.remove(doc_id)
+            del self.docs[doc_id]
+        else:
+            with pytest.raises(KeyError):
+                self.index.remove(doc_id)
+
+    @rule()
+    def compact(self) -> None:
+        self.index.compact()
+
+    @invariant()
+    def scores_match(self) -> None:
+        assert self.index.live_count == len(self.docs)
+        assert_matches(self.index, self.docs, ["a", "a", "c", "e", "zzz"])
+
+
+TestIndexVersusRankBm25 = IndexVersusRankBm25.TestCase
+TestIndexVersusRankBm25.settings = settings(max_examples=40, stateful_step_count=25,
+                                            deadline=None)

@@ -1,0 +1,237 @@
+"""The built-in backend: token-level longest match against retrieved code, and the naive
+baseline it must beat."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from repomem.backends.base import BackendError, GenerationRequest
+from repomem.backends.builtin import BuiltinBackend
+from repomem.postprocess import postprocess
+from repomem.scorer import Location, RetrievedFragment
+
+WINDOW, STRIDE = 20, 10
+
+
+def fragment(path: str, start: int, text: str, shown: str | None = None) -> RetrievedFragment:
+    end = start + text.count("\n") + 1
+    return RetrievedFragment(0, (Location(path, start, end),), text, shown or text, 1.0, 0.0, 1.0)
+
+
+def request(left: str, *fragments: RetrievedFragment, multiline: bool = False, **kw: object):
+    return GenerationRequest(
+        prompt="", left_context=left, fragments=fragments, multiline=multiline, **kw
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# A small synthetic repository: handler classes with the same three methods in varying order.
+# In every method the line before the answer is the same (`record = self.lookup(request)`), so
+# copying the line after its first occurrence (the naive baseline) is usually wrong; the
+# method's signature two lines up tells the methods apart.
+
+METHODS = {
+    "get": "return self.render(record)",
+    "post": "return self.save(record, status=201)",
+    "delete": "return self.remove(record)",
+    "put": "return self.replace(record, request.data)",
+}
+ORDERS = [
+    ("get", "post", "delete", "put"),
+    ("put", "get", "delete", "post"),
+    ("delete", "put", "post", "get"),
+    ("post", "delete", "get", "put"),
+]
+NAMES = ["User", "Order", "Invoice", "Product", "Customer", "Shipment", "Payment", "Report"]
+
+
+def handler_source(name: str, order: tuple[str, ...]) -> str:
+    lines = ["from app.base import Handler", "", "", f"class {name}Handler(Handler):"]
+    lines.append(f'    model = "{name.lower()}"')
+    for method in order:
+        lines += [
+            "",
+            f"    def {method}(self, request):",
+            "        record = self.lookup(request)",
+            f"        {METHODS[method]}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def windows(path: str, text: str) -> list[RetrievedFragment]:
+    """RepoCoder's windows: 20 lines every 10, each shown moved forward by the stride."""
+    lines = text.splitlines()
+    out = []
+    for start in range(0, max(len(lines) - WINDOW, 0) + 1, STRIDE):
+        end = min(start + WINDOW, len(lines))
+        shown_end = min(end + STRIDE, len(lines))
+        shown_start = max(0, shown_end - WINDOW)
+        out.append(
+            fragment(
+                path, start, "\n".join(lines[start:end]), "\n".join(lines[shown_start:shown_end])
+            )
+        )
+    return out
+
+
+def jaccard_retrieve(query: str, corpus: list[RetrievedFragment], k: int = 10):
+    """RepoCoder's sparse retrieval: Jaccard similarity of token sets, best first."""
+    q = set(re.findall(r"\w+", query))
+
+    def similarity(f: RetrievedFragment) -> float:
+        t = set(re.findall(r"\w+", f.text))
+        return len(q & t) / len(q | t)
+
+    return sorted(corpus, key=similarity, reverse=True)[:k]
+
+
+def exact_match_rate(backend: BuiltinBackend) -> float:
+    sources = {f"app/{n.lower()}.py": handler_source(n, ORDERS[i % 4]) for i, n in enumerate(NAMES)}
+    hits = total = 0
+    for task_path, text in sources.items():
+        corpus = [f for p, t in sources.items() if p != task_path for f in windows(p, t)]
+        lines = text.splitlines()
+        for i, current in enumerate(lines):
+            if current.strip() not in METHODS.values():
+                continue
+            left = "\n".join(lines[:i]) + "\n"
+            query = "\n".join(lines[max(0, i - WINDOW) : i])
+            req = request(left, *jaccard_retrieve(query, corpus), stop=("\n",))
+            completion = postprocess(
+                backend.continuation(req), mode="line", left_context=left, language="python"
+            )
+            hits += completion.strip() == current.strip()
+            total += 1
+    assert total == len(NAMES) * len(METHODS)
+    return hits / total
+
+
+def test_builtin_beats_the_naive_baseline_on_repeated_patterns() -> None:
+    naive = exact_match_rate(BuiltinBackend("naive"))
+    match = exact_match_rate(BuiltinBackend())
+    assert naive < 0.5
+    assert match >= 0.9
+    assert match > naive + 0.4
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+SOURCE = """class Loader:
+    def load_a(self):
+        path = self.root
+        return read_a(path)
+
+    def load_b(self):
+        path = self.root
+        return read_b(
+            path,
+            strict=True,
+        )
+"""
+
+
+def test_longest_match_picks_the_right_occurrence() -> None:
+    left = "def load_b(self):\n    path = self.root\n"
+    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))) == (
+        "    return read_b("
+    )
+    assert BuiltinBackend("naive").continuation(request(left, fragment("l.py", 0, SOURCE))) == (
+        "    return read_a(path)"
+    )
+
+
+def test_indentation_is_rebased_onto_the_cursors_block() -> None:
+    left = "if ready:\n    def load_a(self):\n        path = self.root\n        "
+    out = BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE)))
+    assert out == "return read_a(path)"  # the typed indentation is not repeated
+    left_at_column_0 = "if ready:\n    def load_a(self):\n        path = self.root\n"
+    out = BuiltinBackend().continuation(request(left_at_column_0, fragment("l.py", 0, SOURCE)))
+    assert out == "        return read_a(path)"
+
+
+def test_an_identifier_being_typed_is_completed() -> None:
+    left = "def load_b(self):\n    path = self.ro"
+    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))) == "ot"
+    left = "    path = self.root\n    return read_"
+    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))) == "a(path)"
+
+
+def test_no_double_space_after_a_typed_space() -> None:
+    src = "total = compute(values)\nprint(total)\n"
+    out = BuiltinBackend().continuation(request("x = 1\ntotal = ", fragment("c.py", 0, src)))
+    assert out == "compute(values)"
+
+
+def test_multiline_copies_the_continuation_reindented() -> None:
+    left = "class Other:\n    def load_b(self):\n        path = self.root\n        "
+    raw = BuiltinBackend().continuation(
+        request(left, fragment("l.py", 0, SOURCE), multiline=True, max_tokens=256)
+    )
+    assert raw.startswith("return read_b(\n            path,\n            strict=True,\n        )")
+    assert postprocess(raw, mode="api", left_context=left, language="python") == (
+        "return read_b(\n            path,\n            strict=True,\n        )"
+    )
+
+
+def test_continuation_reaches_into_the_lines_shown_after_the_window() -> None:
+    lines = [f"step_{i} = run({i})" for i in range(30)]
+    window = "\n".join(lines[0:20])
+    shown = "\n".join(lines[10:30])
+    left = "\n".join(lines[15:20]) + "\n"
+    out = BuiltinBackend().continuation(request(left, fragment("s.py", 0, window, shown)))
+    assert out == "step_20 = run(20)"
+
+
+def test_the_file_itself_is_a_source() -> None:
+    left = (
+        "def first(self):\n    self.check()\n    return self.first_value\n\n"
+        "def second(self):\n    self.check()\n"
+    )
+    assert BuiltinBackend().continuation(request(left)) == "    return self.first_value"
+
+
+def test_stop_sequences_and_token_limit_are_honoured() -> None:
+    backend = BuiltinBackend()
+    left = "class Other:\n    def load_b(self):\n        path = self.root\n        "
+    stopped = backend.continuation(
+        request(left, fragment("l.py", 0, SOURCE), multiline=True, stop=("\n",))
+    )
+    assert stopped == "return read_b("
+    limited = backend.continuation(
+        request(left, fragment("l.py", 0, SOURCE), multiline=True, max_tokens=2)
+    )
+    assert limited == "return "
+
+
+def test_nothing_to_copy_gives_nothing() -> None:
+    assert BuiltinBackend().continuation(request("")) == ""
+    assert BuiltinBackend().continuation(request("zzz_unique = 1\n")) == ""
+    assert BuiltinBackend("naive").continuation(request("x = 1\n")) == ""
+
+
+def test_count_tokens_uses_the_documented_regex() -> None:
+    backend = BuiltinBackend()
+    assert backend.count_tokens("") == 0
+    # words, punctuation characters, whitespace runs
+    assert backend.count_tokens("foo(bar)\n    x_1") == 6
+    assert backend.count_tokens("a  +  b") == 5
+
+
+def test_batch_keeps_order_and_names_the_strategy() -> None:
+    backend = BuiltinBackend()
+    reqs = [
+        request("def load_b(self):\n    path = self.ro", fragment("l.py", 0, SOURCE)),
+        request("    path = self.root\n    return read_", fragment("l.py", 0, SOURCE)),
+    ]
+    assert asyncio.run(backend.complete_batch(reqs)) == ["ot", "a(path)"]
+    assert backend.name == "builtin"
+    assert BuiltinBackend("naive").name == "builtin-naive"
+
+
+def test_unknown_strategy_is_an_error() -> None:
+    with pytest.raises(BackendError, match="unknown built-in strategy 'magic'"):
+        BuiltinBackend("magic")

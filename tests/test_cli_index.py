@@ -1,0 +1,101 @@
+"""``repomem index`` and ``repomem retrieve`` driven as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from repos import OTHER_LANG_FILES, make_repo
+
+
+def repomem(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repomem.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_repo(tmp_path_factory.mktemp("cli") / "repo", OTHER_LANG_FILES)
+    (root / ".env").write_text("API_KEY=secret\n")
+    (root / "README.md").write_text("# fixture\n")
+    return root
+
+
+def test_index_reports_what_it_did(root: Path) -> None:
+    out = repomem("index", str(root), "--json", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["files_by_language"]["python"] == 6
+    assert summary["files_by_language"]["markdown"] == 1
+    assert summary["skipped"]["secret"] == 1
+    assert summary["fragments"] > 0 and summary["relations"] > 0
+    assert set(summary["edges"]) == {"syntax", "directory", "file_root", "call"}
+    assert summary["edges"]["call"] >= 10
+    assert summary["index_bytes"] > 0
+    text = repomem("index", str(root), "--no-progress")
+    assert text.returncode == 0
+    assert "unchanged, reused: 13" in text.stdout
+    assert "graph edges" in text.stdout and "index size" in text.stdout
+
+
+def test_retrieve_explains_scores(root: Path) -> None:
+    repomem("index", str(root), "--no-progress")
+    out = repomem("retrieve", f"{root}/pkg/sub/mod.py:9", "--json", "--k", "3")
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert 0 < len(hits) <= 3
+    for h in hits:
+        assert h["s_rel"] == pytest.approx(h["s_ind"] + 0.5 * h["s_env"])
+        # the cursor's own neighbourhood is never retrieved
+        for loc in h["locations"]:
+            assert not (loc["path"] == "pkg/sub/mod.py" and loc["end"] > 0 and loc["start"] < 28)
+    plain = repomem("retrieve", "pkg/core.py:9", "--alpha", "0", cwd=root)
+    assert plain.returncode == 0, plain.stderr
+    assert "s_env=0.000" in plain.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("index", "/definitely/not/here"), "no such directory"),
+        (("retrieve", "nofile.py:3"), "no such file"),
+        (("retrieve", "pkg/core.py"), "FILE:LINE"),
+        (("retrieve", "pkg/core.py:999"), "past the end"),
+        (("retrieve", "pkg/core.py:3", "--k", "0"), "--k"),
+    ],
+)
+def test_bad_input_is_one_clean_line(root: Path, args: tuple[str, ...], message: str) -> None:
+    repomem("index", str(root), "--no-progress")
+    out = repomem(*args, cwd=root)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_file_instead_of_directory_and_outside_file(root: Path, tmp_path: Path) -> None:
+    out = repomem("index", str(root / "pkg/core.py"))
+    assert out.returncode == 2 and "is a file" in out.stderr
+    stray = tmp_path / "stray.py"
+    stray.write_text("x = 1\n")
+    out = repomem("retrieve", f"{stray}:1", cwd=root)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_unindexed_and_damaged_index(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    out = repomem("retrieve", "pkg/core.py:5", cwd=root)
+    assert out.returncode == 2 and "repomem index" in out.stderr
+    assert repomem("index", str(root), "--no-progress").returncode == 0
+    gen = next((root / ".repomem").glob("gen-*"))
+    (gen / "arrays.npz").write_bytes(b"garbage")
+    out = repomem("retrieve", "pkg/core.py:5", cwd=root)
+    assert out.returncode == 2 and "unreadable" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,85 @@
+"""RepoEval's EM, ES and hit@k on cases worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+from repomem_eval.metrics import (
+    TaskScore,
+    aggregate,
+    edit_similarity,
+    exact_match,
+    hit_at_k,
+    score_task,
+)
+
+
+def test_exact_match_ignores_indentation_and_trailing_text() -> None:
+    assert exact_match("    x = foo(a)\n", "x = foo(a)   \ny = 2\nz = 3")
+    assert not exact_match("    x = foo(a)\n", "x = foo(b)")
+    assert not exact_match("x = foo(a)", "x=foo(a)")  # inner whitespace counts
+
+
+def test_exact_match_multiline_truncates_to_target_lines_and_skips_blank_lines() -> None:
+    target = "a = f(\n    1,\n)\n"
+    assert exact_match(target, "a = f(\n\n   1,\n)\nextra()")
+    assert not exact_match(target, "a = f(\n    1,")  # too few lines
+    assert not exact_match(target, "a = f(\n    2,\n)")
+
+
+def test_edit_similarity_is_one_minus_normalised_levenshtein() -> None:
+    assert edit_similarity("abcd", "abce") == pytest.approx(0.75)
+    assert edit_similarity("kitten", "sitting") == pytest.approx(1 - 3 / 7)
+    assert edit_similarity("abc", "xyz") == pytest.approx(0.0)
+
+
+def test_edit_similarity_on_stripped_joined_lines() -> None:
+    # "ab\ncd" vs "ab\ncx": one substitution over five characters
+    assert edit_similarity("  ab\n    cd\n", "ab\n\ncx") == pytest.approx(0.8)
+    # the prediction is cut to the target's single line before comparing
+    assert edit_similarity("abc", "abc\nzzz") == pytest.approx(1.0)
+
+
+def test_empty_texts() -> None:
+    assert edit_similarity("", "") == 1.0
+    assert edit_similarity("  \n", "anything") == 1.0  # cut to zero lines: both empty
+    assert exact_match("\n", "anything")
+    assert edit_similarity("x", "") == 0.0
+    assert not exact_match("x", "  \n")
+
+
+def test_hit_at_k_looks_for_the_first_ground_truth_line() -> None:
+    gt = "\n    y = g(x)\n    z = 1\n"
+    assert hit_at_k(gt, ["a = 0", "b\n        y = g(x)   \nc"])
+    assert not hit_at_k(gt, ["y = g(x) + 1", "z = 1"])
+    assert not hit_at_k(gt, [])
+    assert not hit_at_k("  \n", ["", "x"])
+
+
+def test_score_task_and_aggregate() -> None:
+    scores = [
+        score_task("alpha/0", "x = 1", "x = 1", shown_texts=["x = 1"], seconds=1.0),
+        score_task("alpha/1", "abcd", "abce", shown_texts=["nothing"], seconds=3.0),
+        score_task("beta/0", "abc", "xyz", seconds=2.0),
+    ]
+    assert scores[0] == TaskScore("alpha/0", True, 1.0, True, 1.0)
+    assert scores[2].hit is None and scores[2].repo == "beta"
+    summary = aggregate(scores)
+    overall = summary["overall"]
+    assert overall["n"] == 3
+    assert overall["em"] == pytest.approx(100 / 3)
+    assert overall["es"] == pytest.approx(100 * (1.0 + 0.75 + 0.0) / 3)
+    assert overall["hit_at_k"] == pytest.approx(50.0)  # only tasks that retrieved
+    assert overall["seconds_per_task"] == pytest.approx(2.0)
+    per_repo = summary["per_repo"]
+    assert list(per_repo) == ["alpha", "beta"]
+    assert per_repo["alpha"]["em"] == pytest.approx(50.0)
+    assert per_repo["alpha"]["es"] == pytest.approx(87.5)
+    assert per_repo["beta"]["hit_at_k"] is None
+    assert per_repo["beta"]["n"] == 1
+
+
+def test_aggregate_of_nothing() -> None:
+    assert aggregate([]) == {
+        "overall": {"em": None, "es": None, "hit_at_k": None, "n": 0, "seconds_per_task": None},
+        "per_repo": {},
+    }

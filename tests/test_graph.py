@@ -1,0 +1,143 @@
+"""The code graph: FragRel A.1 edge kinds and weights, import-aware call resolution."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from repos import OTHER_LANG_FILES, make_repo
+
+from repomem.fragments import window_nodes, windows
+from repomem.index import RepoIndex
+from repomem.parsing import parse_source, split_lines
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
+    root = make_repo(tmp_path_factory.mktemp("graph") / "repo", OTHER_LANG_FILES)
+    idx, _ = RepoIndex.build(root, save=False)
+    return idx
+
+
+def node_at(idx: RepoIndex, path: str, line: int) -> int:
+    """Global id of the statement owning a 1-based line."""
+    local = int(idx.parsed[path].line_owner[line - 1])
+    assert local >= 0, f"{path}:{line} has no statement"
+    return idx.graph.stmt_offset[path] + local
+
+
+def weight(idx: RepoIndex, u: int, v: int) -> float | None:
+    g = idx.graph
+    row = slice(g.indptr[u], g.indptr[u + 1])
+    hits = np.flatnonzero(g.indices[row] == v)
+    return float(math.exp(-g.cost[row][hits[0]])) if hits.size else None
+
+
+def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
+    g = index.graph
+    helper_def = node_at(index, "pkg/util.py", 4)
+    body = node_at(index, "pkg/util.py", 5)
+    assert weight(index, body, helper_def) == pytest.approx(0.5)
+    root = g.stmt_offset["pkg/util.py"] - 1
+    file_node = root - 1
+    assert weight(index, helper_def, root) == pytest.approx(0.5)  # top level -> module root
+    assert weight(index, root, file_node) == pytest.approx(1.0)
+    # file -> its directory -> the parent directory, 0.3 each
+    dir_neighbours = [
+        int(v)
+        for v in g.indices[g.indptr[file_node] : g.indptr[file_node + 1]]
+        if weight(index, file_node, int(v)) == pytest.approx(0.3)
+    ]
+    assert len(dir_neighbours) == 1
+    pkg_dir = dir_neighbours[0]
+    sub_file = g.stmt_offset["pkg/sub/mod.py"] - 2
+    sub_dirs = [
+        int(v)
+        for v in g.indices[g.indptr[sub_file] : g.indptr[sub_file + 1]]
+        if weight(index, sub_file, int(v)) == pytest.approx(0.3)
+    ]
+    assert weight(index, sub_dirs[0], pkg_dir) == pytest.approx(0.3)
+    assert g.edge_counts["file_root"] == len(index.parsed)
+    assert g.node_counts["file"] == len(index.parsed)
+
+
+@pytest.mark.parametrize(
+    ("caller", "callee", "why"),
+    [
+        (("pkg/core.py", 8), ("pkg/util.py", 4), "from pkg.util import helper"),
+        (("pkg/core.py", 9), ("pkg/util.py", 4), "import pkg.util as u; u.helper()"),
+        (("pkg/core.py", 7), ("pkg/util.py", 10), "self.run() through the base class"),
+        (("pkg/core.py", 10), ("pkg/util.py", 9), "class constructor Base()"),
+        (("pkg/core.py", 16), ("pkg/core.py", 5), "same-file constructor Core()"),
+        (("pkg/sub/mod.py", 8), ("pkg/util.py", 4), "relative import ..util"),
+        (("web/app.js", 3), ("web/app.js", "callee"), "javascript"),
+        (("web/types.ts", 3), ("web/types.ts", "tsCallee"), "typescript"),
+        (("go/main.go", 6), ("go/main.go", "goCallee"), "go"),
+        (("rs/lib.rs", 4), ("rs/lib.rs", "rs_callee"), "rust"),
+        (("java/App.java", 4), ("java/App.java", "javaCallee"), "java"),
+        (("c/lib.c", 4), ("c/lib.c", "c_callee"), "c"),
+        (("cpp/lib.cpp", 4), ("cpp/lib.cpp", "cpp_callee"), "c++"),
+    ],
+)
+def test_call_edges(
+    index: RepoIndex, caller: tuple[str, int], callee: tuple[str, int | str], why: str
+) -> None:
+    u = node_at(index, *caller)
+    path, where = callee
+    if isinstance(where, str):  # one-line definitions: find the definition node by name
+        local = next(d.node for d in index.parsed[path].definitions if d.name == where)
+        v = index.graph.stmt_offset[path] + local
+    else:
+        v = node_at(index, path, where)
+    assert weight(index, u, v) == pytest.approx(0.8), why
+
+
+def test_unresolved_calls_are_dropped(index: RepoIndex) -> None:
+    # print(...) and os.path.basename(...) resolve to nothing in the repository
+    print_stmt = node_at(index, "pkg/core.py", 11)
+    g = index.graph
+    kinds = [weight(index, print_stmt, int(v)) for v in g.indices[g.indptr[print_stmt] : g.indptr[print_stmt + 1]]]
+    assert 0.8 not in [pytest.approx(k) for k in kinds]
+    assert index.graph.edge_counts["call"] == sum(len(c) for c in index.calls.values())
+
+
+def test_statement_nodes_cover_lines_without_overlap() -> None:
+    text = "def f(x):\n    if x:\n        return 1\n    # note\n\n    return 2\n"
+    pf = parse_source("m.py", "python", text, "d")
+    owners = pf.line_owner.tolist()
+    assert owners[3] == owners[1] or owners[3] == owners[0]  # comment line: inside f's body
+    assert owners[4] in (owners[0], owners[1])  # blank line, zero length: no weight anyway
+    assert len({owners[0], owners[1], owners[2], owners[5]}) == 4
+    nodes, weights = window_nodes(pf, 0, 6)
+    assert weights.sum() == pytest.approx(1.0)
+    lens = pf.line_len
+    # each node's weight is the share of characters on the lines it owns
+    for node, w in zip(nodes, weights, strict=True):
+        own = sum(int(lens[i]) for i in range(6) if owners[i] == node)
+        assert w == pytest.approx(own / lens.sum())
+
+
+def test_windows_twenty_lines_stride_ten() -> None:
+    lines = [f"x{i} = {i}" for i in range(45)]
+    wins = windows(lines, 20, 10)
+    assert [(w.start, w.end) for w in wins] == [(0, 20), (10, 30), (20, 40), (30, 45)]
+    assert wins[1].text == "\n".join(lines[10:30])
+    assert windows(["", "   "], 20, 10) == []
+    assert [(w.start, w.end) for w in windows(lines[:7], 20, 10)] == [(0, 7)]
+
+
+def test_identical_windows_are_merged(tmp_path: Path) -> None:
+    block = "\n".join(f"value_{i} = compute({i})" for i in range(20)) + "\n"
+    root = make_repo(tmp_path / "r", {"a/one.py": block, "b/two.py": block}, use_git=False)
+    idx, _ = RepoIndex.build(root, save=False)
+    fid = idx.by_text[block.rstrip("\n")]
+    assert sorted(loc.path for loc in idx.frag_locs[fid]) == ["a/one.py", "b/two.py"]
+
+
+def test_syntax_errors_still_parse() -> None:
+    text = "def broken(:\n    return 1\nx = [\n"
+    pf = parse_source("bad.py", "python", text, "d")
+    assert pf.n_nodes > 0
+    assert len(split_lines(text)) == pf.line_owner.size

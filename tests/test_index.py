@@ -1,0 +1,227 @@
+"""The index as a whole: incremental updates equal rebuilds, persistence, crash safety."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from repos import OTHER_LANG_FILES, long_module, make_repo
+
+from repomem import store
+from repomem.bm25 import tokenize
+from repomem.config import IndexConfig
+from repomem.errors import RepomemError
+from repomem.index import RepoIndex
+
+EXACT = replace(IndexConfig(), node_neighbours=1000, fragment_neighbours=1000)
+
+
+def snapshot(idx: RepoIndex) -> tuple[dict, dict, dict]:
+    live = idx.live_ids().tolist()
+    frags = {
+        idx.frag_text[i]: frozenset((loc.path, loc.start, loc.end) for loc in idx.frag_locs[i])
+        for i in live
+    }
+    rel = idx.relations.tocoo()
+    rels = {
+        (idx.frag_text[i], idx.frag_text[j]): v
+        for i, j, v in zip(rel.row, rel.col, rel.data, strict=True)
+    }
+    calls = {p: sorted(c) for p, c in idx.calls.items() if c}
+    return frags, rels, calls
+
+
+def assert_same(a: RepoIndex, b: RepoIndex, queries: list[str]) -> None:
+    fa, ra, ca = snapshot(a)
+    fb, rb, cb = snapshot(b)
+    assert fa == fb
+    assert ca == cb
+    assert ra.keys() == rb.keys()
+    for key in ra:
+        assert ra[key] == pytest.approx(rb[key], rel=1e-9)
+    for q in queries:
+        sa, sb = a.bm25.scores(tokenize(q)), b.bm25.scores(tokenize(q))
+        by_text_a = {a.frag_text[i]: sa[i] for i in a.live_ids()}
+        by_text_b = {b.frag_text[i]: sb[i] for i in b.live_ids()}
+        assert by_text_a == pytest.approx(by_text_b, rel=1e-9)
+        ha = [(h.locations, round(h.s_rel, 9)) for h in a.retrieve(q, k=10)]
+        hb = [(h.locations, round(h.s_rel, 9)) for h in b.retrieve(q, k=10)]
+        assert ha == hb
+
+
+QUERIES = ["value = helper(1)", "def compute(items):\n    out = []", "return result"]
+
+EDITS: dict[str, str | None] = {
+    # helper gains a caller-visible twin and loses a line; Base.run calls something new
+    "pkg/util.py": "import os\n\n\ndef helper(x):\n    return x * 2\n\n\ndef twin(y):\n"
+    "    return helper(y) + 1\n\n\nclass Base:\n    def run(self):\n        return twin(3)\n",
+    "pkg/sub/mod.py": None,  # deleted
+    "pkg/extra.py": "from pkg.util import twin\n\n\ndef use():\n    return twin(5)\n",  # new
+    "pkg/long.py": long_module(14),  # grows: windows shift, fragments merge and split
+}
+
+
+def apply_on_disk(root: Path, edits: dict[str, str | None]) -> None:
+    for rel, text in edits.items():
+        p = root / rel
+        if text is None:
+            p.unlink()
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+
+
+@pytest.mark.parametrize("config", [EXACT, IndexConfig()], ids=["uncapped", "default-caps"])
+def test_incremental_updates_equal_a_rebuild(tmp_path: Path, config: IndexConfig) -> None:
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, config, save=False)
+    apply_on_disk(root, EDITS)
+    for rel, text in EDITS.items():
+        idx.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, config, save=False)
+    if config == EXACT:
+        assert_same(idx, fresh, QUERIES)
+    else:  # rows cut at a cap may keep different ones among equal strengths: compare the rest
+        fa, ra, _ = snapshot(idx)
+        fb, rb, _ = snapshot(fresh)
+        assert fa == fb
+        capped = {idx.frag_text[i] for i in idx.truncated} | {fresh.frag_text[i] for i in fresh.truncated}
+        for key in ra.keys() | rb.keys():
+            if key[0] not in capped:
+                assert ra.get(key, 0.0) == pytest.approx(rb.get(key, 0.0), rel=1e-9)
+
+
+def test_update_then_undo_restores_the_index(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+    before = snapshot(idx)
+    original = (root / "pkg/core.py").read_text()
+    idx.update_file("pkg/core.py", original.replace("helper(1)", "helper(1) + helper(9)"))
+    assert snapshot(idx) != before
+    idx.update_file("pkg/core.py", original)
+    after = snapshot(idx)
+    assert after[0] == before[0] and after[2] == before[2]
+    assert after[1].keys() == before[1].keys()
+    for key, value in before[1].items():
+        assert after[1][key] == pytest.approx(value, rel=1e-9)
+
+
+def test_new_code_becomes_retrievable(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    idx, _ = RepoIndex.build(root, save=False)
+    assert not idx.retrieve("frobnicate_widget(spline)", k=3)
+    idx.update_file("pkg/new.py", "def frobnicate_widget(spline):\n    return spline\n")
+    hits = idx.retrieve("frobnicate_widget(spline)", k=3)
+    assert hits and hits[0].path == "pkg/new.py"
+    idx.update_file("pkg/new.py", None)
+    assert not idx.retrieve("frobnicate_widget(spline)", k=3)
+
+
+def test_save_load_round_trip(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    idx, summary = RepoIndex.build(root)
+    assert summary.index_bytes > 0
+    loaded = RepoIndex.load(root)
+    assert_same(idx, loaded, QUERIES)
+    # the loaded index keeps updating exactly
+    apply_on_disk(root, EDITS)
+    for rel, text in EDITS.items():
+        loaded.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert snapshot(loaded)[0] == snapshot(fresh)[0]
+
+
+def test_rerun_reparses_only_changed_files(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    _, first = RepoIndex.build(root)
+    _, again = RepoIndex.build(root)
+    assert (again.reparsed, again.reused) == (0, first.reparsed)
+    (root / "pkg/core.py").write_text((root / "pkg/core.py").read_text() + "\nX = 1\n")
+    _, third = RepoIndex.build(root)
+    assert (third.reparsed, third.reused) == (1, first.reparsed - 1)
+
+
+def test_failed_save_leaves_previous_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(tmp_path / "r")
+    RepoIndex.build(root)
+    before = [h.locations for h in RepoIndex.load(root).retrieve("helper(1)", k=5)]
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", boom)
+    (root / "pkg/core.py").write_text("def changed():\n    return helper(1)\n")
+    with pytest.raises(OSError):
+        RepoIndex.build(root)
+    monkeypatch.undo()
+    after = [h.locations for h in RepoIndex.load(root).retrieve("helper(1)", k=5)]
+    assert after == before
+    assert not list((root / ".repomem").glob("tmp-*"))
+
+
+def test_killed_index_run_leaves_a_valid_index(tmp_path: Path) -> None:
+    files = {f"pkg/gen_{i}.py": long_module(30) + f"\n\nMARK_{i} = {i}\n" for i in range(40)}
+    root = make_repo(tmp_path / "r", files, use_git=False)
+    subprocess.run([sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"], check=True, capture_output=True)
+    (root / "pkg/gen_0.py").write_text("def replaced():\n    return 1\n")
+    seen_new = False
+    for delay in (0.3, 0.8, 1.5, 2.5, 4.0):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        idx = RepoIndex.load(root)  # never half-written: the old or the new index
+        texts = idx.file_text("pkg/gen_0.py")
+        seen_new = seen_new or texts == "def replaced():\n    return 1\n"
+        assert idx.retrieve("MARK_3 = 3", k=1)[0].path == "pkg/gen_3.py"
+    # a complete run afterwards cleans up whatever a killed one left behind
+    subprocess.run([sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"], check=True, capture_output=True)
+    assert RepoIndex.load(root).file_text("pkg/gen_0.py") == "def replaced():\n    return 1\n"
+    assert not list((root / ".repomem").glob("tmp-*"))
+    assert len(list((root / ".repomem").glob("gen-*"))) == 1
+
+
+def test_damaged_and_incompatible_indexes_are_reported(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    with pytest.raises(RepomemError, match="no index"):
+        RepoIndex.load(root)
+    RepoIndex.build(root)
+    gen = store.live_generation(root, IndexConfig())
+    manifest = gen / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 1', '"format": 999'))
+    with pytest.raises(RepomemError, match="format 999"):
+        RepoIndex.load(root)
+    manifest.write_text("{not json")
+    with pytest.raises(RepomemError, match="unreadable"):
+        RepoIndex.load(root)
+    # a rebuild replaces the damaged index
+    RepoIndex.build(root)
+    assert RepoIndex.load(root).retrieve("helper(1)", k=1)
+
+
+def test_hostile_files_are_skipped_or_parsed(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    (root / "blob.py").write_bytes(b"\x00\x01\x02binary\x00" * 100)
+    (root / "latin.py").write_bytes(b"name = '\xe9t\xe9'\nvalue = 1\n")
+    (root / "huge.py").write_text("x = '" + "a" * 5_000_000 + "'\n")
+    (root / "broken.py").write_text("def broken(:\n    return [\n")
+    os.symlink("loop_b.py", root / "loop_a.py")
+    os.symlink("loop_a.py", root / "loop_b.py")
+    idx, summary = RepoIndex.build(root, save=False)
+    assert summary.skipped.get("binary") == 1
+    assert summary.skipped.get("too_large") == 1
+    assert summary.skipped.get("unreadable") == 2
+    assert "latin.py" in idx.files and "\ufffd" in idx.file_text("latin.py")
+    assert "broken.py" in idx.files
