@@ -212,7 +212,7 @@ class BM25Index:
 
     Document ids are caller-assigned ints >= 0 and may have holes. ``capacity`` is one more than
     the largest id ever added; it does not shrink on removal, so arrays the caller indexes by id
-    keep their meaning.
+    keep their meaning. Not thread-safe: serialise calls that add, remove or score.
     """
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:

@@ -8,7 +8,8 @@ code the model should have seen. FragRel's relation-aware score applies at every
 The answer is the last iteration's completion; iterating stops early when a completion
 leaves the query unchanged (the retrieval would repeat itself).
 
-Retrieval runs synchronously: it takes milliseconds and the index is not thread-safe.
+Retrieval runs synchronously in the caller's thread: it takes milliseconds, and an index that
+the editor keeps updating must not be read from another thread meanwhile.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import re
 import sys
@@ -169,15 +168,14 @@ def _read(path: Path, name: str) -> str:
 
 
 def _open_index(root: Path, settings: Settings, rel: str, text: str) -> RepoIndex:
-    from repomem import store
     from repomem.index import RepoIndex
+    from repomem.store import IndexNotFound
 
     try:
-        index = store.load(root, settings.index)
-    except store.IndexNotFound:
+        index = RepoIndex.load(root, settings.index)
+    except IndexNotFound:
         print(f"repomem: indexing {root} (first use)", file=sys.stderr)
-        index, summary = RepoIndex.build(root, settings.index)
-        store.save(index, dataclasses.asdict(summary))
+        index, _ = RepoIndex.build(root, settings.index)  # persisted for the next run
     known = index.file_text(rel)
     if known is not None and known != text:
         index.update_file(rel, text)

@@ -1,0 +1,179 @@
+"""Index benchmark: full index, one-file updates and retrieval latency on a real code base.
+
+Default corpus: the Python standard library's source (``sysconfig``'s stdlib directory,
+site-packages excluded). Everything is measured in one run, baselines included: the bare
+tree-sitter parse of the same files, and rank-bm25 over the same fragments.
+
+    python eval/bench_index.py [--root DIR] [--queries 200] [--updates 30] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import statistics
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from repomem.bm25 import tokenize
+from repomem.config import IndexConfig
+from repomem.files import scan_files
+from repomem.index import RepoIndex
+from repomem.languages import parser
+from repomem.parsing import split_lines
+from repomem.scorer import Exclusion
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def bare_parse_seconds(root: Path, config: IndexConfig) -> tuple[float, int, int]:
+    files = [f for f in scan_files(root, config).files if f.language == "python"]
+    sources = [f.text.encode("utf-8") for f in files]
+    p = parser("python")
+    t = time.perf_counter()
+    for src in sources:
+        p.parse(src)
+    lines = sum(f.text.count("\n") for f in files)
+    return time.perf_counter() - t, len(files), lines
+
+
+def warm_up(config: IndexConfig) -> None:
+    """Compile the relation kernels once (cached on disk afterwards) outside the timings."""
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "a.py").write_text("def f(x):\n    return g(x)\n\n\ndef g(y):\n    return y\n")
+        idx, _ = RepoIndex.build(Path(d), replace(config, index_dir=str(Path(d) / "idx")))
+        idx.update_file("a.py", "def f(x):\n    return x\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--root", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--updates", type=int, default=30)
+    ap.add_argument("--rank-bm25-queries", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="repomem-bench-"))
+    config = IndexConfig(
+        index_dir=str(workdir / "index"), ignore_patterns=("site-packages/", "__pycache__/")
+    )
+    rng = random.Random(args.seed)
+    results: dict[str, object] = {"root": str(args.root)}
+    try:
+        warm_up(config)
+        bare, n_files, n_lines = bare_parse_seconds(args.root, config)
+        results.update(files=n_files, lines=n_lines, bare_parse_s=bare)
+        print(f"corpus: {args.root} ({n_files} files, {n_lines:,} lines)", file=sys.stderr)
+
+        t = time.perf_counter()
+        idx, summary = RepoIndex.build(args.root, config)
+        full = time.perf_counter() - t
+        results.update(
+            index_s=full,
+            index_over_bare_parse=full / bare,
+            index_stages_s=summary.seconds,
+            fragments=summary.fragments,
+            graph_nodes=sum(summary.nodes.values()),
+            graph_edges=summary.edges,
+            relations=summary.relations,
+            truncated_fragments=summary.truncated_fragments,
+            index_mb=summary.index_bytes / 1e6,
+        )
+        print(f"index: {full:.1f} s = {full / bare:.2f}x bare parse ({bare:.1f} s)", file=sys.stderr)
+
+        t = time.perf_counter()
+        idx = RepoIndex.load(args.root, config)
+        results["load_s"] = time.perf_counter() - t
+
+        paths = sorted(idx.files)
+        positions = []
+        while len(positions) < args.queries:
+            path = rng.choice(paths)
+            n = len(split_lines(idx.files[path].text))
+            if n > 25:
+                positions.append((path, rng.randrange(20, n)))
+
+        def query_of(path: str, line: int) -> tuple[str, Exclusion]:
+            lines = split_lines(idx.files[path].text)
+            window = idx.config.window
+            return "\n".join(lines[line - window : line]), Exclusion(path, line - window, line + window)
+
+        latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
+        for path, line in positions:
+            q, ex = query_of(path, line)
+            for name, alpha in (("bm25", 0.0), ("bm25+fragrel", 0.5)):
+                t = time.perf_counter()
+                idx.retrieve(q, k=10, alpha=alpha, exclusion=ex)
+                latencies[name].append((time.perf_counter() - t) * 1000)
+        for name, vals in latencies.items():
+            results[f"retrieve_{name}_ms"] = {"p50": pct(vals, 50), "p95": pct(vals, 95)}
+
+        from rank_bm25 import BM25Okapi
+
+        live = idx.live_ids()
+        t = time.perf_counter()
+        ref = BM25Okapi([tokenize(idx.frag_text[i]) for i in live])
+        ref_build = time.perf_counter() - t
+        ref_ms = []
+        for path, line in positions[: args.rank_bm25_queries]:
+            q, _ = query_of(path, line)
+            t = time.perf_counter()
+            ref.get_scores(tokenize(q))
+            ref_ms.append((time.perf_counter() - t) * 1000)
+        results["rank_bm25"] = {"build_s": ref_build, "query_ms_p50": pct(ref_ms, 50)}
+
+        update_ms = []
+        for path in rng.sample(paths, min(args.updates, len(paths))):
+            text = idx.files[path].text
+            edited = text + "\n\ndef _bench_added(value):\n    return value\n"
+            t = time.perf_counter()
+            idx.update_file(path, edited)
+            update_ms.append((time.perf_counter() - t) * 1000)
+            idx.update_file(path, text)
+        results["update_ms"] = {"p50": pct(update_ms, 50), "p95": pct(update_ms, 95)}
+        results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    print(
+        "\n".join(
+            [
+                "",
+                "| measure | value |",
+                "|---|---|",
+                f"| files / lines | {results['files']} / {results['lines']:,} |",
+                f"| bare parse | {bare:.2f} s |",
+                f"| full index | {results['index_s']:.2f} s ({results['index_over_bare_parse']:.2f}x) |",
+                f"| index size | {results['index_mb']:.1f} MB |",
+                f"| peak RSS | {results['peak_rss_mb']:.0f} MB |",
+                "| retrieve BM25 p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(**results["retrieve_bm25_ms"]),
+                "| retrieve BM25+FragRel p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
+                    **results["retrieve_bm25+fragrel_ms"]
+                ),
+                f"| rank-bm25 query p50 | {results['rank_bm25']['query_ms_p50']:.0f} ms |",
+                "| one-file update p50 / p95 | {p50:.1f} / {p95:.1f} ms |".format(**results["update_ms"]),
+            ]
+        ),
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
