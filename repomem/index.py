@@ -26,7 +26,7 @@ from repomem.graph import CodeGraph, build_graph
 from repomem.languages import language_for_path
 from repomem.parsing import ParsedFile, parse_source, split_lines, supported
 from repomem.relations import compute_relations, node_ball
-from repomem.resolve import Resolver, dependents
+from repomem.resolve import Resolver
 from repomem.scorer import (
     Exclusion,
     Location,
@@ -90,10 +90,13 @@ class RepoIndex:
         self.rel_idx = np.full((0, config.fragment_neighbours), -1, np.int64)
         self.rel_val = np.zeros((0, config.fragment_neighbours), np.float64)
         self.truncated: set[int] = set()
+        # per graph node: up to what cost its relation search is complete (inf: unknown)
+        self.radius = np.zeros(0)
         self._relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
         self._frag_nodes: sp.csr_matrix | None = None
         self._resolver: Resolver | None = None
+        self._line_cache: dict[str, tuple[str, list[str]]] = {}
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -166,6 +169,7 @@ class RepoIndex:
             idx._add_file_fragments(f)
         idx._graph = build_graph(idx.parsed, idx.calls)
         idx._frag_nodes = idx._assemble_frag_nodes()
+        idx.radius = np.full(idx._graph.n_nodes, np.inf)
         t_graph = time.perf_counter()
         live = idx.live_ids()
         idx._grow_relations()
@@ -284,7 +288,7 @@ class RepoIndex:
         chunk = 4096
         for start in range(0, rows.size, chunk):
             part = rows[start : start + chunk]
-            self.rel_idx[part], self.rel_val[part], capped = compute_relations(
+            self.rel_idx[part], self.rel_val[part], capped, nodes, radius = compute_relations(
                 self.graph,
                 self.frag_nodes,
                 part,
@@ -292,6 +296,7 @@ class RepoIndex:
                 node_cap=self.config.node_neighbours,
                 frag_cap=self.config.fragment_neighbours,
             )
+            self.radius[nodes] = radius
             self.truncated.difference_update(part.tolist())
             self.truncated.update(part[capped].tolist())
             if progress:
@@ -313,8 +318,11 @@ class RepoIndex:
 
     @property
     def resolver(self) -> Resolver:
+        """Call resolution tables; resolving every file once records what each depends on."""
         if self._resolver is None:
             self._resolver = Resolver(self.parsed)
+            for path in self.parsed:
+                self._resolver.calls_of(path)
         return self._resolver
 
     @property
@@ -339,8 +347,10 @@ class RepoIndex:
         """Apply one file's new content (``None``: the file is gone), exactly as a full
         rebuild over the new set of files would.
 
-        Only relations that can change are recomputed: those of fragments with a graph node
-        within strength epsilon of a changed node or call edge, before or after the change.
+        Only relations that can change are recomputed: a fragment's when one of its nodes'
+        searches reached, before or after the change, a changed node or call edge (a node
+        ``u`` can be affected only if the change lies within the radius its capped search
+        settled, ``relations._search``).
         """
         language = language_for_path(path) if text is not None else None
         new_pf = None
@@ -355,12 +365,10 @@ class RepoIndex:
 
         graph0, frag_nodes0 = self.graph, self.frag_nodes
         resolver = self.resolver
-        touched = {path} | dependents(self.parsed | ({path: new_pf} if new_pf else {}), {path})
+        touched = {path} | resolver.dependents(path, (self.parsed.get(path), new_pf))
         old_calls = {p: set(self.calls.get(p, ())) for p in touched}
-
-        # seeds before the change: the file's nodes and the endpoints of its call edges
         seeds0 = self._file_nodes(graph0, path)
-        # apply
+
         if new_pf is None:
             self.parsed.pop(path, None)
         else:
@@ -369,10 +377,9 @@ class RepoIndex:
         new_calls = {p: set(resolver.calls_of(p)) for p in touched if p in self.parsed}
         changed_edges = set()
         for p in touched:
-            diff = old_calls.get(p, set()) ^ new_calls.get(p, set())
-            changed_edges.update((p, e) for e in diff)
+            changed_edges.update((p, e) for e in old_calls.get(p, set()) ^ new_calls.get(p, set()))
         seeds0 = np.concatenate([seeds0, self._edge_nodes(graph0, changed_edges)])
-        affected0 = self._fragments_near(graph0, frag_nodes0, seeds0)
+        affected0 = self._fragments_near(graph0, frag_nodes0, seeds0, self.radius)
 
         for p in touched:
             if p in self.parsed:
@@ -384,13 +391,14 @@ class RepoIndex:
             self._add_file_fragments(SourceFile(path, language, text, new_pf.digest, len(text)))
         self._graph = build_graph(self.parsed, self.calls)
         self._frag_nodes = self._assemble_frag_nodes()
+        self.radius = self._carry_radius(graph0, self._graph, path)
         self._grow_relations()
 
         graph1 = self._graph
         seeds1 = np.concatenate(
             [self._file_nodes(graph1, path), self._edge_nodes(graph1, changed_edges)]
         )
-        affected1 = self._fragments_near(graph1, self._frag_nodes, seeds1)
+        affected1 = self._fragments_near(graph1, self._frag_nodes, seeds1, self.radius)
         if freed:
             gone = np.isin(self.rel_idx, freed)
             self.rel_idx[gone] = -1
@@ -404,6 +412,16 @@ class RepoIndex:
             rows = np.union1d(rows, self.files[path].win_frag)
         self._recompute_relations(rows)
         self._compact_relation_rows()
+
+    def _carry_radius(self, old: CodeGraph, new: CodeGraph, changed: str) -> np.ndarray:
+        """Search radii in the new node numbering; unknown (inf) for the changed file."""
+        out = np.full(new.n_nodes, np.inf)
+        for path, off in new.stmt_offset.items():
+            old_off = old.stmt_offset.get(path)
+            if path != changed and old_off is not None:
+                n = self.parsed[path].n_nodes
+                out[off : off + n] = self.radius[old_off : old_off + n]
+        return out
 
     def _compact_relation_rows(self) -> None:
         """Keep each row's entries first and best-first after slots were cleared."""
@@ -430,12 +448,14 @@ class RepoIndex:
         return np.array(out, np.int64)
 
     def _fragments_near(
-        self, graph: CodeGraph, frag_nodes: sp.csr_matrix, seeds: np.ndarray
+        self, graph: CodeGraph, frag_nodes: sp.csr_matrix, seeds: np.ndarray, radius: np.ndarray
     ) -> np.ndarray:
-        ball = node_ball(graph, seeds, self.config.relation_epsilon)
-        if ball.size == 0:
+        """Fragments holding a node whose search radius reaches one of the seeds."""
+        ball, cost = node_ball(graph, seeds, self.config.relation_epsilon)
+        near = ball[cost <= radius[ball] * (1 + 1e-9) + 1e-12]
+        if near.size == 0:
             return np.empty(0, np.int64)
-        by_node = frag_nodes.T.tocsr()[ball]
+        by_node = frag_nodes.T.tocsr()[near]
         return np.unique(by_node.indices).astype(np.int64)
 
     # ------------------------------------------------------------------ retrieval
@@ -456,12 +476,10 @@ class RepoIndex:
         exclusion: Exclusion | None = None,
     ) -> list[RetrievedFragment]:
         """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``."""
-        s_ind = self.bm25.scores(tokenize(query))
+        n = len(self.frag_text)
+        s_ind = _fit(self.bm25.scores(tokenize(query)), n)
         vis = self.visible(exclusion)
-        rel = self.relations
-        n = min(s_ind.size, rel.shape[0])
-        s_ind, vis = s_ind[:n], vis[:n]
-        s_env, s_rel = relation_aware_scores(rel[:n, :n], s_ind, vis, alpha)
+        s_env, s_rel = relation_aware_scores(self.relations, s_ind, vis, alpha)
         out = []
         for fid in top_k(s_rel, vis, k):
             fid = int(fid)
@@ -480,8 +498,18 @@ class RepoIndex:
         return out
 
     def shown(self, loc: Location) -> str:
-        lines = split_lines(self.files[loc.path].text)
-        return shown_lines(lines, loc.start, loc.end, self.config.stride)
+        return shown_lines(self._lines(loc.path), loc.start, loc.end, self.config.stride)
+
+    def _lines(self, path: str) -> list[str]:
+        """A file's lines, kept for the few files recent results came from."""
+        text = self.files[path].text
+        hit = self._line_cache.get(path)
+        if hit is None or hit[0] is not text:
+            hit = (text, split_lines(text))
+            self._line_cache[path] = hit
+            while len(self._line_cache) > 64:
+                del self._line_cache[next(iter(self._line_cache))]
+        return hit[1]
 
     def file_text(self, path: str) -> str | None:
         entry = self.files.get(path)
@@ -499,6 +527,16 @@ class RepoIndex:
             self.update_file(path, None)
             return
         self.update_file(path, f.text)
+
+
+def _fit(v: np.ndarray, n: int) -> np.ndarray:
+    """``v`` cut or zero-padded to length ``n`` (BM25 ids and fragment ids share one space)."""
+    if v.size == n:
+        return v
+    out = np.zeros(n, v.dtype)
+    m = min(n, v.size)
+    out[:m] = v[:m]
+    return out
 
 
 def _digest(text: str) -> str:

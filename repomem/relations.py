@@ -74,7 +74,9 @@ def _pop(hk, hv, size):  # noqa: ANN001, ANN202
 @numba.njit(cache=True)
 def _search(indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202, E501
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
-    strongest first; writes them and their strengths, returns (count, hit the cap)."""
+    strongest first; writes them and their strengths. Returns (count, hit the cap, radius):
+    the radius is the cost up to which the result is complete (``limit`` unless capped), so
+    no change of the graph farther than that from ``src`` can alter the result."""
     size = 0
     nt = 1
     touched[0] = src
@@ -82,6 +84,7 @@ def _search(indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk
     hk, hv, size = _push(hk, hv, size, 0.0, src)
     settled = 0
     capped = False
+    d = 0.0
     while size > 0:
         d, u, size = _pop(hk, hv, size)
         if done[u]:
@@ -115,7 +118,7 @@ def _search(indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk
     for q in range(nt):
         dist[touched[q]] = np.inf
         done[touched[q]] = False
-    return settled, capped
+    return settled, capped, d if capped else limit
 
 
 @numba.njit(cache=True, nogil=True)
@@ -126,6 +129,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     n_ptr, n_frag, n_w,  # node -> fragments containing it, with weights
     n_frags, limit, node_cap, frag_cap,
     out_idx, out_val, out_cnt, capped,  # outputs, one row per computed fragment
+    out_radius,  # output, one per (row, source node) entry of f_node
 ):
     """Fills the outputs for rows ``[0, row_ids.size)``; releases the GIL, so callers run
     several on disjoint row ranges in threads."""
@@ -146,6 +150,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     prev_ids = np.empty(0, np.int64)
     prev_s = np.empty(0, np.float64)
     prev_cap = np.empty(0, np.bool_)
+    prev_rad = np.empty(0, np.float64)
     for r in range(n_rows):
         nf = 0
         n_src = f_ptr[r + 1] - f_ptr[r]
@@ -154,6 +159,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
         cur_ids = np.empty(n_src * node_cap, np.int64)
         cur_s = np.empty(n_src * node_cap, np.float64)
         cur_cap = np.zeros(n_src, np.bool_)
+        cur_rad = np.empty(n_src, np.float64)
         for c in range(n_src):
             src = f_node[f_ptr[r] + c]
             a = f_w[f_ptr[r] + c]
@@ -169,12 +175,15 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                 cur_ids[base : base + cnt] = prev_ids[prev_ptr[hit] : prev_ptr[hit + 1]]
                 cur_s[base : base + cnt] = prev_s[prev_ptr[hit] : prev_ptr[hit + 1]]
                 cur_cap[c] = prev_cap[hit]
+                cur_rad[c] = prev_rad[hit]
             else:
-                cnt, was_capped = _search(
+                cnt, was_capped, radius = _search(
                     indptr, indices, cost, src, limit, node_cap,
                     dist, done, touched_n, hk, hv, cur_ids[base:], cur_s[base:],
                 )
                 cur_cap[c] = was_capped
+                cur_rad[c] = radius
+            out_radius[f_ptr[r] + c] = cur_rad[c]
             if cur_cap[c]:
                 capped[r] = True
             cur_ptr[c + 1] = base + cnt
@@ -188,8 +197,8 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                         touched_f[nf] = j
                         nf += 1
                     acc[j] += sa * n_w[e]
-        prev_node, prev_ptr, prev_ids, prev_s, prev_cap = (
-            cur_node, cur_ptr, cur_ids, cur_s, cur_cap
+        prev_node, prev_ptr, prev_ids, prev_s, prev_cap, prev_rad = (
+            cur_node, cur_ptr, cur_ids, cur_s, cur_cap, cur_rad
         )
         # keep the strongest relations, never the fragment itself
         me = row_ids[r]
@@ -240,7 +249,8 @@ def _ball_kernel(indptr, indices, cost, n_nodes, seeds, limit):  # noqa: ANN001,
             if nd < dist[v]:
                 dist[v] = nd
                 hk, hv, size = _push(hk, hv, size, nd, v)
-    return np.flatnonzero(done)
+    reached = np.flatnonzero(done)
+    return reached, dist[reached]
 
 
 def strength_limit(epsilon: float) -> float:
@@ -257,12 +267,13 @@ def compute_relations(
     node_cap: int,
     frag_cap: int,
     n_threads: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Relations of the fragments ``rows`` (ids into ``frag_nodes``' rows) to all fragments.
 
     ``frag_nodes`` is fragments x graph nodes with the Eq. 8 weights. Returns, per row,
     up to ``frag_cap`` related fragment ids (strongest first, -1 pads), their strengths,
-    and whether a cap truncated the row.
+    and whether a cap truncated the row; then the searched nodes and each one's radius (see
+    ``_search``), which tell an incremental update what a change can reach.
     """
     rows = np.asarray(rows, np.int64)
     n_frags = frag_nodes.shape[0]
@@ -273,6 +284,7 @@ def compute_relations(
     out_val = np.zeros((rows.size, frag_cap), np.float64)
     cnt = np.zeros(rows.size, np.int64)
     capped = np.zeros(rows.size, np.bool_)
+    radius = np.empty(sub.nnz, np.float64)
     sub_ptr = sub.indptr.astype(np.int64)
     sub_node = sub.indices.astype(np.int64)
     sub_w = sub.data.astype(np.float64)
@@ -290,6 +302,7 @@ def compute_relations(
             rows[lo:hi],
             n_ptr, n_frag, n_w, n_frags, limit, node_cap, frag_cap,
             out_idx[lo:hi], out_val[lo:hi], cnt[lo:hi], capped[lo:hi],
+            radius[sub_ptr[lo] : sub_ptr[hi]],
         )
 
     bounds = np.linspace(0, rows.size, threads + 1).astype(int)
@@ -298,15 +311,17 @@ def compute_relations(
     else:
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(run, bounds[:-1], bounds[1:]))
-    return out_idx, out_val, capped
+    return out_idx, out_val, capped, sub_node, radius
 
 
-def node_ball(graph: CodeGraph, seeds: np.ndarray, epsilon: float) -> np.ndarray:
-    """Every node within strength ``epsilon`` of any seed (no cap): the nodes whose
-    relations a change at the seeds can alter."""
+def node_ball(
+    graph: CodeGraph, seeds: np.ndarray, epsilon: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every node within strength ``epsilon`` of any seed (no cap), with its cost
+    (``-log`` strength) from the nearest seed."""
     seeds = np.asarray(seeds, np.int64)
     if seeds.size == 0:
-        return seeds
+        return seeds, np.empty(0, np.float64)
     return _ball_kernel(
         graph.indptr, graph.indices, graph.cost, graph.n_nodes, seeds, strength_limit(epsilon)
     )

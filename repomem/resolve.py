@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import PurePosixPath
 
 from repomem.parsing import CallSite, ImportBinding, ParsedFile
@@ -22,6 +23,7 @@ _MAX_DEPTH = 4
 Target = tuple[str, int]
 
 
+@cache
 def module_name(path: str) -> str:
     p = PurePosixPath(path)
     parts = list(p.with_suffix("").parts)
@@ -42,6 +44,15 @@ class Resolver:
         self.qualnames: dict[str, dict[int, str]] = {}
         self.bindings: dict[str, dict[str, ImportBinding]] = {}
         self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
+        # what each file's resolution looked at, so that a change re-resolves only the files
+        # it can affect: files consulted, module names tried, bare names called
+        self.consulted: dict[str, set[str]] = defaultdict(set)  # file -> files it read
+        self.readers: dict[str, set[str]] = defaultdict(set)  # file -> files that read it
+        self.tried: dict[str, set[str]] = defaultdict(set)  # module name -> files trying it
+        self.callers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (ns, name) -> files
+        self._tried_by: dict[str, set[str]] = {}
+        self._reading: set[str] | None = None
+        self._trying: set[str] | None = None
         for path, pf in files.items():
             self._add(path, pf)
 
@@ -97,7 +108,9 @@ class Resolver:
                 return None
             base = pkg[: len(pkg) - (level - 1)]
             full = ".".join([*base, name] if name else base)
+            self._note_name(full)
             return self.modules.get(full)
+        self._note_name(name)
         if name in self.modules:
             return self.modules[name]
         found = self.suffixes.get(name, [])
@@ -105,7 +118,17 @@ class Resolver:
 
     def _submodule(self, path: str, attr: str) -> str | None:
         mod = module_name(path)
-        return self.modules.get(f"{mod}.{attr}" if mod else attr)
+        full = f"{mod}.{attr}" if mod else attr
+        self._note_name(full)
+        return self.modules.get(full)
+
+    def _note_name(self, name: str) -> None:
+        if self._trying is not None:
+            self._trying.add(name)
+
+    def _note_file(self, path: str) -> None:
+        if self._reading is not None:
+            self._reading.add(path)
 
     # ---- names ---------------------------------------------------------------------------
     def _binding_target(self, path: str, b: ImportBinding, depth: int) -> tuple[str, str | None] | None:
@@ -121,6 +144,7 @@ class Resolver:
         """What ``name`` means at module level of ``path``."""
         if depth > _MAX_DEPTH:
             return None
+        self._note_file(path)
         if name in self.defs.get(path, {}):
             return path, name
         sub = self._submodule(path, name)
@@ -134,6 +158,7 @@ class Resolver:
     def _method(self, path: str, cls: str, name: str, depth: int) -> Target | None:
         if depth > _MAX_DEPTH:
             return None
+        self._note_file(path)
         node = self.defs.get(path, {}).get(f"{cls}.{name}")
         if node is not None:
             return path, node
@@ -180,6 +205,8 @@ class Resolver:
         pf = self.files[path]
         if pf.language != "python":
             ns = NAMESPACE.get(pf.language, pf.language)
+            if self._trying is not None:
+                self._trying.add(f"{ns}:{call.parts[0]}")
             local = self.defs[path].get(call.parts[0])
             if local is not None:
                 return path, local
@@ -196,39 +223,56 @@ class Resolver:
 
     def calls_of(self, path: str) -> list[tuple[int, str, int]]:
         """Resolved call edges of one file: (source local node, target file, target local node)."""
-        out = []
-        for call in self.files[path].calls:
-            hit = self.resolve_call(path, call)
-            if hit is not None:
-                out.append((call.node, hit[0], hit[1]))
+        self._forget(path)
+        self._reading, self._trying = set(), set()
+        try:
+            out = []
+            for call in self.files[path].calls:
+                hit = self.resolve_call(path, call)
+                if hit is not None:
+                    out.append((call.node, hit[0], hit[1]))
+                    self._reading.add(hit[0])
+            reading, trying = self._reading, self._trying
+        finally:
+            self._reading = self._trying = None
+        reading.discard(path)
+        self.consulted[path] = reading
+        for p in reading:
+            self.readers[p].add(path)
+        for name in trying:
+            if ":" in name:  # a bare name called in a name-resolved language
+                ns, bare = name.split(":", 1)
+                self.callers[(ns, bare)].add(path)
+            else:
+                self.tried[name].add(path)
+        self._tried_by[path] = trying
         return out
 
+    def _forget(self, path: str) -> None:
+        """Drop what ``path``'s last resolution recorded."""
+        for p in self.consulted.pop(path, ()):
+            self.readers[p].discard(path)
+        for name in self._tried_by.pop(path, ()):
+            if ":" in name:
+                ns, bare = name.split(":", 1)
+                self.callers[(ns, bare)].discard(path)
+            else:
+                self.tried[name].discard(path)
 
-def dependents(files: Mapping[str, ParsedFile], changed: Iterable[str]) -> set[str]:
-    """Files whose call resolution may change when ``changed`` files change.
-
-    Python: files importing (any suffix of) a changed module, relatively or absolutely;
-    other languages: every file of the same language family (resolution is by unique name).
-    """
-    changed = set(changed)
-    mods: set[str] = set()
-    fams: set[str] = set()
-    for p in changed:
-        pf = files.get(p)
-        lang = pf.language if pf is not None else None
-        if p.endswith((".py", ".pyi")):
-            parts = module_name(p).split(".")
-            mods.update(".".join(parts[i:]) for i in range(len(parts)))
-            mods.update(parts)
-        elif lang is not None:
-            fams.add(NAMESPACE.get(lang, lang))
-    out = set()
-    for path, pf in files.items():
-        if path in changed:
-            continue
-        if pf.language == "python":
-            if any(b.level or b.module in mods or b.module.split(".")[0] in mods for b in pf.imports):
-                out.add(path)
-        elif NAMESPACE.get(pf.language, pf.language) in fams:
-            out.add(path)
-    return out
+    def dependents(self, path: str, versions: Iterable[ParsedFile | None]) -> set[str]:
+        """Files whose resolved calls may change when ``path`` changes between ``versions``
+        (its old and new parse, None when absent): those whose resolution read it, those that
+        tried a module name it provides, and, for name-resolved languages, those calling a
+        name it defines."""
+        out = set(self.readers.get(path, ()))
+        if path.endswith((".py", ".pyi")):
+            parts = module_name(path).split(".")
+            for i in range(len(parts)):
+                out.update(self.tried.get(".".join(parts[i:]), ()))
+        for pf in versions:
+            if pf is not None and pf.language != "python":
+                ns = NAMESPACE.get(pf.language, pf.language)
+                for d in pf.definitions:
+                    out.update(self.callers.get((ns, d.name), ()))
+        out.discard(path)
+        return out

@@ -10,7 +10,8 @@ import scipy.sparse as sp
 
 @dataclass(frozen=True)
 class Location:
-    """Where a fragment's text stands: repository-relative posix path, 0-based lines [start, end)."""
+    """Where a fragment's text stands: repository-relative posix path, 0-based lines
+    ``[start, end)``."""
 
     path: str
     start: int
@@ -59,15 +60,16 @@ class Exclusion:
         return all(self.hides(loc) for loc in locations)
 
 
-def environment_scores(relations: sp.csr_matrix, s_ind: np.ndarray, visible: np.ndarray) -> np.ndarray:
+def environment_scores(
+    relations: sp.csr_matrix, s_ind: np.ndarray, visible: np.ndarray
+) -> np.ndarray:
     """Eq. 9: the relation-weighted mean of related fragments' independent scores.
 
     Only visible fragments count, in the numerator and in the normaliser; relations carry no
     self-loops, so a fragment is never its own environment.
     """
-    vis = visible.astype(np.float64)
-    num = relations @ (s_ind * vis)
-    den = relations @ vis
+    num = relations @ np.where(visible, s_ind, 0.0)
+    den = relations @ visible.astype(np.float64)
     out = np.zeros_like(num)
     np.divide(num, den, out=out, where=den > 0)
     return out
@@ -78,7 +80,7 @@ def relation_aware_scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Eq. 10: ``s_rel = s_ind + alpha * s_env``; returns ``(s_env, s_rel)``."""
     if alpha == 0.0:
-        return np.zeros_like(s_ind), s_ind.astype(np.float64, copy=True)
+        return np.zeros_like(s_ind), s_ind
     s_env = environment_scores(relations, s_ind, visible)
     return s_env, s_ind + alpha * s_env
 

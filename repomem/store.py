@@ -28,7 +28,7 @@ from repomem.index import FileEntry, RepoIndex
 from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.scorer import Location
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class IndexNotFound(RepomemError):
@@ -143,6 +143,7 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     arrays["rel_idx"] = index.rel_idx
     arrays["rel_val"] = index.rel_val
     arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
+    arrays["radius"] = index.radius
     for key, value in index.bm25.state().items():
         arrays[f"bm25__{key}"] = value
     with open(out / "arrays.npz", "wb") as fh:
@@ -260,6 +261,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
     idx.rel_idx = a["rel_idx"]
     idx.rel_val = a["rel_val"]
     idx.truncated = set(a["truncated"].tolist())
+    idx.radius = a["radius"]
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in a.items() if k.startswith("bm25__")})
     return idx
 

@@ -200,7 +200,9 @@ def test_damaged_and_incompatible_indexes_are_reported(tmp_path: Path) -> None:
     RepoIndex.build(root)
     gen = store.live_generation(root, IndexConfig())
     manifest = gen / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"format": 1', '"format": 999'))
+    manifest.write_text(
+        manifest.read_text().replace(f'"format": {store.FORMAT_VERSION}', '"format": 999')
+    )
     with pytest.raises(RepomemError, match="format 999"):
         RepoIndex.load(root)
     manifest.write_text("{not json")
@@ -225,3 +227,20 @@ def test_hostile_files_are_skipped_or_parsed(tmp_path: Path) -> None:
     assert summary.skipped.get("unreadable") == 2
     assert "latin.py" in idx.files and "\ufffd" in idx.file_text("latin.py")
     assert "broken.py" in idx.files
+
+
+def test_incremental_relations_equal_recomputing_every_row(tmp_path: Path) -> None:
+    """With caps biting, compare against recomputing all rows of the same index (same
+    fragment ids, so ties at a cap break the same way): no affected row may be missed."""
+    config = replace(IndexConfig(), node_neighbours=8, fragment_neighbours=4)
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    idx, summary = RepoIndex.build(root, config, save=False)
+    assert summary.truncated_fragments > 0
+    for rel, text in EDITS.items():
+        idx.update_file(rel, text)
+        incremental = (idx.rel_idx.copy(), idx.rel_val.copy(), set(idx.truncated))
+        idx._recompute_relations(idx.live_ids())
+        idx._compact_relation_rows()
+        assert np.array_equal(incremental[0], idx.rel_idx)
+        assert np.allclose(incremental[1], idx.rel_val, rtol=1e-12)
+        assert incremental[2] == idx.truncated

@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "repomem_eval.make_benchmark",
     "repomem_eval.devsuite",
     "repomem_eval.compare",
+    "repomem_eval.repoeval",
 )
 
 

@@ -1,4 +1,4 @@
-"""``repomem eval devsuite fetch``: a development benchmark from pinned, real Python projects.
+"""``repomem eval devsuite fetch|run``: a development benchmark from pinned, real Python projects.
 
 RepoEval's own repositories are large and fixed; this suite is small enough to run often and
 still real. Exact source releases from PyPI make it reproducible: the same pins, seeds and task
@@ -10,6 +10,10 @@ counts always give the same repositories and tasks. The cache (default
     tasks/line.jsonl          line tasks for every project
     tasks/api.jsonl           API tasks for every project
     manifest.json             what is done, so a second fetch skips it
+
+``devsuite run --out OUT_DIR`` evaluates methods on it with ``repomem eval repoeval``'s runner:
+one run per kind in ``OUT_DIR/<kind>`` (line tasks in line mode, API tasks in api mode), the
+indexes shared in ``OUT_DIR/index``, and both kinds side by side in ``OUT_DIR/results.md``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from repomem_eval.make_benchmark import (
     Kind,
     make_benchmark,
 )
+from repomem_eval.repoeval import add_run_arguments, run_options
 from repomem_eval.tasks import Task, write_tasks
 
 NAME = "devsuite"
@@ -237,12 +242,79 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", type=Path, default=None, help=f"cache directory ({default_cache()})")
     p.add_argument("--n-line", type=int, default=DEFAULT_TASKS["line"], help="line tasks per repo")
     p.add_argument("--n-api", type=int, default=DEFAULT_TASKS["api"], help="API tasks per repo")
+    p.set_defaults(_devsuite_run=_run_fetch)
+
+    summary = "Evaluate methods on the fetched suite and write the comparison table."
+    r = sub.add_parser("run", help=summary, description=summary)
+    r.add_argument("--cache", type=Path, default=None, help=f"cache directory ({default_cache()})")
+    r.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
+    r.add_argument(
+        "--kind", choices=(*KINDS, "both"), default="both", help="task kind (default both)"
+    )
+    r.add_argument("--limit-per-repo", type=int, help="only the first N tasks per repository")
+    add_run_arguments(r)
+    r.set_defaults(_devsuite_run=_run_suite)
 
 
 def run(args: argparse.Namespace) -> int:
+    return int(args._devsuite_run(args))
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
     cache = args.cache or default_cache()
     outputs = fetch(cache, tasks_per_repo={"line": args.n_line, "api": args.n_api})
     print(f"repositories: {Path(cache).expanduser() / 'repos'}")
     for kind, path in outputs.items():
         print(f"{kind} tasks: {path}")
+    return 0
+
+
+def prepared_suite(cache: Path, kinds: Sequence[Kind]) -> tuple[Path, dict[Kind, Path]]:
+    """The fetched repositories and task files; an error says to fetch when any is missing."""
+    cache = Path(cache).expanduser()
+    repos = cache / "repos"
+    tasks = {kind: cache / "tasks" / f"{kind}.jsonl" for kind in kinds}
+    missing = [p for p in (repos, *tasks.values()) if not p.exists()]
+    if missing:
+        raise DevSuiteError(
+            f"the development suite is not prepared in {cache} ({missing[0]} is missing):"
+            " run `repomem eval devsuite fetch` first"
+        )
+    return repos, tasks
+
+
+def _run_suite(args: argparse.Namespace) -> int:
+    from repomem_eval.compare import Run, comparison_rows, markdown_table
+    from repomem_eval.runner import run_repoeval
+
+    kinds: tuple[Kind, ...] = KINDS if args.kind == "both" else (args.kind,)
+    repos, task_files = prepared_suite(args.cache or default_cache(), kinds)
+    if args.index_cache is None:
+        args.index_cache = args.out / "index"
+    runs = []
+    for kind in kinds:
+        options = run_options(
+            args,
+            tasks=task_files[kind],
+            repos=repos,
+            out=args.out / kind,
+            mode=kind,
+            limit_per_repo=args.limit_per_repo,
+        )
+        data = run_repoeval(options)
+        runs.append(Run(kind, data["methods"], data["config"]))
+    table = "\n".join(
+        [
+            "# Development suite",
+            "",
+            markdown_table(comparison_rows(runs)),
+            "",
+            "## Per repository",
+            "",
+            markdown_table(comparison_rows(runs, per_repo=True), per_repo=True),
+            "",
+        ]
+    )
+    (args.out / "results.md").write_text(table, encoding="utf-8")
+    print(table)
     return 0

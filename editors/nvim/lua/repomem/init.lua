@@ -1,0 +1,169 @@
+--- repomem for Neovim >= 0.11: runs `repomem serve` through `vim.lsp.config` / `vim.lsp.enable`,
+--- turns on LSP completion (and, on Neovim >= 0.12, inline completion) in the buffers it
+--- attaches to, and keeps the server's settings in step with `setup()` and `configure()`.
+local status = require('repomem.status')
+
+local M = {}
+
+local NAME = 'repomem'
+
+--- @class repomem.Options
+--- @field cmd string[] the command that starts the server
+--- @field filetypes string[]
+--- @field root_markers (string|string[])[] what marks the repository root (see |lsp-root_markers|)
+--- @field settings table sent as `repomem` in initializationOptions and didChangeConfiguration
+--- @field completion { enable: boolean, autotrigger: boolean }
+--- @field inline { enable: boolean, accept: string|false }
+M.defaults = {
+  cmd = { 'repomem', 'serve' },
+  filetypes = {
+    'python',
+    'javascript',
+    'javascriptreact',
+    'typescript',
+    'typescriptreact',
+    'java',
+    'go',
+    'rust',
+    'c',
+    'cpp',
+  },
+  -- the nearest directory with either one: a .repomem.toml deeper than the .git wins
+  root_markers = { { '.repomem.toml', '.git' } },
+  -- { enable = true, debounceMs = 75, backend = { backend = 'openai', url = ... },
+  --   completion = { alpha = 0.5, iterations = 2 }, index = { ... } }; unset keys come
+  -- from the repository's .repomem.toml / pyproject.toml, then the server's defaults
+  settings = {},
+  completion = { enable = true, autotrigger = false },
+  inline = { enable = true, accept = '<C-f>' },
+}
+
+--- @type repomem.Options
+local options = vim.deepcopy(M.defaults)
+
+--- @param client vim.lsp.Client
+--- @param bufnr integer
+local function on_attach(client, bufnr)
+  if options.completion.enable then
+    vim.lsp.completion.enable(true, client.id, bufnr, {
+      autotrigger = options.completion.autotrigger,
+    })
+  end
+  -- vim.lsp.inline_completion exists from Neovim 0.12 on
+  local inline = vim.lsp.inline_completion
+  if
+    options.inline.enable
+    and inline ~= nil
+    and client:supports_method('textDocument/inlineCompletion', bufnr)
+  then
+    inline.enable(true, { bufnr = bufnr })
+    if options.inline.accept then
+      vim.keymap.set('i', options.inline.accept, inline.get, {
+        buffer = bufnr,
+        desc = 'repomem: accept the inline completion',
+      })
+    end
+  end
+end
+
+--- The config handed to `vim.lsp.config`.
+--- @return vim.lsp.Config
+local function lsp_config()
+  return {
+    cmd = options.cmd,
+    filetypes = options.filetypes,
+    root_markers = options.root_markers,
+    workspace_required = true,
+    init_options = { repomem = options.settings },
+    settings = { repomem = options.settings },
+    handlers = { [status.INDEX_READY] = status.on_index_ready },
+    on_attach = on_attach,
+    on_exit = function(_, _, client_id)
+      status.forget(client_id)
+    end,
+  }
+end
+
+--- Configures and enables the repomem language server.
+--- @param opts? repomem.Options|table
+function M.setup(opts)
+  if vim.fn.has('nvim-0.11') == 0 then
+    vim.notify('repomem needs Neovim 0.11 or newer', vim.log.levels.ERROR)
+    return
+  end
+  options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  vim.lsp.config(NAME, lsp_config())
+  vim.lsp.enable(NAME)
+
+  local group = vim.api.nvim_create_augroup('repomem', { clear = true })
+  vim.api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    desc = 'repomem: indexing progress for the statusline',
+    callback = function(event)
+      local client = vim.lsp.get_client_by_id(event.data.client_id)
+      local params = event.data.params
+      if client and client.name == NAME and type(params.value) == 'table' then
+        status.on_progress(client.id, params.token, params.value)
+      end
+    end,
+  })
+  vim.api.nvim_create_user_command('Repomem', function(command)
+    local action = command.fargs[1]
+    if action == 'enable' or action == 'disable' then
+      M.configure({ enable = action == 'enable' })
+    else
+      vim.notify(M.status() ~= '' and M.status() or 'repomem is not attached to this buffer')
+    end
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'status', 'enable', 'disable' }
+    end,
+    desc = 'repomem: status, or enable/disable completions',
+  })
+end
+
+--- Changes server settings at run time (merged into those given to `setup()`), e.g.
+--- `configure({ completion = { alpha = 0 } })`; running servers get them at once.
+--- @param settings table
+function M.configure(settings)
+  options.settings = vim.tbl_deep_extend('force', options.settings, settings)
+  vim.lsp.config(NAME, {
+    init_options = { repomem = options.settings },
+    settings = { repomem = options.settings },
+  })
+  for _, client in ipairs(vim.lsp.get_clients({ name = NAME })) do
+    client.settings = { repomem = options.settings }
+    client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  end
+end
+
+--- @param bufnr? integer
+--- @return vim.lsp.Client?
+local function client_for(bufnr)
+  return vim.lsp.get_clients({ name = NAME, bufnr = bufnr or 0 })[1]
+end
+
+--- For statuslines: "repomem Indexing 42%", "repomem ready", ... or "" when not attached.
+--- @param bufnr? integer
+--- @return string
+function M.status(bufnr)
+  local client = client_for(bufnr)
+  return client and status.describe(client.id) or ''
+end
+
+--- Whether the server attached to the buffer has reported its index ready.
+--- @param bufnr? integer
+--- @return boolean
+function M.is_ready(bufnr)
+  local client = client_for(bufnr)
+  return client ~= nil and status.is_ready(client.id)
+end
+
+--- The options in effect (for `:checkhealth repomem`).
+--- @return repomem.Options
+function M.options()
+  return options
+end
+
+return M

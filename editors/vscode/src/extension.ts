@@ -1,0 +1,145 @@
+/**
+ * Entry point: starts `repomem serve`, keeps its settings in step with VS Code's, and shows its
+ * index state in the status bar. Completions (list and inline) come from vscode-languageclient
+ * itself, inline ones through its `textDocument/inlineCompletion` feature.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  State,
+} from "vscode-languageclient/node";
+import { clientOptions } from "./clientOptions";
+import { type Environment, resolveServerCommand, SERVER_PATH_SETTING } from "./serverCommand";
+import { SECTION, serverSettingKeys, serverSettings } from "./settings";
+import { INDEX_READY, IndexStatus, StatusBar } from "./status";
+
+const SHOW_OUTPUT = "repomem.showOutput";
+
+let stopClient: (() => Promise<void>) | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("repomem");
+  const bar = new StatusBar(SHOW_OUTPUT);
+  const status = new IndexStatus((view) => bar.show(view));
+  const keys = serverSettingKeys(context.extension.packageJSON);
+  const readSettings = () => serverSettings(configuration(), keys);
+  let client: LanguageClient | undefined;
+
+  async function start(): Promise<void> {
+    status.starting();
+    status.setEnabled(configuration().get<boolean>("enable", true));
+    let command;
+    try {
+      command = resolveServerCommand(configuration().get<string>("serverPath"), environment());
+    } catch (error) {
+      fail(status, errorMessage(error), SERVER_PATH_SETTING);
+      return;
+    }
+    output.appendLine(`starting ${command.command} ${command.args.join(" ")}`);
+    const started = new LanguageClient(
+      "repomem",
+      "repomem",
+      { command: command.command, args: command.args, options: { cwd: workspaceFolder() } },
+      clientOptions(status, readSettings, output),
+    );
+    started.registerProposedFeatures();
+    started.onNotification(INDEX_READY, (params) => status.indexReady(params));
+    started.onDidChangeState((event) => {
+      if (event.newState === State.Starting) {
+        status.starting();
+      } else if (event.newState === State.Running) {
+        status.running();
+      } else {
+        status.stopped();
+      }
+    });
+    client = started;
+    try {
+      await started.start();
+    } catch (error) {
+      fail(status, `the language server did not start: ${errorMessage(error)}`, SECTION);
+    }
+  }
+
+  async function stop(): Promise<void> {
+    const running = client;
+    client = undefined;
+    if (running !== undefined) {
+      await running.dispose();
+    }
+  }
+  stopClient = stop;
+
+  context.subscriptions.push(
+    output,
+    bar,
+    vscode.commands.registerCommand("repomem.restart", async () => {
+      await stop();
+      await start();
+    }),
+    vscode.commands.registerCommand(SHOW_OUTPUT, () => output.show()),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration(SECTION)) {
+        return;
+      }
+      if (event.affectsConfiguration(SERVER_PATH_SETTING)) {
+        await stop();
+        await start();
+        return;
+      }
+      status.setEnabled(configuration().get<boolean>("enable", true));
+      if (client?.isRunning()) {
+        await client.sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { [SECTION]: readSettings() },
+        });
+      }
+    }),
+  );
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient?.();
+  stopClient = undefined;
+}
+
+function configuration(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(SECTION, vscode.workspace.workspaceFolders?.[0]?.uri);
+}
+
+function workspaceFolder(): string | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+function environment(): Environment {
+  return {
+    platform: process.platform,
+    env: process.env,
+    home: os.homedir(),
+    workspaceFolder: workspaceFolder(),
+    isExecutable: (file) => {
+      try {
+        fs.accessSync(file, fs.constants.X_OK);
+        return fs.statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+function fail(status: IndexStatus, message: string, setting: string): void {
+  status.failed(message);
+  void vscode.window.showErrorMessage(`repomem: ${message}`, "Open Settings").then((choice) => {
+    if (choice !== undefined) {
+      void vscode.commands.executeCommand("workbench.action.openSettings", setting);
+    }
+  });
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

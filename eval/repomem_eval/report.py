@@ -1,0 +1,59 @@
+"""A run's outputs: ``results.json`` (the format ``compare`` reads) and ``results.md``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from repomem_eval.compare import RESULTS_FILE, Run, comparison_rows, markdown_table
+
+MARKDOWN_FILE = "results.md"
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]) -> str:
+    """The overall and per-repository tables, headed by the configuration that matters most."""
+    run = Run(label, methods, config)
+    completion = config.get("completion", {})
+    backend = config.get("backend", {})
+    lines = [
+        f"# RepoEval: {label}",
+        "",
+        f"- tasks: {config.get('tasks')} ({config.get('tasks_selected')} of"
+        f" {config.get('tasks_available')})",
+        f"- repositories: {config.get('repos')}",
+        f"- backend: {backend.get('name')} (model: {backend.get('model')})",
+        f"- k = {completion.get('k')}, query window = {completion.get('window')} lines,"
+        f" mode = {config.get('mode')}, right context: {config.get('right_context')}",
+        "- methods: "
+        + "; ".join(
+            f"{name} ({m['retrieval']}, {m['iterations']} iteration(s), alpha {m['alpha']})"
+            for name, m in config.get("methods", {}).items()
+        ),
+        "- EM, ES and hit@k in %; s/task is each task's share of its batch's wall time",
+        "",
+        "## Overall",
+        "",
+        markdown_table(comparison_rows([run])),
+        "",
+        "## Per repository",
+        "",
+        markdown_table(comparison_rows([run], per_repo=True), per_repo=True),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_results(out_dir: Path, methods: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """Write both files (each replaced whole) and return the JSON data."""
+    data = {"methods": methods, "config": config}
+    _write(out_dir / RESULTS_FILE, json.dumps(data, indent=2) + "\n")
+    _write(out_dir / MARKDOWN_FILE, results_markdown(out_dir.name, methods, config))
+    return data

@@ -1,0 +1,1 @@
+"""The repomem language server: repository-aware completions over the Language Server Protocol."""
