@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -22,8 +23,7 @@ W_DIRECTORY = 0.3
 W_FILE_ROOT = 1.0
 W_CALL = 0.8
 
-EDGE_KINDS = ("syntax", "directory", "file_root", "call")
-_KIND_WEIGHT = (W_SYNTAX, W_DIRECTORY, W_FILE_ROOT, W_CALL)
+_WEIGHT = {"syntax": W_SYNTAX, "directory": W_DIRECTORY, "file_root": W_FILE_ROOT, "call": W_CALL}
 
 
 @dataclass
@@ -57,9 +57,20 @@ class CodeGraph:
         return g
 
 
+@cache
 def _parent(path: str) -> str:
     p = str(PurePosixPath(path).parent)
     return "" if p == "." else p
+
+
+@cache
+def _ancestors(path: str) -> tuple[str, ...]:
+    """Every directory above ``path``, the repository root ("") included."""
+    out = []
+    while path:
+        path = _parent(path)
+        out.append(path)
+    return tuple(out)
 
 
 def build_graph(
@@ -74,43 +85,22 @@ def build_graph(
         file_node[path] = nid
         offsets[path] = nid + 2
         nid += 2 + files[path].n_nodes
-
-    # every ancestor directory of every file; "" is the repository root
     dir_names = {""}
     for path in paths:
-        dir_names.update("" if str(a) == "." else str(a) for a in PurePosixPath(path).parents)
+        dir_names.update(_ancestors(path))
     dirs: dict[str, int] = {}
     for d in sorted(dir_names):
         dirs[d] = nid
         nid += 1
 
-    us: list[np.ndarray] = []
-    vs: list[np.ndarray] = []
-    kinds: list[np.ndarray] = []
-
-    def add(u: np.ndarray, v: np.ndarray, kind: int) -> None:
-        us.append(np.asarray(u, np.int64))
-        vs.append(np.asarray(v, np.int64))
-        kinds.append(np.full(len(us[-1]), kind, np.int8))
-
-    # directory tree
-    du = [dirs[_parent(d)] for d in dirs if d] + [dirs[_parent(p)] for p in paths]
-    dv = [n for d, n in dirs.items() if d] + [file_node[p] for p in paths]
-    add(np.array(du), np.array(dv), 1)
-
-    # file-root and syntax edges
-    fr = np.array([file_node[p] for p in paths], np.int64)
-    add(fr, fr + 1, 2)
+    # syntax: each statement to its nearest statement ancestor, or to its file's root
+    parent_of = np.full(nid, -1, np.int64)
     for path in paths:
-        pf = files[path]
-        if pf.n_nodes == 0:
-            continue
-        off = offsets[path]
-        local = np.arange(pf.n_nodes, dtype=np.int64)
-        parent = np.where(pf.node_parent >= 0, pf.node_parent.astype(np.int64) + off, off - 1)
-        add(local + off, parent, 0)
+        pf, off = files[path], offsets[path]
+        parent_of[off : off + pf.n_nodes] = np.where(pf.node_parent >= 0, pf.node_parent + off, off - 1)
+    children = np.flatnonzero(parent_of >= 0)
 
-    # call edges
+    # calls: unique pairs without self-loops
     cu, cv = [], []
     for path in paths:
         off = offsets[path]
@@ -118,45 +108,53 @@ def build_graph(
             if tpath in offsets:
                 cu.append(off + src)
                 cv.append(offsets[tpath] + tnode)
-    add(np.array(cu, np.int64), np.array(cv, np.int64), 3)
+    cu_a, cv_a = np.array(cu, np.int64), np.array(cv, np.int64)
+    lo, hi = np.minimum(cu_a, cv_a), np.maximum(cu_a, cv_a)
+    key = np.unique(lo[lo != hi] * nid + hi[lo != hi])
+    c_lo, c_hi = key // nid, key % nid
+    # a call along a syntax edge replaces it: one edge per pair, the strongest kind
+    shadowed = np.concatenate([c_lo[parent_of[c_lo] == c_hi], c_hi[parent_of[c_hi] == c_lo]])
+    children = np.setdiff1d(children, shadowed, assume_unique=True)
 
-    u = np.concatenate(us)
-    v = np.concatenate(vs)
-    k = np.concatenate(kinds)
-    keep = u != v
-    u, v, k = u[keep], v[keep], k[keep]
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    w = np.asarray(_KIND_WEIGHT)[k]
-    # one edge per node pair, the strongest kind
-    order = np.lexsort((-w, hi, lo))
-    lo, hi, w, k = lo[order], hi[order], w[order], k[order]
-    first = np.ones(lo.size, bool)
-    first[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
-    lo, hi, w, k = lo[first], hi[first], w[first], k[first]
-
-    cost = -np.log(w)
-    rows = np.concatenate([lo, hi])
-    cols = np.concatenate([hi, lo])
-    data = np.concatenate([cost, cost])
-    # costs of 0 (weight 1.0) must survive: store cost + 1 and subtract after the CSR build
-    m = sp.csr_matrix((data + 1.0, (rows, cols)), shape=(nid, nid))
-    # each node's neighbours cheapest first (ties by id): bounded searches stop scanning early
-    row_of = np.repeat(np.arange(nid), np.diff(m.indptr))
-    order = np.lexsort((m.indices, m.data, row_of))
-    m.indices, m.data = m.indices[order], m.data[order]
-    edge_counts = {name: int((k == i).sum()) for i, name in enumerate(EDGE_KINDS)}
-    node_counts = {
-        "directory": len(dirs),
-        "file": len(paths),
-        "root": len(paths),
-        "statement": int(sum(files[p].n_nodes for p in paths)),
+    du = [dirs[_parent(d)] for d in dirs if d] + [dirs[_parent(p)] for p in paths]
+    dv = [n for d, n in dirs.items() if d] + [file_node[p] for p in paths]
+    fr = np.array([file_node[p] for p in paths], np.int64)
+    pairs = {  # cheapest kind first: rows list neighbours by (cost, node)
+        "file_root": (fr, fr + 1),
+        "call": (c_lo, c_hi),
+        "syntax": (children, parent_of[children]),
+        "directory": (np.array(du, np.int64), np.array(dv, np.int64)),
     }
+    blocks = []
+    for kind, (a, b) in pairs.items():
+        m = sp.csr_matrix(
+            (np.ones(2 * a.size), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(nid, nid)
+        )
+        m.sort_indices()
+        blocks.append((-np.log(_WEIGHT[kind]), m))
+    counts = np.stack([np.diff(m.indptr) for _, m in blocks])
+    indptr = np.zeros(nid + 1, np.int64)
+    np.cumsum(counts.sum(axis=0), out=indptr[1:])
+    indices = np.empty(indptr[-1], np.int64)
+    cost = np.empty(indptr[-1], np.float64)
+    before = indptr[:-1].copy()
+    for (c, m), cnt in zip(blocks, counts, strict=True):
+        row = np.repeat(np.arange(nid), cnt)
+        dest = before[row] + (np.arange(m.nnz) - m.indptr[row])
+        indices[dest] = m.indices
+        cost[dest] = c
+        before += cnt
     return CodeGraph(
-        indptr=m.indptr.astype(np.int64),
-        indices=m.indices.astype(np.int64),
-        cost=m.data - 1.0,
+        indptr=indptr,
+        indices=indices,
+        cost=cost,
         n_nodes=nid,
         stmt_offset=offsets,
-        edge_counts=edge_counts,
-        node_counts=node_counts,
+        edge_counts={kind: int(a.size) for kind, (a, _) in pairs.items()},
+        node_counts={
+            "directory": len(dirs),
+            "file": len(paths),
+            "root": len(paths),
+            "statement": int(sum(files[p].n_nodes for p in paths)),
+        },
     )

@@ -44,14 +44,14 @@ describe("serverSettings", () => {
         "backend.url": "http://gpu-box:8000/v1",
         "completion.alpha": 0.25,
         "completion.iterations": 1,
-        "index.ignore_patterns": ["vendor/**"],
+        "index.ignorePatterns": ["vendor/**"],
       },
     });
     assert.deepEqual(serverSettings(config, keys), {
       enable: false,
       backend: { backend: "openai", url: "http://gpu-box:8000/v1" },
       completion: { alpha: 0.25, iterations: 1 },
-      index: { ignore_patterns: ["vendor/**"] },
+      index: { ignorePatterns: ["vendor/**"] },
     });
   });
 

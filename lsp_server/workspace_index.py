@@ -1,0 +1,404 @@
+"""The workspace's index, built and kept current off the editor's event loop.
+
+A worker thread owns every change to the index: it applies the open buffers' text
+(``RepoIndex.update_file``, the live buffer wins over the file on disk) and files changed on
+disk (``RepoIndex.reload_file``), coalescing bursts so that only the latest text of a file is
+indexed, and persists the index a little after the editor saves. Full (re)builds run in a
+thread of their own and are swapped in when done; until then retrieval answers from the saved
+index loaded at start-up (if any), which keeps receiving the edits. One lock serializes
+retrieval with changes, since ``RepoIndex`` is not thread-safe.
+
+A completion that arrives with a keystroke should not queue behind that keystroke's index
+update, so updates wait briefly for completions in progress (see :meth:`WorkspaceIndex.priority`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+
+import numpy as np
+
+from repomem.config import IndexConfig
+from repomem.errors import RepomemError
+from repomem.files import list_candidates
+from repomem.index import IndexSummary, RepoIndex
+from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.store import IndexNotFound, IndexUnreadable
+
+logger = logging.getLogger(__name__)
+
+#: an update waits this long first, so a completion sent right after a keystroke goes first
+SETTLE_S = 0.01
+#: and never waits longer than this for completions in progress
+MAX_YIELD_S = 0.25
+#: the index is persisted this long after the editor last saved a file
+SAVE_DELAY_S = 2.0
+#: progress is reported at most this often
+PROGRESS_INTERVAL_S = 0.1
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What a finished (re)build produced; sent to the editor as ``repomem/indexReady``."""
+
+    root: str
+    files: int
+    fragments: int
+    reparsed: int
+    reused: int
+    skipped: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class IndexEvents(Protocol):
+    """What the server hears from the index; called from worker threads."""
+
+    def on_progress(self, stage: str, done: int, total: int) -> None: ...
+
+    def on_loaded(self, files: int, fragments: int) -> None: ...
+
+    def on_ready(self, report: IndexReport) -> None: ...
+
+    def on_failed(self, message: str) -> None: ...
+
+
+class WorkspaceIndex:
+    """The index of the repository at ``root`` (None: no workspace, nothing is indexed)."""
+
+    def __init__(self, root: Path | None, config: IndexConfig, events: IndexEvents) -> None:
+        self.root = root
+        self._config = config
+        self._events = events
+        self._index: RepoIndex | None = None
+        self._lock = threading.Lock()  # the index's content: retrieval versus changes
+        self._cond = threading.Condition()  # the job state below
+        self._buffers: dict[str, str] = {}
+        self._pending: set[str] = set()
+        self._since_build: set[str] | None = None
+        self._build_wanted = False
+        self._building = False
+        self._built: tuple[RepoIndex, IndexSummary, float] | Exception | None = None
+        self._save_at: float | None = None
+        self._dirty = False
+        self._readers = 0
+        self._stopping = False
+        self._changes = 0
+        self._changes_of: dict[str, int] = {}
+        self._candidates: set[str] | None = None
+        self._last_progress = 0.0
+        self.state = "idle" if root is not None else "no-workspace"
+        self.files = 0
+        self.fragments = 0
+        self.updates = 0
+        self.last_update_s = 0.0
+        self._thread = threading.Thread(target=self._work, name="repomem-index", daemon=True)
+
+    # ------------------------------------------------------------------ called by the server
+    def start(self) -> None:
+        if self.root is None or self._thread.is_alive():
+            return
+        self.request_build()
+        self._thread.start()
+
+    @property
+    def config(self) -> IndexConfig:
+        return self._config
+
+    def reconfigure(self, config: IndexConfig) -> None:
+        """Rebuild with ``config`` if it differs from the current one."""
+        with self._cond:
+            if config == self._config:
+                return
+            self._config = config
+        self.request_build()
+
+    def request_build(self) -> None:
+        if self.root is None:
+            return
+        with self._cond:
+            self._build_wanted = True
+            self.state = "indexing"
+            self._cond.notify_all()
+
+    def set_buffer(self, path: str, text: str) -> None:
+        """An open document's current text; it replaces the file on disk in the index."""
+        with self._cond:
+            self._buffers[path] = text
+            self._pending.add(path)
+            self._cond.notify_all()
+
+    def close_buffer(self, path: str) -> None:
+        """The document was closed: the file on disk is the truth again."""
+        with self._cond:
+            if self._buffers.pop(path, None) is not None:
+                self._pending.add(path)
+                self._cond.notify_all()
+
+    def saved(self, path: str) -> None:
+        """The editor saved ``path``: persist the index soon (not on every keystroke)."""
+        with self._cond:
+            if path not in self._buffers:
+                self._pending.add(path)
+            self._candidates = None  # a first save can make a new file part of the repository
+            self._save_at = time.monotonic() + SAVE_DELAY_S
+            self._cond.notify_all()
+
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Files changed on disk; open documents are left alone (their buffer wins)."""
+        with self._cond:
+            for path in paths:
+                if path in self._buffers or self._outside_index(path):
+                    continue
+                self._pending.add(path)
+                self._candidates = None
+            self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def priority(self) -> Iterator[None]:
+        """Held while a completion is being computed: index updates wait (a little) for it."""
+        with self._cond:
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    def epoch(self, path: str | None) -> int:
+        """How many index changes concerned files other than ``path``."""
+        return self._changes - self._changes_of.get(path or "", 0)
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def retrieve(
+        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
+    ) -> list[RetrievedFragment]:
+        """Fragments for ``query`` from what is indexed now (nothing before the first index)."""
+        with self._lock:
+            if self._index is None:
+                return []
+            return self._index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the current job, persist unsaved changes, and end the worker."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ worker thread
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                job = self._next_job()
+            if job == "stop":
+                self._save(force=True)
+                return
+            try:
+                if job == "swap":
+                    self._swap()
+                elif job == "build":
+                    self._start_build()
+                elif job == "update":
+                    self._apply_pending()
+                else:
+                    self._save(force=False)
+            except Exception:  # the worker must outlive any one bad job
+                logger.exception("index %s failed", job)
+
+    def _next_job(self) -> str:
+        while True:
+            if self._stopping:
+                return "stop"
+            if self._built is not None:
+                return "swap"
+            if self._build_wanted and not self._building:
+                return "build"
+            if self._pending and self._index is not None:
+                return "update"
+            now = time.monotonic()
+            if self._save_at is not None and now >= self._save_at:
+                return "save"
+            timeout = None if self._save_at is None else self._save_at - now
+            self._cond.wait(timeout)
+
+    def _start_build(self) -> None:
+        with self._cond:
+            self._build_wanted = False
+            self._building = True
+            self._since_build = set()
+            config = self._config
+        threading.Thread(
+            target=self._build, args=(config,), name="repomem-build", daemon=True
+        ).start()
+
+    def _build(self, config: IndexConfig) -> None:
+        assert self.root is not None
+        started = time.perf_counter()
+        result: tuple[RepoIndex, IndexSummary, float] | Exception
+        try:
+            if self._index is None:
+                self._load_saved(config)
+            index, summary = RepoIndex.build(self.root, config, progress=self._progress, save=True)
+            result = (index, summary, time.perf_counter() - started)
+        except Exception as exc:  # reported to the editor; the server keeps serving
+            if not isinstance(exc, RepomemError | OSError):
+                logger.exception("indexing %s failed", self.root)
+            result = exc
+        with self._cond:
+            self._built = result
+            self._cond.notify_all()
+
+    def _load_saved(self, config: IndexConfig) -> None:
+        assert self.root is not None
+        try:
+            index = RepoIndex.load(self.root, config)
+        except (IndexNotFound, IndexUnreadable) as exc:
+            logger.info("no saved index to start from (%s)", exc)
+            return
+        with self._lock:
+            self._index = index
+            self._count(index)
+        with self._cond:
+            self._changes += 1
+            self._pending |= set(self._buffers)
+            self._cond.notify_all()
+        self._events.on_loaded(self.files, self.fragments)
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last_progress < PROGRESS_INTERVAL_S:
+            return
+        self._last_progress = now
+        self._events.on_progress(stage, done, total)
+
+    def _swap(self) -> None:
+        with self._cond:
+            result, self._built = self._built, None
+            self._building = False
+            since, self._since_build = self._since_build or set(), None
+        if isinstance(result, Exception):
+            self.state = "failed" if self._index is None else "ready"
+            self._events.on_failed(f"indexing {self.root} failed: {result}")
+            return
+        assert result is not None and self.root is not None
+        index, summary, seconds = result
+        with self._lock:
+            self._index = index
+            self._count(index)
+        with self._cond:
+            self._changes += 1
+            self._pending |= set(self._buffers) | since
+            self._candidates = None
+            if not self._build_wanted:
+                self.state = "ready"
+        self._events.on_ready(
+            IndexReport(
+                root=str(self.root),
+                files=len(index.files),
+                fragments=summary.fragments,
+                reparsed=summary.reparsed,
+                reused=summary.reused,
+                skipped=sum(summary.skipped.values()),
+                seconds=round(seconds, 3),
+            )
+        )
+
+    def _apply_pending(self) -> None:
+        self._yield_to_completions()
+        with self._cond:
+            batch = sorted(self._pending)
+            self._pending.clear()
+            texts = {path: self._buffers.get(path) for path in batch}
+        index = self._index
+        assert index is not None and self.root is not None
+        if any(path not in index.files for path in batch) and self._candidates is None:
+            self._candidates = self._candidate_paths()
+        for path in batch:
+            if path not in index.files and path not in (self._candidates or ()):
+                continue  # ignored by git or the settings, or not on disk yet
+            text = texts[path]
+            started = time.perf_counter()
+            try:
+                with self._lock:
+                    if text is None:
+                        index.reload_file(path)
+                    else:
+                        index.update_file(path, text)
+                    self._count(index)
+            except RepomemError as exc:
+                logger.warning("cannot index %s: %s", path, exc)
+                continue
+            elapsed = time.perf_counter() - started
+            with self._cond:
+                self._changes += 1
+                self._changes_of[path] = self._changes_of.get(path, 0) + 1
+                self._dirty = True
+                if self._since_build is not None:
+                    self._since_build.add(path)
+            self.updates += 1
+            self.last_update_s = elapsed
+            logger.debug("indexed %s in %.1f ms", path, elapsed * 1e3)
+
+    def _yield_to_completions(self) -> None:
+        deadline = time.monotonic() + MAX_YIELD_S
+        time.sleep(SETTLE_S)
+        with self._cond:
+            while self._readers > 0 and not self._stopping:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+
+    def _candidate_paths(self) -> set[str]:
+        assert self.root is not None
+        try:
+            return set(list_candidates(self.root, self._config))
+        except (RepomemError, OSError) as exc:
+            logger.warning("cannot list the files of %s: %s", self.root, exc)
+            return set()
+
+    def _outside_index(self, path: str) -> bool:
+        """Paths no index may hold (git's and the index's own files), to skip cheaply."""
+        parts = PurePosixPath(path).parts
+        index_dir = PurePosixPath(self._config.index_dir)
+        if index_dir.is_absolute() and self.root is not None:
+            with contextlib.suppress(ValueError):
+                index_dir = PurePosixPath(Path(index_dir).relative_to(self.root).as_posix())
+        return ".git" in parts or parts[: len(index_dir.parts)] == index_dir.parts
+
+    def _save(self, *, force: bool) -> None:
+        with self._cond:
+            self._save_at = None
+            dirty, self._dirty = self._dirty, False
+        if not dirty or self._index is None:
+            return
+        started = time.perf_counter()
+        try:
+            with self._lock:
+                self._index.save()
+        except (RepomemError, OSError) as exc:
+            logger.warning("cannot save the index of %s: %s", self.root, exc)
+            return
+        logger.info(
+            "saved the index of %s in %.2f s%s",
+            self.root, time.perf_counter() - started, " (shutting down)" if force else "",
+        )
+
+    def _count(self, index: RepoIndex) -> None:
+        self.files = len(index.files)
+        self.fragments = int(np.count_nonzero(index.live))
