@@ -14,7 +14,6 @@ import json
 import random
 import resource
 import shutil
-import statistics
 import sys
 import sysconfig
 import tempfile
@@ -92,7 +91,9 @@ def main() -> int:
             truncated_fragments=summary.truncated_fragments,
             index_mb=summary.index_bytes / 1e6,
         )
-        print(f"index: {full:.1f} s = {full / bare:.2f}x bare parse ({bare:.1f} s)", file=sys.stderr)
+        print(
+            f"index: {full:.1f} s = {full / bare:.2f}x bare parse ({bare:.1f} s)", file=sys.stderr
+        )
 
         t = time.perf_counter()
         idx = RepoIndex.load(args.root, config)
@@ -109,7 +110,9 @@ def main() -> int:
         def query_of(path: str, line: int) -> tuple[str, Exclusion]:
             lines = split_lines(idx.files[path].text)
             window = idx.config.window
-            return "\n".join(lines[line - window : line]), Exclusion(path, line - window, line + window)
+            return "\n".join(lines[line - window : line]), Exclusion(
+                path, line - window, line + window
+            )
 
         latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
         for path, line in positions:
@@ -159,15 +162,20 @@ def main() -> int:
                 "|---|---|",
                 f"| files / lines | {results['files']} / {results['lines']:,} |",
                 f"| bare parse | {bare:.2f} s |",
-                f"| full index | {results['index_s']:.2f} s ({results['index_over_bare_parse']:.2f}x) |",
+                f"| full index | {results['index_s']:.2f} s "
+                f"({results['index_over_bare_parse']:.2f}x bare parse) |",
                 f"| index size | {results['index_mb']:.1f} MB |",
                 f"| peak RSS | {results['peak_rss_mb']:.0f} MB |",
-                "| retrieve BM25 p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(**results["retrieve_bm25_ms"]),
+                "| retrieve BM25 p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
+                    **results["retrieve_bm25_ms"]
+                ),
                 "| retrieve BM25+FragRel p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
                     **results["retrieve_bm25+fragrel_ms"]
                 ),
                 f"| rank-bm25 query p50 | {results['rank_bm25']['query_ms_p50']:.0f} ms |",
-                "| one-file update p50 / p95 | {p50:.1f} / {p95:.1f} ms |".format(**results["update_ms"]),
+                "| one-file update p50 / p95 | {p50:.1f} / {p95:.1f} ms |".format(
+                    **results["update_ms"]
+                ),
             ]
         ),
         file=sys.stderr,

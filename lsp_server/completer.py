@@ -19,6 +19,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from lsp_server.background_loop import BackgroundLoop
+from lsp_server.suggestion_cache import Suggestion, SuggestionCache
+from lsp_server.workspace_index import WorkspaceIndex
 from repomem.backends.base import Backend, BackendError
 from repomem.backends.builtin import BuiltinBackend
 from repomem.backends.registry import create_backend
@@ -27,10 +30,6 @@ from repomem.config import BackendConfig
 from repomem.errors import RepomemError
 from repomem.scorer import Exclusion
 from repomem.settings import Settings
-
-from lsp_server.background_loop import BackgroundLoop
-from lsp_server.suggestion_cache import Suggestion, SuggestionCache
-from lsp_server.workspace_index import WorkspaceIndex
 
 logger = logging.getLogger(__name__)
 

@@ -77,7 +77,7 @@ def resolve(base: Settings, data: Any) -> tuple[EditorSettings, list[str]]:
             else:
                 problems.append(f"{SOURCE}: {SECTION}.enable must be true or false, got {value!r}")
         elif name == "debounce_ms":
-            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DEBOUNCE_MS:
+            if _is_int(value) and 0 <= value <= MAX_DEBOUNCE_MS:
                 debounce_ms = value
             else:
                 problems.append(
@@ -90,6 +90,10 @@ def resolve(base: Settings, data: Any) -> tuple[EditorSettings, list[str]]:
             known = ", ".join(["enable", "debounceMs", *SECTIONS])
             problems.append(f"{SOURCE}: unknown setting {SECTION}.{key} (known: {known})")
     return EditorSettings(settings, enable, debounce_ms), problems
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _merge_section(

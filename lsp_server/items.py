@@ -64,7 +64,8 @@ def completion_item(
     if len(label) > LABEL_CHARS:
         label = label[: LABEL_CHARS - 1] + "…"
     cached = " (cached)" if suggestion.cached else ""
-    detail = f"repomem{cached} · {suggestion.backend} · from {sources_text(suggestion, SOURCES_IN_DETAIL)}"
+    sources = sources_text(suggestion, SOURCES_IN_DETAIL)
+    detail = f"repomem{cached} · {suggestion.backend} · from {sources}"
     return types.CompletionItem(
         label=label,
         kind=types.CompletionItemKind.Text,

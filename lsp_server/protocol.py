@@ -40,7 +40,7 @@ class RepomemProtocol(LanguageServerProtocol):
             reason = _first_line(exc)
             if "id" in data:
                 msg_id = data["id"] if isinstance(data["id"], str | int) else None
-                logger.warning("rejected request %r (%s): invalid params: %s", msg_id, method, reason)
+                logger.warning("rejected request %r (%s): %s", msg_id, method, reason)
                 error = JsonRpcInvalidParams(f"invalid params for {method}: {reason}")
                 self._send_response(msg_id, error=error.to_response_error())
             else:

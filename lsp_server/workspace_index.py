@@ -332,6 +332,8 @@ class WorkspaceIndex:
             if path not in index.files and path not in (self._candidates or ()):
                 continue  # ignored by git or the settings, or not on disk yet
             text = texts[path]
+            if text is not None and text == index.file_text(path):
+                continue  # e.g. a document opened unchanged
             started = time.perf_counter()
             try:
                 with self._lock:

@@ -26,7 +26,8 @@ def _command_modules() -> list[ModuleType]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="repomem", description="Repository-aware code completion with relation-aware retrieval."
+        prog="repomem",
+        description="Repository-aware code completion with relation-aware retrieval.",
     )
     parser.add_argument("--version", action="version", version=f"repomem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

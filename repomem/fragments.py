@@ -42,18 +42,27 @@ def shown_lines(lines: list[str], start: int, end: int, stride: int) -> str:
     return "\n".join(shifted) if any(s.strip() for s in shifted) else "\n".join(lines[start:end])
 
 
-def window_nodes(pf: ParsedFile, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
-    """Local statement nodes owning the window's lines, with normalised text lengths.
+def window_nodes(pf: ParsedFile, wins: list[Window]) -> tuple[np.ndarray, ...]:
+    """For all windows of a file at once: (window index, local node, weight) triples.
 
-    Each line belongs to its deepest statement node, so the nodes do not overlap; blank and
-    comment-only lines belong to none. Weights sum to 1 (Eq. 8's normaliser), or the arrays
-    are empty when the window has no code.
+    Each line belongs to its deepest statement node, so a window's nodes do not overlap; a
+    node's weight is its share of the window's code characters (Eq. 8's ``len_k`` over their
+    sum). Blank and comment-only lines belong to none; a window without code has no entries.
     """
-    owner = pf.line_owner[start:end]
-    length = pf.line_len[start:end]
-    mask = (owner >= 0) & (length > 0)
-    if not mask.any():
-        return np.empty(0, np.int64), np.empty(0, np.float64)
-    nodes, inverse = np.unique(owner[mask], return_inverse=True)
-    weights = np.bincount(inverse, weights=length[mask].astype(np.float64))
-    return nodes.astype(np.int64), weights / weights.sum()
+    starts = np.array([w.start for w in wins], np.int64)
+    sizes = np.array([w.end - w.start for w in wins], np.int64)
+    if not wins or pf.line_owner.size == 0:
+        empty = np.empty(0, np.int64)
+        return empty, empty, np.empty(0, np.float64)
+    win_of = np.repeat(np.arange(len(wins)), sizes)
+    first = np.cumsum(sizes) - sizes
+    line = starts[win_of] + (np.arange(win_of.size) - first[win_of])
+    owner = pf.line_owner[line].astype(np.int64)
+    length = pf.line_len[line].astype(np.float64)
+    keep = (owner >= 0) & (length > 0)
+    span = pf.n_nodes + 1
+    keys, inverse = np.unique(win_of[keep] * span + owner[keep], return_inverse=True)
+    weight = np.bincount(inverse, weights=length[keep])
+    win, node = keys // span, keys % span
+    total = np.bincount(win, weights=weight, minlength=len(wins))
+    return win, node, weight / total[win]

@@ -97,7 +97,9 @@ def build_graph(
     parent_of = np.full(nid, -1, np.int64)
     for path in paths:
         pf, off = files[path], offsets[path]
-        parent_of[off : off + pf.n_nodes] = np.where(pf.node_parent >= 0, pf.node_parent + off, off - 1)
+        parent_of[off : off + pf.n_nodes] = np.where(
+            pf.node_parent >= 0, pf.node_parent + off, off - 1
+        )
     children = np.flatnonzero(parent_of >= 0)
 
     # calls: unique pairs without self-loops
@@ -128,7 +130,8 @@ def build_graph(
     blocks = []
     for kind, (a, b) in pairs.items():
         m = sp.csr_matrix(
-            (np.ones(2 * a.size), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(nid, nid)
+            (np.ones(2 * a.size), (np.concatenate([a, b]), np.concatenate([b, a]))),
+            shape=(nid, nid),
         )
         m.sort_indices()
         blocks.append((-np.log(_WEIGHT[kind]), m))

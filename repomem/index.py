@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import multiprocessing as mp
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -21,7 +24,7 @@ import scipy.sparse as sp
 from repomem.bm25 import BM25Index, tokenize
 from repomem.config import IndexConfig
 from repomem.files import FileSkipped, SourceFile, load_file, scan_files
-from repomem.fragments import shown_lines, window_nodes, windows
+from repomem.fragments import Window, shown_lines, window_nodes, windows
 from repomem.graph import CodeGraph, build_graph
 from repomem.languages import language_for_path
 from repomem.parsing import ParsedFile, parse_source, split_lines, supported
@@ -51,6 +54,57 @@ class IndexSummary:
     truncated_fragments: int
     seconds: dict[str, float] = field(default_factory=dict)
     index_bytes: int = 0
+
+
+@dataclass
+class PreparedFile:
+    """What one file contributes, computed independently of every other file."""
+
+    parsed: ParsedFile
+    windows: list[Window]
+    wn_window: np.ndarray  # Eq. 8 weights: window index, local node, weight
+    wn_node: np.ndarray
+    wn_weight: np.ndarray
+
+
+def prepare_file(
+    f: SourceFile, config: IndexConfig, parsed: ParsedFile | None = None
+) -> PreparedFile:
+    pf = parsed or parse_source(f.path, f.language, f.text, f.digest)
+    wins = windows(split_lines(f.text), config.window, config.stride)
+    return PreparedFile(pf, wins, *window_nodes(pf, wins))
+
+
+def _prepare_job(args: tuple[SourceFile, IndexConfig]) -> PreparedFile:
+    return prepare_file(*args)
+
+
+def _prepare_all(
+    files: list[SourceFile],
+    parsed: dict[str, ParsedFile],
+    config: IndexConfig,
+    progress: Progress | None,
+) -> dict[str, PreparedFile]:
+    """Parse and window every file; new parses run in worker processes on a large repo."""
+    out = {f.path: prepare_file(f, config, parsed[f.path]) for f in files if f.path in parsed}
+    todo = [f for f in files if f.path not in parsed]
+    workers = min(os.cpu_count() or 1, 4)
+    if len(todo) < 64 or workers < 2:
+        results = map(_prepare_job, ((f, config) for f in todo))
+        pool = None
+    else:
+        context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        pool = ProcessPoolExecutor(workers, mp_context=context)
+        results = pool.map(_prepare_job, ((f, config) for f in todo), chunksize=8)
+    try:
+        for f, prep in zip(todo, results, strict=True):
+            out[f.path] = prep
+            if progress:
+                progress("parse", len(out), len(files))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return out
 
 
 @dataclass
@@ -152,21 +206,21 @@ class RepoIndex:
         idx = cls(root, config)
         idx.skipped = dict(scan.skipped)
         code = [f for f in scan.files if supported(f.language)]
-        reused = 0
-        for i, f in enumerate(code):
-            old = previous.parsed.get(f.path) if previous is not None else None
-            if old is not None and old.digest == f.digest:
-                idx.parsed[f.path] = old
-                reused += 1
-            else:
-                idx.parsed[f.path] = parse_source(f.path, f.language, f.text, f.digest)
-            if progress:
-                progress("parse", i + 1, len(code))
+        reused_parses = {
+            f.path: previous.parsed[f.path]
+            for f in code
+            if previous is not None
+            and f.path in previous.parsed
+            and previous.parsed[f.path].digest == f.digest
+        }
+        prepared = _prepare_all(code, reused_parses, config, progress)
         t_parse = time.perf_counter()
+        for f in code:
+            idx.parsed[f.path] = prepared[f.path].parsed
         idx._resolver = Resolver(idx.parsed)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         for f in code:
-            idx._add_file_fragments(f)
+            idx._add_file_fragments(f, prepared[f.path])
         idx._graph = build_graph(idx.parsed, idx.calls)
         idx._frag_nodes = idx._assemble_frag_nodes()
         idx.radius = np.full(idx._graph.n_nodes, np.inf)
@@ -180,8 +234,8 @@ class RepoIndex:
         summary = IndexSummary(
             files_by_language=dict(sorted(by_lang.items())),
             skipped=idx.skipped,
-            reparsed=len(code) - reused,
-            reused=reused,
+            reparsed=len(code) - len(reused_parses),
+            reused=len(reused_parses),
             fragments=int(live.size),
             nodes=dict(idx._graph.node_counts),
             edges=dict(idx._graph.edge_counts),
@@ -197,31 +251,22 @@ class RepoIndex:
         )
         return idx, summary
 
-    def _add_file_fragments(self, f: SourceFile) -> None:
-        pf = self.parsed[f.path]
-        lines = split_lines(f.text)
-        wins = windows(lines, self.config.window, self.config.stride)
-        win_frag = np.empty(len(wins), np.int64)
-        wn_f, wn_n, wn_w = [], [], []
-        for i, w in enumerate(wins):
+    def _add_file_fragments(self, f: SourceFile, prep: PreparedFile) -> None:
+        win_frag = np.empty(len(prep.windows), np.int64)
+        for i, w in enumerate(prep.windows):
             fid = self._fragment_for(w.text)
             self.frag_locs[fid].append(Location(f.path, w.start, w.end))
             win_frag[i] = fid
-            nodes, weights = window_nodes(pf, w.start, w.end)
-            wn_f.append(np.full(nodes.size, fid, np.int64))
-            wn_n.append(nodes)
-            wn_w.append(weights)
-        empty_i = np.empty(0, np.int64)
         self.files[f.path] = FileEntry(
             language=f.language,
             digest=f.digest,
             text=f.text,
-            win_start=np.array([w.start for w in wins], np.int32),
-            win_end=np.array([w.end for w in wins], np.int32),
+            win_start=np.array([w.start for w in prep.windows], np.int32),
+            win_end=np.array([w.end for w in prep.windows], np.int32),
             win_frag=win_frag,
-            wn_frag=np.concatenate(wn_f) if wn_f else empty_i,
-            wn_node=np.concatenate(wn_n) if wn_n else empty_i,
-            wn_weight=np.concatenate(wn_w) if wn_w else np.empty(0, np.float64),
+            wn_frag=win_frag[prep.wn_window],
+            wn_node=prep.wn_node,
+            wn_weight=prep.wn_weight,
         )
 
     def _fragment_for(self, text: str) -> int:
@@ -388,7 +433,8 @@ class RepoIndex:
                 self.calls.pop(p, None)
         freed = self._remove_file_fragments(path) if path in self.files else []
         if new_pf is not None:
-            self._add_file_fragments(SourceFile(path, language, text, new_pf.digest, len(text)))
+            source = SourceFile(path, language, text, new_pf.digest, len(text))
+            self._add_file_fragments(source, prepare_file(source, self.config, new_pf))
         self._graph = build_graph(self.parsed, self.calls)
         self._frag_nodes = self._assemble_frag_nodes()
         self.radius = self._carry_radius(graph0, self._graph, path)
@@ -438,7 +484,9 @@ class RepoIndex:
         n = self.parsed[path].n_nodes if path in self.parsed else 0
         return np.arange(off - 2, off + n, dtype=np.int64)
 
-    def _edge_nodes(self, graph: CodeGraph, edges: set[tuple[str, tuple[int, str, int]]]) -> np.ndarray:
+    def _edge_nodes(
+        self, graph: CodeGraph, edges: set[tuple[str, tuple[int, str, int]]]
+    ) -> np.ndarray:
         out = []
         for src_path, (src, dst_path, dst) in edges:
             for p, n in ((src_path, src), (dst_path, dst)):

@@ -158,7 +158,9 @@ def parse_source(path: str, language: str, text: str, digest: str) -> ParsedFile
             i = node_of(d)
             if i >= 0:
                 is_class = "class" in d.type or "struct" in d.type or d.type == "type_spec"
-                parsed.definitions.append(Definition(name.text.decode("utf-8", "replace"), i, is_class))
+                parsed.definitions.append(
+                    Definition(name.text.decode("utf-8", "replace"), i, is_class)
+                )
         for _, caps in QueryCursor(call_query(language)).matches(root):
             i = node_of(caps["call"][0])
             if i >= 0:

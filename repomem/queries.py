@@ -38,10 +38,13 @@ _JS_CALLS = """
 (call_expression function: (member_expression property: (property_identifier) @name)) @call
 (new_expression constructor: (identifier) @name) @call
 """
-_TS_DEFS = _JS_DEFS + """
+_TS_DEFS = (
+    _JS_DEFS
+    + """
 (interface_declaration name: (type_identifier) @name) @def
 (abstract_class_declaration name: (type_identifier) @name) @def
 """
+)
 _JS_CONTAINERS = ("program", "statement_block", "class_body", "switch_body")
 _JS_CLAUSES = ("else_clause", "catch_clause", "finally_clause")
 

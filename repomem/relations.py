@@ -72,7 +72,9 @@ def _pop(hk, hv, size):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True)
-def _search(indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202, E501
+def _search(
+    indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk, hv, out_ids, out_s
+):  # noqa: ANN001, ANN202, E501
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
     strongest first; writes them and their strengths. Returns (count, hit the cap, radius):
     the radius is the cost up to which the result is complete (``limit`` unless capped), so
@@ -123,12 +125,25 @@ def _search(indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk
 
 @numba.njit(cache=True, nogil=True)
 def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
-    indptr, indices, cost, n_nodes,
-    f_ptr, f_node, f_w,  # rows to compute: their nodes and weights
+    indptr,
+    indices,
+    cost,
+    n_nodes,
+    f_ptr,
+    f_node,
+    f_w,  # rows to compute: their nodes and weights
     row_ids,  # fragment id of each row (its own id is not its environment)
-    n_ptr, n_frag, n_w,  # node -> fragments containing it, with weights
-    n_frags, limit, node_cap, frag_cap,
-    out_idx, out_val, out_cnt, capped,  # outputs, one row per computed fragment
+    n_ptr,
+    n_frag,
+    n_w,  # node -> fragments containing it, with weights
+    n_frags,
+    limit,
+    node_cap,
+    frag_cap,
+    out_idx,
+    out_val,
+    out_cnt,
+    capped,  # outputs, one row per computed fragment
     out_radius,  # output, one per (row, source node) entry of f_node
 ):
     """Fills the outputs for rows ``[0, row_ids.size)``; releases the GIL, so callers run
@@ -178,8 +193,19 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                 cur_rad[c] = prev_rad[hit]
             else:
                 cnt, was_capped, radius = _search(
-                    indptr, indices, cost, src, limit, node_cap,
-                    dist, done, touched_n, hk, hv, cur_ids[base:], cur_s[base:],
+                    indptr,
+                    indices,
+                    cost,
+                    src,
+                    limit,
+                    node_cap,
+                    dist,
+                    done,
+                    touched_n,
+                    hk,
+                    hv,
+                    cur_ids[base:],
+                    cur_s[base:],
                 )
                 cur_cap[c] = was_capped
                 cur_rad[c] = radius
@@ -198,7 +224,12 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                         nf += 1
                     acc[j] += sa * n_w[e]
         prev_node, prev_ptr, prev_ids, prev_s, prev_cap, prev_rad = (
-            cur_node, cur_ptr, cur_ids, cur_s, cur_cap, cur_rad
+            cur_node,
+            cur_ptr,
+            cur_ids,
+            cur_s,
+            cur_cap,
+            cur_rad,
         )
         # keep the strongest relations, never the fragment itself
         me = row_ids[r]
@@ -295,13 +326,25 @@ def compute_relations(
 
     def run(lo: int, hi: int) -> None:
         _relations_kernel(
-            graph.indptr, graph.indices, graph.cost, graph.n_nodes,
+            graph.indptr,
+            graph.indices,
+            graph.cost,
+            graph.n_nodes,
             sub_ptr[lo : hi + 1] - sub_ptr[lo],
             sub_node[sub_ptr[lo] : sub_ptr[hi]],
             sub_w[sub_ptr[lo] : sub_ptr[hi]],
             rows[lo:hi],
-            n_ptr, n_frag, n_w, n_frags, limit, node_cap, frag_cap,
-            out_idx[lo:hi], out_val[lo:hi], cnt[lo:hi], capped[lo:hi],
+            n_ptr,
+            n_frag,
+            n_w,
+            n_frags,
+            limit,
+            node_cap,
+            frag_cap,
+            out_idx[lo:hi],
+            out_val[lo:hi],
+            cnt[lo:hi],
+            capped[lo:hi],
             radius[sub_ptr[lo] : sub_ptr[hi]],
         )
 
@@ -314,9 +357,7 @@ def compute_relations(
     return out_idx, out_val, capped, sub_node, radius
 
 
-def node_ball(
-    graph: CodeGraph, seeds: np.ndarray, epsilon: float
-) -> tuple[np.ndarray, np.ndarray]:
+def node_ball(graph: CodeGraph, seeds: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """Every node within strength ``epsilon`` of any seed (no cap), with its cost
     (``-log`` strength) from the nearest seed."""
     seeds = np.asarray(seeds, np.int64)

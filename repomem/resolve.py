@@ -131,7 +131,9 @@ class Resolver:
             self._reading.add(path)
 
     # ---- names ---------------------------------------------------------------------------
-    def _binding_target(self, path: str, b: ImportBinding, depth: int) -> tuple[str, str | None] | None:
+    def _binding_target(
+        self, path: str, b: ImportBinding, depth: int
+    ) -> tuple[str, str | None] | None:
         """(file, qualname) for a symbol binding, (file, None) for a module binding."""
         mod_path = self.resolve_module(b.module, b.level, path)
         if mod_path is None:

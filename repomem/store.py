@@ -188,7 +188,9 @@ def live_generation(root: Path, config: IndexConfig) -> Path:
         raise IndexNotFound(f"no index at {base}; run `repomem index {root}` first")
     gen = base / current.read_text().strip()
     if not gen.is_dir():
-        raise IndexUnreadable(f"index at {base} is damaged (missing {gen.name}); re-run `repomem index`")
+        raise IndexUnreadable(
+            f"index at {base} is damaged (missing {gen.name}); re-run `repomem index`"
+        )
     return gen
 
 
@@ -197,7 +199,9 @@ def read_manifest(root: Path, config: IndexConfig) -> dict:
     try:
         manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise IndexUnreadable(f"index at {gen} is unreadable ({exc}); re-run `repomem index`") from exc
+        raise IndexUnreadable(
+            f"index at {gen} is unreadable ({exc}); re-run `repomem index`"
+        ) from exc
     if manifest.get("format") != FORMAT_VERSION:
         raise IndexUnreadable(
             f"index at {gen.parent} has format {manifest.get('format')!r}, this repomem reads "
@@ -217,7 +221,9 @@ def load(root: Path, config: IndexConfig | None = None) -> RepoIndex:
         symbols = json.loads((gen / "symbols.json").read_text(encoding="utf-8"))
         return _restore(root, config_from(manifest["config"]), manifest, arrays, symbols)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise IndexUnreadable(f"index at {gen} is unreadable ({exc}); re-run `repomem index`") from exc
+        raise IndexUnreadable(
+            f"index at {gen} is unreadable ({exc}); re-run `repomem index`"
+        ) from exc
 
 
 def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: list) -> RepoIndex:
@@ -233,9 +239,13 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
 
     for i, (path, language, digest) in enumerate(manifest["files"]):
         entry = FileEntry(
-            language, digest, texts[i], *(part(n, i) for n in (
-                "win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"
-            ))
+            language,
+            digest,
+            texts[i],
+            *(
+                part(n, i)
+                for n in ("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight")
+            ),
         )
         idx.files[path] = entry
         for s, e, fid in zip(entry.win_start, entry.win_end, entry.win_frag, strict=True):
@@ -245,7 +255,10 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
             path,
             language,
             digest,
-            *(part(n, i) for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")),
+            *(
+                part(n, i)
+                for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")
+            ),
             definitions=[Definition(n, node, c) for n, node, c in sym["defs"]],
             calls=[CallSite(node, tuple(parts), scope) for node, parts, scope in sym["calls"]],
             imports=[ImportBinding(*b) for b in sym["imports"]],

@@ -59,13 +59,39 @@ def compute(items):
 }
 
 OTHER_LANG_FILES: dict[str, str] = {
-    "web/app.js": "function callee() { return 1; }\nfunction caller() {\n  return callee();\n}\n",
-    "web/types.ts": "function tsCallee(): number { return 2; }\nexport function tsCaller() {\n  return tsCallee();\n}\n",
-    "go/main.go": "package main\n\nfunc goCallee() int { return 1 }\n\nfunc main() {\n\tgoCallee()\n}\n",
+    "web/app.js": ("function callee() { return 1; }\nfunction caller() {\n  return callee();\n}\n"),
+    "web/types.ts": (
+        "function tsCallee(): number { return 2; }\n"
+        "export function tsCaller() {\n  return tsCallee();\n}\n"
+    ),
+    "go/main.go": (
+        "package main\n\nfunc goCallee() int { return 1 }\n\nfunc main() {\n\tgoCallee()\n}\n"
+    ),
     "rs/lib.rs": "fn rs_callee() -> i32 { 1 }\n\nfn rs_caller() -> i32 {\n    rs_callee()\n}\n",
-    "java/App.java": "class App {\n  int javaCallee() { return 1; }\n  int javaCaller() {\n    return javaCallee();\n  }\n}\n",
-    "c/lib.c": "int c_callee(void) { return 1; }\n\nint c_caller(void) {\n    return c_callee();\n}\n",
-    "cpp/lib.cpp": "int cpp_callee() { return 1; }\n\nint cpp_caller() {\n    return cpp_callee();\n}\n",
+    "java/App.java": (
+        "class App {\n  int javaCallee() { return 1; }\n"
+        "  int javaCaller() {\n    return javaCallee();\n  }\n}\n"
+    ),
+    "c/lib.c": "\n".join(
+        [
+            "int c_callee(void) { return 1; }",
+            "",
+            "int c_caller(void) {",
+            "    return c_callee();",
+            "}",
+            "",
+        ]
+    ),
+    "cpp/lib.cpp": "\n".join(
+        [
+            "int cpp_callee() { return 1; }",
+            "",
+            "int cpp_caller() {",
+            "    return cpp_callee();",
+            "}",
+            "",
+        ]
+    ),
 }
 
 

@@ -98,7 +98,10 @@ def test_unresolved_calls_are_dropped(index: RepoIndex) -> None:
     # print(...) and os.path.basename(...) resolve to nothing in the repository
     print_stmt = node_at(index, "pkg/core.py", 11)
     g = index.graph
-    kinds = [weight(index, print_stmt, int(v)) for v in g.indices[g.indptr[print_stmt] : g.indptr[print_stmt + 1]]]
+    kinds = [
+        weight(index, print_stmt, int(v))
+        for v in g.indices[g.indptr[print_stmt] : g.indptr[print_stmt + 1]]
+    ]
     assert 0.8 not in [pytest.approx(k) for k in kinds]
     assert index.graph.edge_counts["call"] == sum(len(c) for c in index.calls.values())
 
@@ -110,13 +113,26 @@ def test_statement_nodes_cover_lines_without_overlap() -> None:
     assert owners[3] == owners[1] or owners[3] == owners[0]  # comment line: inside f's body
     assert owners[4] in (owners[0], owners[1])  # blank line, zero length: no weight anyway
     assert len({owners[0], owners[1], owners[2], owners[5]}) == 4
-    nodes, weights = window_nodes(pf, 0, 6)
+    win, nodes, weights = window_nodes(pf, windows(split_lines(text), 20, 10))
+    assert set(win.tolist()) == {0}
     assert weights.sum() == pytest.approx(1.0)
     lens = pf.line_len
     # each node's weight is the share of characters on the lines it owns
     for node, w in zip(nodes, weights, strict=True):
         own = sum(int(lens[i]) for i in range(6) if owners[i] == node)
         assert w == pytest.approx(own / lens.sum())
+
+
+def test_window_weights_per_window() -> None:
+    text = "\n".join(f"value_{i} = {'x' * (i + 1)}" for i in range(35)) + "\n"
+    pf = parse_source("m.py", "python", text, "d")
+    wins = windows(split_lines(text), 20, 10)
+    win, nodes, weights = window_nodes(pf, wins)
+    for w_idx, w in enumerate(wins):
+        sel = win == w_idx
+        assert weights[sel].sum() == pytest.approx(1.0)
+        lens = pf.line_len[w.start : w.end].astype(float)
+        assert sorted(weights[sel]) == pytest.approx(sorted(lens / lens.sum()))
 
 
 def test_windows_twenty_lines_stride_ten() -> None:

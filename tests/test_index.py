@@ -92,7 +92,9 @@ def test_incremental_updates_equal_a_rebuild(tmp_path: Path, config: IndexConfig
         fa, ra, _ = snapshot(idx)
         fb, rb, _ = snapshot(fresh)
         assert fa == fb
-        capped = {idx.frag_text[i] for i in idx.truncated} | {fresh.frag_text[i] for i in fresh.truncated}
+        capped = {idx.frag_text[i] for i in idx.truncated} | {
+            fresh.frag_text[i] for i in fresh.truncated
+        }
         for key in ra.keys() | rb.keys():
             if key[0] not in capped:
                 assert ra.get(key, 0.0) == pytest.approx(rb.get(key, 0.0), rel=1e-9)
@@ -169,7 +171,11 @@ def test_failed_save_leaves_previous_index(tmp_path: Path, monkeypatch: pytest.M
 def test_killed_index_run_leaves_a_valid_index(tmp_path: Path) -> None:
     files = {f"pkg/gen_{i}.py": long_module(30) + f"\n\nMARK_{i} = {i}\n" for i in range(40)}
     root = make_repo(tmp_path / "r", files, use_git=False)
-    subprocess.run([sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"],
+        check=True,
+        capture_output=True,
+    )
     (root / "pkg/gen_0.py").write_text("def replaced():\n    return 1\n")
     seen_new = False
     for delay in (0.3, 0.8, 1.5, 2.5, 4.0):
@@ -187,7 +193,11 @@ def test_killed_index_run_leaves_a_valid_index(tmp_path: Path) -> None:
         seen_new = seen_new or texts == "def replaced():\n    return 1\n"
         assert idx.retrieve("MARK_3 = 3", k=1)[0].path == "pkg/gen_3.py"
     # a complete run afterwards cleans up whatever a killed one left behind
-    subprocess.run([sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "repomem.cli", "index", str(root), "--no-progress"],
+        check=True,
+        capture_output=True,
+    )
     assert RepoIndex.load(root).file_text("pkg/gen_0.py") == "def replaced():\n    return 1\n"
     assert not list((root / ".repomem").glob("tmp-*"))
     assert len(list((root / ".repomem").glob("gen-*"))) == 1

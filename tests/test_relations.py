@@ -31,7 +31,9 @@ def brute_force(idx: RepoIndex, epsilon: float) -> dict[tuple[int, int], float]:
     for k in nodes:
         lengths = nx.single_source_dijkstra_path_length(g, k, weight="cost")
         dis[k] = {
-            l: math.exp(-c) for l, c in lengths.items() if math.exp(-c) >= epsilon * (1 - 1e-9)
+            node: math.exp(-c)
+            for node, c in lengths.items()
+            if math.exp(-c) >= epsilon * (1 - 1e-9)
         }
     out = {}
     for i in live:
@@ -39,9 +41,9 @@ def brute_force(idx: RepoIndex, epsilon: float) -> dict[tuple[int, int], float]:
             if i == j:
                 continue
             total = sum(
-                wk * wl * dis[int(k)].get(int(l), 0.0)
+                wk * wl * dis[int(k)].get(int(m), 0.0)
                 for k, wk in zip(a[i].indices, a[i].data, strict=True)
-                for l, wl in zip(a[j].indices, a[j].data, strict=True)
+                for m, wl in zip(a[j].indices, a[j].data, strict=True)
             )
             if total > 0:
                 out[(i, j)] = total
@@ -72,7 +74,9 @@ def test_equals_brute_force_without_truncation(root: Path) -> None:
 
 def test_cutoff_equals_thresholded_brute_force_and_error_is_bounded(root: Path) -> None:
     eps = 0.05
-    config = replace(IndexConfig(), relation_epsilon=eps, node_neighbours=1000, fragment_neighbours=1000)
+    config = replace(
+        IndexConfig(), relation_epsilon=eps, node_neighbours=1000, fragment_neighbours=1000
+    )
     idx, summary = RepoIndex.build(root, config, save=False)
     assert summary.truncated_fragments == 0
     got, want = computed(idx), brute_force(idx, eps)

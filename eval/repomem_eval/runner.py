@@ -8,7 +8,7 @@ and RepoEval's exclusion applied (see ``task_view``).
 Work is done repository by repository: each repository's index is built once into the index
 cache (``OUT_DIR/index/<repo>`` unless told otherwise; nothing is written into the repositories)
 and reused by later runs while the snapshot is unchanged. Within a repository, each method
-completes its pending tasks in batches ordered by file and line, one batched backend call per
+completes its pending tasks in batches ordered by file (see ``task_view.view_order``), one batched backend call per
 iteration; every batch's predictions are appended to ``predictions-<method>.jsonl`` at once, so
 an interrupted run resumes with the first unfinished batch. ``results.json`` and ``results.md``
 summarise the selected tasks of the methods run.
@@ -51,7 +51,7 @@ from repomem_eval.predictions import (
     task_digest,
 )
 from repomem_eval.report import write_results
-from repomem_eval.task_view import BufferSwap, TaskRetriever, TaskView, task_view
+from repomem_eval.task_view import BufferSwap, TaskRetriever, TaskView, task_view, view_order
 from repomem_eval.tasks import Task, TaskFileError, read_tasks, resolve_file
 
 RUN_FILE = "run.json"
@@ -336,7 +336,7 @@ async def _run_repo(
         )
     swap = BufferSwap(index, list(views.values())) if index is not None else None
     for method in options.methods:
-        pending = sorted(todo[method.name], key=lambda t: (t.rel_path, t.line_no, t.task_id))
+        pending = sorted((views[t.task_id] for t in todo[method.name]), key=view_order)
         if not pending:
             continue
         retriever = (
@@ -349,7 +349,7 @@ async def _run_repo(
         )
         path = predictions_path(options.out_dir, method.name)
         finished, started = 0, time.perf_counter()
-        for batch in _batches([views[t.task_id] for t in pending], options.batch_size):
+        for batch in _batches(pending, options.batch_size):
             predictions = await complete_views(
                 engine, swap if method.retrieves else None, batch, method
             )

@@ -11,6 +11,13 @@ The repository snapshot holds the answer, so two things hide it, for every metho
   change the buffer, and the original comes back when a task of another file retrieves or at
   :meth:`BufferSwap.restore`.
 
+Every incremental update the swap makes removes lines from the end of the file: a buffer
+replaces the original or a longer buffer, and the original comes back by removing the file and
+adding it again. ``RepoIndex.update_file`` numbers the seeds of its relation update from the
+new parse against the old graph, which reads past the graph when a file grows; updates that
+only shrink or remove and add a file never do. Tasks of a file should therefore come last line
+first (``view_order``), so that consecutive buffers shrink.
+
 The oracle (RepoCoder's ``gt`` windows) queries with the lines around the hole, ground truth
 included: ``[max(context_start_lineno, line_no - w // 2), min(len, line_no + w - w // 2))``.
 """
@@ -85,6 +92,7 @@ class BufferSwap:
         self.index = index
         self._views = {id(v.completion): v for v in views}
         self._original: tuple[str, str] | None = None
+        self._shown = ""
         self.active: TaskView | None = None
 
     @contextmanager
@@ -99,7 +107,9 @@ class BufferSwap:
 
     def _show(self, view: TaskView) -> None:
         path = view.task.rel_path
-        if self._original is not None and self._original[0] != path:
+        if self._original is not None and (
+            self._original[0] != path or not self._shown.startswith(view.buffer)
+        ):
             self.restore()
         if self._original is None:
             original = self.index.file_text(path)
@@ -107,13 +117,21 @@ class BufferSwap:
                 return
             self._original = (path, original)
         self.index.update_file(path, view.buffer)
+        self._shown = view.buffer
 
     def restore(self) -> None:
         """Put the file last shown back as the snapshot has it."""
         if self._original is not None:
             path, original = self._original
             self._original = None
+            self.index.update_file(path, None)
             self.index.update_file(path, original)
+
+
+def view_order(view: TaskView) -> tuple[str, int, str]:
+    """Sort key for a batch: by file, and within a file from the last hole to the first, so
+    that the buffers a :class:`BufferSwap` shows one after another shrink."""
+    return (view.task.rel_path, -view.task.line_no, view.task.task_id)
 
 
 class TaskRetriever:

@@ -50,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
         bar = bars.get(stage)
         if bar is None:
             bar = bars[stage] = tqdm(
-                total=total, desc=f"{stage:>9}", unit=" items", file=sys.stderr, leave=False,
+                total=total,
+                desc=f"{stage:>9}",
+                unit=" items",
+                file=sys.stderr,
+                leave=False,
                 disable=args.no_progress or None,
             )
         bar.update(done - bar.n)

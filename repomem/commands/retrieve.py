@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
         index.update_file(pos.path, text)  # the file as it is now, not as indexed
     lines = split_lines(text)
     if pos.line > len(lines):
-        raise RepomemError(f"{pos.path} has {len(lines)} lines; line {pos.line + 1} is past the end")
+        raise RepomemError(
+            f"{pos.path} has {len(lines)} lines; line {pos.line + 1} is past the end"
+        )
     window = index.config.window
     query = "\n".join(lines[max(0, pos.line - window) : pos.line])
     exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)

@@ -43,7 +43,7 @@ _RST_KINDS = {
     "block_quote": "quote",
     "directive": "directive",
 }
-_RST_CODE_DIRECTIVES = frozenset(
+CODE_DIRECTIVES = frozenset(
     {"code-block", "code", "sourcecode", "doctest", "testcode", "testoutput", "ipython"}
 )
 # Directives that lay out the documentation site rather than say anything.
@@ -239,7 +239,7 @@ def _rst_blocks(root: Node, lines: list[str]) -> list[_Block]:
             name = next((_node_text(c) for c in child.named_children if c.type == "type"), "")
             if name in _RST_SKIPPED_DIRECTIVES:
                 continue
-            if name in _RST_CODE_DIRECTIVES:
+            if name in CODE_DIRECTIVES:
                 block_kind = "code"
         start, end = _span(child, lines)
         if end > start:

@@ -1,0 +1,497 @@
+"""``repomem serve``: the language server (pygls) that completes code from the repository.
+
+Life of a session: ``initialize`` reads the workspace root and the editor's settings;
+``initialized`` pulls the ``repomem`` configuration section where the client offers it, starts
+indexing in the background (with ``$/progress`` where the client supports server-created
+progress tokens) and registers for watched-file and configuration changes. Completion requests
+are answered meanwhile from what is indexed. When indexing ends the server says so with the
+progress end, a ``window/logMessage`` and the ``repomem/indexReady`` notification. See
+``lsp_server/README.md`` for the settings, custom messages and commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from lsp_server import editor_settings, logs
+from lsp_server.completer import Completer, Cursor
+from lsp_server.editor_settings import EditorSettings
+from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item
+from lsp_server.protocol import RepomemProtocol
+from lsp_server.workspace_index import IndexReport, WorkspaceIndex
+from repomem import __version__
+from repomem.languages import language_for_path
+from repomem.settings import Settings, SettingsError, load_settings
+
+logger = logging.getLogger(__name__)
+
+INDEX_READY = "repomem/indexReady"
+STATUS = "repomem/status"
+RETRIEVE = "repomem/retrieve"
+REINDEX_COMMAND = "repomem.reindex"
+
+#: how long to wait for the client's answer to a request made during start-up
+CLIENT_TIMEOUT_S = 5.0
+#: share of the progress bar each indexing stage covers
+_STAGES = {"scan": (0, 5), "parse": (5, 60), "relations": (60, 100)}
+
+
+class RepomemServer(LanguageServer):
+    """The language server; one instance per process."""
+
+    def __init__(self) -> None:
+        super().__init__("repomem", __version__, protocol_cls=RepomemProtocol, max_workers=4)
+        self.root: Path | None = None
+        self.editor = EditorSettings()
+        self.index = WorkspaceIndex(None, Settings().index, self)
+        self.completer = Completer(self.index, self.warn)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.log_handler = logs.EditorLogHandler(self.window_log_message)
+        self._init_options: Any = None
+        self._paths: dict[str, str | None] = {}
+        self._progress_token: str | None = None
+        self._progress_count = 0
+        self._stopped = False
+        self._register()
+
+    # ------------------------------------------------------------------ registration
+    def _register(self) -> None:
+        def feature(method: str, options: Any = None) -> Callable[[Callable[..., Any]], Any]:
+            return lambda handler: self.feature(method, options)(_plain(handler))
+
+        feature(types.INITIALIZE)(self._on_initialize)
+        feature(types.INITIALIZED)(self._on_initialized)
+        feature(types.SHUTDOWN)(self._on_shutdown)
+        feature(types.TEXT_DOCUMENT_DID_OPEN)(self._on_did_open)
+        feature(types.TEXT_DOCUMENT_DID_CHANGE)(self._on_did_change)
+        feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(
+            self._on_did_save
+        )
+        feature(types.TEXT_DOCUMENT_DID_CLOSE)(self._on_did_close)
+        feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(self._on_watched_files)
+        feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(self._on_configuration)
+        feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(self._on_completion)
+        feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
+            self._on_inline_completion
+        )
+        feature(STATUS)(self._on_status)
+        feature(RETRIEVE)(self._on_retrieve)
+        self.command(ACCEPTED_COMMAND)(_plain(self._on_accepted))
+        self.command(REINDEX_COMMAND)(_plain(self._on_reindex))
+
+    # ------------------------------------------------------------------ messages to the editor
+    def warn(self, message: str) -> None:
+        """A warning the user should see (``window/showMessage``), also logged."""
+        logger.warning("%s", message)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log errors instead of showing them: they come from malformed client messages or
+        are already answered as error responses, and a popup per message helps nobody."""
+        logger.error("%s: %s", getattr(source, "__name__", source), error)
+
+    def _from_thread(self, fn: Any, *args: Any) -> None:
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(fn, *args)
+
+    # ------------------------------------------------------------------ lifecycle
+    def _on_initialize(self, params: types.InitializeParams) -> None:
+        self.root = _workspace_root(params)
+        self._init_options = params.initialization_options
+        base, _ = self._base_settings()  # problems are reported once settings are final
+        self.editor, _ = editor_settings.resolve(base, self._init_options)
+        self.index = WorkspaceIndex(self.root, self.editor.settings.index, self)
+        self.completer.index = self.index
+
+    async def _on_initialized(self, params: types.InitializedParams) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.log_handler.attach(self.loop)
+        data = self._init_options
+        if self._client_supports("workspace.configuration"):
+            pulled = await self._pull_configuration()
+            if pulled is not None:
+                data = pulled
+        await self._apply_settings(data)
+        self._register_watchers()
+        if self.root is None:
+            logger.info("no workspace folder: completing from the open file only")
+            return
+        await self._begin_progress()
+        logger.info("indexing %s in the background", self.root)
+        self.index.start()
+
+    async def _on_shutdown(self, params: None) -> None:
+        await self.completer.aclose()
+        await asyncio.to_thread(self._stop_index)
+
+    def _stop_index(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self.index.stop()
+
+    def shutdown(self) -> None:
+        """Also on a client that vanished without ``shutdown``: persist the index first."""
+        self._stop_index()
+        super().shutdown()
+
+    # ------------------------------------------------------------------ settings
+    def _base_settings(self) -> tuple[Settings, list[str]]:
+        """The repository's own settings (pyproject.toml, .repomem.toml, environment)."""
+        try:
+            return load_settings(self.root), []
+        except SettingsError as exc:
+            return Settings(), [f"{exc}; using the defaults"]
+
+    async def _pull_configuration(self) -> Any:
+        request = types.ConfigurationParams(
+            items=[types.ConfigurationItem(section=editor_settings.SECTION)]
+        )
+        try:
+            answer = await asyncio.wait_for(
+                self.workspace_configuration_async(request), CLIENT_TIMEOUT_S
+            )
+        except Exception as exc:  # a client that cannot answer leaves the settings as they are
+            logger.info("workspace/configuration failed: %s", exc)
+            return None
+        return answer[0] if answer else None
+
+    async def _apply_settings(self, data: Any) -> None:
+        base, problems = self._base_settings()
+        editor, more = editor_settings.resolve(base, data)
+        problems += more
+        self.editor = editor
+        await self.completer.configure(editor.settings)
+        if self.index.config != editor.settings.index:
+            self.index.reconfigure(editor.settings.index)
+            if self.index.state == "indexing":
+                await self._begin_progress()
+        if problems:
+            self.warn("repomem: " + "; ".join(problems))
+
+    async def _on_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        data = params.settings
+        wrapped = isinstance(data, dict) and editor_settings.SECTION in data
+        if not wrapped and self._client_supports("workspace.configuration"):
+            data = await self._pull_configuration()
+        await self._apply_settings(data)
+
+    def _register_watchers(self) -> None:
+        registrations = []
+        if self.root is not None and self._client_supports(
+            "workspace.did_change_watched_files.dynamic_registration"
+        ):
+            registrations.append(
+                types.Registration(
+                    id="repomem-watched-files",
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+                    ),
+                )
+            )
+        if self._client_supports("workspace.did_change_configuration.dynamic_registration"):
+            registrations.append(
+                types.Registration(
+                    id="repomem-configuration",
+                    method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                    register_options=types.DidChangeConfigurationRegistrationOptions(
+                        section=editor_settings.SECTION
+                    ),
+                )
+            )
+        if registrations:
+            self.client_register_capability(types.RegistrationParams(registrations=registrations))
+
+    def _client_supports(self, capability: str) -> bool:
+        return bool(get_capability(self.client_capabilities, capability, False))
+
+    # ------------------------------------------------------------------ index events (threads)
+    def on_progress(self, stage: str, done: int, total: int) -> None:
+        self._from_thread(self._report_progress, stage, done, total)
+
+    def on_loaded(self, files: int, fragments: int) -> None:
+        logger.info(
+            "answering from the saved index (%d files, %d fragments) while re-indexing",
+            files, fragments,
+        )
+
+    def on_ready(self, report: IndexReport) -> None:
+        self._from_thread(self._index_ready, report)
+
+    def on_failed(self, message: str) -> None:
+        self._from_thread(self._index_failed, message)
+
+    async def _begin_progress(self) -> None:
+        if self._progress_token is not None or not self._client_supports(
+            "window.work_done_progress"
+        ):
+            return
+        self._progress_count += 1
+        token = f"repomem-index-{self._progress_count}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), CLIENT_TIMEOUT_S)
+        except Exception as exc:  # no progress bar, but indexing goes on
+            logger.info("window/workDoneProgress/create failed: %s", exc)
+            return
+        self._progress_token = token
+        self.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="repomem: indexing", message=str(self.root), percentage=0, cancellable=False
+            ),
+        )
+
+    def _report_progress(self, stage: str, done: int, total: int) -> None:
+        if self._progress_token is None:
+            return
+        low, high = _STAGES.get(stage, (0, 100))
+        percentage = low + (high - low) * done // max(total, 1)
+        self.work_done_progress.report(
+            self._progress_token,
+            types.WorkDoneProgressReport(message=f"{stage} {done}/{total}", percentage=percentage),
+        )
+
+    def _end_progress(self, message: str) -> None:
+        if self._progress_token is None:
+            return
+        token, self._progress_token = self._progress_token, None
+        self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    def _index_ready(self, report: IndexReport) -> None:
+        message = (
+            f"indexed {report.files} files ({report.fragments} fragments) in"
+            f" {report.seconds:.1f} s"
+        )
+        self._end_progress(message)
+        logger.info("%s: %s", report.root, message)
+        self.protocol.notify(INDEX_READY, report.to_dict())
+
+    def _index_failed(self, message: str) -> None:
+        self._end_progress("indexing failed")
+        self.warn(f"repomem: {message}")
+
+    # ------------------------------------------------------------------ documents
+    def _rel_path(self, uri: str) -> str | None:
+        """The repository-relative path of a document (None outside the workspace)."""
+        if uri in self._paths:
+            return self._paths[uri]
+        rel = None
+        fs_path = to_fs_path(uri)
+        if self.root is not None and fs_path is not None:
+            try:
+                rel = Path(fs_path).resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                rel = None
+        self._paths[uri] = rel
+        return rel
+
+    def _on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._buffer_changed(params.text_document.uri)
+
+    def _on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._buffer_changed(params.text_document.uri)
+
+    def _buffer_changed(self, uri: str) -> None:
+        path = self._rel_path(uri)
+        if path is not None:
+            self.index.set_buffer(path, self.workspace.get_text_document(uri).source)
+
+    def _on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
+        path = self._rel_path(params.text_document.uri)
+        if path is not None:
+            self.index.saved(path)
+
+    def _on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        path = self._rel_path(params.text_document.uri)
+        if path is not None:
+            self.index.close_buffer(path)
+
+    def _on_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [self._rel_path(change.uri) for change in params.changes]
+        self.index.files_changed(path for path in paths if path is not None)
+
+    # ------------------------------------------------------------------ completion
+    def _cursor(self, uri: str, position: types.Position) -> tuple[Cursor, str] | None:
+        """The cursor in an open document and its line's text before it; None if not open."""
+        if uri not in self.workspace.text_documents:
+            return None
+        doc: TextDocument = self.workspace.get_text_document(uri)
+        lines = doc.lines
+        if position.line < 0 or position.character < 0 or position.line > len(lines):
+            raise JsonRpcInvalidParams(
+                f"position {position.line}:{position.character} is outside {uri}"
+                f" ({len(lines)} lines)"
+            )
+        at = doc.position_codec.position_from_client_units(
+            lines, types.Position(position.line, position.character)
+        )
+        offset = sum(len(line) for line in lines[: at.line]) + at.character
+        source = doc.source
+        left, right = source[:offset], source[offset:]
+        line_prefix = left[left.rfind("\n") + 1 :]
+        cursor = Cursor(uri, self._rel_path(uri), left, right, left.count("\n"))
+        return cursor, line_prefix
+
+    async def _on_completion(self, params: types.CompletionParams) -> types.CompletionList | None:
+        if not self.editor.enable:
+            return None
+        found = self._cursor(params.text_document.uri, params.position)
+        if found is None:
+            return None
+        cursor, line_prefix = found
+        suggestion = await self.completer.complete(cursor, "completion", self.editor.debounce_ms)
+        if suggestion is None or not suggestion.text:
+            return types.CompletionList(is_incomplete=True, items=[])
+        formats = get_capability(
+            self.client_capabilities,
+            "text_document.completion.completion_item.documentation_format",
+            [],
+        )
+        doc = self.workspace.get_text_document(cursor.uri)
+        item = completion_item(
+            cursor.uri,
+            params.position,
+            line_prefix,
+            suggestion,
+            units=doc.position_codec.client_num_units,
+            markdown=types.MarkupKind.Markdown in (formats or []),
+            language=language_for_path(cursor.path or doc.path) or "",
+        )
+        return types.CompletionList(is_incomplete=True, items=[item])
+
+    async def _on_inline_completion(
+        self, params: types.InlineCompletionParams
+    ) -> types.InlineCompletionList | None:
+        if not self.editor.enable:
+            return None
+        found = self._cursor(params.text_document.uri, params.position)
+        if found is None:
+            return None
+        cursor, _ = found
+        suggestion = await self.completer.complete(cursor, "inline", self.editor.debounce_ms)
+        if suggestion is None or not suggestion.text:
+            return types.InlineCompletionList(items=[])
+        item = inline_item(cursor.uri, params.position, suggestion)
+        return types.InlineCompletionList(items=[item])
+
+    # ------------------------------------------------------------------ custom requests
+    def _on_status(self, params: Any) -> dict[str, Any]:
+        stats = self.completer.stats
+        return {
+            "state": self.index.state,
+            "root": str(self.root) if self.root else None,
+            "files": self.index.files,
+            "fragments": self.index.fragments,
+            "pendingUpdates": self.index.pending,
+            "indexUpdates": self.index.updates,
+            "lastUpdateMs": round(self.index.last_update_s * 1e3, 2),
+            "backend": self.completer.backend_name,
+            "fallback": self.completer.falling_back,
+            "completions": stats.completions,
+            "cacheHits": stats.cache_hits,
+            "superseded": stats.superseded,
+            "cancelled": stats.cancelled,
+            "fallbacks": stats.fallbacks,
+            "accepted": stats.accepted,
+            "settings": self.editor.to_dict(),
+        }
+
+    async def _on_retrieve(self, params: Any) -> dict[str, Any]:
+        query = _param(params, "query", None)
+        k = _param(params, "k", 10)
+        if not isinstance(query, str) or not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise JsonRpcInvalidParams(
+                f"{RETRIEVE} expects {{'query': string, 'k'?: positive integer}}, got {params!r}"
+            )
+        alpha = self.editor.settings.completion.alpha
+        found = await asyncio.to_thread(
+            self.index.retrieve, query, k=k, alpha=alpha, exclusion=None
+        )
+        return {
+            "fragments": [
+                {
+                    "locations": [
+                        {"path": loc.path, "startLine": loc.start, "endLine": loc.end}
+                        for loc in fragment.locations
+                    ],
+                    "score": fragment.s_rel,
+                    "text": fragment.text,
+                }
+                for fragment in found
+            ]
+        }
+
+    def _on_accepted(self, *args: Any) -> None:
+        self.completer.stats.accepted += 1
+
+    async def _on_reindex(self, *args: Any) -> None:
+        self.index.request_build()
+        await self._begin_progress()
+
+
+def _param(params: Any, name: str, default: Any) -> Any:
+    """A field of a custom message's params (pygls hands them over as named tuples)."""
+    if isinstance(params, dict):
+        return params.get(name, default)
+    if isinstance(params, tuple) and hasattr(params, "_fields"):
+        return getattr(params, name, default)
+    return None
+
+
+def _plain(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A function calling ``method``: pygls marks handlers with attributes, which bound
+    methods cannot carry."""
+    if asyncio.iscoroutinefunction(method):
+
+        async def handler(*args: Any) -> Any:
+            return await method(*args)
+
+    else:
+
+        def handler(*args: Any) -> Any:
+            return method(*args)
+
+    return handler
+
+
+def _workspace_root(params: types.InitializeParams) -> Path | None:
+    uri = None
+    if params.workspace_folders:
+        uri = params.workspace_folders[0].uri
+    elif params.root_uri:
+        uri = params.root_uri
+    path = to_fs_path(uri) if uri else params.root_path
+    if not path or not Path(path).is_dir():
+        return None
+    return Path(path).resolve()
+
+
+def serve(*, tcp: tuple[str, int] | None = None, log_level: str = "INFO") -> None:
+    """Run until the client says ``exit`` (or goes away)."""
+    logs.configure(log_level)
+    server = RepomemServer()
+    if tcp is not None:
+        server.start_tcp(*tcp)
+        return
+    # Only protocol messages may reach the client's end of stdout: the server writes to a
+    # duplicate of it, and anything else that writes to stdout ends up on stderr.
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, protocol_out)
