@@ -50,6 +50,9 @@ class EditorLogHandler(logging.Handler):
         if record.levelno >= logging.ERROR:
             kind = types.MessageType.Error
         params = types.LogMessageParams(type=kind, message=f"[repomem] {record.getMessage()}")
+        if _running_loop() is loop:
+            self._send(params)  # in order with what the server sends next
+            return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(self._send, params)
 
@@ -57,3 +60,10 @@ class EditorLogHandler(logging.Handler):
         self.loop = loop
         for name in OWN_LOGGERS:
             logging.getLogger(name).addHandler(self)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -216,7 +216,15 @@ class RepomemServer(LanguageServer):
                 )
             )
         if registrations:
-            self.client_register_capability(types.RegistrationParams(registrations=registrations))
+            asyncio.ensure_future(self._register_capabilities(registrations))
+
+    async def _register_capabilities(self, registrations: list[types.Registration]) -> None:
+        try:
+            await self.client_register_capability_async(
+                types.RegistrationParams(registrations=registrations)
+            )
+        except Exception as exc:  # the editor then sends what it sends; nothing breaks
+            logger.info("client/registerCapability failed: %s", exc)
 
     def _client_supports(self, capability: str) -> bool:
         return bool(get_capability(self.client_capabilities, capability, False))

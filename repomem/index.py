@@ -149,8 +149,11 @@ class RepoIndex:
         self._relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
         self._frag_nodes: sp.csr_matrix | None = None
+        self._node_frags: sp.csr_matrix | None = None
         self._resolver: Resolver | None = None
         self._line_cache: dict[str, tuple[str, list[str]]] = {}
+        # what each file's call resolution depended on, as loaded from a saved index
+        self.saved_dependencies: dict[str, tuple[list[str], list[str]]] = {}
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -336,6 +339,7 @@ class RepoIndex:
             self.rel_idx[part], self.rel_val[part], capped, nodes, radius = compute_relations(
                 self.graph,
                 self.frag_nodes,
+                self.node_frags,
                 part,
                 epsilon=self.config.relation_epsilon,
                 node_cap=self.config.node_neighbours,
@@ -359,7 +363,15 @@ class RepoIndex:
     def frag_nodes(self) -> sp.csr_matrix:
         if self._frag_nodes is None:
             self._frag_nodes = self._assemble_frag_nodes()
+            self._node_frags = None
         return self._frag_nodes
+
+    @property
+    def node_frags(self) -> sp.csr_matrix:
+        """``frag_nodes`` transposed: the fragments holding each graph node."""
+        if self._node_frags is None:
+            self._node_frags = self.frag_nodes.T.tocsr()
+        return self._node_frags
 
     @property
     def resolver(self) -> Resolver:
@@ -367,7 +379,12 @@ class RepoIndex:
         if self._resolver is None:
             self._resolver = Resolver(self.parsed)
             for path in self.parsed:
-                self._resolver.calls_of(path)
+                saved = self.saved_dependencies.get(path)
+                if saved is None:
+                    self._resolver.calls_of(path)
+                else:
+                    self._resolver.restore_dependencies(path, *saved)
+            self.saved_dependencies = {}
         return self._resolver
 
     @property
@@ -408,7 +425,7 @@ class RepoIndex:
         elif path not in self.parsed:
             return
 
-        graph0, frag_nodes0 = self.graph, self.frag_nodes
+        graph0, node_frags0 = self.graph, self.node_frags
         resolver = self.resolver
         touched = {path} | resolver.dependents(path, (self.parsed.get(path), new_pf))
         old_calls = {p: set(self.calls.get(p, ())) for p in touched}
@@ -424,7 +441,7 @@ class RepoIndex:
         for p in touched:
             changed_edges.update((p, e) for e in old_calls.get(p, set()) ^ new_calls.get(p, set()))
         seeds0 = np.concatenate([seeds0, self._edge_nodes(graph0, changed_edges)])
-        affected0 = self._fragments_near(graph0, frag_nodes0, seeds0, self.radius)
+        affected0 = self._fragments_near(graph0, node_frags0, seeds0, self.radius)
 
         for p in touched:
             if p in self.parsed:
@@ -436,7 +453,7 @@ class RepoIndex:
             source = SourceFile(path, language, text, new_pf.digest, len(text))
             self._add_file_fragments(source, prepare_file(source, self.config, new_pf))
         self._graph = build_graph(self.parsed, self.calls)
-        self._frag_nodes = self._assemble_frag_nodes()
+        self._frag_nodes, self._node_frags = self._assemble_frag_nodes(), None
         self.radius = self._carry_radius(graph0, self._graph, path)
         self._grow_relations()
 
@@ -444,9 +461,13 @@ class RepoIndex:
         seeds1 = np.concatenate(
             [self._file_nodes(graph1, path), self._edge_nodes(graph1, changed_edges)]
         )
-        affected1 = self._fragments_near(graph1, self._frag_nodes, seeds1, self.radius)
+        affected1 = self._fragments_near(graph1, self.node_frags, seeds1, self.radius)
+        cleared = np.empty(0, np.int64)
         if freed:
-            gone = np.isin(self.rel_idx, freed)
+            dead = np.zeros(len(self.frag_text), bool)
+            dead[freed] = True
+            gone = (self.rel_idx >= 0) & dead[np.maximum(self.rel_idx, 0)]
+            cleared = np.flatnonzero(gone.any(axis=1))
             self.rel_idx[gone] = -1
             self.rel_val[gone] = 0.0
             self.rel_idx[freed] = -1
@@ -457,7 +478,7 @@ class RepoIndex:
         if path in self.files:
             rows = np.union1d(rows, self.files[path].win_frag)
         self._recompute_relations(rows)
-        self._compact_relation_rows()
+        self._compact_relation_rows(np.setdiff1d(cleared, rows))
 
     def _carry_radius(self, old: CodeGraph, new: CodeGraph, changed: str) -> np.ndarray:
         """Search radii in the new node numbering; unknown (inf) for the changed file."""
@@ -469,12 +490,12 @@ class RepoIndex:
                 out[off : off + n] = self.radius[old_off : old_off + n]
         return out
 
-    def _compact_relation_rows(self) -> None:
-        """Keep each row's entries first and best-first after slots were cleared."""
-        key = np.where(self.rel_idx >= 0, -self.rel_val, np.inf)
-        order = np.argsort(key, axis=1, kind="stable")
-        self.rel_idx = np.take_along_axis(self.rel_idx, order, axis=1)
-        self.rel_val = np.take_along_axis(self.rel_val, order, axis=1)
+    def _compact_relation_rows(self, rows: np.ndarray) -> None:
+        """Keep the rows' entries first and best-first after some of their slots were cleared."""
+        idx, val = self.rel_idx[rows], self.rel_val[rows]
+        order = np.argsort(np.where(idx >= 0, -val, np.inf), axis=1, kind="stable")
+        self.rel_idx[rows] = np.take_along_axis(idx, order, axis=1)
+        self.rel_val[rows] = np.take_along_axis(val, order, axis=1)
         self._relations_csr = None
 
     def _file_nodes(self, graph: CodeGraph, path: str) -> np.ndarray:
@@ -496,15 +517,14 @@ class RepoIndex:
         return np.array(out, np.int64)
 
     def _fragments_near(
-        self, graph: CodeGraph, frag_nodes: sp.csr_matrix, seeds: np.ndarray, radius: np.ndarray
+        self, graph: CodeGraph, node_frags: sp.csr_matrix, seeds: np.ndarray, radius: np.ndarray
     ) -> np.ndarray:
         """Fragments holding a node whose search radius reaches one of the seeds."""
         ball, cost = node_ball(graph, seeds, self.config.relation_epsilon)
         near = ball[cost <= radius[ball] * (1 + 1e-9) + 1e-12]
         if near.size == 0:
             return np.empty(0, np.int64)
-        by_node = frag_nodes.T.tocsr()[near]
-        return np.unique(by_node.indices).astype(np.int64)
+        return np.unique(node_frags[near].indices).astype(np.int64)
 
     # ------------------------------------------------------------------ retrieval
     def visible(self, exclusion: Exclusion | None) -> np.ndarray:

@@ -292,6 +292,7 @@ def strength_limit(epsilon: float) -> float:
 def compute_relations(
     graph: CodeGraph,
     frag_nodes: sp.csr_matrix,
+    node_frags: sp.csr_matrix,
     rows: np.ndarray,
     *,
     epsilon: float,
@@ -301,7 +302,8 @@ def compute_relations(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Relations of the fragments ``rows`` (ids into ``frag_nodes``' rows) to all fragments.
 
-    ``frag_nodes`` is fragments x graph nodes with the Eq. 8 weights. Returns, per row,
+    ``frag_nodes`` is fragments x graph nodes with the Eq. 8 weights, ``node_frags`` its
+    transpose in CSR. Returns, per row,
     up to ``frag_cap`` related fragment ids (strongest first, -1 pads), their strengths,
     and whether a cap truncated the row; then the searched nodes and each one's radius (see
     ``_search``), which tell an incremental update what a change can reach.
@@ -309,7 +311,7 @@ def compute_relations(
     rows = np.asarray(rows, np.int64)
     n_frags = frag_nodes.shape[0]
     sub = frag_nodes[rows]
-    by_node = frag_nodes.T.tocsr()
+    by_node = node_frags
     threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 256))
     out_idx = np.full((rows.size, frag_cap), -1, np.int64)
     out_val = np.zeros((rows.size, frag_cap), np.float64)

@@ -238,17 +238,27 @@ class Resolver:
         finally:
             self._reading = self._trying = None
         reading.discard(path)
-        self.consulted[path] = reading
-        for p in reading:
+        # "ns:name" entries are bare names called in a name-resolved language
+        self.restore_dependencies(path, list(reading), list(trying))
+        return out
+
+    def dependencies(self, path: str) -> tuple[list[str], list[str]]:
+        """What ``path``'s last resolution read and tried, to be saved with the index."""
+        return sorted(self.consulted.get(path, ())), sorted(self._tried_by.get(path, ()))
+
+    def restore_dependencies(self, path: str, reads: list[str], tries: list[str]) -> None:
+        """Reinstate a saved ``dependencies(path)`` instead of resolving the file again."""
+        self._forget(path)
+        self.consulted[path] = set(reads)
+        for p in reads:
             self.readers[p].add(path)
-        for name in trying:
-            if ":" in name:  # a bare name called in a name-resolved language
+        self._tried_by[path] = set(tries)
+        for name in tries:
+            if ":" in name:
                 ns, bare = name.split(":", 1)
                 self.callers[(ns, bare)].add(path)
             else:
                 self.tried[name].add(path)
-        self._tried_by[path] = trying
-        return out
 
     def _forget(self, path: str) -> None:
         """Drop what ``path``'s last resolution recorded."""

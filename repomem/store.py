@@ -28,7 +28,7 @@ from repomem.index import FileEntry, RepoIndex
 from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.scorer import Location
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class IndexNotFound(RepomemError):
@@ -151,8 +151,10 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
         fh.flush()
         os.fsync(fh.fileno())
 
+    resolver = index.resolver
     symbols = [
         {
+            "deps": resolver.dependencies(pf.path),
             "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
             "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
             "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
@@ -264,6 +266,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
             imports=[ImportBinding(*b) for b in sym["imports"]],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
         )
+        idx.saved_dependencies[path] = (sym["deps"][0], sym["deps"][1])
     paths = [f[0] for f in manifest["files"]]
     idx.calls = {p: [] for p in paths}
     for fno, src, tno, node in a["calls"].tolist():

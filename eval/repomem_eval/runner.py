@@ -8,10 +8,10 @@ and RepoEval's exclusion applied (see ``task_view``).
 Work is done repository by repository: each repository's index is built once into the index
 cache (``OUT_DIR/index/<repo>`` unless told otherwise; nothing is written into the repositories)
 and reused by later runs while the snapshot is unchanged. Within a repository, each method
-completes its pending tasks in batches ordered by file (see ``task_view.view_order``), one batched backend call per
-iteration; every batch's predictions are appended to ``predictions-<method>.jsonl`` at once, so
-an interrupted run resumes with the first unfinished batch. ``results.json`` and ``results.md``
-summarise the selected tasks of the methods run.
+completes its pending tasks in batches grouped by file (``task_view.view_order``), one batched
+backend call per iteration; every batch's predictions are appended to
+``predictions-<method>.jsonl`` at once, so an interrupted run resumes with the first unfinished
+batch. ``results.json`` and ``results.md`` summarise the selected tasks of the methods run.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from repomem.backends.base import Backend
 from repomem.backends.registry import create_backend
-from repomem.completion import CompletionEngine, CompletionResult
+from repomem.completion import CompletionEngine
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.files import scan_files
@@ -40,8 +40,9 @@ from repomem.index import RepoIndex
 from repomem.parsing import split_lines, supported
 from repomem.settings import Settings
 from repomem.store import IndexNotFound, IndexUnreadable
+from repomem_eval.batch import MethodRun, evaluate_batch
 from repomem_eval.methods import TASK_MODES, Method
-from repomem_eval.metrics import aggregate, code_lines, score_task
+from repomem_eval.metrics import aggregate, code_lines
 from repomem_eval.predictions import (
     Prediction,
     PredictionsError,
@@ -51,7 +52,8 @@ from repomem_eval.predictions import (
     task_digest,
 )
 from repomem_eval.report import write_results
-from repomem_eval.task_view import BufferSwap, TaskRetriever, TaskView, task_view, view_order
+from repomem_eval.task_retrieval import SharedRetrieval
+from repomem_eval.task_view import TaskView, task_view, view_order
 from repomem_eval.tasks import Task, TaskFileError, read_tasks, resolve_file
 
 RUN_FILE = "run.json"
@@ -237,70 +239,6 @@ def _load_done(options: RunOptions, tasks: Sequence[Task]) -> dict[str, dict[str
     return done
 
 
-def _generation_shares(results: Sequence[CompletionResult]) -> list[float]:
-    """Each result's share of the batched generation time, iteration by iteration."""
-    rounds = max((len(r.iterations) for r in results), default=0)
-    shares = [0.0] * len(results)
-    for i in range(rounds):
-        members = [j for j, r in enumerate(results) if len(r.iterations) > i]
-        for j in members:
-            shares[j] += results[j].iterations[i].generation_s / len(members)
-    return shares
-
-
-def _prediction(
-    view: TaskView, result: CompletionResult, method: Method, seconds: float, generation: float
-) -> Prediction:
-    task = view.task
-    shown = result.prompt.fragments
-    score = score_task(
-        task.task_id,
-        task.ground_truth,
-        result.text,
-        shown_texts=[f.shown or f.text for f in shown] if method.retrieves else None,
-        seconds=seconds,
-    )
-    timings = result.timings
-    return Prediction(
-        task_id=task.task_id,
-        task_digest=task_digest(task),
-        mode=view.completion.mode,
-        ground_truth=task.ground_truth,
-        prediction=result.text,
-        em=score.em,
-        es=score.es,
-        hit=score.hit,
-        seconds=seconds,
-        iterations=len(result.iterations),
-        fragments=[[[loc.path, loc.start, loc.end] for loc in f.locations] for f in shown],
-        timings={
-            "retrieval": timings["retrieval"],
-            "prompt": timings["prompt"],
-            "generation": generation,
-        },
-    )
-
-
-async def complete_views(
-    engine: CompletionEngine, swap: BufferSwap | None, views: Sequence[TaskView], method: Method
-) -> list[Prediction]:
-    """One batch: complete every view, then put the index back as the snapshot has it."""
-    started = time.perf_counter()
-    try:
-        results = await engine.complete_many(
-            [v.completion for v in views], retrieval_scope=swap.scope if swap else None
-        )
-    finally:
-        if swap is not None:
-            swap.restore()
-    seconds = (time.perf_counter() - started) / max(len(views), 1)
-    shares = _generation_shares(results)
-    return [
-        _prediction(v, r, method, seconds, g)
-        for v, r, g in zip(views, results, shares, strict=True)
-    ]
-
-
 def _batches(items: Sequence[TaskView], size: int) -> Iterator[Sequence[TaskView]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -313,19 +251,21 @@ async def _run_repo(
     tasks: Sequence[Task],
     texts: dict[tuple[str, ...], str],
     done: dict[str, dict[str, Prediction]],
-    index_times: dict[str, dict[str, Any]],
+    stats: dict[str, dict[str, Any]],
     log: Log,
 ) -> None:
     todo = {m.name: [t for t in tasks if t.task_id not in done[m.name]] for m in options.methods}
     if not any(todo.values()):
         return
+    shared: SharedRetrieval | None = None
     index: RepoIndex | None = None
     if any(todo[m.name] for m in options.methods if m.retrieves):
         config = dataclasses.replace(
             options.settings.index, index_dir=str(options.index_root / repo)
         )
         index, seconds, built = open_index(options.repos_dir / repo, config, log)
-        index_times[repo] = {"seconds": seconds, "built": built}
+        stats[repo] = {"index_seconds": seconds, "index_built": built}
+        shared = SharedRetrieval(index, options.settings.completion.k)
     window = options.settings.completion.window
     views: dict[str, TaskView] = {}
     for task in tasks:
@@ -334,30 +274,37 @@ async def _run_repo(
         views[task.task_id] = task_view(
             task, text, mode=task_mode(task, options.mode), window=window
         )
-    swap = BufferSwap(index, list(views.values())) if index is not None else None
-    for method in options.methods:
-        pending = sorted((views[t.task_id] for t in todo[method.name]), key=view_order)
-        if not pending:
-            continue
-        retriever = (
-            TaskRetriever(index, swap, oracle=method.oracle)
-            if index is not None and swap is not None
-            else None
+    runs = [
+        MethodRun(
+            m,
+            CompletionEngine(
+                shared.retriever(oracle=m.oracle) if shared is not None and m.retrieves else None,
+                backend,
+                options.method_settings(m),
+            ),
         )
-        engine = CompletionEngine(
-            retriever if method.retrieves else None, backend, options.method_settings(method)
+        for m in options.methods
+    ]
+
+    def record(method: Method, predictions: list[Prediction]) -> None:
+        append_predictions(predictions_path(options.out_dir, method.name), predictions)
+        done[method.name].update((p.task_id, p) for p in predictions)
+
+    unfinished = {t.task_id for m in options.methods for t in todo[m.name]}
+    pending = sorted((views[i] for i in unfinished), key=view_order)
+    finished, started = 0, time.perf_counter()
+    for batch in _batches(pending, options.batch_size):
+        per_method = {
+            m.name: [v for v in batch if v.task.task_id not in done[m.name]]
+            for m in options.methods
+        }
+        await evaluate_batch(runs, per_method, shared, record)
+        finished += len(batch)
+        log(f"{repo}: {finished}/{len(pending)} tasks, {time.perf_counter() - started:.1f} s")
+    if shared is not None:
+        stats[repo].update(
+            buffer_updates=shared.swap.updates, buffer_update_seconds=shared.swap.seconds
         )
-        path = predictions_path(options.out_dir, method.name)
-        finished, started = 0, time.perf_counter()
-        for batch in _batches(pending, options.batch_size):
-            predictions = await complete_views(
-                engine, swap if method.retrieves else None, batch, method
-            )
-            append_predictions(path, predictions)
-            done[method.name].update((p.task_id, p) for p in predictions)
-            finished += len(batch)
-            rate = (time.perf_counter() - started) / finished
-            log(f"{repo} {method.name}: {finished}/{len(pending)} tasks, {rate:.3f} s/task")
 
 
 def _check_options(options: RunOptions) -> None:
@@ -392,7 +339,7 @@ def run_repoeval(options: RunOptions, *, log: Log = stderr_log) -> dict[str, Any
         by_repo: dict[str, list[Task]] = defaultdict(list)
         for task in tasks:
             by_repo[task.repo].append(task)
-        index_times: dict[str, dict[str, Any]] = {}
+        repo_stats: dict[str, dict[str, Any]] = {}
         started = time.perf_counter()
         backend = create_backend(options.settings.backend)
 
@@ -400,7 +347,7 @@ def run_repoeval(options: RunOptions, *, log: Log = stderr_log) -> dict[str, Any
             try:
                 for repo, repo_tasks in by_repo.items():
                     await _run_repo(
-                        options, backend, repo, repo_tasks, texts, done, index_times, log
+                        options, backend, repo, repo_tasks, texts, done, repo_stats, log
                     )
             finally:
                 await backend.aclose()
@@ -411,7 +358,7 @@ def run_repoeval(options: RunOptions, *, log: Log = stderr_log) -> dict[str, Any
             m.name: aggregate(done[m.name][t.task_id].score() for t in tasks)
             for m in options.methods
         }
-        config = run_config(options, backend, len(all_tasks), len(tasks), index_times, wall)
+        config = run_config(options, backend, len(all_tasks), len(tasks), repo_stats, wall)
         return write_results(options.out_dir, scores, config)
 
 
@@ -420,7 +367,7 @@ def run_config(
     backend: Backend,
     available: int,
     selected: int,
-    index_times: dict[str, dict[str, Any]],
+    repo_stats: dict[str, dict[str, Any]],
     wall: float,
 ) -> dict[str, Any]:
     """The exact configuration a results file was produced with."""
@@ -452,6 +399,6 @@ def run_config(
         },
         "index": {**asdict(options.settings.index), "index_dir": str(options.index_root)},
         "batch_size": options.batch_size,
-        "index_seconds": index_times,
+        "repositories": repo_stats,
         "wall_seconds": wall,
     }

@@ -14,7 +14,8 @@ from repomem.backends.base import Backend, BackendError
 from repomem.backends.fim import fim_style_setting
 from repomem.config import BackendConfig
 
-BACKEND_NAMES: tuple[str, ...] = ("builtin", "transformers", "vllm", "openai")
+# "builtin-naive" is the copy baseline the built-in backend is measured against (benchmarks)
+BACKEND_NAMES: tuple[str, ...] = ("builtin", "builtin-naive", "transformers", "vllm", "openai")
 
 #: a model named with this prefix is fetched from the Hugging Face Hub; anything else is a path
 HUB_PREFIX = "hf:"
@@ -78,10 +79,10 @@ def check_backend_config(config: BackendConfig) -> None:
 def create_backend(config: BackendConfig) -> Backend:
     """The backend ``config`` asks for, ready to complete; errors name the setting to fix."""
     check_backend_config(config)
-    if config.backend == "builtin":
+    if config.backend in ("builtin", "builtin-naive"):
         from repomem.backends.builtin import BuiltinBackend
 
-        return BuiltinBackend()
+        return BuiltinBackend("naive" if config.backend == "builtin-naive" else "match")
     if config.backend == "transformers":
         from repomem.backends.transformers import TransformersBackend
 

@@ -26,7 +26,7 @@ from repomem.docmem import prompts
 from repomem.docmem.entities import mentions
 from repomem.docmem.model import TextModel
 from repomem.docmem.segments import CODE_DIRECTIVES, Segment
-from repomem.docmem.text import clean_inline, first_sentence, sentences
+from repomem.docmem.text import clean_inline, first_sentence, sentences, word_set
 
 FORMS = ("chunk", "gist", "summary", "triple", "fact")
 ALL_FORMS = (*FORMS, "mixed")
@@ -48,13 +48,19 @@ _STOPS = {
 
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+([\w:-]+)::\s*(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# Directives whose argument names the thing the text documents (Sphinx's domain directives
+# such as ``py:data`` carry a colon and are recognised by it).
+_NAMING_DIRECTIVES = word_set(
+    """function class method attribute data module exception option envvar confval
+    autofunction autoclass automodule automethod autodata autoattribute autoexception"""
+)
 _ITEM = re.compile(r"^(?:[-*+]|\d+[.)]|#\.)\s+")
 _PRONOUN = re.compile(r"^(It|This|They|These|That)\b(?!')", re.IGNORECASE)
 _CONTRACTION = re.compile(r"^It's\b")
 _DETERMINER = re.compile(r"^(the|a|an|this|that|these|those)\s+", re.IGNORECASE)
-_MODALS = frozenset("can could must should will would may might shall".split())
-_AUXILIARY = frozenset("is are was were be been has have had does do".split())
-_VERBS = frozenset(
+_MODALS = word_set("can could must should will would may might shall")
+_AUXILIARY = word_set("is are was were be been has have had does do")
+_VERBS = word_set(
     """accepts adds allows applies becomes builds calls changes checks contains controls
     converts creates defaults defines describes disables displays enables ensures executes
     expects exposes gives handles holds ignores implements includes installs keeps lets lists
@@ -64,8 +70,10 @@ _VERBS = frozenset(
     wraps writes yields accept add allow apply build call change check contain create define
     disable enable handle include install load make need provide raise read register remove
     render replace require return run save send set show start stop store support take use
-    write""".split()
+    write"""
 )
+# "can be used", "must set": a modal or auxiliary takes the verb after it into the relation
+_VERB_FORMS = _VERBS | {v[:-1] for v in _VERBS if v.endswith("s")} | {"used", "set", "called"}
 
 
 @dataclass(frozen=True)
@@ -153,7 +161,7 @@ def directive_subject(seg: Segment) -> str | None:
     """The argument of a directive that opens the segment (``.. py:data:: SECRET_KEY``)."""
     for raw in seg.text.split("\n", 3)[:3]:
         m = _DIRECTIVE.match(raw)
-        if m and m.group(2).strip() and m.group(1) not in CODE_DIRECTIVES:
+        if m and m.group(2).strip() and (":" in m.group(1) or m.group(1) in _NAMING_DIRECTIVES):
             return clean_inline(m.group(2).strip())
     return None
 
@@ -263,11 +271,12 @@ def svo(sentence: str, subj: str) -> tuple[str, str, str]:
                 tokens[j].lower() in _AUXILIARY or tokens[j].lower() in ("not", "to", "be")
             ):
                 j += 1
-            if word in _MODALS or word in _AUXILIARY:
-                if j < len(tokens) and tokens[j].lower().strip(",") in _VERBS | {
-                    t[:-1] for t in _VERBS if t.endswith("s")
-                }:
-                    j += 1
+            if (
+                (word in _MODALS or word in _AUXILIARY)
+                and j < len(tokens)
+                and tokens[j].lower().strip(",") in _VERB_FORMS
+            ):
+                j += 1
             head = _DETERMINER.sub("", " ".join(tokens[:i])).strip(" ,") or subj
             if _PRONOUN.fullmatch(head):
                 head = subj
@@ -323,7 +332,9 @@ def _prompt(form: str, members: Sequence[Segment], model: TextModel) -> str:
     if form == "triple":
         head = prompts.TRIPLES_HEAD + f"Title: {subject(members[0])}\nText: "
         return model.fit(head, text, prompts.TRIPLES_TAIL, max_tokens=max_tokens)
-    return model.fit(prompts.FACTS_HEAD + '"', text, '"' + prompts.FACTS_TAIL, max_tokens=max_tokens)
+    return model.fit(
+        prompts.FACTS_HEAD + '"', text, '"' + prompts.FACTS_TAIL, max_tokens=max_tokens
+    )
 
 
 def _parse(form: str, reply: str, unit: tuple[int, ...]) -> list[Entry]:

@@ -236,9 +236,8 @@ Final answer: --debug
 """
 PLAN_TAIL = "\nSubquestion:"
 
-FACT_TEMPLATE = """\
-Reference: {context}. Based on the reference, present the fact to answer the following \
-question.
+FACT_HEAD = "Reference: "
+FACT_TAIL = """. Based on the reference, present the fact to answer the following question.
 Be concise, better one sentence.
 
 Question: {question}. Fact:"""

@@ -135,23 +135,27 @@ def code_links(graph: EntityGraph, n_segments: int, index: RepoIndex) -> sp.csr_
     return m
 
 
+def row_normalized(m: sp.csr_matrix) -> sp.csr_matrix:
+    weights = np.asarray(m.sum(axis=1)).ravel()
+    inv = np.divide(1.0, weights, out=np.zeros_like(weights), where=weights > 0)
+    return (sp.diags(inv) @ m).tocsr()
+
+
 def entry_relations(
-    membership: sp.csr_matrix,
-    segment_relations: sp.csr_matrix,
-    links: sp.csr_matrix,
-    cap: int,
-    epsilon: float,
-) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Entry x entry and entry x code relations from word-weighted ``membership`` (entries x
-    segments): the Eq. 8 mean over member segments."""
-    n = segment_relations.shape[0]
-    weights = np.asarray(membership.sum(axis=1)).ravel()
-    inv = sp.diags(np.divide(1.0, weights, out=np.zeros_like(weights), where=weights > 0))
-    normalized = inv @ membership
-    r1 = segment_relations + sp.identity(n, format="csr")
-    dd = keep_top((normalized @ r1 @ normalized.T).tocsr(), cap, epsilon)
-    dc = keep_top_rect((normalized @ links).tocsr(), cap, epsilon)
-    return dd, dc
+    membership: sp.csr_matrix, segment_relations: sp.csr_matrix, cap: int, epsilon: float
+) -> sp.csr_matrix:
+    """Entry x entry relations from word-weighted ``membership`` (entries x segments): the
+    Eq. 8 mean over member segments, a segment being fully related to itself."""
+    normalized = row_normalized(membership)
+    r1 = segment_relations + sp.identity(segment_relations.shape[0], format="csr")
+    return keep_top((normalized @ r1 @ normalized.T).tocsr(), cap, epsilon)
+
+
+def entry_code_relations(
+    membership: sp.csr_matrix, links: sp.csr_matrix, cap: int, epsilon: float
+) -> sp.csr_matrix:
+    """Entry x code fragment relations: the word-weighted mean of the member segments' links."""
+    return keep_top_rect((row_normalized(membership) @ links).tocsr(), cap, epsilon)
 
 
 def keep_top_rect(m: sp.csr_matrix, cap: int, epsilon: float) -> sp.csr_matrix:

@@ -15,13 +15,18 @@ import re
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
-STOPWORDS = frozenset(
+def word_set(text: str) -> frozenset[str]:
+    """The whitespace-separated words of ``text`` (for word lists written as prose)."""
+    return frozenset(text.split())
+
+
+STOPWORDS = word_set(
     """a an the and or but if then else of to in on at by for with from into onto as is are
     was were be been being do does did doing have has had having it its this that these those
     there here i you he she we they me my your our their what which who whom whose when where
     why how can could should would will shall may might must not no nor so than too very just
     also any all some such only own same each other about above below over under again more
-    most s t use used using get""".split()
+    most s t use used using get"""
 )
 
 # Sentence ends: a full stop, question or exclamation mark followed by space and a capital,

@@ -41,6 +41,10 @@ export function clientOptions(
       workspace: {
         configuration: (params) =>
           params.items.map((item) => sectionValue(settings(), item.section ?? "")),
+        // The client's own didChangeConfiguration (when the server registers for it) would send
+        // every setting with its default, the extension's own ones too; extension.ts sends the
+        // settings the user set instead.
+        didChangeConfiguration: async () => undefined,
       },
     },
   };

@@ -3,8 +3,6 @@
  * index state in the status bar. Completions (list and inline) come from vscode-languageclient
  * itself, inline ones through its `textDocument/inlineCompletion` feature.
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
@@ -12,7 +10,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { clientOptions } from "./clientOptions";
-import { type Environment, resolveServerCommand, SERVER_PATH_SETTING } from "./serverCommand";
+import { processEnvironment, resolveServerCommand, SERVER_PATH_SETTING } from "./serverCommand";
 import { SECTION, serverSettingKeys, serverSettings } from "./settings";
 import { INDEX_READY, IndexStatus, StatusBar } from "./status";
 
@@ -33,7 +31,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status.setEnabled(configuration().get<boolean>("enable", true));
     let command;
     try {
-      command = resolveServerCommand(configuration().get<string>("serverPath"), environment());
+      command = resolveServerCommand(
+        configuration().get<string>("serverPath"),
+        processEnvironment(workspaceFolder()),
+      );
     } catch (error) {
       fail(status, errorMessage(error), SERVER_PATH_SETTING);
       return;
@@ -112,23 +113,6 @@ function configuration(): vscode.WorkspaceConfiguration {
 
 function workspaceFolder(): string | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-}
-
-function environment(): Environment {
-  return {
-    platform: process.platform,
-    env: process.env,
-    home: os.homedir(),
-    workspaceFolder: workspaceFolder(),
-    isExecutable: (file) => {
-      try {
-        fs.accessSync(file, fs.constants.X_OK);
-        return fs.statSync(file).isFile();
-      } catch {
-        return false;
-      }
-    },
-  };
 }
 
 function fail(status: IndexStatus, message: string, setting: string): void {

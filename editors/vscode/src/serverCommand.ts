@@ -5,6 +5,8 @@
  * names the setting to change, and so that a repository's own virtual environment is found
  * without any setting at all.
  */
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 
 /** The setting that names the executable. */
@@ -20,6 +22,24 @@ export interface Environment {
   /** The first workspace folder, if a folder is open. */
   workspaceFolder: string | undefined;
   isExecutable(file: string): boolean;
+}
+
+/** This process's environment, with `workspaceFolder` as the open folder. */
+export function processEnvironment(workspaceFolder: string | undefined): Environment {
+  return {
+    platform: process.platform,
+    env: process.env,
+    home: os.homedir(),
+    workspaceFolder,
+    isExecutable: (file) => {
+      try {
+        fs.accessSync(file, fs.constants.X_OK);
+        return fs.statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    },
+  };
 }
 
 export interface ServerCommand {

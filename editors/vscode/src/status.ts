@@ -125,7 +125,7 @@ export class IndexStatus {
       const message = task.message ? `: ${task.message}` : "";
       return {
         text: `$(sync~spin) repomem${percent}`,
-        tooltip: `repomem: ${task.title}${message}`,
+        tooltip: `${task.title}${message}`,
         error: false,
       };
     }

@@ -30,13 +30,13 @@ describe("IndexStatus", () => {
     assert.equal(item.text, "$(sync~spin) repomem");
     assert.match(item.tooltip ?? "", /waiting for the index/);
 
-    status.progress("index-1", { kind: "begin", title: "Indexing", percentage: 0 });
+    status.progress("index-1", { kind: "begin", title: "repomem: indexing", percentage: 0 });
     assert.equal(item.text, "$(sync~spin) repomem 0%");
-    status.progress("index-1", { kind: "report", message: "pkg/core.py", percentage: 41.6 });
+    status.progress("index-1", { kind: "report", message: "parse 3/7", percentage: 41.6 });
     assert.equal(item.text, "$(sync~spin) repomem 42%");
-    assert.equal(item.tooltip, "repomem: Indexing: pkg/core.py");
+    assert.equal(item.tooltip, "repomem: indexing: parse 3/7");
     status.progress("index-1", { kind: "report", percentage: 80 });
-    assert.equal(item.tooltip, "repomem: Indexing: pkg/core.py");
+    assert.equal(item.tooltip, "repomem: indexing: parse 3/7");
     status.progress("index-1", { kind: "end" });
     assert.equal(item.text, "$(sync~spin) repomem", "ended but not ready yet");
 
@@ -52,10 +52,10 @@ describe("IndexStatus", () => {
     status.indexReady({});
     assert.equal(item.text, "$(check) repomem");
     assert.equal(item.tooltip, "repomem: index ready");
-    status.progress(1, { kind: "begin", title: "Indexing", percentage: 10 });
-    status.progress("2", { kind: "begin", title: "Updating pkg/util.py" });
+    status.progress(1, { kind: "begin", title: "repomem: indexing", percentage: 10 });
+    status.progress("2", { kind: "begin", title: "repomem: updating pkg/util.py" });
     assert.equal(item.text, "$(sync~spin) repomem");
-    assert.equal(item.tooltip, "repomem: Updating pkg/util.py");
+    assert.equal(item.tooltip, "repomem: updating pkg/util.py");
     status.progress("2", { kind: "end" });
     assert.equal(item.text, "$(sync~spin) repomem 10%");
     status.progress(1, { kind: "end" });
@@ -85,7 +85,7 @@ describe("IndexStatus", () => {
   it("forgets the index and its tasks when the server restarts", () => {
     const { status, item } = setUp();
     status.running();
-    status.progress("t", { kind: "begin", title: "Indexing" });
+    status.progress("t", { kind: "begin", title: "repomem: indexing" });
     status.indexReady({ files: 3 });
     status.starting();
     status.running();
@@ -96,7 +96,7 @@ describe("IndexStatus", () => {
   it("draws a stopped or failed server on the error background", () => {
     const { status, item } = setUp();
     status.running();
-    status.progress("t", { kind: "begin", title: "Indexing" });
+    status.progress("t", { kind: "begin", title: "repomem: indexing" });
     status.stopped();
     assert.equal(item.text, "$(debug-stop) repomem");
     assert.ok(item.backgroundColor instanceof ThemeColor);

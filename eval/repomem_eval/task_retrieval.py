@@ -1,0 +1,179 @@
+"""Retrieval for a batch of RepoEval tasks, shared by every method that runs on it.
+
+Showing the index a task's buffer is an incremental update; retrieving then takes milliseconds.
+So the buffer is shown only when a retrieval is not known yet, and at that moment the index
+also answers every retrieval planned for the task: the first iteration of each method (the
+left-context window with the method's ``alpha``, or the oracle's window). With the buffer shown
+once per task, the one-shot methods and the first iterations of the iterative ones read from
+the cache; only later iterations, whose query depends on a completion, show it again. A cached
+result is exactly what the index returns for that query in that state, so no method's results
+depend on which ran first.
+
+Time: a retrieval served from the cache is charged what ``RepoIndex.retrieve`` took when it was
+computed. The updates that show buffers are the benchmark's cost, not the completion's (an
+editor makes them while the user types); :class:`BufferSwap` counts them separately.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from repomem.completion import CompletionTask
+from repomem.index import RepoIndex
+from repomem.scorer import Exclusion, RetrievedFragment
+from repomem_eval.task_view import TaskView
+
+
+class BufferSwap:
+    """Shows the index a task's file as the user's buffer, and puts the snapshot's file back.
+
+    Every update it makes removes lines from the end of the file: a buffer replaces the
+    original or a longer buffer, and the original comes back by removing the file and adding it
+    again. ``RepoIndex.update_file`` numbers the seeds of its relation update from the new
+    parse against the old graph, which reads past the graph when a file grows; updates that
+    shrink a file, remove it or add it never do. (``task_view.view_order`` makes consecutive
+    buffers shrink, so that this costs nothing in the common case.)
+
+    A task file the index does not hold (skipped as too large, say) is left alone: its buffer
+    would be skipped the same way.
+    """
+
+    def __init__(self, index: RepoIndex) -> None:
+        self.index = index
+        self._original: tuple[str, str] | None = None
+        self._shown = ""
+        self.updates = 0
+        self.seconds = 0.0
+
+    def show(self, view: TaskView) -> None:
+        path = view.task.rel_path
+        if self._original is not None and (
+            self._original[0] != path or not self._shown.startswith(view.buffer)
+        ):
+            self.restore()
+        if self._original is None:
+            original = self.index.file_text(path)
+            if original is None:
+                return
+            self._original = (path, original)
+        self._update(path, view.buffer)
+        self._shown = view.buffer
+
+    def restore(self) -> None:
+        """Put the file last shown back as the snapshot has it."""
+        if self._original is not None:
+            path, original = self._original
+            self._original = None
+            self._update(path, None)
+            self._update(path, original)
+
+    def _update(self, path: str, text: str | None) -> None:
+        started = time.perf_counter()
+        self.index.update_file(path, text)
+        self.seconds += time.perf_counter() - started
+        self.updates += 1
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A retrieval a task will ask for, known before anything is generated."""
+
+    query: str
+    alpha: float
+
+
+_Key = tuple[str, str, int, float, Exclusion | None]
+
+
+class SharedRetrieval:
+    """The retrievals of one batch of views, each task's buffer shown as rarely as possible.
+
+    Register the batch with :meth:`add`, give each method's engine :meth:`retriever` and
+    :meth:`scope` (its ``retrieval_scope`` hook), and call :meth:`finish` once every method has
+    run (also after an error): it restores the index and forgets the batch.
+    """
+
+    def __init__(self, index: RepoIndex, k: int) -> None:
+        self.index = index
+        self.k = k
+        self.swap = BufferSwap(index)
+        self.active: TaskView | None = None
+        self._views: dict[int, TaskView] = {}
+        self._planned: dict[str, tuple[Lookup, ...]] = {}
+        self._cache: dict[_Key, tuple[list[RetrievedFragment], float]] = {}
+        self._served: dict[str, list[float]] = {}
+
+    def add(self, view: TaskView, planned: Iterable[Lookup] = ()) -> None:
+        self._views[id(view.completion)] = view
+        self._planned[view.task.task_id] = tuple(dict.fromkeys(planned))
+
+    @contextmanager
+    def scope(self, completion: CompletionTask) -> Iterator[TaskView]:
+        view = self._views[id(completion)]
+        self.active = view
+        try:
+            yield view
+        finally:
+            self.active = None
+
+    def retriever(self, *, oracle: bool) -> MethodRetriever:
+        return MethodRetriever(self, oracle=oracle)
+
+    def fetch(
+        self, view: TaskView, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
+    ) -> list[RetrievedFragment]:
+        task_id = view.task.task_id
+        key = (task_id, query, k, alpha, exclusion)
+        if key not in self._cache:
+            self.swap.show(view)
+            planned = [
+                (task_id, p.query, self.k, p.alpha, view.completion.exclusion)
+                for p in self._planned[task_id]
+            ]
+            for q in dict.fromkeys([key, *planned]):
+                if q not in self._cache:
+                    self._cache[q] = self._retrieve(q)
+        found, seconds = self._cache[key]
+        self._served.setdefault(task_id, []).append(seconds)
+        return found
+
+    def _retrieve(self, key: _Key) -> tuple[list[RetrievedFragment], float]:
+        _, query, k, alpha, exclusion = key
+        started = time.perf_counter()
+        found = self.index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
+        return found, time.perf_counter() - started
+
+    def take_served(self, task_id: str) -> float:
+        """Retrieval seconds served to the task since the last call (summed over iterations)."""
+        return sum(self._served.pop(task_id, ()))
+
+    def finish(self) -> None:
+        try:
+            self.swap.restore()
+        finally:
+            self._views.clear()
+            self._planned.clear()
+            self._cache.clear()
+            self._served.clear()
+
+
+class MethodRetriever:
+    """The index as one method's engine sees it: the oracle swaps in the task's ground-truth
+    window for the engine's query; every other method passes the query through."""
+
+    def __init__(self, shared: SharedRetrieval, *, oracle: bool) -> None:
+        self.shared = shared
+        self.oracle = oracle
+
+    def retrieve(
+        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
+    ) -> list[RetrievedFragment]:
+        view = self.shared.active
+        if view is None:
+            raise RuntimeError("retrieval for a benchmark task runs inside its retrieval scope")
+        if self.oracle:
+            query = view.oracle_query
+        return self.shared.fetch(view, query, k=k, alpha=alpha, exclusion=exclusion)

@@ -1,0 +1,425 @@
+"""End-to-end tests of ``repomem serve``: the real server as a subprocess over stdio, driven
+by pytest-lsp with the capabilities of VS Code and of Neovim."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+from collections.abc import AsyncIterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from repos import make_repo
+
+SERVER = [sys.executable, "-m", "repomem.cli", "serve"]
+PRESETS = ["visual-studio-code", "neovim"]
+READY_TIMEOUT_S = 30.0
+
+CONFIG_PY = """\
+from pkg.util import helper
+
+
+def connect(settings):
+    client = make_client(settings.host, settings.port, timeout=settings.timeout)
+    return client
+"""
+APP_PY = "def run(opts):\n    pass\n"
+EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), params=PRESETS)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    lsp_client.preset = request.param  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY})
+
+
+async def start(client: LanguageClient, root: Path, options: Any = None) -> Any:
+    """Initialize with the preset's capabilities plus inline completion; wait for the index."""
+    capabilities = client_capabilities(client.preset)  # type: ignore[attr-defined]
+    assert capabilities.text_document is not None
+    capabilities.text_document.inline_completion = types.InlineCompletionClientCapabilities()
+    ready = client.protocol.wait_for_notification("repomem/indexReady")
+    client.registrations = []  # type: ignore[attr-defined]
+    if "client/registerCapability" not in client.protocol.fm.features:
+
+        @client.feature("client/registerCapability")
+        def register(params: types.RegistrationParams) -> None:
+            client.registrations.extend(r.method for r in params.registrations)  # type: ignore[attr-defined]
+
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options=options,
+        )
+    )
+    assert result.capabilities.completion_provider is not None
+    assert result.capabilities.inline_completion_provider is not None
+    return await asyncio.wait_for(asyncio.wrap_future(ready), READY_TIMEOUT_S)
+
+
+def open_doc(client: LanguageClient, path: Path, text: str | None = None) -> str:
+    uri = path.as_uri()
+    text = path.read_text() if text is None else text
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+    )
+    return uri
+
+
+def insert(client: LanguageClient, uri: str, version: int, line: int, col: int, text: str) -> None:
+    at = types.Position(line, col)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(at, at), text=text)
+            ],
+        )
+    )
+
+
+async def complete(client: LanguageClient, uri: str, line: int, col: int) -> types.CompletionList:
+    result = await client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(line, col))
+    )
+    assert isinstance(result, types.CompletionList)
+    return result
+
+
+async def complete_inline(
+    client: LanguageClient, uri: str, line: int, col: int
+) -> types.InlineCompletionList:
+    result = await client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Automatic
+            ),
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(line, col),
+        )
+    )
+    assert isinstance(result, types.InlineCompletionList)
+    return result
+
+
+async def status(client: LanguageClient) -> Any:
+    return await client.protocol.send_request_async("repomem/status", {})
+
+
+async def retrieve_paths(client: LanguageClient, query: str) -> list[str]:
+    found = await client.protocol.send_request_async("repomem/retrieve", {"query": query, "k": 3})
+    return [fragment.locations[0].path for fragment in found.fragments if query in fragment.text]
+
+
+def warnings_shown(client: LanguageClient) -> list[str]:
+    return [m.message for m in client.messages if m.type == types.MessageType.Warning]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.asyncio
+async def test_indexes_in_the_background_and_reports_progress(client: LanguageClient, repo: Path):
+    ready = await start(client, repo)
+    assert ready.files == 8  # the fixture's Python files
+    assert ready.fragments > 0 and ready.root == str(repo.resolve())
+    (token, reports), = client.progress_reports.items()
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    assert "8 files" in reports[-1].message
+    assert any("indexed 8 files" in m.message for m in client.log_messages)
+    state = await status(client)
+    assert (state.state, state.files, state.backend) == ("ready", 8, "builtin")
+    assert (repo / ".repomem").is_dir()  # persisted for the next start
+
+
+@pytest.mark.asyncio
+async def test_completion_items_come_from_the_repository(client: LanguageClient, repo: Path):
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+
+    result = await complete(client, uri, 1, 25)
+    (item,) = result.items
+    assert item.text_edit.new_text == "client = make_client(" + EXPECTED
+    assert item.text_edit.range == types.Range(types.Position(1, 4), types.Position(1, 25))
+    assert "pkg/config.py" in item.detail
+    assert "pkg/config.py" in item.documentation.value
+    assert item.command.arguments[0]["sources"][0] == "pkg/config.py"
+
+    inline = await complete_inline(client, uri, 1, 25)
+    (ghost,) = inline.items
+    assert ghost.insert_text == EXPECTED
+    assert ghost.range == types.Range(types.Position(1, 25), types.Position(1, 25))
+    assert "pkg/config.py" in ghost.command.title
+
+    # in the middle of a word, the item replaces the word
+    insert(client, uri, 3, 2, 0, "    other = make_cl\n")
+    (item,) = (await complete(client, uri, 2, 19)).items
+    assert item.text_edit.range.start == types.Position(2, 12)
+    assert item.text_edit.new_text == "make_client(" + EXPECTED
+
+
+@pytest.mark.asyncio
+async def test_typing_along_a_suggestion_is_served_from_the_cache(
+    client: LanguageClient, repo: Path
+):
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    (first,) = (await complete(client, uri, 1, 25)).items
+    assert first.text_edit.new_text.endswith(EXPECTED)
+    before = await status(client)
+
+    insert(client, uri, 3, 1, 25, "settings.h")
+    (item,) = (await complete(client, uri, 1, 35)).items
+    assert item.text_edit.new_text == EXPECTED.removeprefix("settings.")  # replaces the word "h"
+    assert item.text_edit.range.start == types.Position(1, 34)
+    assert "(cached)" in item.detail
+    after = await status(client)
+    assert after.cacheHits == before.cacheHits + 1
+    assert after.completions == before.completions
+
+
+@pytest.mark.asyncio
+async def test_a_newer_request_supersedes_a_waiting_one(client: LanguageClient, repo: Path):
+    await start(client, repo, {"repomem": {"debounceMs": 400}})
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    older = asyncio.ensure_future(complete(client, uri, 1, 20))
+    await asyncio.sleep(0.05)
+    newer = await complete(client, uri, 1, 25)
+    assert not (await older).items
+    assert newer.items[0].text_edit.new_text.endswith(EXPECTED)
+    assert (await status(client)).superseded == 1
+
+
+@pytest.mark.asyncio
+async def test_edits_and_file_changes_become_retrievable(client: LanguageClient, repo: Path):
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    util = repo / "pkg/util.py"
+    util_uri = open_doc(client, util)
+    assert await retrieve_paths(client, "freshly_added_helper") == []
+
+    lines = len(util.read_text().splitlines())
+    new_code = (
+        "\n\ndef freshly_added_helper(path):\n"
+        "    payload = load_json(path, strict=True)\n"
+        "    return payload\n"
+    )
+    insert(client, util_uri, 2, lines, 0, new_code)
+    assert await poll(lambda: retrieve_paths(client, "freshly_added_helper")) == ["pkg/util.py"]
+
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "payload = load_json(")
+    (item,) = (await complete(client, uri, 1, 24)).items
+    assert item.text_edit.new_text == "payload = load_json(path, strict=True)"
+    assert "pkg/util.py" in item.detail
+
+    # closing without saving: the file on disk is the truth again
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(util_uri))
+    )
+    assert await poll(lambda: retrieve_paths(client, "freshly_added_helper"), want=[]) == []
+
+    # a file created on disk, announced by the editor's file watcher
+    (repo / "pkg/extra.py").write_text("def brand_new_on_disk(x):\n    return x\n")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[
+                types.FileEvent(
+                    uri=(repo / "pkg/extra.py").as_uri(), type=types.FileChangeType.Created
+                )
+            ]
+        )
+    )
+    assert await poll(lambda: retrieve_paths(client, "brand_new_on_disk")) == ["pkg/extra.py"]
+
+
+async def poll(fetch: Any, want: Any = None, timeout: float = 10.0) -> Any:
+    """``fetch()`` until it gives a non-empty result (or ``want``), or ``timeout`` passes."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await fetch()
+        if (value == want) if want is not None else value:
+            return value
+        if loop.time() > deadline:
+            return value
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.asyncio
+async def test_broken_settings_warn_and_fall_back_to_defaults(client: LanguageClient, repo: Path):
+    options = {
+        "repomem": {
+            "completion": {"k": 0, "alpha": 0.25},
+            "debounceMs": "soon",
+            "colour": "blue",
+        }
+    }
+    await start(client, repo, options)
+    (message,) = warnings_shown(client)
+    for key in ("completion.k", "debounceMs", "repomem.colour"):
+        assert key in message
+    settings = (await status(client)).settings
+    assert (settings.completion.k, settings.completion.alpha, settings.debounceMs) == (10, 0.25, 30)
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"repomem": {"backend": {"timeout": -1}, "completion": {"iterations": 1}}}
+        )
+    )
+    assert await poll(lambda: _settings_iterations(client), want=1) == 1
+    assert "backend.timeout" in warnings_shown(client)[-1]
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    (item,) = (await complete(client, uri, 1, 25)).items
+    assert item.text_edit.new_text.endswith(EXPECTED)
+
+
+async def _settings_iterations(client: LanguageClient) -> int:
+    return (await status(client)).settings.completion.iterations
+
+
+@pytest.mark.asyncio
+async def test_model_server_down_answers_with_builtin_and_warns_once(
+    client: LanguageClient, repo: Path
+):
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    backend = {"backend": "openai", "url": url, "max_retries": 0, "timeout": 5}
+    await start(client, repo, {"repomem": {"backend": backend, "debounceMs": 0}})
+    assert (await status(client)).backend == "openai"
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    for line in (1, 2):
+        if line == 2:
+            insert(client, uri, 3, 2, 0, "    other = make_client(\n")
+        (item,) = (await complete(client, uri, line, 25 if line == 1 else 24)).items
+        assert item.text_edit.new_text.endswith(EXPECTED)
+        assert "builtin" in item.detail
+    (warning,) = warnings_shown(client)
+    assert "openai" in warning and url in warning
+    state = await status(client)
+    assert state.fallback and state.fallbacks == 2
+
+
+@dataclass
+class SlowModelServer:
+    """An OpenAI-compatible server on loopback that never finishes a completion."""
+
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    server: asyncio.Server | None = None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.decode().split("\r\n"):
+            if line.lower().startswith("content-length:"):
+                length = int(line.split(":")[1])
+        await reader.readexactly(length)
+        if b"/tokenize" in head.split(b"\r\n")[0]:
+            writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return
+        self.started.set()
+        await reader.read()  # returns when the client closes the connection
+        self.closed.set()
+        writer.close()
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
+
+
+@pytest.mark.asyncio
+async def test_cancel_request_closes_the_model_request(client: LanguageClient, repo: Path):
+    model = SlowModelServer()
+    model.server = await asyncio.start_server(model.handle, "127.0.0.1", 0)
+    async with model.server:
+        backend = {"backend": "openai", "url": model.url, "max_retries": 0, "timeout": 60}
+        await start(client, repo, {"repomem": {"backend": backend, "debounceMs": 0}})
+        uri = open_doc(client, repo / "pkg/app.py")
+        insert(client, uri, 2, 1, 4, "client = make_client(")
+        pending = asyncio.ensure_future(
+            client.protocol.send_request_async(
+                types.TEXT_DOCUMENT_COMPLETION,
+                types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(1, 25)),
+                msg_id="slow-completion",
+            )
+        )
+        await asyncio.wait_for(model.started.wait(), 10)
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-completion"))
+        with pytest.raises(JsonRpcException) as error:
+            await asyncio.wait_for(pending, 5)
+        assert error.value.code == types.LSPErrorCodes.RequestCancelled
+        await asyncio.wait_for(model.closed.wait(), 5)
+        state = await status(client)
+        assert state.cancelled == 1 and state.state == "ready"
+
+
+async def raw_request(client: LanguageClient, msg_id: str, method: str, params: Any) -> Any:
+    """Send hand-written JSON-RPC (bypassing the client's types) and await the answer."""
+    answer: Future[Any] = Future()
+    client.protocol._request_futures[msg_id] = answer
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    write_raw(client, body.encode())
+    return await asyncio.wait_for(asyncio.wrap_future(answer), 5)
+
+
+def write_raw(client: LanguageClient, body: bytes) -> None:
+    stdin = client._server.stdin  # type: ignore[union-attr]
+    stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+@pytest.mark.asyncio
+async def test_malformed_messages_get_errors_and_the_server_carries_on(
+    client: LanguageClient, repo: Path
+):
+    await start(client, repo)
+    invalid_params = types.ErrorCodes.InvalidParams
+    with pytest.raises(JsonRpcException) as error:
+        await raw_request(client, "bad-1", "textDocument/completion", {"textDocument": 5})
+    assert error.value.code == invalid_params
+    with pytest.raises(JsonRpcException) as error:
+        await raw_request(client, "bad-2", "repomem/retrieve", {"query": 3})
+    assert error.value.code == invalid_params
+    with pytest.raises(JsonRpcException) as error:
+        await raw_request(client, "bad-3", "repomem/noSuchMethod", {})
+    assert error.value.code == types.ErrorCodes.MethodNotFound
+    uri = open_doc(client, repo / "pkg/app.py")
+    outside = {"textDocument": {"uri": uri}, "position": {"line": 99, "character": 0}}
+    with pytest.raises(JsonRpcException) as error:
+        await raw_request(client, "bad-4", "textDocument/completion", outside)
+    assert error.value.code == invalid_params
+    write_raw(client, b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": []}')
+    write_raw(client, b"this is not json")
+    write_raw(client, b"[1, 2, 3]")
+    state = await status(client)
+    assert state.state == "ready"
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    (item,) = (await complete(client, uri, 1, 25)).items
+    assert item.text_edit.new_text.endswith(EXPECTED)

@@ -1,0 +1,75 @@
+"""Editor settings for the language server: validated key by key, bad values reported."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lsp_server.editor_settings import DEFAULT_DEBOUNCE_MS, EditorSettings, resolve
+from repomem.settings import Settings
+
+
+def test_nothing_sent_means_the_base_settings() -> None:
+    base = Settings()
+    assert resolve(base, None) == (EditorSettings(base), [])
+    assert resolve(base, {"other-extension": {"x": 1}})[0] == EditorSettings(base)
+
+
+def test_values_apply_wrapped_or_not_and_in_either_case_style() -> None:
+    data = {
+        "enable": False,
+        "debounceMs": 120,
+        "completion": {"maxTokensLine": 32, "alpha": 0},
+        "backend": {"backend": "openai", "url": "http://127.0.0.1:9/v1"},
+        "index": {"ignore_patterns": ["build/"]},
+    }
+    editor, problems = resolve(Settings(), {"repomem": data})
+    assert problems == []
+    assert resolve(Settings(), data) == (editor, [])
+    assert (editor.enable, editor.debounce_ms) == (False, 120)
+    assert editor.settings.completion.max_tokens_line == 32
+    assert editor.settings.completion.alpha == 0.0
+    assert editor.settings.backend.url == "http://127.0.0.1:9/v1"
+    assert editor.settings.index.ignore_patterns == ("build/",)
+
+
+def test_each_bad_value_is_reported_and_the_good_ones_still_apply() -> None:
+    base = Settings()
+    base = replace(base, completion=replace(base.completion, k=5))
+    data = {
+        "completion": {"k": 0, "alpha": 0.25, "windows": 3},
+        "backend": {"timeout": "soon"},
+        "enable": "yes",
+        "debounceMs": -1,
+        "colour": "blue",
+        "index": [],
+    }
+    editor, problems = resolve(base, data)
+    assert editor.settings.completion.k == 5  # the value it had before, not the library default
+    assert editor.settings.completion.alpha == 0.25
+    assert editor.settings.backend.timeout == base.backend.timeout
+    assert (editor.enable, editor.debounce_ms) == (True, DEFAULT_DEBOUNCE_MS)
+    assert len(problems) == 7
+    joined = "\n".join(problems)
+    for needle in (
+        "completion.k must be at least 1, got 0; using 5",
+        "unknown key completion.windows",
+        "backend.timeout must be a number",
+        "repomem.enable must be true or false",
+        "repomem.debounceMs must be an integer",
+        "unknown setting repomem.colour",
+        "repomem.index must be an object",
+    ):
+        assert needle in joined
+
+
+def test_a_value_that_is_not_an_object_keeps_the_defaults() -> None:
+    editor, problems = resolve(Settings(), {"repomem": "fast"})
+    assert editor == EditorSettings(Settings())
+    assert problems and "must be an object" in problems[0]
+
+
+def test_effective_settings_are_reported_in_the_editors_spelling() -> None:
+    editor, _ = resolve(Settings(), {"debounceMs": 5, "completion": {"k": 3}})
+    shown = editor.to_dict()
+    assert (shown["debounceMs"], shown["enable"], shown["completion"]["k"]) == (5, True, 3)
+    assert set(shown) == {"enable", "debounceMs", "index", "backend", "completion"}
