@@ -7,19 +7,14 @@ parse time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from tree_sitter import Node, QueryCursor
 
 from repomem.languages import parser
-from repomem.queries import (
-    QUERIES,
-    call_query,
-    definition_query,
-    python_import_query,
-    statement_query,
-)
+from repomem.queries import QUERIES, file_query
 
 _COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
 
@@ -108,15 +103,26 @@ def _dotted(node: Node) -> tuple[str, ...] | None:
 
 def parse_source(path: str, language: str, text: str, digest: str) -> ParsedFile:
     source = text.encode("utf-8")
-    tree = parser(language).parse(source)
-    root = tree.root_node
+    root = parser(language).parse(source).root_node
     lines = split_lines(text)
     line_len = np.fromiter((len(line.rstrip()) for line in lines), dtype=np.int32, count=len(lines))
 
     found: dict[tuple[int, int, str], Node] = {}
-    for node in QueryCursor(statement_query(language)).captures(root).get("s", []):
-        if node.type not in _COMMENT_TYPES:
-            found.setdefault((node.start_byte, node.end_byte, node.type), node)
+    defs: list[tuple[Node, Node]] = []
+    calls: list[tuple[Node, Node]] = []
+    imports: list[Node] = []
+    for _, caps in QueryCursor(file_query(language)).matches(root):
+        if "s" in caps:
+            node = caps["s"][0]
+            if node.type not in _COMMENT_TYPES:
+                found.setdefault((node.start_byte, node.end_byte, node.type), node)
+        elif "def" in caps:
+            defs.append((caps["def"][0], caps["name"][0]))
+        elif "call" in caps:
+            calls.append((caps["call"][0], caps["name"][0]))
+        elif "imp" in caps:
+            imports.append(caps["imp"][0])
+
     keys = sorted(found, key=lambda k: (k[0], -k[1]))
     n = len(keys)
     starts = np.empty(n, np.int32)
@@ -151,40 +157,41 @@ def parse_source(path: str, language: str, text: str, digest: str) -> ParsedFile
         return i
 
     if language == "python":
-        _python_symbols(parsed, root, node_of)
-    else:
-        for _, caps in QueryCursor(definition_query(language)).matches(root):
-            d, name = caps["def"][0], caps["name"][0]
-            i = node_of(d)
-            if i >= 0:
-                is_class = "class" in d.type or "struct" in d.type or d.type == "type_spec"
-                parsed.definitions.append(
-                    Definition(name.text.decode("utf-8", "replace"), i, is_class)
-                )
-        for _, caps in QueryCursor(call_query(language)).matches(root):
-            i = node_of(caps["call"][0])
-            if i >= 0:
-                parsed.calls.append(CallSite(i, (caps["name"][0].text.decode("utf-8", "replace"),)))
+        _python_symbols(parsed, defs, calls, imports, node_of)
+        return parsed
+    for d, name in defs:
+        i = node_of(d)
+        if i >= 0:
+            is_class = "class" in d.type or "struct" in d.type or d.type == "type_spec"
+            parsed.definitions.append(Definition(_text(name), i, is_class))
+    for call, name in calls:
+        i = node_of(call)
+        if i >= 0:
+            parsed.calls.append(CallSite(i, (_text(name),)))
     return parsed
 
 
-def _python_symbols(parsed: ParsedFile, root: Node, node_of) -> None:  # noqa: ANN001
-    defs = sorted(
-        (
-            (caps["def"][0], caps["name"][0].text.decode("utf-8", "replace"))
-            for _, caps in QueryCursor(definition_query("python")).matches(root)
-        ),
-        key=lambda dn: (dn[0].start_byte, -dn[0].end_byte),
-    )
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _python_symbols(
+    parsed: ParsedFile,
+    defs: list[tuple[Node, Node]],
+    calls: list[tuple[Node, Node]],
+    imports: list[Node],
+    node_of: Callable[[Node], int],
+) -> None:
     # qualified names and class spans via a containment stack over pre-ordered definitions
-    stack: list[tuple[int, str, bool]] = []  # (end_byte, qualname, is_class)
+    stack: list[tuple[int, str]] = []  # (end_byte, qualname)
     class_spans: list[tuple[int, int, str]] = []
-    for d, name in defs:
+    for d, name_node in sorted(defs, key=lambda dn: (dn[0].start_byte, -dn[0].end_byte)):
         while stack and stack[-1][0] < d.end_byte:
             stack.pop()
+        name = _text(name_node)
         qual = f"{stack[-1][1]}.{name}" if stack else name
         is_class = d.type == "class_definition"
-        stack.append((d.end_byte, qual, is_class))
+        stack.append((d.end_byte, qual))
         i = node_of(d)
         if i >= 0:
             parsed.definitions.append(Definition(qual, i, is_class))
@@ -203,15 +210,13 @@ def _python_symbols(parsed: ParsedFile, root: Node, node_of) -> None:  # noqa: A
                 best = qual  # spans are pre-ordered: the last hit is the innermost
         return best
 
-    for _, caps in QueryCursor(call_query("python")).matches(root):
-        call = caps["call"][0]
-        parts = _dotted(caps["name"][0])
+    for call, fn in calls:
+        parts = _dotted(fn)
         i = node_of(call)
         if parts is not None and i >= 0:
             scope = scope_of(call.start_byte) if parts[0] in ("self", "cls") else None
             parsed.calls.append(CallSite(i, parts, scope))
-
-    for node in QueryCursor(python_import_query()).captures(root).get("imp", []):
+    for node in imports:
         parsed.imports.extend(_import_bindings(node))
 
 

@@ -177,28 +177,16 @@ def _known(language: str, node_types: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @cache
-def statement_query(language: str) -> Query:
+def file_query(language: str) -> Query:
+    """Everything a file contributes, matched in one pass: statements (@s), definitions
+    (@def + @name), calls (@call + @name) and, for Python, imports (@imp)."""
     q = QUERIES[language]
     patterns = [f"({c} (_) @s)" for c in _known(language, q.containers)]
     patterns += [f"({c}) @s" for c in _known(language, q.clauses)]
+    patterns += [q.definitions, q.calls]
     if language == "python":
         patterns.append("(decorated_definition definition: (_) @s)")
+        patterns.append(
+            "(import_statement) @imp (import_from_statement) @imp (future_import_statement) @imp"
+        )
     return Query(grammar(language), "\n".join(patterns))
-
-
-@cache
-def definition_query(language: str) -> Query:
-    return Query(grammar(language), QUERIES[language].definitions)
-
-
-@cache
-def call_query(language: str) -> Query:
-    return Query(grammar(language), QUERIES[language].calls)
-
-
-@cache
-def python_import_query() -> Query:
-    return Query(
-        grammar("python"),
-        "(import_statement) @imp (import_from_statement) @imp (future_import_statement) @imp",
-    )

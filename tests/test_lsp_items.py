@@ -26,31 +26,25 @@ def test_an_item_replaces_the_word_or_the_lines_text(prefix: str, replaced: str)
     assert replaced_prefix(prefix) == replaced
 
 
-@pytest.mark.parametrize(
-    ("encoding", "start"), [("utf-16", 4), ("utf-8", 3), ("utf-32", 5)]
-)
-def test_the_range_starts_where_the_replaced_text_starts_in_client_units(
-    encoding: str, start: int
-) -> None:
-    # "h" follows a non-ASCII string: only the word "h" is replaced, whatever the units...
-    prefix = "s = ('é😀', h"
+@pytest.mark.parametrize(("encoding", "units"), [("utf-16", 8), ("utf-8", 11), ("utf-32", 7)])
+def test_the_range_is_in_the_clients_position_units(encoding: str, units: int) -> None:
     codec = PositionCodec(encoding)
+    prefix = "    ('é😀', "  # after punctuation the line's text (past its indent) is replaced
+    assert codec.client_num_units(prefix) - 4 == units
+    cursor = types.Position(3, codec.client_num_units(prefix))
+    item = completion_item(
+        "file:///r/a.py", cursor, prefix, SUGGESTION, units=codec.client_num_units, markdown=True
+    )
+    assert item.text_edit.range == types.Range(types.Position(3, 4), cursor)
+    assert item.text_edit.new_text == "('é😀', ost, port)"
+    # after a word only the word is replaced, one unit in every encoding
+    prefix += "h"
     cursor = types.Position(3, codec.client_num_units(prefix))
     item = completion_item(
         "file:///r/a.py", cursor, prefix, SUGGESTION, units=codec.client_num_units, markdown=True
     )
     assert item.text_edit.range.start == types.Position(3, cursor.character - 1)
     assert item.text_edit.new_text == "host, port)"
-    # ...while after punctuation the line's text is, and its units differ per encoding
-    prefix = "('é😀', "
-    cursor = types.Position(0, 4 + codec.client_num_units(prefix))
-    item = completion_item(
-        "file:///r/a.py", cursor, "    " + prefix, SUGGESTION,
-        units=codec.client_num_units, markdown=True,
-    )
-    assert item.text_edit.range.start == types.Position(0, 4)
-    assert cursor.character - 4 == {"utf-16": 7, "utf-8": 11, "utf-32": 6}[encoding]
-    assert start > 0
 
 
 def test_items_name_their_sources_in_detail_documentation_and_command() -> None:
@@ -66,7 +60,9 @@ def test_items_name_their_sources_in_detail_documentation_and_command() -> None:
     assert item.command.arguments == [
         {"uri": "file:///r/a.py", "sources": ["pkg/config.py", "pkg/util.py"]}
     ]
-    plain = completion_item("file:///r/a.py", cursor, "f(a.h", SUGGESTION, units=len, markdown=False)
+    plain = completion_item(
+        "file:///r/a.py", cursor, "f(a.h", SUGGESTION, units=len, markdown=False
+    )
     assert plain.documentation.kind == types.MarkupKind.PlainText
     assert "pkg/config.py" in plain.documentation.value
 

@@ -1,0 +1,166 @@
+"""``repomem ask "QUESTION"``: answer a question about the repository from its docs.
+
+The repository is the one the current directory (or ``--root``) is in; its code index is
+loaded, or built on first use, and its doc memory (README, docs, module docstrings) opened or
+updated for the documents that changed. With a language model backend the answer is written by
+the model and cites its sources; with the built-in backend (no model) the best-matching
+sources are printed instead, and the output says so. Every source is given as ``path:line``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repomem.errors import RepomemError
+
+if TYPE_CHECKING:
+    from repomem.docmem.answer import AskResult
+    from repomem.docmem.memory import DocMemory
+    from repomem.docmem.model import TextModel
+    from repomem.index import RepoIndex
+    from repomem.settings import Settings
+
+NAME = "ask"
+HELP = "Answer a question about the repository from its docs, citing path:line."
+
+# Kept in step with repomem.docmem (not imported here: `repomem --help` imports every command).
+STRATEGIES = ("single", "rerank", "iterative", "readagent", "graph", "factqa")
+FORMS = ("chunk", "gist", "summary", "triple", "fact", "mixed")
+_SHOWN_LINES = 4
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("question", nargs="*", help="the question (quote it)")
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="single",
+        help="single retrieval, model rerank, iterative query refinement, ReadAgent page"
+        " look-up, QRMeM graph expansion, or iterative QA with fact extraction (default single)",
+    )
+    parser.add_argument(
+        "--form", choices=FORMS, default="chunk", help="memory form to retrieve (default chunk)"
+    )
+    parser.add_argument(
+        "--lookup",
+        choices=("parallel", "sequential"),
+        default="parallel",
+        help="readagent: look pages up all at once or one at a time (default parallel)",
+    )
+    parser.add_argument("--k", type=int, default=5, help="sources to return (default 5)")
+    parser.add_argument(
+        "--backend", help="builtin (default, no model), transformers, vllm or openai"
+    )
+    parser.add_argument(
+        "--model", help="model directory, or the model name an OpenAI-compatible server serves"
+    )
+    parser.add_argument("--url", help="base URL of an OpenAI-compatible server")
+    parser.add_argument(
+        "--embedding-model",
+        metavar="DIR",
+        help="local sentence-embedding model directory: adds the semantic relation",
+    )
+    parser.add_argument(
+        "--docs-only", action="store_true", help="leave code fragments out of the sources"
+    )
+    parser.add_argument("--root", help="the repository (default: the one around the cwd)")
+    parser.add_argument(
+        "--explain", action="store_true", help="also write the steps taken (to stderr)"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON account")
+
+
+def run(args: argparse.Namespace) -> int:
+    from repomem.backends.registry import create_backend
+    from repomem.docmem.memory import DocMemory, DocMemoryConfig
+    from repomem.docmem.model import TextModel
+    from repomem.settings import load_settings
+    from repomem.workspace import find_root
+
+    question = " ".join(" ".join(args.question).split())
+    if not question:
+        raise RepomemError('the question is empty: repomem ask "How do I ...?"')
+    if args.k < 1:
+        raise RepomemError(f"--k must be at least 1, got {args.k}")
+    start = Path(args.root).expanduser() if args.root else Path.cwd()
+    if not start.is_dir():
+        raise RepomemError(f"--root {start} is not a directory")
+    root = find_root(start)
+    settings = load_settings(
+        root, overrides={"backend": {"backend": args.backend, "model": args.model, "url": args.url}}
+    )
+    index = _open_index(root, settings)
+    memory = DocMemory.open(index, DocMemoryConfig(embedding_model=args.embedding_model))
+    model = TextModel(create_backend(settings.backend))
+    result = asyncio.run(_ask(memory, model, question, args))
+    if args.explain:
+        for step in result.steps:
+            print(f"{step.action}: {step.detail}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"root": str(root), **result.to_dict()}, indent=2))
+    else:
+        print(render(result))
+    return 0
+
+
+def _open_index(root: Path, settings: Settings) -> RepoIndex:
+    from repomem.index import RepoIndex
+    from repomem.store import IndexNotFound
+
+    try:
+        return RepoIndex.load(root, settings.index)
+    except IndexNotFound:
+        print(f"repomem: indexing {root} (first use)", file=sys.stderr)
+        return RepoIndex.build(root, settings.index)[0]
+
+
+async def _ask(
+    memory: DocMemory, model: TextModel, question: str, args: argparse.Namespace
+) -> AskResult:
+    from repomem.docmem.strategies import ask
+
+    try:
+        return await ask(
+            memory,
+            question,
+            model,
+            strategy=args.strategy,
+            form=args.form,
+            k=args.k,
+            lookup=args.lookup,
+            code=not args.docs_only,
+        )
+    finally:
+        if model.backend is not None:
+            await model.backend.aclose()
+
+
+def render(result: AskResult) -> str:
+    """The plain-text report: the answer (or why there is none), then the sources."""
+    from repomem.docmem.answer import NO_MODEL_NOTE
+
+    lines = []
+    if result.answer is not None:
+        lines += ["Answer:", result.answer or "(the model returned nothing)", ""]
+    elif result.mode == "extractive":
+        lines += [f"No answer: {NO_MODEL_NOTE}.", ""]
+    else:
+        lines += ["No answer: no source matches the question.", ""]
+    if result.sources:
+        lines.append("Sources:")
+    for i, source in enumerate(result.sources, start=1):
+        mark = "*" if i - 1 in result.cited else " "
+        where = f" ({source.heading})" if source.heading else ""
+        lines.append(f"[{i}]{mark} {source.label}{where}  [{source.kind}, {source.form}]")
+        shown = [ln for ln in source.text.splitlines() if ln.strip()][:_SHOWN_LINES]
+        lines += [f"      {ln.strip()[:120]}" for ln in shown]
+    if not result.sources:
+        lines.append("No source matches the question.")
+    lines += ["", f"strategy: {result.strategy}, mode: {result.mode}"]
+    lines += [f"note: {n}" for n in result.notes if n != NO_MODEL_NOTE]
+    return "\n".join(lines)
