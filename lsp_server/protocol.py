@@ -2,7 +2,8 @@
 
 pygls drops a message it cannot turn into its typed form and only logs it, so a client that
 sent a malformed request would wait forever for the answer. Here such a request gets an
-``InvalidParams`` error response, a malformed notification is logged in one line, and the
+``InvalidParams`` error response, a notification method sent with an id (as a request) gets an
+``InvalidRequest`` error response, a malformed notification is logged in one line, and the
 server carries on.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class RepomemProtocol(LanguageServerProtocol):
         if message_type is None:
             return super().structure_message(data)
         try:
-            return self._converter.structure(data, message_type)
+            message = self._converter.structure(data, message_type)
         except Exception as exc:  # cattrs raises several kinds for malformed input
             reason = _first_line(exc)
             if "id" in data:
@@ -46,6 +47,14 @@ class RepomemProtocol(LanguageServerProtocol):
             else:
                 logger.warning("ignored notification %s: invalid params: %s", method, reason)
             return REJECTED
+        if "id" in data and not hasattr(message, "id"):
+            # a notification sent as a request: answer it, as every request must be
+            msg_id = data["id"] if isinstance(data["id"], str | int) else None
+            logger.warning("rejected request %r: %s is a notification", msg_id, method)
+            error = JsonRpcInvalidRequest(f"{method} is a notification, not a request")
+            self._send_response(msg_id, error=error.to_response_error())
+            return REJECTED
+        return message
 
     def handle_message(self, message: Any) -> None:
         if message is REJECTED:

@@ -117,6 +117,7 @@ class RepomemServer(LanguageServer):
         base, _ = self._base_settings()  # problems are reported once settings are final
         self.editor, _ = editor_settings.resolve(base, self._init_options)
         self.index = WorkspaceIndex(self.root, self.editor.settings.index, self)
+        self.index.update_delay_s = self.editor.index_delay_ms / 1000
         self.completer.index = self.index
 
     async def _on_initialized(self, params: types.InitializedParams) -> None:
@@ -176,6 +177,7 @@ class RepomemServer(LanguageServer):
         editor, more = editor_settings.resolve(base, data)
         problems += more
         self.editor = editor
+        self.index.update_delay_s = editor.index_delay_ms / 1000
         await self.completer.configure(editor.settings)
         if self.index.config != editor.settings.index:
             self.index.reconfigure(editor.settings.index)
@@ -185,10 +187,14 @@ class RepomemServer(LanguageServer):
             self.warn("repomem: " + "; ".join(problems))
 
     async def _on_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        """Settings pushed as ``{"repomem": {...}}``; otherwise the client is asked for them
+        (a client that cannot be asked and sent no object changed nothing we know of)."""
         data = params.settings
         wrapped = isinstance(data, dict) and editor_settings.SECTION in data
         if not wrapped and self._client_supports("workspace.configuration"):
             data = await self._pull_configuration()
+        if data is None:
+            return
         await self._apply_settings(data)
 
     def _register_watchers(self) -> None:
@@ -286,12 +292,20 @@ class RepomemServer(LanguageServer):
             f"indexed {report.files} files ({report.fragments} fragments) in"
             f" {report.seconds:.1f} s"
         )
-        self._end_progress(message)
+        if self.index.state == "indexing" and self._progress_token is not None:
+            # the settings changed meanwhile and another build runs: the bar stays up
+            self.work_done_progress.report(
+                self._progress_token,
+                types.WorkDoneProgressReport(message="indexing again with the new settings"),
+            )
+        else:
+            self._end_progress(message)
         logger.info("%s: %s", report.root, message)
         self.protocol.notify(INDEX_READY, report.to_dict())
 
     def _index_failed(self, message: str) -> None:
-        self._end_progress("indexing failed")
+        if self.index.state != "indexing":
+            self._end_progress("indexing failed")
         self.warn(f"repomem: {message}")
 
     # ------------------------------------------------------------------ documents

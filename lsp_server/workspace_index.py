@@ -4,18 +4,27 @@ A worker thread owns every change to the index: it applies the open buffers' tex
 (``RepoIndex.update_file``, the live buffer wins over the file on disk) and files changed on
 disk (``RepoIndex.reload_file``), coalescing bursts so that only the latest text of a file is
 indexed, and persists the index a little after the editor saves. Full (re)builds run in a
-thread of their own and are swapped in when done; until then retrieval answers from the saved
-index loaded at start-up (if any), which keeps receiving the edits. One lock serializes
-retrieval with changes, since ``RepoIndex`` is not thread-safe.
+separate process (:mod:`lsp_server.build_index`) watched by a thread, and the index they save is
+loaded and swapped in when done; until then retrieval answers from the saved index loaded at
+start-up (if any), which keeps receiving the edits. One lock serializes retrieval with
+changes, since ``RepoIndex`` is not thread-safe.
 
 A completion that arrives with a keystroke should not queue behind that keystroke's index
-update, so updates wait briefly for completions in progress (see :meth:`WorkspaceIndex.priority`).
+update (the update holds the lock for as long as it takes, and it competes for the interpreter
+meanwhile). So a document being typed in is re-indexed once typing pauses for ``update_delay_s``
+(or, during non-stop typing, every ``MAX_STALE_S``), and an update waits a little for
+completions in progress (see :meth:`WorkspaceIndex.priority`). Files changed on disk are
+re-indexed at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import math
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -28,20 +37,21 @@ import numpy as np
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.files import list_candidates
-from repomem.index import IndexSummary, RepoIndex
+from repomem.index import RepoIndex
 from repomem.scorer import Exclusion, RetrievedFragment
-from repomem.store import IndexNotFound, IndexUnreadable
 
 logger = logging.getLogger(__name__)
 
-#: an update waits this long first, so a completion sent right after a keystroke goes first
+#: an update waits at least this long, so a completion sent right after a keystroke goes first
 SETTLE_S = 0.01
+#: how long a document must be quiet before its new text is indexed, unless configured
+DEFAULT_UPDATE_DELAY_S = 0.15
+#: during non-stop typing, a document is re-indexed at least this often
+MAX_STALE_S = 3.0
 #: and never waits longer than this for completions in progress
 MAX_YIELD_S = 0.25
 #: the index is persisted this long after the editor last saved a file
 SAVE_DELAY_S = 2.0
-#: progress is reported at most this often
-PROGRESS_INTERVAL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,10 @@ class IndexReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class BuildFailed(RepomemError):
+    """The indexing process ended without an index."""
 
 
 class IndexEvents(Protocol):
@@ -83,11 +97,12 @@ class WorkspaceIndex:
         self._lock = threading.Lock()  # the index's content: retrieval versus changes
         self._cond = threading.Condition()  # the job state below
         self._buffers: dict[str, str] = {}
-        self._pending: set[str] = set()
+        self._pending: dict[str, tuple[float, float]] = {}  # path: (first, last) change time
         self._since_build: set[str] | None = None
         self._build_wanted = False
         self._building = False
-        self._built: tuple[RepoIndex, IndexSummary, float] | Exception | None = None
+        self._built: tuple[RepoIndex, dict[str, Any], float] | Exception | None = None
+        self._builder: subprocess.Popen[str] | None = None
         self._save_at: float | None = None
         self._dirty = False
         self._readers = 0
@@ -95,7 +110,7 @@ class WorkspaceIndex:
         self._changes = 0
         self._changes_of: dict[str, int] = {}
         self._candidates: set[str] | None = None
-        self._last_progress = 0.0
+        self.update_delay_s = DEFAULT_UPDATE_DELAY_S
         self.state = "idle" if root is not None else "no-workspace"
         self.files = 0
         self.fragments = 0
@@ -134,21 +149,22 @@ class WorkspaceIndex:
         """An open document's current text; it replaces the file on disk in the index."""
         with self._cond:
             self._buffers[path] = text
-            self._pending.add(path)
+            first = self._pending.get(path, (time.monotonic(), 0.0))[0]
+            self._pending[path] = (first, time.monotonic())
             self._cond.notify_all()
 
     def close_buffer(self, path: str) -> None:
         """The document was closed: the file on disk is the truth again."""
         with self._cond:
             if self._buffers.pop(path, None) is not None:
-                self._pending.add(path)
+                self._queue_now(path)
                 self._cond.notify_all()
 
     def saved(self, path: str) -> None:
         """The editor saved ``path``: persist the index soon (not on every keystroke)."""
         with self._cond:
             if path not in self._buffers:
-                self._pending.add(path)
+                self._queue_now(path)
             self._candidates = None  # a first save can make a new file part of the repository
             self._save_at = time.monotonic() + SAVE_DELAY_S
             self._cond.notify_all()
@@ -159,9 +175,24 @@ class WorkspaceIndex:
             for path in paths:
                 if path in self._buffers or self._outside_index(path):
                     continue
-                self._pending.add(path)
+                self._queue_now(path)
                 self._candidates = None
             self._cond.notify_all()
+
+    def _queue_now(self, path: str) -> None:
+        self._pending[path] = (-math.inf, -math.inf)
+
+    def _ready(self, now: float) -> tuple[list[str], float | None]:
+        """Pending paths due for indexing, and when the next one is due (None: none left)."""
+        delay = max(self.update_delay_s, SETTLE_S)
+        ready, next_due = [], None
+        for path, (first, last) in self._pending.items():
+            due = min(first + MAX_STALE_S, last + delay)
+            if due <= now:
+                ready.append(path)
+            elif next_due is None or due < next_due:
+                next_due = due
+        return ready, next_due
 
     @contextlib.contextmanager
     def priority(self) -> Iterator[None]:
@@ -193,10 +224,14 @@ class WorkspaceIndex:
             return self._index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Finish the current job, persist unsaved changes, and end the worker."""
+        """Finish the current job, persist unsaved changes, and end the worker (a build in
+        progress is abandoned; it writes its index atomically, so nothing is half-written)."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+        builder = self._builder
+        if builder is not None and builder.poll() is None:
+            builder.terminate()
         if self._thread.is_alive():
             self._thread.join(timeout)
 
@@ -228,13 +263,16 @@ class WorkspaceIndex:
                 return "swap"
             if self._build_wanted and not self._building:
                 return "build"
-            if self._pending and self._index is not None:
-                return "update"
             now = time.monotonic()
+            next_due = None
+            if self._pending and self._index is not None:
+                ready, next_due = self._ready(now)
+                if ready:
+                    return "update"
             if self._save_at is not None and now >= self._save_at:
                 return "save"
-            timeout = None if self._save_at is None else self._save_at - now
-            self._cond.wait(timeout)
+            wake = [t for t in (next_due, self._save_at) if t is not None]
+            self._cond.wait(min(wake) - now if wake else None)
 
     def _start_build(self) -> None:
         with self._cond:
@@ -249,11 +287,12 @@ class WorkspaceIndex:
     def _build(self, config: IndexConfig) -> None:
         assert self.root is not None
         started = time.perf_counter()
-        result: tuple[RepoIndex, IndexSummary, float] | Exception
+        result: tuple[RepoIndex, dict[str, Any], float] | Exception
         try:
             if self._index is None:
                 self._load_saved(config)
-            index, summary = RepoIndex.build(self.root, config, progress=self._progress, save=True)
+            summary = self._build_in_subprocess(config)
+            index = RepoIndex.load(self.root, config)
             result = (index, summary, time.perf_counter() - started)
         except Exception as exc:  # reported to the editor; the server keeps serving
             if not isinstance(exc, RepomemError | OSError):
@@ -263,11 +302,37 @@ class WorkspaceIndex:
             self._built = result
             self._cond.notify_all()
 
+    def _build_in_subprocess(self, config: IndexConfig) -> dict[str, Any]:
+        """Run :mod:`lsp_server.build_index`; its summary, or ``BuildFailed``."""
+        request = json.dumps({"root": str(self.root), "config": asdict(config)})
+        with subprocess.Popen(
+            [sys.executable, "-m", "lsp_server.build_index"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        ) as proc:
+            self._builder = proc
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(request)
+            proc.stdin.close()
+            outcome: dict[str, Any] = {}
+            for line in proc.stdout:
+                message = json.loads(line)
+                if "progress" in message:
+                    self._events.on_progress(*message["progress"])
+                else:
+                    outcome = message
+        self._builder = None
+        if "summary" in outcome:
+            return outcome["summary"]
+        reason = outcome.get("error") or f"the indexing process exited with {proc.returncode}"
+        raise BuildFailed(reason)
+
     def _load_saved(self, config: IndexConfig) -> None:
         assert self.root is not None
         try:
             index = RepoIndex.load(self.root, config)
-        except (IndexNotFound, IndexUnreadable) as exc:
+        except RepomemError as exc:  # IndexNotFound, IndexUnreadable: build from scratch
             logger.info("no saved index to start from (%s)", exc)
             return
         with self._lock:
@@ -275,16 +340,10 @@ class WorkspaceIndex:
             self._count(index)
         with self._cond:
             self._changes += 1
-            self._pending |= set(self._buffers)
+            for path in self._buffers:
+                self._queue_now(path)
             self._cond.notify_all()
         self._events.on_loaded(self.files, self.fragments)
-
-    def _progress(self, stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - self._last_progress < PROGRESS_INTERVAL_S:
-            return
-        self._last_progress = now
-        self._events.on_progress(stage, done, total)
 
     def _swap(self) -> None:
         with self._cond:
@@ -292,7 +351,9 @@ class WorkspaceIndex:
             self._building = False
             since, self._since_build = self._since_build or set(), None
         if isinstance(result, Exception):
-            self.state = "failed" if self._index is None else "ready"
+            with self._cond:
+                if not self._build_wanted:
+                    self.state = "failed" if self._index is None else "ready"
             self._events.on_failed(f"indexing {self.root} failed: {result}")
             return
         assert result is not None and self.root is not None
@@ -302,7 +363,8 @@ class WorkspaceIndex:
             self._count(index)
         with self._cond:
             self._changes += 1
-            self._pending |= set(self._buffers) | since
+            for path in {*self._buffers, *since}:
+                self._queue_now(path)
             self._candidates = None
             if not self._build_wanted:
                 self.state = "ready"
@@ -310,10 +372,10 @@ class WorkspaceIndex:
             IndexReport(
                 root=str(self.root),
                 files=len(index.files),
-                fragments=summary.fragments,
-                reparsed=summary.reparsed,
-                reused=summary.reused,
-                skipped=sum(summary.skipped.values()),
+                fragments=summary["fragments"],
+                reparsed=summary["reparsed"],
+                reused=summary["reused"],
+                skipped=sum(summary["skipped"].values()),
                 seconds=round(seconds, 3),
             )
         )
@@ -321,8 +383,9 @@ class WorkspaceIndex:
     def _apply_pending(self) -> None:
         self._yield_to_completions()
         with self._cond:
-            batch = sorted(self._pending)
-            self._pending.clear()
+            batch, _ = self._ready(time.monotonic())
+            for path in batch:
+                del self._pending[path]
             texts = {path: self._buffers.get(path) for path in batch}
         index = self._index
         assert index is not None and self.root is not None
@@ -358,7 +421,6 @@ class WorkspaceIndex:
 
     def _yield_to_completions(self) -> None:
         deadline = time.monotonic() + MAX_YIELD_S
-        time.sleep(SETTLE_S)
         with self._cond:
             while self._readers > 0 and not self._stopping:
                 left = deadline - time.monotonic()

@@ -331,8 +331,11 @@ def test_a_task_retrieves_from_the_index_of_the_users_buffer_and_restores(tmp_pa
         shared.add(view)
         exclusion = view.completion.exclusion
         with shared.scope(view.completion):
-            shared.swap.show(view)
+            oracle = shared.retriever(oracle=True).retrieve(
+                "x", k=10, alpha=0.0, exclusion=exclusion
+            )
             during = retrieve_all(index, exclusion)
+            assert oracle == index.retrieve(view.oracle_query, k=10, alpha=0.0, exclusion=exclusion)
         shared.finish()
         buffer_repo = tmp_path / f"buffer-{task.line_no}"
         shutil.copytree(repo, buffer_repo)

@@ -152,6 +152,18 @@ async def test_indexes_in_the_background_and_reports_progress(client: LanguageCl
     assert (state.state, state.files, state.backend) == ("ready", 8, "builtin")
     assert (repo / ".repomem").is_dir()  # persisted for the next start
 
+    # new index settings: indexed again, in the background
+    again = client.protocol.wait_for_notification("repomem/indexReady")
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"repomem": {"index": {"ignorePatterns": ["pkg/sub/"]}}}
+        )
+    )
+    ready = await asyncio.wait_for(asyncio.wrap_future(again), READY_TIMEOUT_S)
+    assert ready.files == 6
+    assert len(client.progress_reports) == 2
+    assert await retrieve_paths(client, "def compute") == []
+
 
 @pytest.mark.asyncio
 async def test_completion_items_come_from_the_repository(client: LanguageClient, repo: Path):
@@ -410,6 +422,9 @@ async def test_malformed_messages_get_errors_and_the_server_carries_on(
     with pytest.raises(JsonRpcException) as error:
         await raw_request(client, "bad-3", "repomem/noSuchMethod", {})
     assert error.value.code == types.ErrorCodes.MethodNotFound
+    with pytest.raises(JsonRpcException) as error:  # a notification sent as a request
+        await raw_request(client, "bad-5", "$/cancelRequest", {"id": "never-sent"})
+    assert error.value.code == types.ErrorCodes.InvalidRequest
     uri = open_doc(client, repo / "pkg/app.py")
     outside = {"textDocument": {"uri": uri}, "position": {"line": 99, "character": 0}}
     with pytest.raises(JsonRpcException) as error:

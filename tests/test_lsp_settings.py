@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lsp_server.editor_settings import DEFAULT_DEBOUNCE_MS, EditorSettings, resolve
+from lsp_server.editor_settings import (
+    DEFAULT_DEBOUNCE_MS,
+    DEFAULT_INDEX_DELAY_MS,
+    EditorSettings,
+    resolve,
+)
 from repomem.settings import Settings
 
 
@@ -18,6 +23,7 @@ def test_values_apply_wrapped_or_not_and_in_either_case_style() -> None:
     data = {
         "enable": False,
         "debounceMs": 120,
+        "index_delay_ms": 0,
         "completion": {"maxTokensLine": 32, "alpha": 0},
         "backend": {"backend": "openai", "url": "http://127.0.0.1:9/v1"},
         "index": {"ignore_patterns": ["build/"]},
@@ -25,7 +31,7 @@ def test_values_apply_wrapped_or_not_and_in_either_case_style() -> None:
     editor, problems = resolve(Settings(), {"repomem": data})
     assert problems == []
     assert resolve(Settings(), data) == (editor, [])
-    assert (editor.enable, editor.debounce_ms) == (False, 120)
+    assert (editor.enable, editor.debounce_ms, editor.index_delay_ms) == (False, 120, 0)
     assert editor.settings.completion.max_tokens_line == 32
     assert editor.settings.completion.alpha == 0.0
     assert editor.settings.backend.url == "http://127.0.0.1:9/v1"
@@ -40,6 +46,7 @@ def test_each_bad_value_is_reported_and_the_good_ones_still_apply() -> None:
         "backend": {"timeout": "soon"},
         "enable": "yes",
         "debounceMs": -1,
+        "indexDelayMs": 1.5,
         "colour": "blue",
         "index": [],
     }
@@ -47,15 +54,18 @@ def test_each_bad_value_is_reported_and_the_good_ones_still_apply() -> None:
     assert editor.settings.completion.k == 5  # the value it had before, not the library default
     assert editor.settings.completion.alpha == 0.25
     assert editor.settings.backend.timeout == base.backend.timeout
-    assert (editor.enable, editor.debounce_ms) == (True, DEFAULT_DEBOUNCE_MS)
-    assert len(problems) == 7
+    assert (editor.enable, editor.debounce_ms, editor.index_delay_ms) == (
+        True, DEFAULT_DEBOUNCE_MS, DEFAULT_INDEX_DELAY_MS
+    )
+    assert len(problems) == 8
     joined = "\n".join(problems)
     for needle in (
         "completion.k must be at least 1, got 0; using 5",
         "unknown key completion.windows",
         "backend.timeout must be a number",
-        "repomem.enable must be true or false",
-        "repomem.debounceMs must be an integer",
+        "repomem.enable must be true or false, got 'yes'; using True",
+        "repomem.debounceMs must be an integer from 0 to 10000, got -1; using 30",
+        "repomem.indexDelayMs must be an integer",
         "unknown setting repomem.colour",
         "repomem.index must be an object",
     ):
@@ -72,4 +82,4 @@ def test_effective_settings_are_reported_in_the_editors_spelling() -> None:
     editor, _ = resolve(Settings(), {"debounceMs": 5, "completion": {"k": 3}})
     shown = editor.to_dict()
     assert (shown["debounceMs"], shown["enable"], shown["completion"]["k"]) == (5, True, 3)
-    assert set(shown) == {"enable", "debounceMs", "index", "backend", "completion"}
+    assert set(shown) == {"enable", "debounceMs", "indexDelayMs", "index", "backend", "completion"}

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repomem.errors import RepomemError
-from repomem.settings import CompletionConfig
+
+if TYPE_CHECKING:
+    from repomem.settings import CompletionConfig
 
 # How a task is completed: one line, a whole (possibly multi-line) statement, or per task:
 # ``api`` when the ground truth spans lines (scores cut predictions to the target's lines anyway).

@@ -37,8 +37,9 @@ class Prediction:
 
     ``fragments`` are the locations ``[path, start, end]`` (0-based, end exclusive) of each
     fragment the final prompt showed, best first; ``hit`` is whether their shown lines hold the
-    ground truth's first line (None: the method retrieves nothing). ``seconds`` is the task's
-    share of its batch's wall time; ``timings`` its own retrieval, prompt and generation time.
+    ground truth's first line (None: the method retrieves nothing). ``timings`` are the task's
+    retrieval, prompt building and share of batched generation, summed over iterations;
+    ``seconds`` is their sum (see ``batch``).
     """
 
     task_id: str

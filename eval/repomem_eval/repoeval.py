@@ -13,7 +13,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repomem.settings import load_settings
 from repomem_eval.methods import METHODS, TASK_MODES, methods_named
 
 if TYPE_CHECKING:
@@ -69,6 +68,7 @@ def run_options(
 ) -> RunOptions:
     """Options for one run from the shared flags; settings are validated here."""
     # Imported here: command modules are imported for `repomem --help`, which must stay fast.
+    from repomem.settings import load_settings
     from repomem_eval.runner import RunOptions
 
     settings = load_settings(

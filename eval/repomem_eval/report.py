@@ -37,7 +37,9 @@ def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]
             f"{name} ({m['retrieval']}, {m['iterations']} iteration(s), alpha {m['alpha']})"
             for name, m in config.get("methods", {}).items()
         ),
-        "- EM, ES and hit@k in %; s/task is each task's share of its batch's wall time",
+        "- EM, ES and hit@k in %; s/task: retrieval, prompt and the task's share of batched"
+        " generation (updates showing the user's buffer are the benchmark's cost, not counted;"
+        f" the run took {config.get('wall_seconds', 0):.0f} s in all)",
         "",
         "## Overall",
         "",

@@ -9,9 +9,9 @@ Work is done repository by repository: each repository's index is built once int
 cache (``OUT_DIR/index/<repo>`` unless told otherwise; nothing is written into the repositories)
 and reused by later runs while the snapshot is unchanged. Within a repository, each method
 completes its pending tasks in batches grouped by file (``task_view.view_order``), one batched
-backend call per iteration; every batch's predictions are appended to
-``predictions-<method>.jsonl`` at once, so an interrupted run resumes with the first unfinished
-batch. ``results.json`` and ``results.md`` summarise the selected tasks of the methods run.
+backend call per iteration; a method's predictions for a batch are appended to
+``predictions-<method>.jsonl`` as soon as they are made, so an interrupted run resumes where it
+stopped. ``results.json`` and ``results.md`` summarise the selected tasks of the methods run.
 """
 
 from __future__ import annotations
@@ -58,6 +58,11 @@ from repomem_eval.tasks import Task, TaskFileError, read_tasks, resolve_file
 
 RUN_FILE = "run.json"
 RIGHT_CONTEXT = "none: RepoEval completes left to right"
+LEAKAGE = (
+    "a fragment all of whose locations are in the task's file and end after"
+    " context_start_lineno is excluded; while a task retrieves, the index holds the task's"
+    " file as the user's buffer (its lines before the hole)"
+)
 
 Log = Callable[[str], None]
 
@@ -144,8 +149,7 @@ def check_tasks(tasks: Sequence[Task], repos_dir: Path) -> dict[tuple[str, ...],
                 f"task {task.task_id}: line_no {task.line_no} is past the end of {path}"
                 f" ({len(lines)} lines)"
             )
-        expected = code_lines(task.ground_truth)
-        if expected and lines[task.line_no].strip() != expected[0]:
+        if lines[task.line_no].strip() != task.ground_truth.split("\n", 1)[0].strip():
             raise TaskFileError(
                 f"task {task.task_id}: line {task.line_no + 1} of {path} is not the task's"
                 " ground truth; the repositories do not match the tasks"
@@ -358,11 +362,11 @@ def run_repoeval(options: RunOptions, *, log: Log = stderr_log) -> dict[str, Any
             m.name: aggregate(done[m.name][t.task_id].score() for t in tasks)
             for m in options.methods
         }
-        config = run_config(options, backend, len(all_tasks), len(tasks), repo_stats, wall)
+        config = _run_config(options, backend, len(all_tasks), len(tasks), repo_stats, wall)
         return write_results(options.out_dir, scores, config)
 
 
-def run_config(
+def _run_config(
     options: RunOptions,
     backend: Backend,
     available: int,
@@ -381,6 +385,7 @@ def run_config(
         "limit_per_repo": options.limit_per_repo,
         "mode": options.mode,
         "right_context": RIGHT_CONTEXT,
+        "leakage": LEAKAGE,
         "methods": {
             m.name: {
                 "retrieval": "none"

@@ -8,9 +8,7 @@ model and what it made of the reply) and notes that say what was extractive.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from repomem.docmem import prompts
 from repomem.docmem.memory import DocMemory, Source
@@ -84,30 +82,12 @@ class Context:
         """The ``k`` best distinct sources for ``query`` (one per segment or code window)."""
         space = self.space(form)
         hits = space.search(query, max(3 * k, k + 10), alpha=self.alpha)
-        out: list[Source] = []
-        seen: set[tuple[str, int]] = set()
-        for hit in hits:
-            source = self.memory.source(space, hit, query)
-            key = (source.path, source.segment if source.segment is not None else source.start)
-            if key not in seen:
-                seen.add(key)
-                out.append(source)
-            if len(out) == k:
-                break
-        return out
-
-    @cached_property
-    def idf(self) -> dict[str, float]:
-        """Inverse document frequency of doc terms over the segments."""
-        df: Counter[str] = Counter()
-        for seg in self.memory.segments:
-            df.update(set(terms(seg.index_text)))
-        n = len(self.memory.segments)
-        return {t: math.log((n - c + 0.5) / (c + 0.5) + 1.0) for t, c in df.items()}
+        sources = [self.memory.source(space, hit, query) for hit in hits]
+        return distinct(sources)[:k]
 
     def weight(self, term: str) -> float:
-        """A term's idf; terms the docs never use weigh as the rarest."""
-        return self.idf.get(term, math.log(len(self.memory.segments) + 1.5))
+        """A term's idf over the doc segments; terms the docs never use weigh as the rarest."""
+        return self.memory.term_idf.get(term, math.log(len(self.memory.segments) + 1.5))
 
     def coverage(self, question: str, text: str) -> float:
         """Share of the question's (idf-weighted) terms that ``text`` contains."""
@@ -123,6 +103,17 @@ class Context:
         present = set(terms(text))
         absent = [t for t in content_terms(question) if t not in present]
         return sorted(absent, key=lambda t: -self.weight(t))
+
+
+def distinct(sources: list[Source]) -> list[Source]:
+    """``sources`` without repeats of the same lines (the first, best one is kept)."""
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for source in sources:
+        if source.key not in seen:
+            seen.add(source.key)
+            out.append(source)
+    return out
 
 
 def numbered(sources: list[Source]) -> str:

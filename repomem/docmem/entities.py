@@ -30,7 +30,7 @@ _CONFIG = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _PATH = re.compile(rf"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]+\.{_FILE_EXT}\b|\b[\w-]+\.{_FILE_EXT}\b")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
-_CALL = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
+_CALL = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
 
 # Definitions in code of flags and configuration keys (what a doc mention of them refers to).
 _CODE_FLAG = re.compile(r"""["'](--[A-Za-z][\w-]*)["']""")
@@ -91,7 +91,7 @@ def mentions(text: str) -> list[Mention]:
         parts = name.split(".")
         if all(len(p) >= 2 for p in parts):  # not "e.g"
             found.append(Mention(name, "symbol"))
-    found += [Mention(m.group(1), "symbol") for m in _CALL.finditer(plain) if "." in m.group(1)]
+    found += [Mention(m.group(1), "symbol") for m in _CALL.finditer(plain)]
     unique: dict[str, Mention] = {}
     for mention in found:
         unique.setdefault(mention.name, mention)
@@ -277,15 +277,25 @@ class EntityGraph:
                 out.setdefault(other, [])
         return dict(out)
 
+    def specific(self, name: str) -> bool:
+        """Whether an entity names something code-like: a flag, key, path, dotted or
+        compound name, or a plain word the code defines (docs also backtick plain words)."""
+        if self.kinds.get(name) in ("flag", "config", "path"):
+            return True
+        if "." in name or "_" in name or any(c.isupper() for c in name[1:]):
+            return True
+        return name in self.definitions
+
     def match_question(self, question: str) -> list[str]:
         """Known entities a question names, literally or by their words (``secret key``
-        names ``SECRET_KEY``); longest names first."""
+        names ``SECRET_KEY``); longest names first. Matching by words only considers
+        :meth:`specific` entities."""
         literal = [m.name for m in mentions(question) if m.name in self.kinds]
         words = set(re.findall(r"[a-z0-9]+", question.lower()))
         by_words = []
         for name in self.kinds:
             parts = name_words(name)
-            if not parts or name in literal:
+            if not parts or name in literal or not self.specific(name):
                 continue
             if len(parts) == 1 and (len(parts[0]) < 4 or parts[0] not in words):
                 continue

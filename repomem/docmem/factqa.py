@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from repomem.docmem import prompts
-from repomem.docmem.answer import NO_MODEL_NOTE, AskResult, Context, Step
+from repomem.docmem.answer import NO_MODEL_NOTE, AskResult, Context, Step, distinct
 from repomem.docmem.entities import mentions
 from repomem.docmem.memory import Source
 from repomem.docmem.text import content_terms, sentences
@@ -40,7 +40,7 @@ async def _with_model(ctx: Context, result: AskResult) -> None:
     question = result.question
     thought = f"Question: {question}"
     sources: list[Source] = []
-    cited: list[Source] = []
+    cited: list[tuple[str, str, int]] = []
     answer = ""
     for round_ in range(1, MAX_ROUNDS + 1):
         prompt = ctx.model.fit(
@@ -64,8 +64,8 @@ async def _with_model(ctx: Context, result: AskResult) -> None:
         fact = fact_reply.strip().split("\n", 1)[0].strip()
         thought += f"\nSubquestion: {text}\nRetrieved fact: {fact}"
         result.steps.append(Step(f"plan {round_}", f"sub-question {text!r} -> fact {fact!r}"))
-        sources += [s for s in found if s not in sources]
-        cited += found[:1]
+        sources = distinct(sources + found)
+        cited += [s.key for s in found[:1]]
     if not answer:
         prompt = ctx.model.fit("", thought, prompts.FINAL_TAIL, max_tokens=_ANSWER_TOKENS)
         answer = (await ctx.model.generate([prompt], max_tokens=_ANSWER_TOKENS))[0].strip()
@@ -74,7 +74,7 @@ async def _with_model(ctx: Context, result: AskResult) -> None:
         sources = ctx.search(question, ctx.k)
     result.answer = answer
     result.sources = sources
-    result.cited = [i for i, s in enumerate(sources) if s in cited]
+    result.cited = [i for i, s in enumerate(sources) if s.key in cited]
 
 
 def _extractive(ctx: Context, result: AskResult) -> None:
@@ -95,13 +95,12 @@ def _extractive(ctx: Context, result: AskResult) -> None:
                 + (f" ({source.label})" if source else ""),
             )
         )
-        if source is not None and source not in first:
-            first.append(source)
-        rest += [s for s in found if s not in rest]
+        if source is not None:
+            first = distinct([*first, source])
+        rest = distinct(rest + found)
         for name in _new_entities(ctx, fact, question, asked + plan):
             plan.append(f"What is {name}?")
-    ordered = first + [s for s in rest if s not in first]
-    result.sources = ordered[: ctx.k]
+    result.sources = distinct(first + rest)[: ctx.k]
 
 
 def plan_questions(ctx: Context, question: str) -> list[str]:

@@ -26,7 +26,7 @@ from repomem.docmem import prompts
 from repomem.docmem.entities import mentions
 from repomem.docmem.model import TextModel
 from repomem.docmem.segments import CODE_DIRECTIVES, Segment
-from repomem.docmem.text import clean_inline, first_sentence, sentences, word_set
+from repomem.docmem.text import STOPWORDS, clean_inline, first_sentence, sentences, word_set
 
 FORMS = ("chunk", "gist", "summary", "triple", "fact")
 ALL_FORMS = (*FORMS, "mixed")
@@ -260,12 +260,35 @@ def extractive_facts(seg: Segment) -> list[tuple[int, str]]:
     return out[:_MAX_FACTS]
 
 
+def _is_verb(tokens: list[str], i: int) -> bool:
+    """A modal, an auxiliary, a listed verb, or a lower-case word in ``-s`` that follows a
+    content word ("the key *caps* the retries"), never the sentence's first word."""
+    word = tokens[i].lower().strip(",;:()")
+    if word in _MODALS or word in _AUXILIARY:
+        return True
+    if i == 0:
+        return False
+    if word in _VERBS:
+        return True
+    previous = tokens[i - 1].lower().strip("`")
+    return (
+        tokens[i].isalpha()
+        and tokens[i].islower()
+        and len(word) > 3
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is"))
+        and previous.isalpha()
+        and previous not in STOPWORDS
+        and not tokens[i - 1].endswith(",")
+    )
+
+
 def svo(sentence: str, subj: str) -> tuple[str, str, str]:
     """A subject-verb-object split around the sentence's first verb (see module doc)."""
     tokens = sentence.rstrip(".").split()
     for i, token in enumerate(tokens):
         word = token.lower().strip(",;:()")
-        if word in _MODALS or word in _AUXILIARY or (word in _VERBS and i > 0):
+        if _is_verb(tokens, i):
             j = i + 1
             while j < len(tokens) and (
                 tokens[j].lower() in _AUXILIARY or tokens[j].lower() in ("not", "to", "be")

@@ -1,9 +1,10 @@
 """QRMeM's reflection-based navigation over the doc-code entity graph (its Algorithm 1).
 
 The question's entities (named literally, by their words, or, with a model, picked out by
-QRMeM's entity-recognition prompt) select the important segments ``S_imp``: those mentioning
-them, best-matching first. Then, until the gathered segments ``S_mix = S_imp + S_add`` can
-answer:
+QRMeM's entity-recognition prompt) select the important segments ``S_imp``: the best-matching
+of the segments that mention them and of those retrieved for the question directly (when the
+question names no known entity, the entities of those segments seed the graph). Then, until
+the gathered segments ``S_mix = S_imp + S_add`` can answer:
 
 1. reflect: the model is asked whether the text answers the question (action -2) or not
    (action -1, saying what is missing); without a model, the text answers when it covers
@@ -23,7 +24,7 @@ answered with the code that implements what the docs name.
 from __future__ import annotations
 
 from repomem.docmem import prompts
-from repomem.docmem.answer import AskResult, Context, Step, finish
+from repomem.docmem.answer import AskResult, Context, Step, distinct, finish
 from repomem.docmem.memory import Source
 from repomem.docmem.text import sentences, terms
 
@@ -44,18 +45,16 @@ async def navigate(ctx: Context, result: AskResult) -> None:
     chunk = memory.space("chunk", ctx.builder, code=False)
     _, _, relevance, _ = chunk.scores(question, alpha=ctx.alpha, with_code=False)
     linked = {s for e in entities for s in graph.entity_segments.get(e, [])}
-    important = sorted(linked, key=lambda s: (-relevance[s], s))[: ctx.k]
-    if not important:
-        hits = chunk.search(question, ctx.k, alpha=ctx.alpha, with_code=False)
-        important = [h.entry for h in hits if h.entry is not None]
+    direct = [h.entry for h in chunk.search(question, ctx.k, alpha=ctx.alpha, with_code=False)]
+    candidates = linked | {s for s in direct if s is not None}
+    important = sorted(candidates, key=lambda s: (-relevance[s], s))[: ctx.k]
+    if not entities:
         entities = list(
-            dict.fromkeys(e for s in important for e in graph.segment_entities[s])
-        )[: MAX_ENTITIES]
-        result.steps.append(
-            Step("seed", f"no entity matched; best segments {important}, their entities {entities}")
-        )
-    else:
-        result.steps.append(Step("seed", f"entities {entities} -> segments {important}"))
+            dict.fromkeys(
+                e for s in important for e in graph.segment_entities[s] if graph.specific(e)
+            )
+        )[:MAX_ENTITIES]
+    result.steps.append(Step("seed", f"entities {entities} -> segments {important}"))
     added: dict[int, float] = {}
     budget = _budget(ctx)
     for step in range(1, MAX_STEPS + 1):
@@ -84,7 +83,7 @@ async def navigate(ctx: Context, result: AskResult) -> None:
         (s for s in added if s not in important), key=lambda s: (-added[s], s)
     )
     result.sources = [memory.segment_source(s, float(relevance[s])) for s in ordered[: ctx.k]]
-    result.sources += _definitions(ctx, entities)
+    result.sources = distinct(result.sources + _definitions(ctx, entities))
     await finish(ctx, result)
 
 

@@ -11,9 +11,12 @@ fragments together.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,6 +116,11 @@ class Source:
     @property
     def label(self) -> str:
         return f"{self.path}:{self.start + 1}"
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """Where the source is: two sources with one key cite the same lines."""
+        return self.kind, self.path, self.segment if self.segment is not None else self.start
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -338,6 +346,15 @@ class DocMemory:
         return self._spaces[key]
 
     # ------------------------------------------------------------------ results
+    @cached_property
+    def term_idf(self) -> dict[str, float]:
+        """Inverse document frequency of doc terms over the segments (BM25's, kept positive)."""
+        df: Counter[str] = Counter()
+        for seg in self.segments:
+            df.update(set(terms(seg.index_text)))
+        n = len(self.segments)
+        return {t: math.log((n - c + 0.5) / (c + 0.5) + 1.0) for t, c in df.items()}
+
     def best_segment(self, query: str, segments: tuple[int, ...]) -> int:
         """The member segment that matches ``query`` best (where a gist or summary points)."""
         if len(segments) == 1:

@@ -3,12 +3,13 @@
 The built-in backend has no language model, so it is never prompted: ``available`` is False
 and every loop takes its extractive path instead (and says so). Prompts are fitted to the
 model's context window with its own tokenizer: the passage part loses whole lines from its end
-until prompt and answer fit.
+until prompt and answer fit (in a window smaller than the instructions, the instructions lose
+their first lines), and the answer gets what the prompt leaves of the window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from repomem.backends.base import Backend, GenerationRequest
 from repomem.backends.builtin import BuiltinBackend
@@ -42,10 +43,19 @@ class TextModel:
         if not self.available or self.backend is None:
             return ["" for _ in prompts]
         out: list[str] = []
+        window = self.backend.context_window
         for start in range(0, len(prompts), BATCH):
             batch = prompts[start : start + BATCH]
             requests = [
-                GenerationRequest(prompt=p, stop=tuple(stop), max_tokens=max_tokens) for p in batch
+                GenerationRequest(
+                    prompt=p,
+                    stop=tuple(stop),
+                    # whatever the prompt leaves of the window, never more than asked
+                    max_tokens=max(
+                        1, min(max_tokens, window - self.backend.count_tokens(p) - _MARGIN)
+                    ),
+                )
+                for p in batch
             ]
             out.extend(await self.backend.complete_batch(requests))
             self.calls += len(batch)
@@ -53,13 +63,17 @@ class TextModel:
 
     def fit(self, head: str, passage: str, tail: str, *, max_tokens: int) -> str:
         """``head + passage + tail`` with the passage shortened (whole lines from its end)
-        until the prompt leaves ``max_tokens`` free in the context window."""
+        until the prompt leaves ``max_tokens`` free in the context window (at most half of
+        it, so that a large answer budget cannot leave no room for the prompt)."""
         if self.backend is None:
             return head + passage + tail
         count = self.backend.count_tokens
-        room = self.backend.context_window - max_tokens - _MARGIN
+        window = self.backend.context_window
+        room = window - min(max_tokens, window // 2) - _MARGIN
         if count(head + passage + tail) <= room:
             return head + passage + tail
+        if count(head + tail) > room:  # a window smaller than the instructions themselves
+            return _keep_end(head, room - count(tail), count) + tail
         lines = passage.split("\n")
         lo, hi = 0, len(lines)
         while lo < hi:  # the most lines that fit
@@ -80,3 +94,17 @@ class TextModel:
                     hi_c = mid - 1
             kept = first[:lo_c]
         return head + kept + tail
+
+
+def _keep_end(text: str, budget: int, count: Callable[[str], int]) -> str:
+    """The longest end of ``text`` within ``budget`` tokens, in whole lines (the lines
+    nearest the passage and the question)."""
+    lines = text.split("\n")
+    lo, hi = 0, len(lines)
+    while lo < hi:  # the fewest lines to drop
+        mid = (lo + hi) // 2
+        if count("\n".join(lines[mid:])) <= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    return "\n".join(lines[lo:])

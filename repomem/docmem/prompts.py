@@ -257,6 +257,7 @@ ANSWER_TAIL = "\n\nQuestion: {question}\nAnswer:"
 _INT = re.compile(r"-?\d+")
 _TRIPLE = re.compile(r"<\s*([^;<>\n]+?)\s*;\s*([^;<>\n]+?)\s*;\s*([^<>\n]+?)\s*>")
 _NUMBERED = re.compile(r"^\s*\[?\d+\]?\s*[.,):]?\s*")
+_BULLET = re.compile(r"^\s*[-*•]\s+")
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _RERANK = re.compile(r"(\d+)\s*,?\s*Relevance\s*Score\s*:?\s*(\d+)", re.IGNORECASE)
 _ACTION = re.compile(r"Action\s*:?\s*(-[12])\b|(?<![\w-])(-[12])(?![\d])")
@@ -332,7 +333,7 @@ def parse_lines(reply: str, limit: int = 10) -> list[str]:
     items = []
     for line in reply.splitlines():
         for part in line.split(","):
-            item = _NUMBERED.sub("", part).strip(" -*•\t\"'`")
+            item = _BULLET.sub("", _NUMBERED.sub("", part)).strip(" \t\"'`")
             if item and len(item) <= 80:
                 items.append(item)
     return list(dict.fromkeys(items))[:limit]

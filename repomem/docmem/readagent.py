@@ -1,8 +1,9 @@
 """ReadAgent's interactive look-up over the gist memory.
 
 The gist memory is every page's gist tagged with its page number. A repository's docs exceed
-any context window, so the model is shown the gists of the pages that match the question best
-(at most ``SHOWN_PAGES``, in reading order, fitted to the window). It then picks pages to read
+any context window, so the model is shown at most ``SHOWN_PAGES`` gists, in reading order
+and fitted to the window: those of the pages that match the question best, then others in
+order. It then picks pages to read
 again: all at once (ReadAgent-P, "I want to look up Page [..]") or one at a time, seeing the
 pages already expanded in place of their gists, until it says STOP (ReadAgent-S). The answer is
 prompted from the gists with the chosen pages expanded.
@@ -77,16 +78,22 @@ async def read_agent(ctx: Context, result: AskResult, lookup: str) -> None:
     memory = _Memory(ctx)
     ranked = memory.ranked(question, SHOWN_PAGES)
     shown = [n for n, _ in ranked]
+    if ctx.model.available:  # the model reads gists the question's words did not find too
+        shown += [p.number for p in memory.pages if p.number not in shown][
+            : SHOWN_PAGES - len(shown)
+        ]
     result.steps.append(
         Step("gist memory", f"{len(memory.pages)} pages; gists shown: {sorted(shown)}")
     )
     if not shown:
         result.notes.append("no gist matches the question")
+        if not ctx.model.available:
+            result.notes.append(NO_MODEL_NOTE)
         return
     if lookup == "parallel":
-        read = await _parallel(ctx, memory, question, ranked, result)
+        read = await _parallel(ctx, memory, question, ranked, shown, result)
     else:
-        read = await _sequential(ctx, memory, question, ranked, result)
+        read = await _sequential(ctx, memory, question, shown, result)
     result.sources = _page_sources(ctx, memory, question, read)
     if ctx.model.available:
         text = ctx.model.fit(
@@ -107,9 +114,13 @@ async def read_agent(ctx: Context, result: AskResult, lookup: str) -> None:
 
 
 async def _parallel(
-    ctx: Context, memory: _Memory, question: str, ranked: list[tuple[int, float]], result: AskResult
+    ctx: Context,
+    memory: _Memory,
+    question: str,
+    ranked: list[tuple[int, float]],
+    shown: list[int],
+    result: AskResult,
 ) -> list[int]:
-    shown = [n for n, _ in ranked]
     if not ctx.model.available:
         best = ranked[0][1]
         read = [n for n, s in ranked if s >= _RELATIVE_SCORE * best][:MAX_LOOKUPS]
@@ -129,15 +140,14 @@ async def _parallel(
         result.steps.append(Step("look up", f"model asked for pages {read}: {reply.strip()!r}"))
         return read
     result.steps.append(
-        Step("look up", f"model named no shown page ({reply.strip()!r}); read the best gist's")
+        Step("look up", f"model named no shown page ({reply.strip()!r}); read the first shown")
     )
     return shown[:1]
 
 
 async def _sequential(
-    ctx: Context, memory: _Memory, question: str, ranked: list[tuple[int, float]], result: AskResult
+    ctx: Context, memory: _Memory, question: str, shown: list[int], result: AskResult
 ) -> list[int]:
-    shown = [n for n, _ in ranked]
     read: list[int] = []
     if not ctx.model.available:
         query = question
@@ -175,7 +185,7 @@ async def _sequential(
         result.steps.append(Step("look up", f"model asked for page {page}"))
     if not read:
         read = shown[:1]
-        result.steps.append(Step("look up", "no page chosen; read the best gist's"))
+        result.steps.append(Step("look up", "no page chosen; read the first shown"))
     return read
 
 

@@ -68,7 +68,8 @@ async def ask(
     if k < 1:
         raise AskError(f"the number of sources must be at least 1, got {k}")
     ctx = Context(memory, model, form, k, memory.config.alpha, code)
-    await memory.prepare([form], model, pages=strategy == "readagent")
+    reads_gists = strategy == "readagent"
+    await memory.prepare([form, "gist"] if reads_gists else [form], model, pages=reads_gists)
     mode = "model" if model.available else "extractive"
     result = AskResult(question, strategy, form, mode, None, [])
     result.notes.append(_form_note(memory, ctx, form))

@@ -1,7 +1,7 @@
 /**
  * Entry point: starts `repomem serve`, keeps its settings in step with VS Code's, and shows its
- * index state in the status bar. Completions (list and inline) come from vscode-languageclient
- * itself, inline ones through its `textDocument/inlineCompletion` feature.
+ * index state in the status bar. The completions themselves come from vscode-languageclient:
+ * the list from its completion feature, ghost text from its proposed inline-completion feature.
  */
 import * as vscode from "vscode";
 import {

@@ -89,6 +89,7 @@ function until<T>(what: string, probe: () => T | undefined, timeoutMs: number): 
 }
 
 describe("repomem serve with the extension's client options", {
+  timeout: 2 * READY_TIMEOUT_MS,
   skip: server === undefined ? "no repomem executable on PATH or in the checkout's .venv" : false,
 }, () => {
   let root: string;
@@ -225,6 +226,7 @@ describe("repomem serve with the extension's client options", {
     // the last settings sent set only `enable`: the rest is the server's defaults
     const effective = await connection.sendRequest<{ settings: Record<string, unknown> }>(
       "repomem/status",
+      {},
     );
     for (const key of serverSettingKeys(packageJson).filter((k) => k !== "enable")) {
       const [section, name] = key.includes(".") ? key.split(".") : [undefined, key];

@@ -22,7 +22,7 @@ describe("serverSettingKeys", () => {
     for (const key of keys) {
       const parts = key.split(".");
       if (parts.length === 1) {
-        assert.ok(["enable", "debounceMs"].includes(key), key);
+        assert.ok(["enable", "debounceMs", "indexDelayMs"].includes(key), key);
       } else {
         assert.equal(parts.length, 2, key);
         assert.ok(["backend", "completion", "index"].includes(parts[0]), key);

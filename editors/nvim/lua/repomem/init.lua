@@ -66,6 +66,21 @@ local function on_attach(client, bufnr)
   end
 end
 
+--- Setting keys whose values are JSON objects.
+local SECTIONS = { backend = true, completion = true, index = true }
+
+--- `settings` as they go over the wire: an empty Lua table would be sent as a JSON list, which
+--- the server rejects where it expects an object.
+--- @param settings table
+--- @return table
+local function wire(settings)
+  local out = vim.empty_dict()
+  for key, value in pairs(settings) do
+    out[key] = (SECTIONS[key] and vim.tbl_isempty(value)) and vim.empty_dict() or value
+  end
+  return out
+end
+
 --- The config handed to `vim.lsp.config`.
 --- @return vim.lsp.Config
 local function lsp_config()
@@ -74,8 +89,8 @@ local function lsp_config()
     filetypes = options.filetypes,
     root_markers = options.root_markers,
     workspace_required = true,
-    init_options = { repomem = options.settings },
-    settings = { repomem = options.settings },
+    init_options = { repomem = wire(options.settings) },
+    settings = { repomem = wire(options.settings) },
     handlers = { [status.INDEX_READY] = status.on_index_ready },
     on_attach = on_attach,
     on_exit = function(_, _, client_id)
@@ -129,11 +144,11 @@ end
 function M.configure(settings)
   options.settings = vim.tbl_deep_extend('force', options.settings, settings)
   vim.lsp.config(NAME, {
-    init_options = { repomem = options.settings },
-    settings = { repomem = options.settings },
+    init_options = { repomem = wire(options.settings) },
+    settings = { repomem = wire(options.settings) },
   })
   for _, client in ipairs(vim.lsp.get_clients({ name = NAME })) do
-    client.settings = { repomem = options.settings }
+    client.settings = { repomem = wire(options.settings) }
     client:notify('workspace/didChangeConfiguration', { settings = client.settings })
   end
 end
@@ -144,12 +159,17 @@ local function client_for(bufnr)
   return vim.lsp.get_clients({ name = NAME, bufnr = bufnr or 0 })[1]
 end
 
---- For statuslines: "repomem Indexing 42%", "repomem ready", ... or "" when not attached.
+--- For statuslines: "repomem: indexing 42%", "repomem: ready", "repomem: ready (off)" when
+--- completions are switched off, ... or "" when not attached.
 --- @param bufnr? integer
 --- @return string
 function M.status(bufnr)
   local client = client_for(bufnr)
-  return client and status.describe(client.id) or ''
+  if not client then
+    return ''
+  end
+  local off = options.settings.enable == false and ' (off)' or ''
+  return status.describe(client.id) .. off
 end
 
 --- Whether the server attached to the buffer has reported its index ready.

@@ -74,25 +74,24 @@ function M.is_ready(client_id)
   return clients[client_id] ~= nil and clients[client_id].ready ~= nil
 end
 
---- One line for a statusline: the running task with its percentage ("repomem Indexing 42%"),
---- else "repomem ready" or "repomem starting".
+--- One line for a statusline: the running task with its percentage ("repomem: indexing 42%"),
+--- else "repomem: ready", "repomem: indexing" or, before the server reports anything,
+--- "repomem: starting".
 --- @param client_id integer
 --- @return string
 function M.describe(client_id)
   local s = clients[client_id]
   if not s then
-    return 'repomem starting'
+    return 'repomem: starting'
   end
   local token = s.order[#s.order]
   if token ~= nil then
     local task = s.tasks[token]
     local percent = task.percentage and (' %d%%'):format(math.floor(task.percentage + 0.5)) or ''
-    return ('repomem %s%s'):format(task.title, percent)
+    return task.title .. percent
   end
-  if s.ready then
-    return 'repomem ready'
-  end
-  return 'repomem starting'
+  -- progress has begun (and maybe ended) but the index is not announced yet
+  return s.ready and 'repomem: ready' or 'repomem: indexing'
 end
 
 return M

@@ -1,0 +1,117 @@
+-- Drives the plugin in a real Neovim against `repomem serve` and writes what happened as JSON.
+--
+-- nvim --clean --headless -l complete.lua PLUGIN_DIR FILE LINE TEXT OUT SETUP_JSON
+--
+-- Opens FILE, waits for the repomem client to attach and for its index to be ready, replaces
+-- line LINE (0-based) with TEXT, asks for `textDocument/completion` at the end of that line,
+-- then turns completions off with `:Repomem disable` and asks again. tests/test_nvim.py reads OUT.
+local plugin, file, line, text, out, setup_json = unpack(arg)
+local line_nr = assert(tonumber(line))
+local TIMEOUT_MS = 60000
+
+vim.opt.runtimepath:prepend(plugin)
+
+local result = { progress = {}, ready_events = {}, messages = {} }
+
+-- what the server shows the user (bad settings, failed indexing)
+local show_message = vim.lsp.handlers['window/showMessage']
+vim.lsp.handlers['window/showMessage'] = function(err, params, ctx)
+  table.insert(result.messages, params)
+  return show_message(err, params, ctx)
+end
+
+-- a table as written in Lua: vim.json.decode marks empty objects, a user's `{}` is unmarked
+local function plain(value)
+  if type(value) ~= 'table' then
+    return value
+  end
+  local copy = {}
+  for key, item in pairs(value) do
+    copy[key] = plain(item)
+  end
+  return copy
+end
+
+local function run()
+  local repomem = require('repomem')
+  repomem.setup(plain(vim.json.decode(setup_json)))
+
+  vim.api.nvim_create_autocmd('LspProgress', {
+    callback = function(event)
+      local value = event.data.params.value
+      table.insert(result.progress, { kind = value.kind, status = repomem.status() })
+    end,
+  })
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'RepomemIndexReady',
+    callback = function(event)
+      table.insert(result.ready_events, event.data.params)
+    end,
+  })
+
+  vim.cmd.edit(vim.fn.fnameescape(file))
+  local bufnr = vim.api.nvim_get_current_buf()
+  result.attached = vim.wait(TIMEOUT_MS, function()
+    return #vim.lsp.get_clients({ name = 'repomem', bufnr = bufnr }) > 0
+  end, 20)
+  if not result.attached then
+    return
+  end
+  local client = vim.lsp.get_clients({ name = 'repomem', bufnr = bufnr })[1]
+  result.root_dir = client.root_dir
+  result.init_options = client.config.init_options
+  result.omnifunc = vim.bo[bufnr].omnifunc
+
+  result.ready = vim.wait(TIMEOUT_MS, function()
+    return repomem.is_ready(bufnr)
+  end, 20)
+  result.status = repomem.status(bufnr)
+  if not result.ready then
+    return
+  end
+
+  vim.api.nvim_buf_set_lines(bufnr, line_nr, line_nr + 1, false, { text })
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = { line = line_nr, character = #text },
+  }
+  local function complete()
+    local responses, err = vim.lsp.buf_request_sync(bufnr, 'textDocument/completion', params, 30000)
+    assert(responses, err)
+    local answer = responses[client.id]
+    assert(answer and not answer.err, vim.inspect(answer))
+    local items = answer.result and (answer.result.items or answer.result) or {}
+    return vim.tbl_map(function(item)
+      return { label = item.label, detail = item.detail, newText = item.textEdit.newText }
+    end, items)
+  end
+  result.items = complete()
+
+  local function server_settings()
+    local answer = assert(client:request_sync('repomem/status', {}, 10000, bufnr))
+    return answer.result.settings
+  end
+  result.server_settings = server_settings()
+
+  vim.cmd('Repomem disable')
+  result.status_disabled = repomem.status(bufnr)
+  result.disabled = vim.wait(10000, function()
+    return server_settings().enable == false
+  end, 20)
+  result.items_disabled = complete()
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if not ok then
+  result.error = err
+end
+for _, client in ipairs(vim.lsp.get_clients({ name = 'repomem' })) do
+  client:stop()
+end
+vim.wait(5000, function()
+  return #vim.lsp.get_clients({ name = 'repomem' }) == 0
+end, 20)
+
+local fh = assert(io.open(out, 'w'))
+fh:write(vim.json.encode(result))
+fh:close()

@@ -1,0 +1,78 @@
+"""``repomem ask`` driven as a subprocess on real fixture repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from repos import make_repo
+from test_docmem_memory import README, WIDGET_FILES
+
+
+def repomem(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repomem.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("ask") / "repo", WIDGET_FILES)
+
+
+def test_ask_without_a_model_lists_the_best_sources(root: Path) -> None:
+    out = repomem("ask", "Which flag restarts the server when files change?", cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "No answer: no language model is configured" in out.stdout
+    line = README.split("\n").index("Run `widget serve --port 8080` to start the server. The"
+                                    " `--reload` flag restarts it") + 1
+    assert f"README.md:{line}" in out.stdout
+    assert "strategy: single, mode: extractive" in out.stdout
+    assert (root / ".repomem" / "docmem.json.gz").is_file()  # stored next to the code index
+
+
+def test_ask_json_reports_sources_and_steps(root: Path) -> None:
+    out = repomem(
+        "ask", "What does setup_logging write?", "--strategy", "graph", "--json", "--explain",
+        "--root", str(root),
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["strategy"] == "graph" and report["mode"] == "extractive"
+    assert report["answer"] is None
+    assert report["sources"] and all(s["line"] >= 1 for s in report["sources"])
+    assert any(s["kind"] == "code" and s["path"] == "widget/logs.py" for s in report["sources"])
+    assert [s["action"] for s in report["steps"]][0] == "seed"
+    assert "seed: entities" in out.stderr  # --explain writes the steps
+
+
+def test_ask_forms_and_docs_only(root: Path) -> None:
+    out = repomem("ask", "retry limit", "--form", "triple", "--docs-only", "--json", cwd=root)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert all(s["kind"] == "doc" and s["form"] == "triple" for s in report["sources"])
+    assert any("memory form: triple (extractive" in n for n in report["notes"])
+
+
+def test_bad_input_is_one_clear_line(root: Path, tmp_path: Path) -> None:
+    empty = repomem("ask", "  ", cwd=root)
+    assert empty.returncode == 2 and "repomem: error: the question is empty" in empty.stderr
+    missing = repomem("ask", "anything", "--root", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "is not a directory" in missing.stderr
+    bare = make_repo(tmp_path / "bare", {})
+    for path in bare.rglob("*.py"):
+        path.write_text("x = 1\n")
+    nodocs = repomem("ask", "anything", cwd=bare)
+    assert nodocs.returncode == 2 and "no documentation found in" in nodocs.stderr
+    assert "Traceback" not in nodocs.stderr

@@ -1,0 +1,138 @@
+"""The Neovim plugin (editors/nvim) in a real headless Neovim against the real ``repomem serve``.
+
+``editors/nvim/tests/complete.lua`` does the editor's part (setup, open a file, wait for the
+index, complete, switch completions off) and writes what it saw as JSON; the assertions are
+here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from repos import make_repo
+
+NVIM = shutil.which("nvim")
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed")
+
+PLUGIN = Path(__file__).resolve().parents[1] / "editors" / "nvim"
+DRIVER = PLUGIN / "tests" / "complete.lua"
+
+CONFIG_PY = """\
+from pkg.util import helper
+
+
+def connect(settings):
+    client = make_client(settings.host, settings.port, timeout=settings.timeout)
+    return client
+"""
+APP_PY = "def run(opts):\n    pass\n"
+TYPED = "    client = make_client("
+EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
+
+
+def run_nvim(repo: Path, rel: str, line: int, text: str, setup: dict[str, Any]) -> dict[str, Any]:
+    """What the driver saw, after running it in ``repo`` with ``setup`` for ``setup()``."""
+    out = repo.parent / "nvim-result.json"
+    # the plugin's default command is `repomem serve`: the one installed beside this Python
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    args = [str(PLUGIN), str(repo / rel), str(line), text, str(out), json.dumps(setup)]
+    proc = subprocess.run(
+        [NVIM, "--clean", "--headless", "-l", str(DRIVER), *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file(), f"the driver wrote no result; stderr:\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    return result
+
+
+def nvim_session(
+    tmp_path_factory: pytest.TempPathFactory, setup: dict[str, Any]
+) -> tuple[Path, dict[str, Any]]:
+    """A fresh fixture repository, and what Neovim saw completing ``pkg/app.py`` in it."""
+    repo = make_repo(
+        tmp_path_factory.mktemp("nvim") / "repo",
+        {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY},
+    )
+    return repo, run_nvim(repo, "pkg/app.py", 1, TYPED, setup)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One Neovim session with settings (starting a server takes seconds)."""
+    settings = {"completion": {"iterations": 1, "alpha": 0.25}, "debounceMs": 0, "index": {}}
+    return nvim_session(tmp_path_factory, {"settings": settings})
+
+
+@pytest.fixture(scope="module")
+def default_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One Neovim session with ``setup()`` given nothing."""
+    return nvim_session(tmp_path_factory, {})
+
+
+def test_attaches_at_the_repository_root(session: tuple[Path, dict[str, Any]]) -> None:
+    repo, result = session
+    assert result["attached"] is True
+    assert Path(result["root_dir"]).resolve() == repo.resolve()
+    assert result["omnifunc"] == "v:lua.vim.lsp.omnifunc"
+
+
+def test_settings_reach_the_server(session: tuple[Path, dict[str, Any]]) -> None:
+    _, result = session
+    assert result["messages"] == [], "the server rejected a setting"
+    sent = {"completion": {"iterations": 1, "alpha": 0.25}, "debounceMs": 0, "index": {}}
+    assert result["init_options"] == {"repomem": sent}
+    effective = result["server_settings"]
+    assert effective["completion"]["iterations"] == 1
+    assert effective["completion"]["alpha"] == 0.25
+    assert effective["debounceMs"] == 0
+    assert effective["completion"]["k"] == 10, "unset keys keep the server's defaults"
+
+
+def test_progress_then_index_ready(session: tuple[Path, dict[str, Any]]) -> None:
+    _, result = session
+    assert result["ready"] is True
+    kinds = [event["kind"] for event in result["progress"]]
+    assert kinds[0] == "begin" and kinds[-1] == "end", kinds
+    statuses = [event["status"] for event in result["progress"]]
+    assert all(s.startswith("repomem: indexing") for s in statuses), statuses
+    assert any(s.endswith("%") for s in statuses), statuses
+    [ready] = result["ready_events"]
+    assert ready["files"] >= 7 and ready["fragments"] > 0
+    assert result["status"] == "repomem: ready"
+
+
+def test_completion_comes_from_another_file(session: tuple[Path, dict[str, Any]]) -> None:
+    _, result = session
+    assert result["items"], "no completion item"
+    item = result["items"][0]
+    assert item["newText"].endswith(EXPECTED)
+    assert "pkg/config.py" in item["detail"]
+
+
+def test_repomem_disable_turns_completions_off(session: tuple[Path, dict[str, Any]]) -> None:
+    _, result = session
+    assert result["disabled"] is True, "the server never saw enable = false"
+    assert result["items_disabled"] == []
+    assert result["status_disabled"] == "repomem: ready (off)"
+
+
+def test_default_setup_completes_without_complaint(
+    default_session: tuple[Path, dict[str, Any]],
+) -> None:
+    _, result = default_session
+    assert result["messages"] == [], "the server rejected the settings"
+    assert result["server_settings"]["completion"]["iterations"] == 2
+    assert result["items"] and result["items"][0]["newText"].endswith(EXPECTED)
