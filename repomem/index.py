@@ -139,6 +139,7 @@ class RepoIndex:
         self.by_text: dict[str, int] = {}
         self.free_ids: list[int] = []
         self.live = np.zeros(0, bool)
+        self.frag_key = np.zeros(0, np.int64)  # content hash per fragment id: stable tie-breaks
         self.bm25 = BM25Index()
         # relations: padded rows of (fragment id, strength), -1 = empty slot
         self.rel_idx = np.full((0, config.fragment_neighbours), -1, np.int64)
@@ -284,8 +285,11 @@ class RepoIndex:
             self.frag_text.append(text)
             self.frag_locs.append([])
             if fid >= self.live.size:
-                self.live = np.concatenate([self.live, np.zeros(max(1024, fid), bool)])
+                grow = max(1024, fid)
+                self.live = np.concatenate([self.live, np.zeros(grow, bool)])
+                self.frag_key = np.concatenate([self.frag_key, np.zeros(grow, np.int64)])
         self.live[fid] = True
+        self.frag_key[fid] = text_key(text)
         self.by_text[text] = fid
         self.bm25.add(fid, tokenize(text))
         return fid
@@ -340,6 +344,7 @@ class RepoIndex:
                 self.graph,
                 self.frag_nodes,
                 self.node_frags,
+                self.frag_key[: len(self.frag_text)],
                 part,
                 epsilon=self.config.relation_epsilon,
                 node_cap=self.config.node_neighbours,
@@ -440,7 +445,7 @@ class RepoIndex:
         changed_edges = set()
         for p in touched:
             changed_edges.update((p, e) for e in old_calls.get(p, set()) ^ new_calls.get(p, set()))
-        seeds0 = np.concatenate([seeds0, self._edge_nodes(graph0, changed_edges)])
+        seeds0 = np.concatenate([seeds0, self._edge_nodes(graph0, changed_edges, path)])
         affected0 = self._fragments_near(graph0, node_frags0, seeds0, self.radius)
 
         for p in touched:
@@ -459,7 +464,7 @@ class RepoIndex:
 
         graph1 = self._graph
         seeds1 = np.concatenate(
-            [self._file_nodes(graph1, path), self._edge_nodes(graph1, changed_edges)]
+            [self._file_nodes(graph1, path), self._edge_nodes(graph1, changed_edges, path)]
         )
         affected1 = self._fragments_near(graph1, self.node_frags, seeds1, self.radius)
         cleared = np.empty(0, np.int64)
@@ -506,13 +511,15 @@ class RepoIndex:
         return np.arange(off - 2, off + n, dtype=np.int64)
 
     def _edge_nodes(
-        self, graph: CodeGraph, edges: set[tuple[str, tuple[int, str, int]]]
+        self, graph: CodeGraph, edges: set[tuple[str, tuple[int, str, int]]], changed: str
     ) -> np.ndarray:
+        """Endpoints of changed call edges outside the changed file (whose nodes are seeds
+        anyway, and whose local numbers differ between its old and new parse)."""
         out = []
         for src_path, (src, dst_path, dst) in edges:
             for p, n in ((src_path, src), (dst_path, dst)):
                 off = graph.stmt_offset.get(p)
-                if off is not None and p in self.parsed and n < self.parsed[p].n_nodes:
+                if p != changed and off is not None:
                     out.append(off + n)
         return np.array(out, np.int64)
 
@@ -605,6 +612,12 @@ def _fit(v: np.ndarray, n: int) -> np.ndarray:
     m = min(n, v.size)
     out[:m] = v[:m]
     return out
+
+
+def text_key(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
 
 
 def _digest(text: str) -> str:

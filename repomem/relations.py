@@ -136,7 +136,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     n_ptr,
     n_frag,
     n_w,  # node -> fragments containing it, with weights
-    n_frags,
+    frag_key,  # per fragment id: breaks ties between equal strengths, stable across rebuilds
     limit,
     node_cap,
     frag_cap,
@@ -152,6 +152,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     bound = node_cap * node_cap + 1  # pushes per search are bounded by the pruning above
     dist = np.full(n_nodes, np.inf)
     done = np.zeros(n_nodes, np.bool_)
+    n_frags = frag_key.size
     acc = np.zeros(n_frags, np.float64)
     seen = np.zeros(n_frags, np.bool_)
     touched_f = np.empty(n_frags, np.int64)
@@ -246,8 +247,8 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
             seen[j] = False
         vals = vals[:m]
         ids = ids[:m]
-        by_id = np.argsort(ids)
-        order = by_id[np.argsort(-vals[by_id], kind="mergesort")]
+        by_key = np.argsort(frag_key[ids], kind="mergesort")
+        order = by_key[np.argsort(-vals[by_key], kind="mergesort")]
         k = min(m, frag_cap)
         if m > frag_cap:
             capped[r] = True
@@ -293,6 +294,7 @@ def compute_relations(
     graph: CodeGraph,
     frag_nodes: sp.csr_matrix,
     node_frags: sp.csr_matrix,
+    frag_key: np.ndarray,
     rows: np.ndarray,
     *,
     epsilon: float,
@@ -303,13 +305,13 @@ def compute_relations(
     """Relations of the fragments ``rows`` (ids into ``frag_nodes``' rows) to all fragments.
 
     ``frag_nodes`` is fragments x graph nodes with the Eq. 8 weights, ``node_frags`` its
-    transpose in CSR. Returns, per row,
-    up to ``frag_cap`` related fragment ids (strongest first, -1 pads), their strengths,
+    transpose in CSR, ``frag_key`` an int64 per fragment that orders equal strengths (derived
+    from content, so that a rebuild keeps the same ones at the cap). Returns, per row, up to
+    ``frag_cap`` related fragment ids (strongest first, -1 pads), their strengths,
     and whether a cap truncated the row; then the searched nodes and each one's radius (see
     ``_search``), which tell an incremental update what a change can reach.
     """
     rows = np.asarray(rows, np.int64)
-    n_frags = frag_nodes.shape[0]
     sub = frag_nodes[rows]
     by_node = node_frags
     threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 256))
@@ -339,7 +341,7 @@ def compute_relations(
             n_ptr,
             n_frag,
             n_w,
-            n_frags,
+            frag_key,
             limit,
             node_cap,
             frag_cap,
@@ -365,6 +367,8 @@ def node_ball(graph: CodeGraph, seeds: np.ndarray, epsilon: float) -> tuple[np.n
     seeds = np.asarray(seeds, np.int64)
     if seeds.size == 0:
         return seeds, np.empty(0, np.float64)
+    if seeds.min() < 0 or seeds.max() >= graph.n_nodes:  # the kernel does not bound-check
+        raise IndexError(f"seed node out of range 0..{graph.n_nodes - 1}")
     return _ball_kernel(
         graph.indptr, graph.indices, graph.cost, graph.n_nodes, seeds, strength_limit(epsilon)
     )

@@ -24,7 +24,7 @@ from repomem import __version__
 from repomem.bm25 import BM25Index
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.index import FileEntry, RepoIndex
+from repomem.index import FileEntry, RepoIndex, text_key
 from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.scorer import Location
 
@@ -272,6 +272,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
     for fno, src, tno, node in a["calls"].tolist():
         idx.calls[paths[fno]].append((src, paths[tno], node))
     idx.live = np.array([bool(locs) for locs in idx.frag_locs], bool)
+    idx.frag_key = np.array([text_key(t) for t in idx.frag_text], np.int64)
     idx.free_ids = [i for i, locs in enumerate(idx.frag_locs) if not locs]
     idx.by_text = {t: i for i, t in enumerate(idx.frag_text) if idx.live[i]}
     idx.rel_idx = a["rel_idx"]

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from repomem.parsing import ParsedFile, split_lines
 from repomem.resolve import module_name
 
-KINDS = ("symbol", "path", "config", "flag")
-
 _FILE_EXT = r"(?:py|pyi|toml|cfg|ini|json|ya?ml|md|rst|txt|js|ts|go|rs|java|c|h|cpp|sh)"
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
 _BACKTICKED = re.compile(r"(?::[\w:.-]+:)?``?([^`\n]+?)``?")

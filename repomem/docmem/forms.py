@@ -91,9 +91,9 @@ class Entry:
 
 # ------------------------------------------------------------------------------ units
 
-def units(form: str, segments: Sequence[Segment], pages: Sequence[tuple[int, int]]) -> list[
-    tuple[int, ...]
-]:
+def units(
+    form: str, segments: Sequence[Segment], pages: Sequence[tuple[int, int]]
+) -> list[tuple[int, ...]]:
     """The segment groups one entry (or one prompt) of ``form`` is made from."""
     if form == "gist":
         return [tuple(range(s, e)) for s, e in pages]

@@ -401,10 +401,25 @@ class DocMemory:
         """Doc segments that rank among the ``k`` best items for a code query when doc
         segments and code fragments are scored together, as completion fragments (path: the
         doc; ``shown``: the segment's text). Their ``s_rel`` is on the scale of code
-        fragments' scores, so a caller can merge both lists by it."""
+        fragments' scores, so a caller can merge both lists by it.
+
+        ``exclusion`` hides code as for code retrieval, and also the docstring segments of the
+        excluded file that overlap the hidden lines: they are that file's text.
+        """
         space = self.space("chunk", EXTRACTIVE, code_terms=True)
+        visible = None
+        if exclusion is not None and exclusion.path in self.doc_first:
+            visible = np.ones(space.n_doc, bool)
+            first = self.doc_first[exclusion.path]
+            for i in range(first, first + len(self.docs[exclusion.path].segments)):
+                seg = self.segments[i]
+                visible[i] = not exclusion.hides(Location(seg.path, seg.start, seg.end))
         hits = space.search(
-            query, k, alpha=self.config.alpha if alpha is None else alpha, exclusion=exclusion
+            query,
+            k,
+            alpha=self.config.alpha if alpha is None else alpha,
+            exclusion=exclusion,
+            doc_visible=visible,
         )
         out = []
         for hit in hits:
@@ -423,13 +438,6 @@ class DocMemory:
                 )
             )
         return out
-
-
-def merge_ranked(
-    code: list[RetrievedFragment], docs: list[RetrievedFragment], k: int
-) -> list[RetrievedFragment]:
-    """Code and doc fragments in one list by ``s_rel``, best first, at most ``k``."""
-    return sorted([*code, *docs], key=lambda f: -f.s_rel)[:k]
 
 
 def _pagination_prompt(segments: list[Segment], choice: PauseChoice, model: TextModel) -> str:

@@ -26,6 +26,7 @@ import numpy as np
 
 from repomem.docmem.forms import Entry
 from repomem.docmem.segments import Segment
+from repomem.errors import RepomemError
 
 FORMAT = 1
 FILE_NAME = "docmem.json.gz"
@@ -48,7 +49,19 @@ class StoredDoc:
     builders: dict[str, Built] = field(default_factory=dict)
 
 
+class DocStoreError(RepomemError):
+    """The doc memory cannot be written next to the index."""
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
+    try:
+        _replace(path, data)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise DocStoreError(f"cannot write the doc memory to {path}: {reason}") from exc
+
+
+def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -7,7 +7,7 @@
   terms each candidate contains.
 * ``iterative``: the query refined over rounds (structural memory's step-by-step "Thought"
   prompt), the final query retrieving the sources; without a model, the query grows by the
-  terms the retrieved entries share most (pseudo-relevance feedback).
+  terms the retrieved doc entries share most (pseudo-relevance feedback).
 * ``readagent``: ReadAgent's page look-up over the gist memory (``repomem.docmem.readagent``).
 * ``graph``: QRMeM's graph expansion with reflection (``repomem.docmem.graphnav``).
 * ``factqa``: iterative QA with fact extraction (``repomem.docmem.factqa``).
@@ -54,8 +54,10 @@ async def ask(
     k: int = 5,
     lookup: str = "parallel",
     code: bool = True,
+    alpha: float | None = None,
 ) -> AskResult:
-    """Answer ``question`` with ``strategy`` over the memory ``form``."""
+    """Answer ``question`` with ``strategy`` over the memory ``form`` (``alpha``: the
+    environment weight, by default the memory's)."""
     question = " ".join(question.split())
     if not question:
         raise AskError("the question is empty: ask something about the repository")
@@ -67,7 +69,9 @@ async def ask(
         raise AskError(f"unknown look-up {lookup!r}: choose one of {', '.join(LOOKUPS)}")
     if k < 1:
         raise AskError(f"the number of sources must be at least 1, got {k}")
-    ctx = Context(memory, model, form, k, memory.config.alpha, code)
+    if alpha is not None and alpha < 0:
+        raise AskError(f"alpha must be 0 or more, got {alpha}")
+    ctx = Context(memory, model, form, k, memory.config.alpha if alpha is None else alpha, code)
     reads_gists = strategy == "readagent"
     await memory.prepare([form, "gist"] if reads_gists else [form], model, pages=reads_gists)
     mode = "model" if model.available else "extractive"
@@ -160,7 +164,7 @@ async def _iterative(ctx: Context, result: AskResult) -> None:
     question = result.question
     query = question
     for round_ in range(1, _REFINE_ROUNDS + 1):
-        found = ctx.search(query, ctx.k * 2)
+        found = ctx.search(query, ctx.k)
         if ctx.model.available:
             context = "\n\n".join(s.text for s in found)
             prompt = ctx.model.fit(
@@ -173,8 +177,8 @@ async def _iterative(ctx: Context, result: AskResult) -> None:
             thought = prompts.parse_text(reply, min_words=1)
             query = f"{question} {thought}".strip()
             result.steps.append(Step(f"refine {round_}", f"model thought: {thought!r}"))
-        else:
-            extra = expansion_terms(question, found)
+        else:  # feedback from the documentation, not from code that shares a word
+            extra = expansion_terms(question, [s for s in found if s.kind == "doc"] or found)
             query = f"{question} {' '.join(extra)}".strip()
             result.steps.append(
                 Step(f"refine {round_}", f"extractive: added terms {extra} from {len(found)} hits")

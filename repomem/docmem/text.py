@@ -11,6 +11,7 @@ code query matches names exactly.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -57,17 +58,22 @@ def _stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """Doc retrieval terms of ``text`` (see the module docstring)."""
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        token = match.group()
-        low = token.lower()
-        parts = [p.lower() for p in re.split(r"_+", token) if p]
-        if len(parts) == 1:
-            parts = [p.lower() for p in _CAMEL.findall(token)] or [low]
-        if low not in STOPWORDS:
-            out.append(_stem(low))
-        if len(parts) > 1:
-            out.extend(_stem(p) for p in parts if p not in STOPWORDS)
+    for token in _WORD.findall(text):
+        out.extend(_token_terms(token))
     return out
+
+
+@lru_cache(maxsize=1 << 18)
+def _token_terms(token: str) -> tuple[str, ...]:
+    """One token's terms; cached, since code and docs repeat the same names throughout."""
+    low = token.lower()
+    parts = [p.lower() for p in re.split(r"_+", token) if p]
+    if len(parts) == 1:
+        parts = [p.lower() for p in _CAMEL.findall(token)] or [low]
+    out = [_stem(low)] if low not in STOPWORDS else []
+    if len(parts) > 1:
+        out.extend(_stem(p) for p in parts if p not in STOPWORDS)
+    return tuple(out)
 
 
 def content_terms(text: str) -> list[str]:
