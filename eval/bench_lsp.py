@@ -108,7 +108,9 @@ def editor_settings(debounce_ms: int, index_delay_ms: int | None) -> dict[str, A
     return {"repomem": settings}
 
 
-async def start_server(root: Path, settings: dict[str, Any]) -> Session:
+async def start_server(
+    root: Path, settings: dict[str, Any], log_level: str = "INFO", log: Path | None = None
+) -> Session:
     client = LanguageClient("repomem-bench", "1")
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Any] = loop.create_future()
@@ -126,15 +128,21 @@ async def start_server(root: Path, settings: dict[str, Any]) -> Session:
     def on_show(params: types.ShowMessageParams) -> None:
         print(f"server says: {params.message}", file=sys.stderr)
 
-    await client.start_io(sys.executable, "-m", "repomem.cli", "serve", cwd=str(root))
+    command = [sys.executable, "-m", "repomem.cli", "serve", "--log-level", log_level]
+    await client.start_io(*command, cwd=str(root))
     server = client._server
     assert server is not None
     session = Session(client, server.pid, ready)
 
     async def drain() -> None:  # an unread stderr pipe would block the server once full
         assert server.stderr is not None
+        out = log.open("wb") if log is not None else None
         while line := await server.stderr.readline():
             session.stderr_tail = [*session.stderr_tail[-50:], line.decode(errors="replace")]
+            if out is not None:
+                out.write(line)
+        if out is not None:
+            out.close()
 
     asyncio.ensure_future(drain())
     await client.initialize_async(
@@ -366,7 +374,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
         t0 = time.perf_counter()
         settings = editor_settings(args.debounce_ms, args.index_delay_ms)
-        session = await start_server(root, settings)
+        session = await start_server(root, settings, args.log_level, args.server_log)
         ready = await asyncio.wait_for(session.ready, args.index_timeout)
         results["index"] = {
             "ready_s": time.perf_counter() - t0,
@@ -404,6 +412,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "p95": pct(latencies, 95),
             "max": max(latencies),
             "exact_line_rate": sum(exact) / max(1, len(exact)),
+            "all": [round(x, 2) for x in latencies],
         }
         results["memory"] = memory_summary(session.rss)
         delay_ms = (await status(client)).settings.indexDelayMs
@@ -513,6 +522,8 @@ def main() -> int:
     ap.add_argument("--bad-messages", type=int, default=1000)
     ap.add_argument("--index-timeout", type=float, default=900.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log-level", default="INFO", help="the server's --log-level")
+    ap.add_argument("--server-log", type=Path, help="write the server's stderr here")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
     results = asyncio.run(run(args))

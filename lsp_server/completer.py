@@ -183,7 +183,16 @@ class Completer:
         coro = engine.complete(
             cursor.path or cursor.uri, cursor.left, cursor.right, mode="line", exclusion=exclusion
         )
-        return await self._loop.run(coro)
+        started = time.perf_counter()
+        result = await self._loop.run(coro)
+        if logger.isEnabledFor(logging.DEBUG):
+            stages = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in result.timings.items())
+            logger.debug(
+                "completed %s:%d with %s in %.1f ms (%s)",
+                cursor.path or cursor.uri, cursor.line + 1, backend.name,
+                (time.perf_counter() - started) * 1e3, stages,
+            )
+        return result
 
     async def aclose(self) -> None:
         for slot in self._slots.values():

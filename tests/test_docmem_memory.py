@@ -204,3 +204,13 @@ def test_unreadable_store_is_rebuilt_and_no_docs_is_an_error(tmp_path: Path) -> 
     bare_index, _ = RepoIndex.build(bare, save=False)
     with pytest.raises(NoDocs, match="no documentation found in"):
         DocMemory.open(bare_index, save=False)
+
+
+def test_a_store_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    _, memory = widget_repo(tmp_path / "repo")
+    target = tmp_path / "repo" / ".repomem" / doc_store.FILE_NAME
+    target.unlink()
+    target.mkdir()  # a directory where the file should go
+    with pytest.raises(doc_store.DocStoreError, match="cannot write the doc memory to"):
+        memory.save()
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}.")]

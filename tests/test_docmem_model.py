@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from repos import make_repo
-from test_docmem_cli import repomem
 from test_docmem_memory import WIDGET_FILES
 from tinymodel import build_tiny_model
 
 from repomem.backends.base import GenerationRequest
 from repomem.backends.transformers import TransformersBackend
+from repomem.cli import main
 from repomem.docmem import store as doc_store
 from repomem.docmem.forms import FALLBACK, MODEL, units
 from repomem.docmem.memory import DocMemory, DocMemoryConfig
@@ -30,7 +30,7 @@ from repomem.docmem.relations import semantic_relations
 from repomem.docmem.strategies import STRATEGIES, ask
 from repomem.index import RepoIndex
 
-WINDOW = 512
+WINDOW = 384
 
 
 class Recording(TransformersBackend):
@@ -134,14 +134,19 @@ def test_semantic_relation_from_a_local_embedding_model(memory: DocMemory, tiny:
     assert (combined >= semantic - 1e-12).all()  # the relation kinds combine by maximum
 
 
-def test_ask_command_with_a_local_model_answers_and_cites(memory: DocMemory, tiny: Path) -> None:
-    out = repomem(
+def test_ask_command_with_a_local_model_answers_and_cites(
+    memory: DocMemory, tiny: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    # the command in-process: torch is loaded already, the subprocess tests cover the rest
+    monkeypatch.chdir(memory.index.root)
+    monkeypatch.setenv("REPOMEM_BACKEND_CONTEXT_WINDOW", str(WINDOW))
+    monkeypatch.setenv("REPOMEM_BACKEND_DEVICE", "cpu")
+    code = main([
         "ask", "How many seconds may a request take?", "--backend", "transformers",
-        "--model", str(tiny), "--strategy", "rerank", "--json", cwd=memory.index.root,
-        env={"REPOMEM_BACKEND_CONTEXT_WINDOW": str(WINDOW), "REPOMEM_BACKEND_DEVICE": "cpu"},
-    )
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)
+        "--model", str(tiny), "--strategy", "rerank", "--json",
+    ])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
     assert report["mode"] == "model" and isinstance(report["answer"], str)
     assert report["sources"] and all(s["line"] >= 1 for s in report["sources"])
     assert [s["action"] for s in report["steps"]][:2] == ["retrieve", "rerank"]

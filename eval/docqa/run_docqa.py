@@ -8,7 +8,8 @@ indexed, and its doc memory opened with the built-in backend (extractive forms, 
    ``needle`` of text found exactly once in it). A source *hits* when it is in that file and
    its lines contain the needle's first line. hit@k (any of the first k sources hits) is
    reported per strategy and memory form, with code fragments competing for the k places
-   (as ``repomem ask`` ranks them) and with docs only.
+   (as ``repomem ask`` ranks them) and with docs only; ``alpha=0.0`` rows drop FragRel's
+   environment score (plain BM25) for comparison.
 2. ``completion_tasks.jsonl``: a user's new file whose next line follows a documented example
    (the line's names occur in the docs, not in the code). Each task is completed with the
    built-in backend at the start of that line (RepoCoder line mode, two iterations), retrieving
@@ -32,11 +33,12 @@ from pathlib import Path
 
 from repomem.backends.builtin import BuiltinBackend
 from repomem.completion import CompletionEngine
-from repomem.docmem.memory import DocMemory, Source, merge_ranked
+from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
+from repomem.docmem.retriever import DocAwareRetriever
 from repomem.docmem.strategies import ask
 from repomem.index import RepoIndex
-from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.scorer import Exclusion
 from repomem.settings import Settings
 from repomem_eval.metrics import edit_similarity, exact_match
 
@@ -60,21 +62,6 @@ def hits(sources: list[Source], path: str, line: int) -> list[bool]:
     return [s.kind == "doc" and s.path == path and s.start <= line < s.end for s in sources]
 
 
-class DocAwareRetriever:
-    """Code retrieval with doc segments merged in by score (the completion engine's hook)."""
-
-    def __init__(self, index: RepoIndex, memory: DocMemory) -> None:
-        self.index = index
-        self.memory = memory
-
-    def retrieve(
-        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
-    ) -> list[RetrievedFragment]:
-        code = self.index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
-        docs = self.memory.retrieve_for_code(query, k, alpha=alpha, exclusion=exclusion)
-        return merge_ranked(code, docs, k)
-
-
 def copy_repo(source: Path, work: Path) -> Path:
     target = work / source.name
     if not target.exists():
@@ -91,12 +78,12 @@ class Repo:
 
 async def run_questions(repos: dict[str, Repo], questions: list[dict]) -> dict:
     model = TextModel(BuiltinBackend())
-    configs = [(s, f) for s in FORM_STRATEGIES for f in FORMS]
-    configs += [("readagent-parallel", "gist"), ("readagent-sequential", "gist")]
-    configs += [("graph", "chunk")]
+    configs = [(s, f, None) for s in FORM_STRATEGIES for f in FORMS]
+    configs += [("readagent-parallel", "gist", None), ("readagent-sequential", "gist", None)]
+    configs += [("graph", "chunk", None), ("single", "chunk", 0.0), ("single", "mixed", 0.0)]
     table: dict[str, dict] = {}
     for code in (True, False):
-        for strategy, form in configs:
+        for strategy, form, alpha in configs:
             found = {k: 0 for k in KS}
             seconds = []
             for item in questions:
@@ -106,13 +93,15 @@ async def run_questions(repos: dict[str, Repo], questions: list[dict]) -> dict:
                 started = time.perf_counter()
                 result = await ask(
                     repo.memory, item["question"], model, strategy=name, form=form, k=max(KS),
-                    lookup=lookup or "parallel", code=code,
+                    lookup=lookup or "parallel", code=code, alpha=alpha,
                 )
                 seconds.append(time.perf_counter() - started)
                 marks = hits(result.sources, item["path"], line)
                 for k in KS:
                     found[k] += any(marks[:k])
             key = f"{strategy}/{form}/{'code+docs' if code else 'docs'}"
+            if alpha is not None:
+                key += f" alpha={alpha}"
             table[key] = {
                 **{f"hit@{k}": found[k] / len(questions) for k in KS},
                 "median_ms": 1000 * statistics.median(seconds),
