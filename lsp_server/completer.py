@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 #: after a backend failure, completions use the built-in backend for this long
 RETRY_AFTER_S = 30.0
+#: the kinds of request; one supersedes only earlier ones of its own kind
+COMPLETION, INLINE = "completion", "inline"
 
 
 @dataclass(frozen=True)
@@ -125,13 +127,13 @@ class Completer:
             self.stats.cache_hits += 1
             return cached
         with self.index.priority():
-            if debounce_ms:
-                await asyncio.sleep(debounce_ms / 1000)
-            if slot.generation != generation:
-                self.stats.superseded += 1
-                return None
-            task = slot.task = asyncio.ensure_future(self._generate(cursor))
             try:
+                if debounce_ms:
+                    await asyncio.sleep(debounce_ms / 1000)
+                if slot.generation != generation:
+                    self.stats.superseded += 1
+                    return None
+                task = slot.task = asyncio.ensure_future(self._generate(cursor))
                 suggestion = await task
             except asyncio.CancelledError:
                 current = asyncio.current_task()
@@ -143,6 +145,13 @@ class Completer:
         self.stats.completions += 1
         self.cache.put(cursor.uri, cursor.left, cursor.right, epoch, suggestion)
         return suggestion
+
+    def forget(self, uri: str) -> None:
+        """The document was closed: cancel what is still being computed for it."""
+        for kind in (COMPLETION, INLINE):
+            slot = self._slots.pop((uri, kind), None)
+            if slot is not None and slot.task is not None:
+                slot.task.cancel()
 
     async def _generate(self, cursor: Cursor) -> Suggestion:
         backend = self._backend

@@ -12,12 +12,14 @@ progress end, a ``window/logMessage`` and the ``repomem/indexReady`` notificatio
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -27,7 +29,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_server import editor_settings, logs
-from lsp_server.completer import Completer, Cursor
+from lsp_server.completer import COMPLETION, INLINE, Completer, Cursor
 from lsp_server.editor_settings import EditorSettings
 from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item
 from lsp_server.protocol import RepomemProtocol
@@ -61,7 +63,6 @@ class RepomemServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.log_handler = logs.EditorLogHandler(self.window_log_message)
         self._init_options: Any = None
-        self._paths: dict[str, str | None] = {}
         self._progress_token: str | None = None
         self._progress_count = 0
         self._stopped = False
@@ -311,17 +312,11 @@ class RepomemServer(LanguageServer):
     # ------------------------------------------------------------------ documents
     def _rel_path(self, uri: str) -> str | None:
         """The repository-relative path of a document (None outside the workspace)."""
-        if uri in self._paths:
-            return self._paths[uri]
-        rel = None
-        fs_path = to_fs_path(uri)
-        if self.root is not None and fs_path is not None:
-            try:
-                rel = Path(fs_path).resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                rel = None
-        self._paths[uri] = rel
-        return rel
+        return _relative_path(self.root, uri)
+
+    def _document(self, uri: str) -> TextDocument | None:
+        """An open document (None if the client did not open it)."""
+        return self.workspace.text_documents.get(unquote(uri))
 
     def _on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         self._buffer_changed(params.text_document.uri)
@@ -331,8 +326,9 @@ class RepomemServer(LanguageServer):
 
     def _buffer_changed(self, uri: str) -> None:
         path = self._rel_path(uri)
-        if path is not None:
-            self.index.set_buffer(path, self.workspace.get_text_document(uri).source)
+        doc = self._document(uri)
+        if path is not None and doc is not None:
+            self.index.set_buffer(path, doc.source)
 
     def _on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         path = self._rel_path(params.text_document.uri)
@@ -340,6 +336,7 @@ class RepomemServer(LanguageServer):
             self.index.saved(path)
 
     def _on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self.completer.forget(params.text_document.uri)
         path = self._rel_path(params.text_document.uri)
         if path is not None:
             self.index.close_buffer(path)
@@ -349,11 +346,14 @@ class RepomemServer(LanguageServer):
         self.index.files_changed(path for path in paths if path is not None)
 
     # ------------------------------------------------------------------ completion
-    def _cursor(self, uri: str, position: types.Position) -> tuple[Cursor, str] | None:
-        """The cursor in an open document and its line's text before it; None if not open."""
-        if uri not in self.workspace.text_documents:
+    def _cursor(
+        self, uri: str, position: types.Position
+    ) -> tuple[Cursor, str, TextDocument] | None:
+        """The cursor in an open document, its line's text before it, and the document;
+        None if the document is not open."""
+        doc = self._document(uri)
+        if doc is None:
             return None
-        doc: TextDocument = self.workspace.get_text_document(uri)
         lines = doc.lines
         if position.line < 0 or position.character < 0 or position.line > len(lines):
             raise JsonRpcInvalidParams(
@@ -368,7 +368,7 @@ class RepomemServer(LanguageServer):
         left, right = source[:offset], source[offset:]
         line_prefix = left[left.rfind("\n") + 1 :]
         cursor = Cursor(uri, self._rel_path(uri), left, right, left.count("\n"))
-        return cursor, line_prefix
+        return cursor, line_prefix, doc
 
     async def _on_completion(self, params: types.CompletionParams) -> types.CompletionList | None:
         if not self.editor.enable:
@@ -376,8 +376,8 @@ class RepomemServer(LanguageServer):
         found = self._cursor(params.text_document.uri, params.position)
         if found is None:
             return None
-        cursor, line_prefix = found
-        suggestion = await self.completer.complete(cursor, "completion", self.editor.debounce_ms)
+        cursor, line_prefix, doc = found
+        suggestion = await self.completer.complete(cursor, COMPLETION, self.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.CompletionList(is_incomplete=True, items=[])
         formats = get_capability(
@@ -385,7 +385,6 @@ class RepomemServer(LanguageServer):
             "text_document.completion.completion_item.documentation_format",
             [],
         )
-        doc = self.workspace.get_text_document(cursor.uri)
         item = completion_item(
             cursor.uri,
             params.position,
@@ -405,8 +404,8 @@ class RepomemServer(LanguageServer):
         found = self._cursor(params.text_document.uri, params.position)
         if found is None:
             return None
-        cursor, _ = found
-        suggestion = await self.completer.complete(cursor, "inline", self.editor.debounce_ms)
+        cursor = found[0]
+        suggestion = await self.completer.complete(cursor, INLINE, self.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.InlineCompletionList(items=[])
         item = inline_item(cursor.uri, params.position, suggestion)
@@ -490,6 +489,17 @@ def _plain(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(*args)
 
     return handler
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_path(root: Path | None, uri: str) -> str | None:
+    fs_path = to_fs_path(uri)
+    if root is None or fs_path is None:
+        return None
+    try:
+        return Path(fs_path).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return None
 
 
 def _workspace_root(params: types.InitializeParams) -> Path | None:

@@ -12,9 +12,9 @@ changes, since ``RepoIndex`` is not thread-safe.
 A completion that arrives with a keystroke should not queue behind that keystroke's index
 update (the update holds the lock for as long as it takes, and it competes for the interpreter
 meanwhile). So a document being typed in is re-indexed once typing pauses for ``update_delay_s``
-(or, during non-stop typing, every ``MAX_STALE_S``), and an update waits a little for
-completions in progress (see :meth:`WorkspaceIndex.priority`). Files changed on disk are
-re-indexed at once.
+(or, during non-stop typing, every ``MAX_STALE_S``, right after a completion finished, when the
+next keystroke is furthest away), and an update waits a little for completions in progress
+(see :meth:`WorkspaceIndex.priority`). Files changed on disk are re-indexed at once.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ DEFAULT_UPDATE_DELAY_S = 0.15
 MAX_STALE_S = 3.0
 #: and never waits longer than this for completions in progress
 MAX_YIELD_S = 0.25
+#: nor, for a document being typed in, longer than this for the next completion to finish
+MAX_TYPING_YIELD_S = 1.0
 #: the index is persisted this long after the editor last saved a file
 SAVE_DELAY_S = 2.0
 
@@ -106,6 +108,7 @@ class WorkspaceIndex:
         self._save_at: float | None = None
         self._dirty = False
         self._readers = 0
+        self._finished = 0
         self._stopping = False
         self._changes = 0
         self._changes_of: dict[str, int] = {}
@@ -182,17 +185,19 @@ class WorkspaceIndex:
     def _queue_now(self, path: str) -> None:
         self._pending[path] = (-math.inf, -math.inf)
 
-    def _ready(self, now: float) -> tuple[list[str], float | None]:
-        """Pending paths due for indexing, and when the next one is due (None: none left)."""
+    def _ready(self, now: float) -> tuple[list[str], float | None, bool]:
+        """Pending paths due for indexing, when the next one is due (None: none left), and
+        whether one is due only because the user has been typing in it for too long."""
         delay = max(self.update_delay_s, SETTLE_S)
-        ready, next_due = [], None
+        ready, next_due, stale = [], None, False
         for path, (first, last) in self._pending.items():
             due = min(first + MAX_STALE_S, last + delay)
             if due <= now:
                 ready.append(path)
+                stale = stale or last + delay > now
             elif next_due is None or due < next_due:
                 next_due = due
-        return ready, next_due
+        return ready, next_due, stale
 
     @contextlib.contextmanager
     def priority(self) -> Iterator[None]:
@@ -204,6 +209,7 @@ class WorkspaceIndex:
         finally:
             with self._cond:
                 self._readers -= 1
+                self._finished += 1
                 self._cond.notify_all()
 
     def epoch(self, path: str | None) -> int:
@@ -241,7 +247,7 @@ class WorkspaceIndex:
             with self._cond:
                 job = self._next_job()
             if job == "stop":
-                self._save(force=True)
+                self._save()
                 return
             try:
                 if job == "swap":
@@ -251,7 +257,7 @@ class WorkspaceIndex:
                 elif job == "update":
                     self._apply_pending()
                 else:
-                    self._save(force=False)
+                    self._save()
             except Exception:  # the worker must outlive any one bad job
                 logger.exception("index %s failed", job)
 
@@ -266,7 +272,7 @@ class WorkspaceIndex:
             now = time.monotonic()
             next_due = None
             if self._pending and self._index is not None:
-                ready, next_due = self._ready(now)
+                ready, next_due, _ = self._ready(now)
                 if ready:
                     return "update"
             if self._save_at is not None and now >= self._save_at:
@@ -381,9 +387,11 @@ class WorkspaceIndex:
         )
 
     def _apply_pending(self) -> None:
-        self._yield_to_completions()
         with self._cond:
-            batch, _ = self._ready(time.monotonic())
+            _, _, stale = self._ready(time.monotonic())
+        self._yield_to_completions(stale)
+        with self._cond:
+            batch, _, _ = self._ready(time.monotonic())
             for path in batch:
                 del self._pending[path]
             texts = {path: self._buffers.get(path) for path in batch}
@@ -419,7 +427,19 @@ class WorkspaceIndex:
             self.last_update_s = elapsed
             logger.debug("indexed %s in %.1f ms", path, elapsed * 1e3)
 
-    def _yield_to_completions(self) -> None:
+    def _yield_to_completions(self, typing: bool) -> None:
+        """Wait until no completion is being computed (at most ``MAX_YIELD_S``). While the
+        user is ``typing``, wait for the next completion to finish instead (at most
+        ``MAX_TYPING_YIELD_S``): the next keystroke, and its completion, are then furthest away."""
+        if typing:
+            seen = self._finished
+            deadline = time.monotonic() + MAX_TYPING_YIELD_S
+            with self._cond:
+                while self._finished == seen and not self._stopping:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
         deadline = time.monotonic() + MAX_YIELD_S
         with self._cond:
             while self._readers > 0 and not self._stopping:
@@ -445,7 +465,7 @@ class WorkspaceIndex:
                 index_dir = PurePosixPath(Path(index_dir).relative_to(self.root).as_posix())
         return ".git" in parts or parts[: len(index_dir.parts)] == index_dir.parts
 
-    def _save(self, *, force: bool) -> None:
+    def _save(self) -> None:
         with self._cond:
             self._save_at = None
             dirty, self._dirty = self._dirty, False
@@ -458,10 +478,7 @@ class WorkspaceIndex:
         except (RepomemError, OSError) as exc:
             logger.warning("cannot save the index of %s: %s", self.root, exc)
             return
-        logger.info(
-            "saved the index of %s in %.2f s%s",
-            self.root, time.perf_counter() - started, " (shutting down)" if force else "",
-        )
+        logger.info("saved the index of %s in %.2f s", self.root, time.perf_counter() - started)
 
     def _count(self, index: RepoIndex) -> None:
         self.files = len(index.files)

@@ -32,7 +32,7 @@ def connect(settings):
     client = make_client(settings.host, settings.port, timeout=settings.timeout)
     return client
 """
-APP_PY = "def run(opts):\n    pass\n"
+APP_PY = "def run(opts):\n    pass\n"  # at "pkg/my app.py": its URI is percent-encoded
 EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
 
 
@@ -45,7 +45,7 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY})
+    return make_repo(tmp_path / "repo", {"pkg/config.py": CONFIG_PY, "pkg/my app.py": APP_PY})
 
 
 async def start(client: LanguageClient, root: Path, options: Any = None) -> Any:
@@ -164,11 +164,19 @@ async def test_indexes_in_the_background_and_reports_progress(client: LanguageCl
     assert len(client.progress_reports) == 2
     assert await retrieve_paths(client, "def compute") == []
 
+    # the editor's "rebuild" command: nothing changed, so every file is reused
+    again = client.protocol.wait_for_notification("repomem/indexReady")
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="repomem.reindex")
+    )
+    ready = await asyncio.wait_for(asyncio.wrap_future(again), READY_TIMEOUT_S)
+    assert (ready.files, ready.reused, ready.reparsed) == (6, 6, 0)
+
 
 @pytest.mark.asyncio
 async def test_completion_items_come_from_the_repository(client: LanguageClient, repo: Path):
     await start(client, repo, {"repomem": {"debounceMs": 0}})
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
 
     result = await complete(client, uri, 1, 25)
@@ -197,7 +205,7 @@ async def test_typing_along_a_suggestion_is_served_from_the_cache(
     client: LanguageClient, repo: Path
 ):
     await start(client, repo, {"repomem": {"debounceMs": 0}})
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
     (first,) = (await complete(client, uri, 1, 25)).items
     assert first.text_edit.new_text.endswith(EXPECTED)
@@ -216,7 +224,7 @@ async def test_typing_along_a_suggestion_is_served_from_the_cache(
 @pytest.mark.asyncio
 async def test_a_newer_request_supersedes_a_waiting_one(client: LanguageClient, repo: Path):
     await start(client, repo, {"repomem": {"debounceMs": 400}})
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
     older = asyncio.ensure_future(complete(client, uri, 1, 20))
     await asyncio.sleep(0.05)
@@ -242,7 +250,7 @@ async def test_edits_and_file_changes_become_retrievable(client: LanguageClient,
     insert(client, util_uri, 2, lines, 0, new_code)
     assert await poll(lambda: retrieve_paths(client, "freshly_added_helper")) == ["pkg/util.py"]
 
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "payload = load_json(")
     (item,) = (await complete(client, uri, 1, 24)).items
     assert item.text_edit.new_text == "payload = load_json(path, strict=True)"
@@ -304,10 +312,21 @@ async def test_broken_settings_warn_and_fall_back_to_defaults(client: LanguageCl
     )
     assert await poll(lambda: _settings_iterations(client), want=1) == 1
     assert "backend.timeout" in warnings_shown(client)[-1]
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
     (item,) = (await complete(client, uri, 1, 25)).items
     assert item.text_edit.new_text.endswith(EXPECTED)
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"repomem": {"enable": False}})
+    )
+    assert await poll(lambda: _enabled(client), want=False) is False
+    params = types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(1, 25))
+    assert await client.text_document_completion_async(params) is None
+
+
+async def _enabled(client: LanguageClient) -> bool:
+    return (await status(client)).settings.enable
 
 
 async def _settings_iterations(client: LanguageClient) -> int:
@@ -322,7 +341,7 @@ async def test_model_server_down_answers_with_builtin_and_warns_once(
     backend = {"backend": "openai", "url": url, "max_retries": 0, "timeout": 5}
     await start(client, repo, {"repomem": {"backend": backend, "debounceMs": 0}})
     assert (await status(client)).backend == "openai"
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
     for line in (1, 2):
         if line == 2:
@@ -374,7 +393,7 @@ async def test_cancel_request_closes_the_model_request(client: LanguageClient, r
     async with model.server:
         backend = {"backend": "openai", "url": model.url, "max_retries": 0, "timeout": 60}
         await start(client, repo, {"repomem": {"backend": backend, "debounceMs": 0}})
-        uri = open_doc(client, repo / "pkg/app.py")
+        uri = open_doc(client, repo / "pkg/my app.py")
         insert(client, uri, 2, 1, 4, "client = make_client(")
         pending = asyncio.ensure_future(
             client.protocol.send_request_async(
@@ -425,7 +444,7 @@ async def test_malformed_messages_get_errors_and_the_server_carries_on(
     with pytest.raises(JsonRpcException) as error:  # a notification sent as a request
         await raw_request(client, "bad-5", "$/cancelRequest", {"id": "never-sent"})
     assert error.value.code == types.ErrorCodes.InvalidRequest
-    uri = open_doc(client, repo / "pkg/app.py")
+    uri = open_doc(client, repo / "pkg/my app.py")
     outside = {"textDocument": {"uri": uri}, "position": {"line": 99, "character": 0}}
     with pytest.raises(JsonRpcException) as error:
         await raw_request(client, "bad-4", "textDocument/completion", outside)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
-    from repomem.completion import CompletionEngine, CompletionResult
+    from repomem.completion import CompletionEngine, CompletionResult, Retriever
     from repomem.index import RepoIndex
     from repomem.scorer import Exclusion
     from repomem.settings import Settings
@@ -62,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("line", "api"),
         default="line",
         help="line: the rest of the line; api: a whole statement, possibly several lines",
+    )
+    parser.add_argument(
+        "--docs",
+        action="store_true",
+        help="let segments of the repository's docs (README, docs/) compete for places in the"
+        " prompt, e.g. to complete a documented config key or flag",
     )
     parser.add_argument(
         "--explain",
@@ -104,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     exclusion = Exclusion(rel, max(0, line0 - window), line0 + window)
     backend = create_backend(settings.backend)
     index = _open_index(root, settings, rel, text)
-    engine = CompletionEngine(index, backend, settings)
+    engine = CompletionEngine(_retriever(index, args.docs), backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain:
         explain(result, backend.context_window, sys.stderr)
@@ -165,6 +171,20 @@ def _read(path: Path, name: str) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise RepomemError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def _retriever(index: RepoIndex, docs: bool) -> Retriever:
+    """The index, or the index with its doc memory when asked for and the repository has docs."""
+    if not docs:
+        return index
+    from repomem.docmem.memory import DocMemory, NoDocs
+    from repomem.docmem.retriever import DocAwareRetriever
+
+    try:
+        return DocAwareRetriever(index, DocMemory.open(index))
+    except NoDocs as exc:
+        print(f"repomem: {exc}; completing from code only", file=sys.stderr)
+        return index
 
 
 def _open_index(root: Path, settings: Settings, rel: str, text: str) -> RepoIndex:
