@@ -27,17 +27,31 @@ STRIDE = 10
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, action="append",
-                        help="directory of *.py files to index (repeatable; default: the Python "
-                             "standard library without site-packages)")
-    parser.add_argument("--docs", type=int, default=100_000,
-                        help="maximum number of 20-line windows (stride 10) to index")
-    parser.add_argument("--queries", type=int, default=200,
-                        help="number of random 20-line query windows")
-    parser.add_argument("--rank-bm25-queries", type=int, default=10,
-                        help="queries also run through rank-bm25 (slow); 0 skips rank-bm25")
-    parser.add_argument("--edits", type=int, default=300,
-                        help="single-document remove+add operations to time")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        action="append",
+        help="directory of *.py files to index (repeatable; default: the Python "
+        "standard library without site-packages)",
+    )
+    parser.add_argument(
+        "--docs",
+        type=int,
+        default=100_000,
+        help="maximum number of 20-line windows (stride 10) to index",
+    )
+    parser.add_argument(
+        "--queries", type=int, default=200, help="number of random 20-line query windows"
+    )
+    parser.add_argument(
+        "--rank-bm25-queries",
+        type=int,
+        default=10,
+        help="queries also run through rank-bm25 (slow); 0 skips rank-bm25",
+    )
+    parser.add_argument(
+        "--edits", type=int, default=300, help="single-document remove+add operations to time"
+    )
     parser.add_argument("--no-bm25s", action="store_true", help="skip bm25s even if installed")
     parser.add_argument("--seed", type=int, default=0, help="seed for query and edit sampling")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -56,8 +70,11 @@ def source_files(roots: Sequence[Path]) -> list[Path]:
     for root in roots:
         if not root.is_dir():
             raise SystemExit(f"error: --root {root} is not a directory")
-        files.extend(p for p in sorted(root.rglob("*.py"))
-                     if "site-packages" not in p.relative_to(root).parts and p.is_file())
+        files.extend(
+            p
+            for p in sorted(root.rglob("*.py"))
+            if "site-packages" not in p.relative_to(root).parts and p.is_file()
+        )
     return files
 
 
@@ -86,8 +103,9 @@ def corpus_windows(texts: Sequence[list[str]], max_docs: int) -> list[list[str]]
     return docs
 
 
-def query_windows(texts: Sequence[list[str]], count: int,
-                  rng: np.random.Generator) -> list[list[str]]:
+def query_windows(
+    texts: Sequence[list[str]], count: int, rng: np.random.Generator
+) -> list[list[str]]:
     """Windows at uniformly random line positions (not aligned to the corpus stride)."""
     starts_per_file = np.array([max(len(lines) - WINDOW + 1, 0) for lines in texts])
     if starts_per_file.sum() == 0:
@@ -127,13 +145,19 @@ class Latencies:
 
     def summary(self) -> dict[str, float]:
         wall, cpu = np.asarray(self.wall) * 1e3, np.asarray(self.cpu) * 1e3
-        return {"p50_ms": float(np.percentile(wall, 50)), "p95_ms": float(np.percentile(wall, 95)),
-                "max_ms": float(wall.max()), "cpu_p50_ms": float(np.percentile(cpu, 50)),
-                "cpu_p95_ms": float(np.percentile(cpu, 95)), "n": len(wall)}
+        return {
+            "p50_ms": float(np.percentile(wall, 50)),
+            "p95_ms": float(np.percentile(wall, 95)),
+            "max_ms": float(wall.max()),
+            "cpu_p50_ms": float(np.percentile(cpu, 50)),
+            "cpu_p95_ms": float(np.percentile(cpu, 95)),
+            "n": len(wall),
+        }
 
 
-def bench_index(docs: list[list[str]], queries: list[list[str]], edits: int,
-                rng: np.random.Generator) -> tuple[dict[str, Any], BM25Index]:
+def bench_index(
+    docs: list[list[str]], queries: list[list[str]], edits: int, rng: np.random.Generator
+) -> tuple[dict[str, Any], BM25Index]:
     def build() -> BM25Index:
         index = BM25Index()
         for doc_id, tokens in enumerate(docs):
@@ -192,8 +216,9 @@ def bench_bm25s(docs: list[list[str]], queries: list[list[str]]) -> dict[str, An
     return {"build_s": build_s, "query": query_times.summary()}
 
 
-def bench_rank_bm25(docs: list[list[str]], queries: list[list[str]],
-                    index: BM25Index) -> dict[str, Any] | None:
+def bench_rank_bm25(
+    docs: list[list[str]], queries: list[list[str]], index: BM25Index
+) -> dict[str, Any] | None:
     try:
         from rank_bm25 import BM25Okapi
     except ImportError:
@@ -203,17 +228,26 @@ def bench_rank_bm25(docs: list[list[str]], queries: list[list[str]],
     for q in queries:
         expected = query_times.time(lambda q=q: reference.get_scores(q))
         got = index.scores(q)
-        max_rel_diff = max(max_rel_diff, float(np.max(np.abs(got - expected)
-                                                      / np.maximum(np.abs(expected), 1e-300))))
-    return {"build_s": build_s, "query": query_times.summary(),
-            "max_rel_diff_vs_index": max_rel_diff}
+        max_rel_diff = max(
+            max_rel_diff,
+            float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), 1e-300))),
+        )
+    return {
+        "build_s": build_s,
+        "query": query_times.summary(),
+        "max_rel_diff_vs_index": max_rel_diff,
+    }
 
 
 def print_table(report: dict[str, Any]) -> None:
-    print(f"corpus: {report['docs']} windows from {report['files']} files, "
-          f"{report['queries']} queries")
-    print(f"{'engine':<22}{'build s':>9}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}"
-          f"{'cpu p50':>9}{'cpu p95':>9}{'n':>5}")
+    print(
+        f"corpus: {report['docs']} windows from {report['files']} files, "
+        f"{report['queries']} queries"
+    )
+    print(
+        f"{'engine':<22}{'build s':>9}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}"
+        f"{'cpu p50':>9}{'cpu p95':>9}{'n':>5}"
+    )
     rows = [("BM25Index", report["bm25index"]["build_s"], report["bm25index"]["query"])]
     if "edit" in report["bm25index"]:
         rows.append(("  remove+add 1 doc", None, report["bm25index"]["edit"]))
@@ -223,15 +257,21 @@ def print_table(report: dict[str, Any]) -> None:
             rows.append((name, report[name]["build_s"], report[name]["query"]))
     for name, build_s, lat in rows:
         build = f"{build_s:>9.2f}" if build_s is not None else f"{'':>9}"
-        print(f"{name:<22}{build}{lat['p50_ms']:>9.2f}{lat['p95_ms']:>9.2f}{lat['max_ms']:>9.2f}"
-              f"{lat['cpu_p50_ms']:>9.2f}{lat['cpu_p95_ms']:>9.2f}{lat['n']:>5}")
+        print(
+            f"{name:<22}{build}{lat['p50_ms']:>9.2f}{lat['p95_ms']:>9.2f}{lat['max_ms']:>9.2f}"
+            f"{lat['cpu_p50_ms']:>9.2f}{lat['cpu_p95_ms']:>9.2f}{lat['n']:>5}"
+        )
     idx = report["bm25index"]
-    print(f"BM25Index: first query {idx['first_query_ms']:.1f} ms and first edit+query "
-          f"{idx['first_edit_and_query_ms']:.1f} ms (kernel loading), compact "
-          f"{idx['compact_s'] * 1e3:.0f} ms, state {idx['state_mib']:.1f} MiB")
+    print(
+        f"BM25Index: first query {idx['first_query_ms']:.1f} ms and first edit+query "
+        f"{idx['first_edit_and_query_ms']:.1f} ms (kernel loading), compact "
+        f"{idx['compact_s'] * 1e3:.0f} ms, state {idx['state_mib']:.1f} MiB"
+    )
     if report.get("rank_bm25"):
-        print(f"max relative difference to rank-bm25: "
-              f"{report['rank_bm25']['max_rel_diff_vs_index']:.2e}")
+        print(
+            f"max relative difference to rank-bm25: "
+            f"{report['rank_bm25']['max_rel_diff_vs_index']:.2e}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -245,11 +285,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     queries = query_windows(texts, args.queries, rng)
     index_result, index = bench_index(docs, queries, args.edits, rng)
     report: dict[str, Any] = {
-        "roots": [str(r) for r in roots], "docs": len(docs), "files": len(texts),
-        "queries": len(queries), "bm25index": index_result,
+        "roots": [str(r) for r in roots],
+        "docs": len(docs),
+        "files": len(texts),
+        "queries": len(queries),
+        "bm25index": index_result,
         "bm25s": None if args.no_bm25s else bench_bm25s(docs, queries),
-        "rank_bm25": (bench_rank_bm25(docs, queries[: args.rank_bm25_queries], index)
-                      if args.rank_bm25_queries else None),
+        "rank_bm25": (
+            bench_rank_bm25(docs, queries[: args.rank_bm25_queries], index)
+            if args.rank_bm25_queries
+            else None
+        ),
     }
     if args.json:
         print(json.dumps(report, indent=2))

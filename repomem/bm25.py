@@ -51,8 +51,16 @@ _COMPACT_FRACTION = 1 / 16
 _COMPACT_MIN_ROWS = 1024
 
 _STATE_FORMAT = 1
-_STATE_KEYS = ("format", "params", "vocab_bytes", "vocab_offsets", "row_ptr", "row_terms",
-               "row_tf", "doc_ids")
+_STATE_KEYS = (
+    "format",
+    "params",
+    "vocab_bytes",
+    "vocab_offsets",
+    "row_ptr",
+    "row_terms",
+    "row_tf",
+    "doc_ids",
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -229,8 +237,13 @@ class BM25Index:
         self._eps_idf = 0.0
         self._norm: FloatArray = np.zeros(0)
         self._term_weight = _Growable(np.float64)
-        self._load({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32),
-                   np.zeros(0, np.bool_))
+        self._load(
+            {},
+            np.zeros(1, np.int64),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.bool_),
+        )
 
     @property
     def capacity(self) -> int:
@@ -311,15 +324,22 @@ class BM25Index:
         idf[idf < 0] = self._eps_idf
         repeats = np.array([c for _, c in known], np.float64)[present]
         weights = repeats * idf * (self.k1 + 1)
-        _score_main(self._term_ptr, self._post_row, self._post_tf, terms, weights, self._norm,
-                    out)
+        _score_main(self._term_ptr, self._post_row, self._post_tf, terms, weights, self._norm, out)
         if self._row_doc.size > self._main_rows:
             term_weight = self._term_weight
             if term_weight.size < len(vocab):
                 term_weight.extend(np.zeros(len(vocab) - term_weight.size))
             term_weight.view[terms] = weights
-            _score_delta(self._row_ptr.view, self._row_terms.view, self._row_tf.view,
-                         self._main_rows, term_weight.view, self._norm, self._row_doc.view, out)
+            _score_delta(
+                self._row_ptr.view,
+                self._row_terms.view,
+                self._row_tf.view,
+                self._main_rows,
+                term_weight.view,
+                self._norm,
+                self._row_doc.view,
+                out,
+            )
             term_weight.view[terms] = 0.0
         return out
 
@@ -394,18 +414,30 @@ class BM25Index:
             arrays[k].astype(np.int64) for k in ("row_ptr", "row_terms", "row_tf", "doc_ids")
         )
         live = _check_rows(row_ptr, row_terms, row_tf, doc_ids, len(words))
-        index._load({w: i for i, w in enumerate(words)}, row_ptr, row_terms.astype(np.int32),
-                    row_tf.astype(np.int32), live)
+        index._load(
+            {w: i for i, w in enumerate(words)},
+            row_ptr,
+            row_terms.astype(np.int32),
+            row_tf.astype(np.int32),
+            live,
+        )
         return index
 
-    def _load(self, vocab: dict[str, int], row_ptr: IntArray, row_terms: Int32Array,
-              row_tf: Int32Array, live: BoolArray) -> None:
+    def _load(
+        self,
+        vocab: dict[str, int],
+        row_ptr: IntArray,
+        row_terms: Int32Array,
+        row_tf: Int32Array,
+        live: BoolArray,
+    ) -> None:
         """Make the given rows (row number == document id, only live rows hold terms) the whole
         index, all in the main segment, and derive the statistics from them."""
         n_rows = live.size
         df = np.bincount(row_terms, minlength=len(vocab)).astype(np.int64)
-        row_len = np.bincount(np.repeat(np.arange(n_rows), np.diff(row_ptr)), weights=row_tf,
-                              minlength=n_rows).astype(np.int64)
+        row_len = np.bincount(
+            np.repeat(np.arange(n_rows), np.diff(row_ptr)), weights=row_tf, minlength=n_rows
+        ).astype(np.int64)
         doc_ids = np.flatnonzero(live)
         self._vocab = vocab
         self._df = _Growable(np.int64, df)
@@ -420,8 +452,9 @@ class BM25Index:
         self._capacity = n_rows
         self._n_live = int(doc_ids.size)
         self._total_len = int(row_len.sum())
-        self._term_ptr, self._post_row, self._post_tf = _transpose(row_ptr, row_terms, row_tf,
-                                                                   len(vocab))
+        self._term_ptr, self._post_row, self._post_tf = _transpose(
+            row_ptr, row_terms, row_tf, len(vocab)
+        )
         self._main_rows = n_rows
         self._main_dead = 0
         self._queried = False
@@ -443,15 +476,24 @@ class BM25Index:
         self._eps_idf = self.epsilon * _mean_idf(self._df_hist.view, self._n_live)
         if self._norm.size != self._row_len.size:
             self._norm = np.empty(self._row_len.size)
-        _fill_norm(self._row_len.view, self._row_live.view, self.k1, self.b,
-                   self._total_len / self._n_live, self._norm)
+        _fill_norm(
+            self._row_len.view,
+            self._row_live.view,
+            self.k1,
+            self.b,
+            self._total_len / self._n_live,
+            self._norm,
+        )
         self._stats_version = self._version
 
 
 def _decode_vocab(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     offsets = offsets.astype(np.int64)
-    if offsets.size == 0 or offsets[0] != 0 or offsets[-1] != data.size or np.any(
-        np.diff(offsets) < 0
+    if (
+        offsets.size == 0
+        or offsets[0] != 0
+        or offsets[-1] != data.size
+        or np.any(np.diff(offsets) < 0)
     ):
         raise BM25StateError("BM25 index state 'vocab_offsets' does not match 'vocab_bytes'")
     raw = data.astype(np.uint8).tobytes()
@@ -465,12 +507,16 @@ def _decode_vocab(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     return words
 
 
-def _check_rows(row_ptr: IntArray, row_terms: IntArray, row_tf: IntArray, doc_ids: IntArray,
-                n_terms: int) -> BoolArray:
+def _check_rows(
+    row_ptr: IntArray, row_terms: IntArray, row_tf: IntArray, doc_ids: IntArray, n_terms: int
+) -> BoolArray:
     """Check the bounds the compiled loops rely on (a violation would read outside the arrays)
     and return the live-row mask."""
-    if row_ptr.size == 0 or row_ptr[0] != 0 or np.any(np.diff(row_ptr) < 0) or (
-        row_ptr[-1] != row_terms.size
+    if (
+        row_ptr.size == 0
+        or row_ptr[0] != 0
+        or np.any(np.diff(row_ptr) < 0)
+        or (row_ptr[-1] != row_terms.size)
     ):
         raise BM25StateError("BM25 index state 'row_ptr' is not a valid row offset array")
     if row_tf.shape != row_terms.shape:

@@ -65,7 +65,6 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory, offline: None) -> Path:
 def backend(tiny_model: Path) -> TransformersBackend:
     from repomem.backends.transformers import TransformersBackend
 
-
     return TransformersBackend(str(tiny_model), device="cpu")
 
 

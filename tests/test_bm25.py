@@ -45,8 +45,9 @@ def assert_matches(index: BM25Index, docs: dict[int, list[str]], query: list[str
     got = index.scores(query)
     assert got.dtype == np.float64
     assert got.shape == (index.capacity,)
-    np.testing.assert_allclose(got, expected_scores(docs, query, index.capacity), rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        got, expected_scores(docs, query, index.capacity), rtol=1e-9, atol=1e-12
+    )
 
 
 def has_negative_idf(docs: dict[int, list[str]]) -> bool:
@@ -56,7 +57,14 @@ def has_negative_idf(docs: dict[int, list[str]]) -> bool:
 
 def test_tokenize_keeps_identifiers_and_digit_runs() -> None:
     assert tokenize("foo_bar1 = Baz(42) + 3.14  # über 1abc") == [
-        "foo_bar1", "Baz", "42", "3", "14", "ber", "1", "abc",
+        "foo_bar1",
+        "Baz",
+        "42",
+        "3",
+        "14",
+        "ber",
+        "1",
+        "abc",
     ]
     assert tokenize("") == []
 
@@ -304,5 +312,4 @@ class IndexVersusRankBm25(RuleBasedStateMachine):
 
 
 TestIndexVersusRankBm25 = IndexVersusRankBm25.TestCase
-TestIndexVersusRankBm25.settings = settings(max_examples=40, stateful_step_count=25,
-                                            deadline=None)
+TestIndexVersusRankBm25.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)

@@ -35,8 +35,12 @@ def test_ask_without_a_model_lists_the_best_sources(root: Path) -> None:
     out = repomem("ask", "Which flag restarts the server when files change?", cwd=root)
     assert out.returncode == 0, out.stderr
     assert "No answer: no language model is configured" in out.stdout
-    line = README.split("\n").index("Run `widget serve --port 8080` to start the server. The"
-                                    " `--reload` flag restarts it") + 1
+    line = (
+        README.split("\n").index(
+            "Run `widget serve --port 8080` to start the server. The `--reload` flag restarts it"
+        )
+        + 1
+    )
     assert f"README.md:{line}" in out.stdout
     assert "strategy: single, mode: extractive" in out.stdout
     assert (root / ".repomem" / "docmem.json.gz").is_file()  # stored next to the code index
@@ -44,8 +48,14 @@ def test_ask_without_a_model_lists_the_best_sources(root: Path) -> None:
 
 def test_ask_json_reports_sources_and_steps(root: Path) -> None:
     out = repomem(
-        "ask", "What does setup_logging write?", "--strategy", "graph", "--json", "--explain",
-        "--root", str(root),
+        "ask",
+        "What does setup_logging write?",
+        "--strategy",
+        "graph",
+        "--json",
+        "--explain",
+        "--root",
+        str(root),
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)

@@ -58,7 +58,8 @@ def test_doc_scores_are_on_the_code_scale_and_merge_by_rank(
         return RetrievedFragment(0, (Location(path, 0, 1),), "", "", score, 0.0, score)
 
     assert [f.path for f in merge_ranked([frag(2, "a.py")], [frag(3, "R.md")], 5)] == [
-        "R.md", "a.py"
+        "R.md",
+        "a.py",
     ]
 
 

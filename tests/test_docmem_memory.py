@@ -152,7 +152,11 @@ def test_ambiguous_names_are_dropped_not_guessed(tmp_path: Path) -> None:
 
 def test_extractive_forms_replace_pronouns_and_split_around_verbs() -> None:
     seg = Segment(
-        "README.md", "paragraph", 4, 6, ("Widget", "Configuration"),
+        "README.md",
+        "paragraph",
+        4,
+        6,
+        ("Widget", "Configuration"),
         "Set `WIDGET_TIMEOUT` to the number of seconds a request may take. It defaults to 30.\n"
         "The `RETRY_LIMIT` key caps how many times a failed request is retried.",
     )
@@ -163,7 +167,9 @@ def test_extractive_forms_replace_pronouns_and_split_around_verbs() -> None:
     assert triples[1] == "<Configuration; defaults to; 30>"
     assert triples[2] == "<RETRY_LIMIT key; caps; how many times a failed request is retried>"
     assert svo("The server can be restarted with the flag.", "S") == (
-        "server", "can be", "restarted with the flag"
+        "server",
+        "can be",
+        "restarted with the flag",
     )
     assert svo("Nothing verbal here", "T") == ("T", "is described as", "Nothing verbal here")
 

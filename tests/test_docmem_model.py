@@ -81,8 +81,9 @@ def test_model_builds_forms_and_pages_and_they_are_reused(
         built = memory.docs[path].builders[builder]
         segments = memory.docs[path].segments
         assert built.pages and built.pages[0][0] == 0 and built.pages[-1][1] == len(segments)
-        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(built.pages, built.pages[1:],
-                                                                   strict=False))
+        assert all(
+            a[1] == b[0] and a[0] < a[1] for a, b in zip(built.pages, built.pages[1:], strict=False)
+        )
         for form in ("gist", "summary", "triple", "fact"):
             assert {e.origin for e in built.forms[form]} <= {MODEL, FALLBACK}
         # one summary per section, whatever the model replied
@@ -106,8 +107,14 @@ def test_every_loop_runs_with_a_model_and_cites_sources(
     model = TextModel(backend)
     backend.seen.clear()
     result = asyncio.run(
-        ask(memory, "How many seconds may a request take?", model, strategy=strategy,
-            lookup=lookup, k=3)
+        ask(
+            memory,
+            "How many seconds may a request take?",
+            model,
+            strategy=strategy,
+            lookup=lookup,
+            k=3,
+        )
     )
     assert result.mode == "model"
     assert isinstance(result.answer, str)
@@ -141,10 +148,19 @@ def test_ask_command_with_a_local_model_answers_and_cites(
     monkeypatch.chdir(memory.index.root)
     monkeypatch.setenv("REPOMEM_BACKEND_CONTEXT_WINDOW", str(WINDOW))
     monkeypatch.setenv("REPOMEM_BACKEND_DEVICE", "cpu")
-    code = main([
-        "ask", "How many seconds may a request take?", "--backend", "transformers",
-        "--model", str(tiny), "--strategy", "rerank", "--json",
-    ])
+    code = main(
+        [
+            "ask",
+            "How many seconds may a request take?",
+            "--backend",
+            "transformers",
+            "--model",
+            str(tiny),
+            "--strategy",
+            "rerank",
+            "--json",
+        ]
+    )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["mode"] == "model" and isinstance(report["answer"], str)

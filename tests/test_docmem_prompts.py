@@ -33,8 +33,9 @@ def test_memory_forms_parse_from_replies() -> None:
 
 
 def test_rerank_verdict_plan_and_citations() -> None:
-    scores = prompts.parse_rerank(" 2, Relevance Score: 7\nDoc: 9, Relevance Score: 9\nDoc: 1, "
-                                  "Relevance Score: 12", 3)
+    scores = prompts.parse_rerank(
+        " 2, Relevance Score: 7\nDoc: 9, Relevance Score: 9\nDoc: 1, Relevance Score: 12", 3
+    )
     assert scores == {2: 7.0, 1: 10.0}
     yes = prompts.parse_verdict(" The text says so.\nAction: -2, the answer is 42")
     assert yes.answerable and yes.answer == "the answer is 42" and yes.reason == "The text says so."
@@ -43,11 +44,14 @@ def test_rerank_verdict_plan_and_citations() -> None:
     garbled = prompts.parse_verdict("zzz qq")
     assert not garbled.answerable and garbled.reason == "zzz qq"
     assert prompts.parse_plan(" Which command starts the server?\nRetrieved fact: x") == (
-        "question", "Which command starts the server?"
+        "question",
+        "Which command starts the server?",
     )
     assert prompts.parse_plan(" \nFinal answer: --debug") == ("final", "--debug")
     assert prompts.parse_plan("Final answer: 8080") == ("final", "8080")
     assert prompts.parse_citations("Use [2] and [1, 3]; not [9].", 3) == [1, 0, 2]
     assert prompts.parse_lines("- SECRET_KEY\n2. flask.Flask, --debug\n") == [
-        "SECRET_KEY", "flask.Flask", "--debug"
+        "SECRET_KEY",
+        "flask.Flask",
+        "--debug",
     ]

@@ -112,8 +112,7 @@ def test_plain_text_and_module_docstrings() -> None:
     segs = segment_document("NOTES.txt", "text", text, min_words=0)
     assert [(s.start, s.end) for s in segs] == [(0, 2), (4, 5)]
     source = (
-        '#!/usr/bin/env python\n"""Loads the configuration.\n\nIt reads TOML files.\n"""\n'
-        "\nx = 1\n"
+        '#!/usr/bin/env python\n"""Loads the configuration.\n\nIt reads TOML files.\n"""\n\nx = 1\n'
     )
     assert module_docstring_lines(source) == (1, 5)
     doc = segment_docstring("widget/config.py", "widget.config", source, min_words=0)
@@ -126,9 +125,7 @@ def test_plain_text_and_module_docstrings() -> None:
 
 def test_pagination_respects_word_limits_and_prefers_section_breaks() -> None:
     body = " ".join(["word"] * 30)
-    segs = [
-        Segment("d.md", "paragraph", i, i + 1, ("A", f"S{i // 3}"), body) for i in range(12)
-    ]
+    segs = [Segment("d.md", "paragraph", i, i + 1, ("A", f"S{i // 3}"), body) for i in range(12)]
     pages = paginate(segs, min_words=50, max_words=150)
     assert pages[0][0] == 0 and pages[-1][1] == 12
     assert all(a[1] == b[0] for a, b in zip(pages, pages[1:], strict=False))

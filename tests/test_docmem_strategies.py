@@ -103,8 +103,9 @@ def test_readagent_looks_pages_up_by_their_gists(widget: tuple[RepoIndex, DocMem
     looked = [s for s in parallel.steps if s.action == "look up"]
     assert looked and "extractive" in looked[0].detail
     numbers = {int(n) for n in re.findall(r"\d+", looked[0].detail.split("(")[0])}
-    read_segments = {s for p in memory.pages("extractive") if p.number in numbers
-                     for s in p.segments}
+    read_segments = {
+        s for p in memory.pages("extractive") if p.number in numbers for s in p.segments
+    }
     assert numbers and read_segments
     assert all(s.segment in read_segments for s in parallel.sources)
     sequential = run(memory, QUESTION, strategy="readagent", lookup="sequential", k=5)
@@ -125,8 +126,9 @@ def test_graph_expands_from_question_entities_to_code(widget: tuple[RepoIndex, D
 
 def test_graph_reflection_names_what_is_missing(widget: tuple[RepoIndex, DocMemory]) -> None:
     _, memory = widget
-    result = run(memory, "Which port does serve use and how is the zeppelin tuned?",
-                 strategy="graph", k=3)
+    result = run(
+        memory, "Which port does serve use and how is the zeppelin tuned?", strategy="graph", k=3
+    )
     reflections = [s for s in result.steps if s.action.startswith("reflect")]
     assert "zeppelin" in reflections[0].detail
     assert any(s.action.startswith("expand") for s in result.steps)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from repomem_eval.compare import ResultsError, comparison_rows, load_run, markdown_table
 from repomem_eval.metrics import aggregate, score_task
 

@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+
 from repomem_eval.devsuite import (
     DevSuiteError,
     Project,

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from repomem_eval.api_calls import repository_modules
 from repomem_eval.make_benchmark import count_tokens, make_benchmark, trim_context
 from repomem_eval.sources import BenchmarkError, load_python_files

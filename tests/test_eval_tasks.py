@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from repomem_eval.tasks import Task, TaskFileError, read_tasks, resolve_file, write_tasks
 
 

@@ -92,8 +92,15 @@ async def run_questions(repos: dict[str, Repo], questions: list[dict]) -> dict:
                 name, _, lookup = strategy.partition("-")
                 started = time.perf_counter()
                 result = await ask(
-                    repo.memory, item["question"], model, strategy=name, form=form, k=max(KS),
-                    lookup=lookup or "parallel", code=code, alpha=alpha,
+                    repo.memory,
+                    item["question"],
+                    model,
+                    strategy=name,
+                    form=form,
+                    k=max(KS),
+                    lookup=lookup or "parallel",
+                    code=code,
+                    alpha=alpha,
                 )
                 seconds.append(time.perf_counter() - started)
                 marks = hits(result.sources, item["path"], line)
@@ -131,8 +138,14 @@ async def run_completion(repos: dict[str, Repo], tasks: list[dict]) -> dict:
             em.append(hit)
             es.append(edit_similarity(task["ground_truth"], result.text))
             used = {f.path for f in result.prompt.fragments}
-            rows.append({"id": task["id"], "em": hit, "prediction": result.text,
-                         "doc_fragments": sorted(p for p in used if not p.endswith(".py"))})
+            rows.append(
+                {
+                    "id": task["id"],
+                    "em": hit,
+                    "prediction": result.text,
+                    "doc_fragments": sorted(p for p in used if not p.endswith(".py")),
+                }
+            )
         out[label] = {"EM": sum(em) / len(em), "ES": sum(es) / len(es), "tasks": rows}
     return out
 

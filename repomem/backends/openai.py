@@ -273,7 +273,11 @@ class OpenAIBackend(Backend):
                 delay = max(delay, min(float(retry_after), self.timeout))
         logger.warning(
             "completion server %s: %s; retry %d of %d in %.2f s",
-            self.url, reason, attempt, self.max_retries, delay,
+            self.url,
+            reason,
+            attempt,
+            self.max_retries,
+            delay,
         )
         await asyncio.sleep(delay)
 

@@ -182,9 +182,7 @@ class TransformersBackend(Backend):
             ids = [self._tokenizer.bos_token_id]
         return ids
 
-    def _generate(
-        self, requests: list[GenerationRequest], cancelled: threading.Event
-    ) -> list[str]:
+    def _generate(self, requests: list[GenerationRequest], cancelled: threading.Event) -> list[str]:
         texts = [""] * len(requests)
         prompts = [self._prompt_ids(r.prompt) for r in requests]
         todo = [i for i, r in enumerate(requests) if r.max_tokens > 0 and prompts[i]]

@@ -88,9 +88,7 @@ class VLLMBackend(Backend):
             for i in todo
         ]
         with self._lock:
-            outputs = self._llm.generate(
-                [requests[i].prompt for i in todo], params, use_tqdm=False
-            )
+            outputs = self._llm.generate([requests[i].prompt for i in todo], params, use_tqdm=False)
         for i, output in zip(todo, outputs, strict=True):
             texts[i] = output.outputs[0].text
         return texts

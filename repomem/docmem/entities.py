@@ -105,6 +105,7 @@ def name_words(name: str) -> tuple[str, ...]:
 
 # ------------------------------------------------------------------------- code side
 
+
 @dataclass
 class _FileSymbols:
     digest: str
@@ -223,6 +224,7 @@ def _line_of(starts: list[int], offset: int) -> int:
 
 
 # ---------------------------------------------------------------------------- the graph
+
 
 @dataclass
 class EntityGraph:

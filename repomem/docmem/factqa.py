@@ -91,8 +91,7 @@ def _extractive(ctx: Context, result: AskResult) -> None:
         result.steps.append(
             Step(
                 f"plan {len(asked)}",
-                f"sub-question {sub!r} -> fact {fact!r}"
-                + (f" ({source.label})" if source else ""),
+                f"sub-question {sub!r} -> fact {fact!r}" + (f" ({source.label})" if source else ""),
             )
         )
         if source is not None:

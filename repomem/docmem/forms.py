@@ -91,6 +91,7 @@ class Entry:
 
 # ------------------------------------------------------------------------------ units
 
+
 def units(
     form: str, segments: Sequence[Segment], pages: Sequence[tuple[int, int]]
 ) -> list[tuple[int, ...]]:
@@ -114,6 +115,7 @@ def chunk_entries(segments: Sequence[Segment]) -> list[Entry]:
 
 
 # ------------------------------------------------------------------------- extractive
+
 
 def prose_lines(seg: Segment) -> list[tuple[int, str, bool]]:
     """``(line, cleaned text, starts a block)`` of a segment's prose: code blocks, literal
@@ -207,9 +209,7 @@ def extractive_summary(segments: Sequence[Segment]) -> str:
     lead = next((text for seg in segments if (text := _lead(seg))), "")
     if lead:
         parts.append(lead)
-    subs = list(
-        dict.fromkeys(s.headings[-1] for s in segments if len(s.headings) > SECTION_DEPTH)
-    )
+    subs = list(dict.fromkeys(s.headings[-1] for s in segments if len(s.headings) > SECTION_DEPTH))
     if subs:
         parts.append("Covers: " + "; ".join(subs[:12]) + ".")
     names = list(dict.fromkeys(n for seg in segments for n in _symbols(seg)))
@@ -312,9 +312,7 @@ def svo(sentence: str, subj: str) -> tuple[str, str, str]:
 
 def extractive_triples(seg: Segment) -> list[tuple[int, str]]:
     subj = subject(seg)
-    return [
-        (line, "<{}; {}; {}>".format(*svo(fact, subj))) for line, fact in extractive_facts(seg)
-    ]
+    return [(line, "<{}; {}; {}>".format(*svo(fact, subj))) for line, fact in extractive_facts(seg)]
 
 
 def extractive_entries(
@@ -343,6 +341,7 @@ def _extractive_unit(
 
 
 # ------------------------------------------------------------------------------ model
+
 
 def _prompt(form: str, members: Sequence[Segment], model: TextModel) -> str:
     max_tokens = _ANSWER_TOKENS[form]
@@ -382,9 +381,7 @@ async def model_entries(
     if form == "chunk":
         return [chunk_entries(segs) for segs, _ in documents]
     work = [
-        (d, unit)
-        for d, (segs, pages) in enumerate(documents)
-        for unit in units(form, segs, pages)
+        (d, unit) for d, (segs, pages) in enumerate(documents) for unit in units(form, segs, pages)
     ]
     texts = [_prompt(form, [documents[d][0][i] for i in unit], model) for d, unit in work]
     replies = await model.generate(texts, max_tokens=_ANSWER_TOKENS[form], stop=_STOPS[form])

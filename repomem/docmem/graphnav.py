@@ -187,8 +187,9 @@ def _definitions(ctx: Context, entities: list[str]) -> list[Source]:
             lines = text.split("\n")
             end = min(len(lines), line + 12)
             out.append(
-                Source(path, line, end, "\n".join(lines[line:end]), "code", "code", "code",
-                       entity, 0.0)
+                Source(
+                    path, line, end, "\n".join(lines[line:end]), "code", "code", "code", entity, 0.0
+                )
             )
         if len(out) >= _CODE_SOURCES:
             break

@@ -340,9 +340,7 @@ class DocMemory:
         key = (form, builder, "code" if code_terms else "doc", code)
         if key not in self._spaces:
             tokenizer: Terms = tokenize if code_terms else terms
-            self._spaces[key] = JointSpace(
-                self, self.entries(form, builder), tokenizer, code=code
-            )
+            self._spaces[key] = JointSpace(self, self.entries(form, builder), tokenizer, code=code)
         return self._spaces[key]
 
     # ------------------------------------------------------------------ results
@@ -367,25 +365,50 @@ class DocMemory:
             assert hit.fragment is not None
             loc = min(self.index.frag_locs[hit.fragment], key=lambda x: (x.path, x.start))
             return Source(
-                loc.path, loc.start, loc.end, self.index.frag_text[hit.fragment], "code",
-                "code", "code", "", hit.s_rel,
+                loc.path,
+                loc.start,
+                loc.end,
+                self.index.frag_text[hit.fragment],
+                "code",
+                "code",
+                "code",
+                "",
+                hit.s_rel,
             )
         entry = space.entries[hit.entry]
         seg_id = self.best_segment(query, entry.segments)
         seg = self.segments[seg_id]
-        start = entry.line if entry.line is not None and seg.start <= entry.line < seg.end else (
-            seg.start
+        start = (
+            entry.line
+            if entry.line is not None and seg.start <= entry.line < seg.end
+            else (seg.start)
         )
         text = seg.text if entry.form == "chunk" else entry.text
         return Source(
-            seg.path, start, seg.end, text, "doc", entry.form, entry.origin, seg.heading,
-            hit.s_rel, seg_id,
+            seg.path,
+            start,
+            seg.end,
+            text,
+            "doc",
+            entry.form,
+            entry.origin,
+            seg.heading,
+            hit.s_rel,
+            seg_id,
         )
 
     def segment_source(self, seg_id: int, score: float, form: str = "chunk") -> Source:
         seg = self.segments[seg_id]
         return Source(
-            seg.path, seg.start, seg.end, seg.text, "doc", form, EXTRACTIVE, seg.heading, score,
+            seg.path,
+            seg.start,
+            seg.end,
+            seg.text,
+            "doc",
+            form,
+            EXTRACTIVE,
+            seg.heading,
+            score,
             seg_id,
         )
 

@@ -65,9 +65,7 @@ def structural_break(segments: Sequence[Segment], choice: PauseChoice) -> int:
     return max(choice.candidates, key=lambda j: (naturalness(segments, j), j))
 
 
-def paginate(
-    segments: Sequence[Segment], min_words: int, max_words: int
-) -> list[tuple[int, int]]:
+def paginate(segments: Sequence[Segment], min_words: int, max_words: int) -> list[tuple[int, int]]:
     """Pages as ``[start, end)`` segment ranges, pausing at structural boundaries."""
     pages = []
     start = 0

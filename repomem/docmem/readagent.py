@@ -50,9 +50,9 @@ class _Memory:
         ]
         self.page = {p.number: p for p in self.pages}
 
-    def ranked(self, query: str, limit: int, exclude: set[int] = frozenset()) -> list[
-        tuple[int, float]
-    ]:
+    def ranked(
+        self, query: str, limit: int, exclude: set[int] = frozenset()
+    ) -> list[tuple[int, float]]:
         """Pages by their gist's score for ``query``: ``(number, score)``, best first."""
         visible = np.array([n not in exclude for n in self.entry_page], bool)
         hits = self.space.search(
@@ -189,9 +189,7 @@ async def _sequential(
     return read
 
 
-def _page_sources(
-    ctx: Context, memory: _Memory, question: str, read: list[int]
-) -> list[Source]:
+def _page_sources(ctx: Context, memory: _Memory, question: str, read: list[int]) -> list[Source]:
     """The read pages' segments that match the question best."""
     segments = sorted({s for n in read for s in memory.page[n].segments})
     space = ctx.memory.space("chunk", ctx.builder, code=False)
@@ -201,9 +199,7 @@ def _page_sources(
     chosen = [h.entry for h in hits if h.entry is not None]
     chosen += [s for s in segments if s not in chosen]  # pages read but matching nothing
     scores = {h.entry: h.s_rel for h in hits}
-    return [
-        ctx.memory.segment_source(s, scores.get(s, 0.0), "chunk") for s in chosen[: ctx.k]
-    ]
+    return [ctx.memory.segment_source(s, scores.get(s, 0.0), "chunk") for s in chosen[: ctx.k]]
 
 
 def _page_of(memory: _Memory, segment: int | None) -> int | None:
@@ -211,4 +207,3 @@ def _page_of(memory: _Memory, segment: int | None) -> int | None:
         if segment in page.segments:
             return page.number
     return None
-

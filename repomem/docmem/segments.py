@@ -48,8 +48,21 @@ CODE_DIRECTIVES = frozenset(
 )
 # Directives that lay out the documentation site rather than say anything.
 _RST_SKIPPED_DIRECTIVES = frozenset(
-    {"toctree", "image", "figure", "include", "raw", "meta", "contents", "highlight", "index",
-     "rst-class", "tabularcolumns", "only", "literalinclude"}
+    {
+        "toctree",
+        "image",
+        "figure",
+        "include",
+        "raw",
+        "meta",
+        "contents",
+        "highlight",
+        "index",
+        "rst-class",
+        "tabularcolumns",
+        "only",
+        "literalinclude",
+    }
 )
 _LIST_ITEMS = frozenset({"list_item", "definition_list_item", "field"})
 

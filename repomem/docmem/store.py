@@ -159,4 +159,3 @@ def load_embeddings(directory: Path, model: str) -> dict[bytes, np.ndarray]:
             return dict(zip(npz["keys"].tolist(), npz["vectors"], strict=True))
     except (OSError, ValueError, KeyError):
         return {}
-

@@ -104,9 +104,7 @@ async def ask(
 
 def _retrieve_detail(ctx: Context, query: str) -> str:
     scope = "entries and code fragments" if ctx.code else "entries"
-    return (
-        f"top {ctx.k} {ctx.form} {scope} by s_rel = s_ind + {ctx.alpha}*s_env for {query!r}"
-    )
+    return f"top {ctx.k} {ctx.form} {scope} by s_rel = s_ind + {ctx.alpha}*s_env for {query!r}"
 
 
 def _form_note(memory: DocMemory, ctx: Context, form: str) -> str:
@@ -115,13 +113,12 @@ def _form_note(memory: DocMemory, ctx: Context, form: str) -> str:
     entries = memory.entries(form, ctx.builder)
     origins = Counter(e.origin for e in entries if e.form in BUILT_FORMS)
     made = ", ".join(f"{n} {origin}" for origin, n in sorted(origins.items()))
-    how = (
-        f"built by {ctx.model.name}" if ctx.model.available else "extractive: no language model"
-    )
+    how = f"built by {ctx.model.name}" if ctx.model.available else "extractive: no language model"
     return f"memory form: {form} ({how}; entries: {made})"
 
 
 # ----------------------------------------------------------------------------- rerank
+
 
 async def _rerank(ctx: Context, result: AskResult) -> None:
     question = result.question
@@ -132,9 +129,7 @@ async def _rerank(ctx: Context, result: AskResult) -> None:
         result.steps.append(
             Step("rerank", f"model scored {len(scores)} of {len(candidates)} candidates")
         )
-        order = sorted(
-            range(len(candidates)), key=lambda i: (-scores.get(i + 1, -1.0), i)
-        )
+        order = sorted(range(len(candidates)), key=lambda i: (-scores.get(i + 1, -1.0), i))
     else:
         cover = [ctx.coverage(question, c.text) for c in candidates]
         order = sorted(range(len(candidates)), key=lambda i: (-cover[i], i))
@@ -145,9 +140,7 @@ async def _rerank(ctx: Context, result: AskResult) -> None:
 
 
 async def _model_scores(ctx: Context, question: str, candidates: list[Source]) -> dict[int, float]:
-    listing = "\n".join(
-        f"Document {i}:\n{c.text}" for i, c in enumerate(candidates, start=1)
-    )
+    listing = "\n".join(f"Document {i}:\n{c.text}" for i, c in enumerate(candidates, start=1))
     prompt = ctx.model.fit(
         prompts.RERANK_HEAD,
         listing,
@@ -159,6 +152,7 @@ async def _model_scores(ctx: Context, question: str, candidates: list[Source]) -
 
 
 # --------------------------------------------------------------------------- iterative
+
 
 async def _iterative(ctx: Context, result: AskResult) -> None:
     question = result.question

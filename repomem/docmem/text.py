@@ -16,6 +16,7 @@ from functools import lru_cache
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
+
 def word_set(text: str) -> frozenset[str]:
     """The whitespace-separated words of ``text`` (for word lists written as prose)."""
     return frozenset(text.split())
