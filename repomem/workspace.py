@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from repomem.errors import RepomemError
+
+ROOT_MARKERS = (".repomem", ".git")
+_LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>-?\d+)(?::(?P<col>-?\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -15,39 +19,44 @@ class Position:
     root: Path
     path: str  # repository-relative, posix
     line: int
-    column: int | None
+    column: int
 
 
-def find_root(start: Path, index_dir: str = ".repomem") -> Path:
-    """The nearest ancestor holding an index or a ``.git``."""
-    start = start.resolve()
-    for d in [start, *start.parents] if start.is_dir() else list(start.parents):
-        if (d / index_dir / "CURRENT").is_file() or (d / ".git").exists():
-            return d
+def parse_location(location: str) -> tuple[str, int, int]:
+    """``FILE:LINE[:COL]`` as editors and compilers print them: (file, line, column), both
+    1-based; the column defaults to 1."""
+    match = _LOCATION.match(location)
+    if not match:
+        raise RepomemError(f"expected FILE:LINE[:COL], got {location!r}")
+    line = int(match["line"])
+    column = int(match["col"]) if match["col"] is not None else 1
+    if line < 1 or column < 1:
+        raise RepomemError(f"{location}: lines and columns count from 1")
+    return match["file"], line, column
+
+
+def find_root(path: Path) -> Path:
+    """The nearest directory holding ``.repomem`` or ``.git``: ``path`` itself if it is a
+    directory, else one above it."""
+    path = path.absolute()
+    for directory in [path, *path.parents] if path.is_dir() else path.parents:
+        if any((directory / marker).exists() for marker in ROOT_MARKERS):
+            return directory
     raise RepomemError(
-        f"{start} is not inside an indexed repository or git work tree; "
-        "run `repomem index PATH` on the repository first"
+        f"{path} is not inside a repository: no directory above it has .git or .repomem"
+        " (run `repomem index` on the repository first)"
     )
 
 
-def parse_position(spec: str, index_dir: str = ".repomem") -> Position:
-    """``FILE:LINE[:COL]`` with 1-based LINE and COL, as editors and compilers print them."""
-    parts = spec.rsplit(":", 2)
-    nums: list[int] = []
-    while len(parts) > 1 and parts[-1].isdigit() and len(nums) < 2:
-        nums.insert(0, int(parts.pop()))
-    if not nums:
-        raise RepomemError(f"expected FILE:LINE[:COL], got {spec!r}")
-    file = Path(":".join(parts))
-    if not file.is_file():
-        raise RepomemError(f"no such file: {file}")
-    line = nums[0]
-    col = nums[1] if len(nums) > 1 else None
-    if line < 1 or (col is not None and col < 1):
-        raise RepomemError(f"LINE and COL are 1-based, got {spec!r}")
-    root = find_root(file.parent, index_dir)
-    try:
-        rel = file.resolve().relative_to(root).as_posix()
-    except ValueError:
-        raise RepomemError(f"{file} is outside the repository {root}") from None
-    return Position(root, rel, line - 1, None if col is None else col - 1)
+def parse_position(location: str) -> Position:
+    """The cursor ``FILE:LINE[:COL]`` names, checked: the file exists inside a repository."""
+    name, line, column = parse_location(location)
+    path = Path(name).expanduser().absolute()
+    if not path.is_file():
+        raise RepomemError(f"{name}: no such file")
+    root = find_root(path)
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise RepomemError(f"{name} is outside the repository at {root}")
+    rel = resolved.relative_to(root.resolve()).as_posix()
+    return Position(root, rel, line - 1, column - 1)

@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from repomem.errors import RepomemError
+from repomem.workspace import parse_location, parse_position
 
 if TYPE_CHECKING:
     from repomem.completion import CompletionEngine, CompletionResult, Retriever
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
 
 NAME = "complete"
 HELP = "Complete the code at FILE:LINE[:COL] with fragments retrieved from its repository."
-
-ROOT_MARKERS = (".repomem", ".git")
-_LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>-?\d+)(?::(?P<col>-?\d+))?$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,15 +84,9 @@ def run(args: argparse.Namespace) -> int:
     from repomem.scorer import Exclusion
     from repomem.settings import load_settings
 
+    pos = parse_position(args.location)
+    root, rel, path = pos.root, pos.path, pos.root / pos.path
     file_arg, line, column = parse_location(args.location)
-    path = Path(file_arg).expanduser().absolute()
-    if not path.is_file():
-        raise RepomemError(f"{file_arg}: no such file")
-    root = find_root(path)
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root.resolve()):
-        raise RepomemError(f"{file_arg} is outside the repository at {root}")
-    rel = resolved.relative_to(root.resolve()).as_posix()
     settings = load_settings(
         root,
         overrides={
@@ -127,29 +118,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.text)
     return 0
-
-
-def parse_location(location: str) -> tuple[str, int, int]:
-    """``FILE:LINE[:COL]`` as (file, line, column), both 1-based; column defaults to 1."""
-    match = _LOCATION.match(location)
-    if not match:
-        raise RepomemError(f"expected FILE:LINE[:COL], got {location!r}")
-    line = int(match["line"])
-    column = int(match["col"]) if match["col"] is not None else 1
-    if line < 1 or column < 1:
-        raise RepomemError(f"{location}: lines and columns count from 1")
-    return match["file"], line, column
-
-
-def find_root(path: Path) -> Path:
-    """The nearest directory above ``path`` that holds ``.repomem`` or ``.git``."""
-    for directory in path.parents:
-        if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            return directory
-    raise RepomemError(
-        f"{path} is not inside a repository: no directory above it has .git or .repomem"
-        " (run `repomem index` on the repository first)"
-    )
 
 
 def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:

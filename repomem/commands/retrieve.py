@@ -6,7 +6,6 @@ import argparse
 import json
 from dataclasses import asdict
 
-from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index import RepoIndex
 from repomem.parsing import split_lines
@@ -27,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise RepomemError(f"--k must be at least 1, got {args.k}")
-    pos = parse_position(args.position, IndexConfig().index_dir)
+    pos = parse_position(args.position)
     index = RepoIndex.load(pos.root)
     text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
     if index.file_text(pos.path) != text:
