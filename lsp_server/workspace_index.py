@@ -38,6 +38,8 @@ from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.files import list_candidates
 from repomem.index import RepoIndex
+from repomem.languages import language_for_path
+from repomem.parsing import supported
 from repomem.scorer import Exclusion, RetrievedFragment
 
 logger = logging.getLogger(__name__)
@@ -402,6 +404,8 @@ class WorkspaceIndex:
         for path in batch:
             if path not in index.files and path not in (self._candidates or ()):
                 continue  # ignored by git or the settings, or not on disk yet
+            if not _is_code(path):
+                continue  # docs and other files the code index does not hold
             text = texts[path]
             if text is not None and text == index.file_text(path):
                 continue  # e.g. a document opened unchanged
@@ -483,3 +487,8 @@ class WorkspaceIndex:
     def _count(self, index: RepoIndex) -> None:
         self.files = len(index.files)
         self.fragments = int(np.count_nonzero(index.live))
+
+
+def _is_code(path: str) -> bool:
+    language = language_for_path(path)
+    return language is not None and supported(language)

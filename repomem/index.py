@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import multiprocessing as mp
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -89,12 +90,15 @@ def _prepare_all(
     out = {f.path: prepare_file(f, config, parsed[f.path]) for f in files if f.path in parsed}
     todo = [f for f in files if f.path not in parsed]
     workers = min(os.cpu_count() or 1, 4)
-    if len(todo) < 64 or workers < 2:
+    # Fork only a single-threaded process: forking one that runs threads (a language server)
+    # can copy a held lock into the child and hang it. Other start methods re-run the caller's
+    # main module, which a script without a main guard cannot survive.
+    forkable = "fork" in mp.get_all_start_methods() and threading.active_count() == 1
+    if len(todo) < 64 or workers < 2 or not forkable:
         results = map(_prepare_job, ((f, config) for f in todo))
         pool = None
     else:
-        context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        pool = ProcessPoolExecutor(workers, mp_context=context)
+        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"))
         results = pool.map(_prepare_job, ((f, config) for f in todo), chunksize=8)
     try:
         for f, prep in zip(todo, results, strict=True):

@@ -260,3 +260,22 @@ def test_a_file_shrinking_and_growing_back_under_its_callers(tmp_path: Path) -> 
     idx.update_file("zz/many.py", many)
     fresh, _ = RepoIndex.build(root, EXACT, save=False)
     assert_same(idx, fresh, ["return func_29(v) + func_3(v)", "result -= 29"])
+
+
+def test_build_in_a_threaded_process_parses_without_forking(tmp_path: Path) -> None:
+    """A language server builds indexes from worker threads: forking then could hang."""
+    files = {f"pkg/gen_{i}.py": f"def f_{i}(x):\n    return x + {i}\n" for i in range(80)}
+    root = make_repo(tmp_path / "r", files, use_git=False)
+    script = (
+        "import sys, threading, time\n"
+        "from pathlib import Path\n"
+        "from repomem.index import RepoIndex\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "idx, summary = RepoIndex.build(Path(sys.argv[1]), save=False)\n"
+        "print(summary.reparsed)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == len(list(root.rglob("*.py")))

@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise RepomemError(f"{root} is a file; give the repository's directory")
     root = root.resolve()
+    tqdm.monitor_interval = 0  # no monitor thread: the index forks its parser processes
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
