@@ -269,21 +269,49 @@ async def status(client: LanguageClient) -> Any:
 def bad_messages(n: int, rng: random.Random, uri: str) -> list[tuple[str | None, bytes]]:
     """``n`` malformed or random messages: (request id to expect an answer for, body)."""
     methods = [
-        types.TEXT_DOCUMENT_COMPLETION, types.TEXT_DOCUMENT_INLINE_COMPLETION,
-        types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_OPEN,
-        types.TEXT_DOCUMENT_DID_CLOSE, types.TEXT_DOCUMENT_DID_SAVE,
-        types.WORKSPACE_DID_CHANGE_WATCHED_FILES, types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-        types.WORKSPACE_EXECUTE_COMMAND, types.TEXT_DOCUMENT_HOVER,
-        "repomem/status", "repomem/retrieve", "repomem/nope", "$/cancelRequest", "$/setTrace",
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.TEXT_DOCUMENT_INLINE_COMPLETION,
+        types.TEXT_DOCUMENT_DID_CHANGE,
+        types.TEXT_DOCUMENT_DID_OPEN,
+        types.TEXT_DOCUMENT_DID_CLOSE,
+        types.TEXT_DOCUMENT_DID_SAVE,
+        types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+        types.WORKSPACE_EXECUTE_COMMAND,
+        types.TEXT_DOCUMENT_HOVER,
+        "repomem/status",
+        "repomem/retrieve",
+        "repomem/nope",
+        "$/cancelRequest",
+        "$/setTrace",
     ]
     junk: list[Any] = [
-        None, 0, -1, 2**70, 3.5, "", "x" * 1000, [], [1, "a"], {}, {"uri": 5},
+        None,
+        0,
+        -1,
+        2**70,
+        3.5,
+        "",
+        "x" * 1000,
+        [],
+        [1, "a"],
+        {},
+        {"uri": 5},
         {"textDocument": {"uri": uri}, "position": {"line": -4, "character": "x"}},
         {"textDocument": {"uri": "file:///nowhere.py"}, "position": {"line": 0, "character": 0}},
         {"textDocument": {"uri": uri}, "position": {"line": 10**9, "character": 0}},
-        {"textDocument": {"uri": "file:///nowhere.py", "version": 3}, "contentChanges": [
-            {"range": {"start": {"line": 5, "character": 0}, "end": {"line": 1, "character": 0}},
-             "text": "x"}]},
+        {
+            "textDocument": {"uri": "file:///nowhere.py", "version": 3},
+            "contentChanges": [
+                {
+                    "range": {
+                        "start": {"line": 5, "character": 0},
+                        "end": {"line": 1, "character": 0},
+                    },
+                    "text": "x",
+                }
+            ],
+        },
         {"settings": {"repomem": {"completion": {"k": "many"}, "debounceMs": -5}}},
         {"settings": {"repomem": []}},
         {"changes": [{"uri": "file:///etc/passwd", "type": 1}, {"uri": 7, "type": 9}]},
@@ -426,9 +454,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 session, replay, args.probes, args.poll_ms / 1e3, rng
             )
             results[name] = {
-                "index_delay_ms": delay, "n": len(lags), "p50": pct(lags, 50),
-                "p95": pct(lags, 95), "max": max(lags),
-                "server_update_p50": pct(server_ms, 50), "server_update_p95": pct(server_ms, 95),
+                "index_delay_ms": delay,
+                "n": len(lags),
+                "p50": pct(lags, 50),
+                "p95": pct(lags, 95),
+                "max": max(lags),
+                "server_update_p50": pct(server_ms, 50),
+                "server_update_p95": pct(server_ms, 95),
             }
         results["robustness"] = await robustness(session, args.bad_messages, rng, replay.uri)
         # the random messages may have closed the document (a didClose naming it is valid)
@@ -487,20 +519,35 @@ def report(r: dict[str, Any]) -> str:
     rows = [
         ("corpus", f"{r['corpus']['files']} files, {r['corpus']['lines']:,} lines"),
         ("index ready (from scratch)", f"{r['index']['ready_s']:.1f} s"),
-        ("completion p50 / p95 / max", f"{c['p50']:.1f} / {c['p95']:.1f} / {c['max']:.1f} ms"
-         f" (n={c['n']}, pause {r['config']['pause_ms']:.0f} ms, target p95 <= 50 ms)"),
+        (
+            "completion p50 / p95 / max",
+            f"{c['p50']:.1f} / {c['p95']:.1f} / {c['max']:.1f} ms"
+            f" (n={c['n']}, pause {r['config']['pause_ms']:.0f} ms, target p95 <= 50 ms)",
+        ),
         ("completion = rest of the line", f"{c['exact_line_rate']:.1%}"),
-        (f"edit -> retrievable p50 / p95 (indexDelayMs {e['index_delay_ms']})",
-         f"{e['p50']:.0f} / {e['p95']:.0f} ms (n={e['n']}, target <= 100 ms)"),
-        ("edit -> retrievable p50 / p95 (indexDelayMs 0)",
-         f"{e0['p50']:.0f} / {e0['p95']:.0f} ms (n={e0['n']})"),
-        ("server update_file p50 / p95", f"{e0['server_update_p50']:.0f} /"
-         f" {e0['server_update_p95']:.0f} ms"),
-        ("RSS start / end / max", f"{m['rss_start_mb']:.0f} / {m['rss_end_mb']:.0f} /"
-         f" {m['rss_max_mb']:.0f} MB over {m['minutes']:.1f} min"),
+        (
+            f"edit -> retrievable p50 / p95 (indexDelayMs {e['index_delay_ms']})",
+            f"{e['p50']:.0f} / {e['p95']:.0f} ms (n={e['n']}, target <= 100 ms)",
+        ),
+        (
+            "edit -> retrievable p50 / p95 (indexDelayMs 0)",
+            f"{e0['p50']:.0f} / {e0['p95']:.0f} ms (n={e0['n']})",
+        ),
+        (
+            "server update_file p50 / p95",
+            f"{e0['server_update_p50']:.0f} / {e0['server_update_p95']:.0f} ms",
+        ),
+        (
+            "RSS start / end / max",
+            f"{m['rss_start_mb']:.0f} / {m['rss_end_mb']:.0f} /"
+            f" {m['rss_max_mb']:.0f} MB over {m['minutes']:.1f} min",
+        ),
         ("RSS slope", f"{m['slope_mb_per_min']:+.2f} MB/min"),
-        ("bad messages", f"{b['sent']} sent, {b['answered']}/{b['requests_expecting_answers']}"
-         f" requests answered, alive={b['alive']}, completion after={b['completion_after']}"),
+        (
+            "bad messages",
+            f"{b['sent']} sent, {b['answered']}/{b['requests_expecting_answers']}"
+            f" requests answered, alive={b['alive']}, completion after={b['completion_after']}",
+        ),
     ]
     return "\n".join(["| measure | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
 

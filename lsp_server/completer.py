@@ -198,8 +198,11 @@ class Completer:
             stages = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in result.timings.items())
             logger.debug(
                 "completed %s:%d with %s in %.1f ms (%s)",
-                cursor.path or cursor.uri, cursor.line + 1, backend.name,
-                (time.perf_counter() - started) * 1e3, stages,
+                cursor.path or cursor.uri,
+                cursor.line + 1,
+                backend.name,
+                (time.perf_counter() - started) * 1e3,
+                stages,
             )
         return result
 

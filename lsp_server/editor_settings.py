@@ -108,9 +108,7 @@ def resolve(base: Settings, data: Any) -> tuple[EditorSettings, list[str]]:
     return replace(editor, settings=settings), problems
 
 
-def _merge_section(
-    settings: Settings, section: str, values: Any, problems: list[str]
-) -> Settings:
+def _merge_section(settings: Settings, section: str, values: Any, problems: list[str]) -> Settings:
     if not isinstance(values, Mapping):
         problems.append(
             f"{SOURCE}: {SECTION}.{section} must be an object, got {type(values).__name__}"

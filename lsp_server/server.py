@@ -243,7 +243,8 @@ class RepomemServer(LanguageServer):
     def on_loaded(self, files: int, fragments: int) -> None:
         logger.info(
             "answering from the saved index (%d files, %d fragments) while re-indexing",
-            files, fragments,
+            files,
+            fragments,
         )
 
     def on_ready(self, report: IndexReport) -> None:
@@ -290,8 +291,7 @@ class RepomemServer(LanguageServer):
 
     def _index_ready(self, report: IndexReport) -> None:
         message = (
-            f"indexed {report.files} files ({report.fragments} fragments) in"
-            f" {report.seconds:.1f} s"
+            f"indexed {report.files} files ({report.fragments} fragments) in {report.seconds:.1f} s"
         )
         if self.index.state == "indexing" and self._progress_token is not None:
             # the settings changed meanwhile and another build runs: the bar stays up

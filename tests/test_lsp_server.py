@@ -143,7 +143,7 @@ async def test_indexes_in_the_background_and_reports_progress(client: LanguageCl
     ready = await start(client, repo)
     assert ready.files == 8  # the fixture's Python files
     assert ready.fragments > 0 and ready.root == str(repo.resolve())
-    (token, reports), = client.progress_reports.items()
+    ((token, reports),) = client.progress_reports.items()
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     assert "8 files" in reports[-1].message

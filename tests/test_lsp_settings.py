@@ -55,7 +55,9 @@ def test_each_bad_value_is_reported_and_the_good_ones_still_apply() -> None:
     assert editor.settings.completion.alpha == 0.25
     assert editor.settings.backend.timeout == base.backend.timeout
     assert (editor.enable, editor.debounce_ms, editor.index_delay_ms) == (
-        True, DEFAULT_DEBOUNCE_MS, DEFAULT_INDEX_DELAY_MS
+        True,
+        DEFAULT_DEBOUNCE_MS,
+        DEFAULT_INDEX_DELAY_MS,
     )
     assert len(problems) == 8
     joined = "\n".join(problems)
