@@ -31,6 +31,9 @@ class RepomemProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]) -> Any:
         if "jsonrpc" not in data or "method" not in data:
             return super().structure_message(data)
+        if "id" in data and "params" not in data:
+            # params are optional in JSON-RPC; pygls would drop such a request unanswered
+            data = {**data, "params": None}
         method = data.get("method")
         message_type = self.get_message_type(method) if isinstance(method, str) else None
         if message_type is None:

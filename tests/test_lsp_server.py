@@ -412,11 +412,20 @@ async def test_cancel_request_closes_the_model_request(client: LanguageClient, r
         assert state.cancelled == 1 and state.state == "ready"
 
 
-async def raw_request(client: LanguageClient, msg_id: str, method: str, params: Any) -> Any:
-    """Send hand-written JSON-RPC (bypassing the client's types) and await the answer."""
+_NO_PARAMS = object()
+
+
+async def raw_request(
+    client: LanguageClient, msg_id: str, method: str, params: Any = _NO_PARAMS
+) -> Any:
+    """Send hand-written JSON-RPC (bypassing the client's types) and await the answer;
+    without ``params`` the message has no params member at all."""
     answer: Future[Any] = Future()
     client.protocol._request_futures[msg_id] = answer
-    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+    if params is not _NO_PARAMS:
+        message["params"] = params
+    body = json.dumps(message)
     write_raw(client, body.encode())
     return await asyncio.wait_for(asyncio.wrap_future(answer), 5)
 
@@ -449,6 +458,9 @@ async def test_malformed_messages_get_errors_and_the_server_carries_on(
     with pytest.raises(JsonRpcException) as error:
         await raw_request(client, "bad-4", "textDocument/completion", outside)
     assert error.value.code == invalid_params
+    # params are optional in JSON-RPC: a request without them is still answered
+    answered = await raw_request(client, "no-params", "repomem/status")
+    assert answered.state == "ready"
     write_raw(client, b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": []}')
     write_raw(client, b"this is not json")
     write_raw(client, b"[1, 2, 3]")
