@@ -594,9 +594,11 @@ class RepoIndex:
         entry = self.files.get(path)
         return entry.text if entry is not None else None
 
-    def language(self, path: str) -> str | None:
-        entry = self.files.get(path)
-        return entry.language if entry is not None else language_for_path(path)
+    def apply_buffer(self, path: str, text: str) -> None:
+        """Show retrieval a file as the user has it now. Only files the index holds are
+        updated: one it skipped (ignored, secret, unsupported) stays out of every prompt."""
+        if path in self.files:
+            self.update_file(path, text)
 
     def reload_file(self, path: str) -> None:
         """Re-read one file from disk (or drop it if it is gone or no longer indexable)."""

@@ -20,6 +20,7 @@ class Position:
     path: str  # repository-relative, posix
     line: int
     column: int
+    name: str  # FILE as the user wrote it, for messages
 
 
 def parse_location(location: str) -> tuple[str, int, int]:
@@ -59,4 +60,4 @@ def parse_position(location: str) -> Position:
     if not resolved.is_relative_to(root.resolve()):
         raise RepomemError(f"{name} is outside the repository at {root}")
     rel = resolved.relative_to(root.resolve()).as_posix()
-    return Position(root, rel, line - 1, column - 1)
+    return Position(root, rel, line - 1, column - 1, name)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from repomem.errors import RepomemError
-from repomem.workspace import parse_location, parse_position
+from repomem.workspace import parse_position
 
 if TYPE_CHECKING:
     from repomem.completion import CompletionEngine, CompletionResult, Retriever
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
     pos = parse_position(args.location)
     root, rel, path = pos.root, pos.path, pos.root / pos.path
-    file_arg, line, column = parse_location(args.location)
+    file_arg, line, column = pos.name, pos.line + 1, pos.column + 1
     settings = load_settings(
         root,
         overrides={
@@ -164,9 +164,7 @@ def _open_index(root: Path, settings: Settings, rel: str, text: str) -> RepoInde
     except IndexNotFound:
         print(f"repomem: indexing {root} (first use)", file=sys.stderr)
         index, _ = RepoIndex.build(root, settings.index)  # persisted for the next run
-    known = index.file_text(rel)
-    if known is not None and known != text:
-        index.update_file(rel, text)
+    index.apply_buffer(rel, text)
     return index
 
 

@@ -29,8 +29,7 @@ def run(args: argparse.Namespace) -> int:
     pos = parse_position(args.position)
     index = RepoIndex.load(pos.root)
     text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
-    if index.file_text(pos.path) != text:
-        index.update_file(pos.path, text)  # the file as it is now, not as indexed
+    index.apply_buffer(pos.path, text)  # the file as it is now, not as indexed
     lines = split_lines(text)
     if pos.line > len(lines):
         raise RepomemError(
