@@ -30,12 +30,8 @@ from repomem_eval.task_view import TaskView
 class BufferSwap:
     """Shows the index a task's file as the user's buffer, and puts the snapshot's file back.
 
-    Every update it makes removes lines from the end of the file: a buffer replaces the
-    original or a longer buffer, and the original comes back by removing the file and adding it
-    again. ``RepoIndex.update_file`` numbers the seeds of its relation update from the new
-    parse against the old graph, which reads past the graph when a file grows; updates that
-    shrink a file, remove it or add it never do. (``task_view.view_order`` makes consecutive
-    buffers shrink, so that this costs nothing in the common case.)
+    Each swap is one exact ``RepoIndex.update_file``; tasks of one file run together
+    (``task_view.view_order``), so the file is put back once per file, not once per task.
 
     A task file the index does not hold (skipped as too large, say) is left alone: its buffer
     would be skipped the same way.
@@ -44,15 +40,12 @@ class BufferSwap:
     def __init__(self, index: RepoIndex) -> None:
         self.index = index
         self._original: tuple[str, str] | None = None
-        self._shown = ""
         self.updates = 0
         self.seconds = 0.0
 
     def show(self, view: TaskView) -> None:
         path = view.task.rel_path
-        if self._original is not None and (
-            self._original[0] != path or not self._shown.startswith(view.buffer)
-        ):
+        if self._original is not None and self._original[0] != path:
             self.restore()
         if self._original is None:
             original = self.index.file_text(path)
@@ -60,14 +53,12 @@ class BufferSwap:
                 return
             self._original = (path, original)
         self._update(path, view.buffer)
-        self._shown = view.buffer
 
     def restore(self) -> None:
         """Put the file last shown back as the snapshot has it."""
         if self._original is not None:
             path, original = self._original
             self._original = None
-            self._update(path, None)
             self._update(path, original)
 
     def _update(self, path: str, text: str | None) -> None:

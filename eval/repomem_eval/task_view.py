@@ -70,6 +70,6 @@ def task_view(task: Task, file_text: str, *, mode: str, window: int) -> TaskView
 
 
 def view_order(view: TaskView) -> tuple[str, int, str]:
-    """Sort key for a batch: by file, and within a file from the last hole to the first, so
-    that the buffers shown one after another shrink (see ``task_retrieval.BufferSwap``)."""
+    """Sort key for a batch: by file, so that a file is swapped back once for all its tasks
+    (see ``task_retrieval.BufferSwap``); within a file from the last hole to the first."""
     return (view.task.rel_path, -view.task.line_no, view.task.task_id)
