@@ -35,8 +35,9 @@ class IndexConfig:
     """How a repository is turned into fragments, a code graph and relations.
 
     The relation parameters trade exactness for speed: strengths below ``relation_epsilon``
-    count as 0, each graph node keeps at most ``node_neighbours`` strongest nodes, and each
-    fragment keeps its ``fragment_neighbours`` strongest related fragments.
+    count as 0, each graph node keeps at most ``node_neighbours`` strongest nodes, each
+    fragment keeps its ``fragment_neighbours`` strongest related fragments, and a path may
+    end at, but not pass through, a node with more than ``hub_degree`` neighbours.
     """
 
     index_dir: str = ".repomem"
@@ -49,6 +50,7 @@ class IndexConfig:
     relation_epsilon: float = 0.05
     node_neighbours: int = 64
     fragment_neighbours: int = 32
+    hub_degree: int = 64
 
 
 @dataclass(frozen=True)

@@ -4,19 +4,28 @@ Nodes: directories, files, each file's syntax-tree root, and statement-level syn
 Edges (undirected, weights in [0, 1]): syntax parent-child 0.5, directory tree 0.3,
 file-root 1.0, call site-definition 0.8. Relation strength between two nodes is the
 maximum-product path weight, found as a shortest path on ``-log(w)``.
+
+One file's change rewrites only the adjacency rows it touches (``CodeGraph.replace_file``),
+so node ids are allocated, not derived from the sorted file list: a file keeps its id range
+while it fits, and takes a new one at the end when it grows past it. Every tie between equal
+costs is broken by a node *key* derived from (path, position) instead of the id, so that
+results do not depend on the allocation: an updated graph and a rebuilt one give the same
+relations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
 
 import numpy as np
-import scipy.sparse as sp
 
 from repomem.parsing import ParsedFile
+from repomem.rowpool import RowPool
 
 W_SYNTAX = 0.5
 W_DIRECTORY = 0.3
@@ -24,37 +33,11 @@ W_FILE_ROOT = 1.0
 W_CALL = 0.8
 
 _WEIGHT = {"syntax": W_SYNTAX, "directory": W_DIRECTORY, "file_root": W_FILE_ROOT, "call": W_CALL}
+COST = {kind: float(-np.log(w)) for kind, w in _WEIGHT.items()}
 
+Call = tuple[int, str, int]  # (local caller node, callee path, local callee node)
 
-@dataclass
-class CodeGraph:
-    """CSR adjacency over ``-log(weight)`` costs, each row sorted by (cost, neighbour), plus
-    where each file's nodes start.
-
-    Node ids: per file (sorted by path) ``[file, root, statements...]``, then directories.
-    A statement's global id is ``stmt_offset[path] + local id``.
-    """
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    cost: np.ndarray
-    n_nodes: int
-    stmt_offset: dict[str, int]
-    edge_counts: dict[str, int]
-    node_counts: dict[str, int]
-
-    def to_networkx(self):  # noqa: ANN201 - networkx is only needed by tests and checks
-        """The same graph with weights ``w`` (not costs), for reference computations."""
-        import networkx as nx
-
-        g = nx.Graph()
-        g.add_nodes_from(range(self.n_nodes))
-        for u in range(self.n_nodes):
-            for p in range(self.indptr[u], self.indptr[u + 1]):
-                v = int(self.indices[p])
-                if u < v:
-                    g.add_edge(u, v, weight=float(np.exp(-self.cost[p])))
-        return g
+_LOCAL_BITS = 20  # positions per file in a key: a 1 MB file has fewer statements
 
 
 @cache
@@ -73,25 +56,374 @@ def _ancestors(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def build_graph(
-    files: Mapping[str, ParsedFile], calls: Mapping[str, list[tuple[int, str, int]]]
-) -> CodeGraph:
-    """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``)."""
-    paths = sorted(files)
-    offsets: dict[str, int] = {}
-    file_node: dict[str, int] = {}
-    nid = 0
-    for path in paths:
-        file_node[path] = nid
-        offsets[path] = nid + 2
-        nid += 2 + files[path].n_nodes
+def _base_key(kind: str, name: str) -> int:
+    """A file's or directory's key prefix; positions inside a file fill the low bits."""
+    h = hashlib.blake2b(f"{kind}:{name}".encode(), digest_size=8).digest()
+    return (int.from_bytes(h, "little") >> (64 - 43)) << _LOCAL_BITS
+
+
+@dataclass
+class CodeGraph:
+    """Adjacency over ``-log(weight)`` costs, each row sorted by (cost, neighbour key).
+
+    Per file, nodes ``[file, root, statements...]`` are consecutive: a statement's id is
+    ``stmt_offset[path] + local id``. ``key`` orders nodes wherever costs tie.
+    """
+
+    adj: RowPool
+    key: np.ndarray
+    stmt_offset: dict[str, int]
+    capacity: dict[str, int]  # ids reserved per file, from its file node on
+    size: dict[str, int]  # ids in use per file: 2 + statements
+    dirs: dict[str, int]
+    dir_children: Counter[str] = field(default_factory=Counter)
+    n_nodes: int = 0
+
+    @property
+    def start(self) -> np.ndarray:
+        return self.adj.start
+
+    @property
+    def end(self) -> np.ndarray:
+        return self.adj.end
+
+    def neighbours(self, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """Node ``u``'s neighbours and edge costs, cheapest first."""
+        s, e = self.adj.start[u], self.adj.end[u]
+        return self.adj.cols[s:e], self.adj.vals[s:e]
+
+    def file_nodes(self, path: str) -> np.ndarray:
+        if path not in self.stmt_offset:
+            return np.empty(0, np.int64)
+        first = self.stmt_offset[path] - 2
+        return np.arange(first, first + self.size[path], dtype=np.int64)
+
+    @property
+    def node_counts(self) -> dict[str, int]:
+        return {
+            "directory": len(self.dirs),
+            "file": len(self.stmt_offset),
+            "root": len(self.stmt_offset),
+            "statement": sum(self.size.values()) - 2 * len(self.size),
+        }
+
+    @property
+    def edge_counts(self) -> dict[str, int]:
+        _, _, cost = self.adj.gather(np.arange(self.adj.n_rows))
+        return {kind: int(np.count_nonzero(cost == c)) // 2 for kind, c in COST.items()}
+
+    def to_networkx(self):  # noqa: ANN201 - networkx is only needed by tests and checks
+        """The same graph with weights ``w`` (not costs), for reference computations."""
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(range(self.n_nodes))
+        for u in range(self.n_nodes):
+            nbr, cost = self.neighbours(u)
+            for v, c in zip(nbr.tolist(), cost.tolist(), strict=True):
+                if u < v:
+                    g.add_edge(u, v, weight=float(np.exp(-c)))
+        return g
+
+    # ------------------------------------------------------------------ one file's change
+    def replace_file(
+        self,
+        path: str,
+        new: ParsedFile | None,
+        calls_before: Mapping[str, set[Call]],
+        calls_after: Mapping[str, set[Call]],
+        calls: Mapping[str, list[Call]],
+        files: Mapping[str, ParsedFile],
+        callers: Iterable[str],
+    ) -> RowChange:
+        """Plan ``path``'s new parse (``None``: gone) and the call changes it caused.
+
+        ``calls_before``/``calls_after`` hold the calls of every file whose resolution was
+        redone (``path`` included), ``calls`` every other file's, ``files`` the parses after
+        the change, ``callers`` the other files that may call into ``path`` (their calls
+        still hold). Ids are allocated at once; the adjacency keeps its old rows until
+        ``apply``, so the old graph can still be searched in between.
+        """
+        removed_u: list[np.ndarray] = []
+        removed_v: list[np.ndarray] = []
+        added: list[tuple[np.ndarray, np.ndarray, float]] = []
+
+        old_nodes = self.file_nodes(path)
+        for u in old_nodes.tolist():
+            nbr, _ = self.neighbours(u)
+            removed_u.append(np.full(nbr.size, u, np.int64))
+            removed_v.append(nbr)
+        old_keys = self.key[old_nodes]
+        old_first = int(old_nodes[0]) if old_nodes.size else -1
+        old_capacity = self.capacity.pop(path, 0)
+        self.size.pop(path, None)
+        self.stmt_offset.pop(path, None)
+
+        new_nodes = np.empty(0, np.int64)
+        if new is None:
+            self._drop_from_directory(path, removed_u, removed_v)
+        else:
+            need = 2 + new.n_nodes
+            if old_first >= 0 and need <= old_capacity:
+                first, capacity = old_first, old_capacity
+            else:  # room to grow while the file is being typed in
+                first, capacity = self.n_nodes, need + need // 4 + 8
+                self._grow(first + capacity)
+            self.capacity[path], self.size[path] = capacity, need
+            self.stmt_offset[path] = off = first + 2
+            self.key[first : first + need] = _base_key("file", path) + np.arange(need)
+            new_nodes = np.arange(first, first + need, dtype=np.int64)
+            if old_first < 0:
+                self._add_to_directory(path, first, added)
+            else:
+                added.append(_edge(first, self.dirs[_parent(path)], "directory"))
+            parent = np.where(new.node_parent >= 0, new.node_parent + off, off - 1)
+            added.append(_edge(first, first + 1, "file_root"))
+            added.append(
+                (np.arange(off, off + new.n_nodes), parent.astype(np.int64), COST["syntax"])
+            )
+            cu, cv = [], []
+            for p, entries in calls_after.items():
+                for src, tpath, tnode in entries:
+                    if (p == path or tpath == path) and tpath in self.stmt_offset:
+                        cu.append(self.stmt_offset[p] + src)
+                        cv.append(self.stmt_offset[tpath] + tnode)
+            for p in callers:
+                if p not in calls_after and p in self.stmt_offset:
+                    cu.extend(
+                        self.stmt_offset[p] + src for src, t, _ in calls.get(p, ()) if t == path
+                    )
+                    cv.extend(off + tnode for _, t, tnode in calls.get(p, ()) if t == path)
+            added.append((np.array(cu, np.int64), np.array(cv, np.int64), COST["call"]))
+
+        self._call_changes(
+            path, calls_before, calls_after, calls, files, removed_u, removed_v, added
+        )
+        return self._new_rows(old_nodes, old_keys, new_nodes, removed_u, removed_v, added)
+
+    def apply(self, change: RowChange) -> None:
+        self.adj.set_rows(change.rows, change.owner, change.nbr, change.cost)
+
+    def _grow(self, n: int) -> None:
+        if n > self.n_nodes:
+            self.adj.grow(n)
+            self.key = np.concatenate([self.key, np.zeros(n - self.key.size, np.int64)])
+            self.n_nodes = n
+
+    def _add_to_directory(
+        self, path: str, first: int, added: list[tuple[np.ndarray, np.ndarray, float]]
+    ) -> None:
+        child_node = first
+        for d in _ancestors(path):
+            self.dir_children[d] += 1
+            known = d in self.dirs
+            if not known:
+                self.dirs[d] = self.n_nodes
+                self._grow(self.n_nodes + 1)
+                self.key[self.dirs[d]] = _base_key("dir", d)
+            added.append(_edge(child_node, self.dirs[d], "directory"))
+            if known:
+                return
+            child_node = self.dirs[d]
+
+    def _drop_from_directory(
+        self, path: str, removed_u: list[np.ndarray], removed_v: list[np.ndarray]
+    ) -> None:
+        """Directories left empty disappear, as they would from a rebuild (the root stays)."""
+        for d in _ancestors(path):
+            self.dir_children[d] -= 1
+            if self.dir_children[d] > 0 or d == "":
+                return
+            del self.dir_children[d]
+            node = self.dirs.pop(d)
+            nbr, _ = self.neighbours(node)
+            removed_u.append(np.full(nbr.size, node, np.int64))
+            removed_v.append(nbr)
+
+    def _call_changes(
+        self,
+        path: str,
+        before: Mapping[str, set[Call]],
+        after: Mapping[str, set[Call]],
+        calls: Mapping[str, list[Call]],
+        files: Mapping[str, ParsedFile],
+        removed_u: list[np.ndarray],
+        removed_v: list[np.ndarray],
+        added: list[tuple[np.ndarray, np.ndarray, float]],
+    ) -> None:
+        """Call edges between other files that appeared, vanished or changed kind. An edge
+        exists while either end's file lists the call; a call along a syntax edge replaces
+        it, and removing the call brings the syntax edge back."""
+        untouched: dict[str, set[Call]] = {}
+
+        def listed(p: str, state: Mapping[str, set[Call]]) -> set[Call]:
+            if p in state:
+                return state[p]
+            if p not in untouched:
+                untouched[p] = set(calls.get(p, ()))
+            return untouched[p]
+
+        def kind(p: str, s: int, q: str, t: int, state: Mapping[str, set[Call]]) -> str | None:
+            if (s, q, t) in listed(p, state) or (t, p, s) in listed(q, state):
+                return "call"
+            parent = files[p].node_parent if p == q else None
+            if parent is not None and (parent[s] == t or parent[t] == s):
+                return "syntax"
+            return None
+
+        changed: set[tuple[str, int, str, int]] = set()
+        for p in set(before) | set(after):
+            for s, q, t in before.get(p, set()) ^ after.get(p, set()):
+                if path not in (p, q) and (p, s) != (q, t):
+                    changed.add((p, s, q, t) if (p, s) < (q, t) else (q, t, p, s))
+        for p, s, q, t in sorted(changed):
+            if p not in self.stmt_offset or q not in self.stmt_offset:
+                continue
+            was, now = kind(p, s, q, t, before), kind(p, s, q, t, after)
+            if was == now:
+                continue
+            u, v = self.stmt_offset[p] + s, self.stmt_offset[q] + t
+            if was is not None:
+                removed_u.append(np.array([u, v], np.int64))
+                removed_v.append(np.array([v, u], np.int64))
+            if now is not None:
+                added.append(_edge(u, v, now))
+
+    def _new_rows(
+        self,
+        old_nodes: np.ndarray,
+        old_keys: np.ndarray,
+        new_nodes: np.ndarray,
+        removed_u: list[np.ndarray],
+        removed_v: list[np.ndarray],
+        added: list[tuple[np.ndarray, np.ndarray, float]],
+    ) -> RowChange:
+        empty = np.empty(0, np.int64)
+        ru = np.concatenate([empty, *removed_u])
+        rv = np.concatenate([empty, *removed_v])
+        au = np.concatenate([empty, *(a for a, _, _ in added)])
+        av = np.concatenate([empty, *(b for _, b, _ in added)])
+        ac = np.concatenate([np.empty(0), *(np.full(a.size, c) for a, _, c in added)])
+        keep = au != av
+        au, av, ac = au[keep], av[keep], ac[keep]
+        au, av, ac = np.r_[au, av], np.r_[av, au], np.r_[ac, ac]  # undirected
+        rows = np.unique(np.concatenate([old_nodes, new_nodes, ru, rv, au]))
+        n = np.int64(self.n_nodes)
+        indptr, cur_v, cur_c = self.adj.gather(rows)
+        cur_u = np.repeat(rows, np.diff(indptr))
+        gone = np.isin(cur_u * n + cur_v, np.r_[ru * n + rv, rv * n + ru])
+        u = np.r_[cur_u[~gone], au]
+        v = np.r_[cur_v[~gone], av]
+        c = np.r_[cur_c[~gone], ac]
+        # one edge per pair, the cheapest (strongest) kind; rows by (cost, key)
+        order = np.lexsort((c, v, u))
+        u, v, c = u[order], v[order], c[order]
+        first = np.r_[True, (u[1:] != u[:-1]) | (v[1:] != v[:-1])]
+        u, v, c = u[first], v[first], c[first]
+        order = np.lexsort((self.key[v], c, u))
+        u, v, c = u[order], v[order], c[order]
+
+        def key_before(ids: np.ndarray) -> np.ndarray:
+            """Keys as they were: the file's old range may have been renumbered in place."""
+            out = self.key[ids]
+            if old_nodes.size:
+                mine = (ids >= old_nodes[0]) & (ids <= old_nodes[-1])
+                out[mine] = old_keys[ids[mine] - old_nodes[0]]
+            return out
+
+        return RowChange(
+            rows,
+            u,
+            v,
+            c,
+            key_before=key_before(rows),
+            key_after=self.key[rows],
+            before=row_signatures(rows, cur_u, key_before(cur_v), cur_c),
+            after=row_signatures(rows, u, self.key[v], c),
+        )
+
+
+@dataclass
+class RowChange:
+    """Adjacency rows to replace: every node whose neighbours or their costs change (in
+    ids; ``before``/``after`` tell which rows changed in keys, what searches depend on)."""
+
+    rows: np.ndarray
+    owner: np.ndarray
+    nbr: np.ndarray
+    cost: np.ndarray
+    key_before: np.ndarray  # per row: the node's key before the change, and after
+    key_after: np.ndarray
+    before: np.ndarray  # per row: (degree, signature) of its neighbours' keys and costs
+    after: np.ndarray
+
+
+def mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64: spreads bits so that sums of mixed values identify multisets."""
+    x = np.asarray(x).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def row_signatures(
+    rows: np.ndarray, owner: np.ndarray, nbr_key: np.ndarray, cost: np.ndarray
+) -> np.ndarray:
+    """Per row (sorted ids): degree and an order-free hash of its (neighbour key, cost)
+    entries; ``owner`` lists each entry's row, grouped."""
+    out = np.zeros((rows.size, 2), np.uint64)
+    if owner.size == 0:
+        return out
+    pos = np.searchsorted(rows, owner)
+    h = mix(nbr_key.astype(np.uint64) ^ mix(np.round(cost * 1e6).astype(np.int64)))
+    first = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1]])
+    out[pos[first], 0] = np.diff(np.r_[first, pos.size]).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        out[pos[first], 1] = np.add.reduceat(h, first)
+    return out
+
+
+def _edge(u: int, v: int, kind: str) -> tuple[np.ndarray, np.ndarray, float]:
+    return np.array([u], np.int64), np.array([v], np.int64), COST[kind]
+
+
+def layout(files: Mapping[str, ParsedFile]) -> tuple[dict[str, int], dict[str, int], int]:
+    """Canonical ids: files and directories ordered by key, so ids and keys agree."""
     dir_names = {""}
-    for path in paths:
+    for path in files:
         dir_names.update(_ancestors(path))
+    items = sorted(
+        [(_base_key("file", p), 0, p) for p in files]
+        + [(_base_key("dir", d), 1, d) for d in dir_names]
+    )
+    first: dict[str, int] = {}
     dirs: dict[str, int] = {}
-    for d in sorted(dir_names):
-        dirs[d] = nid
-        nid += 1
+    nid = 0
+    for _, is_dir, name in items:
+        if is_dir:
+            dirs[name] = nid
+            nid += 1
+        else:
+            first[name] = nid
+            nid += 2 + files[name].n_nodes
+    return first, dirs, nid
+
+
+def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]) -> CodeGraph:
+    """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``)."""
+    import scipy.sparse as sp
+
+    paths = sorted(files)
+    file_first, dirs, nid = layout(files)
+    offsets = {p: file_first[p] + 2 for p in paths}
+    key = np.zeros(nid, np.int64)
+    for p in paths:
+        key[file_first[p] : offsets[p] + files[p].n_nodes] = _base_key("file", p) + np.arange(
+            2 + files[p].n_nodes
+        )
+    for d, node in dirs.items():
+        key[node] = _base_key("dir", d)
 
     # syntax: each statement to its nearest statement ancestor, or to its file's root
     parent_of = np.full(nid, -1, np.int64)
@@ -112,16 +444,16 @@ def build_graph(
                 cv.append(offsets[tpath] + tnode)
     cu_a, cv_a = np.array(cu, np.int64), np.array(cv, np.int64)
     lo, hi = np.minimum(cu_a, cv_a), np.maximum(cu_a, cv_a)
-    key = np.unique(lo[lo != hi] * nid + hi[lo != hi])
-    c_lo, c_hi = key // nid, key % nid
+    pair = np.unique(lo[lo != hi] * nid + hi[lo != hi])
+    c_lo, c_hi = pair // nid, pair % nid
     # a call along a syntax edge replaces it: one edge per pair, the strongest kind
     shadowed = np.concatenate([c_lo[parent_of[c_lo] == c_hi], c_hi[parent_of[c_hi] == c_lo]])
     children = np.setdiff1d(children, shadowed, assume_unique=True)
 
     du = [dirs[_parent(d)] for d in dirs if d] + [dirs[_parent(p)] for p in paths]
-    dv = [n for d, n in dirs.items() if d] + [file_node[p] for p in paths]
-    fr = np.array([file_node[p] for p in paths], np.int64)
-    pairs = {  # cheapest kind first: rows list neighbours by (cost, node)
+    dv = [n for d, n in dirs.items() if d] + [file_first[p] for p in paths]
+    fr = np.array([file_first[p] for p in paths], np.int64)
+    pairs = {  # cheapest kind first; ids follow keys, so rows list neighbours by (cost, key)
         "file_root": (fr, fr + 1),
         "call": (c_lo, c_hi),
         "syntax": (children, parent_of[children]),
@@ -134,7 +466,7 @@ def build_graph(
             shape=(nid, nid),
         )
         m.sort_indices()
-        blocks.append((-np.log(_WEIGHT[kind]), m))
+        blocks.append((COST[kind], m))
     counts = np.stack([np.diff(m.indptr) for _, m in blocks])
     indptr = np.zeros(nid + 1, np.int64)
     np.cumsum(counts.sum(axis=0), out=indptr[1:])
@@ -147,17 +479,19 @@ def build_graph(
         indices[dest] = m.indices
         cost[dest] = c
         before += cnt
+    adj = RowPool(nid)
+    adj.start, adj.end = indptr[:-1].copy(), indptr[1:].copy()
+    adj.cols, adj.vals = indices, cost
+    adj.used = adj.live = int(indices.size)
+    children_of: Counter[str] = Counter(_parent(p) for p in paths)
+    children_of.update(_parent(d) for d in dirs if d)
     return CodeGraph(
-        indptr=indptr,
-        indices=indices,
-        cost=cost,
-        n_nodes=nid,
+        adj=adj,
+        key=key,
         stmt_offset=offsets,
-        edge_counts={kind: int(a.size) for kind, (a, _) in pairs.items()},
-        node_counts={
-            "directory": len(dirs),
-            "file": len(paths),
-            "root": len(paths),
-            "statement": int(sum(files[p].n_nodes for p in paths)),
-        },
+        capacity={p: 2 + files[p].n_nodes for p in paths},
+        size={p: 2 + files[p].n_nodes for p in paths},
+        dirs=dirs,
+        dir_children=children_of,
+        n_nodes=nid,
     )

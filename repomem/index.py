@@ -26,11 +26,12 @@ from repomem.bm25 import BM25Index, tokenize
 from repomem.config import IndexConfig
 from repomem.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.fragments import Window, shown_lines, window_nodes, windows
-from repomem.graph import CodeGraph, build_graph
+from repomem.graph import CodeGraph, RowChange, build_graph, layout, mix
 from repomem.languages import language_for_path
 from repomem.parsing import ParsedFile, parse_source, split_lines, supported
 from repomem.relations import compute_relations, node_ball
 from repomem.resolve import Resolver
+from repomem.rowpool import RowPool
 from repomem.scorer import (
     Exclusion,
     Location,
@@ -153,12 +154,12 @@ class RepoIndex:
         self.radius = np.zeros(0)
         self._relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
-        self._frag_nodes: sp.csr_matrix | None = None
-        self._node_frags: sp.csr_matrix | None = None
+        self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
+        self._node_frags: RowPool | None = None  # per node: the fragments holding it
         self._resolver: Resolver | None = None
         self._line_cache: dict[str, tuple[str, list[str]]] = {}
         # what each file's call resolution depended on, as loaded from a saved index
-        self.saved_dependencies: dict[str, tuple[list[str], list[str]]] = {}
+        self.saved_dependencies: dict[str, tuple[list[list], list[str]]] = {}
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -298,39 +299,43 @@ class RepoIndex:
         self.bm25.add(fid, tokenize(text))
         return fid
 
-    def _remove_file_fragments(self, path: str) -> list[int]:
-        """Drops the file's locations; returns ids of fragments that no longer exist."""
-        entry = self.files.pop(path)
-        freed = []
-        for fid in np.unique(entry.win_frag):
-            fid = int(fid)
-            self.frag_locs[fid] = [loc for loc in self.frag_locs[fid] if loc.path != path]
-            if not self.frag_locs[fid]:
-                del self.by_text[self.frag_text[fid]]
-                self.frag_text[fid] = ""
-                self.bm25.remove(fid)
-                self.free_ids.append(fid)
-                self.live[fid] = False
-                freed.append(fid)
-        return freed
-
-    def _assemble_frag_nodes(self) -> sp.csr_matrix:
-        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations."""
+    def _frag_entries(self, paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fragment, node, weight) of the windows of ``paths``."""
         graph = self.graph
-        rows, cols, vals = [], [], []
-        for path, entry in self.files.items():
-            rows.append(entry.wn_frag)
-            cols.append(entry.wn_node + graph.stmt_offset[path])
-            vals.append(entry.wn_weight)
-        n = len(self.frag_text)
-        if not rows:
-            return sp.csr_matrix((n, graph.n_nodes))
-        m = sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(n, graph.n_nodes),
+        parts = [
+            (
+                self.files[p].wn_frag,
+                self.files[p].wn_node + graph.stmt_offset[p],
+                self.files[p].wn_weight,
+            )
+            for p in paths
+        ]
+        empty = np.empty(0, np.int64)
+        return (
+            np.concatenate([empty, *(f for f, _, _ in parts)]),
+            np.concatenate([empty, *(n for _, n, _ in parts)]),
+            np.concatenate([np.empty(0), *(w for _, _, w in parts)]),
         )
-        m.sum_duplicates()
-        return m
+
+    def _grouped(
+        self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, by_key: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Entries summed per (row, col), grouped by row; within a row by column id, or by
+        the graph's node key (fragment rows: Eq. 8 sums then run in the same order however
+        node ids were allocated)."""
+        span = np.int64(max(self.graph.n_nodes, len(self.frag_text), 1))
+        pair, inverse = np.unique(rows * span + cols, return_inverse=True)
+        vals = np.bincount(inverse, weights=vals, minlength=pair.size)
+        rows, cols = pair // span, pair % span
+        if by_key:
+            order = np.lexsort((self.graph.key[cols], rows))
+            rows, cols, vals = rows[order], cols[order], vals[order]
+        return rows, cols, vals
+
+    def _assemble_frag_nodes(self) -> RowPool:
+        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations."""
+        rows, cols, vals = self._grouped(*self._frag_entries(list(self.files)), by_key=True)
+        return RowPool.from_sorted(rows, cols, vals, len(self.frag_text))
 
     def _grow_relations(self) -> None:
         n, cap = len(self.frag_text), self.config.fragment_neighbours
@@ -353,6 +358,7 @@ class RepoIndex:
                 epsilon=self.config.relation_epsilon,
                 node_cap=self.config.node_neighbours,
                 frag_cap=self.config.fragment_neighbours,
+                hub=self.config.hub_degree,
             )
             self.radius[nodes] = radius
             self.truncated.difference_update(part.tolist())
@@ -369,17 +375,19 @@ class RepoIndex:
         return self._graph
 
     @property
-    def frag_nodes(self) -> sp.csr_matrix:
+    def frag_nodes(self) -> RowPool:
         if self._frag_nodes is None:
             self._frag_nodes = self._assemble_frag_nodes()
             self._node_frags = None
         return self._frag_nodes
 
     @property
-    def node_frags(self) -> sp.csr_matrix:
+    def node_frags(self) -> RowPool:
         """``frag_nodes`` transposed: the fragments holding each graph node."""
         if self._node_frags is None:
-            self._node_frags = self.frag_nodes.T.tocsr()
+            self._node_frags = RowPool.from_csr(
+                self.frag_nodes.to_csr(self.graph.n_nodes).T.tocsr()
+            )
         return self._node_frags
 
     @property
@@ -434,69 +442,115 @@ class RepoIndex:
         elif path not in self.parsed:
             return
 
-        graph0, node_frags0 = self.graph, self.node_frags
-        resolver = self.resolver
+        graph, resolver = self.graph, self.resolver
+        node_frags = self.node_frags
         touched = {path} | resolver.dependents(path, (self.parsed.get(path), new_pf))
         old_calls = {p: set(self.calls.get(p, ())) for p in touched}
-        seeds0 = self._file_nodes(graph0, path)
-
         if new_pf is None:
             self.parsed.pop(path, None)
         else:
             self.parsed[path] = new_pf
         resolver.update(path, new_pf)
         new_calls = {p: set(resolver.calls_of(p)) for p in touched if p in self.parsed}
-        changed_edges = set()
-        for p in touched:
-            changed_edges.update((p, e) for e in old_calls.get(p, set()) ^ new_calls.get(p, set()))
-        seeds0 = np.concatenate([seeds0, self._edge_nodes(graph0, changed_edges, path)])
-        affected0 = self._fragments_near(graph0, node_frags0, seeds0, self.radius)
+        old_nodes = graph.file_nodes(path)
+        held_before = node_frags.gather(old_nodes)
+        old_frag_sig = _signatures(*held_before)
+        change = graph.replace_file(
+            path,
+            new_pf,
+            old_calls,
+            new_calls,
+            self.calls,
+            self.parsed,
+            callers=resolver.readers.get(path, ()),
+        )
+        self._grow_node_arrays()
 
+        old_frags = self._file_frags(path)
+        freed = self._replace_file_fragments(path, new_pf, text)
+        new_nodes = graph.file_nodes(path)
+        self._update_fragment_nodes(
+            np.union1d(old_frags, self._file_frags(path)), np.union1d(old_nodes, new_nodes)
+        )
+        plan = _UpdatePlan(change, old_nodes, old_frag_sig, new_nodes, self, self.config.hub_degree)
+        # what the old graph reached; the file's old nodes held the fragments they held then
+        affected0 = self._fragments_near(plan.seeds_before, (old_nodes, *held_before[:2]))
+        graph.apply(change)
         for p in touched:
             if p in self.parsed:
                 self.calls[p] = sorted(new_calls[p])
             else:
                 self.calls.pop(p, None)
-        freed = self._remove_file_fragments(path) if path in self.files else []
-        if new_pf is not None:
-            source = SourceFile(path, language, text, new_pf.digest, len(text))
-            self._add_file_fragments(source, prepare_file(source, self.config, new_pf))
-        self._graph = build_graph(self.parsed, self.calls)
-        self._frag_nodes, self._node_frags = self._assemble_frag_nodes(), None
-        self.radius = self._carry_radius(graph0, self._graph, path)
+        self.radius[new_nodes] = plan.carried_radius(self.radius)
+        affected1 = self._fragments_near(plan.seeds_after)
         self._grow_relations()
-
-        graph1 = self._graph
-        seeds1 = np.concatenate(
-            [self._file_nodes(graph1, path), self._edge_nodes(graph1, changed_edges, path)]
-        )
-        affected1 = self._fragments_near(graph1, self.node_frags, seeds1, self.radius)
-        cleared = np.empty(0, np.int64)
         if freed:
-            dead = np.zeros(len(self.frag_text), bool)
-            dead[freed] = True
-            gone = (self.rel_idx >= 0) & dead[np.maximum(self.rel_idx, 0)]
-            cleared = np.flatnonzero(gone.any(axis=1))
-            self.rel_idx[gone] = -1
-            self.rel_val[gone] = 0.0
             self.rel_idx[freed] = -1
             self.rel_val[freed] = 0.0
             self.truncated.difference_update(freed)
-        rows = np.union1d(affected0, affected1)
-        rows = rows[self.live[rows]]
-        if path in self.files:
-            rows = np.union1d(rows, self.files[path].win_frag)
+        new_frags = np.setdiff1d(self._file_frags(path), old_frags)
+        rows = np.union1d(np.union1d(affected0, affected1), node_frags.gather(plan.hubs)[1])
+        rows = np.union1d(rows[self.live[rows]], new_frags)
         self._recompute_relations(rows)
-        self._compact_relation_rows(np.setdiff1d(cleared, rows))
 
-    def _carry_radius(self, old: CodeGraph, new: CodeGraph, changed: str) -> np.ndarray:
-        """Search radii in the new node numbering; unknown (inf) for the changed file."""
-        out = np.full(new.n_nodes, np.inf)
-        for path, off in new.stmt_offset.items():
-            old_off = old.stmt_offset.get(path)
-            if path != changed and old_off is not None:
-                n = self.parsed[path].n_nodes
-                out[off : off + n] = self.radius[old_off : old_off + n]
+    def _replace_file_fragments(
+        self, path: str, pf: ParsedFile | None, text: str | None
+    ) -> list[int]:
+        """Moves the file to its new windows; a window whose text is unchanged keeps its
+        fragment (and so its relations). Returns the fragments that no longer exist."""
+        old = self.files.pop(path, None)
+        old_frags = np.unique(old.win_frag).tolist() if old is not None else []
+        for fid in old_frags:
+            self.frag_locs[fid] = [loc for loc in self.frag_locs[fid] if loc.path != path]
+        if pf is not None and text is not None:
+            source = SourceFile(path, pf.language, text, pf.digest, len(text))
+            self._add_file_fragments(source, prepare_file(source, self.config, pf))
+        freed = []
+        for fid in old_frags:
+            if not self.frag_locs[fid]:
+                del self.by_text[self.frag_text[fid]]
+                self.frag_text[fid] = ""
+                self.bm25.remove(fid)
+                self.free_ids.append(fid)
+                self.live[fid] = False
+                freed.append(fid)
+        return freed
+
+    def _file_frags(self, path: str) -> np.ndarray:
+        entry = self.files.get(path)
+        return np.unique(entry.win_frag) if entry is not None else np.empty(0, np.int64)
+
+    def _grow_node_arrays(self) -> None:
+        n = self.graph.n_nodes
+        self.node_frags.grow(n)
+        if self.radius.size < n:
+            self.radius = np.concatenate([self.radius, np.full(n - self.radius.size, np.inf)])
+
+    def _update_fragment_nodes(self, frags: np.ndarray, nodes: np.ndarray) -> None:
+        """Refresh the rows one file's change touched: of its fragments, old and new (some
+        shared with other files, whose nodes stay in them), and of its nodes, old and new."""
+        frag_nodes, node_frags = self.frag_nodes, self.node_frags
+        frag_nodes.grow(len(self.frag_text))
+        live = frags[self.live[frags]]
+        paths = sorted({loc.path for fid in live.tolist() for loc in self.frag_locs[fid]})
+        f, n, w = self._frag_entries(paths)
+        keep = np.isin(f, live)
+        frag_nodes.set_rows(frags, *self._grouped(f[keep], n[keep], w[keep], by_key=True))
+        mine = np.isin(n, nodes)
+        node_frags.set_rows(nodes, *self._grouped(n[mine], f[mine], w[mine], by_key=False))
+
+    def canonical_radius(self) -> np.ndarray:
+        """Search radii numbered as a rebuild numbers the nodes (what a saved index holds)."""
+        if self._graph is None:
+            return self.radius
+        graph = self._graph
+        first, dirs, n = layout(self.parsed)
+        out = np.full(n, np.inf)
+        for path, node in first.items():
+            cur = graph.stmt_offset[path] - 2
+            out[node : node + graph.size[path]] = self.radius[cur : cur + graph.size[path]]
+        for d, node in dirs.items():
+            out[node] = self.radius[graph.dirs[d]]
         return out
 
     def _compact_relation_rows(self, rows: np.ndarray) -> None:
@@ -507,35 +561,25 @@ class RepoIndex:
         self.rel_val[rows] = np.take_along_axis(val, order, axis=1)
         self._relations_csr = None
 
-    def _file_nodes(self, graph: CodeGraph, path: str) -> np.ndarray:
-        off = graph.stmt_offset.get(path)
-        if off is None:
-            return np.empty(0, np.int64)
-        n = self.parsed[path].n_nodes if path in self.parsed else 0
-        return np.arange(off - 2, off + n, dtype=np.int64)
-
-    def _edge_nodes(
-        self, graph: CodeGraph, edges: set[tuple[str, tuple[int, str, int]]], changed: str
-    ) -> np.ndarray:
-        """Endpoints of changed call edges outside the changed file (whose nodes are seeds
-        anyway, and whose local numbers differ between its old and new parse)."""
-        out = []
-        for src_path, (src, dst_path, dst) in edges:
-            for p, n in ((src_path, src), (dst_path, dst)):
-                off = graph.stmt_offset.get(p)
-                if p != changed and off is not None:
-                    out.append(off + n)
-        return np.array(out, np.int64)
-
     def _fragments_near(
-        self, graph: CodeGraph, node_frags: sp.csr_matrix, seeds: np.ndarray, radius: np.ndarray
+        self,
+        seeds: np.ndarray,
+        held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> np.ndarray:
-        """Fragments holding a node whose search radius reaches one of the seeds."""
-        ball, cost = node_ball(graph, seeds, self.config.relation_epsilon)
-        near = ball[cost <= radius[ball] * (1 + 1e-9) + 1e-12]
-        if near.size == 0:
-            return np.empty(0, np.int64)
-        return np.unique(node_frags[near].indices).astype(np.int64)
+        """Fragments holding a node whose search radius reaches one of the seeds; ``held``:
+        (nodes, indptr, fragments) of nodes whose fragments were different then."""
+        ball, cost = node_ball(
+            self.graph, seeds, self.config.relation_epsilon, self.config.hub_degree
+        )
+        near = ball[cost <= self.radius[ball] * (1 + 1e-9) + 1e-12]
+        _, frags, _ = self.node_frags.gather(near)
+        if held is not None:
+            nodes, indptr, held_frags = held
+            hit = np.searchsorted(nodes, near[np.isin(near, nodes)])
+            frags = np.concatenate(
+                [frags, *(held_frags[indptr[i] : indptr[i + 1]] for i in hit.tolist())]
+            )
+        return np.unique(frags)
 
     # ------------------------------------------------------------------ retrieval
     def visible(self, exclusion: Exclusion | None) -> np.ndarray:
@@ -628,3 +672,73 @@ def text_key(text: str) -> int:
 
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _signatures(indptr: np.ndarray, frags: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per gathered row: an order-free hash of the fragments holding a node, with weights."""
+    out = np.zeros(indptr.size - 1, np.uint64)
+    if frags.size:
+        h = mix(frags.astype(np.uint64) ^ mix(np.round(weights * 1e12).astype(np.int64)))
+        nonempty = np.flatnonzero(np.diff(indptr) > 0)
+        with np.errstate(over="ignore"):
+            out[nonempty] = np.add.reduceat(h, indptr[nonempty])
+    return out
+
+
+class _UpdatePlan:
+    """Which nodes a file's change can matter to, compared in node keys (ids may move).
+
+    A node whose fragments or key changed matters to every search that settles it; one whose
+    neighbours changed, to every search that passes through it, which for a hub (before and
+    after) is only its own.
+    """
+
+    def __init__(
+        self,
+        change: RowChange,
+        old_nodes: np.ndarray,
+        old_frag_sig: np.ndarray,
+        new_nodes: np.ndarray,
+        index: RepoIndex,
+        hub: int,
+    ) -> None:
+        rows = change.rows
+        frag_before = np.zeros(rows.size, np.uint64)
+        frag_before[np.searchsorted(rows, old_nodes)] = old_frag_sig
+        frag_after = np.zeros(rows.size, np.uint64)
+        frag_after[np.searchsorted(rows, new_nodes)] = _signatures(
+            *index.node_frags.gather(new_nodes)
+        )
+        alive_before = change.before[:, 0] > 0
+        alive_after = change.after[:, 0] > 0
+        kb, ka = change.key_before, change.key_after
+        # per key: the row before and after (-1: no such node then)
+        keys = np.union1d(kb[alive_before], ka[alive_after])
+        at_before = np.full(keys.size, -1)
+        at_before[np.searchsorted(keys, kb[alive_before])] = np.flatnonzero(alive_before)
+        at_after = np.full(keys.size, -1)
+        at_after[np.searchsorted(keys, ka[alive_after])] = np.flatnonzero(alive_after)
+        both = (at_before >= 0) & (at_after >= 0)
+        b, a = at_before[both], at_after[both]
+        settle = np.ones(keys.size, bool)
+        settle[both] = frag_before[b] != frag_after[a]
+        passing = np.ones(keys.size, bool)
+        passing[both] = np.any(change.before[b] != change.after[a], axis=1)
+        stays_hub = np.zeros(keys.size, bool)
+        stays_hub[both] = (change.before[b, 0] > hub) & (change.after[a, 0] > hub)
+        seed = settle | (passing & ~stays_hub)
+        self.seeds_before = rows[at_before[seed & (at_before >= 0)]]
+        self.seeds_after = rows[at_after[seed & (at_after >= 0)]]
+        self.hubs = rows[at_after[passing & stays_hub & ~settle]]
+        # the file's nodes: where each one's radius was, by key
+        self._new_nodes = new_nodes
+        self._from = np.full(new_nodes.size, -1)
+        old_key = dict(
+            zip(kb[np.searchsorted(rows, old_nodes)].tolist(), old_nodes.tolist(), strict=True)
+        )
+        for i, k in enumerate(change.key_after[np.searchsorted(rows, new_nodes)].tolist()):
+            self._from[i] = old_key.get(k, -1)
+
+    def carried_radius(self, radius: np.ndarray) -> np.ndarray:
+        """The file's new nodes' radii: an unchanged node keeps its own, others are unknown."""
+        return np.where(self._from >= 0, radius[np.maximum(self._from, 0)], np.inf)

@@ -7,6 +7,7 @@ parse time.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -203,12 +204,15 @@ def _python_symbols(
                     p for c in supers.named_children if (p := _dotted(c)) is not None
                 ]
 
+    starts = [start for start, _, _ in class_spans]
+
     def scope_of(byte: int) -> str | None:
-        best = None
-        for start, end, qual in class_spans:
-            if start <= byte < end:
-                best = qual  # spans are pre-ordered: the last hit is the innermost
-        return best
+        # spans are pre-ordered: the innermost one holding ``byte`` is the last such before it
+        for k in range(bisect.bisect_right(starts, byte) - 1, -1, -1):
+            start, end, qual = class_spans[k]
+            if byte < end:
+                return qual
+        return None
 
     for call, fn in calls:
         parts = _dotted(fn)

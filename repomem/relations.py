@@ -2,15 +2,21 @@
 
 ``F(c_i, c_j) = sum_k sum_l a_ik * Dis(g_k, g_l) * a_jl`` where ``a_ik`` is node k's share
 of fragment i's code text. The literal all-pairs computation does not scale (call edges make
-hubs), so three documented truncations keep it sparse and fast:
+hubs), so documented truncations keep it sparse and fast:
 
 * strengths below ``epsilon`` count as 0 (a bounded Dijkstra on ``-log w`` stops there);
-* each source node settles at most ``node_cap`` nodes, strongest first;
+* a path may end at a hub (a node with more than ``hub`` neighbours: a much-called function,
+  a large directory) but not pass through it: the thousand callers of ``assertEqual`` are
+  not related to each other by that call, and which of them a capped search would keep is
+  decided by tie-breaks, not by the code;
+* each source node settles at most ``node_cap`` nodes, strongest first (equal strengths in
+  node-key order, see ``repomem.graph``);
 * each fragment keeps its ``frag_cap`` strongest relations.
 
-Without truncation (no source hits its cap, no fragment its limit) the result equals the
-brute-force Eq. 8 with ``Dis`` zeroed below ``epsilon``, and that differs from the exact Eq. 8
-by less than ``epsilon`` per fragment pair, because the ``a_ik * a_jl`` sum to 1. A node cap
+Without truncation (no hub, no source hitting its cap, no fragment its limit) the result
+equals the brute-force Eq. 8 with ``Dis`` zeroed below ``epsilon``, and that differs from the
+exact Eq. 8 by less than ``epsilon`` per fragment pair, because the ``a_ik * a_jl`` sum to 1.
+With hubs it equals the same brute force on paths that do not pass through a hub. A node cap
 that bites drops only strengths at or below the last one kept. A fragment that occurs at
 several places relates through all of them: its node weights are the sum over its locations.
 """
@@ -19,17 +25,20 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 
 from repomem.graph import CodeGraph
+from repomem.rowpool import RowPool
 
 
 @numba.njit(cache=True)
-def _push(hk, hv, size, key, val):  # noqa: ANN001, ANN202
+def _push(hk, hv, size, key, val, tie):  # noqa: ANN001, ANN202
     if size >= hk.size:
         nk = np.empty(hk.size * 2, hk.dtype)
         nv = np.empty(hv.size * 2, hv.dtype)
@@ -41,7 +50,7 @@ def _push(hk, hv, size, key, val):  # noqa: ANN001, ANN202
     hv[i] = val
     while i > 0:
         p = (i - 1) >> 1
-        if hk[p] < hk[i] or (hk[p] == hk[i] and hv[p] <= hv[i]):
+        if hk[p] < hk[i] or (hk[p] == hk[i] and tie[hv[p]] <= tie[hv[i]]):
             break
         hk[p], hk[i] = hk[i], hk[p]
         hv[p], hv[i] = hv[i], hv[p]
@@ -50,7 +59,7 @@ def _push(hk, hv, size, key, val):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True)
-def _pop(hk, hv, size):  # noqa: ANN001, ANN202
+def _pop(hk, hv, size, tie):  # noqa: ANN001, ANN202
     key, val = hk[0], hv[0]
     size -= 1
     hk[0], hv[0] = hk[size], hv[size]
@@ -61,9 +70,9 @@ def _pop(hk, hv, size):  # noqa: ANN001, ANN202
             break
         c = left
         r = left + 1
-        if r < size and (hk[r] < hk[left] or (hk[r] == hk[left] and hv[r] < hv[left])):
+        if r < size and (hk[r] < hk[left] or (hk[r] == hk[left] and tie[hv[r]] < tie[hv[left]])):
             c = r
-        if hk[i] < hk[c] or (hk[i] == hk[c] and hv[i] <= hv[c]):
+        if hk[i] < hk[c] or (hk[i] == hk[c] and tie[hv[i]] <= tie[hv[c]]):
             break
         hk[c], hk[i] = hk[i], hk[c]
         hv[c], hv[i] = hv[i], hv[c]
@@ -72,23 +81,24 @@ def _pop(hk, hv, size):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True)
-def _search(
-    indptr, indices, cost, src, limit, node_cap, dist, done, touched, hk, hv, out_ids, out_s
-):  # noqa: ANN001, ANN202, E501
+def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
-    strongest first; writes them and their strengths. Returns (count, hit the cap, radius):
-    the radius is the cost up to which the result is complete (``limit`` unless capped), so
-    no change of the graph farther than that from ``src`` can alter the result."""
+    strongest first, equal costs by node key; a hub (more than ``hub`` neighbours) other
+    than ``src`` is settled but not passed through. Writes the nodes and their strengths.
+    Returns (count, hit the cap, radius): the radius is the cost up to which the result is
+    complete (``limit`` unless capped), so no change of the graph farther than that from
+    ``src`` can alter the result."""
+    start, end, nbr, cost, tie = g
     size = 0
     nt = 1
     touched[0] = src
     dist[src] = 0.0
-    hk, hv, size = _push(hk, hv, size, 0.0, src)
+    hk, hv, size = _push(hk, hv, size, 0.0, src, tie)
     settled = 0
     capped = False
     d = 0.0
     while size > 0:
-        d, u, size = _pop(hk, hv, size)
+        d, u, size = _pop(hk, hv, size, tie)
         if done[u]:
             continue
         done[u] = True
@@ -98,12 +108,14 @@ def _search(
         if settled >= node_cap:
             capped = capped or size > 0
             break
-        # adjacency is sorted by (cost, node): once as many nodes as can still be settled
+        if u != src and end[u] - start[u] > hub:
+            continue
+        # adjacency is sorted by (cost, key): once as many nodes as can still be settled
         # are queued from here, later neighbours can never make it
         room = node_cap - settled
         queued = 0
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
+        for e in range(start[u], end[u]):
+            v = nbr[e]
             nd = d + cost[e]
             if nd > limit:
                 break
@@ -116,7 +128,7 @@ def _search(
                     touched[nt] = v
                     nt += 1
                 dist[v] = nd
-                hk, hv, size = _push(hk, hv, size, nd, v)
+                hk, hv, size = _push(hk, hv, size, nd, v, tie)
     for q in range(nt):
         dist[touched[q]] = np.inf
         done[touched[q]] = False
@@ -125,21 +137,24 @@ def _search(
 
 @numba.njit(cache=True, nogil=True)
 def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
-    indptr,
-    indices,
-    cost,
-    n_nodes,
+    g,  # graph: (start, end, neighbour, cost, node key)
     f_ptr,
     f_node,
     f_w,  # rows to compute: their nodes and weights
     row_ids,  # fragment id of each row (its own id is not its environment)
-    n_ptr,
+    nf_start,
+    nf_end,
     n_frag,
     n_w,  # node -> fragments containing it, with weights
     frag_key,  # per fragment id: breaks ties between equal strengths, stable across rebuilds
     limit,
     node_cap,
     frag_cap,
+    hub,
+    dist,
+    done,
+    acc,
+    seen,  # scratch: inf / False / 0 / False on entry, restored on return
     out_idx,
     out_val,
     out_cnt,
@@ -150,12 +165,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     several on disjoint row ranges in threads."""
     n_rows = row_ids.size
     bound = node_cap * node_cap + 1  # pushes per search are bounded by the pruning above
-    dist = np.full(n_nodes, np.inf)
-    done = np.zeros(n_nodes, np.bool_)
-    n_frags = frag_key.size
-    acc = np.zeros(n_frags, np.float64)
-    seen = np.zeros(n_frags, np.bool_)
-    touched_f = np.empty(n_frags, np.int64)
+    touched_f = np.empty(64, np.int64)
     touched_n = np.empty(bound, np.int64)
     hk = np.empty(bound, np.float64)
     hv = np.empty(bound, np.int64)
@@ -194,12 +204,11 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                 cur_rad[c] = prev_rad[hit]
             else:
                 cnt, was_capped, radius = _search(
-                    indptr,
-                    indices,
-                    cost,
+                    g,
                     src,
                     limit,
                     node_cap,
+                    hub,
                     dist,
                     done,
                     touched_n,
@@ -217,10 +226,14 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
             for q in range(base, base + cnt):
                 u = cur_ids[q]
                 sa = a * cur_s[q]
-                for e in range(n_ptr[u], n_ptr[u + 1]):
+                for e in range(nf_start[u], nf_end[u]):
                     j = n_frag[e]
                     if not seen[j]:
                         seen[j] = True
+                        if nf >= touched_f.size:
+                            grown = np.empty(touched_f.size * 2, np.int64)
+                            grown[:nf] = touched_f[:nf]
+                            touched_f = grown
                         touched_f[nf] = j
                         nf += 1
                     acc[j] += sa * n_w[e]
@@ -259,30 +272,49 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
 
 
 @numba.njit(cache=True)
-def _ball_kernel(indptr, indices, cost, n_nodes, seeds, limit):  # noqa: ANN001, ANN202
-    dist = np.full(n_nodes, np.inf)
-    done = np.zeros(n_nodes, np.bool_)
+def _ball_kernel(g, seeds, limit, hub, dist, done):  # noqa: ANN001, ANN202
+    """Costs from the nearest seed along paths a search could take: seeds are left in any
+    case (they stand for a search's last node), other hubs are reached but not passed."""
+    start, end, nbr, cost, tie = g
     hk = np.empty(1024, np.float64)
     hv = np.empty(1024, np.int64)
+    reached = np.empty(1024, np.int64)
+    n_reached = 0
     size = 0
     for s in seeds:
-        dist[s] = 0.0
-        hk, hv, size = _push(hk, hv, size, 0.0, s)
+        if dist[s] > 0.0:
+            dist[s] = 0.0
+            hk, hv, size = _push(hk, hv, size, 0.0, s, tie)
     while size > 0:
-        d, u, size = _pop(hk, hv, size)
+        d, u, size = _pop(hk, hv, size, tie)
         if done[u]:
             continue
         done[u] = True
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
+        if n_reached >= reached.size:
+            grown = np.empty(reached.size * 2, np.int64)
+            grown[:n_reached] = reached[:n_reached]
+            reached = grown
+        reached[n_reached] = u
+        n_reached += 1
+        if d > 0.0 and end[u] - start[u] > hub:
+            continue
+        for e in range(start[u], end[u]):
+            v = nbr[e]
             nd = d + cost[e]
             if nd > limit:
                 break
             if nd < dist[v]:
                 dist[v] = nd
-                hk, hv, size = _push(hk, hv, size, nd, v)
-    reached = np.flatnonzero(done)
-    return reached, dist[reached]
+                hk, hv, size = _push(hk, hv, size, nd, v, tie)
+    out = reached[:n_reached].copy()
+    costs = np.empty(n_reached, np.float64)
+    for q in range(n_reached):
+        costs[q] = dist[out[q]]
+    # restore the scratch: every node given a distance was pushed, hence reached
+    for q in range(n_reached):
+        dist[out[q]] = np.inf
+        done[out[q]] = False
+    return out, costs
 
 
 def strength_limit(epsilon: float) -> float:
@@ -290,67 +322,102 @@ def strength_limit(epsilon: float) -> float:
     return -math.log(epsilon) * (1 + 1e-12)
 
 
+class _Scratch:
+    """Per-search work arrays sized to the graph and the fragments, reused across calls
+    (allocating them costs more than a small update's searches)."""
+
+    def __init__(self) -> None:
+        self._free: list[tuple[np.ndarray, ...]] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def take(self, n_nodes: int, n_frags: int) -> Iterator[tuple[np.ndarray, ...]]:
+        with self._lock:
+            arrays = self._free.pop() if self._free else None
+        if arrays is None or arrays[0].size < n_nodes or arrays[2].size < n_frags:
+            arrays = (
+                np.full(n_nodes, np.inf),
+                np.zeros(n_nodes, np.bool_),
+                np.zeros(n_frags, np.float64),
+                np.zeros(n_frags, np.bool_),
+            )
+        yield arrays  # a kernel that raised may leave it dirty: then it is not reused
+        with self._lock:
+            self._free.append(arrays)
+            del self._free[: -(os.cpu_count() or 1)]
+
+
+_scratch = _Scratch()
+
+
+def _graph_arrays(graph: CodeGraph) -> tuple[np.ndarray, ...]:
+    adj = graph.adj
+    return adj.start, adj.end, adj.cols, adj.vals, graph.key
+
+
 def compute_relations(
     graph: CodeGraph,
-    frag_nodes: sp.csr_matrix,
-    node_frags: sp.csr_matrix,
+    frag_nodes: RowPool,
+    node_frags: RowPool,
     frag_key: np.ndarray,
     rows: np.ndarray,
     *,
     epsilon: float,
     node_cap: int,
     frag_cap: int,
+    hub: int,
     n_threads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Relations of the fragments ``rows`` (ids into ``frag_nodes``' rows) to all fragments.
+    """Relations of the fragments ``rows`` to all fragments.
 
-    ``frag_nodes`` is fragments x graph nodes with the Eq. 8 weights, ``node_frags`` its
-    transpose in CSR, ``frag_key`` an int64 per fragment that orders equal strengths (derived
-    from content, so that a rebuild keeps the same ones at the cap). Returns, per row, up to
-    ``frag_cap`` related fragment ids (strongest first, -1 pads), their strengths,
-    and whether a cap truncated the row; then the searched nodes and each one's radius (see
-    ``_search``), which tell an incremental update what a change can reach.
+    ``frag_nodes`` holds per fragment its graph nodes with the Eq. 8 weights (each row in
+    node-key order, so that sums run in the same order however ids were allocated),
+    ``node_frags`` per node the fragments holding it, ``frag_key`` an int64 per fragment
+    that orders equal strengths (derived from content, so that a rebuild keeps the same
+    ones at the cap). Returns, per row, up to ``frag_cap`` related fragment ids (strongest
+    first, -1 pads), their strengths, and whether a cap truncated the row; then the
+    searched nodes and each one's radius (see ``_search``), which tell an incremental
+    update what a change can reach.
     """
     rows = np.asarray(rows, np.int64)
-    sub = frag_nodes[rows]
-    by_node = node_frags
+    sub_ptr, sub_node, sub_w = frag_nodes.gather(rows)
     threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 256))
     out_idx = np.full((rows.size, frag_cap), -1, np.int64)
     out_val = np.zeros((rows.size, frag_cap), np.float64)
     cnt = np.zeros(rows.size, np.int64)
     capped = np.zeros(rows.size, np.bool_)
-    radius = np.empty(sub.nnz, np.float64)
-    sub_ptr = sub.indptr.astype(np.int64)
-    sub_node = sub.indices.astype(np.int64)
-    sub_w = sub.data.astype(np.float64)
-    n_ptr = by_node.indptr.astype(np.int64)
-    n_frag = by_node.indices.astype(np.int64)
-    n_w = by_node.data.astype(np.float64)
+    radius = np.empty(sub_node.size, np.float64)
+    g = _graph_arrays(graph)
     limit = strength_limit(epsilon)
+    n_frags = frag_key.size
 
     def run(lo: int, hi: int) -> None:
-        _relations_kernel(
-            graph.indptr,
-            graph.indices,
-            graph.cost,
-            graph.n_nodes,
-            sub_ptr[lo : hi + 1] - sub_ptr[lo],
-            sub_node[sub_ptr[lo] : sub_ptr[hi]],
-            sub_w[sub_ptr[lo] : sub_ptr[hi]],
-            rows[lo:hi],
-            n_ptr,
-            n_frag,
-            n_w,
-            frag_key,
-            limit,
-            node_cap,
-            frag_cap,
-            out_idx[lo:hi],
-            out_val[lo:hi],
-            cnt[lo:hi],
-            capped[lo:hi],
-            radius[sub_ptr[lo] : sub_ptr[hi]],
-        )
+        with _scratch.take(graph.n_nodes, n_frags) as (dist, done, acc, seen):
+            _relations_kernel(
+                g,
+                sub_ptr[lo : hi + 1] - sub_ptr[lo],
+                sub_node[sub_ptr[lo] : sub_ptr[hi]],
+                sub_w[sub_ptr[lo] : sub_ptr[hi]],
+                rows[lo:hi],
+                node_frags.start,
+                node_frags.end,
+                node_frags.cols,
+                node_frags.vals,
+                frag_key,
+                limit,
+                node_cap,
+                frag_cap,
+                hub,
+                dist,
+                done,
+                acc,
+                seen,
+                out_idx[lo:hi],
+                out_val[lo:hi],
+                cnt[lo:hi],
+                capped[lo:hi],
+                radius[sub_ptr[lo] : sub_ptr[hi]],
+            )
 
     bounds = np.linspace(0, rows.size, threads + 1).astype(int)
     if threads == 1:
@@ -361,14 +428,15 @@ def compute_relations(
     return out_idx, out_val, capped, sub_node, radius
 
 
-def node_ball(graph: CodeGraph, seeds: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """Every node within strength ``epsilon`` of any seed (no cap), with its cost
-    (``-log`` strength) from the nearest seed."""
+def node_ball(
+    graph: CodeGraph, seeds: np.ndarray, epsilon: float, hub: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every node a search bounded at strength ``epsilon`` can settle on its way to (or at)
+    one of the seeds, with its cost (``-log`` strength) from the nearest seed."""
     seeds = np.asarray(seeds, np.int64)
     if seeds.size == 0:
         return seeds, np.empty(0, np.float64)
     if seeds.min() < 0 or seeds.max() >= graph.n_nodes:  # the kernel does not bound-check
         raise IndexError(f"seed node out of range 0..{graph.n_nodes - 1}")
-    return _ball_kernel(
-        graph.indptr, graph.indices, graph.cost, graph.n_nodes, seeds, strength_limit(epsilon)
-    )
+    with _scratch.take(graph.n_nodes, 0) as (dist, done, _, _):
+        return _ball_kernel(_graph_arrays(graph), seeds, strength_limit(epsilon), hub, dist, done)

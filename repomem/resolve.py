@@ -45,13 +45,13 @@ class Resolver:
         self.bindings: dict[str, dict[str, ImportBinding]] = {}
         self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
         # what each file's resolution looked at, so that a change re-resolves only the files
-        # it can affect: files consulted, module names tried, bare names called
-        self.consulted: dict[str, set[str]] = defaultdict(set)  # file -> files it read
+        # it can affect: names looked up per file, module names tried, bare names called
+        self.consulted: dict[str, dict[str, set[str]]] = {}  # file -> {file read: names}
         self.readers: dict[str, set[str]] = defaultdict(set)  # file -> files that read it
         self.tried: dict[str, set[str]] = defaultdict(set)  # module name -> files trying it
         self.callers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (ns, name) -> files
         self._tried_by: dict[str, set[str]] = {}
-        self._reading: set[str] | None = None
+        self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
         for path, pf in files.items():
             self._add(path, pf)
@@ -126,9 +126,9 @@ class Resolver:
         if self._trying is not None:
             self._trying.add(name)
 
-    def _note_file(self, path: str) -> None:
+    def _note_lookup(self, path: str, name: str) -> None:
         if self._reading is not None:
-            self._reading.add(path)
+            self._reading.setdefault(path, set()).add(name)
 
     # ---- names ---------------------------------------------------------------------------
     def _binding_target(
@@ -146,7 +146,7 @@ class Resolver:
         """What ``name`` means at module level of ``path``."""
         if depth > _MAX_DEPTH:
             return None
-        self._note_file(path)
+        self._note_lookup(path, name)
         if name in self.defs.get(path, {}):
             return path, name
         sub = self._submodule(path, name)
@@ -160,7 +160,7 @@ class Resolver:
     def _method(self, path: str, cls: str, name: str, depth: int) -> Target | None:
         if depth > _MAX_DEPTH:
             return None
-        self._note_file(path)
+        self._note_lookup(path, f"{cls}.{name}")
         node = self.defs.get(path, {}).get(f"{cls}.{name}")
         if node is not None:
             return path, node
@@ -226,31 +226,35 @@ class Resolver:
     def calls_of(self, path: str) -> list[tuple[int, str, int]]:
         """Resolved call edges of one file: (source local node, target file, target local node)."""
         self._forget(path)
-        self._reading, self._trying = set(), set()
+        self._reading, self._trying = {}, set()
         try:
             out = []
             for call in self.files[path].calls:
                 hit = self.resolve_call(path, call)
                 if hit is not None:
                     out.append((call.node, hit[0], hit[1]))
-                    self._reading.add(hit[0])
+                    self._note_lookup(hit[0], self.qualnames[hit[0]].get(hit[1], ""))
             reading, trying = self._reading, self._trying
         finally:
             self._reading = self._trying = None
-        reading.discard(path)
+        reading.pop(path, None)
         # "ns:name" entries are bare names called in a name-resolved language
-        self.restore_dependencies(path, list(reading), list(trying))
+        self.restore_dependencies(
+            path, [[p, sorted(names)] for p, names in reading.items()], list(trying)
+        )
         return out
 
-    def dependencies(self, path: str) -> tuple[list[str], list[str]]:
-        """What ``path``'s last resolution read and tried, to be saved with the index."""
-        return sorted(self.consulted.get(path, ())), sorted(self._tried_by.get(path, ()))
+    def dependencies(self, path: str) -> tuple[list[list], list[str]]:
+        """What ``path``'s last resolution read (per file, the names looked up there) and
+        tried, to be saved with the index."""
+        reads = [[p, sorted(names)] for p, names in sorted(self.consulted.get(path, {}).items())]
+        return reads, sorted(self._tried_by.get(path, ()))
 
-    def restore_dependencies(self, path: str, reads: list[str], tries: list[str]) -> None:
+    def restore_dependencies(self, path: str, reads: list[list], tries: list[str]) -> None:
         """Reinstate a saved ``dependencies(path)`` instead of resolving the file again."""
         self._forget(path)
-        self.consulted[path] = set(reads)
-        for p in reads:
+        self.consulted[path] = {p: set(names) for p, names in reads}
+        for p, _ in reads:
             self.readers[p].add(path)
         self._tried_by[path] = set(tries)
         for name in tries:
@@ -273,11 +277,24 @@ class Resolver:
 
     def dependents(self, path: str, versions: Iterable[ParsedFile | None]) -> set[str]:
         """Files whose resolved calls may change when ``path`` changes between ``versions``
-        (its old and new parse, None when absent): those whose resolution read it, those that
-        tried a module name it provides, and, for name-resolved languages, those calling a
-        name it defines."""
-        out = set(self.readers.get(path, ()))
-        if path.endswith((".py", ".pyi")):
+        (its old and new parse, None when absent): those whose resolution looked up a name
+        in it whose meaning changed, those that tried a module name it provides (when it
+        appears or goes), and, for name-resolved languages, those calling a name it defines."""
+        old, new = versions
+        changed = _changed_names(old, new) if old is not None and new is not None else None
+        if changed is None:
+            out = set(self.readers.get(path, ()))
+        else:
+            names, classes = changed
+            out = {
+                f
+                for f in self.readers.get(path, ())
+                if any(
+                    n in names or n.split(".", 1)[0] in classes
+                    for n in self.consulted.get(f, {}).get(path, ())
+                )
+            }
+        if path.endswith((".py", ".pyi")) and changed is None:
             parts = module_name(path).split(".")
             for i in range(len(parts)):
                 out.update(self.tried.get(".".join(parts[i:]), ()))
@@ -288,3 +305,21 @@ class Resolver:
                     out.update(self.callers.get((ns, d.name), ()))
         out.discard(path)
         return out
+
+
+def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:
+    """Module-level names whose meaning differs between two parses of a Python file, and
+    classes whose bases differ (every method looked up through them may resolve anew);
+    ``None``: not comparable that way (another language)."""
+    if old.language != "python" or new.language != "python":
+        return None
+    defs_old = {d.name: (d.node, d.is_class) for d in old.definitions}
+    defs_new = {d.name: (d.node, d.is_class) for d in new.definitions}
+    names = {n for n in defs_old.keys() | defs_new.keys() if defs_old.get(n) != defs_new.get(n)}
+    bind_old = {b.name: b for b in old.imports}
+    bind_new = {b.name: b for b in new.imports}
+    names.update(n for n in bind_old.keys() | bind_new.keys() if bind_old.get(n) != bind_new.get(n))
+    classes = {
+        c for c in old.bases.keys() | new.bases.keys() if old.bases.get(c) != new.bases.get(c)
+    }
+    return names, classes

@@ -28,7 +28,7 @@ from repomem.index import FileEntry, RepoIndex, text_key
 from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.scorer import Location
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 class IndexNotFound(RepomemError):
@@ -143,7 +143,7 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     arrays["rel_idx"] = index.rel_idx
     arrays["rel_val"] = index.rel_val
     arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
-    arrays["radius"] = index.radius
+    arrays["radius"] = index.canonical_radius()
     for key, value in index.bm25.state().items():
         arrays[f"bm25__{key}"] = value
     with open(out / "arrays.npz", "wb") as fh:

@@ -30,9 +30,9 @@ def node_at(idx: RepoIndex, path: str, line: int) -> int:
 
 def weight(idx: RepoIndex, u: int, v: int) -> float | None:
     g = idx.graph
-    row = slice(g.indptr[u], g.indptr[u + 1])
-    hits = np.flatnonzero(g.indices[row] == v)
-    return float(math.exp(-g.cost[row][hits[0]])) if hits.size else None
+    nbr, cost = g.neighbours(u)
+    hits = np.flatnonzero(nbr == v)
+    return float(math.exp(-cost[hits[0]])) if hits.size else None
 
 
 def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
@@ -47,7 +47,7 @@ def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
     # file -> its directory -> the parent directory, 0.3 each
     dir_neighbours = [
         int(v)
-        for v in g.indices[g.indptr[file_node] : g.indptr[file_node + 1]]
+        for v in g.neighbours(file_node)[0]
         if weight(index, file_node, int(v)) == pytest.approx(0.3)
     ]
     assert len(dir_neighbours) == 1
@@ -55,7 +55,7 @@ def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
     sub_file = g.stmt_offset["pkg/sub/mod.py"] - 2
     sub_dirs = [
         int(v)
-        for v in g.indices[g.indptr[sub_file] : g.indptr[sub_file + 1]]
+        for v in g.neighbours(sub_file)[0]
         if weight(index, sub_file, int(v)) == pytest.approx(0.3)
     ]
     assert weight(index, sub_dirs[0], pkg_dir) == pytest.approx(0.3)
@@ -98,10 +98,7 @@ def test_unresolved_calls_are_dropped(index: RepoIndex) -> None:
     # print(...) and os.path.basename(...) resolve to nothing in the repository
     print_stmt = node_at(index, "pkg/core.py", 11)
     g = index.graph
-    kinds = [
-        weight(index, print_stmt, int(v))
-        for v in g.indices[g.indptr[print_stmt] : g.indptr[print_stmt + 1]]
-    ]
+    kinds = [weight(index, print_stmt, int(v)) for v in g.neighbours(print_stmt)[0]]
     assert 0.8 not in [pytest.approx(k) for k in kinds]
     assert index.graph.edge_counts["call"] == sum(len(c) for c in index.calls.values())
 

@@ -279,3 +279,42 @@ def test_build_in_a_threaded_process_parses_without_forking(tmp_path: Path) -> N
     )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == len(list(root.rglob("*.py")))
+
+
+def hub_repo_files() -> dict[str, str]:
+    """A much-called function (a hub), its callers, and a module grown around it."""
+    files = {"core/check.py": long_module(6) + "\n\ndef check(value):\n    return bool(value)\n"}
+    for i in range(12):
+        files[f"users/u{i:02d}.py"] = (
+            "from core.check import check, func_1\n\n\n"
+            f"def user_{i}(v):\n    w = func_1(v) + {i}\n    return check(w)\n"
+        )
+    return files
+
+
+HUB_EDITS: list[tuple[str, str | None]] = [
+    # appended after the hub's definition: its node keeps its key
+    ("core/check.py", hub_repo_files()["core/check.py"] + "\n\ndef later(x):\n    return x\n"),
+    # inserted above it: windows and node positions after the edit all shift
+    ("core/check.py", "import sys\n\n" + hub_repo_files()["core/check.py"]),
+    ("users/u03.py", None),
+    ("users/u99.py", "from core.check import check\n\n\ndef user_99(v):\n    return check(v)\n"),
+    ("users/u04.py", "def user_4(v):\n    return v\n"),  # stops calling the hub
+]
+
+
+@pytest.mark.parametrize("hub", [64, 4])
+def test_updates_around_a_hub_equal_recomputing_and_rebuilding(tmp_path: Path, hub: int) -> None:
+    config = replace(IndexConfig(), node_neighbours=8, fragment_neighbours=4, hub_degree=hub)
+    root = make_repo(tmp_path / "r", hub_repo_files(), use_git=False)
+    idx, _ = RepoIndex.build(root, config, save=False)
+    for rel, text in HUB_EDITS:
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        incremental = (idx.rel_idx.copy(), idx.rel_val.copy(), set(idx.truncated))
+        idx._recompute_relations(idx.live_ids())
+        assert np.array_equal(incremental[0], idx.rel_idx), rel
+        assert np.allclose(incremental[1], idx.rel_val, rtol=1e-12)
+        assert incremental[2] == idx.truncated
+        fresh, _ = RepoIndex.build(root, config, save=False)
+        assert_same(idx, fresh, ["return check(w)", "def later(x)"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +16,29 @@ from repomem.config import IndexConfig
 from repomem.index import RepoIndex
 
 
+def hub_free_lengths(g: nx.Graph, source: int, hub: int) -> dict[int, float]:
+    """Shortest ``cost`` paths from ``source`` whose inner nodes have at most ``hub``
+    neighbours (a hub ends a path, it does not carry it on)."""
+    dist = {source: 0.0}
+    heap = [(0.0, source)]
+    done = set()
+    while heap:
+        d, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        if u != source and g.degree(u) > hub:
+            continue
+        for v, data in g[u].items():
+            if d + data["cost"] < dist.get(v, math.inf):
+                dist[v] = d + data["cost"]
+                heapq.heappush(heap, (dist[v], v))
+    return dist
+
+
 def brute_force(idx: RepoIndex, epsilon: float) -> dict[tuple[int, int], float]:
-    """Literal Eq. 8: all node pairs, Dis = max-product path, zeroed below epsilon.
+    """Literal Eq. 8: all node pairs, Dis = max-product path, zeroed below epsilon; with a
+    hub degree set, over paths that do not pass through a hub.
 
     A strength of exactly epsilon (0.8 * 0.5**4 == 0.05) is kept; the float tolerance makes
     that hold whichever way the product of the path's weights rounds.
@@ -24,12 +46,16 @@ def brute_force(idx: RepoIndex, epsilon: float) -> dict[tuple[int, int], float]:
     g = idx.graph.to_networkx()
     for _, _, d in g.edges(data=True):
         d["cost"] = -math.log(d["weight"])
-    a = idx.frag_nodes
+    a = idx.frag_nodes.to_csr(idx.graph.n_nodes)
     live = idx.live_ids().tolist()
     nodes = {int(k) for i in live for k in a[i].indices}
     dis = {}
+    hub = idx.config.hub_degree
     for k in nodes:
-        lengths = nx.single_source_dijkstra_path_length(g, k, weight="cost")
+        if hub >= idx.graph.n_nodes:
+            lengths = nx.single_source_dijkstra_path_length(g, k, weight="cost")
+        else:
+            lengths = hub_free_lengths(g, k, hub)
         dis[k] = {
             node: math.exp(-c)
             for node, c in lengths.items()
@@ -62,7 +88,11 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_equals_brute_force_without_truncation(root: Path) -> None:
     config = replace(
-        IndexConfig(), relation_epsilon=1e-12, node_neighbours=1000, fragment_neighbours=1000
+        IndexConfig(),
+        relation_epsilon=1e-12,
+        node_neighbours=1000,
+        fragment_neighbours=1000,
+        hub_degree=10**9,
     )
     idx, summary = RepoIndex.build(root, config, save=False)
     assert summary.truncated_fragments == 0
@@ -75,7 +105,11 @@ def test_equals_brute_force_without_truncation(root: Path) -> None:
 def test_cutoff_equals_thresholded_brute_force_and_error_is_bounded(root: Path) -> None:
     eps = 0.05
     config = replace(
-        IndexConfig(), relation_epsilon=eps, node_neighbours=1000, fragment_neighbours=1000
+        IndexConfig(),
+        relation_epsilon=eps,
+        node_neighbours=1000,
+        fragment_neighbours=1000,
+        hub_degree=10**9,
     )
     idx, summary = RepoIndex.build(root, config, save=False)
     assert summary.truncated_fragments == 0
@@ -119,3 +153,45 @@ def test_no_self_relations(root: Path) -> None:
     idx, _ = RepoIndex.build(root, save=False)
     rel = idx.relations
     assert np.all(rel.diagonal() == 0)
+
+
+def test_hubs_end_paths_and_equal_the_hub_free_brute_force(root: Path) -> None:
+    config = replace(IndexConfig(), node_neighbours=1000, fragment_neighbours=1000, hub_degree=3)
+    idx, summary = RepoIndex.build(root, config, save=False)
+    assert summary.truncated_fragments == 0
+    got, want = computed(idx), brute_force(idx, config.relation_epsilon)
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, rel=1e-9)
+    through_hubs = brute_force(
+        RepoIndex.build(root, replace(config, hub_degree=10**9), save=False)[0],
+        config.relation_epsilon,
+    )
+    assert len(through_hubs) > len(want)  # the rule does drop relations on this repository
+
+
+def test_callers_of_a_much_called_function_relate_to_it_not_to_each_other(
+    tmp_path: Path,
+) -> None:
+    files = {"lib/check.py": "def check(value):\n    return bool(value)\n"}
+    for i in range(80):
+        body = "\n".join(f"    x{k} = {i} * {k}" for k in range(25))
+        files[f"callers/c{i:02d}.py"] = (
+            f"from lib.check import check\n\n\ndef caller_{i}():\n{body}\n    return check(x0)\n"
+        )
+    root = make_repo(tmp_path / "r", files, use_git=False)
+    idx, _ = RepoIndex.build(root, save=False)
+
+    def fragment_of(path: str, needle: str) -> int:
+        entry = idx.files[path]
+        for fid in np.unique(entry.win_frag).tolist():
+            if needle in idx.frag_text[fid]:
+                return fid
+        raise AssertionError(needle)
+
+    definition = fragment_of("lib/check.py", "def check")
+    tails = {fragment_of(f"callers/c{i:02d}.py", "return check(x0)") for i in range(80)}
+    for fid in tails:
+        related = set(idx.rel_idx[fid][idx.rel_idx[fid] >= 0].tolist())
+        assert definition in related
+        assert not related & (tails - {fid})

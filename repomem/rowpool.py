@@ -1,0 +1,118 @@
+"""Sparse rows that can be replaced one at a time.
+
+A CSR matrix must be rebuilt whole when one row changes, which at repository scale costs
+more than an editor can wait for. Here each row is a ``[start, end)`` slice of two shared
+arrays; replacing rows appends them at the end and leaves the old slices as garbage, which
+is reclaimed by compacting once it outweighs the live entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+class RowPool:
+    """Rows of ``(column, value)`` pairs: ``cols[start[r]:end[r]]``, ``vals[...]``."""
+
+    def __init__(self, n_rows: int = 0) -> None:
+        self.start = np.zeros(n_rows, np.int64)
+        self.end = np.zeros(n_rows, np.int64)
+        self.cols = np.empty(0, np.int64)
+        self.vals = np.empty(0, np.float64)
+        self.used = 0
+        self.live = 0  # entries in rows; the rest of ``used`` is garbage
+
+    @classmethod
+    def from_sorted(
+        cls, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n_rows: int
+    ) -> RowPool:
+        """Entries already grouped by row (``rows`` non-decreasing), order kept within a row."""
+        pool = cls(n_rows)
+        counts = np.bincount(rows, minlength=n_rows) if rows.size else np.zeros(n_rows, np.int64)
+        pool.end = np.cumsum(counts).astype(np.int64)
+        pool.start = pool.end - counts
+        pool.cols = np.ascontiguousarray(cols, np.int64)
+        pool.vals = np.ascontiguousarray(vals, np.float64)
+        pool.used = pool.live = int(cols.size)
+        return pool
+
+    @classmethod
+    def from_csr(cls, m: sp.csr_matrix) -> RowPool:
+        pool = cls(m.shape[0])
+        indptr = np.asarray(m.indptr, np.int64)
+        pool.start, pool.end = indptr[:-1].copy(), indptr[1:]
+        pool.cols = np.asarray(m.indices, np.int64)
+        pool.vals = np.asarray(m.data, np.float64)
+        pool.used = pool.live = int(m.nnz)
+        return pool
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.start.size)
+
+    def lengths(self, rows: np.ndarray | None = None) -> np.ndarray:
+        if rows is None:
+            return self.end - self.start
+        return self.end[rows] - self.start[rows]
+
+    def grow(self, n_rows: int) -> None:
+        """At least ``n_rows`` rows; new ones are empty."""
+        if n_rows > self.n_rows:
+            extra = n_rows - self.n_rows
+            self.start = np.concatenate([self.start, np.zeros(extra, np.int64)])
+            self.end = np.concatenate([self.end, np.zeros(extra, np.int64)])
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR-style ``(indptr, cols, vals)`` of the given rows, in that order."""
+        rows = np.asarray(rows, np.int64)
+        counts = self.end[rows] - self.start[rows]
+        indptr = np.zeros(rows.size + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        pos = np.arange(indptr[-1], dtype=np.int64) + np.repeat(
+            self.start[rows] - indptr[:-1], counts
+        )
+        return indptr, self.cols[pos], self.vals[pos]
+
+    def set_rows(
+        self, rows: np.ndarray, owner: np.ndarray, cols: np.ndarray, vals: np.ndarray
+    ) -> None:
+        """Replace ``rows`` (distinct) with the entries whose ``owner`` is that row; entries
+        must be grouped by owner and keep their order. A row without entries becomes empty."""
+        rows = np.asarray(rows, np.int64)
+        self.grow(int(rows.max()) + 1 if rows.size else 0)
+        self.live -= int(self.lengths(rows).sum())
+        self.start[rows] = 0
+        self.end[rows] = 0
+        if owner.size == 0:
+            return
+        need = self.used + owner.size
+        if need > self.cols.size:
+            cap = max(need, 2 * self.cols.size, 1024)
+            self.cols = np.concatenate(
+                [self.cols[: self.used], np.empty(cap - self.used, np.int64)]
+            )
+            self.vals = np.concatenate(
+                [self.vals[: self.used], np.empty(cap - self.used, np.float64)]
+            )
+        self.cols[self.used : need] = cols
+        self.vals[self.used : need] = vals
+        first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        last = np.r_[first[1:], owner.size]
+        self.start[owner[first]] = self.used + first
+        self.end[owner[first]] = self.used + last
+        self.used = need
+        self.live += int(owner.size)
+        if self.used > 2 * max(self.live, 1024):
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop the garbage left by replaced rows."""
+        indptr, cols, vals = self.gather(np.arange(self.n_rows))
+        self.start, self.end = indptr[:-1].copy(), indptr[1:].copy()
+        self.cols, self.vals = cols, vals
+        self.used = self.live = int(cols.size)
+
+    def to_csr(self, n_cols: int) -> sp.csr_matrix:
+        indptr, cols, vals = self.gather(np.arange(self.n_rows))
+        return sp.csr_matrix((vals, cols, indptr), shape=(self.n_rows, n_cols))
