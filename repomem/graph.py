@@ -79,14 +79,6 @@ class CodeGraph:
     dir_children: Counter[str] = field(default_factory=Counter)
     n_nodes: int = 0
 
-    @property
-    def start(self) -> np.ndarray:
-        return self.adj.start
-
-    @property
-    def end(self) -> np.ndarray:
-        return self.adj.end
-
     def neighbours(self, u: int) -> tuple[np.ndarray, np.ndarray]:
         """Node ``u``'s neighbours and edge costs, cheapest first."""
         s, e = self.adj.start[u], self.adj.end[u]
@@ -367,21 +359,26 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
+def multiset_hash(indptr: np.ndarray, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per CSR-style row: an order-free hash of its (id, value) entries, values compared to
+    twelve significant digits."""
+    out = np.zeros(indptr.size - 1, np.uint64)
+    if ids.size:
+        h = mix(ids.astype(np.uint64) ^ mix(np.round(values * 1e12).astype(np.int64)))
+        nonempty = np.flatnonzero(np.diff(indptr) > 0)
+        with np.errstate(over="ignore"):
+            out[nonempty] = np.add.reduceat(h, indptr[nonempty])
+    return out
+
+
 def row_signatures(
     rows: np.ndarray, owner: np.ndarray, nbr_key: np.ndarray, cost: np.ndarray
 ) -> np.ndarray:
     """Per row (sorted ids): degree and an order-free hash of its (neighbour key, cost)
     entries; ``owner`` lists each entry's row, grouped."""
-    out = np.zeros((rows.size, 2), np.uint64)
-    if owner.size == 0:
-        return out
-    pos = np.searchsorted(rows, owner)
-    h = mix(nbr_key.astype(np.uint64) ^ mix(np.round(cost * 1e6).astype(np.int64)))
-    first = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1]])
-    out[pos[first], 0] = np.diff(np.r_[first, pos.size]).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        out[pos[first], 1] = np.add.reduceat(h, first)
-    return out
+    degree = np.bincount(np.searchsorted(rows, owner), minlength=rows.size)
+    indptr = np.r_[0, np.cumsum(degree)]
+    return np.stack([degree.astype(np.uint64), multiset_hash(indptr, nbr_key, cost)], axis=1)
 
 
 def _edge(u: int, v: int, kind: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -479,10 +476,7 @@ def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]
         indices[dest] = m.indices
         cost[dest] = c
         before += cnt
-    adj = RowPool(nid)
-    adj.start, adj.end = indptr[:-1].copy(), indptr[1:].copy()
-    adj.cols, adj.vals = indices, cost
-    adj.used = adj.live = int(indices.size)
+    adj = RowPool.from_indptr(indptr, indices, cost)
     children_of: Counter[str] = Counter(_parent(p) for p in paths)
     children_of.update(_parent(d) for d in dirs if d)
     return CodeGraph(

@@ -26,7 +26,7 @@ from repomem.bm25 import BM25Index, tokenize
 from repomem.config import IndexConfig
 from repomem.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.fragments import Window, shown_lines, window_nodes, windows
-from repomem.graph import CodeGraph, RowChange, build_graph, layout, mix
+from repomem.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
 from repomem.languages import language_for_path
 from repomem.parsing import ParsedFile, parse_source, split_lines, supported
 from repomem.relations import compute_relations, node_ball
@@ -454,7 +454,7 @@ class RepoIndex:
         new_calls = {p: set(resolver.calls_of(p)) for p in touched if p in self.parsed}
         old_nodes = graph.file_nodes(path)
         held_before = node_frags.gather(old_nodes)
-        old_frag_sig = _signatures(*held_before)
+        old_frag_sig = multiset_hash(*held_before)
         change = graph.replace_file(
             path,
             new_pf,
@@ -674,17 +674,6 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def _signatures(indptr: np.ndarray, frags: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per gathered row: an order-free hash of the fragments holding a node, with weights."""
-    out = np.zeros(indptr.size - 1, np.uint64)
-    if frags.size:
-        h = mix(frags.astype(np.uint64) ^ mix(np.round(weights * 1e12).astype(np.int64)))
-        nonempty = np.flatnonzero(np.diff(indptr) > 0)
-        with np.errstate(over="ignore"):
-            out[nonempty] = np.add.reduceat(h, indptr[nonempty])
-    return out
-
-
 class _UpdatePlan:
     """Which nodes a file's change can matter to, compared in node keys (ids may move).
 
@@ -706,7 +695,7 @@ class _UpdatePlan:
         frag_before = np.zeros(rows.size, np.uint64)
         frag_before[np.searchsorted(rows, old_nodes)] = old_frag_sig
         frag_after = np.zeros(rows.size, np.uint64)
-        frag_after[np.searchsorted(rows, new_nodes)] = _signatures(
+        frag_after[np.searchsorted(rows, new_nodes)] = multiset_hash(
             *index.node_frags.gather(new_nodes)
         )
         alive_before = change.before[:, 0] > 0
@@ -731,7 +720,6 @@ class _UpdatePlan:
         self.seeds_after = rows[at_after[seed & (at_after >= 0)]]
         self.hubs = rows[at_after[passing & stays_hub & ~settle]]
         # the file's nodes: where each one's radius was, by key
-        self._new_nodes = new_nodes
         self._from = np.full(new_nodes.size, -1)
         old_key = dict(
             zip(kb[np.searchsorted(rows, old_nodes)].tolist(), old_nodes.tolist(), strict=True)

@@ -38,14 +38,19 @@ class RowPool:
         return pool
 
     @classmethod
-    def from_csr(cls, m: sp.csr_matrix) -> RowPool:
-        pool = cls(m.shape[0])
-        indptr = np.asarray(m.indptr, np.int64)
+    def from_indptr(cls, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> RowPool:
+        """Rows laid out as in a CSR matrix (the arrays are taken, not copied)."""
+        pool = cls()
+        indptr = np.asarray(indptr, np.int64)
         pool.start, pool.end = indptr[:-1].copy(), indptr[1:]
-        pool.cols = np.asarray(m.indices, np.int64)
-        pool.vals = np.asarray(m.data, np.float64)
-        pool.used = pool.live = int(m.nnz)
+        pool.cols = np.asarray(cols, np.int64)
+        pool.vals = np.asarray(vals, np.float64)
+        pool.used = pool.live = int(pool.cols.size)
         return pool
+
+    @classmethod
+    def from_csr(cls, m: sp.csr_matrix) -> RowPool:
+        return cls.from_indptr(m.indptr, m.indices, m.data)
 
     @property
     def n_rows(self) -> int:
@@ -108,10 +113,9 @@ class RowPool:
 
     def compact(self) -> None:
         """Drop the garbage left by replaced rows."""
-        indptr, cols, vals = self.gather(np.arange(self.n_rows))
-        self.start, self.end = indptr[:-1].copy(), indptr[1:].copy()
-        self.cols, self.vals = cols, vals
-        self.used = self.live = int(cols.size)
+        fresh = RowPool.from_indptr(*self.gather(np.arange(self.n_rows)))
+        self.start, self.end, self.cols, self.vals = fresh.start, fresh.end, fresh.cols, fresh.vals
+        self.used = self.live = fresh.used
 
     def to_csr(self, n_cols: int) -> sp.csr_matrix:
         indptr, cols, vals = self.gather(np.arange(self.n_rows))
