@@ -32,6 +32,7 @@ import operator
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -179,6 +180,40 @@ def _fill_norm(
         norm[r] = k1 * (1 - b + b * row_len[r] / avgdl) if row_live[r] else np.inf
 
 
+@dataclass(frozen=True)
+class TermCounts:
+    """Term frequencies of a batch of documents over a vocabulary of their own: counted where
+    the text is (a parsing worker), cheap to send to another process, added in bulk."""
+
+    words: list[str]
+    ptr: IntArray  # document i's entries are [ptr[i], ptr[i + 1])
+    terms: Int32Array  # indices into ``words``, distinct within a document
+    tfs: Int32Array
+
+
+def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermCounts:
+    """Term counts of the documents ``lines[start:end]`` joined by newlines, per span. Tokens
+    never cross a line, so each line is tokenized once however many windows hold it."""
+    vocab: dict[str, int] = {}
+    per_line = [TOKEN_RE.findall(line) for line in lines]
+    line_ptr = np.zeros(len(lines) + 1, np.int64)
+    np.cumsum([len(t) for t in per_line], out=line_ptr[1:])
+    flat = np.fromiter(
+        (vocab.setdefault(w, len(vocab)) for toks in per_line for w in toks),
+        np.int64,
+        int(line_ptr[-1]),
+    )
+    bounds = np.array(spans, np.int64).reshape(-1, 2)
+    lo, hi = line_ptr[bounds[:, 0]], line_ptr[bounds[:, 1]]
+    sizes = hi - lo
+    doc = np.repeat(np.arange(sizes.size), sizes)
+    pos = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+    width = max(len(vocab), 1)
+    pairs, tfs = np.unique(doc * width + flat[pos], return_counts=True)
+    ptr = np.searchsorted(pairs // width, np.arange(sizes.size + 1)).astype(np.int64)
+    return TermCounts(list(vocab), ptr, (pairs % width).astype(np.int32), tfs.astype(np.int32))
+
+
 class _Growable:
     """A numpy array with amortised O(1) appends, so adding a document never copies the index."""
 
@@ -255,35 +290,63 @@ class BM25Index:
 
     def add(self, doc_id: int, tokens: Sequence[str]) -> None:
         """Index a document; its id must not be live (remove the old version first)."""
-        doc_id = operator.index(doc_id)
-        if doc_id < 0:
-            raise ValueError(f"document id must be >= 0, got {doc_id}")
-        if doc_id in self._row_of:
-            raise ValueError(f"document {doc_id} is already indexed; remove it before re-adding")
         counts = Counter(tokens)
+        self.add_counted(
+            [doc_id],
+            TermCounts(
+                list(counts),
+                np.array([0, len(counts)], np.int64),
+                np.arange(len(counts), dtype=np.int32),
+                np.fromiter(counts.values(), np.int32, len(counts)),
+            ),
+            np.zeros(1, np.int64),
+        )
+
+    def add_counted(self, doc_ids: Sequence[int], counts: TermCounts, docs: np.ndarray) -> None:
+        """Index documents ``docs`` of ``counts`` under ``doc_ids``; no id may be live."""
+        ids = [operator.index(d) for d in doc_ids]
+        if len(ids) != len(docs):
+            raise ValueError(f"{len(ids)} document ids for {len(docs)} documents")
+        seen: set[int] = set()
+        for d in ids:
+            if d < 0:
+                raise ValueError(f"document id must be >= 0, got {d}")
+            if d in self._row_of or d in seen:
+                raise ValueError(f"document {d} is already indexed; remove it before re-adding")
+            seen.add(d)
+        if not ids:
+            return
         vocab = self._vocab
-        for t in counts:
-            if t not in vocab:
-                vocab[t] = len(vocab)
-        terms = np.fromiter(map(vocab.__getitem__, counts), np.int32, len(counts))
-        new_terms = len(vocab) - self._df.size
-        if new_terms:
-            self._df.extend(np.zeros(new_terms, np.int64))
-            self._df_hist.view[0] += new_terms
-        if self._df_hist.size < self._n_live + 2:
-            self._df_hist.extend(np.zeros(self._n_live + 2 - self._df_hist.size, np.int64))
+        n_known = len(vocab)
+        word_ids = np.fromiter(
+            (vocab.setdefault(w, len(vocab)) for w in counts.words), np.int32, len(counts.words)
+        )
+        if len(vocab) > n_known:
+            self._df.extend(np.zeros(len(vocab) - n_known, np.int64))
+            self._df_hist.view[0] += len(vocab) - n_known
+        docs = np.asarray(docs, np.int64)
+        starts = counts.ptr[docs]
+        lengths = counts.ptr[docs + 1] - starts
+        take = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        terms, tfs = word_ids[counts.terms[take]], counts.tfs[take]
+        needed = self._n_live + len(ids) + 2
+        if self._df_hist.size < needed:
+            self._df_hist.extend(np.zeros(needed - self._df_hist.size, np.int64))
         _count_terms(self._df.view, self._df_hist.view, terms, 1)
-        length = sum(counts.values())
-        self._row_of[doc_id] = self._row_doc.size
+        doc_len = np.bincount(
+            np.repeat(np.arange(len(ids)), lengths), weights=tfs, minlength=len(ids)
+        ).astype(np.int64)
+        first_row = self._row_doc.size
+        self._row_of.update(zip(ids, range(first_row, first_row + len(ids)), strict=True))
+        self._row_ptr.extend(self._row_terms.size + np.cumsum(lengths))
         self._row_terms.extend(terms)
-        self._row_tf.extend(np.fromiter(counts.values(), np.int32, len(counts)))
-        self._row_ptr.append(self._row_terms.size)
-        self._row_doc.append(doc_id)
-        self._row_len.append(length)
-        self._row_live.append(True)
-        self._capacity = max(self._capacity, doc_id + 1)
-        self._n_live += 1
-        self._total_len += length
+        self._row_tf.extend(tfs)
+        self._row_doc.extend(np.array(ids, np.int64))
+        self._row_len.extend(doc_len)
+        self._row_live.extend(np.ones(len(ids), np.bool_))
+        self._capacity = max(self._capacity, max(ids) + 1)
+        self._n_live += len(ids)
+        self._total_len += int(doc_len.sum())
         self._changed()
 
     def remove(self, doc_id: int) -> None:

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from types import ModuleType
 
 import pathspec
@@ -139,7 +139,7 @@ def load_file(root: Path, rel_path: str, config: IndexConfig) -> SourceFile:
 
     Path-only checks come first so that secrets and ignored files are never opened.
     """
-    root = Path(root)
+    root = root if isinstance(root, Path) else Path(root)
     path = _normalized_rel_path(rel_path)
     _check_path(root, path, config)
     language = language_for_path(path)
@@ -298,12 +298,13 @@ def _gitignored(
 
 
 def _normalized_rel_path(rel_path: str) -> str:
-    path = PurePosixPath(rel_path)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
+    # PurePosixPath's normalisation, by string operations (this runs once per listed file)
+    parts = [p for p in rel_path.split("/") if p not in ("", ".")]
+    if rel_path.startswith("/") or ".." in parts or not parts:
         raise RepomemError(
             f"file path {rel_path!r} must be relative to the repository root and stay inside it"
         )
-    return path.as_posix()
+    return "/".join(parts)
 
 
 def _check_path(root: Path, path: str, config: IndexConfig) -> None:

@@ -8,16 +8,15 @@ parse time.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+import re
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 from tree_sitter import Node, QueryCursor
 
 from repomem.languages import parser
-from repomem.queries import QUERIES, file_query
-
-_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
+from repomem.queries import QUERIES, comment_kinds, file_query
 
 
 @dataclass(frozen=True)
@@ -81,42 +80,121 @@ def split_lines(text: str) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
-def _last_row(node: Node) -> int:
-    end_row, end_col = node.end_point
-    return end_row - 1 if end_col == 0 and end_row > node.start_point.row else end_row
+_DOTTED = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+_CONSTANTS = frozenset({"None", "True", "False"})
 
 
 def _dotted(node: Node) -> tuple[str, ...] | None:
     """``a.b.c`` as ("a", "b", "c"); None when the chain contains anything but names."""
-    parts: list[str] = []
+    text = _text(node)
+    if _DOTTED.fullmatch(text):  # the common case, without walking the chain node by node
+        parts = tuple(text.split("."))
+        if _CONSTANTS.isdisjoint(parts):
+            return parts
+    parts_rev: list[str] = []
     while node.type == "attribute":
         attr = node.child_by_field_name("attribute")
         obj = node.child_by_field_name("object")
         if attr is None or obj is None:
             return None
-        parts.append(attr.text.decode("utf-8", "replace"))
+        parts_rev.append(_text(attr))
         node = obj
     if node.type != "identifier":
         return None
-    parts.append(node.text.decode("utf-8", "replace"))
-    return tuple(reversed(parts))
+    parts_rev.append(_text(node))
+    return tuple(reversed(parts_rev))
 
 
-def parse_source(path: str, language: str, text: str, digest: str) -> ParsedFile:
+@numba.njit(cache=True)
+def _nest(
+    start_byte: np.ndarray, end_byte: np.ndarray, first: np.ndarray, last: np.ndarray, n_lines: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Parents and line owners of statement spans sorted by (start, -end): a node's parent is
+    the nearest earlier span reaching at least as far; deeper nodes own their lines."""
+    n = start_byte.size
+    parents = np.full(n, -1, np.int32)
+    owner = np.full(n_lines, -1, np.int32)
+    stack = np.empty(n, np.int64)
+    depth = 0
+    for i in range(n):
+        while depth > 0 and end_byte[stack[depth - 1]] < end_byte[i]:
+            depth -= 1
+        if depth > 0:
+            parents[i] = stack[depth - 1]
+        stack[depth] = i
+        depth += 1
+        for line in range(max(first[i], 0), min(last[i] + 1, n_lines)):
+            owner[line] = i
+    return parents, owner
+
+
+class _Statements:
+    """Statement spans of one file in pre-order, and the lookup of the statement a node
+    belongs to: the statement with exactly its span, else the line owner of its first row."""
+
+    def __init__(self, nodes: list[Node], source: bytes, n_lines: int, comment_ids: np.ndarray):
+        self._newlines = np.flatnonzero(np.frombuffer(source, np.uint8) == 10)
+        self._width = np.int64(len(source) + 1)
+        sb, eb, kind = _spans(nodes)
+        keep = ~np.isin(kind, comment_ids)
+        sb, eb, kind = sb[keep], eb[keep], kind[keep]
+        # one node per (span, kind), the first seen; ordered by start, longest first
+        by_key = np.lexsort((np.arange(sb.size), kind, eb, sb))
+        s, e, k = sb[by_key], eb[by_key], kind[by_key]
+        fresh = np.ones(sb.size, np.bool_)
+        fresh[1:] = (s[1:] != s[:-1]) | (e[1:] != e[:-1]) | (k[1:] != k[:-1])
+        first_seen = by_key[fresh]
+        order = first_seen[np.lexsort((first_seen, -eb[first_seen], sb[first_seen]))]
+        self.start_byte, self.end_byte = sb[order], eb[order]
+        self.first = self.row(self.start_byte)
+        self.last = self.row(np.maximum(self.end_byte - 1, self.start_byte))
+        self.parents, self.owner = _nest(
+            self.start_byte, self.end_byte, self.first, self.last, n_lines
+        )
+        self._keys = self.start_byte * self._width + self.end_byte
+
+    def row(self, byte: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self._newlines, byte).astype(np.int32)
+
+    def of(self, nodes: list[Node]) -> list[int]:
+        sb, eb, _ = _spans(nodes)
+        rows = self.row(sb)
+        found = np.full(rows.size, -1, np.int64)
+        inside = rows < self.owner.size
+        found[inside] = self.owner[rows[inside]]
+        if self._keys.size:
+            keys = sb * self._width + eb
+            pos = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
+            exact = self._keys[pos] == keys
+            found[exact] = pos[exact]
+        return found.tolist()
+
+
+def _spans(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = len(nodes)
+    return (
+        np.fromiter((x.start_byte for x in nodes), np.int64, n),
+        np.fromiter((x.end_byte for x in nodes), np.int64, n),
+        np.fromiter((x.kind_id for x in nodes), np.int64, n),
+    )
+
+
+def parse_source(
+    path: str, language: str, text: str, digest: str, lines: list[str] | None = None
+) -> ParsedFile:
+    """``lines``: ``split_lines(text)`` when the caller already has it."""
     source = text.encode("utf-8")
     root = parser(language).parse(source).root_node
-    lines = split_lines(text)
-    line_len = np.fromiter((len(line.rstrip()) for line in lines), dtype=np.int32, count=len(lines))
+    lines = split_lines(text) if lines is None else lines
+    line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
 
-    found: dict[tuple[int, int, str], Node] = {}
+    stmts: list[Node] = []
     defs: list[tuple[Node, Node]] = []
     calls: list[tuple[Node, Node]] = []
     imports: list[Node] = []
     for _, caps in QueryCursor(file_query(language)).matches(root):
         if "s" in caps:
-            node = caps["s"][0]
-            if node.type not in _COMMENT_TYPES:
-                found.setdefault((node.start_byte, node.end_byte, node.type), node)
+            stmts.append(caps["s"][0])
         elif "def" in caps:
             defs.append((caps["def"][0], caps["name"][0]))
         elif "call" in caps:
@@ -124,49 +202,18 @@ def parse_source(path: str, language: str, text: str, digest: str) -> ParsedFile
         elif "imp" in caps:
             imports.append(caps["imp"][0])
 
-    keys = sorted(found, key=lambda k: (k[0], -k[1]))
-    n = len(keys)
-    starts = np.empty(n, np.int32)
-    ends = np.empty(n, np.int32)
-    parents = np.full(n, -1, np.int32)
-    by_span: dict[tuple[int, int], int] = {}
-    stack: list[int] = []
-    span_end: list[int] = []
-    for i, key in enumerate(keys):
-        node = found[key]
-        starts[i] = node.start_point.row
-        ends[i] = _last_row(node)
-        by_span.setdefault((key[0], key[1]), i)
-        while stack and span_end[stack[-1]] < key[1]:
-            stack.pop()
-        if stack:
-            parents[i] = stack[-1]
-        stack.append(i)
-        span_end.append(key[1])
-
-    owner = np.full(len(lines), -1, np.int32)
-    for i in range(n):  # pre-order: deeper nodes overwrite their ancestors
-        owner[starts[i] : ends[i] + 1] = i
-
-    parsed = ParsedFile(path, language, digest, line_len, starts, ends, parents, owner)
-
-    def node_of(node: Node) -> int:
-        i = by_span.get((node.start_byte, node.end_byte))
-        if i is None:
-            row = node.start_point.row
-            i = int(owner[row]) if row < owner.size else -1
-        return i
-
+    st = _Statements(stmts, source, len(lines), comment_kinds(language))
+    parsed = ParsedFile(path, language, digest, line_len, st.first, st.last, st.parents, st.owner)
+    def_nodes = st.of([d for d, _ in defs])
+    call_nodes = st.of([c for c, _ in calls])
     if language == "python":
-        _python_symbols(parsed, defs, calls, imports, node_of)
+        _python_symbols(parsed, defs, def_nodes, calls, call_nodes, imports)
         return parsed
-    for d, name in defs:
-        i = node_of(d)
+    for (d, name), i in zip(defs, def_nodes, strict=True):
         if i >= 0:
             is_class = "class" in d.type or "struct" in d.type or d.type == "type_spec"
             parsed.definitions.append(Definition(_text(name), i, is_class))
-    for call, name in calls:
-        i = node_of(call)
+    for (_, name), i in zip(calls, call_nodes, strict=True):
         if i >= 0:
             parsed.calls.append(CallSite(i, (_text(name),)))
     return parsed
@@ -179,21 +226,24 @@ def _text(node: Node) -> str:
 def _python_symbols(
     parsed: ParsedFile,
     defs: list[tuple[Node, Node]],
+    def_nodes: list[int],
     calls: list[tuple[Node, Node]],
+    call_nodes: list[int],
     imports: list[Node],
-    node_of: Callable[[Node], int],
 ) -> None:
     # qualified names and class spans via a containment stack over pre-ordered definitions
     stack: list[tuple[int, str]] = []  # (end_byte, qualname)
     class_spans: list[tuple[int, int, str]] = []
-    for d, name_node in sorted(defs, key=lambda dn: (dn[0].start_byte, -dn[0].end_byte)):
+    order = sorted(range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte))
+    for k in order:
+        d, name_node = defs[k]
         while stack and stack[-1][0] < d.end_byte:
             stack.pop()
         name = _text(name_node)
         qual = f"{stack[-1][1]}.{name}" if stack else name
         is_class = d.type == "class_definition"
         stack.append((d.end_byte, qual))
-        i = node_of(d)
+        i = def_nodes[k]
         if i >= 0:
             parsed.definitions.append(Definition(qual, i, is_class))
         if is_class:
@@ -214,10 +264,11 @@ def _python_symbols(
                 return qual
         return None
 
-    for call, fn in calls:
+    for (call, fn), i in zip(calls, call_nodes, strict=True):
+        if i < 0:
+            continue
         parts = _dotted(fn)
-        i = node_of(call)
-        if parts is not None and i >= 0:
+        if parts is not None:
             scope = scope_of(call.start_byte) if parts[0] in ("self", "cls") else None
             parsed.calls.append(CallSite(i, parts, scope))
     for node in imports:
@@ -260,6 +311,15 @@ def _import_bindings(node: Node) -> list[ImportBinding]:
                     ImportBinding(text(child.child_by_field_name("alias")), module, sym, level)
                 )
     return out
+
+
+def warm_up(languages: set[str]) -> None:
+    """Compile the queries and load the compiled kernel now, so that processes forked from
+    this one inherit them instead of each paying for it (~0.25 s)."""
+    for language in languages:
+        file_query(language)
+    empty = np.empty(0, np.int64)
+    _nest(empty, empty, empty.astype(np.int32), empty.astype(np.int32), 0)
 
 
 def supported(language: str) -> bool:

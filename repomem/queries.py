@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
 from tree_sitter import Query
 
 from repomem.languages import grammar
@@ -174,6 +175,16 @@ NAMESPACE: dict[str, str] = {
 def _known(language: str, node_types: tuple[str, ...]) -> tuple[str, ...]:
     lang = grammar(language)
     return tuple(t for t in node_types if lang.id_for_node_kind(t, True))
+
+
+@cache
+def comment_kinds(language: str) -> np.ndarray:
+    """Kind ids of comments: named children of blocks that are never statements."""
+    lang = grammar(language)
+    names = {"comment", "line_comment", "block_comment"}
+    return np.array(
+        [k for k in range(lang.node_kind_count) if lang.node_kind_for_id(k) in names], np.int64
+    )
 
 
 @cache

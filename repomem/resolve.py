@@ -32,6 +32,13 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
+@cache
+def _package_of(path: str) -> tuple[str, ...]:
+    """The package a relative import in ``path`` starts from."""
+    pkg = tuple(module_name(path).split("."))
+    return pkg if PurePosixPath(path).name.startswith("__init__.") else pkg[:-1]
+
+
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges."""
 
@@ -101,9 +108,7 @@ class Resolver:
     # ---- modules -------------------------------------------------------------------------
     def resolve_module(self, name: str, level: int, from_path: str) -> str | None:
         if level:
-            pkg = module_name(from_path).split(".")
-            if not PurePosixPath(from_path).name.startswith("__init__."):
-                pkg = pkg[:-1]
+            pkg = _package_of(from_path)
             if level - 1 > len(pkg):
                 return None
             base = pkg[: len(pkg) - (level - 1)]
@@ -229,8 +234,14 @@ class Resolver:
         self._reading, self._trying = {}, set()
         try:
             out = []
+            # a file calls the same names over and over (``self.assertEqual``); each distinct
+            # callee is resolved once, its lookups being the same every time
+            memo: dict[tuple[tuple[str, ...], str | None], Target | None] = {}
             for call in self.files[path].calls:
-                hit = self.resolve_call(path, call)
+                key = (call.parts, call.scope)
+                if key not in memo:
+                    memo[key] = self.resolve_call(path, call)
+                hit = memo[key]
                 if hit is not None:
                     out.append((call.node, hit[0], hit[1]))
                     self._note_lookup(hit[0], self.qualnames[hit[0]].get(hit[1], ""))

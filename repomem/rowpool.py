@@ -3,7 +3,7 @@
 A CSR matrix must be rebuilt whole when one row changes, which at repository scale costs
 more than an editor can wait for. Here each row is a ``[start, end)`` slice of two shared
 arrays; replacing rows appends them at the end and leaves the old slices as garbage, which
-is reclaimed by compacting once it outweighs the live entries.
+is reclaimed by compacting when the arrays are full.
 """
 
 from __future__ import annotations
@@ -91,15 +91,9 @@ class RowPool:
         self.end[rows] = 0
         if owner.size == 0:
             return
+        if self.used + owner.size > self.cols.size:
+            self.compact(room=int(owner.size))
         need = self.used + owner.size
-        if need > self.cols.size:
-            cap = max(need, 2 * self.cols.size, 1024)
-            self.cols = np.concatenate(
-                [self.cols[: self.used], np.empty(cap - self.used, np.int64)]
-            )
-            self.vals = np.concatenate(
-                [self.vals[: self.used], np.empty(cap - self.used, np.float64)]
-            )
         self.cols[self.used : need] = cols
         self.vals[self.used : need] = vals
         first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
@@ -108,14 +102,19 @@ class RowPool:
         self.end[owner[first]] = self.used + last
         self.used = need
         self.live += int(owner.size)
-        if self.used > 2 * max(self.live, 1024):
-            self.compact()
 
-    def compact(self) -> None:
-        """Drop the garbage left by replaced rows."""
-        fresh = RowPool.from_indptr(*self.gather(np.arange(self.n_rows)))
-        self.start, self.end, self.cols, self.vals = fresh.start, fresh.end, fresh.cols, fresh.vals
-        self.used = self.live = fresh.used
+    def compact(self, room: int = 0) -> None:
+        """Drop the garbage left by replaced rows, leaving space for ``room`` more entries and
+        as many again as are live: compacting only when full (rather than growing) bounds the
+        arrays to twice what was live at the last compaction, at the copying cost of growth."""
+        indptr, cols, vals = self.gather(np.arange(self.n_rows))
+        capacity = max(2 * (self.live + room), 1024)
+        self.cols = np.empty(capacity, np.int64)
+        self.vals = np.empty(capacity, np.float64)
+        self.cols[: cols.size] = cols
+        self.vals[: vals.size] = vals
+        self.start, self.end = indptr[:-1].copy(), indptr[1:]
+        self.used = self.live = int(cols.size)
 
     def to_csr(self, n_cols: int) -> sp.csr_matrix:
         indptr, cols, vals = self.gather(np.arange(self.n_rows))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 from rank_bm25 import BM25Okapi
 
-from repomem.bm25 import BM25Index, BM25StateError, tokenize
+from repomem.bm25 import BM25Index, BM25StateError, count_terms, tokenize
 from repomem.errors import RepomemError
 
 VOCAB = [f"w{i}" for i in range(12)]
@@ -215,6 +215,46 @@ def test_duplicate_add_and_unknown_remove_are_errors() -> None:
         index.add(-1, ["a"])
     with pytest.raises(ValueError, match="b must be"):
         BM25Index(b=1.5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counted_windows_equal_tokenizing_each_window(seed: int) -> None:
+    """Overlapping windows counted line by line, added in bulk, score like one add per window."""
+    rng = np.random.default_rng(seed)
+    lines = [
+        " ".join(random_doc(rng, 6)) + " x1 (y_2)" * int(rng.integers(0, 2)) for _ in range(40)
+    ]
+    spans = [(s, min(s + 20, len(lines))) for s in range(0, len(lines), 10)] + [(5, 5), (0, 40)]
+    counts = count_terms(lines, spans)
+    for i, (start, end) in enumerate(spans):
+        tokens = tokenize("\n".join(lines[start:end]))
+        a, b = counts.ptr[i], counts.ptr[i + 1]
+        got = {
+            counts.words[t]: int(tf)
+            for t, tf in zip(counts.terms[a:b], counts.tfs[a:b], strict=True)
+        }
+        assert got == {t: tokens.count(t) for t in tokens}
+    bulk, one_by_one = BM25Index(), BM25Index()
+    bulk.add(100, ["w1", "zzz"])  # a vocabulary and rows that are already there
+    one_by_one.add(100, ["w1", "zzz"])
+    picked = [3, 0, 5, 1]
+    bulk.add_counted([7, 2, 9, 4], counts, np.array(picked))
+    for doc_id, i in zip([7, 2, 9, 4], picked, strict=True):
+        one_by_one.add(doc_id, tokenize("\n".join(lines[slice(*spans[i])])))
+    docs = {
+        d: tokenize("\n".join(lines[slice(*spans[i])]))
+        for d, i in zip([7, 2, 9, 4], picked, strict=True)
+    }
+    docs[100] = ["w1", "zzz"]
+    for _ in range(5):
+        query = random_query(rng)
+        np.testing.assert_allclose(bulk.scores(query), one_by_one.scores(query), rtol=1e-12)
+        assert_matches(bulk, docs, query)
+    with pytest.raises(ValueError, match="already indexed"):
+        bulk.add_counted([11, 11], counts, np.array([0, 1]))
+    with pytest.raises(ValueError, match="already indexed"):
+        bulk.add_counted([7], counts, np.array([0]))
+    assert bulk.live_count == 5  # a refused batch adds nothing
 
 
 def test_state_round_trip_through_npz(tmp_path: Path) -> None:

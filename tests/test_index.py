@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -202,9 +203,7 @@ def test_damaged_and_incompatible_indexes_are_reported(tmp_path: Path) -> None:
     RepoIndex.build(root)
     gen = store.live_generation(root, IndexConfig())
     manifest = gen / "manifest.json"
-    manifest.write_text(
-        manifest.read_text().replace(f'"format": {store.FORMAT_VERSION}', '"format": 999')
-    )
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "format": 999}))
     with pytest.raises(RepomemError, match="format 999"):
         RepoIndex.load(root)
     manifest.write_text("{not json")
