@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
@@ -126,25 +126,24 @@ class CodeGraph:
         calls_after: Mapping[str, set[Call]],
         calls: Mapping[str, list[Call]],
         files: Mapping[str, ParsedFile],
-        callers: Iterable[str],
+        incoming: Mapping[str, list[tuple[int, int]]],
     ) -> RowChange:
         """Plan ``path``'s new parse (``None``: gone) and the call changes it caused.
 
         ``calls_before``/``calls_after`` hold the calls of every file whose resolution was
         redone (``path`` included), ``calls`` every other file's, ``files`` the parses after
-        the change, ``callers`` the other files that may call into ``path`` (their calls
-        still hold). Ids are allocated at once; the adjacency keeps its old rows until
-        ``apply``, so the old graph can still be searched in between.
+        the change, ``incoming`` per file the calls it made into ``path`` before the change
+        (source node, target node): those of files not resolved again still hold. Ids are
+        allocated at once; the adjacency keeps its old rows until ``apply``, so the old graph
+        can still be searched in between.
         """
         removed_u: list[np.ndarray] = []
         removed_v: list[np.ndarray] = []
         added: list[tuple[np.ndarray, np.ndarray, float]] = []
 
         old_nodes = self.file_nodes(path)
-        for u in old_nodes.tolist():
-            nbr, _ = self.neighbours(u)
-            removed_u.append(np.full(nbr.size, u, np.int64))
-            removed_v.append(nbr)
+        indptr, old_nbr, _ = self.adj.gather(old_nodes)
+        old_u = np.repeat(old_nodes, np.diff(indptr))
         old_keys = self.key[old_nodes]
         old_first = int(old_nodes[0]) if old_nodes.size else -1
         old_capacity = self.capacity.pop(path, 0)
@@ -180,14 +179,24 @@ class CodeGraph:
                     if (p == path or tpath == path) and tpath in self.stmt_offset:
                         cu.append(self.stmt_offset[p] + src)
                         cv.append(self.stmt_offset[tpath] + tnode)
-            for p in callers:
+            ku, kv = [], []  # calls into the file that hold, as they were
+            for p, entries in incoming.items():
                 if p not in calls_after and p in self.stmt_offset:
-                    cu.extend(
-                        self.stmt_offset[p] + src for src, t, _ in calls.get(p, ()) if t == path
-                    )
-                    cv.extend(off + tnode for _, t, tnode in calls.get(p, ()) if t == path)
+                    ku.extend(self.stmt_offset[p] + src for src, _ in entries)
+                    kv.extend(off + tnode for _, tnode in entries)
+            if first == old_first:
+                # Same ids: those edges stay untouched, and so do their callers' rows (a
+                # module called from thousands of places would otherwise rewrite them all).
+                held = np.array(ku, np.int64) * self.n_nodes + np.array(kv, np.int64)
+                still = np.isin(old_nbr * self.n_nodes + old_u, held)
+                old_u, old_nbr = old_u[~still], old_nbr[~still]
+            else:
+                cu += ku
+                cv += kv
             added.append((np.array(cu, np.int64), np.array(cv, np.int64), COST["call"]))
 
+        removed_u.append(old_u)
+        removed_v.append(old_nbr)
         self._call_changes(
             path, calls_before, calls_after, calls, files, removed_u, removed_v, added
         )

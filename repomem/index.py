@@ -13,7 +13,7 @@ import multiprocessing as mp
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -162,6 +162,7 @@ class RepoIndex:
         self.radius = np.zeros(0)
         self._relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
+        self._calls_into: dict[str, dict[str, list[tuple[int, int]]]] | None = None
         self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
         self._node_frags: RowPool | None = None  # per node: the fragments holding it
         self._resolver: Resolver | None = None
@@ -238,7 +239,7 @@ class RepoIndex:
         idx._resolver = Resolver(idx.parsed)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         for f in code:
-            idx._add_file_fragments(f, prepared[f.path])
+            idx._add_file_fragments(f, prepared.pop(f.path))  # its windows and counts go
         idx._graph = build_graph(idx.parsed, idx.calls)
         idx._frag_nodes = idx._assemble_frag_nodes()
         idx.radius = np.full(idx._graph.n_nodes, np.inf)
@@ -410,6 +411,32 @@ class RepoIndex:
         return self._graph
 
     @property
+    def calls_into(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
+        """``calls`` by target: per file, each calling file's (source node, target node) pairs.
+        A change re-links the untouched callers of a file from here, without scanning every
+        call of every file that reads it (a module read by hundreds of files)."""
+        if self._calls_into is None:
+            self._calls_into = defaultdict(dict)
+            for path, entries in self.calls.items():
+                self._link_calls(path, entries)
+        return self._calls_into
+
+    def _link_calls(self, path: str, entries: list[tuple[int, str, int]]) -> None:
+        assert self._calls_into is not None
+        for src, target, node in entries:
+            self._calls_into[target].setdefault(path, []).append((src, node))
+
+    def _set_calls(self, path: str, entries: list[tuple[int, str, int]] | None) -> None:
+        into = self.calls_into
+        for target in {t for _, t, _ in self.calls.get(path, ())}:
+            into[target].pop(path, None)
+        if entries is None:
+            self.calls.pop(path, None)
+        else:
+            self.calls[path] = entries
+            self._link_calls(path, entries)
+
+    @property
     def frag_nodes(self) -> RowPool:
         if self._frag_nodes is None:
             self._frag_nodes = self._assemble_frag_nodes()
@@ -498,7 +525,7 @@ class RepoIndex:
             new_calls,
             self.calls,
             self.parsed,
-            callers=resolver.readers.get(path, ()),
+            incoming=self.calls_into.get(path, {}),
         )
         self._grow_node_arrays()
 
@@ -513,10 +540,7 @@ class RepoIndex:
         affected0 = self._fragments_near(plan.seeds_before, (old_nodes, *held_before[:2]))
         graph.apply(change)
         for p in touched:
-            if p in self.parsed:
-                self.calls[p] = sorted(new_calls[p])
-            else:
-                self.calls.pop(p, None)
+            self._set_calls(p, sorted(new_calls[p]) if p in self.parsed else None)
         self.radius[new_nodes] = plan.carried_radius(self.radius)
         affected1 = self._fragments_near(plan.seeds_after)
         self._grow_relations()

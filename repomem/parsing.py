@@ -255,14 +255,20 @@ def _python_symbols(
                 ]
 
     starts = [start for start, _, _ in class_spans]
+    enclosing: list[int] = []  # per class span: the class span around it, -1 = none
+    for k, (_, end, _) in enumerate(class_spans):
+        outer = k - 1
+        while outer >= 0 and class_spans[outer][1] < end:
+            outer = enclosing[outer]
+        enclosing.append(outer)
 
     def scope_of(byte: int) -> str | None:
-        # spans are pre-ordered: the innermost one holding ``byte`` is the last such before it
-        for k in range(bisect.bisect_right(starts, byte) - 1, -1, -1):
-            start, end, qual = class_spans[k]
-            if byte < end:
-                return qual
-        return None
+        # spans are pre-ordered and nested: the innermost one holding ``byte`` is the last
+        # one starting before it, or one of those around that one
+        k = bisect.bisect_right(starts, byte) - 1
+        while k >= 0 and byte >= class_spans[k][1]:
+            k = enclosing[k]
+        return class_spans[k][2] if k >= 0 else None
 
     for (call, fn), i in zip(calls, call_nodes, strict=True):
         if i < 0:

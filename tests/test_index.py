@@ -292,10 +292,14 @@ def hub_repo_files() -> dict[str, str]:
 
 
 HUB_EDITS: list[tuple[str, str | None]] = [
+    # the hub's body changes, its nodes do not: the file keeps its ids, the callers their edges
+    ("core/check.py", hub_repo_files()["core/check.py"].replace("bool(value)", "not not value")),
     # appended after the hub's definition: its node keeps its key
     ("core/check.py", hub_repo_files()["core/check.py"] + "\n\ndef later(x):\n    return x\n"),
     # inserted above it: windows and node positions after the edit all shift
     ("core/check.py", "import sys\n\n" + hub_repo_files()["core/check.py"]),
+    # appended again: now within the room the moved file was given, so its ids stay
+    ("core/check.py", "import sys\n\n" + hub_repo_files()["core/check.py"] + "\nLATE = 1\n"),
     ("users/u03.py", None),
     ("users/u99.py", "from core.check import check\n\n\ndef user_99(v):\n    return check(v)\n"),
     ("users/u04.py", "def user_4(v):\n    return v\n"),  # stops calling the hub
