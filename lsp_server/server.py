@@ -288,6 +288,8 @@ class RepomemServer(LanguageServer):
             return
         token, self._progress_token = self._progress_token, None
         self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        # pygls keeps a cancellation future per token for good; one per indexing run adds up
+        self.work_done_progress.tokens.pop(token, None)
 
     def _index_ready(self, report: IndexReport) -> None:
         message = (

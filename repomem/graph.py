@@ -127,14 +127,16 @@ class CodeGraph:
         calls: Mapping[str, list[Call]],
         files: Mapping[str, ParsedFile],
         incoming: Mapping[str, list[tuple[int, int]]],
+        moved: Mapping[int, int],
     ) -> RowChange:
         """Plan ``path``'s new parse (``None``: gone) and the call changes it caused.
 
         ``calls_before``/``calls_after`` hold the calls of every file whose resolution was
         redone (``path`` included), ``calls`` every other file's, ``files`` the parses after
         the change, ``incoming`` per file the calls it made into ``path`` before the change
-        (source node, target node): those of files not resolved again still hold. Ids are
-        allocated at once; the adjacency keeps its old rows until ``apply``, so the old graph
+        (source node, target node): those of files not resolved again still hold, at the
+        target's new node when it is in ``moved`` (old local node -> new). Ids are allocated
+        at once; the adjacency keeps its old rows until ``apply``, so the old graph
         can still be searched in between.
         """
         removed_u: list[np.ndarray] = []
@@ -179,20 +181,22 @@ class CodeGraph:
                     if (p == path or tpath == path) and tpath in self.stmt_offset:
                         cu.append(self.stmt_offset[p] + src)
                         cv.append(self.stmt_offset[tpath] + tnode)
-            ku, kv = [], []  # calls into the file that hold, as they were
+            ku, kt = [], []  # calls into the file that hold: caller node, target local node
             for p, entries in incoming.items():
                 if p not in calls_after and p in self.stmt_offset:
                     ku.extend(self.stmt_offset[p] + src for src, _ in entries)
-                    kv.extend(off + tnode for _, tnode in entries)
-            if first == old_first:
-                # Same ids: those edges stay untouched, and so do their callers' rows (a
-                # module called from thousands of places would otherwise rewrite them all).
-                held = np.array(ku, np.int64) * self.n_nodes + np.array(kv, np.int64)
-                still = np.isin(old_nbr * self.n_nodes + old_u, held)
-                old_u, old_nbr = old_u[~still], old_nbr[~still]
-            else:
-                cu += ku
-                cv += kv
+                    kt.extend(tnode for _, tnode in entries)
+            old_t = np.array(kt, np.int64)
+            new_t = np.array([moved.get(t, t) for t in kt], np.int64) if moved else old_t
+            callers = np.array(ku, np.int64)
+            stays = (new_t == old_t) & (first == old_first)
+            # Same ids: those edges stay untouched, and so do their callers' rows (a module
+            # called from thousands of places would otherwise rewrite them all).
+            held = callers[stays] * self.n_nodes + off + old_t[stays]
+            still = np.isin(old_nbr * self.n_nodes + old_u, held)
+            old_u, old_nbr = old_u[~still], old_nbr[~still]
+            cu.extend(callers[~stays].tolist())
+            cv.extend((off + new_t[~stays]).tolist())
             added.append((np.array(cu, np.int64), np.array(cv, np.int64), COST["call"]))
 
         removed_u.append(old_u)

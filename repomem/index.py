@@ -31,7 +31,7 @@ from repomem.graph import CodeGraph, RowChange, build_graph, layout, multiset_ha
 from repomem.languages import language_for_path
 from repomem.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.relations import compute_relations, node_ball
-from repomem.resolve import Resolver
+from repomem.resolve import Resolver, moved_definitions
 from repomem.rowpool import RowPool
 from repomem.scorer import (
     Exclusion,
@@ -507,7 +507,10 @@ class RepoIndex:
 
         graph, resolver = self.graph, self.resolver
         node_frags = self.node_frags
-        touched = {path} | resolver.dependents(path, (self.parsed.get(path), new_pf))
+        old_pf = self.parsed.get(path)
+        touched = {path} | resolver.dependents(path, (old_pf, new_pf))
+        moved = moved_definitions(old_pf, new_pf)
+        incoming = self.calls_into.get(path, {})
         old_calls = {p: set(self.calls.get(p, ())) for p in touched}
         if new_pf is None:
             self.parsed.pop(path, None)
@@ -525,7 +528,8 @@ class RepoIndex:
             new_calls,
             self.calls,
             self.parsed,
-            incoming=self.calls_into.get(path, {}),
+            incoming=incoming,
+            moved=moved,
         )
         self._grow_node_arrays()
 
@@ -541,6 +545,16 @@ class RepoIndex:
         graph.apply(change)
         for p in touched:
             self._set_calls(p, sorted(new_calls[p]) if p in self.parsed else None)
+        # the calls of files not resolved again follow the definitions that moved
+        follow = [
+            p
+            for p, entries in incoming.items()
+            if moved and p not in touched and any(n in moved for _, n in entries)
+        ]
+        for p in follow:
+            self._set_calls(
+                p, sorted((s, t, moved.get(n, n) if t == path else n) for s, t, n in self.calls[p])
+            )
         self.radius[new_nodes] = plan.carried_radius(self.radius)
         affected1 = self._fragments_near(plan.seeds_after)
         self._grow_relations()

@@ -324,9 +324,11 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
     ``None``: not comparable that way (another language)."""
     if old.language != "python" or new.language != "python":
         return None
-    defs_old = {d.name: (d.node, d.is_class) for d in old.definitions}
-    defs_new = {d.name: (d.node, d.is_class) for d in new.definitions}
-    names = {n for n in defs_old.keys() | defs_new.keys() if defs_old.get(n) != defs_new.get(n)}
+    # a definition that only moved (lines above it changed) still means the same thing; the
+    # calls into it follow it (``moved_definitions``) without resolving their files again
+    kind_old = {d.name: d.is_class for d in old.definitions}
+    kind_new = {d.name: d.is_class for d in new.definitions}
+    names = {n for n in kind_old.keys() | kind_new.keys() if kind_old.get(n) != kind_new.get(n)}
     bind_old = {b.name: b for b in old.imports}
     bind_new = {b.name: b for b in new.imports}
     names.update(n for n in bind_old.keys() | bind_new.keys() if bind_old.get(n) != bind_new.get(n))
@@ -334,3 +336,17 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
         c for c in old.bases.keys() | new.bases.keys() if old.bases.get(c) != new.bases.get(c)
     }
     return names, classes
+
+
+def moved_definitions(old: ParsedFile | None, new: ParsedFile | None) -> dict[int, int]:
+    """Old node -> new node of the Python definitions that kept their name and kind but not
+    their node: a call resolved to one of them now resolves to its new node."""
+    if old is None or new is None or old.language != "python" or new.language != "python":
+        return {}
+    before = {d.name: (d.node, d.is_class) for d in old.definitions}  # the last one wins,
+    after = {d.name: (d.node, d.is_class) for d in new.definitions}  # as in ``Resolver.defs``
+    return {
+        before[n][0]: after[n][0]
+        for n in before.keys() & after.keys()
+        if before[n][1] == after[n][1] and before[n][0] != after[n][0]
+    }

@@ -28,25 +28,27 @@ class RowPool:
         cls, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n_rows: int
     ) -> RowPool:
         """Entries already grouped by row (``rows`` non-decreasing), order kept within a row."""
-        pool = cls(n_rows)
         counts = np.bincount(rows, minlength=n_rows) if rows.size else np.zeros(n_rows, np.int64)
-        pool.end = np.cumsum(counts).astype(np.int64)
-        pool.start = pool.end - counts
-        pool.cols = np.ascontiguousarray(cols, np.int64)
-        pool.vals = np.ascontiguousarray(vals, np.float64)
-        pool.used = pool.live = int(cols.size)
-        return pool
+        return cls.from_indptr(np.r_[0, np.cumsum(counts)], cols, vals)
 
     @classmethod
     def from_indptr(cls, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> RowPool:
-        """Rows laid out as in a CSR matrix (the arrays are taken, not copied)."""
+        """Rows laid out as in a CSR matrix, with an eighth more room: the first edits after a
+        build or a load then append instead of paying for a compaction of the whole pool."""
         pool = cls()
-        indptr = np.asarray(indptr, np.int64)
-        pool.start, pool.end = indptr[:-1].copy(), indptr[1:]
-        pool.cols = np.asarray(cols, np.int64)
-        pool.vals = np.asarray(vals, np.float64)
-        pool.used = pool.live = int(pool.cols.size)
+        pool._lay_out(np.asarray(indptr, np.int64), cols, vals, cols.size + cols.size // 8)
         return pool
+
+    def _lay_out(
+        self, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, capacity: int
+    ) -> None:
+        capacity = max(capacity, cols.size, 1024)
+        self.cols = np.empty(capacity, np.int64)
+        self.vals = np.empty(capacity, np.float64)
+        self.cols[: cols.size] = cols
+        self.vals[: vals.size] = vals
+        self.start, self.end = indptr[:-1].copy(), indptr[1:].copy()
+        self.used = self.live = int(cols.size)
 
     @classmethod
     def from_csr(cls, m: sp.csr_matrix) -> RowPool:
@@ -107,14 +109,7 @@ class RowPool:
         """Drop the garbage left by replaced rows, leaving space for ``room`` more entries and
         as many again as are live: compacting only when full (rather than growing) bounds the
         arrays to twice what was live at the last compaction, at the copying cost of growth."""
-        indptr, cols, vals = self.gather(np.arange(self.n_rows))
-        capacity = max(2 * (self.live + room), 1024)
-        self.cols = np.empty(capacity, np.int64)
-        self.vals = np.empty(capacity, np.float64)
-        self.cols[: cols.size] = cols
-        self.vals[: vals.size] = vals
-        self.start, self.end = indptr[:-1].copy(), indptr[1:]
-        self.used = self.live = int(cols.size)
+        self._lay_out(*self.gather(np.arange(self.n_rows)), 2 * (self.live + room))
 
     def to_csr(self, n_cols: int) -> sp.csr_matrix:
         indptr, cols, vals = self.gather(np.arange(self.n_rows))

@@ -12,6 +12,7 @@ from repos import OTHER_LANG_FILES, make_repo
 from repomem.fragments import window_nodes, windows
 from repomem.index import RepoIndex
 from repomem.parsing import parse_source, split_lines
+from repomem.resolve import Resolver, moved_definitions
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +155,26 @@ def test_syntax_errors_still_parse() -> None:
     pf = parse_source("bad.py", "python", text, "d")
     assert pf.n_nodes > 0
     assert len(split_lines(text)) == pf.line_owner.size
+
+
+def test_a_definition_that_only_moves_keeps_its_callers_without_resolving_them_again() -> None:
+    lib = "def helper(x):\n    return x\n\n\nclass Box:\n    def get(self):\n        return 1\n"
+    user = "from lib import helper, Box\n\n\ndef use(v):\n    return helper(v) + Box.get(v) + Box()\n"
+    old = parse_source("lib.py", "python", lib, "a")
+    resolver = Resolver({"lib.py": old, "user.py": parse_source("user.py", "python", user, "b")})
+    calls = {p: resolver.calls_of(p) for p in ("lib.py", "user.py")}
+    targets = {node for _, path, node in calls["user.py"] if path == "lib.py"}
+    assert len(targets) == 3  # helper, Box, Box.get
+
+    shifted = parse_source("lib.py", "python", "import os\n\n\n" + lib, "c")
+    assert resolver.dependents("lib.py", (old, shifted)) == set()
+    moved = moved_definitions(old, shifted)
+    node_of = {d.name: d.node for d in shifted.definitions}
+    assert {moved[t] for t in targets} == {node_of["helper"], node_of["Box"], node_of["Box.get"]}
+    resolver.update("lib.py", shifted)
+    again = {node for _, path, node in resolver.calls_of("user.py") if path == "lib.py"}
+    assert again == {moved[t] for t in targets}  # what resolving anew would have given
+
+    for changed in (lib.replace("def helper", "def helper2"), lib.replace("class Box", "def Box")):
+        new = parse_source("lib.py", "python", changed, "d")
+        assert resolver.dependents("lib.py", (old, new)) == {"user.py"}
