@@ -12,9 +12,10 @@ Measured, with the built-in backend:
   rest of the line as a second ``didChange``, and a pause of ``--pause-ms`` (the user typing).
   The server runs with ``debounceMs`` = ``--debounce-ms`` (default 0, so the figures are the
   server's work; an editor configured with a debounce adds it on top).
-* **edit-to-retrievable lag**: a line holding a new unique identifier is typed (one
-  ``didChange``); the custom ``repomem/retrieve`` request is then sent every ``--poll-ms`` until
-  a fragment containing the identifier comes back. The lag runs from sending the ``didChange``
+* **edit-to-retrievable lag**: a line holding a new unique identifier is typed at the
+  indentation of the code around it (one ``didChange``); the custom ``repomem/retrieve``
+  request is then sent every ``--poll-ms`` until a fragment containing the identifier comes
+  back. The lag runs from sending the ``didChange``
   to receiving that response, so it includes the server's ``indexDelayMs`` (the quiet time it
   waits for before indexing a document being typed in), the ``RepoIndex.update_file`` call and
   the transport. It is measured with the configured ``indexDelayMs`` and again with 0; the
@@ -246,9 +247,15 @@ async def measure_lag(
     for i in range(probes):
         row = replay.start + rng.randrange(replay.steps)
         name = f"probe_{i}_{rng.randrange(16**8):08x}"
+        # typed where a user would type it: at the indentation of the code around it (an
+        # unindented line inside a class would turn the rest of the class into syntax errors)
+        code = next((line for line in replay.lines[row:] if line.strip()), "")
+        indent = code[: len(code) - len(code.lstrip())]
         replay.version += 1
         t0 = time.perf_counter()
-        insert(client, replay.uri, replay.version, row, 0, f"{name} = compute_{name}(value)\n")
+        insert(
+            client, replay.uri, replay.version, row, 0, f"{indent}{name} = compute_{name}(value)\n"
+        )
         while True:
             found = await client.protocol.send_request_async(
                 "repomem/retrieve", {"query": name, "k": 3}

@@ -159,8 +159,8 @@ class CodeGraph:
             need = 2 + new.n_nodes
             if old_first >= 0 and need <= old_capacity:
                 first, capacity = old_first, old_capacity
-            else:  # room to grow while the file is being typed in
-                first, capacity = self.n_nodes, need + need // 4 + 8
+            else:
+                first, capacity = self.n_nodes, room_for(need)
                 self._grow(first + capacity)
             self.capacity[path], self.size[path] = capacity, need
             self.stmt_offset[path] = off = first + 2
@@ -416,8 +416,14 @@ def layout(files: Mapping[str, ParsedFile]) -> tuple[dict[str, int], dict[str, i
             nid += 1
         else:
             first[name] = nid
-            nid += 2 + files[name].n_nodes
+            nid += room_for(2 + files[name].n_nodes)
     return first, dirs, nid
+
+
+def room_for(size: int) -> int:
+    """The ids a file of ``size`` nodes is given: a quarter more and 8, so that it can grow
+    while being typed in without moving (a move rewrites every row that points into it)."""
+    return size + size // 4 + 8
 
 
 def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]) -> CodeGraph:
@@ -496,7 +502,7 @@ def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]
         adj=adj,
         key=key,
         stmt_offset=offsets,
-        capacity={p: 2 + files[p].n_nodes for p in paths},
+        capacity={p: room_for(2 + files[p].n_nodes) for p in paths},
         size={p: 2 + files[p].n_nodes for p in paths},
         dirs=dirs,
         dir_children=children_of,

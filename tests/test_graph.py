@@ -159,7 +159,9 @@ def test_syntax_errors_still_parse() -> None:
 
 def test_a_definition_that_only_moves_keeps_its_callers_without_resolving_them_again() -> None:
     lib = "def helper(x):\n    return x\n\n\nclass Box:\n    def get(self):\n        return 1\n"
-    user = "from lib import helper, Box\n\n\ndef use(v):\n    return helper(v) + Box.get(v) + Box()\n"
+    user = (
+        "from lib import helper, Box\n\n\ndef use(v):\n    return helper(v) + Box.get(v) + Box()\n"
+    )
     old = parse_source("lib.py", "python", lib, "a")
     resolver = Resolver({"lib.py": old, "user.py": parse_source("user.py", "python", user, "b")})
     calls = {p: resolver.calls_of(p) for p in ("lib.py", "user.py")}

@@ -298,8 +298,15 @@ HUB_EDITS: list[tuple[str, str | None]] = [
     ("core/check.py", hub_repo_files()["core/check.py"] + "\n\ndef later(x):\n    return x\n"),
     # inserted above it: windows and node positions after the edit all shift
     ("core/check.py", "import sys\n\n" + hub_repo_files()["core/check.py"]),
-    # appended again: now within the room the moved file was given, so its ids stay
+    # appended again: within the room the file was given, so its ids stay
     ("core/check.py", "import sys\n\n" + hub_repo_files()["core/check.py"] + "\nLATE = 1\n"),
+    # grown past that room: the file moves, and its untouched callers' edges move with it
+    (
+        "core/check.py",
+        "import sys\n\n"
+        + hub_repo_files()["core/check.py"]
+        + "".join(f"\n\ndef extra_{i}(x):\n    return x + {i}\n" for i in range(60)),
+    ),
     ("users/u03.py", None),
     ("users/u99.py", "from core.check import check\n\n\ndef user_99(v):\n    return check(v)\n"),
     ("users/u04.py", "def user_4(v):\n    return v\n"),  # stops calling the hub
