@@ -29,7 +29,6 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from functools import cache
 
 import numba
 import numpy as np
@@ -351,13 +350,6 @@ class _Scratch:
 _scratch = _Scratch()
 
 
-@cache
-def _threads() -> ThreadPoolExecutor:
-    """One pool for the whole process: starting threads for every update's search costs
-    more (~5 ms) than a small update's share of the search itself."""
-    return ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="repomem-relations")
-
-
 def _graph_arrays(graph: CodeGraph) -> tuple[np.ndarray, ...]:
     adj = graph.adj
     return adj.start, adj.end, adj.cols, adj.vals, graph.key
@@ -431,7 +423,8 @@ def compute_relations(
     if threads == 1:
         run(0, rows.size)
     else:
-        list(_threads().map(run, bounds[:-1], bounds[1:]))
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, bounds[:-1], bounds[1:]))
     return out_idx, out_val, capped, sub_node, radius
 
 
