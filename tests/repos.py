@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import git
@@ -131,3 +134,22 @@ def make_repo(root: Path, files: dict[str, str] | None = None, *, use_git: bool 
         repo.git.add(all=True)
         repo.index.commit("fixture")
     return root
+
+
+def run_repomem(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """``repomem ARGS`` as a user runs it: a subprocess of this interpreter, output captured.
+    ``env`` is the whole environment (default: this process's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "repomem.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-from repos import write_files
+from repos import run_repomem, write_files
 
 README = """# Demo
 
@@ -20,13 +19,7 @@ settings.cache.flush_interval_seconds = 30
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repomem.cli", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_repomem(*args, cwd=root)
 
 
 def test_doc_segments_enter_the_prompt_only_with_docs(tmp_path: Path) -> None:

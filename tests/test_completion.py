@@ -7,12 +7,12 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from repos import run_repomem
 
 from repomem.backends.base import Backend, GenerationRequest
 from repomem.backends.builtin import BuiltinBackend
@@ -222,14 +222,7 @@ def run_cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOMEM_")} | (env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "repomem.cli", "complete", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_repomem("complete", *args, cwd=cwd, env=env, timeout=120)
 
 
 def assert_clean_error(proc: subprocess.CompletedProcess[str], fragment: str) -> None:

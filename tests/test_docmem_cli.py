@@ -5,25 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from repos import make_repo
+from repos import make_repo, run_repomem
 from test_docmem_memory import README, WIDGET_FILES
 
 
 def repomem(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repomem.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
+    return run_repomem(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from repos import run_repomem
 
 from repomem_eval.compare import ResultsError, comparison_rows, load_run, markdown_table
 from repomem_eval.metrics import aggregate, score_task
@@ -50,13 +50,7 @@ def runs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _repomem(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repomem.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_repomem(*args, timeout=120)
 
 
 def _table(stdout: str) -> list[list[str]]:

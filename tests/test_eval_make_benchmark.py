@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from repos import run_repomem
 
 from repomem_eval.api_calls import repository_modules
 from repomem_eval.make_benchmark import count_tokens, make_benchmark, trim_context
@@ -245,13 +245,7 @@ def test_repo_name_and_bad_settings(repo: Path, tmp_path: Path) -> None:
 
 
 def _repomem(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repomem.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_repomem(*args, timeout=120)
 
 
 def test_cli_make_benchmark(repo: Path, tmp_path: Path) -> None:

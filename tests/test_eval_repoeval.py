@@ -8,11 +8,11 @@ import dataclasses
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from repos import make_repo
+from repos import run_repomem as repomem
 
 from repomem.backends.builtin import BuiltinBackend
 from repomem.completion import CompletionEngine, query_window
@@ -169,16 +169,6 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[Ta
     tasks += leaky_tasks()
     write_tasks(root / "tasks.jsonl", tasks)
     return root / "tasks.jsonl", repos, tasks
-
-
-def repomem(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repomem.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
 
 
 def run_eval(tasks: Path, repos: Path, out: Path, *extra: str | Path) -> dict[str, object]:
