@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repomem.commands import add_backend_arguments, backend_overrides
 from repomem_eval.methods import METHODS, TASK_MODES, methods_named
 
 if TYPE_CHECKING:
@@ -30,13 +31,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="METHOD",
         help=f"method to run, repeatable (default: all of {', '.join(METHODS)})",
     )
-    parser.add_argument(
-        "--backend", help="builtin (default), transformers, vllm or openai (setting backend)"
-    )
-    parser.add_argument(
-        "--model", help="model directory, or the model name an OpenAI-compatible server serves"
-    )
-    parser.add_argument("--url", help="base URL of an OpenAI-compatible server")
+    add_backend_arguments(parser)
     parser.add_argument("--context-window", type=int, help="model context window in tokens")
     parser.add_argument("--k", type=int, help="fragments retrieved per iteration (default 10)")
     parser.add_argument(
@@ -74,12 +69,7 @@ def run_options(
     settings = load_settings(
         None,
         overrides={
-            "backend": {
-                "backend": args.backend,
-                "model": args.model,
-                "url": args.url,
-                "context_window": args.context_window,
-            },
+            "backend": {**backend_overrides(args), "context_window": args.context_window},
             "completion": {"k": args.k, "alpha": args.alpha, "iterations": args.iterations},
         },
     )

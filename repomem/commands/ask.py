@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repomem.commands import add_backend_arguments, backend_overrides
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
@@ -53,13 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="readagent: look pages up all at once or one at a time (default parallel)",
     )
     parser.add_argument("--k", type=int, default=5, help="sources to return (default 5)")
-    parser.add_argument(
-        "--backend", help="builtin (default, no model), transformers, vllm or openai"
-    )
-    parser.add_argument(
-        "--model", help="model directory, or the model name an OpenAI-compatible server serves"
-    )
-    parser.add_argument("--url", help="base URL of an OpenAI-compatible server")
+    add_backend_arguments(parser)
     parser.add_argument(
         "--embedding-model",
         metavar="DIR",
@@ -91,9 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if not start.is_dir():
         raise RepomemError(f"--root {start} is not a directory")
     root = find_root(start)
-    settings = load_settings(
-        root, overrides={"backend": {"backend": args.backend, "model": args.model, "url": args.url}}
-    )
+    settings = load_settings(root, overrides={"backend": backend_overrides(args)})
     index = _open_index(root, settings)
     memory = DocMemory.open(index, DocMemoryConfig(embedding_model=args.embedding_model))
     model = TextModel(create_backend(settings.backend))

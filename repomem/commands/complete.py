@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from repomem.commands import add_backend_arguments, backend_overrides
 from repomem.errors import RepomemError
 from repomem.workspace import parse_position
 
@@ -40,13 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE:LINE[:COL]",
         help="the cursor: 1-based line and column (default column 1: complete the whole line)",
     )
-    parser.add_argument(
-        "--backend", help="builtin (default), transformers, vllm or openai (setting backend)"
-    )
-    parser.add_argument(
-        "--model", help="model directory, or the model name an OpenAI-compatible server serves"
-    )
-    parser.add_argument("--url", help="base URL of an OpenAI-compatible server")
+    add_backend_arguments(parser)
     parser.add_argument(
         "--iterations", type=int, help="retrieve-then-generate rounds (RepoCoder; default 2)"
     )
@@ -90,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(
         root,
         overrides={
-            "backend": {"backend": args.backend, "model": args.model, "url": args.url},
+            "backend": backend_overrides(args),
             "completion": {"iterations": args.iterations, "alpha": args.alpha, "k": args.k},
         },
     )
