@@ -126,14 +126,13 @@ def numbered(sources: list[Source]) -> str:
 async def compose(ctx: Context, question: str, sources: list[Source]) -> tuple[str, list[int]]:
     """Answer from numbered sources (structural memory's Memory-Only answer generation);
     returns the answer and the 0-based indices of the sources it cites."""
-    prompt = ctx.model.fit(
+    reply = await ctx.model.complete(
         prompts.ANSWER_HEAD,
         numbered(sources),
         prompts.ANSWER_TAIL.format(question=question),
         max_tokens=_ANSWER_TOKENS,
+        stop=("\nQuestion:",),
     )
-    replies = await ctx.model.generate([prompt], max_tokens=_ANSWER_TOKENS, stop=("\nQuestion:",))
-    reply = replies[0]
     answer = reply.strip()
     return answer, prompts.parse_citations(answer, len(sources))
 

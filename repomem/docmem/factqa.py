@@ -43,10 +43,9 @@ async def _with_model(ctx: Context, result: AskResult) -> None:
     cited: list[tuple[str, str, int]] = []
     answer = ""
     for round_ in range(1, MAX_ROUNDS + 1):
-        prompt = ctx.model.fit(
+        reply = await ctx.model.complete(
             prompts.PLAN_HEAD, thought, prompts.PLAN_TAIL, max_tokens=_PLAN_TOKENS
         )
-        reply = (await ctx.model.generate([prompt], max_tokens=_PLAN_TOKENS))[0]
         kind, text = prompts.parse_plan(reply)
         if kind == "final":
             answer = text
@@ -54,21 +53,20 @@ async def _with_model(ctx: Context, result: AskResult) -> None:
             break
         found = _in_document_order(ctx.search(text, ctx.k))
         reference = " ".join(s.text for s in found)
-        fact_prompt = ctx.model.fit(
+        fact_reply = await ctx.model.complete(
             prompts.FACT_HEAD,
             reference,
             prompts.FACT_TAIL.format(question=text),
             max_tokens=_FACT_TOKENS,
         )
-        fact_reply = (await ctx.model.generate([fact_prompt], max_tokens=_FACT_TOKENS))[0]
         fact = fact_reply.strip().split("\n", 1)[0].strip()
         thought += f"\nSubquestion: {text}\nRetrieved fact: {fact}"
         result.steps.append(Step(f"plan {round_}", f"sub-question {text!r} -> fact {fact!r}"))
         sources = distinct(sources + found)
         cited += [s.key for s in found[:1]]
     if not answer:
-        prompt = ctx.model.fit("", thought, prompts.FINAL_TAIL, max_tokens=_ANSWER_TOKENS)
-        answer = (await ctx.model.generate([prompt], max_tokens=_ANSWER_TOKENS))[0].strip()
+        reply = await ctx.model.complete("", thought, prompts.FINAL_TAIL, max_tokens=_ANSWER_TOKENS)
+        answer = reply.strip()
         result.steps.append(Step("answer", "model answered from the sub-questions and facts"))
     if not sources:
         sources = ctx.search(question, ctx.k)

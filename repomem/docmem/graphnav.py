@@ -91,10 +91,9 @@ async def _initial_entities(ctx: Context, question: str, result: AskResult) -> l
     graph = ctx.memory.graph
     found = graph.match_question(question)
     if ctx.model.available:
-        prompt = ctx.model.fit(
+        reply = await ctx.model.complete(
             prompts.ENTITIES_HEAD, question, prompts.ENTITIES_TAIL, max_tokens=_ENTITY_TOKENS
         )
-        reply = (await ctx.model.generate([prompt], max_tokens=_ENTITY_TOKENS))[0]
         named = []
         lowered = {name.lower(): name for name in graph.kinds}
         for item in prompts.parse_lines(reply):
@@ -111,13 +110,12 @@ async def _initial_entities(ctx: Context, question: str, result: AskResult) -> l
 
 async def _reflect(ctx: Context, question: str, text: str) -> tuple[bool, str]:
     if ctx.model.available:
-        prompt = ctx.model.fit(
+        reply = await ctx.model.complete(
             prompts.ANSWERABLE_HEAD,
             text,
             prompts.ANSWERABLE_TAIL.format(question=question),
             max_tokens=_VERDICT_TOKENS,
         )
-        reply = (await ctx.model.generate([prompt], max_tokens=_VERDICT_TOKENS))[0]
         verdict = prompts.parse_verdict(reply)
         return verdict.answerable, " ".join(verdict.reason.split())[:300]
     coverage = ctx.coverage(question, text)

@@ -95,6 +95,13 @@ class TextModel:
             kept = first[:lo_c]
         return head + kept + tail
 
+    async def complete(
+        self, head: str, passage: str, tail: str, *, max_tokens: int, stop: Sequence[str] = ()
+    ) -> str:
+        """One completion of the prompt ``fit`` makes of ``head``, ``passage`` and ``tail``."""
+        prompt = self.fit(head, passage, tail, max_tokens=max_tokens)
+        return (await self.generate([prompt], max_tokens=max_tokens, stop=stop))[0]
+
 
 def _keep_end(text: str, budget: int, count: Callable[[str], int]) -> str:
     """The longest end of ``text`` within ``budget`` tokens, in whole lines (the lines

@@ -96,13 +96,12 @@ async def read_agent(ctx: Context, result: AskResult, lookup: str) -> None:
         read = await _sequential(ctx, memory, question, shown, result)
     result.sources = _page_sources(ctx, memory, question, read)
     if ctx.model.available:
-        text = ctx.model.fit(
+        reply = await ctx.model.complete(
             "",
             memory.render(shown, set(read)),
             prompts.RESPONSE_TAIL.format(question=question),
             max_tokens=_ANSWER_TOKENS,
         )
-        reply = (await ctx.model.generate([text], max_tokens=_ANSWER_TOKENS))[0]
         result.answer = reply.strip()
         pages = {i + 1 for i in prompts.parse_citations(result.answer, max(memory.page))}
         result.cited = [
@@ -128,13 +127,12 @@ async def _parallel(
             Step("look up", f"extractive: pages {read} (gist score >= {_RELATIVE_SCORE} x best)")
         )
         return read
-    prompt = ctx.model.fit(
+    reply = await ctx.model.complete(
         prompts.PARALLEL_LOOKUP_HEAD.format(max_pages=MAX_LOOKUPS),
         memory.render(shown, set()),
         prompts.PARALLEL_LOOKUP_TAIL.format(question=question),
         max_tokens=_LOOKUP_TOKENS,
     )
-    reply = (await ctx.model.generate([prompt], max_tokens=_LOOKUP_TOKENS))[0]
     read = prompts.parse_pages(reply, shown, MAX_LOOKUPS)
     if read:
         result.steps.append(Step("look up", f"model asked for pages {read}: {reply.strip()!r}"))
@@ -167,7 +165,7 @@ async def _sequential(
             query = " ".join(lacking)
         return read
     while len(read) < MAX_LOOKUPS:
-        prompt = ctx.model.fit(
+        reply = await ctx.model.complete(
             prompts.SEQUENTIAL_LOOKUP_HEAD,
             memory.render(shown, set(read)),
             prompts.SEQUENTIAL_LOOKUP_TAIL.format(
@@ -175,7 +173,6 @@ async def _sequential(
             ),
             max_tokens=_LOOKUP_TOKENS,
         )
-        reply = (await ctx.model.generate([prompt], max_tokens=_LOOKUP_TOKENS))[0]
         page = prompts.parse_sequential(reply, [n for n in shown if n not in read])
         if page is None:
             said = "STOP" if reply.strip().upper().startswith("STOP") else "no unread page"

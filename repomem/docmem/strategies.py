@@ -141,13 +141,12 @@ async def _rerank(ctx: Context, result: AskResult) -> None:
 
 async def _model_scores(ctx: Context, question: str, candidates: list[Source]) -> dict[int, float]:
     listing = "\n".join(f"Document {i}:\n{c.text}" for i, c in enumerate(candidates, start=1))
-    prompt = ctx.model.fit(
+    reply = await ctx.model.complete(
         prompts.RERANK_HEAD,
         listing,
         prompts.RERANK_TAIL.format(question=question),
         max_tokens=_RERANK_TOKENS,
     )
-    reply = (await ctx.model.generate([prompt], max_tokens=_RERANK_TOKENS))[0]
     return prompts.parse_rerank(reply, len(candidates))
 
 
@@ -161,13 +160,12 @@ async def _iterative(ctx: Context, result: AskResult) -> None:
         found = ctx.search(query, ctx.k)
         if ctx.model.available:
             context = "\n\n".join(s.text for s in found)
-            prompt = ctx.model.fit(
+            reply = await ctx.model.complete(
                 prompts.REFINE_HEAD,
                 context,
                 prompts.REFINE_TAIL.format(question=question),
                 max_tokens=_REFINE_TOKENS,
             )
-            reply = (await ctx.model.generate([prompt], max_tokens=_REFINE_TOKENS))[0]
             thought = prompts.parse_text(reply, min_words=1)
             query = f"{question} {thought}".strip()
             result.steps.append(Step(f"refine {round_}", f"model thought: {thought!r}"))
