@@ -144,7 +144,7 @@ class CodeGraph:
         added: list[tuple[np.ndarray, np.ndarray, float]] = []
 
         old_nodes = self.file_nodes(path)
-        indptr, old_nbr, _ = self.adj.gather(old_nodes)
+        indptr, old_nbr, old_cost = self.adj.gather(old_nodes)
         old_u = np.repeat(old_nodes, np.diff(indptr))
         old_keys = self.key[old_nodes]
         old_first = int(old_nodes[0]) if old_nodes.size else -1
@@ -194,17 +194,17 @@ class CodeGraph:
             # called from thousands of places would otherwise rewrite them all).
             held = callers[stays] * self.n_nodes + off + old_t[stays]
             still = np.isin(old_nbr * self.n_nodes + old_u, held)
-            old_u, old_nbr = old_u[~still], old_nbr[~still]
+            old_u, old_nbr, old_cost = old_u[~still], old_nbr[~still], old_cost[~still]
             cu.extend(callers[~stays].tolist())
             cv.extend((off + new_t[~stays]).tolist())
             added.append((np.array(cu, np.int64), np.array(cv, np.int64), COST["call"]))
 
-        removed_u.append(old_u)
-        removed_v.append(old_nbr)
         self._call_changes(
             path, calls_before, calls_after, calls, files, removed_u, removed_v, added
         )
-        return self._new_rows(old_nodes, old_keys, new_nodes, removed_u, removed_v, added)
+        return self._new_rows(
+            old_nodes, old_keys, new_nodes, (old_u, old_nbr, old_cost), removed_u, removed_v, added
+        )
 
     def apply(self, change: RowChange) -> None:
         self.adj.set_rows(change.rows, change.owner, change.nbr, change.cost)
@@ -299,32 +299,51 @@ class CodeGraph:
         old_nodes: np.ndarray,
         old_keys: np.ndarray,
         new_nodes: np.ndarray,
+        dropped: tuple[np.ndarray, np.ndarray, np.ndarray],
         removed_u: list[np.ndarray],
         removed_v: list[np.ndarray],
         added: list[tuple[np.ndarray, np.ndarray, float]],
     ) -> RowChange:
+        """``dropped``: the file's old edges that do not hold (node, neighbour, cost);
+        ``removed_*``: other edges that vanish."""
         empty = np.empty(0, np.int64)
-        ru = np.concatenate([empty, *removed_u])
-        rv = np.concatenate([empty, *removed_v])
+        du, dv, dc = dropped
+        others = np.concatenate([empty, *removed_u, *removed_v])
+        ru = np.concatenate([empty, *removed_u, du])
+        rv = np.concatenate([empty, *removed_v, dv])
         au = np.concatenate([empty, *(a for a, _, _ in added)])
         av = np.concatenate([empty, *(b for _, b, _ in added)])
         ac = np.concatenate([np.empty(0), *(np.full(a.size, c) for a, _, c in added)])
         keep = au != av
         au, av, ac = au[keep], av[keep], ac[keep]
-        au, av, ac = np.r_[au, av], np.r_[av, au], np.r_[ac, ac]  # undirected
-        rows = np.unique(np.concatenate([old_nodes, new_nodes, ru, rv, au]))
+        au, av, ac = _cheapest(np.r_[au, av], np.r_[av, au], np.r_[ac, ac])  # undirected
+        # A row outside the file whose edges into it are dropped and added back as they were
+        # (the file kept its ids) stays as it is: a file calling a hub thousands of times
+        # would otherwise rewrite the hub's row on every change.
+        file_rows = np.union1d(old_nodes, new_nodes)
+        out_a, out_d = ~np.isin(au, file_rows), ~np.isin(dv, file_rows)
+        same = _matched(
+            np.r_[au[out_a], dv[out_d]],
+            np.r_[av[out_a], du[out_d]],
+            np.r_[ac[out_a], dc[out_d]],
+            np.r_[
+                np.zeros(np.count_nonzero(out_a), np.int8),
+                np.ones(np.count_nonzero(out_d), np.int8),
+            ],
+        )
+        outside = np.r_[au[out_a], dv[out_d]]
+        kept = np.setdiff1d(outside, np.r_[outside[~same], others])
+        rows = np.setdiff1d(np.concatenate([file_rows, others, au, dv]), kept)
+        written = ~np.isin(au, kept)
+        au, av, ac = au[written], av[written], ac[written]
         n = np.int64(self.n_nodes)
         indptr, cur_v, cur_c = self.adj.gather(rows)
         cur_u = np.repeat(rows, np.diff(indptr))
         gone = np.isin(cur_u * n + cur_v, np.r_[ru * n + rv, rv * n + ru])
-        u = np.r_[cur_u[~gone], au]
-        v = np.r_[cur_v[~gone], av]
-        c = np.r_[cur_c[~gone], ac]
-        # one edge per pair, the cheapest (strongest) kind; rows by (cost, key)
-        order = np.lexsort((c, v, u))
-        u, v, c = u[order], v[order], c[order]
-        first = np.r_[True, (u[1:] != u[:-1]) | (v[1:] != v[:-1])]
-        u, v, c = u[first], v[first], c[first]
+        u, v, c = _cheapest(
+            np.r_[cur_u[~gone], au], np.r_[cur_v[~gone], av], np.r_[cur_c[~gone], ac]
+        )
+        # rows by (cost, key)
         order = np.lexsort((self.key[v], c, u))
         u, v, c = u[order], v[order], c[order]
 
@@ -345,6 +364,9 @@ class CodeGraph:
             key_after=self.key[rows],
             before=row_signatures(rows, cur_u, key_before(cur_v), cur_c),
             after=row_signatures(rows, u, self.key[v], c),
+            changed=_changed_entries(
+                (key_before(cur_u), key_before(cur_v), cur_c), (self.key[u], self.key[v], c)
+            ),
         )
 
 
@@ -361,6 +383,47 @@ class RowChange:
     key_after: np.ndarray
     before: np.ndarray  # per row: (degree, signature) of its neighbours' keys and costs
     after: np.ndarray
+    # node keys whose entries (neighbour key, cost) differ, sorted, and the cheapest such
+    # entry's cost: a search passing through the node feels the change only that far on
+    changed: tuple[np.ndarray, np.ndarray]
+
+
+def _cheapest(
+    u: np.ndarray, v: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One edge per (u, v), the cheapest (strongest) kind; ordered by (u, v)."""
+    order = np.lexsort((c, v, u))
+    u, v, c = u[order], v[order], c[order]
+    first = np.ones(u.size, bool)
+    first[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
+    return u[first], v[first], c[first]
+
+
+def _matched(u: np.ndarray, v: np.ndarray, c: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """Per entry: whether the other side holds the same (u, v, c); each side holds a pair once."""
+    order = np.lexsort((side, c, v, u))
+    us, vs, cs, ss = u[order], v[order], c[order], side[order]
+    pair = (us[1:] == us[:-1]) & (vs[1:] == vs[:-1]) & (cs[1:] == cs[:-1]) & (ss[1:] != ss[:-1])
+    hit = np.zeros(u.size, bool)
+    hit[order[1:][pair]] = True
+    hit[order[:-1][pair]] = True
+    return hit
+
+
+def _changed_entries(
+    before: tuple[np.ndarray, np.ndarray, np.ndarray],
+    after: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, neighbour, cost) entries on one side only: their owners and cheapest costs."""
+    side = np.r_[np.zeros(before[0].size, np.int8), np.ones(after[0].size, np.int8)]
+    owner, nbr, cost = (np.r_[b, a] for b, a in zip(before, after, strict=True))
+    differs = ~_matched(owner, nbr, cost, side)
+    owner, cost = owner[differs], cost[differs]
+    order = np.lexsort((cost, owner))
+    owner, cost = owner[order], cost[order]
+    first = np.ones(owner.size, bool)
+    first[1:] = owner[1:] != owner[:-1]
+    return owner[first], cost[first]
 
 
 def mix(x: np.ndarray) -> np.ndarray:

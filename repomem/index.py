@@ -638,13 +638,15 @@ class RepoIndex:
 
     def _fragments_near(
         self,
-        seeds: np.ndarray,
+        seeds: tuple[np.ndarray, np.ndarray],
         held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> np.ndarray:
-        """Fragments holding a node whose search radius reaches one of the seeds; ``held``:
-        (nodes, indptr, fragments) of nodes whose fragments were different then."""
+        """Fragments holding a node whose search radius reaches one of the seeds (nodes, and
+        how far beyond each the change lies); ``held``: (nodes, indptr, fragments) of nodes
+        whose fragments were different then."""
+        seed_nodes, offsets = seeds
         ball, cost = node_ball(
-            self.graph, seeds, self.config.relation_epsilon, self.config.hub_degree
+            self.graph, seed_nodes, self.config.relation_epsilon, self.config.hub_degree, offsets
         )
         near = ball[cost <= self.radius[ball] * (1 + 1e-9) + 1e-12]
         _, frags, _ = self.node_frags.gather(near)
@@ -791,8 +793,20 @@ class _UpdatePlan:
         stays_hub = np.zeros(keys.size, bool)
         stays_hub[both] = (change.before[b, 0] > hub) & (change.after[a, 0] > hub)
         seed = settle | (passing & ~stays_hub)
-        self.seeds_before = rows[at_before[seed & (at_before >= 0)]]
-        self.seeds_after = rows[at_after[seed & (at_after >= 0)]]
+        # A node whose fragments and key stay and which is no hub, before or after, matters
+        # only to the searches that go on from it along an entry that changed: a search
+        # feels the change no nearer than that entry's cost beyond the node.
+        offset = np.zeros(keys.size)
+        calm = np.zeros(keys.size, bool)
+        calm[both] = ~settle[both] & (change.before[b, 0] <= hub) & (change.after[a, 0] <= hub)
+        changed_keys, changed_cost = change.changed
+        if changed_keys.size:
+            pos = np.minimum(np.searchsorted(changed_keys, keys), changed_keys.size - 1)
+            known = calm & (changed_keys[pos] == keys)
+            offset[known] = changed_cost[pos[known]]
+        then, now = seed & (at_before >= 0), seed & (at_after >= 0)
+        self.seeds_before = (rows[at_before[then]], offset[then])
+        self.seeds_after = (rows[at_after[now]], offset[now])
         self.hubs = rows[at_after[passing & stays_hub & ~settle]]
         # the file's nodes: where each one's radius was, by key
         self._from = np.full(new_nodes.size, -1)

@@ -85,9 +85,9 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
     strongest first, equal costs by node key; a hub (more than ``hub`` neighbours) other
     than ``src`` is settled but not passed through. Writes the nodes and their strengths.
-    Returns (count, hit the cap, radius): the radius is the cost up to which the result is
-    complete (``limit`` unless capped), so no change of the graph farther than that from
-    ``src`` can alter the result."""
+    Returns (count, settled ``node_cap`` nodes, radius): the radius is the cost up to which
+    the result is complete (``limit`` unless capped), so no change of the graph farther than
+    that from ``src`` can alter the result, the cap flag included."""
     start, end, nbr, cost, tie = g
     size = 0
     nt = 1
@@ -106,21 +106,18 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
         out_s[settled] = math.exp(-d)
         settled += 1
         if settled >= node_cap:
-            capped = capped or size > 0
+            capped = True
             break
         if u != src and end[u] - start[u] > hub:
             continue
         # adjacency is sorted by (cost, key): once as many nodes as can still be settled
-        # are queued from here, later neighbours can never make it
+        # are queued from here, later neighbours can never make it (and the cap will be hit)
         room = node_cap - settled
         queued = 0
         for e in range(start[u], end[u]):
             v = nbr[e]
             nd = d + cost[e]
-            if nd > limit:
-                break
-            if queued >= room:
-                capped = True
+            if nd > limit or queued >= room:
                 break
             if nd < dist[v]:
                 queued += 1
@@ -272,19 +269,22 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
 
 
 @numba.njit(cache=True)
-def _ball_kernel(g, seeds, limit, hub, dist, done):  # noqa: ANN001, ANN202
-    """Costs from the nearest seed along paths a search could take: seeds are left in any
-    case (they stand for a search's last node), other hubs are reached but not passed."""
+def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, ANN202
+    """Costs from the nearest seed, plus its offset, along paths a search could take: seeds
+    are left in any case (they stand for a search's last node), other hubs are reached but
+    not passed."""
     start, end, nbr, cost, tie = g
     hk = np.empty(1024, np.float64)
     hv = np.empty(1024, np.int64)
     reached = np.empty(1024, np.int64)
     n_reached = 0
     size = 0
-    for s in seeds:
-        if dist[s] > 0.0:
-            dist[s] = 0.0
-            hk, hv, size = _push(hk, hv, size, 0.0, s, tie)
+    for q in range(seeds.size):
+        s = seeds[q]
+        if offsets[q] <= limit and offsets[q] < dist[s]:
+            dist[s] = offsets[q]
+            hk, hv, size = _push(hk, hv, size, offsets[q], s, tie)
+    is_seed = np.sort(seeds)
     while size > 0:
         d, u, size = _pop(hk, hv, size, tie)
         if done[u]:
@@ -296,8 +296,10 @@ def _ball_kernel(g, seeds, limit, hub, dist, done):  # noqa: ANN001, ANN202
             reached = grown
         reached[n_reached] = u
         n_reached += 1
-        if d > 0.0 and end[u] - start[u] > hub:
-            continue
+        if end[u] - start[u] > hub:
+            k = np.searchsorted(is_seed, u)
+            if k == is_seed.size or is_seed[k] != u:
+                continue
         for e in range(start[u], end[u]):
             v = nbr[e]
             nd = d + cost[e]
@@ -429,14 +431,21 @@ def compute_relations(
 
 
 def node_ball(
-    graph: CodeGraph, seeds: np.ndarray, epsilon: float, hub: int
+    graph: CodeGraph,
+    seeds: np.ndarray,
+    epsilon: float,
+    hub: int,
+    offsets: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every node a search bounded at strength ``epsilon`` can settle on its way to (or at)
-    one of the seeds, with its cost (``-log`` strength) from the nearest seed."""
+    one of the seeds, with its cost (``-log`` strength) from the nearest seed plus that
+    seed's offset (default 0): a seed whose change lies one edge on is felt that far on."""
     seeds = np.asarray(seeds, np.int64)
     if seeds.size == 0:
         return seeds, np.empty(0, np.float64)
     if seeds.min() < 0 or seeds.max() >= graph.n_nodes:  # the kernel does not bound-check
         raise IndexError(f"seed node out of range 0..{graph.n_nodes - 1}")
+    offsets = np.zeros(seeds.size) if offsets is None else np.asarray(offsets, np.float64)
+    limit = strength_limit(epsilon)
     with _scratch.take(graph.n_nodes, 0) as (dist, done, _, _):
-        return _ball_kernel(_graph_arrays(graph), seeds, strength_limit(epsilon), hub, dist, done)
+        return _ball_kernel(_graph_arrays(graph), seeds, offsets, limit, hub, dist, done)

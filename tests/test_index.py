@@ -280,6 +280,40 @@ def test_build_in_a_threaded_process_parses_without_forking(tmp_path: Path) -> N
     assert int(out.stdout) == len(list(root.rglob("*.py")))
 
 
+RELINK_FILES = {
+    "lib/first.py": "def helper(x):\n    y = x + 1\n    return y\n",
+    "lib/second.py": "def helper(x):\n    z = x * 2\n    return z\n",
+    "lib/reexport.py": "from lib.first import helper\n",
+    "app/use.py": "from lib.reexport import helper\n\n\ndef use(v):\n    return helper(v)\n",
+    "web/shared.js": "function shared(x) {\n  const y = x + 1;\n  return y;\n}\n",
+    "web/main.js": "function main() {\n  const v = 2;\n  return shared(v);\n}\n",
+}
+# Each step re-links or drops a call between two files it leaves untouched: nodes whose own
+# fragments stay the same, so only the changed edge between them says which relations change.
+RELINK_EDITS: list[tuple[str, str | None]] = [
+    ("lib/reexport.py", "from lib.second import helper\n"),  # app/use.py: first -> second
+    ("web/other.js", "function shared(y) {\n  return y;\n}\n"),  # shared() is now ambiguous
+    ("web/other.js", None),  # and unique again
+    ("lib/reexport.py", "HELPER = None\n"),  # the call resolves to nothing
+]
+
+
+@pytest.mark.parametrize("config", [EXACT, IndexConfig()], ids=["uncapped", "default-caps"])
+def test_calls_relinked_between_untouched_files_equal_a_rebuild(
+    tmp_path: Path, config: IndexConfig
+) -> None:
+    root = make_repo(tmp_path / "r", RELINK_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, config, save=False)
+    for rel, text in RELINK_EDITS:
+        before = {p: sorted(c) for p, c in idx.calls.items() if p in ("app/use.py", "web/main.js")}
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        after = {p: sorted(c) for p, c in idx.calls.items() if p in ("app/use.py", "web/main.js")}
+        assert before != after, rel  # the step did re-link a call of an untouched file
+        fresh, _ = RepoIndex.build(root, config, save=False)
+        assert_same(idx, fresh, ["return helper(v)", "return shared(v)"])
+
+
 def hub_repo_files() -> dict[str, str]:
     """A much-called function (a hub), its callers, and a module grown around it."""
     files = {"core/check.py": long_module(6) + "\n\ndef check(value):\n    return bool(value)\n"}
