@@ -126,7 +126,7 @@ class CodeGraph:
         calls_after: Mapping[str, set[Call]],
         calls: Mapping[str, list[Call]],
         files: Mapping[str, ParsedFile],
-        incoming: Mapping[str, list[tuple[int, int]]],
+        incoming: Mapping[str, np.ndarray],
         moved: Mapping[int, int],
     ) -> RowChange:
         """Plan ``path``'s new parse (``None``: gone) and the call changes it caused.
@@ -134,9 +134,9 @@ class CodeGraph:
         ``calls_before``/``calls_after`` hold the calls of every file whose resolution was
         redone (``path`` included), ``calls`` every other file's, ``files`` the parses after
         the change, ``incoming`` per file the calls it made into ``path`` before the change
-        (source node, target node): those of files not resolved again still hold, at the
-        target's new node when it is in ``moved`` (old local node -> new). Ids are allocated
-        at once; the adjacency keeps its old rows until ``apply``, so the old graph
+        (rows of source node, target node): those of files not resolved again still hold, at
+        the target's new node when it is in ``moved`` (old local node -> new). Ids are
+        allocated at once; the adjacency keeps its old rows until ``apply``, so the old graph
         can still be searched in between.
         """
         removed_u: list[np.ndarray] = []
@@ -181,14 +181,15 @@ class CodeGraph:
                     if (p == path or tpath == path) and tpath in self.stmt_offset:
                         cu.append(self.stmt_offset[p] + src)
                         cv.append(self.stmt_offset[tpath] + tnode)
-            ku, kt = [], []  # calls into the file that hold: caller node, target local node
-            for p, entries in incoming.items():
-                if p not in calls_after and p in self.stmt_offset:
-                    ku.extend(self.stmt_offset[p] + src for src, _ in entries)
-                    kt.extend(tnode for _, tnode in entries)
-            old_t = np.array(kt, np.int64)
-            new_t = np.array([moved.get(t, t) for t in kt], np.int64) if moved else old_t
-            callers = np.array(ku, np.int64)
+            # calls into the file that hold: caller node, target local node
+            held_calls = [
+                (pairs[:, 0] + self.stmt_offset[p], pairs[:, 1])
+                for p, pairs in incoming.items()
+                if p not in calls_after and p in self.stmt_offset
+            ]
+            callers = np.concatenate([np.empty(0, np.int64), *(c for c, _ in held_calls)])
+            old_t = np.concatenate([np.empty(0, np.int64), *(t for _, t in held_calls)])
+            new_t = _remapped(old_t, moved)
             stays = (new_t == old_t) & (first == old_first)
             # Same ids: those edges stay untouched, and so do their callers' rows (a module
             # called from thousands of places would otherwise rewrite them all).
@@ -207,7 +208,11 @@ class CodeGraph:
         )
 
     def apply(self, change: RowChange) -> None:
-        self.adj.set_rows(change.rows, change.owner, change.nbr, change.cost)
+        """Write the rows that differ (a row rewritten as it was would only leave garbage)."""
+        write = change.differs[np.searchsorted(change.rows, change.owner)]
+        self.adj.set_rows(
+            change.rows[change.differs], change.owner[write], change.nbr[write], change.cost[write]
+        )
 
     def _grow(self, n: int) -> None:
         if n > self.n_nodes:
@@ -360,6 +365,7 @@ class CodeGraph:
             u,
             v,
             c,
+            differs=_rows_differ(indptr, cur_v, cur_c, np.searchsorted(rows, u), v, c),
             key_before=key_before(rows),
             key_after=self.key[rows],
             before=row_signatures(rows, cur_u, key_before(cur_v), cur_c),
@@ -379,6 +385,7 @@ class RowChange:
     owner: np.ndarray
     nbr: np.ndarray
     cost: np.ndarray
+    differs: np.ndarray  # per row: whether its entries (ids, costs, order) change
     key_before: np.ndarray  # per row: the node's key before the change, and after
     key_after: np.ndarray
     before: np.ndarray  # per row: (degree, signature) of its neighbours' keys and costs
@@ -386,6 +393,42 @@ class RowChange:
     # node keys whose entries (neighbour key, cost) differ, sorted, and the cheapest such
     # entry's cost: a search passing through the node feels the change only that far on
     changed: tuple[np.ndarray, np.ndarray]
+
+
+def _remapped(nodes: np.ndarray, moved: Mapping[int, int]) -> np.ndarray:
+    """``nodes`` with those in ``moved`` replaced by their new number."""
+    if not moved:
+        return nodes
+    old = np.fromiter(moved, np.int64, len(moved))
+    new = np.fromiter(moved.values(), np.int64, len(moved))
+    order = np.argsort(old)
+    old, new = old[order], new[order]
+    pos = np.minimum(np.searchsorted(old, nodes), old.size - 1)
+    return np.where(old[pos] == nodes, new[pos], nodes)
+
+
+def _rows_differ(
+    indptr: np.ndarray,
+    nbr: np.ndarray,
+    cost: np.ndarray,
+    at: np.ndarray,
+    v: np.ndarray,
+    c: np.ndarray,
+) -> np.ndarray:
+    """Per row: whether the entries now (``v``, ``c``, grouped by row index ``at``) differ
+    from those before (CSR ``indptr``, ``nbr``, ``cost``)."""
+    degree = np.diff(indptr)
+    differs = degree != np.bincount(at, minlength=degree.size)
+    same = np.flatnonzero(~differs & (degree > 0))
+    if same.size:
+        counts = degree[same]
+        first = np.r_[0, np.cumsum(counts)[:-1]]
+        step = np.arange(int(counts.sum())) - np.repeat(first, counts)
+        before = np.repeat(indptr[same], counts) + step
+        now = np.repeat(np.searchsorted(at, same), counts) + step
+        mismatch = (nbr[before] != v[now]) | (cost[before] != c[now])
+        differs[same] = np.add.reduceat(mismatch, first) > 0
+    return differs
 
 
 def _cheapest(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -19,8 +20,7 @@ from repomem.languages import parser
 from repomem.queries import QUERIES, comment_kinds, file_query
 
 
-@dataclass(frozen=True)
-class Definition:
+class Definition(NamedTuple):
     """A function or class definition. Python names are qualified within the module
     (``f``, ``A``, ``A.m``); other languages use the bare name."""
 
@@ -29,8 +29,7 @@ class Definition:
     is_class: bool
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):
     """A call made from statement ``node``. ``parts`` is the dotted callee (Python:
     ``("self", "meth")``, ``("m", "f")``, ``("f",)``; other languages: the bare name);
     ``scope`` is the qualified name of the innermost enclosing Python class, if any."""
@@ -40,8 +39,7 @@ class CallSite:
     scope: str | None = None
 
 
-@dataclass(frozen=True)
-class ImportBinding:
+class ImportBinding(NamedTuple):
     """A Python name bound by an import: ``name`` refers to ``module`` (relative with
     ``level`` leading dots) or, when ``symbol`` is set, to ``symbol`` inside it."""
 
@@ -80,15 +78,15 @@ def split_lines(text: str) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
-_DOTTED = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+_DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _CONSTANTS = frozenset({"None", "True", "False"})
 
 
-def _dotted(node: Node) -> tuple[str, ...] | None:
+def _dotted(node: Node, source: bytes) -> tuple[str, ...] | None:
     """``a.b.c`` as ("a", "b", "c"); None when the chain contains anything but names."""
-    text = _text(node)
-    if _DOTTED.fullmatch(text):  # the common case, without walking the chain node by node
-        parts = tuple(text.split("."))
+    raw = source[node.start_byte : node.end_byte]
+    if _DOTTED.fullmatch(raw):  # the common case, without walking the chain node by node
+        parts = tuple(raw.decode("ascii").split("."))
         if _CONSTANTS.isdisjoint(parts):
             return parts
     parts_rev: list[str] = []
@@ -207,7 +205,7 @@ def parse_source(
     def_nodes = st.of([d for d, _ in defs])
     call_nodes = st.of([c for c, _ in calls])
     if language == "python":
-        _python_symbols(parsed, defs, def_nodes, calls, call_nodes, imports)
+        _python_symbols(parsed, source, defs, def_nodes, calls, call_nodes, imports)
         return parsed
     for (d, name), i in zip(defs, def_nodes, strict=True):
         if i >= 0:
@@ -225,6 +223,7 @@ def _text(node: Node) -> str:
 
 def _python_symbols(
     parsed: ParsedFile,
+    source: bytes,
     defs: list[tuple[Node, Node]],
     def_nodes: list[int],
     calls: list[tuple[Node, Node]],
@@ -251,7 +250,7 @@ def _python_symbols(
             supers = d.child_by_field_name("superclasses")
             if supers is not None:
                 parsed.bases[qual] = [
-                    p for c in supers.named_children if (p := _dotted(c)) is not None
+                    p for c in supers.named_children if (p := _dotted(c, source)) is not None
                 ]
 
     starts = [start for start, _, _ in class_spans]
@@ -273,7 +272,7 @@ def _python_symbols(
     for (call, fn), i in zip(calls, call_nodes, strict=True):
         if i < 0:
             continue
-        parts = _dotted(fn)
+        parts = _dotted(fn, source)
         if parts is not None:
             scope = scope_of(call.start_byte) if parts[0] in ("self", "cls") else None
             parsed.calls.append(CallSite(i, parts, scope))
