@@ -29,7 +29,14 @@ from repomem.fragments import Window, shown_lines, window_nodes, windows
 from repomem.gcpause import paused_gc
 from repomem.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
 from repomem.languages import language_for_path
-from repomem.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
+from repomem.parsing import (
+    ParsedFile,
+    TreeCache,
+    parse_source,
+    split_lines,
+    supported,
+    warm_up,
+)
 from repomem.relations import compute_relations, node_ball
 from repomem.resolve import Resolver, moved_definitions
 from repomem.rowpool import RowPool
@@ -163,6 +170,7 @@ class RepoIndex:
         self._relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
         self._calls_into: dict[str, dict[str, np.ndarray]] | None = None
+        self._trees = TreeCache()  # the files updated last, for incremental parsing
         self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
         self._node_frags: RowPool | None = None  # per node: the fragments holding it
         self._resolver: Resolver | None = None
@@ -283,10 +291,13 @@ class RepoIndex:
             win_frag[i] = fid
         if prep.terms is not None:
             self.bm25.add_counted(new_fids, prep.terms, np.array(new_windows, np.int64))
-        else:
-            texts = [prep.windows[i].text for i in new_windows]
-            counts = count_terms(texts, [(i, i + 1) for i in range(len(texts))])
-            self.bm25.add_counted(new_fids, counts, np.arange(len(texts)))
+        elif new_windows:
+            # the lines the new windows cover, each tokenized once though windows overlap
+            added = [prep.windows[i] for i in new_windows]
+            lo, hi = min(w.start for w in added), max(w.end for w in added)
+            lines = split_lines(f.text)[lo:hi]
+            counts = count_terms(lines, [(w.start - lo, w.end - lo) for w in added])
+            self.bm25.add_counted(new_fids, counts, np.arange(len(added)))
         self.files[f.path] = FileEntry(
             language=f.language,
             digest=f.digest,
@@ -505,9 +516,11 @@ class RepoIndex:
             old = self.parsed.get(path)
             if old is not None and old.digest == digest:
                 return
-            new_pf = parse_source(path, language, text, digest)
-        elif path not in self.parsed:
-            return
+            new_pf = parse_source(path, language, text, digest, trees=self._trees)
+        else:
+            self._trees.forget(path)
+            if path not in self.parsed:
+                return
 
         graph, resolver = self.graph, self.resolver
         node_frags = self.node_frags

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numba
 import numpy as np
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, Point, QueryCursor, Tree
 
 from repomem.languages import parser
 from repomem.queries import QUERIES, comment_kinds, file_query
@@ -177,12 +178,68 @@ def _spans(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+class TreeCache:
+    """The syntax trees of the files parsed last, so that tree-sitter reuses what an edit
+    left unchanged: an editor sends the file being typed in again and again (argparse.py,
+    2.6k lines: 15 ms from scratch, under 1 ms after a one-line insert). A tree that comes
+    out with a syntax error is parsed again from scratch: that is where incremental parsing
+    is known to differ from a fresh parse at times, and an index must equal a rebuild."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._trees: OrderedDict[str, tuple[str, bytes, Tree]] = OrderedDict()
+
+    def parse(self, path: str, language: str, source: bytes) -> Tree:
+        cached = self._trees.pop(path, None)
+        tree = None
+        if cached is not None and cached[0] == language:
+            _, old_source, old_tree = cached
+            old_tree.edit(*_edit(old_source, source))
+            tree = parser(language).parse(source, old_tree)
+            if tree.root_node.has_error:
+                tree = None
+        if tree is None:
+            tree = parser(language).parse(source)
+        self._trees[path] = (language, source, tree)
+        while len(self._trees) > self.size:
+            self._trees.popitem(last=False)
+        return tree
+
+    def forget(self, path: str) -> None:
+        self._trees.pop(path, None)
+
+
+def _edit(old: bytes, new: bytes) -> tuple[int, int, int, Point, Point, Point]:
+    """The one edit (start, old end, new end, as bytes and points) turning ``old`` into
+    ``new``: everything between their common prefix and common suffix."""
+    a, b = np.frombuffer(old, np.uint8), np.frombuffer(new, np.uint8)
+    n = min(a.size, b.size)
+    differ = np.flatnonzero(a[:n] != b[:n])
+    start = int(differ[0]) if differ.size else n
+    m = n - start  # the suffix may not reach into the prefix
+    differ = np.flatnonzero(a[a.size - m :][::-1] != b[b.size - m :][::-1])
+    suffix = int(differ[0]) if differ.size else m
+    old_end, new_end = a.size - suffix, b.size - suffix
+
+    def point(text: bytes, byte: int) -> Point:
+        return Point(text.count(b"\n", 0, byte), byte - (text.rfind(b"\n", 0, byte) + 1))
+
+    return start, old_end, new_end, point(old, start), point(old, old_end), point(new, new_end)
+
+
 def parse_source(
-    path: str, language: str, text: str, digest: str, lines: list[str] | None = None
+    path: str,
+    language: str,
+    text: str,
+    digest: str,
+    lines: list[str] | None = None,
+    trees: TreeCache | None = None,
 ) -> ParsedFile:
-    """``lines``: ``split_lines(text)`` when the caller already has it."""
+    """``lines``: ``split_lines(text)`` when the caller already has it; ``trees``: the last
+    trees, to parse an edited file incrementally."""
     source = text.encode("utf-8")
-    root = parser(language).parse(source).root_node
+    tree = trees.parse(path, language, source) if trees else parser(language).parse(source)
+    root = tree.root_node
     lines = split_lines(text) if lines is None else lines
     line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
 

@@ -11,7 +11,7 @@ from repos import OTHER_LANG_FILES, make_repo
 
 from repomem.fragments import window_nodes, windows
 from repomem.index import RepoIndex
-from repomem.parsing import parse_source, split_lines
+from repomem.parsing import ParsedFile, TreeCache, _edit, parse_source, split_lines
 from repomem.resolve import Resolver, moved_definitions
 
 
@@ -155,6 +155,48 @@ def test_syntax_errors_still_parse() -> None:
     pf = parse_source("bad.py", "python", text, "d")
     assert pf.n_nodes > 0
     assert len(split_lines(text)) == pf.line_owner.size
+
+
+def parsed_fields(pf: ParsedFile) -> tuple:
+    arrays = (pf.line_len, pf.node_start, pf.node_end, pf.node_parent, pf.line_owner)
+    return (*(a.tolist() for a in arrays), pf.definitions, pf.calls, pf.imports, pf.bases)
+
+
+def test_edit_spans_the_change_between_common_prefix_and_suffix() -> None:
+    old = b"a = 1\nb = 2\nc = 3\n"
+    new = b"a = 1\nb = 22\nc = 3\n"
+    start, old_end, new_end, p0, p1, p2 = _edit(old, new)
+    assert (start, old_end, new_end) == (11, 11, 12)
+    assert (tuple(p0), tuple(p1), tuple(p2)) == ((1, 5), (1, 5), (1, 6))
+    # a repeated run: the suffix stops where the prefix ends; multi-byte text counts bytes
+    start, old_end, new_end, *_ = _edit("xé\nxx".encode(), "xé\nxxxx".encode())
+    assert (start, old_end, new_end) == (6, 6, 8)
+    assert _edit(b"same", b"same")[:3] == (4, 4, 4)
+    assert _edit(b"", b"new")[:3] == (0, 0, 3)
+
+
+def test_incremental_parses_equal_parses_from_scratch() -> None:
+    """An editor's stream of edits, syntax errors on the way included: each parse that reuses
+    the last tree gives what a parse from scratch gives."""
+    text = "\n".join(f"def f{i}(x):\n    y = g{i}(x)\n    return y\n" for i in range(30))
+    cache = TreeCache(size=2)
+    parse_source("m.py", "python", text, "d", trees=cache)
+    lines = text.split("\n")
+    typed = "    z = helper(y, key=[1, 2])"
+    for cut in [*range(1, len(typed), 3), len(typed)]:  # piece by piece, brackets open a while
+        lines[41] = typed[:cut]
+        edited = "\n".join(lines)
+        got = parse_source("m.py", "python", edited, "d", trees=cache)
+        assert parsed_fields(got) == parsed_fields(parse_source("m.py", "python", edited, "d"))
+    del lines[8:24]  # four functions
+    lines[4:4] = ["class A:", "    k = 1"]
+    edited = "\n".join(lines)
+    got = parse_source("m.py", "python", edited, "d", trees=cache)
+    assert parsed_fields(got) == parsed_fields(parse_source("m.py", "python", edited, "d"))
+    assert any(call.parts == ("helper",) for call in got.calls)
+    for other in ("a.py", "b.py", "c.py"):  # the least recently parsed tree is dropped
+        parse_source(other, "python", "x = 1\n", "d", trees=cache)
+    assert len(cache._trees) == 2 and "m.py" not in cache._trees
 
 
 def test_a_definition_that_only_moves_keeps_its_callers_without_resolving_them_again() -> None:
