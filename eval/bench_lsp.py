@@ -12,8 +12,9 @@ Measured, with the built-in backend:
   rest of the line as a second ``didChange``, and a pause of ``--pause-ms`` (the user typing).
   The server runs with ``debounceMs`` = ``--debounce-ms`` (default 0, so the figures are the
   server's work; an editor configured with a debounce adds it on top).
-* **edit-to-retrievable lag**: a line holding a new unique identifier is typed at the
-  indentation of the code around it (one ``didChange``); the custom ``repomem/retrieve``
+* **edit-to-retrievable lag**: a line holding a new unique identifier is typed where it
+  leaves the file free of syntax errors, at the indentation of the code around it (one
+  ``didChange``; the probes stay in the document); the custom ``repomem/retrieve``
   request is then sent every ``--poll-ms`` until a fragment containing the identifier comes
   back. The lag runs from sending the ``didChange``
   to receiving that response, so it includes the server's ``indexDelayMs`` (the quiet time it
@@ -54,6 +55,8 @@ from typing import Any
 import numpy as np
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
+
+from repomem.languages import language_for_path, parser
 
 SKIP_DIRS = {"site-packages", "test", "tests", "idlelib", "__pycache__", "lib2to3"}
 DEFAULT_FILE = "argparse.py"
@@ -245,17 +248,12 @@ async def measure_lag(
     client = session.client
     lags, server_ms = [], []
     for i in range(probes):
-        row = replay.start + rng.randrange(replay.steps)
         name = f"probe_{i}_{rng.randrange(16**8):08x}"
-        # typed where a user would type it: at the indentation of the code around it (an
-        # unindented line inside a class would turn the rest of the class into syntax errors)
-        code = next((line for line in replay.lines[row:] if line.strip()), "")
-        indent = code[: len(code) - len(code.lstrip())]
+        row, line = probe_line(replay, name, rng)
+        replay.lines.insert(row, line)  # the document keeps it
         replay.version += 1
         t0 = time.perf_counter()
-        insert(
-            client, replay.uri, replay.version, row, 0, f"{indent}{name} = compute_{name}(value)\n"
-        )
+        insert(client, replay.uri, replay.version, row, 0, line + "\n")
         while True:
             found = await client.protocol.send_request_async(
                 "repomem/retrieve", {"query": name, "k": 3}
@@ -270,6 +268,21 @@ async def measure_lag(
         server_ms.append((await status(client)).lastUpdateMs)
         await asyncio.sleep(0.2)
     return lags, server_ms
+
+
+def probe_line(replay: Replay, name: str, rng: random.Random) -> tuple[int, str]:
+    """Where a user would type a new statement, and the line: between two statements, at
+    the indentation of the code around it, leaving the file free of syntax errors (not
+    inside a call's arguments or a class's unindented tail)."""
+    language = language_for_path(replay.uri) or "python"
+    for _ in range(100):
+        row = replay.start + rng.randrange(replay.steps)
+        code = next((line for line in replay.lines[row:] if line.strip()), "")
+        line = f"{code[: len(code) - len(code.lstrip())]}{name} = compute_{name}(value)"
+        text = "\n".join([*replay.lines[:row], line, *replay.lines[row:]])
+        if not parser(language).parse(text.encode()).root_node.has_error:
+            break
+    return row, line
 
 
 async def status(client: LanguageClient) -> Any:

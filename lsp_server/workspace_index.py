@@ -56,6 +56,8 @@ MAX_YIELD_S = 0.25
 MAX_TYPING_YIELD_S = 1.0
 #: the index is persisted this long after the editor last saved a file
 SAVE_DELAY_S = 2.0
+#: and tidied (``RepoIndex.tidy``) once no update came for this long
+TIDY_DELAY_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class WorkspaceIndex:
         self._built: tuple[RepoIndex, dict[str, Any], float] | Exception | None = None
         self._builder: subprocess.Popen[str] | None = None
         self._save_at: float | None = None
+        self._tidy_at: float | None = None
         self._dirty = False
         self._readers = 0
         self._finished = 0
@@ -258,6 +261,8 @@ class WorkspaceIndex:
                     self._start_build()
                 elif job == "update":
                     self._apply_pending()
+                elif job == "tidy":
+                    self._tidy()
                 else:
                     self._save()
             except Exception:  # the worker must outlive any one bad job
@@ -279,7 +284,10 @@ class WorkspaceIndex:
                     return "update"
             if self._save_at is not None and now >= self._save_at:
                 return "save"
-            wake = [t for t in (next_due, self._save_at) if t is not None]
+            tidy_at = self._tidy_at if next_due is None else None  # updates waiting go first
+            if tidy_at is not None and now >= tidy_at:
+                return "tidy"
+            wake = [t for t in (next_due, self._save_at, tidy_at) if t is not None]
             self._cond.wait(min(wake) - now if wake else None)
 
     def _start_build(self) -> None:
@@ -425,6 +433,7 @@ class WorkspaceIndex:
                 self._changes += 1
                 self._changes_of[path] = self._changes_of.get(path, 0) + 1
                 self._dirty = True
+                self._tidy_at = time.monotonic() + TIDY_DELAY_S
                 if self._since_build is not None:
                     self._since_build.add(path)
             self.updates += 1
@@ -468,6 +477,15 @@ class WorkspaceIndex:
             with contextlib.suppress(ValueError):
                 index_dir = PurePosixPath(Path(index_dir).relative_to(self.root).as_posix())
         return ".git" in parts or parts[: len(index_dir.parts)] == index_dir.parts
+
+    def _tidy(self) -> None:
+        with self._cond:
+            self._tidy_at = None
+        self._yield_to_completions(False)
+        index = self._index
+        if index is not None:
+            with self._lock:
+                index.tidy()
 
     def _save(self) -> None:
         with self._cond:

@@ -21,9 +21,11 @@ formula (the tests compare against it) with a layout that makes both operations 
   BM25Okapi over the live documents; a term whose document frequency fell to 0 is ignored,
   in the average idf too, exactly as if it had never been seen;
 * the loops over postings and rows are compiled with numba (no per-document Python);
-* compaction, which also drops unused terms, runs automatically once the delta plus the dead
-  rows exceed a fraction of the main segment; after a bulk load, call :meth:`compact` (or
-  :meth:`state`) to pay for it before the first query.
+* compaction, which also drops unused terms, is worth it once the delta plus the dead rows
+  exceed a fraction of the main segment: :meth:`tidy` runs it then, for an owner that has a
+  quiet moment (an editor between keystrokes); it runs automatically at four times that;
+  after a bulk load, call :meth:`compact` (or :meth:`state`) to pay for it before the first
+  query.
 """
 
 from __future__ import annotations
@@ -43,13 +45,16 @@ from repomem.errors import RepomemError
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 
-# Auto-compaction starts once delta rows plus dead main rows exceed this share of the main
+# Compaction is worth it once delta rows plus dead main rows exceed this share of the main
 # segment (but never below the floor): every query scans the whole delta and the dead rows'
-# postings, so they must stay small, while a compaction costs time linear in the whole index.
-# It runs in add/remove when queries are being made (keeping the cost off the query path), else
-# at the next query, so a bulk load that nobody queries meanwhile is not compacted repeatedly.
+# postings, while a compaction costs time linear in the whole index (10 ms at 10k fragments).
+# Left to itself, the index compacts at _FORCED times that: in add/remove when queries are
+# being made (keeping the cost off the query path), else at the next query, so a bulk load
+# that nobody queries meanwhile is not compacted repeatedly. A delta that large costs a query
+# about a millisecond.
 _COMPACT_FRACTION = 1 / 16
 _COMPACT_MIN_ROWS = 1024
+_FORCED = 4
 
 _STATE_FORMAT = 1
 _STATE_KEYS = (
@@ -528,9 +533,14 @@ class BM25Index:
         if self._queried and self._compaction_due():
             self.compact()
 
-    def _compaction_due(self) -> bool:
+    def tidy(self) -> None:
+        """Compact if it is worth it: for a moment when nothing waits for this index."""
+        if self._compaction_due(1):
+            self.compact()
+
+    def _compaction_due(self, factor: int = _FORCED) -> bool:
         pending = self._row_doc.size - self._main_rows + self._main_dead
-        return pending > max(_COMPACT_MIN_ROWS, self._main_rows * _COMPACT_FRACTION)
+        return pending > factor * max(_COMPACT_MIN_ROWS, self._main_rows * _COMPACT_FRACTION)
 
     def _refresh_stats(self) -> None:
         """The idf floor and the per-row length normalisers, after the live set changed."""

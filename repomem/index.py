@@ -496,6 +496,12 @@ class RepoIndex:
             )
         return self._relations_csr
 
+    def tidy(self) -> None:
+        """Reorganise what updates left behind, at a moment nothing waits for the index (an
+        editor's pause): BM25 compacts its delta here, long before an update or a query
+        would have to."""
+        self.bm25.tidy()
+
     def live_ids(self) -> np.ndarray:
         return np.flatnonzero(self.live).astype(np.int64)
 

@@ -383,7 +383,8 @@ def compute_relations(
     """
     rows = np.asarray(rows, np.int64)
     sub_ptr, sub_node, sub_w = frag_nodes.gather(rows)
-    threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 256))
+    # a thread pays off from ~64 rows (an edit near the top of a large file relates hundreds)
+    threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 64))
     out_idx = np.full((rows.size, frag_cap), -1, np.int64)
     out_val = np.zeros((rows.size, frag_cap), np.float64)
     cnt = np.zeros(rows.size, np.int64)

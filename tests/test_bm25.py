@@ -120,9 +120,31 @@ def test_random_adds_removes_and_compactions_match_from_scratch(seed: int) -> No
     assert_matches(index, docs, random_query(rng))
 
 
-def test_auto_compaction_keeps_scores() -> None:
+def counting_compactions(index: BM25Index, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    compact = index.compact
+    monkeypatch.setattr(index, "compact", lambda: (calls.append(1), compact())[1])
+    return calls
+
+
+def churn(
+    index: BM25Index, docs: dict[int, list[str]], rng: np.random.Generator, edits: int
+) -> None:
+    """Edits between queries, as an editor's updates come: a document replaced or removed."""
+    for step, doc_id in enumerate(rng.choice(3000, size=edits).tolist()):
+        if doc_id in docs:
+            index.remove(doc_id)
+            del docs[doc_id]
+        if step % 2:
+            docs[doc_id] = random_doc(rng, max_len=6)
+            index.add(doc_id, docs[doc_id])
+        if step % 500 == 0:
+            assert_matches(index, docs, random_query(rng))
+
+
+def test_auto_compaction_keeps_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk load, then thousands of edits between queries, cross the automatic compaction
-    threshold several times."""
+    threshold (four times the rows that make one worth it) several times."""
     rng = np.random.default_rng(3)
     index = BM25Index()
     docs = {}
@@ -130,15 +152,31 @@ def test_auto_compaction_keeps_scores() -> None:
         docs[doc_id] = random_doc(rng, max_len=6)
         index.add(doc_id, docs[doc_id])
     assert_matches(index, docs, random_query(rng))
-    for step, doc_id in enumerate(rng.choice(3000, size=2400).tolist()):
-        if doc_id in docs:
-            index.remove(doc_id)
-            del docs[doc_id]
-        if step % 2:
-            docs[doc_id] = random_doc(rng, max_len=6)
-            index.add(doc_id, docs[doc_id])
-        if step % 200 == 0:
-            assert_matches(index, docs, random_query(rng))
+    compactions = counting_compactions(index, monkeypatch)
+    churn(index, docs, rng, 12_000)
+    assert len(compactions) >= 2
+    assert_matches(index, docs, random_query(rng))
+
+
+def test_tidy_compacts_once_it_is_worth_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tidy`` (a quiet moment) compacts past 1,024 changed rows; updates and queries alone
+    let the delta grow four times as large first."""
+    rng = np.random.default_rng(5)
+    index = BM25Index()
+    docs = {}
+    for doc_id in range(2500):
+        docs[doc_id] = random_doc(rng, max_len=6)
+        index.add(doc_id, docs[doc_id])
+    index.compact()
+    compactions = counting_compactions(index, monkeypatch)
+    index.tidy()
+    assert not compactions  # nothing changed since
+    churn(index, docs, rng, 1000)  # ~1,250 rows removed or added
+    assert not compactions
+    index.tidy()
+    assert len(compactions) == 1
+    index.tidy()
+    assert len(compactions) == 1
     assert_matches(index, docs, random_query(rng))
 
 
