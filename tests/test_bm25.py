@@ -127,6 +127,14 @@ def counting_compactions(index: BM25Index, monkeypatch: pytest.MonkeyPatch) -> l
     return calls
 
 
+def bulk_loaded(rng: np.random.Generator) -> tuple[BM25Index, dict[int, list[str]]]:
+    index, docs = BM25Index(), {}
+    for doc_id in range(2500):
+        docs[doc_id] = random_doc(rng, max_len=6)
+        index.add(doc_id, docs[doc_id])
+    return index, docs
+
+
 def churn(
     index: BM25Index, docs: dict[int, list[str]], rng: np.random.Generator, edits: int
 ) -> None:
@@ -146,11 +154,7 @@ def test_auto_compaction_keeps_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk load, then thousands of edits between queries, cross the automatic compaction
     threshold (four times the rows that make one worth it) several times."""
     rng = np.random.default_rng(3)
-    index = BM25Index()
-    docs = {}
-    for doc_id in range(2500):
-        docs[doc_id] = random_doc(rng, max_len=6)
-        index.add(doc_id, docs[doc_id])
+    index, docs = bulk_loaded(rng)
     assert_matches(index, docs, random_query(rng))
     compactions = counting_compactions(index, monkeypatch)
     churn(index, docs, rng, 12_000)
@@ -162,11 +166,7 @@ def test_tidy_compacts_once_it_is_worth_it(monkeypatch: pytest.MonkeyPatch) -> N
     """``tidy`` (a quiet moment) compacts past 1,024 changed rows; updates and queries alone
     let the delta grow four times as large first."""
     rng = np.random.default_rng(5)
-    index = BM25Index()
-    docs = {}
-    for doc_id in range(2500):
-        docs[doc_id] = random_doc(rng, max_len=6)
-        index.add(doc_id, docs[doc_id])
+    index, docs = bulk_loaded(rng)
     index.compact()
     compactions = counting_compactions(index, monkeypatch)
     index.tidy()
