@@ -484,8 +484,10 @@ class WorkspaceIndex:
         self._yield_to_completions(False)
         index = self._index
         if index is not None:
+            started = time.perf_counter()
             with self._lock:
                 index.tidy()
+            logger.debug("tidied the index in %.1f ms", (time.perf_counter() - started) * 1e3)
 
     def _save(self) -> None:
         with self._cond:
