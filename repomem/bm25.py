@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from repomem.errors import RepomemError
+from repomem.rowpool import ranges
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 
@@ -212,7 +213,7 @@ def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermC
     lo, hi = line_ptr[bounds[:, 0]], line_ptr[bounds[:, 1]]
     sizes = hi - lo
     doc = np.repeat(np.arange(sizes.size), sizes)
-    pos = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+    pos = ranges(lo, sizes)
     width = max(len(vocab), 1)
     pairs, tfs = np.unique(doc * width + flat[pos], return_counts=True)
     ptr = np.searchsorted(pairs // width, np.arange(sizes.size + 1)).astype(np.int64)
@@ -332,7 +333,7 @@ class BM25Index:
         docs = np.asarray(docs, np.int64)
         starts = counts.ptr[docs]
         lengths = counts.ptr[docs + 1] - starts
-        take = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        take = ranges(starts, lengths)
         terms, tfs = word_ids[counts.terms[take]], counts.tfs[take]
         needed = self._n_live + len(ids) + 2
         if self._df_hist.size < needed:
@@ -423,8 +424,7 @@ class BM25Index:
         row_ptr = np.zeros(self._capacity + 1, np.int64)
         row_ptr[docs + 1] = lengths
         np.cumsum(row_ptr, out=row_ptr)
-        # Postings are copied row after row, so the target positions are simply 0, 1, 2, ...
-        take = np.repeat(starts - row_ptr[docs], lengths) + np.arange(row_ptr[-1])
+        take = ranges(starts, lengths)  # postings copied row after row, in id order
         row_terms = self._row_terms.view[take]
         row_tf = self._row_tf.view[take]
         used = self._df.view > 0

@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 import numpy as np
 
 from repomem.parsing import ParsedFile
-from repomem.rowpool import RowPool
+from repomem.rowpool import RowPool, ranges
 
 W_SYNTAX = 0.5
 W_DIRECTORY = 0.3
@@ -360,16 +360,18 @@ class CodeGraph:
                 out[mine] = old_keys[ids[mine] - old_nodes[0]]
             return out
 
+        at = np.searchsorted(rows, u)  # each new entry's row index
+        degree_after = np.bincount(at, minlength=rows.size)
         return RowChange(
             rows,
             u,
             v,
             c,
-            differs=_rows_differ(indptr, cur_v, cur_c, np.searchsorted(rows, u), v, c),
+            differs=_rows_differ(indptr, cur_v, cur_c, at, degree_after, v, c),
             key_before=key_before(rows),
             key_after=self.key[rows],
-            before=row_signatures(rows, cur_u, key_before(cur_v), cur_c),
-            after=row_signatures(rows, u, self.key[v], c),
+            degree_before=np.diff(indptr),
+            degree_after=degree_after,
             changed=_changed_entries(
                 (key_before(cur_u), key_before(cur_v), cur_c), (self.key[u], self.key[v], c)
             ),
@@ -379,7 +381,7 @@ class CodeGraph:
 @dataclass
 class RowChange:
     """Adjacency rows to replace: every node whose neighbours or their costs change (in
-    ids; ``before``/``after`` tell which rows changed in keys, what searches depend on)."""
+    ids; ``changed`` tells which rows changed in keys, what searches depend on)."""
 
     rows: np.ndarray
     owner: np.ndarray
@@ -388,8 +390,8 @@ class RowChange:
     differs: np.ndarray  # per row: whether its entries (ids, costs, order) change
     key_before: np.ndarray  # per row: the node's key before the change, and after
     key_after: np.ndarray
-    before: np.ndarray  # per row: (degree, signature) of its neighbours' keys and costs
-    after: np.ndarray
+    degree_before: np.ndarray  # per row: its number of neighbours before, and after
+    degree_after: np.ndarray
     # node keys whose entries (neighbour key, cost) differ, sorted, and the cheapest such
     # entry's cost: a search passing through the node feels the change only that far on
     changed: tuple[np.ndarray, np.ndarray]
@@ -412,20 +414,20 @@ def _rows_differ(
     nbr: np.ndarray,
     cost: np.ndarray,
     at: np.ndarray,
+    degree_after: np.ndarray,
     v: np.ndarray,
     c: np.ndarray,
 ) -> np.ndarray:
-    """Per row: whether the entries now (``v``, ``c``, grouped by row index ``at``) differ
-    from those before (CSR ``indptr``, ``nbr``, ``cost``)."""
+    """Per row: whether the entries now (``v``, ``c``, grouped by row index ``at``,
+    ``degree_after`` per row) differ from those before (CSR ``indptr``, ``nbr``, ``cost``)."""
     degree = np.diff(indptr)
-    differs = degree != np.bincount(at, minlength=degree.size)
+    differs = degree != degree_after
     same = np.flatnonzero(~differs & (degree > 0))
     if same.size:
         counts = degree[same]
         first = np.r_[0, np.cumsum(counts)[:-1]]
-        step = np.arange(int(counts.sum())) - np.repeat(first, counts)
-        before = np.repeat(indptr[same], counts) + step
-        now = np.repeat(np.searchsorted(at, same), counts) + step
+        before = ranges(indptr[same], counts)
+        now = ranges(np.searchsorted(at, same), counts)
         mismatch = (nbr[before] != v[now]) | (cost[before] != c[now])
         differs[same] = np.add.reduceat(mismatch, first) > 0
     return differs
@@ -488,16 +490,6 @@ def multiset_hash(indptr: np.ndarray, ids: np.ndarray, values: np.ndarray) -> np
         with np.errstate(over="ignore"):
             out[nonempty] = np.add.reduceat(h, indptr[nonempty])
     return out
-
-
-def row_signatures(
-    rows: np.ndarray, owner: np.ndarray, nbr_key: np.ndarray, cost: np.ndarray
-) -> np.ndarray:
-    """Per row (sorted ids): degree and an order-free hash of its (neighbour key, cost)
-    entries; ``owner`` lists each entry's row, grouped."""
-    degree = np.bincount(np.searchsorted(rows, owner), minlength=rows.size)
-    indptr = np.r_[0, np.cumsum(degree)]
-    return np.stack([degree.astype(np.uint64), multiset_hash(indptr, nbr_key, cost)], axis=1)
 
 
 def _edge(u: int, v: int, kind: str) -> tuple[np.ndarray, np.ndarray, float]:

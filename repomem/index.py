@@ -652,14 +652,6 @@ class RepoIndex:
             out[node] = self.radius[graph.dirs[d]]
         return out
 
-    def _compact_relation_rows(self, rows: np.ndarray) -> None:
-        """Keep the rows' entries first and best-first after some of their slots were cleared."""
-        idx, val = self.rel_idx[rows], self.rel_val[rows]
-        order = np.argsort(np.where(idx >= 0, -val, np.inf), axis=1, kind="stable")
-        self.rel_idx[rows] = np.take_along_axis(idx, order, axis=1)
-        self.rel_val[rows] = np.take_along_axis(val, order, axis=1)
-        self._relations_csr = None
-
     def _fragments_near(
         self,
         seeds: tuple[np.ndarray, np.ndarray],
@@ -799,8 +791,8 @@ class _UpdatePlan:
         frag_after[np.searchsorted(rows, new_nodes)] = multiset_hash(
             *index.node_frags.gather(new_nodes)
         )
-        alive_before = change.before[:, 0] > 0
-        alive_after = change.after[:, 0] > 0
+        alive_before = change.degree_before > 0
+        alive_after = change.degree_after > 0
         kb, ka = change.key_before, change.key_after
         # per key: the row before and after (-1: no such node then)
         keys = np.union1d(kb[alive_before], ka[alive_after])
@@ -812,22 +804,25 @@ class _UpdatePlan:
         b, a = at_before[both], at_after[both]
         settle = np.ones(keys.size, bool)
         settle[both] = frag_before[b] != frag_after[a]
+        degree_before, degree_after = change.degree_before[b], change.degree_after[a]
+        # per key: the cheapest entry (neighbour key, cost) on one side only; inf: none
+        changed_keys, changed_cost = change.changed
+        cheapest = np.full(keys.size, np.inf)
+        if changed_keys.size:
+            pos = np.minimum(np.searchsorted(changed_keys, keys), changed_keys.size - 1)
+            hit = changed_keys[pos] == keys
+            cheapest[hit] = changed_cost[pos[hit]]
         passing = np.ones(keys.size, bool)
-        passing[both] = np.any(change.before[b] != change.after[a], axis=1)
+        passing[both] = np.isfinite(cheapest[both])
         stays_hub = np.zeros(keys.size, bool)
-        stays_hub[both] = (change.before[b, 0] > hub) & (change.after[a, 0] > hub)
+        stays_hub[both] = (degree_before > hub) & (degree_after > hub)
         seed = settle | (passing & ~stays_hub)
         # A node whose fragments and key stay and which is no hub, before or after, matters
         # only to the searches that go on from it along an entry that changed: a search
         # feels the change no nearer than that entry's cost beyond the node.
-        offset = np.zeros(keys.size)
         calm = np.zeros(keys.size, bool)
-        calm[both] = ~settle[both] & (change.before[b, 0] <= hub) & (change.after[a, 0] <= hub)
-        changed_keys, changed_cost = change.changed
-        if changed_keys.size:
-            pos = np.minimum(np.searchsorted(changed_keys, keys), changed_keys.size - 1)
-            known = calm & (changed_keys[pos] == keys)
-            offset[known] = changed_cost[pos[known]]
+        calm[both] = ~settle[both] & (degree_before <= hub) & (degree_after <= hub)
+        offset = np.where(calm & passing, cheapest, 0.0)
         then, now = seed & (at_before >= 0), seed & (at_after >= 0)
         self.seeds_before = (rows[at_before[then]], offset[then])
         self.seeds_after = (rows[at_after[now]], offset[now])

@@ -38,6 +38,17 @@ from repomem.rowpool import RowPool
 
 
 @numba.njit(cache=True)
+def _append(arr, n, value):  # noqa: ANN001, ANN202
+    """``arr`` holding ``value`` at ``n``: the same array, or one twice as large when full."""
+    if n >= arr.size:
+        grown = np.empty(arr.size * 2, arr.dtype)
+        grown[:n] = arr[:n]
+        arr = grown
+    arr[n] = value
+    return arr
+
+
+@numba.njit(cache=True)
 def _push(hk, hv, size, key, val, tie):  # noqa: ANN001, ANN202
     if size >= hk.size:
         nk = np.empty(hk.size * 2, hk.dtype)
@@ -227,11 +238,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                     j = n_frag[e]
                     if not seen[j]:
                         seen[j] = True
-                        if nf >= touched_f.size:
-                            grown = np.empty(touched_f.size * 2, np.int64)
-                            grown[:nf] = touched_f[:nf]
-                            touched_f = grown
-                        touched_f[nf] = j
+                        touched_f = _append(touched_f, nf, j)
                         nf += 1
                     acc[j] += sa * n_w[e]
         prev_node, prev_ptr, prev_ids, prev_s, prev_cap, prev_rad = (
@@ -290,11 +297,7 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
         if done[u]:
             continue
         done[u] = True
-        if n_reached >= reached.size:
-            grown = np.empty(reached.size * 2, np.int64)
-            grown[:n_reached] = reached[:n_reached]
-            reached = grown
-        reached[n_reached] = u
+        reached = _append(reached, n_reached, u)
         n_reached += 1
         if end[u] - start[u] > hub:
             k = np.searchsorted(is_seed, u)
@@ -383,7 +386,8 @@ def compute_relations(
     """
     rows = np.asarray(rows, np.int64)
     sub_ptr, sub_node, sub_w = frag_nodes.gather(rows)
-    # a thread pays off from ~64 rows (an edit near the top of a large file relates hundreds)
+    # a thread pays off with 64 rows or more (an edit near the top of a large file relates
+    # hundreds)
     threads = max(1, min(n_threads or os.cpu_count() or 1, rows.size // 64))
     out_idx = np.full((rows.size, frag_cap), -1, np.int64)
     out_val = np.zeros((rows.size, frag_cap), np.float64)
@@ -436,17 +440,17 @@ def node_ball(
     seeds: np.ndarray,
     epsilon: float,
     hub: int,
-    offsets: np.ndarray | None = None,
+    offsets: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every node a search bounded at strength ``epsilon`` can settle on its way to (or at)
     one of the seeds, with its cost (``-log`` strength) from the nearest seed plus that
-    seed's offset (default 0): a seed whose change lies one edge on is felt that far on."""
+    seed's offset: a seed whose change lies one edge on is felt that far on."""
     seeds = np.asarray(seeds, np.int64)
     if seeds.size == 0:
         return seeds, np.empty(0, np.float64)
     if seeds.min() < 0 or seeds.max() >= graph.n_nodes:  # the kernel does not bound-check
         raise IndexError(f"seed node out of range 0..{graph.n_nodes - 1}")
-    offsets = np.zeros(seeds.size) if offsets is None else np.asarray(offsets, np.float64)
+    offsets = np.asarray(offsets, np.float64)
     limit = strength_limit(epsilon)
     with _scratch.take(graph.n_nodes, 0) as (dist, done, _, _):
         return _ball_kernel(_graph_arrays(graph), seeds, offsets, limit, hub, dist, done)

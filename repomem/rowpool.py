@@ -12,6 +12,14 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions of the slices ``[start, start + length)``, laid end to end."""
+    lengths = np.asarray(lengths, np.int64)
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if ends.size else 0
+    return np.repeat(np.asarray(starts, np.int64) - ends + lengths, lengths) + np.arange(total)
+
+
 class RowPool:
     """Rows of ``(column, value)`` pairs: ``cols[start[r]:end[r]]``, ``vals[...]``."""
 
@@ -76,9 +84,7 @@ class RowPool:
         counts = self.end[rows] - self.start[rows]
         indptr = np.zeros(rows.size + 1, np.int64)
         np.cumsum(counts, out=indptr[1:])
-        pos = np.arange(indptr[-1], dtype=np.int64) + np.repeat(
-            self.start[rows] - indptr[:-1], counts
-        )
+        pos = ranges(self.start[rows], counts)
         return indptr, self.cols[pos], self.vals[pos]
 
     def set_rows(
