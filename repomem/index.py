@@ -522,7 +522,10 @@ class RepoIndex:
             old = self.parsed.get(path)
             if old is not None and old.digest == digest:
                 return
-            new_pf = parse_source(path, language, text, digest, trees=self._trees)
+            previous = (self.files[path].text, old) if old is not None else None
+            new_pf = parse_source(
+                path, language, text, digest, trees=self._trees, previous=previous
+            )
         else:
             self._trees.forget(path)
             if path not in self.parsed:

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 from tree_sitter import Node, Point, QueryCursor, Tree
 
+from repomem import splice
 from repomem.languages import parser
 from repomem.queries import QUERIES, comment_kinds, file_query
 
@@ -60,9 +61,11 @@ class ParsedFile:
     node_end: np.ndarray  # int32, last line (inclusive)
     node_parent: np.ndarray  # int32, nearest statement-level ancestor, -1 = the file's root
     line_owner: np.ndarray  # int32, deepest statement node covering each line, -1 = none
+    has_error: bool  # tree-sitter found a syntax error (or a missing token)
     definitions: list[Definition] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     imports: list[ImportBinding] = field(default_factory=list)
+    import_nodes: list[int] = field(default_factory=list)  # the statement of each import
     # Python: class qualified name -> dotted base-class expressions
     bases: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
 
@@ -205,6 +208,9 @@ class TreeCache:
             self._trees.popitem(last=False)
         return tree
 
+    def __contains__(self, path: str) -> bool:
+        return path in self._trees
+
     def forget(self, path: str) -> None:
         self._trees.pop(path, None)
 
@@ -212,14 +218,7 @@ class TreeCache:
 def _edit(old: bytes, new: bytes) -> tuple[int, int, int, Point, Point, Point]:
     """The one edit (start, old end, new end, as bytes and points) turning ``old`` into
     ``new``: everything between their common prefix and common suffix."""
-    a, b = np.frombuffer(old, np.uint8), np.frombuffer(new, np.uint8)
-    n = min(a.size, b.size)
-    differ = np.flatnonzero(a[:n] != b[:n])
-    start = int(differ[0]) if differ.size else n
-    m = n - start  # the suffix may not reach into the prefix
-    differ = np.flatnonzero(a[a.size - m :][::-1] != b[b.size - m :][::-1])
-    suffix = int(differ[0]) if differ.size else m
-    old_end, new_end = a.size - suffix, b.size - suffix
+    start, old_end, new_end = splice.common_ends(old, new)
 
     def point(text: bytes, byte: int) -> Point:
         return Point(text.count(b"\n", 0, byte), byte - (text.rfind(b"\n", 0, byte) + 1))
@@ -234,15 +233,34 @@ def parse_source(
     digest: str,
     lines: list[str] | None = None,
     trees: TreeCache | None = None,
+    previous: tuple[str, ParsedFile] | None = None,
 ) -> ParsedFile:
     """``lines``: ``split_lines(text)`` when the caller already has it; ``trees``: the last
-    trees, to parse an edited file incrementally."""
+    trees, to parse an edited file incrementally; ``previous``: the file's last text and
+    parse, so that an edit of a file with no tree kept re-parses only the top-level
+    statements it touched (``repomem.splice``)."""
     source = text.encode("utf-8")
-    tree = trees.parse(path, language, source) if trees else parser(language).parse(source)
-    root = tree.root_node
     lines = split_lines(text) if lines is None else lines
     line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
+    if previous is not None and language == "python" and not (trees and path in trees):
+        old_text, old = previous
+        region = splice.region(old_text.encode("utf-8"), old, source, line_len.size)
+        if region is not None:
+            part_source = source[region.start : region.new_end]
+            root = parser(language).parse(part_source).root_node
+            if not root.has_error:
+                rows = slice(region.row, region.row + region.new_rows)
+                part = _extract(path, language, digest, line_len[rows], part_source, root)
+                joined = splice.join(old, region, part, line_len)
+                if joined is not None:
+                    return joined
+    tree = trees.parse(path, language, source) if trees else parser(language).parse(source)
+    return _extract(path, language, digest, line_len, source, tree.root_node)
 
+
+def _extract(
+    path: str, language: str, digest: str, line_len: np.ndarray, source: bytes, root: Node
+) -> ParsedFile:
     stmts: list[Node] = []
     defs: list[tuple[Node, Node]] = []
     calls: list[tuple[Node, Node]] = []
@@ -257,12 +275,18 @@ def parse_source(
         elif "imp" in caps:
             imports.append(caps["imp"][0])
 
-    st = _Statements(stmts, source, len(lines), comment_kinds(language))
-    parsed = ParsedFile(path, language, digest, line_len, st.first, st.last, st.parents, st.owner)
+    st = _Statements(stmts, source, line_len.size, comment_kinds(language))
+    parsed = ParsedFile(
+        path, language, digest, line_len, st.first, st.last, st.parents, st.owner, root.has_error
+    )
     def_nodes = st.of([d for d, _ in defs])
     call_nodes = st.of([c for c, _ in calls])
     if language == "python":
-        _python_symbols(parsed, source, defs, def_nodes, calls, call_nodes, imports)
+        _python_symbols(parsed, source, defs, def_nodes, calls, call_nodes)
+        for node, i in zip(imports, st.of(imports), strict=True):
+            bindings = _import_bindings(node)
+            parsed.imports.extend(bindings)
+            parsed.import_nodes.extend([i] * len(bindings))
         return parsed
     for (d, name), i in zip(defs, def_nodes, strict=True):
         if i >= 0:
@@ -285,7 +309,6 @@ def _python_symbols(
     def_nodes: list[int],
     calls: list[tuple[Node, Node]],
     call_nodes: list[int],
-    imports: list[Node],
 ) -> None:
     # qualified names and class spans via a containment stack over pre-ordered definitions
     stack: list[tuple[int, str]] = []  # (end_byte, qualname)
@@ -333,8 +356,6 @@ def _python_symbols(
         if parts is not None:
             scope = scope_of(call.start_byte) if parts[0] in ("self", "cls") else None
             parsed.calls.append(CallSite(i, parts, scope))
-    for node in imports:
-        parsed.imports.extend(_import_bindings(node))
 
 
 def _import_bindings(node: Node) -> list[ImportBinding]:

@@ -29,7 +29,7 @@ from repomem.index import FileEntry, RepoIndex, text_key
 from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.scorer import Location
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 
 class IndexNotFound(RepomemError):
@@ -159,6 +159,8 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
             "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
             "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
             "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
+            "import_nodes": pf.import_nodes,
+            "has_error": pf.has_error,
             "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
         }
         for pf in parsed
@@ -264,9 +266,11 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
                 part(n, i)
                 for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")
             ),
+            has_error=sym["has_error"],
             definitions=[Definition(n, node, c) for n, node, c in sym["defs"]],
             calls=[CallSite(node, tuple(parts), scope) for node, parts, scope in sym["calls"]],
             imports=[ImportBinding(*b) for b in sym["imports"]],
+            import_nodes=sym["import_nodes"],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
         )
         idx.saved_dependencies[path] = (sym["deps"][0], sym["deps"][1])

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import git
 
+from repomem.parsing import ParsedFile
+
 PY_FILES: dict[str, str] = {
     "pkg/__init__.py": "from .util import helper\n",
     "pkg/util.py": """\
@@ -111,6 +113,13 @@ def long_module(n_funcs: int = 12) -> str:
             f"    return result\n"
         )
     return "\n\n".join(parts)
+
+
+def parsed_fields(pf: ParsedFile) -> tuple:
+    """Everything a parse holds, comparable with ``==``."""
+    arrays = (pf.line_len, pf.node_start, pf.node_end, pf.node_parent, pf.line_owner)
+    lists = (pf.definitions, pf.calls, pf.imports, pf.import_nodes, pf.bases)
+    return (*(a.tolist() for a in arrays), pf.has_error, *lists)
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

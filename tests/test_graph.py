@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from repos import OTHER_LANG_FILES, make_repo
+from repos import OTHER_LANG_FILES, make_repo, parsed_fields
 
 from repomem.fragments import window_nodes, windows
 from repomem.index import RepoIndex
-from repomem.parsing import ParsedFile, TreeCache, _edit, parse_source, split_lines
+from repomem.parsing import TreeCache, _edit, parse_source, split_lines
 from repomem.resolve import Resolver, moved_definitions
 
 
@@ -155,11 +155,6 @@ def test_syntax_errors_still_parse() -> None:
     pf = parse_source("bad.py", "python", text, "d")
     assert pf.n_nodes > 0
     assert len(split_lines(text)) == pf.line_owner.size
-
-
-def parsed_fields(pf: ParsedFile) -> tuple:
-    arrays = (pf.line_len, pf.node_start, pf.node_end, pf.node_parent, pf.line_owner)
-    return (*(a.tolist() for a in arrays), pf.definitions, pf.calls, pf.imports, pf.bases)
 
 
 def test_edit_spans_the_change_between_common_prefix_and_suffix() -> None:

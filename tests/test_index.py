@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from repos import OTHER_LANG_FILES, long_module, make_repo
+from repos import OTHER_LANG_FILES, long_module, make_repo, parsed_fields
 
 from repomem import store
 from repomem.bm25 import tokenize
@@ -118,11 +118,15 @@ def test_new_code_becomes_retrievable(tmp_path: Path) -> None:
 
 
 def test_save_load_round_trip(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, "broken.py": "def broken(:\n    f()\n"})
     idx, summary = RepoIndex.build(root)
     assert summary.index_bytes > 0
     loaded = RepoIndex.load(root)
     assert_same(idx, loaded, QUERIES)
+    assert loaded.parsed["broken.py"].has_error  # an edit of it must parse it whole
+    assert {p: parsed_fields(pf) for p, pf in loaded.parsed.items()} == {
+        p: parsed_fields(pf) for p, pf in idx.parsed.items()
+    }
     # the loaded index keeps updating exactly
     apply_on_disk(root, EDITS)
     for rel, text in EDITS.items():

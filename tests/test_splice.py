@@ -1,0 +1,145 @@
+"""Re-parsing only the top-level statements an edit touched gives what a full parse gives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from repos import parsed_fields
+
+from repomem import splice
+from repomem.parsing import ParsedFile, parse_source
+
+MODULE = """import os
+from .util import helper as h
+
+
+class Base:
+    pass
+
+
+@decorate
+def first(x):
+    import json
+    return h(x) + json.loads(x)
+    # a note at the body's indentation belongs to the body
+
+
+class A(Base):
+    def m(self):
+        return self.n()
+
+    def n(self):
+        return first(1)
+
+
+if os.name:
+    value = first(2)
+else:
+    value = None
+x = 1; y = first(x)
+
+
+def last():
+    return A().m()
+"""
+
+
+def _insert_after(anchor: str, added: str) -> Callable[[str], str]:
+    return lambda text: text.replace(anchor, anchor + added, 1)
+
+
+# (what the edit does, the edit, whether it may keep the old parse of the rest)
+EDITS: list[tuple[str, Callable[[str], str], bool]] = [
+    ("append a function", lambda t: t + "\n\ndef added(v):\n    return last()\n", True),
+    ("edit inside a decorated function", lambda t: t.replace("h(x) +", "h(x, 2) -"), True),
+    ("insert an import between classes", _insert_after("    pass\n", "\nimport sys\n"), True),
+    (
+        "add a method to a class",
+        _insert_after("return first(1)\n", "\n    def o(self):\n        return sys.exit()\n"),
+        True,
+    ),
+    ("edit a row holding two statements", lambda t: t.replace("x = 1; y", "x = 2; y"), True),
+    ("delete a whole class", lambda t: t.replace("class Base:\n    pass\n", ""), True),
+    # an indented line after a statement may join it: the region takes that statement in
+    ("append an indented line", lambda t: t + "    z = first(3)\n", True),
+    ("indented comment after a class", _insert_after("return sys.exit()\n", "    # x\n"), True),
+    # the bases of the last class of a name win, wherever the edit is
+    ("a second class A", lambda t: t + "\n\nclass A(os.PathLike):\n    pass\n", False),
+    ("edit the first class A", lambda t: t.replace("self.n()", "self.o()"), False),
+    # a syntax error, and the edits after it, parse the whole file
+    ("a clause without its statement", lambda t: t + "else:\n    pass\n", False),
+    ("an edit while the file is broken", lambda t: t.replace("first(2)", "first(4)"), False),
+]
+
+
+def _spliced_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    count = [0]
+    join = splice.join
+
+    def counting(*args: object) -> ParsedFile | None:
+        joined = join(*args)  # type: ignore[arg-type]
+        count[0] += joined is not None
+        return joined
+
+    monkeypatch.setattr(splice, "join", counting)
+    return count
+
+
+def test_spliced_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = _spliced_count(monkeypatch)
+    text = MODULE
+    parsed = parse_source("m.py", "python", text, "d0")
+    assert not parsed.has_error
+    for k, (what, edit, keeps_rest) in enumerate(EDITS, 1):
+        edited = edit(text)
+        assert edited != text, what
+        before = count[0]
+        got = parse_source("m.py", "python", edited, f"d{k}", previous=(text, parsed))
+        want = parse_source("m.py", "python", edited, f"d{k}")
+        assert parsed_fields(got) == parsed_fields(want), what
+        assert got.digest == f"d{k}"
+        assert count[0] - before == keeps_rest, what
+        text, parsed = edited, got
+    assert parsed.has_error
+
+
+PADDING = "".join(f"c{i} = {i}\n" for i in range(10))
+
+
+@pytest.mark.parametrize(
+    ("what", "old", "new", "keeps_rest"),
+    [
+        # tree-sitter accepts an indented statement at the top level; after a block, the
+        # statement belongs to it: the region takes it in
+        ("indented after", "x = 1\n    y = 2\n", "def g():\n    pass\n    y = 2\n", True),
+        # the region starts with the statement that shares its first row
+        ("shared row", "x = 1; y = (\n2)\n", "x = 1; y = (\n3)\n", True),
+        # and ends with the statement that shares its last row
+        ("shared row after", "y = (\n1); z = 2\n", "w = (\n1); z = 2\n", True),
+        # a backslash joins the next line to its statement, before or after the region
+        ("continued into", "x = f(1) \\\n\n", "x = f(1) \\\ny = 2\n", False),
+        ("continued out of", "x = f(1)\ny = 2\n", "x = f(1) \\\ny = 2\n", False),
+        ("old syntax error", "x = 1\ndef broken(:\n", "x = 2\ndef broken(:\n", False),
+    ],
+)
+def test_edges_of_the_region(
+    monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str, keeps_rest: bool
+) -> None:
+    count = _spliced_count(monkeypatch)
+    old, new = old + PADDING, new + PADDING
+    parsed = parse_source("m.py", "python", old, "d")
+    got = parse_source("m.py", "python", new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source("m.py", "python", new, "d")), what
+    assert count[0] == keeps_rest, what
+
+
+def test_an_edit_of_most_of_the_file_parses_it_whole() -> None:
+    old = "a = (1,\n     2)\nb = 2\n"
+    parsed = parse_source("m.py", "python", old, "d")
+    assert splice.region(old.encode(), parsed, old.replace("1", "3").encode(), 3) is None
+    long = old + "".join(f"c{i} = {i}\n" for i in range(10))
+    parsed = parse_source("m.py", "python", long, "d")
+    where = splice.region(long.encode(), parsed, long.replace("b = 2", "b = 3").encode(), 13)
+    assert where is not None and (where.row, where.old_rows, where.new_rows) == (2, 1, 1)
+    assert (where.first_node, where.end_node) == (1, 2)
