@@ -251,7 +251,7 @@ def parse_source(
             if not root.has_error:
                 rows = slice(region.row, region.row + region.new_rows)
                 part = _extract(path, language, digest, line_len[rows], part_source, root)
-                joined = splice.join(old, region, part, line_len)
+                joined = splice.join(old, region, part, part_source, line_len)
                 if joined is not None:
                     return joined
     tree = trees.parse(path, language, source) if trees else parser(language).parse(source)

@@ -1,7 +1,7 @@
 """Re-parse only the top-level statements an edit touched, keeping the old parse of the rest.
 
 An edit of a file whose syntax tree is no longer kept (``parsing.TreeCache``) used to parse
-the whole file again: test_decimal.py (5.9k lines) took ~66 ms, most of a one-file update. A
+the whole file again: test_decimal.py (5.9k lines) took 70–110 ms, most of a one-file update. A
 Python statement at the top level starts at column 0 with no indentation open, so the
 statements before and after an edit parse alike whatever lies between them. ``region`` finds
 the text between the last untouched statement before the edit and the first one after it;
@@ -9,11 +9,12 @@ the text between the last untouched statement before the edit and the first one 
 
 The region grows over its neighbours while text at its edges could attach to them: an
 indented line where it begins (a method added at the end of a class, or an indented comment,
-belongs to the statement before), an indented statement right after it (tree-sitter accepts
-one at the top level, and it would join a block the region ends with), a backslash ending the
-line before an edge, statements sharing a row across an edge. A syntax error in the old file
-or in the new region, a region of half the file or more, and a class name defined both inside
-and outside the region (the bases of the last one win) send the file to a full parse.
+belongs to the statement before), an indented statement just before or after it (tree-sitter
+accepts one at the top level; after a block it joins the block, and it runs on over the lines
+after it), a backslash ending the line before an edge, statements sharing a row across an
+edge. A syntax error in the old file or in the new region, an indented top-level statement
+inside the new region, a region of half the file or more, and a class name defined both
+inside and outside the region (the bases of the last one win) send the file to a full parse.
 """
 
 from __future__ import annotations
@@ -91,13 +92,15 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
         j += 1
     # the statements before it: those ending before the edit, less the last ones while the
     # region would share a row with them, continue their last line or open with an indented
-    # line (which could belong to them, as a method added at the end of a class does)
+    # line (which could belong to them, as a method added at the end of a class does), or
+    # while the last one is indented (see ``join``)
     i = int(np.searchsorted(top_end, first_changed))
     while i:
         row = int(top_end[i - 1]) + 1
         begin = line_start(row)
         if (
             (i == j or top_start[i] >= row)
+            and not _indented(old_source, line_start(int(top_start[i - 1])))
             and not _continued(old_source, begin)
             and _opens_at_column_0(new_source, begin, new_stop)
             and _opens_at_column_0(old_source, begin, old_stop)
@@ -151,10 +154,18 @@ _Item = TypeVar("_Item", "Definition", "CallSite", "_Import")
 
 
 def join(
-    old: ParsedFile, where: Region, part: ParsedFile, line_len: np.ndarray
+    old: ParsedFile, where: Region, part: ParsedFile, part_source: bytes, line_len: np.ndarray
 ) -> ParsedFile | None:
-    """The old parse with ``where``'s statements replaced by ``part`` (the region parsed
-    alone); ``None`` when a class name is defined both inside and outside the region."""
+    """The old parse with ``where``'s statements replaced by ``part`` (``part_source``, the
+    region, parsed alone); ``None`` when a class name is defined both inside and outside the
+    region, or when one of its top-level statements is indented: tree-sitter accepts that
+    without an error, but such a statement runs on over the lines after it (``    b,`` and
+    ``y = 1`` on the next line parse as ``b, y = 1``), so where it ends depends on them."""
+    newlines = np.flatnonzero(np.frombuffer(part_source, np.uint8) == 10)
+    top_rows = part.node_start[part.node_parent == -1]
+    line_starts = np.concatenate([[0], newlines + 1])[top_rows]
+    if any(_indented(part_source, int(b)) for b in line_starts):
+        return None
     k0, k1 = where.first_node, where.end_node
     moved = part.n_nodes - (k1 - k0)
     shift = where.new_rows - where.old_rows

@@ -104,15 +104,15 @@ def test_spliced_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -> No
     assert parsed.has_error
 
 
-PADDING = "".join(f"c{i} = {i}\n" for i in range(10))
-
-
 @pytest.mark.parametrize(
     ("what", "old", "new", "keeps_rest"),
     [
         # tree-sitter accepts an indented statement at the top level; after a block, the
         # statement belongs to it: the region takes it in
         ("indented after", "x = 1\n    y = 2\n", "def g():\n    pass\n    y = 2\n", True),
+        # ...and such a statement runs on over the next line: ``b, y = 1``
+        ("indented before", "x = 1\n    b,\n", "x = 1\n    b,\ny = 1\n", False),
+        ("indented inside", "x = 1\ny = 1\n", "x = 1\n    b,\ny = 1\n", False),
         # the region starts with the statement that shares its first row
         ("shared row", "x = 1; y = (\n2)\n", "x = 1; y = (\n3)\n", True),
         # and ends with the statement that shares its last row
@@ -127,8 +127,11 @@ def test_edges_of_the_region(
     monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str, keeps_rest: bool
 ) -> None:
     count = _spliced_count(monkeypatch)
-    old, new = old + PADDING, new + PADDING
+    padding = "".join(f"c{i} = {i}\n" for i in range(10))
+    # padded on the side that cannot change the case: after, unless a statement runs on
+    old, new = (padding + old, padding + new) if "b," in new else (old + padding, new + padding)
     parsed = parse_source("m.py", "python", old, "d")
+    assert not parsed.has_error or what == "old syntax error"
     got = parse_source("m.py", "python", new, "d", previous=(old, parsed))
     assert parsed_fields(got) == parsed_fields(parse_source("m.py", "python", new, "d")), what
     assert count[0] == keeps_rest, what
