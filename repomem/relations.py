@@ -264,11 +264,16 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
             seen[j] = False
         vals = vals[:m]
         ids = ids[:m]
-        by_key = np.argsort(frag_key[ids], kind="mergesort")
-        order = by_key[np.argsort(-vals[by_key], kind="mergesort")]
         k = min(m, frag_cap)
         if m > frag_cap:
             capped[r] = True
+            # only strengths reaching the k-th largest can be kept: sort those alone (in
+            # their order, so that equal keys still keep it)
+            keep = vals >= np.partition(vals, m - k)[m - k]
+            vals = vals[keep]
+            ids = ids[keep]
+        by_key = np.argsort(frag_key[ids], kind="mergesort")
+        order = by_key[np.argsort(-vals[by_key], kind="mergesort")]
         for q in range(k):
             out_idx[r, q] = ids[order[q]]
             out_val[r, q] = vals[order[q]]
