@@ -161,9 +161,11 @@ class RepoIndex:
         self.live = np.zeros(0, bool)
         self.frag_key = np.zeros(0, np.int64)  # content hash per fragment id: stable tie-breaks
         self.bm25 = BM25Index()
-        # relations: padded rows of (fragment id, strength), -1 = empty slot
-        self.rel_idx = np.full((0, config.fragment_neighbours), -1, np.int64)
-        self.rel_val = np.zeros((0, config.fragment_neighbours), np.float64)
+        # relations: padded rows of (fragment id, strength), -1 = empty slot; the arrays hold
+        # spare rows, so that new fragments do not copy them whole (``_grow_relations``)
+        self._rel_idx = np.full((0, config.fragment_neighbours), -1, np.int64)
+        self._rel_val = np.zeros((0, config.fragment_neighbours), np.float64)
+        self._rel_rows = 0
         self.truncated: set[int] = set()
         # per graph node: up to what cost its relation search is complete (inf: unknown)
         self.radius = np.zeros(0)
@@ -366,12 +368,28 @@ class RepoIndex:
         rows, cols, vals = self._grouped(*self._frag_entries(list(self.files)), by_key=True)
         return RowPool.from_sorted(rows, cols, vals, len(self.frag_text))
 
+    @property
+    def rel_idx(self) -> np.ndarray:
+        return self._rel_idx[: self._rel_rows]
+
+    @property
+    def rel_val(self) -> np.ndarray:
+        return self._rel_val[: self._rel_rows]
+
+    def set_relations(self, rel_idx: np.ndarray, rel_val: np.ndarray) -> None:
+        self._rel_idx, self._rel_val, self._rel_rows = rel_idx, rel_val, len(rel_idx)
+
     def _grow_relations(self) -> None:
-        n, cap = len(self.frag_text), self.config.fragment_neighbours
-        if self.rel_idx.shape[0] < n:
-            extra = n - self.rel_idx.shape[0]
-            self.rel_idx = np.vstack([self.rel_idx, np.full((extra, cap), -1, np.int64)])
-            self.rel_val = np.vstack([self.rel_val, np.zeros((extra, cap), np.float64)])
+        """Rows for the new fragments. Room for an eighth more is made at once: copying the
+        rows (43 MB for the standard library) took 9 ms of an update that added one."""
+        n, have = len(self.frag_text), self._rel_idx.shape[0]
+        if have < n:
+            rows = max(n, have + max(1024, have // 8)) if have else n
+            idx = np.full((rows, self.config.fragment_neighbours), -1, np.int64)
+            val = np.zeros(idx.shape, np.float64)
+            idx[:have], val[:have] = self._rel_idx, self._rel_val
+            self._rel_idx, self._rel_val = idx, val
+        self._rel_rows = max(self._rel_rows, n)
 
     def _recompute_relations(self, rows: np.ndarray, progress: Progress | None = None) -> None:
         rows = np.asarray(rows, np.int64)

@@ -282,8 +282,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
     idx.frag_key = np.array([text_key(t) for t in idx.frag_text], np.int64)
     idx.free_ids = [i for i, locs in enumerate(idx.frag_locs) if not locs]
     idx.by_text = {t: i for i, t in enumerate(idx.frag_text) if idx.live[i]}
-    idx.rel_idx = a["rel_idx"]
-    idx.rel_val = a["rel_val"]
+    idx.set_relations(a["rel_idx"], a["rel_val"])
     idx.truncated = set(a["truncated"].tolist())
     idx.radius = a["radius"]
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in a.items() if k.startswith("bm25__")})

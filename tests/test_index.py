@@ -135,6 +135,10 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     got, want = snapshot(loaded), snapshot(fresh)
     assert got[0] == want[0]  # fragments
     assert got[2] == want[2]  # resolved calls: the saved resolution dependencies were right
+    # an updated index saves and loads as it is (its relation rows, not their spare room)
+    assert loaded.rel_idx.shape[0] == len(loaded.frag_text)
+    loaded.save()
+    assert_same(loaded, RepoIndex.load(root), QUERIES)
 
 
 def test_rerun_reparses_only_changed_files(tmp_path: Path) -> None:
