@@ -8,7 +8,7 @@ import pytest
 from repos import parsed_fields
 
 from repomem import splice
-from repomem.parsing import ParsedFile, parse_source
+from repomem.parsing import ParsedFile, TreeCache, parse_source
 
 MODULE = """import os
 from .util import helper as h
@@ -146,3 +146,18 @@ def test_an_edit_of_most_of_the_file_parses_it_whole() -> None:
     where = splice.region(long.encode(), parsed, long.replace("b = 2", "b = 3").encode(), 13)
     assert where is not None and (where.row, where.old_rows, where.new_rows) == (2, 1, 1)
     assert (where.first_node, where.end_node) == (1, 2)
+
+
+def test_splicing_comes_before_a_kept_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept tree would still be read whole; the spliced parse drops it, since it no longer
+    matches the text, and a broken text goes back to it."""
+    count = _spliced_count(monkeypatch)
+    trees = TreeCache()
+    parsed = parse_source("m.py", "python", MODULE, "d", trees=trees)
+    edited = MODULE.replace("first(2)", "first(3)")
+    got = parse_source("m.py", "python", edited, "d", trees=trees, previous=(MODULE, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source("m.py", "python", edited, "d"))
+    assert count[0] == 1 and "m.py" not in trees._trees
+    broken = edited + "def broken(:\n"
+    got = parse_source("m.py", "python", broken, "d", trees=trees, previous=(edited, got))
+    assert got.has_error and count[0] == 1 and "m.py" in trees._trees
