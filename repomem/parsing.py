@@ -254,10 +254,12 @@ def parse_source(
                 part = _extract(path, language, digest, line_len[rows], part_source, root)
                 joined = splice.join(old, region, part, part_source, line_len)
                 if joined is not None:
-                    if trees:
+                    if trees is not None:
                         trees.forget(path)  # its tree is of an older text now
                     return joined
-    tree = trees.parse(path, language, source) if trees else parser(language).parse(source)
+    tree = (
+        trees.parse(path, language, source) if trees is not None else parser(language).parse(source)
+    )
     return _extract(path, language, digest, line_len, source, tree.root_node)
 
 

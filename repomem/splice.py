@@ -29,15 +29,14 @@ if TYPE_CHECKING:
 
 
 class Region(NamedTuple):
-    """Rows ``[row, row + old_rows)`` of the old text became ``[row, row + new_rows)``; as
-    bytes, ``[start, old_end)`` became ``[start, new_end)``; old statement nodes
-    ``[first_node, end_node)`` lie in it."""
+    """Rows ``[row, row + old_rows)`` of the old text became ``[row, row + new_rows)``, bytes
+    ``[start, new_end)`` of the new text; old statement nodes ``[first_node, end_node)`` lie
+    in it."""
 
     row: int
     old_rows: int
     new_rows: int
     start: int
-    old_end: int
     new_end: int
     first_node: int
     end_node: int
@@ -114,7 +113,7 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
     part_rows = new_rows - (old_total - end_row) - row
     if 2 * part_rows > new_rows:  # an emptied file too: it counts one row, its region none
         return None
-    return Region(row, end_row - row, part_rows, begin, old_stop, new_stop, first_node, end_node)
+    return Region(row, end_row - row, part_rows, begin, new_stop, first_node, end_node)
 
 
 def _indented(text: bytes, at: int) -> bool:
