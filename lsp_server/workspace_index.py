@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from repomem.config import IndexConfig
+from repomem.context.definitions import DefinitionHit
 from repomem.errors import RepomemError
 from repomem.files import list_candidates
 from repomem.index import RepoIndex
@@ -233,6 +234,15 @@ class WorkspaceIndex:
             if self._index is None:
                 return []
             return self._index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]:
+        """Cards of the definitions the cursor's code uses (none before the first index)."""
+        with self._lock:
+            if self._index is None:
+                return []
+            return self._index.definitions(path, left_context, draft=draft, window=window)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Finish the current job, persist unsaved changes, and end the worker (a build in

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from repomem.backends.base import Backend, GenerationRequest
+from repomem.context.definitions import DefinitionHit
 from repomem.languages import language_for_path
 from repomem.postprocess import MODES, postprocess
 from repomem.prompt import Prompt, build_prompt
@@ -29,11 +30,16 @@ from repomem.settings import Settings
 
 
 class Retriever(Protocol):
-    """What the engine needs from an index (``repomem.index.RepoIndex`` is one)."""
+    """What the engine needs from an index (``repomem.index.RepoIndex`` is one): fragments
+    like the query, and the definitions the cursor's code (and a draft) uses."""
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
     ) -> list[RetrievedFragment]: ...
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]: ...
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,10 @@ class CompletionTask:
 @dataclass(frozen=True)
 class Iteration:
     """One retrieve-then-generate round: its query, everything retrieved (best first), the
-    prompt (which says which fragments it showed), the backend's raw text, the post-processed
-    completion, and seconds spent. ``generation_s`` is the wall time of the backend call,
-    shared by all completions generated in the same batch."""
+    prompt (which says which fragments and cards it showed), the backend's raw text, the
+    post-processed completion, and seconds spent. ``definitions`` are the definitions found
+    for the cursor's names, best first. ``generation_s`` is the wall time of the backend
+    call, shared by all completions generated in the same batch."""
 
     query: str
     retrieved: tuple[RetrievedFragment, ...]
@@ -63,6 +70,7 @@ class Iteration:
     retrieval_s: float
     prompt_s: float
     generation_s: float
+    definitions: tuple[DefinitionHit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,7 @@ class CompletionResult:
 
 def _iteration_dict(it: Iteration) -> dict[str, Any]:
     shown = {id(f) for f in it.prompt.fragments}
+    shown_cards = set(it.prompt.cards)
     return {
         "query": it.query,
         "fragments": [
@@ -110,8 +119,24 @@ def _iteration_dict(it: Iteration) -> dict[str, Any]:
             }
             for f in it.retrieved
         ],
+        "definitions": [
+            {
+                "path": h.card.path,
+                "line": h.card.line,
+                "name": h.card.name,
+                "kind": h.card.kind,
+                "named_as": h.name,
+                "how": h.how,
+                "strength": h.strength,
+                "distance": h.distance,
+                "in_prompt": h.card in shown_cards,
+            }
+            for h in it.definitions
+        ],
+        "prompt": it.prompt.text,
         "prompt_tokens": {
             "retrieved": it.prompt.retrieved_tokens,
+            "definitions": it.prompt.definitions_tokens,
             "left": it.prompt.left_tokens,
             "right": it.prompt.right_tokens,
             "total": it.prompt.total_tokens,
@@ -153,6 +178,7 @@ class _Pending:
     state: _Progress
     query: str
     retrieved: tuple[RetrievedFragment, ...]
+    definitions: tuple[DefinitionHit, ...]
     prompt: Prompt
     retrieval_s: float
     prompt_s: float
@@ -223,6 +249,7 @@ class CompletionEngine:
                         retrieval_s=p.retrieval_s,
                         prompt_s=p.prompt_s,
                         generation_s=generation_s,
+                        definitions=p.definitions,
                     )
                 )
         return [
@@ -241,12 +268,14 @@ class CompletionEngine:
         started = time.perf_counter()
         with scope(state.task) if scope else nullcontext():
             retrieved = self._retrieve(state.task, query)
+            definitions = self._definitions(state.task, previous)
         retrieved_at = time.perf_counter()
-        prompt = self._prompt(state.task, retrieved)
+        prompt = self._prompt(state.task, retrieved, definitions)
         return _Pending(
             state,
             query,
             retrieved,
+            definitions,
             prompt,
             retrieval_s=retrieved_at - started,
             prompt_s=time.perf_counter() - retrieved_at,
@@ -265,11 +294,28 @@ class CompletionEngine:
         )
         return tuple(found)
 
+    def _definitions(
+        self, task: CompletionTask, previous: Iteration | None
+    ) -> tuple[DefinitionHit, ...]:
+        config = self.settings.completion
+        if self.retriever is None or config.definitions_share <= 0 or not config.max_definitions:
+            return ()
+        draft = previous.completion if previous is not None else ""
+        found = self.retriever.definitions(
+            task.path, task.left_context, draft=draft, window=config.window
+        )
+        return tuple(found[: config.max_definitions])
+
     def _max_tokens(self, task: CompletionTask) -> int:
         config = self.settings.completion
         return config.max_tokens_line if task.mode == "line" else config.max_tokens_api
 
-    def _prompt(self, task: CompletionTask, retrieved: Sequence[RetrievedFragment]) -> Prompt:
+    def _prompt(
+        self,
+        task: CompletionTask,
+        retrieved: Sequence[RetrievedFragment],
+        definitions: Sequence[DefinitionHit],
+    ) -> Prompt:
         config = self.settings.completion
         return build_prompt(
             task.left_context,
@@ -280,6 +326,9 @@ class CompletionEngine:
             max_tokens=self._max_tokens(task),
             retrieved_budget_fraction=config.retrieved_budget_fraction,
             max_fragments=config.max_fragments,
+            cards=[h.card for h in definitions],
+            definitions_share=config.definitions_share,
+            path=task.path,
         )
 
     def _request(

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from repomem.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.config import IndexConfig
+from repomem.context.definitions import DefinitionHit, find_definitions
 from repomem.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.fragments import Window, shown_lines, window_nodes, windows
 from repomem.gcpause import paused_gc
@@ -747,6 +748,17 @@ class RepoIndex:
             while len(self._line_cache) > 64:
                 del self._line_cache[next(iter(self._line_cache))]
         return hit[1]
+
+    def file_lines(self, path: str) -> list[str]:
+        """The lines of an indexed file as the index holds it now (do not modify)."""
+        return self._lines(path)
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]:
+        """Cards of the definitions the code before the cursor (and a first ``draft``) uses,
+        ranked on the code graph (``repomem.context.definitions``)."""
+        return find_definitions(self, path, left_context, draft=draft, window=window)
 
     def file_text(self, path: str) -> str | None:
         entry = self.files.get(path)

@@ -14,6 +14,18 @@ benchmark numbers are comparable with the papers::
 
     <left context>
 
+When definition cards are given (``repomem.context``), they follow the retrieved code, nearer
+the cursor, in the same comment style, most relevant last, under their own share of the
+retrieved-code budget::
+
+    # Here are the definitions of names the code uses:
+    # --------------------------------------------------
+    # pkg/util.py:12
+    # def helper(x: int, *, scale: float = 1.0) -> int:
+    # --------------------------------------------------
+
+A card of the completed file above the cursor is left out: the left context shows that code.
+
 The comment marker is the completed file's (``//`` for JavaScript, ...). Blocks are chosen
 greedily, best first, skipping any that would overflow the retrieved-code budget. Two small
 departures: the two header lines are left out when no fragment is shown (in-file completion),
@@ -30,10 +42,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from repomem.context.cards import Card
 from repomem.languages import LINE_COMMENT
 from repomem.scorer import RetrievedFragment
 
 INTRO = "Here are some relevant code fragments from other files of the repo:"
+DEFINITIONS_INTRO = "Here are the definitions of names the code uses:"
 HEADER = "the below code fragment can be found in:"
 SEPARATOR_WIDTH = 50
 
@@ -68,9 +82,10 @@ class Prompt:
     """A prompt and what went into it.
 
     ``fragments`` are the retrieved fragments actually shown, best first (the text shows them
-    in the reverse order); ``left_context``/``right_context`` are the trimmed parts shown.
-    Token counts are the model's: the retrieved block (header and separating newline
-    included), the left context, the right context (fill-in-the-middle only) and the whole text.
+    in the reverse order), ``cards`` likewise the definition cards; ``left_context``/
+    ``right_context`` are the trimmed parts shown. Token counts are the model's: the retrieved
+    block (header and separating newline included), the definitions block, the left context,
+    the right context (fill-in-the-middle only) and the whole text.
     """
 
     text: str
@@ -82,6 +97,8 @@ class Prompt:
     left_tokens: int
     right_tokens: int
     total_tokens: int
+    cards: tuple[Card, ...] = ()
+    definitions_tokens: int = 0
 
 
 def comment_marker(language: str | None) -> str:
@@ -100,15 +117,25 @@ def format_block(fragment: RetrievedFragment, marker: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_retrieved(blocks: Sequence[str], marker: str) -> str:
-    """The retrieved-code part of the prompt for blocks given best first, or "" if none."""
+def format_card(card: Card, marker: str) -> str:
+    """One definition card as a comment block, ending with a newline."""
+    separator = f"{marker} " + "-" * SEPARATOR_WIDTH
+    lines = [f"{marker} {card.path}:{card.line + 1}"]
+    lines += [f"{marker} {line}" for line in card.text.splitlines()]
+    lines.append(separator)
+    return "\n".join(lines) + "\n"
+
+
+def format_retrieved(blocks: Sequence[str], marker: str, intro: str = INTRO) -> str:
+    """The retrieved-code (or definitions) part of the prompt for blocks given best first,
+    or "" if none."""
     if not blocks:
         return ""
-    return _intro(marker) + "".join(reversed(blocks)) + "\n"
+    return _intro(marker, intro) + "".join(reversed(blocks)) + "\n"
 
 
-def _intro(marker: str) -> str:
-    return f"{marker} {INTRO}\n{marker} " + "-" * SEPARATOR_WIDTH + "\n"
+def _intro(marker: str, intro: str = INTRO) -> str:
+    return f"{marker} {intro}\n{marker} " + "-" * SEPARATOR_WIDTH + "\n"
 
 
 def build_prompt(
@@ -121,13 +148,17 @@ def build_prompt(
     max_tokens: int = 64,
     retrieved_budget_fraction: float = 0.5,
     max_fragments: int = 10,
+    cards: Sequence[Card] = (),
+    definitions_share: float = 0.0,
+    path: str | None = None,
 ) -> Prompt:
-    """The prompt for completing at the end of ``left_context``.
+    """The prompt for completing at the end of ``left_context`` in the file at ``path``.
 
-    ``fragments`` are retrieval results, best first. ``max_tokens`` are kept free for the
-    answer (at most half the window, so that a huge request cannot leave no room for the
-    prompt). A fill-in-the-middle template is used when ``model.fim_style`` names one and
-    the right context has text.
+    ``fragments`` are retrieval results, best first; ``cards`` definition cards, best first,
+    which take up to ``definitions_share`` of the retrieved-code budget (what they leave goes
+    to fragments). ``max_tokens`` are kept free for the answer (at most half the window, so
+    that a huge request cannot leave no room for the prompt). A fill-in-the-middle template is
+    used when ``model.fim_style`` names one and the right context has text.
     """
     count = model.count_tokens
     window = model.context_window
@@ -137,18 +168,25 @@ def build_prompt(
     overhead = count("".join(FIM_TEMPLATES[fim])) if fim else 0
 
     budget = min(int(retrieved_budget_fraction * window), available - overhead)
-    chosen, blocks = _choose_blocks(fragments, marker, count, budget, max_fragments)
+    shown_cards, card_blocks = _choose_cards(
+        _unseen(cards, path, left_context), marker, count, int(budget * definitions_share)
+    )
+    definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
+    definitions_tokens = count(definitions) if definitions else 0
+    chosen, blocks = _choose_blocks(
+        fragments, marker, count, budget - definitions_tokens, max_fragments
+    )
     retrieved = format_retrieved(blocks, marker)
     retrieved_tokens = count(retrieved) if retrieved else 0
 
-    remaining = max(available - overhead - retrieved_tokens, 0)
+    remaining = max(available - overhead - retrieved_tokens - definitions_tokens, 0)
     right = ""
     if fim:
         right = _keep_head(right_context, int(remaining * RIGHT_CONTEXT_SHARE), count)
     left = _keep_tail(left_context, remaining - (count(right) if right else 0), count)
 
     while True:
-        text = _assemble(retrieved, left, right, fim)
+        text = _assemble(retrieved + definitions, left, right, fim)
         total = count(text)
         if total <= available or not text:
             break
@@ -159,6 +197,9 @@ def build_prompt(
         elif chosen:
             chosen, blocks = chosen[:-1], blocks[:-1]
             retrieved = format_retrieved(blocks, marker)
+        elif shown_cards:
+            shown_cards, card_blocks = shown_cards[:-1], card_blocks[:-1]
+            definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
         elif right:
             right = right[: right.rstrip("\n").rfind("\n") + 1]  # drop its last line
         elif left:
@@ -175,6 +216,8 @@ def build_prompt(
         left_tokens=count(left),
         right_tokens=count(right) if fim else 0,
         total_tokens=total,
+        cards=tuple(shown_cards),
+        definitions_tokens=count(definitions) if definitions else 0,
     )
 
 
@@ -204,6 +247,31 @@ def _choose_blocks(
         tokens = count(block)
         if used + tokens <= budget:
             chosen.append(fragment)
+            blocks.append(block)
+            used += tokens
+    return chosen, blocks
+
+
+def _unseen(cards: Sequence[Card], path: str | None, left_context: str) -> list[Card]:
+    """``cards`` less those of the completed file that lie above the cursor: that is the
+    left context's part (only a file too long for the prompt loses its top)."""
+    cursor = left_context.count("\n")
+    return [c for c in cards if not (c.path == path and c.line < cursor)]
+
+
+def _choose_cards(
+    cards: Sequence[Card], marker: str, count: Count, budget: int
+) -> tuple[list[Card], list[str]]:
+    """Cards best first, within ``budget`` tokens (the intro included), skipping any that
+    do not fit."""
+    chosen: list[Card] = []
+    blocks: list[str] = []
+    used = count(_intro(marker, DEFINITIONS_INTRO) + "\n")
+    for card in cards:
+        block = format_card(card, marker)
+        tokens = count(block)
+        if used + tokens <= budget:
+            chosen.append(card)
             blocks.append(block)
             used += tokens
     return chosen, blocks

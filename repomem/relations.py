@@ -327,6 +327,88 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
     return out, costs
 
 
+@numba.njit(cache=True)
+def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, dist, done):  # noqa: ANN001, ANN202
+    """Eq. 8 from one weighted node set to each of ``targets`` (sorted): per source a
+    Dijkstra that stops once every target is settled, past ``limit`` or after ``node_cap``
+    nodes; hubs other than the source are reached but not passed, as in ``_search``."""
+    start, end, nbr, cost, tie = g
+    out = np.zeros(targets.size, np.float64)
+    hk = np.empty(1024, np.float64)
+    hv = np.empty(1024, np.int64)
+    touched = np.empty(1024, np.int64)
+    for q in range(srcs.size):
+        src = srcs[q]
+        size = 0
+        nt = 0
+        touched = _append(touched, nt, src)
+        nt += 1
+        dist[src] = 0.0
+        hk, hv, size = _push(hk, hv, size, 0.0, src, tie)
+        settled = 0
+        found = 0
+        while size > 0 and found < targets.size and settled < node_cap:
+            d, u, size = _pop(hk, hv, size, tie)
+            if done[u]:
+                continue
+            done[u] = True
+            settled += 1
+            k = np.searchsorted(targets, u)
+            if k < targets.size and targets[k] == u:
+                out[k] += weights[q] * math.exp(-d)
+                found += 1
+            if u != src and end[u] - start[u] > hub:
+                continue
+            for e in range(start[u], end[u]):
+                v = nbr[e]
+                nd = d + cost[e]
+                if nd > limit:
+                    break
+                if nd < dist[v]:
+                    if dist[v] == np.inf:
+                        touched = _append(touched, nt, v)
+                        nt += 1
+                    dist[v] = nd
+                    hk, hv, size = _push(hk, hv, size, nd, v, tie)
+        for t in range(nt):
+            dist[touched[t]] = np.inf
+            done[touched[t]] = False
+    return out
+
+
+def node_strengths(
+    graph: CodeGraph,
+    sources: np.ndarray,
+    weights: np.ndarray,
+    targets: np.ndarray,
+    *,
+    epsilon: float,
+    hub: int,
+    node_cap: int,
+) -> np.ndarray:
+    """Eq. 8 between a weighted set of nodes (a fragment's, or the cursor's window) and each
+    single node of ``targets``: ``sum_k w_k * Dis(g_k, target)``, strengths below
+    ``epsilon`` counting as 0. Each source's search ends as soon as it has settled every
+    target, so a query that relates a window to a few definitions costs far less than a
+    fragment's relations to everything."""
+    unique, inverse = np.unique(np.asarray(targets, np.int64), return_inverse=True)
+    if sources.size == 0 or unique.size == 0:
+        return np.zeros(inverse.size, np.float64)
+    with _scratch.take(graph.n_nodes, 0) as (dist, done, _, _):
+        found = _strengths_kernel(
+            _graph_arrays(graph),
+            np.asarray(sources, np.int64),
+            np.asarray(weights, np.float64),
+            unique,
+            strength_limit(epsilon),
+            hub,
+            node_cap,
+            dist,
+            done,
+        )
+    return found[inverse]
+
+
 def strength_limit(epsilon: float) -> float:
     """The Dijkstra cost bound: strengths ``>= epsilon`` are costs ``<= -log(epsilon)``."""
     return -math.log(epsilon) * (1 + 1e-12)

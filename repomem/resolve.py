@@ -208,6 +208,26 @@ class Resolver:
             return None
         return cur_path, qual
 
+    def lookup(self, path: str, name: str) -> tuple[str, str | None] | None:
+        """What a bare ``name`` means at module level of ``path``: (file, qualified name) of a
+        definition, or (file, None) for a module."""
+        return self._lookup(path, name, 0)
+
+    def definition(
+        self, path: str, parts: tuple[str, ...], scope: str | None = None
+    ) -> tuple[str, str] | None:
+        """(file, qualified name) of the function or class the dotted name ``parts`` refers to
+        in ``path``; ``self``/``cls`` attributes go through the class ``scope`` and its bases.
+        Query time: nothing is recorded as a dependency of ``path``."""
+        if self.files.get(path) is None or self.files[path].language != "python":
+            return None
+        if parts[0] in ("self", "cls"):
+            if scope is None or len(parts) != 2:
+                return None
+            hit = self._method(path, scope, parts[1], 0)
+            return None if hit is None else (hit[0], self.qualnames[hit[0]][hit[1]])
+        return self._resolve_parts(path, parts, 0)
+
     def resolve_call(self, path: str, call: CallSite) -> Target | None:
         pf = self.files[path]
         if pf.language != "python":

@@ -46,8 +46,10 @@ class CompletionConfig:
     BM25); the query is the last ``window`` lines before the cursor; ``iterations`` rounds of
     retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
     ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
-    retrieved code. ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line
-    and API (multi-line) mode.
+    retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
+    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off).
+    ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
+    (multi-line) mode.
     """
 
     k: int = 10
@@ -58,6 +60,8 @@ class CompletionConfig:
     max_tokens_api: int = 256
     retrieved_budget_fraction: float = 0.5
     max_fragments: int = 10
+    definitions_share: float = 0.25
+    max_definitions: int = 16
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("completion", "max_tokens_api"): _at_least(1),
     ("completion", "retrieved_budget_fraction"): ((lambda v: 0 < v < 1), "between 0 and 1"),
     ("completion", "max_fragments"): _at_least(0),
+    ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
+    ("completion", "max_definitions"): _at_least(0),
     ("backend", "timeout"): _positive(),
     ("backend", "max_retries"): _at_least(0),
     ("backend", "context_window"): _at_least(16),

@@ -17,6 +17,7 @@ from repos import run_repomem
 from repomem.backends.base import Backend, GenerationRequest
 from repomem.backends.builtin import BuiltinBackend
 from repomem.completion import CompletionEngine, CompletionTask, query_window
+from repomem.context.definitions import DefinitionHit
 from repomem.scorer import Exclusion, Location, RetrievedFragment
 from repomem.settings import CompletionConfig, Settings
 
@@ -30,15 +31,25 @@ def settings(**completion: object) -> Settings:
 class RecordingRetriever:
     """Returns fixed fragments and records every call."""
 
-    def __init__(self, fragments: Sequence[RetrievedFragment] = ()) -> None:
+    def __init__(
+        self, fragments: Sequence[RetrievedFragment] = (), hits: Sequence[DefinitionHit] = ()
+    ) -> None:
         self.fragments = list(fragments)
+        self.hits = list(hits)
         self.calls: list[dict[str, object]] = []
+        self.drafts: list[str] = []
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
     ) -> list[RetrievedFragment]:
         self.calls.append({"query": query, "k": k, "alpha": alpha, "exclusion": exclusion})
         return self.fragments[:k]
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]:
+        self.drafts.append(draft)
+        return list(self.hits)
 
     @property
     def queries(self) -> list[str]:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from repomem.completion import CompletionTask
+from repomem.context.definitions import DefinitionHit
 from repomem.index import RepoIndex
 from repomem.scorer import Exclusion, RetrievedFragment
 from repomem_eval.task_view import TaskView
@@ -98,6 +99,7 @@ class SharedRetrieval:
         self._views: dict[int, TaskView] = {}
         self._planned: dict[str, tuple[Lookup, ...]] = {}
         self._cache: dict[_Key, tuple[list[RetrievedFragment], float]] = {}
+        self._definitions: dict[tuple[str, str, int], tuple[list[DefinitionHit], float]] = {}
         self._served: dict[str, list[float]] = {}
 
     def add(self, view: TaskView, planned: Iterable[Lookup] = ()) -> None:
@@ -140,6 +142,21 @@ class SharedRetrieval:
         found = self.index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
         return found, time.perf_counter() - started
 
+    def definitions(self, view: TaskView, draft: str, window: int) -> list[DefinitionHit]:
+        """The definitions the task's context (and a draft) uses, with its buffer shown; the
+        time is served to the task like a retrieval's."""
+        key = (view.task.task_id, draft, window)
+        if key not in self._definitions:
+            self.swap.show(view)
+            started = time.perf_counter()
+            found = self.index.definitions(
+                view.task.rel_path, view.completion.left_context, draft=draft, window=window
+            )
+            self._definitions[key] = (found, time.perf_counter() - started)
+        found, seconds = self._definitions[key]
+        self._served.setdefault(view.task.task_id, []).append(seconds)
+        return found
+
     def take_served(self, task_id: str) -> float:
         """Retrieval seconds served to the task since the last call (summed over iterations)."""
         return sum(self._served.pop(task_id, ()))
@@ -151,6 +168,7 @@ class SharedRetrieval:
             self._views.clear()
             self._planned.clear()
             self._cache.clear()
+            self._definitions.clear()
             self._served.clear()
 
 
@@ -171,3 +189,11 @@ class MethodRetriever:
         if self.oracle:
             query = view.oracle_query
         return self.shared.fetch(view, query, k=k, alpha=alpha, exclusion=exclusion)
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]:
+        view = self.shared.active
+        if view is None:
+            raise RuntimeError("retrieval for a benchmark task runs inside its retrieval scope")
+        return self.shared.definitions(view, draft, window)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from repomem.scorer import Exclusion, RetrievedFragment
 
 if TYPE_CHECKING:
+    from repomem.context.definitions import DefinitionHit
     from repomem.docmem.memory import DocMemory
     from repomem.index import RepoIndex
 
@@ -38,3 +39,8 @@ class DocAwareRetriever:
         code = self.index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
         docs = self.memory.retrieve_for_code(query, k, alpha=alpha, exclusion=exclusion)
         return merge_ranked(code, docs, k)
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]:
+        return self.index.definitions(path, left_context, draft=draft, window=window)

@@ -1,0 +1,338 @@
+"""The definitions the cursor's code uses, found through the index's resolver and ranked on
+the code graph.
+
+Similarity retrieval shows the model code that *looks like* the cursor's; what the next line
+usually needs is the signature of what it calls. Those names are mostly written already:
+
+* the names in the last lines before the cursor, most recent first: dotted names
+  (``mod.f``, ``pkg.sub.Cls``), ``self.``/``cls.`` attributes (through the enclosing class
+  and its bases), and attributes of receivers whose type the left context shows, from an
+  annotation (``x: Foo``, a parameter ``client: Client``) or a constructor call
+  (``x = Foo(...)``, ``self.conn = pool.Connection(...)``);
+* the bases of the enclosing class (their methods are what ``self.`` reaches);
+* the file's imports (a name imported but not used yet is often about to be);
+* in RepoCoder's second iteration, the names in the first draft: a draft that calls
+  ``foo(`` brings ``foo``'s card, whatever else it got wrong.
+
+Python names resolve exactly as the index resolves calls (imports, relative imports,
+classes and their bases); other languages by a definition in the same file or the only one
+of that name in the repository. Anything else is dropped, never guessed.
+
+Ranking is FragRel's Eq. 8 from the cursor's window (its statement nodes weighted by their
+share of the window's code, as for any fragment) to each definition's node, computed at query
+time from that one source: a name the window calls is one call edge (0.8) away from its
+definition; a name only imported is reached through the file and directory nodes, far weaker.
+No ε or cap of the index applies (the index keeps each fragment's 32 strongest relations;
+these strengths are computed fresh). Ties, and definitions the graph does not reach, go by
+nearness to the cursor (the line of the name's last mention), then by how often it is named.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from repomem.context.cards import Card, constant_card, definition_card
+from repomem.languages import LINE_COMMENT
+from repomem.parsing import ParsedFile, split_lines
+from repomem.queries import NAMESPACE
+from repomem.relations import node_strengths
+
+if TYPE_CHECKING:
+    from repomem.index import RepoIndex
+
+#: lines before the cursor whose names are looked up
+NAME_LINES = 40
+#: lines before the cursor searched for receivers' types
+TYPE_LINES = 400
+#: at most this many definitions are ranked and returned
+MAX_DEFINITIONS = 32
+#: query-time Eq. 8: strengths below this count as 0; a search settles at most this many nodes
+QUERY_EPSILON = 1e-4
+QUERY_NODE_CAP = 20_000
+
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+_STRING = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
+_ASSIGNED = re.compile(
+    r"(?P<target>(?:self\.)?[A-Za-z_]\w*)\s*(?::\s*(?P<annot>[\w.]+)[^=]*)?"
+    r"=\s*(?P<call>[A-Za-z_][\w.]*)\s*\("
+)
+_ANNOTATED = re.compile(r"(?P<target>(?:self\.)?[A-Za-z_]\w*)\s*:\s*(?P<annot>[A-Za-z_][\w.]*)")
+_SKIP = frozenset(keyword.kwlist) | frozenset(dir(builtins)) - {"self", "cls"}
+
+
+@dataclass(frozen=True)
+class DefinitionHit:
+    """A definition the cursor's code uses: its ``card``, the ``name`` as the code wrote it,
+    ``how`` it was found and resolved, its Eq. 8 ``strength`` from the cursor's window, the
+    ``distance`` in lines from the cursor to the name's last mention (0: the cursor's line or
+    the draft) and how many times it is named (``count``)."""
+
+    card: Card
+    name: str
+    how: str
+    strength: float
+    distance: int
+    count: int
+
+
+@dataclass
+class _Found:
+    target: tuple[str, str]  # (file, qualified name or constant name)
+    node: int  # the definition's local statement node
+    name: str
+    how: str
+    distance: int
+    count: int = 1
+
+
+class _Cards:
+    """Cards by (file, name), kept while the file's parse is the same object: an update of
+    the file replaces its parse, and with it every card cut from it."""
+
+    def __init__(self) -> None:
+        self._cards: dict[tuple[str, str], tuple[ParsedFile, Card | None]] = {}
+
+    def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
+        pf = index.parsed[path]
+        hit = self._cards.get((path, name))
+        if hit is not None and hit[0] is pf:
+            return hit[1]
+        lines = index.file_lines(path)
+        definition = next((d for d in pf.definitions if d.name == name), None)
+        if definition is not None:
+            card: Card | None = definition_card(path, pf, lines, definition)
+        else:
+            card = constant_card(path, pf, lines, name)
+        if len(self._cards) >= 8192:
+            self._cards.clear()
+        self._cards[(path, name)] = (pf, card)
+        return card
+
+
+_cards = _Cards()
+
+
+def find_definitions(
+    index: RepoIndex,
+    path: str,
+    left_context: str,
+    *,
+    draft: str = "",
+    window: int = 20,
+    limit: int = MAX_DEFINITIONS,
+) -> list[DefinitionHit]:
+    """The definitions the code before the cursor (and ``draft``) uses, best first (see the
+    module doc). ``path`` is the cursor's file as the index holds it; a file the index does
+    not hold gets none."""
+    pf = index.parsed.get(path)
+    if pf is None:
+        return []
+    lines = left_context.split("\n")
+    cursor = len(lines) - 1
+    finder = _Finder(index, path, pf, lines)
+    found = finder.collect(draft)
+    if not found:
+        return []
+    # nearest first before the cut: the graph ranks what survives it
+    ranked = sorted(found.values(), key=lambda f: (f.distance, -f.count))[: limit * 2]
+    strengths = _strengths(index, path, pf, cursor, window, ranked)
+    order = sorted(
+        range(len(ranked)), key=lambda i: (-strengths[i], ranked[i].distance, -ranked[i].count)
+    )
+    hits = []
+    for i in order:
+        f = ranked[i]
+        card = _cards.get(index, *f.target)
+        if card is not None:
+            hits.append(
+                DefinitionHit(card, f.name, f.how, float(strengths[i]), f.distance, f.count)
+            )
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def _strengths(
+    index: RepoIndex, path: str, pf: ParsedFile, cursor: int, window: int, found: list[_Found]
+) -> np.ndarray:
+    """Eq. 8 from the window before the cursor to each definition's node."""
+    graph = index.graph
+    if path not in graph.stmt_offset:
+        return np.zeros(len(found))
+    lo, hi = max(0, cursor - window), min(cursor, pf.line_owner.size)
+    owner = pf.line_owner[lo:hi].astype(np.int64)
+    length = pf.line_len[lo:hi].astype(np.float64)
+    keep = (owner >= 0) & (length > 0)
+    if not keep.any():
+        return np.zeros(len(found))
+    nodes, at = np.unique(owner[keep], return_inverse=True)
+    weights = np.bincount(at, weights=length[keep])
+    weights /= weights.sum()
+    sources = nodes + graph.stmt_offset[path]
+    targets = np.array([graph.stmt_offset[f.target[0]] + f.node for f in found], np.int64)
+    config = index.config
+    return node_strengths(
+        graph,
+        sources,
+        weights,
+        targets,
+        epsilon=QUERY_EPSILON,
+        hub=config.hub_degree,
+        node_cap=QUERY_NODE_CAP,
+    )
+
+
+class _Finder:
+    """Collects the definitions named in one cursor's context."""
+
+    def __init__(self, index: RepoIndex, path: str, pf: ParsedFile, lines: list[str]) -> None:
+        self.index = index
+        self.resolver = index.resolver
+        self.path = path
+        self.pf = pf
+        self.lines = lines
+        self.cursor = len(lines) - 1
+        self.python = pf.language == "python"
+        self.comment = LINE_COMMENT.get(pf.language, "#")
+        self.scope = self._enclosing_class()
+        self.types = self._receiver_types() if self.python else {}
+        self.found: dict[tuple[str, str], _Found] = {}
+
+    def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
+        for text in _names(draft, self.comment):
+            self._add(text, 0, "draft")
+        first = max(0, self.cursor - NAME_LINES)
+        for row in range(self.cursor, first - 1, -1):
+            for text in _names(self.lines[row], self.comment):
+                self._add(text, self.cursor - row, "named here")
+        if self.python:
+            for base in self.pf.bases.get(self.scope or "", ()):
+                self._add(".".join(base), self.cursor, "base class")
+            for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
+                row = int(self.pf.node_start[node]) if node < self.pf.n_nodes else 0
+                self._add(binding.name, max(self.cursor - row, 0), "import")
+        return self.found
+
+    def _add(self, text: str, distance: int, source: str) -> None:
+        parts = tuple(p.strip() for p in text.split("."))
+        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
+            return
+        for end in range(len(parts), 0, -1):
+            resolved = self._resolve(parts[:end])
+            if resolved is not None:
+                target, node, how = resolved
+                break
+        else:
+            return
+        seen = self.found.get(target)
+        if seen is not None:
+            seen.count += 1
+            return
+        name = ".".join(parts[:end])
+        self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
+
+    def _resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """(target, its node, how it resolved) for a dotted name, or None."""
+        if not self.python:
+            return self._by_name(parts[-1])
+        typed = self.types.get(parts[0]) if len(parts) > 1 else None
+        if parts[0] in ("self", "cls") and len(parts) > 2:
+            typed = self.types.get(".".join(parts[:2]))
+            parts = parts[1:]
+        if typed is not None:
+            hit = self.resolver.definition(self.path, (*typed, *parts[1:]))
+            how = f"receiver typed {'.'.join(typed)}"
+        elif parts[0] in ("self", "cls"):
+            hit = self.resolver.definition(self.path, parts, self.scope)
+            how = f"method of {self.scope}" if self.scope else ""
+        else:
+            hit = self.resolver.definition(self.path, parts)
+            how = "resolved through imports" if parts[0] not in self._local() else "this file"
+        if hit is not None:
+            return hit, self.resolver.defs[hit[0]][hit[1]], how
+        return self._constant(parts)
+
+    def _local(self) -> dict[str, int]:
+        return self.resolver.defs.get(self.path, {})
+
+    def _constant(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """A module-level constant named directly (imported) or as ``module.NAME``."""
+        if parts[0] in ("self", "cls") or len(parts) > 2:
+            return None
+        if len(parts) == 1:
+            binding = self.python and next(
+                (b for b in self.pf.imports if b.name == parts[0] and b.symbol), None
+            )
+            if not binding:
+                return None
+            module = self.resolver.resolve_module(binding.module, binding.level, self.path)
+            name = binding.symbol
+        else:
+            looked = self.resolver.lookup(self.path, parts[0])
+            module = looked[0] if looked is not None and looked[1] is None else None
+            name = parts[1]
+        if module is None or name is None or module not in self.index.parsed:
+            return None
+        card = _cards.get(self.index, module, name)
+        if card is None:
+            return None
+        owner = self.index.parsed[module].line_owner
+        node = int(owner[card.line]) if card.line < owner.size else -1
+        return ((module, name), node, "module constant") if node >= 0 else None
+
+    def _by_name(self, name: str) -> tuple[tuple[str, str], int, str] | None:
+        local = self._local().get(name)
+        if local is not None:
+            return (self.path, name), local, "this file"
+        ns = NAMESPACE.get(self.pf.language, self.pf.language)
+        found = self.resolver.by_name.get((ns, name), [])
+        if len(found) != 1:
+            return None
+        target_path, node = found[0]
+        return (target_path, self.resolver.qualnames[target_path][node]), node, "unique name"
+
+    def _enclosing_class(self) -> str | None:
+        """The innermost class whose span holds the cursor's line (Python)."""
+        best: tuple[int, str] | None = None
+        for d in self.pf.definitions:
+            if not d.is_class:
+                continue
+            start, end = int(self.pf.node_start[d.node]), int(self.pf.node_end[d.node])
+            # the buffer may end at the cursor: a class reaching the last line holds it
+            holds = end >= self.cursor or end >= self.pf.line_owner.size - 1
+            if start < self.cursor and holds and (best is None or start > best[0]):
+                best = (start, d.name)
+        return None if best is None else best[1]
+
+    def _receiver_types(self) -> dict[str, tuple[str, ...]]:
+        """``name -> dotted type`` from annotations and constructor calls before the cursor;
+        the last assignment before the cursor wins."""
+        types: dict[str, tuple[str, ...]] = {}
+        for line in self.lines[max(0, self.cursor - TYPE_LINES) : self.cursor + 1]:
+            code = _code(line)
+            for m in _ANNOTATED.finditer(code):
+                types[m["target"]] = tuple(m["annot"].split("."))
+            m = _ASSIGNED.search(code)
+            if m is not None:
+                kind = m["annot"] or m["call"]
+                if kind.split(".")[-1][:1].isupper():  # a class, by convention
+                    types[m["target"]] = tuple(kind.split("."))
+        return types
+
+
+def _code(line: str, comment: str = "#") -> str:
+    """A line without its strings and comment (roughly: enough to find names)."""
+    return _STRING.sub('""', line).split(comment, 1)[0]
+
+
+def _names(text: str, comment: str) -> Iterator[str]:
+    """The dotted names of ``text``, last first."""
+    for line in reversed(split_lines(text)):
+        yield from reversed(_NAME.findall(_code(line, comment)))
