@@ -122,6 +122,16 @@ def main() -> int:
                 t = time.perf_counter()
                 idx.retrieve(q, k=10, alpha=alpha, exclusion=ex)
                 latencies[name].append((time.perf_counter() - t) * 1000)
+        # the definitions channel: the cards of the names the cursor's code uses
+        latencies["definitions"] = []
+        found = []
+        for path, line in positions:
+            left = "\n".join(split_lines(idx.files[path].text)[:line]) + "\n"
+            t = time.perf_counter()
+            hits = idx.definitions(path, left, window=idx.config.window)
+            latencies["definitions"].append((time.perf_counter() - t) * 1000)
+            found.append(len(hits))
+        results["definitions_per_query"] = {"p50": pct(found, 50), "max": max(found)}
         for name, vals in latencies.items():
             results[f"retrieve_{name}_ms"] = {"p50": pct(vals, 50), "p95": pct(vals, 95)}
 
@@ -179,6 +189,9 @@ def main() -> int:
                 ),
                 "| retrieve BM25+FragRel p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
                     **results["retrieve_bm25+fragrel_ms"]
+                ),
+                "| definitions channel p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
+                    **results["retrieve_definitions_ms"]
                 ),
                 f"| rank-bm25 query p50 | {results['rank_bm25']['query_ms_p50']:.0f} ms |",
                 "| one-file update p50 / p95 | {p50:.1f} / {p95:.1f} ms |".format(

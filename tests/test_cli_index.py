@@ -39,8 +39,13 @@ def test_retrieve_explains_scores(root: Path) -> None:
     repomem("index", str(root), "--no-progress")
     out = repomem("retrieve", f"{root}/pkg/sub/mod.py:9", "--json", "--k", "3")
     assert out.returncode == 0, out.stderr
-    hits = json.loads(out.stdout)
+    account = json.loads(out.stdout)
+    hits = account["fragments"]
     assert 0 < len(hits) <= 3
+    # mod.py calls helper, imported from pkg.util: its card comes with the fragments
+    cards = {(d["path"], d["name"]): d for d in account["definitions"]}
+    assert cards[("pkg/util.py", "helper")]["text"] == "def helper(x):"
+    assert cards[("pkg/util.py", "helper")]["named_as"] == "helper"
     for h in hits:
         assert h["s_rel"] == pytest.approx(h["s_ind"] + 0.5 * h["s_env"])
         # the cursor's own neighbourhood is never retrieved

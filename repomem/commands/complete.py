@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -27,6 +28,8 @@ from repomem.workspace import parse_position
 
 if TYPE_CHECKING:
     from repomem.completion import CompletionEngine, CompletionResult, Retriever
+    from repomem.context.cards import Card
+    from repomem.context.definitions import DefinitionHit
     from repomem.index import RepoIndex
     from repomem.scorer import Exclusion
     from repomem.settings import Settings
@@ -193,16 +196,34 @@ def explain(result: CompletionResult, context_window: int, out: TextIO) -> None:
             )
         if not it.retrieved:
             print("  (nothing retrieved)", file=out)
+        if it.definitions:
+            print("  definitions:", file=out)
+            explain_definitions(it.definitions, set(it.prompt.cards), out)
         p = it.prompt
         fim = f", fill-in-the-middle: {p.fim}" if p.fim else ""
         print(
             f"  prompt: {p.total_tokens} of {context_window} tokens (retrieved"
-            f" {p.retrieved_tokens}, left {p.left_tokens}, right {p.right_tokens}{fim})",
+            f" {p.retrieved_tokens}, definitions {p.definitions_tokens}, left {p.left_tokens},"
+            f" right {p.right_tokens}{fim})",
             file=out,
         )
         print(f"  completion: {it.completion!r}", file=out)
         print(
             f"  time: retrieval {it.retrieval_s * 1e3:.1f} ms, prompt {it.prompt_s * 1e3:.1f} ms,"
             f" generation {it.generation_s * 1e3:.1f} ms",
+            file=out,
+        )
+
+
+def explain_definitions(
+    hits: Sequence[DefinitionHit], shown: Container[Card] | None, out: TextIO
+) -> None:
+    """One line per definition card: where, which name brought it and how it resolved, its
+    Eq. 8 strength from the cursor's window, and whether the prompt showed it."""
+    for rank, h in enumerate(hits, start=1):
+        mark = "" if shown is None else ("  [in prompt]" if h.card in shown else "  [not shown]")
+        print(
+            f"  d{rank:<2} {h.card.path}:{h.card.line + 1} {h.card.kind} {h.card.name}"
+            f"  <- {h.name} ({h.how}; {h.distance} lines up)  strength={h.strength:.3f}{mark}",
             file=out,
         )

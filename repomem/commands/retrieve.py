@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
+from repomem.commands.complete import explain_definitions
+from repomem.context.definitions import DefinitionHit
 from repomem.errors import RepomemError
 from repomem.index import RepoIndex
 from repomem.parsing import split_lines
@@ -13,7 +16,10 @@ from repomem.scorer import Exclusion
 from repomem.workspace import parse_position
 
 NAME = "retrieve"
-HELP = "top-K fragments for the 20 lines before FILE:LINE, with s_ind, s_env and s_rel"
+HELP = (
+    "top-K fragments for the 20 lines before FILE:LINE, with s_ind, s_env and s_rel, and the"
+    " definitions the code before the cursor uses"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,15 +45,26 @@ def run(args: argparse.Namespace) -> int:
     query = "\n".join(lines[max(0, pos.line - window) : pos.line])
     exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
     hits = index.retrieve(query, k=args.k, alpha=args.alpha, exclusion=exclusion)
+    left = "\n".join(lines[: pos.line]) + "\n" if pos.line else ""
+    definitions = index.definitions(pos.path, left, window=window)
     if args.json:
-        print(json.dumps([_hit_json(h) for h in hits], indent=2))
+        fragments = [_hit_json(h) for h in hits]
+        cards = [{**asdict(d.card), **_definition_json(d)} for d in definitions]
+        print(json.dumps({"fragments": fragments, "definitions": cards}, indent=2))
         return 0
     for rank, h in enumerate(hits, 1):
         where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in h.locations)
         print(f"{rank:>2}. {where}  s_rel={h.s_rel:.3f}  s_ind={h.s_ind:.3f}  s_env={h.s_env:.3f}")
     if not hits:
         print("no fragment matches the context")
+    if definitions:
+        print("definitions the context uses:")
+        explain_definitions(definitions, None, sys.stdout)
     return 0
+
+
+def _definition_json(d: DefinitionHit) -> dict:
+    return {"named_as": d.name, "how": d.how, "strength": d.strength, "distance": d.distance}
 
 
 def _hit_json(h) -> dict:  # noqa: ANN001

@@ -1,0 +1,302 @@
+"""The context engine: definition cards, the names a cursor's code uses, query-time Eq. 8
+ranking, and the definitions block of the prompt."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from repos import make_repo, run_repomem
+from test_prompt import FakeModel
+
+from repomem.context.cards import Card, constant_card, definition_card
+from repomem.index import RepoIndex
+from repomem.parsing import parse_source, split_lines
+from repomem.prompt import DEFINITIONS_INTRO, build_prompt
+from repomem.relations import node_strengths
+
+MODULE = '''\
+import os
+
+TIMEOUT: float = 3.5
+
+
+class Client(Base):
+    """Talks to the server.
+
+    Keeps one connection open."""
+
+    retries = 3
+
+    def __init__(self, host: str, port: int = 80) -> None:
+        self.host = host
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}"
+
+    def send(self, payload: bytes, *, timeout: float = TIMEOUT) -> int:
+        """Send ``payload``; return the status."""
+        return 200
+
+    def _reconnect(self):
+        pass
+
+
+@cached(size=8)
+def connect(host,
+            port=80,
+            *, secure: bool = False) -> "Client":
+    """Open a client.
+
+    A second paragraph the card leaves out."""
+    return Client(host, port)
+'''
+
+
+def cards_of(text: str, path: str = "net.py", language: str = "python") -> dict[str, Card]:
+    pf = parse_source(path, language, text, "digest")
+    lines = split_lines(text)
+    return {d.name: definition_card(path, pf, lines, d) for d in pf.definitions}
+
+
+def test_function_card_is_the_signature_as_written_with_the_first_doc_paragraph() -> None:
+    card = cards_of(MODULE)["connect"]
+    assert card.kind == "function"
+    assert card.line == MODULE.splitlines().index("def connect(host,")
+    assert card.text == (
+        "@cached(size=8)\n"
+        "def connect(host,\n"
+        "            port=80,\n"
+        '            *, secure: bool = False) -> "Client":\n'
+        '    """Open a client.\n'
+        '    ..."""'
+    )
+    assert card.header == "def connect(host,"
+
+
+def test_method_card_keeps_decorators_and_a_one_line_docstring() -> None:
+    cards = cards_of(MODULE)
+    assert cards["Client.url"].text == "@property\ndef url(self) -> str:"
+    assert cards["Client.send"].text == (
+        "def send(self, payload: bytes, *, timeout: float = TIMEOUT) -> int:\n"
+        '    """Send ``payload``; return the status."""'
+    )
+
+
+def test_class_card_is_a_skeleton_of_its_public_methods() -> None:
+    card = cards_of(MODULE)["Client"]
+    assert card.kind == "class"
+    assert card.text == (
+        "class Client(Base):\n"
+        '    """Talks to the server.\n'
+        '    ..."""\n'
+        "    def __init__(self, host: str, port: int = 80) -> None: ...\n"
+        "    def url(self) -> str: ...\n"
+        "    def send(self, payload: bytes, *, timeout: float = TIMEOUT) -> int: ..."
+    )
+    assert "_reconnect" not in card.text
+
+
+def test_constant_card_is_its_assignment_line() -> None:
+    pf = parse_source("net.py", "python", MODULE, "digest")
+    card = constant_card("net.py", pf, split_lines(MODULE), "TIMEOUT")
+    assert card == Card("net.py", 2, "TIMEOUT", "constant", "TIMEOUT: float = 3.5")
+    assert constant_card("net.py", pf, split_lines(MODULE), "retries") is None  # not top level
+
+
+def test_c_card_stops_before_the_body() -> None:
+    text = "static int\nadd(int a,\n    int b) {\n  return a + b;\n}\n"
+    assert cards_of(text, "m.c", "c")["add"].text == "static int\nadd(int a,\n    int b)"
+
+
+# ---------------------------------------------------------------------------- finding names
+APP = """\
+from pkg.net import Client, connect
+from pkg import net
+from pkg.net import TIMEOUT
+from pkg.util import helper
+
+
+class Service(Client):
+    def run(self, other: Client):
+        conn = net.connect("h")
+        made = Client("h")
+        made.send(b"x")
+        other.url
+        self.send(b"y", timeout=TIMEOUT)
+"""
+
+
+@pytest.fixture()
+def app_index(tmp_path: Path) -> RepoIndex:
+    root = make_repo(tmp_path / "r", {"pkg/net.py": MODULE, "pkg/app.py": APP})
+    index, _ = RepoIndex.build(root, save=False)
+    return index
+
+
+def found(index: RepoIndex, left: str, draft: str = "") -> dict[str, tuple[str, str]]:
+    """name as written -> (card path, card name)."""
+    hits = index.definitions("pkg/app.py", left, draft=draft)
+    return {h.name: (h.card.path, h.card.name) for h in hits}
+
+
+def test_names_resolve_through_imports_self_bases_and_typed_receivers(app_index) -> None:
+    names = found(app_index, APP)
+    assert names["net.connect"] == ("pkg/net.py", "connect")  # module attribute
+    assert "made.send" not in names  # the same definition, found nearer the cursor as self.send
+    early = found(app_index, APP.split("        other.url")[0])
+    assert early["made.send"] == ("pkg/net.py", "Client.send")  # constructor-typed receiver
+    assert names["other.url"] == ("pkg/net.py", "Client.url")  # annotated parameter
+    assert names["self.send"] == ("pkg/net.py", "Client.send")  # through the base class
+    assert names["TIMEOUT"] == ("pkg/net.py", "TIMEOUT")  # an imported constant
+    assert names["helper"] == ("pkg/util.py", "helper")  # imported, not used yet
+    # each definition is listed once, whatever the number of names for it
+    hits = app_index.definitions("pkg/app.py", APP)
+    assert len({(h.card.path, h.card.name) for h in hits}) == len(hits)
+
+
+def test_the_draft_brings_its_names(app_index) -> None:
+    left = APP.split("        conn =")[0]  # connect is imported, not called yet
+    before = {h.name: h for h in app_index.definitions("pkg/app.py", left)}
+    assert not before["connect"].how.startswith("draft") and before["connect"].distance > 0
+    after = {h.name: h for h in app_index.definitions("pkg/app.py", left, draft="connect('h')")}
+    assert after["connect"].how.startswith("draft") and after["connect"].distance == 0
+
+
+def test_a_called_name_outranks_an_only_imported_one(app_index) -> None:
+    left = APP.split("        made =")[0]  # connect is called, helper only imported
+    hits = app_index.definitions("pkg/app.py", left)
+    rank = {h.card.name: i for i, h in enumerate(hits)}
+    strength = {h.card.name: h.strength for h in hits}
+    assert strength["connect"] > strength["helper"] > 0
+    assert rank["connect"] < rank["helper"]
+
+
+def test_cards_follow_the_index_as_files_change(app_index) -> None:
+    before = {h.card.name: h.card for h in app_index.definitions("pkg/app.py", APP)}
+    assert before["connect"].text.startswith("@cached(size=8)\ndef connect(host,")
+    app_index.update_file("pkg/net.py", MODULE.replace("def connect(host,", "def connect(url,"))
+    after = {h.card.name: h.card for h in app_index.definitions("pkg/app.py", APP)}
+    assert after["connect"].text.startswith("@cached(size=8)\ndef connect(url,")
+
+
+def test_files_the_index_does_not_hold_get_no_definitions(app_index) -> None:
+    assert app_index.definitions("elsewhere/x.py", APP) == []
+
+
+def test_other_languages_resolve_unique_names(tmp_path: Path) -> None:
+    files = {
+        "web/lib.js": "function formatDate(d, fmt) {\n  return d;\n}\n",
+        "web/app.js": "function main() {\n  const s = formatDate(new Date(), 'iso');\n}\n",
+    }
+    root = make_repo(tmp_path / "r", files)
+    index, _ = RepoIndex.build(root, save=False)
+    hits = index.definitions("web/app.js", files["web/app.js"])
+    cards = [(h.card.path, h.card.text) for h in hits]
+    assert cards[0] == ("web/lib.js", "function formatDate(d, fmt)")  # called: the strongest
+    assert set(cards[1:]) == {("web/app.js", "function main()")}  # the prompt drops this one
+
+
+def test_query_time_strengths_equal_brute_force_eq8(app_index) -> None:
+    """sum_k w_k * max-product path, with no hub in the way and nothing below epsilon."""
+    graph = app_index.graph
+    g = graph.to_networkx()
+    cost = nx.Graph()
+    cost.add_weighted_edges_from((u, v, -math.log(d["weight"])) for u, v, d in g.edges(data=True))
+    offset = graph.stmt_offset["pkg/app.py"]
+    sources = np.array([offset + 3, offset + 5, offset + 8], np.int64)
+    weights = np.array([0.5, 0.3, 0.2])
+    targets = np.array(
+        [graph.stmt_offset["pkg/net.py"] + n for n in (1, 2, 5, 7, 2)], np.int64
+    )  # a repeated target too
+    got = node_strengths(graph, sources, weights, targets, epsilon=1e-9, hub=10**6, node_cap=10**6)
+    expected = []
+    for t in targets.tolist():
+        total = 0.0
+        for s, w in zip(sources.tolist(), weights.tolist(), strict=True):
+            with contextlib.suppress(nx.NetworkXNoPath):
+                total += w * math.exp(-nx.shortest_path_length(cost, s, t, weight="weight"))
+        expected.append(total)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    assert got[1] == got[4]
+
+
+# ---------------------------------------------------------------------------- the prompt
+CARD = Card("pkg/net.py", 24, "connect", "function", "def connect(host, port=80):")
+OTHER = Card("pkg/util.py", 3, "helper", "function", "def helper(x):")
+
+
+def test_cards_sit_between_the_fragments_and_the_left_context_best_last() -> None:
+    prompt = build_prompt(
+        "x = connect(",
+        [],
+        FakeModel(),
+        language="python",
+        cards=[CARD, OTHER],
+        definitions_share=0.5,
+        path="pkg/app.py",
+    )
+    assert prompt.cards == (CARD, OTHER)
+    assert prompt.text == (
+        f"# {DEFINITIONS_INTRO}\n"
+        "# " + "-" * 50 + "\n"
+        "# pkg/util.py:4\n"
+        "# def helper(x):\n"
+        "# " + "-" * 50 + "\n"
+        "# pkg/net.py:25\n"
+        "# def connect(host, port=80):\n"
+        "# " + "-" * 50 + "\n"
+        "\n"
+        "x = connect("
+    )
+    assert prompt.definitions_tokens > 0
+
+
+def test_cards_take_only_their_share_and_none_when_it_is_zero() -> None:
+    off = build_prompt("x = 1", [], FakeModel(), language="python", cards=[CARD])
+    assert off.cards == () and DEFINITIONS_INTRO not in off.text
+    many = [Card("m.py", i, f"f{i}", "function", f"def f{i}(a, b, c):") for i in range(200)]
+    model = FakeModel(context_window=4000)
+    prompt = build_prompt(
+        "x = 1", [], model, language="python", cards=many, definitions_share=0.25, path="a.py"
+    )
+    assert 0 < len(prompt.cards) < 200
+    assert prompt.definitions_tokens <= 0.25 * 0.5 * 4000
+
+
+def test_a_card_of_the_completed_file_above_the_cursor_is_not_repeated() -> None:
+    above = Card("pkg/app.py", 1, "f", "function", "def f():")
+    below = Card("pkg/app.py", 9, "g", "function", "def g():")
+    prompt = build_prompt(
+        "def f():\n    pass\nx = ",
+        [],
+        FakeModel(),
+        language="python",
+        cards=[above, below],
+        definitions_share=0.5,
+        path="pkg/app.py",
+    )
+    assert prompt.cards == (below,)
+
+
+# ---------------------------------------------------------------------------- end to end
+def test_complete_explains_and_reports_the_cards(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"pkg/net.py": MODULE, "pkg/app.py": APP})
+    line = APP.splitlines().index('        made.send(b"x")') + 1
+    proc = run_repomem("complete", f"{root / 'pkg/app.py'}:{line}", "--explain", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "definitions:" in proc.stderr
+    assert "pkg/net.py:" in proc.stderr and "Client" in proc.stderr
+    account = json.loads(proc.stdout)
+    first = account["iterations"][0]
+    names = {d["name"] for d in first["definitions"]}
+    assert {"Client", "connect"} <= names
+    assert any(d["in_prompt"] for d in first["definitions"])
+    assert "# def connect(host," in first["prompt"] or "# @cached(size=8)" in first["prompt"]
+    assert first["prompt_tokens"]["definitions"] > 0
