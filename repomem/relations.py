@@ -359,12 +359,16 @@ def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, dist, don
                 found += 1
             if u != src and end[u] - start[u] > hub:
                 continue
+            # rows are sorted by cost: past the nodes that can still be settled, none can
+            room = node_cap - settled
+            queued = 0
             for e in range(start[u], end[u]):
                 v = nbr[e]
                 nd = d + cost[e]
-                if nd > limit:
+                if nd > limit or queued >= room:
                     break
                 if nd < dist[v]:
+                    queued += 1
                     if dist[v] == np.inf:
                         touched = _append(touched, nt, v)
                         nt += 1

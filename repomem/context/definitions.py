@@ -34,6 +34,7 @@ import keyword
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,20 +51,22 @@ if TYPE_CHECKING:
 #: lines before the cursor whose names are looked up
 NAME_LINES = 40
 #: lines before the cursor searched for receivers' types
-TYPE_LINES = 400
+TYPE_LINES = 200
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
-#: query-time Eq. 8: strengths below this count as 0; a search settles at most this many nodes
-QUERY_EPSILON = 1e-4
-QUERY_NODE_CAP = 20_000
+#: query-time Eq. 8: strengths below this count as 0 (they would only reorder what nearness
+#: orders anyway); a search settles at most this many nodes
+QUERY_EPSILON = 0.01
+QUERY_NODE_CAP = 256
 
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _STRING = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
-_ASSIGNED = re.compile(
-    r"(?P<target>(?:self\.)?[A-Za-z_]\w*)\s*(?::\s*(?P<annot>[\w.]+)[^=]*)?"
-    r"=\s*(?P<call>[A-Za-z_][\w.]*)\s*\("
+# a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` (a capitalised callee) or an
+# annotation ``x: Foo`` (parameters too), one pattern so that a block is scanned once
+_TYPED = re.compile(
+    r"(?P<target>(?:self\.)?[A-Za-z_]\w*)\s*"
+    r"(?::\s*(?P<annot>[A-Za-z_][\w.]*)|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*\()"
 )
-_ANNOTATED = re.compile(r"(?P<target>(?:self\.)?[A-Za-z_]\w*)\s*:\s*(?P<annot>[A-Za-z_][\w.]*)")
 _SKIP = frozenset(keyword.kwlist) | frozenset(dir(builtins)) - {"self", "cls"}
 
 
@@ -202,8 +205,8 @@ class _Finder:
         self.python = pf.language == "python"
         self.comment = LINE_COMMENT.get(pf.language, "#")
         self.scope = self._enclosing_class()
-        self.types = self._receiver_types() if self.python else {}
         self.found: dict[tuple[str, str], _Found] = {}
+        self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         for text in _names(draft, self.comment):
@@ -221,28 +224,34 @@ class _Finder:
         return self.found
 
     def _add(self, text: str, distance: int, source: str) -> None:
-        parts = tuple(p.strip() for p in text.split("."))
-        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
+        if text not in self._resolved:  # a name is usually written many times
+            self._resolved[text] = self._resolve_longest(text)
+        resolved = self._resolved[text]
+        if resolved is None:
             return
-        for end in range(len(parts), 0, -1):
-            resolved = self._resolve(parts[:end])
-            if resolved is not None:
-                target, node, how = resolved
-                break
-        else:
-            return
+        target, node, how, name = resolved
         seen = self.found.get(target)
         if seen is not None:
             seen.count += 1
             return
-        name = ".".join(parts[:end])
         self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
+
+    def _resolve_longest(self, text: str) -> tuple[tuple[str, str], int, str, str] | None:
+        """The longest prefix of a dotted name that resolves: (target, node, how, prefix)."""
+        parts = tuple(p.strip() for p in text.split("."))
+        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
+            return None
+        for end in range(len(parts), 0, -1):
+            resolved = self._resolve(parts[:end])
+            if resolved is not None:
+                return (*resolved, ".".join(parts[:end]))
+        return None
 
     def _resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
         """(target, its node, how it resolved) for a dotted name, or None."""
         if not self.python:
             return self._by_name(parts[-1])
-        typed = self.types.get(parts[0]) if len(parts) > 1 else None
+        typed = self.types.get(parts[0]) if len(parts) > 1 and self._unbound(parts[0]) else None
         if parts[0] in ("self", "cls") and len(parts) > 2:
             typed = self.types.get(".".join(parts[:2]))
             parts = parts[1:]
@@ -258,6 +267,11 @@ class _Finder:
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how
         return self._constant(parts)
+
+    def _unbound(self, name: str) -> bool:
+        """Whether ``name`` is neither imported nor defined at the top of the file (so only
+        a local's type can tell what it is)."""
+        return name not in self._local() and all(b.name != name for b in self.pf.imports)
 
     def _local(self) -> dict[str, int]:
         return self.resolver.defs.get(self.path, {})
@@ -311,20 +325,15 @@ class _Finder:
                 best = (start, d.name)
         return None if best is None else best[1]
 
-    def _receiver_types(self) -> dict[str, tuple[str, ...]]:
-        """``name -> dotted type`` from annotations and constructor calls before the cursor;
-        the last assignment before the cursor wins."""
-        types: dict[str, tuple[str, ...]] = {}
-        for line in self.lines[max(0, self.cursor - TYPE_LINES) : self.cursor + 1]:
-            code = _code(line)
-            for m in _ANNOTATED.finditer(code):
-                types[m["target"]] = tuple(m["annot"].split("."))
-            m = _ASSIGNED.search(code)
-            if m is not None:
-                kind = m["annot"] or m["call"]
-                if kind.split(".")[-1][:1].isupper():  # a class, by convention
-                    types[m["target"]] = tuple(kind.split("."))
-        return types
+    @cached_property
+    def types(self) -> dict[str, tuple[str, ...]]:
+        """``name -> dotted type`` from annotations and constructor calls before the cursor
+        (the last one wins); read only when a name has a receiver to type."""
+        block = "\n".join(self.lines[max(0, self.cursor - TYPE_LINES) : self.cursor + 1])
+        return {
+            m["target"]: tuple((m["annot"] or m["call"]).split("."))
+            for m in _TYPED.finditer(_STRING.sub('""', block))
+        }
 
 
 def _code(line: str, comment: str = "#") -> str:
