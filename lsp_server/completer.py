@@ -224,4 +224,10 @@ def _suggestion(result: CompletionResult, backend: str) -> Suggestion:
         for location in fragment.locations:
             if location.path not in sources:
                 sources.append(location.path)
-    return Suggestion(result.text, tuple(sources), backend)
+    shown = set(result.prompt.cards)
+    definitions = tuple(
+        f"{h.card.path}:{h.card.line + 1} {h.card.name} (from `{h.name}`: {h.how})"
+        for h in result.iterations[-1].definitions
+        if h.card in shown
+    )
+    return Suggestion(result.text, tuple(sources), backend, definitions=definitions)

@@ -96,12 +96,16 @@ def _documentation(
     line = line_prefix + suggestion.text
     if not markdown:
         sources = "\n".join(f"  {path}" for path in suggestion.sources) or "  (none)"
+        cards = "".join(f"\n  {d}" for d in suggestion.definitions)
+        defined = f"\n\nDefinitions shown:{cards}" if cards else ""
         return types.MarkupContent(
             kind=types.MarkupKind.PlainText,
-            value=f"{line.strip()}\n\nContext from:\n{sources}",
+            value=f"{line.strip()}\n\nContext from:\n{sources}{defined}",
         )
     sources = "\n".join(f"- `{path}`" for path in suggestion.sources) or "- (none)"
+    cards = "".join(f"\n- {d}" for d in suggestion.definitions)
+    defined = f"\n\nDefinitions shown:\n{cards}" if cards else ""
     return types.MarkupContent(
         kind=types.MarkupKind.Markdown,
-        value=f"```{language}\n{line}\n```\n\nContext from:\n\n{sources}",
+        value=f"```{language}\n{line}\n```\n\nContext from:\n\n{sources}{defined}",
     )

@@ -23,12 +23,14 @@ DEFAULT_CAPACITY = 64
 @dataclass(frozen=True)
 class Suggestion:
     """A completion for the text at a cursor: what to insert, the repository files whose
-    fragments the prompt showed, and the backend that wrote it."""
+    fragments the prompt showed, the backend that wrote it, and the definition cards the
+    prompt showed (``path:line name``, and the name in the code that brought each)."""
 
     text: str
     sources: tuple[str, ...] = ()
     backend: str = "builtin"
     cached: bool = False
+    definitions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
