@@ -86,8 +86,9 @@ def pip_download(project: Project, dest: Path) -> Path:
     """Download the project's source distribution with pip into ``dest``; returns its path."""
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".download-") as tmp:
+        # -P: the interpreter's pip, never a folder named pip in the working directory
         cmd = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+            sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
             "--disable-pip-version-check", "--dest", tmp, project.requirement,
         ]  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
