@@ -5,9 +5,10 @@ installed package is site-packages: a read-only install cannot cache at all, and
 not know of outlive ``pip uninstall``, leaving a ``repomem/__pycache__`` that then imports as a
 namespace package ahead of an editable install. So every module with kernels imports numba from
 here, and this module first points ``NUMBA_CACHE_DIR`` at ``$XDG_CACHE_HOME/repomem/numba``
-(else ``~/.cache/repomem/numba``), unless the user has set it. Installs and checkouts share that
-directory safely: numba gives each source directory a subdirectory of its own and checks each
-kernel against its source file.
+(else ``~/.cache/repomem/numba``), unless the user has set it; in the environment, so that the
+processes repomem starts inherit it. Installs and checkouts share that directory safely: numba
+gives each source directory a subdirectory of its own (so each installation compiles once) and
+checks each kernel against its source file.
 """
 
 from __future__ import annotations

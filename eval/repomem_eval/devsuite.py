@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from repomem.errors import RepomemError
+from repomem.jit import cache_home
 from repomem_eval.make_benchmark import (
     BUILDER_VERSION,
     DEFAULT_CONTEXT_TOKENS,
@@ -78,8 +79,7 @@ class DevSuiteError(RepomemError):
 
 
 def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "repomem" / "devsuite"
+    return cache_home() / "devsuite"
 
 
 def pip_download(project: Project, dest: Path) -> Path:
