@@ -329,10 +329,12 @@ class WorkspaceIndex:
             self._cond.notify_all()
 
     def _build_in_subprocess(self, config: IndexConfig) -> dict[str, Any]:
-        """Run :mod:`lsp_server.build_index`; its summary, or ``BuildFailed``."""
+        """Run :mod:`lsp_server.build_index`; its summary, or ``BuildFailed``. ``-P``: the
+        server's working directory is wherever the editor started it, and ``-m`` would put it
+        first on ``sys.path``, where a folder named ``repomem`` hides the installed package."""
         request = json.dumps({"root": str(self.root), "config": asdict(config)})
         with subprocess.Popen(
-            [sys.executable, "-m", "lsp_server.build_index"],
+            [sys.executable, "-P", "-m", "lsp_server.build_index"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

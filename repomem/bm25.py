@@ -37,11 +37,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from repomem.errors import RepomemError
+from repomem.jit import numba
 from repomem.rowpool import ranges
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")

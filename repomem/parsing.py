@@ -13,11 +13,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import numba
 import numpy as np
 from tree_sitter import Node, Point, QueryCursor, Tree
 
 from repomem import splice
+from repomem.jit import numba
 from repomem.languages import parser
 from repomem.queries import QUERIES, comment_kinds, file_query
 

@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-import numba
 import numpy as np
 
 from repomem.graph import CodeGraph
+from repomem.jit import numba
 from repomem.rowpool import RowPool
 
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from repos import OTHER_LANG_FILES, make_repo
 from repos import run_repomem as repomem
+
+PACKAGE = Path(importlib.util.find_spec("repomem").origin).parent  # type: ignore[union-attr, arg-type]
+COMPILING = "repomem: compiling the index kernels"
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +100,55 @@ def test_unindexed_and_damaged_index(tmp_path: Path) -> None:
     (gen / "arrays.npz").write_bytes(b"garbage")
     out = repomem("retrieve", "pkg/core.py:5", cwd=root)
     assert out.returncode == 2 and "unreadable" in out.stderr and "Traceback" not in out.stderr
+
+
+def _kernel_files(directory: Path) -> dict[Path, int]:
+    """numba's cached kernels under ``directory``, with their modification times."""
+    return {p: p.stat().st_mtime_ns for p in directory.rglob("*.nb[ic]")}
+
+
+def test_kernels_are_cached_in_the_user_cache_directory(root: Path, tmp_path: Path) -> None:
+    """Never beside repomem's sources (site-packages, once installed), and a cold cache says
+    that the kernels are being compiled, once."""
+    beside_sources = _kernel_files(PACKAGE)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    cache = tmp_path / "xdg" / "repomem" / "numba"
+    cold = repomem("index", root, "--no-progress", "--index-dir", tmp_path / "cold", env=env)
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stderr.count(COMPILING) == 1
+    assert f"cached in {cache}\n" in cold.stderr
+    compiled = _kernel_files(cache)
+    assert len({p.parent for p in compiled}) == 1  # one subdirectory: repomem's sources
+    assert {p.name.split(".")[0] for p in compiled} >= {"parsing", "relations", "bm25"}
+    assert _kernel_files(PACKAGE) == beside_sources
+
+    warm = repomem("index", root, "--no-progress", "--index-dir", tmp_path / "warm", env=env)
+    assert warm.returncode == 0, warm.stderr
+    assert COMPILING not in warm.stderr
+    assert _kernel_files(cache) == compiled  # loaded, not compiled again
+    assert _kernel_files(PACKAGE) == beside_sources
+
+
+def test_the_kernel_cache_location_follows_the_environment(tmp_path: Path) -> None:
+    """NUMBA_CACHE_DIR if set, else XDG_CACHE_HOME's, else ~/.cache's; also when the program
+    imported numba before repomem."""
+    script = "import numba, repomem.relations; print(numba.config.CACHE_DIR)"
+    base = {k: v for k, v in os.environ.items() if k not in {"NUMBA_CACHE_DIR", "XDG_CACHE_HOME"}}
+    cases = [
+        ({"HOME": str(tmp_path)}, tmp_path / ".cache" / "repomem" / "numba"),
+        ({"XDG_CACHE_HOME": str(tmp_path / "xdg")}, tmp_path / "xdg" / "repomem" / "numba"),
+        (
+            {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "NUMBA_CACHE_DIR": str(tmp_path / "mine")},
+            tmp_path / "mine",
+        ),
+    ]
+    for variables, expected in cases:
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**base, **variables},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == str(expected), variables

@@ -43,6 +43,34 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> 
     await lsp_client.shutdown_session()
 
 
+# The server as an editor may start it: from a directory holding packages named like repomem's
+# (a checkout of another version, say), which `python -m` would import instead of the installed.
+SERVER_ELSEWHERE = [
+    sys.executable,
+    "-P",
+    "-c",
+    """\
+import os, sys, tempfile
+from repomem.cli import main
+with tempfile.TemporaryDirectory() as here:
+    for name in ("repomem", "lsp_server"):
+        os.mkdir(os.path.join(here, name))
+        with open(os.path.join(here, name, "__init__.py"), "w") as f:
+            f.write(f"raise ImportError('{name} from the working directory')")
+    os.chdir(here)
+    code = main(["serve"])
+sys.exit(code)
+""",
+]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_ELSEWHERE))
+async def client_elsewhere(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    lsp_client.preset = "visual-studio-code"  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"pkg/config.py": CONFIG_PY, "pkg/my app.py": APP_PY})
@@ -171,6 +199,18 @@ async def test_indexes_in_the_background_and_reports_progress(client: LanguageCl
     )
     ready = await asyncio.wait_for(asyncio.wrap_future(again), READY_TIMEOUT_S)
     assert (ready.files, ready.reused, ready.reparsed) == (6, 6, 0)
+
+
+@pytest.mark.asyncio
+async def test_indexing_does_not_depend_on_the_working_directory(
+    client_elsewhere: LanguageClient, repo: Path
+):
+    try:
+        ready = await start(client_elsewhere, repo)
+    except TimeoutError:
+        pytest.fail(f"no index; the server said: {warnings_shown(client_elsewhere)}")
+    assert ready.files == 8
+    assert warnings_shown(client_elsewhere) == []
 
 
 @pytest.mark.asyncio

@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from repomem.errors import RepomemError
+from repomem.jit import cache_home
 from repomem_eval.make_benchmark import (
     BUILDER_VERSION,
     DEFAULT_CONTEXT_TOKENS,
@@ -78,16 +79,16 @@ class DevSuiteError(RepomemError):
 
 
 def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "repomem" / "devsuite"
+    return cache_home() / "devsuite"
 
 
 def pip_download(project: Project, dest: Path) -> Path:
     """Download the project's source distribution with pip into ``dest``; returns its path."""
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".download-") as tmp:
+        # -P: the interpreter's pip, never a folder named pip in the working directory
         cmd = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+            sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
             "--disable-pip-version-check", "--dest", tmp, project.requirement,
         ]  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index import IndexSummary, RepoIndex
+from repomem.jit import compile_notice
 
 NAME = "index"
 HELP = "index a repository (tree-sitter graph, fragments, relations, BM25) into .repomem/"
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         bar.update(done - bar.n)
 
     try:
-        _, summary = RepoIndex.build(root, index_config(args), progress=progress)
+        with compile_notice(lambda line: tqdm.write(line, file=sys.stderr)):
+            _, summary = RepoIndex.build(root, index_config(args), progress=progress)
     finally:
         for bar in bars.values():
             bar.close()
