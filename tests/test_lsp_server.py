@@ -241,6 +241,21 @@ async def test_completion_items_come_from_the_repository(client: LanguageClient,
 
 
 @pytest.mark.asyncio
+async def test_prompts_show_the_cards_of_the_names_the_code_uses(
+    client: LanguageClient, repo: Path
+):
+    text = "from pkg.util import helper\n\n\ndef run(opts):\n    value = helper("
+    (repo / "pkg/uses.py").write_text(text)
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/uses.py")
+    (item,) = (await complete(client, uri, 4, 19)).items
+    assert item.text_edit.new_text == "value = helper(1)"
+    documentation = item.documentation.value
+    assert "Definitions shown:" in documentation
+    assert "pkg/util.py:4 helper (from `helper`" in documentation
+
+
+@pytest.mark.asyncio
 async def test_typing_along_a_suggestion_is_served_from_the_cache(
     client: LanguageClient, repo: Path
 ):
