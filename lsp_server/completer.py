@@ -28,6 +28,7 @@ from repomem.backends.registry import create_backend
 from repomem.completion import CompletionEngine, CompletionResult
 from repomem.config import BackendConfig
 from repomem.errors import RepomemError
+from repomem.postprocess import cut_at_right_context
 from repomem.scorer import Exclusion
 from repomem.settings import Settings
 
@@ -224,4 +225,5 @@ def _suggestion(result: CompletionResult, backend: str) -> Suggestion:
         for location in fragment.locations:
             if location.path not in sources:
                 sources.append(location.path)
-    return Suggestion(result.text, tuple(sources), backend)
+    before_rest = cut_at_right_context(result.iterations[-1].raw, result.text)
+    return Suggestion(result.text, tuple(sources), backend, before_rest=before_rest)

@@ -23,12 +23,15 @@ DEFAULT_CAPACITY = 64
 @dataclass(frozen=True)
 class Suggestion:
     """A completion for the text at a cursor: what to insert, the repository files whose
-    fragments the prompt showed, and the backend that wrote it."""
+    fragments the prompt showed, and the backend that wrote it. ``before_rest``: the engine cut
+    the model's text where it re-typed the rest of the cursor's line, so the text is meant to go
+    in before that rest."""
 
     text: str
     sources: tuple[str, ...] = ()
     backend: str = "builtin"
     cached: bool = False
+    before_rest: bool = False
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ def connect(settings):
     client = make_client(settings.host, settings.port, timeout=settings.timeout)
     return client
 """
-APP_PY = "def run(opts):\n    pass\n"  # at "pkg/my app.py": its URI is percent-encoded
+# at "pkg/my app.py": its URI is percent-encoded; tests type at the end of its blank line 1
+APP_PY = "def run(opts):\n    \n    return opts\n"
 EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
 
 
@@ -198,6 +199,52 @@ async def test_completion_items_come_from_the_repository(client: LanguageClient,
     (item,) = (await complete(client, uri, 2, 19)).items
     assert item.text_edit.range.start == types.Position(2, 12)
     assert item.text_edit.new_text == "make_client(" + EXPECTED
+
+
+def replace_text(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+@pytest.mark.asyncio
+async def test_mid_line_items_keep_the_rest_of_the_line_whole(client: LanguageClient, repo: Path):
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/my app.py")
+    line = "    client = make_client("
+    at = types.Position(1, len(line))
+    cases = [
+        # the suggestion would leave `...timeout)opts)`: nothing is offered
+        ("opts)", None, None),
+        # only a closing bracket follows: the suggestion goes in before it
+        (")", EXPECTED.removesuffix(")"), at),
+        # the suggestion re-types the rest: it goes in without that end
+        (", timeout=settings.timeout)", "settings.host, settings.port", at),
+    ]
+    for version, (rest, inserted, end) in enumerate(cases, start=2):
+        replace_text(client, uri, version, f"def run(opts):\n{line}{rest}\n")
+        (item,) = (await complete(client, uri, 1, len(line))).items or [None]
+        inline = await complete_inline(client, uri, 1, len(line))
+        if inserted is None:
+            assert item is None and not inline.items, rest
+            continue
+        assert item.text_edit.new_text == "client = make_client(" + inserted, rest
+        assert item.text_edit.range == types.Range(types.Position(1, 4), end)
+        (ghost,) = inline.items
+        assert (ghost.insert_text, ghost.range) == (inserted, types.Range(at, end))
+
+    # in the middle of a word the suggestion that goes on from it replaces the rest of the line
+    replace_text(client, uri, 5, "def run(opts):\n    client = make_client\n")
+    (item,) = (await complete(client, uri, 1, 20)).items
+    eol = types.Position(1, len("    client = make_client"))
+    assert item.text_edit.new_text == "make_client(" + EXPECTED
+    assert item.text_edit.range == types.Range(types.Position(1, 13), eol)
+    (ghost,) = (await complete_inline(client, uri, 1, 20)).items
+    assert ghost.insert_text == "ient(" + EXPECTED
+    assert ghost.range == types.Range(types.Position(1, 20), eol)
 
 
 @pytest.mark.asyncio
