@@ -36,6 +36,7 @@ from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
 from lsp_server.workspace_index import IndexReport, WorkspaceIndex
 from repomem import __version__
+from repomem.files import FileSkipped, check_prompt_text, skip_explanation
 from repomem.languages import language_for_path
 from repomem.settings import Settings, SettingsError, load_settings
 
@@ -382,6 +383,8 @@ class RepomemServer(LanguageServer):
         if found is None:
             return None
         cursor, line_prefix, doc = found
+        if self._kept_out(cursor, doc):
+            return types.CompletionList(is_incomplete=False, items=[])
         suggestion = await self.completer.complete(cursor, COMPLETION, self.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.CompletionList(is_incomplete=True, items=[])
@@ -411,6 +414,8 @@ class RepomemServer(LanguageServer):
         if found is None:
             return None
         cursor, _, doc = found
+        if self._kept_out(cursor, doc):
+            return types.InlineCompletionList(items=[])
         suggestion = await self.completer.complete(cursor, INLINE, self.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.InlineCompletionList(items=[])
@@ -422,6 +427,25 @@ class RepomemServer(LanguageServer):
             units=doc.position_codec.client_num_units,
         )
         return types.InlineCompletionList(items=_kept(item, suggestion))
+
+    def _kept_out(self, cursor: Cursor, doc: TextDocument) -> bool:
+        """Whether the document's text must reach no prompt: the index leaves it out as secret
+        or ignored, too large or binary (a file outside the workspace is judged by its name)."""
+        if cursor.path is not None and self.root is not None:
+            root, rel = self.root, cursor.path
+        else:
+            fs_path = to_fs_path(cursor.uri)
+            if fs_path is None:
+                return False
+            root, rel = Path(fs_path).parent, Path(fs_path).name
+        config = self.index.config
+        data = doc.source.encode("utf-8", errors="replace")
+        try:
+            check_prompt_text(root, rel, config, data)
+        except FileSkipped as skip:
+            logger.debug("no completion: %s %s", rel, skip_explanation(skip, config))
+            return True
+        return False
 
     # ------------------------------------------------------------------ custom requests
     def _on_status(self, params: Any) -> dict[str, Any]:

@@ -248,6 +248,30 @@ async def test_mid_line_items_keep_the_rest_of_the_line_whole(client: LanguageCl
 
 
 @pytest.mark.asyncio
+async def test_secret_files_are_not_completed_nor_retrieved(client: LanguageClient, tmp_path: Path):
+    secrets = {".env": "API_KEY=sk-live-4242\nAPI_KEY=\n", "pkg/secrets.py": "TOKEN = None\n"}
+    repo = make_repo(tmp_path / "repo", {**secrets, "pkg/my app.py": APP_PY})
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    env = open_doc(client, repo / ".env")
+    assert not (await complete(client, env, 1, 8)).items
+    assert not (await complete_inline(client, env, 1, 8)).items
+
+    # an open secret file's text is not indexed: the edit to util.py, made after it, is
+    secret = open_doc(client, repo / "pkg/secrets.py")
+    insert(client, secret, 2, 1, 0, "def rotate():\n    token = vault_rotation('hunter2-key')\n")
+    util = open_doc(client, repo / "pkg/util.py")
+    insert(client, util, 2, 0, 0, "def marker_after_the_secret():\n    pass\n")
+    assert await poll(lambda: retrieve_paths(client, "marker_after_the_secret")) == ["pkg/util.py"]
+    assert await retrieve_paths(client, "vault_rotation") == []
+
+    uri = open_doc(client, repo / "pkg/my app.py")
+    insert(client, uri, 2, 1, 4, "token = vault_rotation(")
+    items = (await complete(client, uri, 1, 27)).items
+    assert all("hunter2" not in item.text_edit.new_text for item in items)
+    assert (await status(client)).files == 7  # the fixture package and "my app.py"
+
+
+@pytest.mark.asyncio
 async def test_typing_along_a_suggestion_is_served_from_the_cache(
     client: LanguageClient, repo: Path
 ):
