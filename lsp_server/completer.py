@@ -28,6 +28,7 @@ from repomem.backends.registry import create_backend
 from repomem.completion import CompletionEngine, CompletionResult
 from repomem.config import BackendConfig
 from repomem.errors import RepomemError
+from repomem.postprocess import cut_at_right_context
 from repomem.scorer import Exclusion
 from repomem.settings import Settings
 
@@ -230,4 +231,7 @@ def _suggestion(result: CompletionResult, backend: str) -> Suggestion:
         for h in result.iterations[-1].definitions
         if h.card in shown
     )
-    return Suggestion(result.text, tuple(sources), backend, definitions=definitions)
+    before_rest = cut_at_right_context(result.iterations[-1].raw, result.text)
+    return Suggestion(
+        result.text, tuple(sources), backend, before_rest=before_rest, definitions=definitions
+    )

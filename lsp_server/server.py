@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -31,10 +31,12 @@ from pygls.workspace import TextDocument
 from lsp_server import editor_settings, logs
 from lsp_server.completer import COMPLETION, INLINE, Completer, Cursor
 from lsp_server.editor_settings import EditorSettings
-from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item
+from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item, rest_of_line
 from lsp_server.protocol import RepomemProtocol
+from lsp_server.suggestion_cache import Suggestion
 from lsp_server.workspace_index import IndexReport, WorkspaceIndex
 from repomem import __version__
+from repomem.files import FileSkipped, check_prompt_text, skip_explanation
 from repomem.languages import language_for_path
 from repomem.settings import Settings, SettingsError, load_settings
 
@@ -49,6 +51,8 @@ REINDEX_COMMAND = "repomem.reindex"
 CLIENT_TIMEOUT_S = 5.0
 #: share of the progress bar each indexing stage covers
 _STAGES = {"scan": (0, 5), "parse": (5, 60), "relations": (60, 100)}
+
+_Item = TypeVar("_Item", types.CompletionItem, types.InlineCompletionItem)
 
 
 class RepomemServer(LanguageServer):
@@ -379,6 +383,8 @@ class RepomemServer(LanguageServer):
         if found is None:
             return None
         cursor, line_prefix, doc = found
+        if self._kept_out(cursor, doc):
+            return types.CompletionList(is_incomplete=False, items=[])
         suggestion = await self.completer.complete(cursor, COMPLETION, self.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.CompletionList(is_incomplete=True, items=[])
@@ -391,12 +397,13 @@ class RepomemServer(LanguageServer):
             cursor.uri,
             params.position,
             line_prefix,
+            rest_of_line(cursor.right),
             suggestion,
             units=doc.position_codec.client_num_units,
             markdown=types.MarkupKind.Markdown in (formats or []),
             language=language_for_path(cursor.path or doc.path) or "",
         )
-        return types.CompletionList(is_incomplete=True, items=[item])
+        return types.CompletionList(is_incomplete=True, items=_kept(item, suggestion))
 
     async def _on_inline_completion(
         self, params: types.InlineCompletionParams
@@ -406,12 +413,39 @@ class RepomemServer(LanguageServer):
         found = self._cursor(params.text_document.uri, params.position)
         if found is None:
             return None
-        cursor = found[0]
+        cursor, _, doc = found
+        if self._kept_out(cursor, doc):
+            return types.InlineCompletionList(items=[])
         suggestion = await self.completer.complete(cursor, INLINE, self.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.InlineCompletionList(items=[])
-        item = inline_item(cursor.uri, params.position, suggestion)
-        return types.InlineCompletionList(items=[item])
+        item = inline_item(
+            cursor.uri,
+            params.position,
+            rest_of_line(cursor.right),
+            suggestion,
+            units=doc.position_codec.client_num_units,
+        )
+        return types.InlineCompletionList(items=_kept(item, suggestion))
+
+    def _kept_out(self, cursor: Cursor, doc: TextDocument) -> bool:
+        """Whether the document's text must reach no prompt: the index leaves it out as secret
+        or ignored, too large or binary (a file outside the workspace is judged by its name)."""
+        if cursor.path is not None and self.root is not None:
+            root, rel = self.root, cursor.path
+        else:
+            fs_path = to_fs_path(cursor.uri)
+            if fs_path is None:
+                return False
+            root, rel = Path(fs_path).parent, Path(fs_path).name
+        config = self.index.config
+        data = doc.source.encode("utf-8", errors="replace")
+        try:
+            check_prompt_text(root, rel, config, data)
+        except FileSkipped as skip:
+            logger.debug("no completion: %s %s", rel, skip_explanation(skip, config))
+            return True
+        return False
 
     # ------------------------------------------------------------------ custom requests
     def _on_status(self, params: Any) -> dict[str, Any]:
@@ -466,6 +500,14 @@ class RepomemServer(LanguageServer):
     async def _on_reindex(self, *args: Any) -> None:
         self.index.request_build()
         await self._begin_progress()
+
+
+def _kept(item: _Item | None, suggestion: Suggestion) -> list[_Item]:
+    """The answer's items: none where the suggestion does not fit the line."""
+    if item is None:
+        logger.debug("not offered: %r would break the rest of the line", suggestion.text)
+        return []
+    return [item]
 
 
 def _param(params: Any, name: str, default: Any) -> Any:

@@ -24,13 +24,16 @@ DEFAULT_CAPACITY = 64
 class Suggestion:
     """A completion for the text at a cursor: what to insert, the repository files whose
     fragments the prompt showed, the backend that wrote it, and the definition cards the
-    prompt showed (``path:line name``, and the name in the code that brought each)."""
+    prompt showed (``path:line name``, and the name in the code that brought each).
+    ``before_rest``: the engine cut the model's text where it re-typed the rest of the cursor's
+    line, so the text is meant to go in before that rest."""
 
     text: str
     sources: tuple[str, ...] = ()
     backend: str = "builtin"
     cached: bool = False
     definitions: tuple[str, ...] = ()
+    before_rest: bool = False
 
 
 @dataclass(frozen=True)

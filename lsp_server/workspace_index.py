@@ -37,7 +37,7 @@ import numpy as np
 from repomem.config import IndexConfig
 from repomem.context.definitions import DefinitionHit
 from repomem.errors import RepomemError
-from repomem.files import list_candidates
+from repomem.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
 from repomem.index import RepoIndex
 from repomem.languages import language_for_path
 from repomem.parsing import supported
@@ -429,6 +429,8 @@ class WorkspaceIndex:
             text = texts[path]
             if text is not None and text == index.file_text(path):
                 continue  # e.g. a document opened unchanged
+            if text is not None and self._kept_out(path, text):
+                continue
             started = time.perf_counter()
             try:
                 with self._lock:
@@ -451,6 +453,19 @@ class WorkspaceIndex:
             self.updates += 1
             self.last_update_s = elapsed
             logger.debug("indexed %s in %.1f ms", path, elapsed * 1e3)
+
+    def _kept_out(self, path: str, text: str) -> bool:
+        """Whether an open document's text must stay out of the index (and so out of every
+        prompt): a secret or ignored file the index left out, or a buffer too large or binary."""
+        assert self.root is not None
+        try:
+            check_prompt_text(self.root, path, self._config, text.encode("utf-8", "replace"))
+        except FileSkipped as skip:
+            logger.debug(
+                "not indexing the open %s: it %s", path, skip_explanation(skip, self._config)
+            )
+            return True
+        return False
 
     def _yield_to_completions(self, typing: bool) -> None:
         """Wait until no completion is being computed (at most ``MAX_YIELD_S``). While the

@@ -158,16 +158,49 @@ def load_file(root: Path, rel_path: str, config: IndexConfig) -> SourceFile:
     if info.st_size > config.max_file_bytes:
         raise FileSkipped("too_large", path)
     data = _read_at_most(real, config.max_file_bytes + 1, path)
-    if len(data) > config.max_file_bytes:  # grew since stat
-        raise FileSkipped("too_large", path)
-    if _looks_binary(data):
-        raise FileSkipped("binary", path)
+    _check_content(path, data, config)  # the size again: the file may have grown since stat
     # utf-8-sig drops a byte order mark, which editors hide from the document too.
     text = data.decode("utf-8-sig", errors="replace")
     if is_code(language) and _looks_generated(text):
         raise FileSkipped("minified", path)
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     return SourceFile(path=path, language=language, text=text, digest=digest, size=len(data))
+
+
+def check_prompt_text(root: Path, rel_path: str, config: IndexConfig, data: bytes) -> None:
+    """Raise :class:`FileSkipped` when the text of ``rel_path`` (``data``: its bytes on disk or
+    in the editor, at least ``max_file_bytes + 1`` of them if there are more) must not reach a
+    prompt: the index leaves it out as ignored or secret (a symlink's target included), too
+    large or binary. Unsupported and generated files are left out as not worth indexing, not as
+    private, so they may still be completed."""
+    path = _normalized_rel_path(rel_path)
+    _check_path(root, path, config)
+    try:
+        _resolve_inside_root(root, path, config)
+    except FileSkipped as skip:
+        if skip.reason in ("ignored", "secret"):
+            raise
+    _check_content(path, data, config)
+
+
+def skip_explanation(skip: FileSkipped, config: IndexConfig) -> str:
+    """Why the file was left out, in words that follow its name (``.env is ...``)."""
+    if isinstance(skip.__cause__, FileSkipped):  # a symlink, judged by its target
+        return f"links to {skip.__cause__.path}, which {skip_explanation(skip.__cause__, config)}"
+    path = skip.path
+    if skip.reason == "secret":
+        pattern = next((p for p in config.secret_patterns if _is_secret(path, (p,))), None)
+        return "is excluded as a secret file" + (f" (pattern {pattern})" if pattern else "")
+    if skip.reason == "ignored":
+        index = _gitignore_spec(tuple(config.ignore_patterns)).check_file(path).index
+        if index is not None:
+            return f"is ignored by index.ignore_patterns (pattern {config.ignore_patterns[index]})"
+        return "is ignored by the index"
+    if skip.reason == "too_large":
+        return f"is larger than index.max_file_bytes ({config.max_file_bytes} bytes)"
+    if skip.reason == "binary":
+        return "looks like a binary file"
+    return f"is not indexed ({skip.reason})"
 
 
 def scan_files(
@@ -370,6 +403,13 @@ def _read_at_most(real: str, limit: int, path: str) -> bytes:
             return handle.read(limit)
     except OSError as err:
         raise FileSkipped("unreadable", path) from err
+
+
+def _check_content(path: str, data: bytes, config: IndexConfig) -> None:
+    if len(data) > config.max_file_bytes:
+        raise FileSkipped("too_large", path)
+    if _looks_binary(data):
+        raise FileSkipped("binary", path)
 
 
 def _looks_binary(data: bytes) -> bool:

@@ -95,6 +95,13 @@ def postprocess(
     return text if text.strip() else ""
 
 
+def cut_at_right_context(raw: str, completion: str) -> bool:
+    """Whether line-mode :func:`postprocess` made ``completion`` from ``raw`` by cutting off the
+    end that re-typed the start of the rest of the line (the only change it makes to a first
+    line besides trailing spaces): the completion then goes in before that rest."""
+    return bool(completion) and completion != raw.split("\n", 1)[0].rstrip()
+
+
 def logical_line_start(left_context: str, language: str | None) -> int:
     """Where the statement the cursor is in begins: just after the last line break that had
     no bracket open (line breaks inside strings and comments do not count)."""

@@ -235,3 +235,21 @@ def test_batch_keeps_order_and_names_the_strategy() -> None:
 def test_unknown_strategy_is_an_error() -> None:
     with pytest.raises(BackendError, match="unknown built-in strategy 'magic'"):
         BuiltinBackend("magic")
+
+
+def test_mid_line_a_candidate_that_fits_the_rest_of_the_line_wins() -> None:
+    common = "def reset(copied):\n    copied.__pydantic_extra__ = {}\n"
+    rare = "def fill(copied, k, v):\n    copied.__pydantic_extra__[k] = v\n"
+    found = (
+        fragment("a.py", 0, common),
+        fragment("b.py", 0, common),
+        fragment("c.py", 0, rare),
+    )
+    left = "def update(copied):\n    copied.__pydanti"
+    backend = BuiltinBackend()
+    assert backend.continuation(request(left, *found)) == "c_extra__ = {}"
+    fits = backend.continuation(request(left, *found, right_context="c_extra__[k] = v\n"))
+    assert fits == "c_extra__[k] = v"
+    # no candidate fits: the best one is proposed anyway (the editor decides what to offer)
+    other = backend.continuation(request(left, *found, right_context="c_extra__.clear()\n"))
+    assert other == "c_extra__ = {}"

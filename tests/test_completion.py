@@ -266,6 +266,38 @@ def test_cli_rejects_bad_cursors(small_repo: Path, location: str, fragment: str)
     assert_clean_error(run_cli(location, cwd=small_repo), fragment)
 
 
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        (
+            ".env",
+            b"API_KEY=sk-live-4242\nAPI_KEY=\n",
+            "is excluded as a secret file (pattern .env)",
+        ),
+        ("keys/id_rsa.py", b"KEY = 1\nKEY = 2\n", "is excluded as a secret file (pattern id_rsa*)"),
+        (
+            "vendor/lib.py",
+            b"x = 1\ny = 2\n",
+            "is ignored by index.ignore_patterns (pattern vendor/)",
+        ),
+        ("blob.py", b"x = 1\n\0\0\0\n", "looks like a binary file"),
+        ("huge.py", b"x = 1\n" * 50, "is larger than index.max_file_bytes (200 bytes)"),
+    ],
+)
+def test_cli_refuses_files_the_index_leaves_out(
+    small_repo: Path, name: str, data: bytes, message: str
+) -> None:
+    (small_repo / ".repomem.toml").write_text(
+        '[index]\nmax_file_bytes = 200\nignore_patterns = ["vendor/"]\n', encoding="utf-8"
+    )
+    path = small_repo / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    proc = run_cli(f"{name}:2", "--explain", cwd=small_repo)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert_clean_error(proc, f"{name} {message}; repomem does not complete it")
+
+
 def test_cli_rejects_files_outside_a_repository(small_repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "loose.py"
     outside.write_text("x = 1\n", encoding="utf-8")

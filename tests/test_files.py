@@ -17,9 +17,11 @@ from repomem.files import (
     SKIP_REASONS,
     FileSkipped,
     SourceFile,
+    check_prompt_text,
     list_candidates,
     load_file,
     scan_files,
+    skip_explanation,
 )
 
 CONFIG = IndexConfig()
@@ -489,3 +491,35 @@ def test_file_as_root_is_a_clear_error(tmp_path: Path) -> None:
 def test_paths_leaving_the_root_are_rejected(tmp_path: Path, rel: str) -> None:
     with pytest.raises(RepomemError, match="relative to the repository root"):
         load_file(tmp_path, rel, CONFIG)
+
+
+def test_text_the_index_keeps_out_for_privacy_or_size_reaches_no_prompt(tmp_path: Path) -> None:
+    config = replace(CONFIG, max_file_bytes=100, ignore_patterns=("vendor/",))
+    files = {".env": "KEY=1\n", "vendor/lib.py": "x = 1\n", "app.py": "y = 2\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "settings.py").symlink_to(tmp_path / ".env")
+
+    def reason(rel: str, data: bytes = b"x = 1\n") -> str | None:
+        try:
+            check_prompt_text(tmp_path, rel, config, data)
+        except FileSkipped as skip:
+            return skip_explanation(skip, config)
+        return None
+
+    assert reason(".env") == "is excluded as a secret file (pattern .env)"
+    assert reason("deploy/.env.production") == "is excluded as a secret file (pattern .env.*)"
+    assert (
+        reason("settings.py") == "links to .env, which is excluded as a secret file (pattern .env)"
+    )
+    assert reason("vendor/lib.py") == "is ignored by index.ignore_patterns (pattern vendor/)"
+    assert reason(".git/config") == "is ignored by the index"
+    assert reason("app.py", b"x" * 101) == "is larger than index.max_file_bytes (100 bytes)"
+    assert reason("app.py", b"x = 1\n\0\0") == "looks like a binary file"
+    # what is merely not worth indexing may be completed, and so may a file not saved yet
+    for rel in ("app.py", "notes.txt", "bundle.min.js", "new_module.py"):
+        assert reason(rel) is None, rel
+    assert reason(".env", b"") is not None
+    unsecret = replace(config, exclude_secrets=False)
+    check_prompt_text(tmp_path, ".env", unsecret, b"KEY=1\n")

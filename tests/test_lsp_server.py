@@ -32,7 +32,8 @@ def connect(settings):
     client = make_client(settings.host, settings.port, timeout=settings.timeout)
     return client
 """
-APP_PY = "def run(opts):\n    pass\n"  # at "pkg/my app.py": its URI is percent-encoded
+# at "pkg/my app.py": its URI is percent-encoded; tests type at the end of its blank line 1
+APP_PY = "def run(opts):\n    \n    return opts\n"
 EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
 
 
@@ -238,6 +239,76 @@ async def test_completion_items_come_from_the_repository(client: LanguageClient,
     (item,) = (await complete(client, uri, 2, 19)).items
     assert item.text_edit.range.start == types.Position(2, 12)
     assert item.text_edit.new_text == "make_client(" + EXPECTED
+
+
+def replace_text(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+@pytest.mark.asyncio
+async def test_mid_line_items_keep_the_rest_of_the_line_whole(client: LanguageClient, repo: Path):
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/my app.py")
+    line = "    client = make_client("
+    at = types.Position(1, len(line))
+    cases = [
+        # the suggestion would leave `...timeout)opts)`: nothing is offered
+        ("opts)", None, None),
+        # only a closing bracket follows: the suggestion goes in before it
+        (")", EXPECTED.removesuffix(")"), at),
+        # the suggestion re-types the rest: it goes in without that end
+        (", timeout=settings.timeout)", "settings.host, settings.port", at),
+    ]
+    for version, (rest, inserted, end) in enumerate(cases, start=2):
+        replace_text(client, uri, version, f"def run(opts):\n{line}{rest}\n")
+        (item,) = (await complete(client, uri, 1, len(line))).items or [None]
+        inline = await complete_inline(client, uri, 1, len(line))
+        if inserted is None:
+            assert item is None and not inline.items, rest
+            continue
+        assert item.text_edit.new_text == "client = make_client(" + inserted, rest
+        assert item.text_edit.range == types.Range(types.Position(1, 4), end)
+        (ghost,) = inline.items
+        assert (ghost.insert_text, ghost.range) == (inserted, types.Range(at, end))
+
+    # in the middle of a word the suggestion that goes on from it replaces the rest of the line
+    replace_text(client, uri, 5, "def run(opts):\n    client = make_client\n")
+    (item,) = (await complete(client, uri, 1, 20)).items
+    eol = types.Position(1, len("    client = make_client"))
+    assert item.text_edit.new_text == "make_client(" + EXPECTED
+    assert item.text_edit.range == types.Range(types.Position(1, 13), eol)
+    (ghost,) = (await complete_inline(client, uri, 1, 20)).items
+    assert ghost.insert_text == "ient(" + EXPECTED
+    assert ghost.range == types.Range(types.Position(1, 20), eol)
+
+
+@pytest.mark.asyncio
+async def test_secret_files_are_not_completed_nor_retrieved(client: LanguageClient, tmp_path: Path):
+    secrets = {".env": "API_KEY=sk-live-4242\nAPI_KEY=\n", "pkg/secrets.py": "TOKEN = None\n"}
+    repo = make_repo(tmp_path / "repo", {**secrets, "pkg/my app.py": APP_PY})
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    env = open_doc(client, repo / ".env")
+    assert not (await complete(client, env, 1, 8)).items
+    assert not (await complete_inline(client, env, 1, 8)).items
+
+    # an open secret file's text is not indexed: the edit to util.py, made after it, is
+    secret = open_doc(client, repo / "pkg/secrets.py")
+    insert(client, secret, 2, 1, 0, "def rotate():\n    token = vault_rotation('hunter2-key')\n")
+    util = open_doc(client, repo / "pkg/util.py")
+    insert(client, util, 2, 0, 0, "def marker_after_the_secret():\n    pass\n")
+    assert await poll(lambda: retrieve_paths(client, "marker_after_the_secret")) == ["pkg/util.py"]
+    assert await retrieve_paths(client, "vault_rotation") == []
+
+    uri = open_doc(client, repo / "pkg/my app.py")
+    insert(client, uri, 2, 1, 4, "token = vault_rotation(")
+    items = (await complete(client, uri, 1, 27)).items
+    assert all("hunter2" not in item.text_edit.new_text for item in items)
+    assert (await status(client)).files == 7  # the fixture package and "my app.py"
 
 
 @pytest.mark.asyncio

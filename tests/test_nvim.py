@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,28 @@ TYPED = "    client = make_client("
 EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
 
 
-def run_nvim(repo: Path, rel: str, line: int, text: str, setup: dict[str, Any]) -> dict[str, Any]:
+# mid-line cursors: (the line, the cursor's byte column, the line once the suggestion is taken)
+MIDLINE = [
+    ("    client = make_client()", 25, f"    client = make_client({EXPECTED}"),
+    ("    client = make_client", 20, f"    client = make_client({EXPECTED}"),
+    ("    client = make_client(opts)", 25, "    client = make_client(opts)"),
+]
+
+
+def run_nvim(
+    repo: Path,
+    rel: str,
+    line: int,
+    text: str,
+    setup: dict[str, Any],
+    midline: Sequence[tuple[str, int, str]] = (),
+) -> dict[str, Any]:
     """What the driver saw, after running it in ``repo`` with ``setup`` for ``setup()``."""
     out = repo.parent / "nvim-result.json"
     # the plugin's default command is `repomem serve`: the one installed beside this Python
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    args = [str(PLUGIN), str(repo / rel), str(line), text, str(out), json.dumps(setup)]
+    cases = json.dumps([{"text": t, "col": col} for t, col, _ in midline])
+    args = [str(PLUGIN), str(repo / rel), str(line), text, str(out), json.dumps(setup), cases]
     proc = subprocess.run(
         [NVIM, "--clean", "--headless", "-l", str(DRIVER), *args],
         cwd=repo,
@@ -59,21 +76,23 @@ def run_nvim(repo: Path, rel: str, line: int, text: str, setup: dict[str, Any]) 
 
 
 def nvim_session(
-    tmp_path_factory: pytest.TempPathFactory, setup: dict[str, Any]
+    tmp_path_factory: pytest.TempPathFactory,
+    setup: dict[str, Any],
+    midline: Sequence[tuple[str, int, str]] = (),
 ) -> tuple[Path, dict[str, Any]]:
     """A fresh fixture repository, and what Neovim saw completing ``pkg/app.py`` in it."""
     repo = make_repo(
         tmp_path_factory.mktemp("nvim") / "repo",
         {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY},
     )
-    return repo, run_nvim(repo, "pkg/app.py", 1, TYPED, setup)
+    return repo, run_nvim(repo, "pkg/app.py", 1, TYPED, setup, midline)
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """One Neovim session with settings (starting a server takes seconds)."""
     settings = {"completion": {"iterations": 1, "alpha": 0.25}, "debounceMs": 0, "index": {}}
-    return nvim_session(tmp_path_factory, {"settings": settings})
+    return nvim_session(tmp_path_factory, {"settings": settings}, MIDLINE)
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +139,17 @@ def test_completion_comes_from_another_file(session: tuple[Path, dict[str, Any]]
     item = result["items"][0]
     assert item["newText"].endswith(EXPECTED)
     assert "pkg/config.py" in item["detail"]
+
+
+def test_taking_a_suggestion_mid_line_leaves_the_line_whole(
+    session: tuple[Path, dict[str, Any]],
+) -> None:
+    _, result = session
+    if result.get("midline") is None:
+        pytest.skip("this Neovim has no inline completion (0.12 and later have)")
+    lines = [case["line"] for case in result["midline"]]
+    assert lines == [want for _, _, want in MIDLINE]
+    assert [case["accepted"] for case in result["midline"]] == [True, True, False]
 
 
 def test_repomem_disable_turns_completions_off(session: tuple[Path, dict[str, Any]]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repomem.postprocess import logical_line_start, postprocess
+from repomem.postprocess import cut_at_right_context, logical_line_start, postprocess
 
 
 def line(text: str, left: str = "", right: str = "", language: str | None = "python") -> str:
@@ -34,6 +34,16 @@ def test_closing_bracket_already_after_the_cursor_is_dropped() -> None:
     assert line("a, b)", left="x = foo(", right=")\n") == "a, b"
     assert line("a, b):", left="if check(", right="):\n    pass\n") == "a, b"
     assert line('key"]', left='value = table["', right='"]\n') == "key"
+
+
+def test_a_completion_cut_where_it_re_types_the_rest_of_the_line_says_so() -> None:
+    left, right = "    client = make_client(", ", timeout=t)\n"
+    raw = "host, port, timeout=t)\n    return client"
+    completion = line(raw, left=left, right=right)
+    assert completion == "host, port"
+    assert cut_at_right_context(raw, completion)
+    assert not cut_at_right_context(raw, line(raw, left=left))
+    assert not cut_at_right_context("  ", line("  ", left=left, right=right))
 
 
 def test_brackets_the_completion_needs_are_kept() -> None:

@@ -8,7 +8,9 @@ benchmark like any other backend; it is not a language model. Two strategies:
     fragment (matched window plus the lines shown after it) and earlier in the file itself,
     and copies what follows the longest such match. A candidate's score is its match length
     weighted by its source's retrieval rank; candidates proposing the same line pool their
-    scores, so a pattern repeated across the repository wins over a one-off. Indentation is
+    scores, so a pattern repeated across the repository wins over a one-off. In the middle of a
+    line, candidates whose copied line ends with the rest of the cursor's line (and so fits
+    around it) win over the others. Indentation is
     re-based from the source onto the cursor's block. Matching works on tokens (identifiers,
     numbers, single punctuation characters), so spacing and line breaks do not break a match.
 
@@ -84,7 +86,13 @@ class BuiltinBackend(Backend):
         if self.strategy == "naive":
             text = _naive(cursor, request.left_context, request.fragments)
         else:
-            text = _best_match(cursor, request.left_context, request.fragments, request.multiline)
+            text = _best_match(
+                cursor,
+                request.left_context,
+                request.right_context.split("\n", 1)[0].rstrip(),
+                request.fragments,
+                request.multiline,
+            )
         return _limit(text, request.stop, request.max_tokens)
 
 
@@ -121,7 +129,11 @@ class _Candidate:
 
 
 def _best_match(
-    cursor: _Cursor, left: str, fragments: Sequence[RetrievedFragment], multiline: bool
+    cursor: _Cursor,
+    left: str,
+    rest: str,
+    fragments: Sequence[RetrievedFragment],
+    multiline: bool,
 ) -> str:
     query = [m.group() for m in _WORD.finditer(left[-20 * _MAX_MATCH :])][-_MAX_MATCH - 1 :]
     if cursor.partial:
@@ -142,7 +154,8 @@ def _best_match(
                 best[key] = candidate
     if not votes:
         return ""
-    winner = max(votes, key=lambda k: (votes[k], best[k].length))
+    fitting = [k for k in votes if best[k].text.split("\n", 1)[0].rstrip().endswith(rest)]
+    winner = max(fitting or votes, key=lambda k: (votes[k], best[k].length))
     return best[winner].text
 
 

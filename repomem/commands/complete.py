@@ -5,7 +5,9 @@ completed: the line's existing text and everything below it are the right contex
 repository is the nearest directory above FILE holding ``.repomem`` or ``.git``; its index is
 loaded, or built on first use. The file's text on disk is the buffer: if it changed since
 indexing, the index is updated in memory for this run. Retrieval does not see the file's own
-lines around the cursor (``window`` lines either side): the prompt shows them anyway.
+lines around the cursor (``window`` lines either side): the prompt shows them anyway. A file the
+index leaves out as secret or ignored (``index.secret_patterns``, ``index.ignore_patterns``),
+too large or binary is refused with an error, so that its text reaches no prompt.
 
 Output: the completion on stdout (``--json``: a JSON account of every iteration instead);
 ``--explain`` writes the fragments retrieved per iteration, their scores and the prompt's
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import sys
 from collections.abc import Container, Sequence
@@ -28,6 +31,7 @@ from repomem.workspace import parse_position
 
 if TYPE_CHECKING:
     from repomem.completion import CompletionEngine, CompletionResult, Retriever
+    from repomem.config import IndexConfig
     from repomem.context.cards import Card
     from repomem.context.definitions import DefinitionHit
     from repomem.index import RepoIndex
@@ -83,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from repomem.settings import load_settings
 
     pos = parse_position(args.location)
-    root, rel, path = pos.root, pos.path, pos.root / pos.path
+    root, rel = pos.root, pos.path
     file_arg, line, column = pos.name, pos.line + 1, pos.column + 1
     settings = load_settings(
         root,
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             "completion": {"iterations": args.iterations, "alpha": args.alpha, "k": args.k},
         },
     )
-    text = _read(path, file_arg)
+    text = _read(root, rel, file_arg, settings.index)
     left, right = split_at(text, line, column, file_arg)
     line0 = line - 1
     window = settings.completion.window
@@ -132,11 +136,24 @@ def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:
     return text[:offset], text[offset:]
 
 
-def _read(path: Path, name: str) -> str:
+def _read(root: Path, rel: str, name: str, config: IndexConfig) -> str:
+    """The file's text; an error for a file whose text must not reach a prompt (a secret,
+    ignored, too large or binary file), as the index leaves it out."""
+    from repomem.files import FileSkipped, check_prompt_text, skip_explanation
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with (root / rel).open("rb") as handle:
+            data = handle.read(config.max_file_bytes + 1)
     except OSError as exc:
         raise RepomemError(f"{name}: cannot read: {exc.strerror}") from None
+    try:
+        check_prompt_text(root, rel, config, data)
+    except FileSkipped as skip:
+        raise RepomemError(
+            f"{name} {skip_explanation(skip, config)}; repomem does not complete it"
+        ) from None
+    # as Path.read_text reads it: universal newlines, undecodable bytes replaced
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
 def _retriever(index: RepoIndex, docs: bool) -> Retriever:

@@ -1,11 +1,15 @@
 -- Drives the plugin in a real Neovim against `repomem serve` and writes what happened as JSON.
 --
--- nvim --clean --headless -l complete.lua PLUGIN_DIR FILE LINE TEXT OUT SETUP_JSON
+-- nvim --clean --headless -l complete.lua PLUGIN_DIR FILE LINE TEXT OUT SETUP_JSON [CASES_JSON]
 --
 -- Opens FILE, waits for the repomem client to attach and for its index to be ready, replaces
 -- line LINE (0-based) with TEXT, asks for `textDocument/completion` at the end of that line,
--- then turns completions off with `:Repomem disable` and asks again. tests/test_nvim.py reads OUT.
-local plugin, file, line, text, out, setup_json = unpack(arg)
+-- then turns completions off with `:Repomem disable` and asks again. Before that, for each
+-- `{ text = ..., col = ... }` of CASES_JSON (Neovim >= 0.12), it sets line LINE to `text`, puts
+-- the cursor at byte `col`, lets inline completion ask as on entering insert mode, accepts what
+-- it shows (`vim.lsp.inline_completion.get`, what the plugin maps) and reads the line back.
+-- tests/test_nvim.py reads OUT.
+local plugin, file, line, text, out, setup_json, cases_json = unpack(arg)
 local line_nr = assert(tonumber(line))
 local TIMEOUT_MS = 60000
 
@@ -92,6 +96,23 @@ local function run()
     return answer.result.settings
   end
   result.server_settings = server_settings()
+
+  if cases_json and vim.lsp.inline_completion then
+    result.midline = {}
+    for _, case in ipairs(vim.json.decode(cases_json)) do
+      vim.api.nvim_buf_set_lines(bufnr, line_nr, line_nr + 1, false, { case.text })
+      vim.api.nvim_win_set_cursor(0, { line_nr + 1, case.col })
+      vim.api.nvim_exec_autocmds('InsertEnter', { buffer = bufnr })
+      local accepted = vim.wait(3000, function()
+        return vim.lsp.inline_completion.get({ bufnr = bufnr })
+      end, 20)
+      vim.wait(50) -- the item is applied on the next turn of the event loop
+      table.insert(result.midline, {
+        accepted = accepted,
+        line = vim.api.nvim_buf_get_lines(bufnr, line_nr, line_nr + 1, true)[1],
+      })
+    end
+  end
 
   vim.cmd('Repomem disable')
   result.status_disabled = repomem.status(bufnr)
