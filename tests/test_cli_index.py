@@ -7,7 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from repos import OTHER_LANG_FILES, make_repo
+from repos import (
+    BUILD_OUTPUT_SKIPPED,
+    BUILD_OUTPUT_TREE,
+    OTHER_LANG_FILES,
+    make_repo,
+    write_files,
+)
 from repos import run_repomem as repomem
 
 
@@ -147,3 +153,18 @@ def test_an_index_built_with_other_settings_is_reported_or_rebuilt(tmp_path: Pat
     assert "indexing" in out.stderr and "ignore_patterns" in out.stderr
     again = repomem("retrieve", "pkg/core.py:9", cwd=root)
     assert again.stderr == "" and "pkg/sub/" not in again.stdout
+
+
+def test_retrieval_in_a_package_with_build_output(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "package", BUILD_OUTPUT_TREE)
+    index = repomem("index", root, "--json", "--no-progress")
+    assert index.returncode == 0, index.stderr
+    assert json.loads(index.stdout)["skipped"]["build_output"] == len(BUILD_OUTPUT_SKIPPED)
+    cursor = "src/internal/Subject.ts:45"  # in subscribe(), after error() and complete()
+    hits = json.loads(repomem("retrieve", cursor, "--json", "--k", "3", cwd=root).stdout)
+    assert hits and all(loc["path"].startswith("src/") for h in hits for loc in h["locations"])
+    # with the setting off the compiled copy comes back, and outranks the sources
+    (root / ".repomem.toml").write_text("[index]\nexclude_build_output = false\n")
+    assert repomem("index", root, "--no-progress").returncode == 0
+    hits = json.loads(repomem("retrieve", cursor, "--json", "--k", "3", cwd=root).stdout)
+    assert hits[0]["locations"][0]["path"] == "dist/esm/internal/Subject.js"
