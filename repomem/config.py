@@ -29,6 +29,17 @@ DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     ".pypirc",
 )
 
+# Gitignore-style patterns of build output and installed packages: copies of the sources (or of
+# other projects) that would outrank the code a developer edits. A matched directory holding an
+# ``__init__.py`` is a Python package that happens to share the name, and stays.
+DEFAULT_BUILD_OUTPUT_PATTERNS: tuple[str, ...] = (
+    "dist/",
+    "build/",
+    "out/",
+    "node_modules/",
+    "*.map",
+)
+
 
 @dataclass(frozen=True)
 class IndexConfig:
@@ -44,6 +55,8 @@ class IndexConfig:
     max_file_bytes: int = 1_000_000
     exclude_secrets: bool = True
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
+    exclude_build_output: bool = True
+    build_output_patterns: tuple[str, ...] = DEFAULT_BUILD_OUTPUT_PATTERNS
     ignore_patterns: tuple[str, ...] = ()
     window: int = 20
     stride: int = 10

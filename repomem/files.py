@@ -3,8 +3,8 @@
 Listing follows git when the root is part of a work tree (tracked files plus untracked files
 that are not ignored), so the index sees what the developer sees; otherwise a directory walk
 applies every ``.gitignore`` the same way git would. Each candidate is then loaded with checks
-that keep secrets, binaries, huge or generated files and paths leaving the root out of the index;
-every skip has a reason so that ``repomem index`` can report it.
+that keep secrets, build output, binaries, huge or generated files and paths leaving the root
+out of the index; every skip has a reason so that ``repomem index`` can report it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ SKIP_REASONS = (
     "unsupported",
     "ignored",
     "secret",
+    "build_output",
     "symlink_outside_root",
     "too_large",
     "binary",
@@ -79,6 +80,12 @@ _GENERATED_NAMES = (
     "*.pb.h",
     "*.pb.cc",
 )
+
+# Compiled TypeScript: JavaScript and declarations beside the .ts/.tsx they were emitted from.
+_COMPILED_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".js", ".mjs", ".cjs", ".jsx")
+_TYPESCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+# The last line a compiler or bundler writes when it emits a source map.
+_SOURCE_MAP_TRAILERS = ("//# sourceMappingURL=", "//@ sourceMappingURL=", "/*# sourceMappingURL=")
 
 
 @dataclass(frozen=True)
@@ -142,11 +149,17 @@ def load_file(root: Path, rel_path: str, config: IndexConfig) -> SourceFile:
     root = root if isinstance(root, Path) else Path(root)
     path = _normalized_rel_path(rel_path)
     _check_path(root, path, config)
+    build_output = config.exclude_build_output
+    if build_output and _in_build_output(root, path, tuple(config.build_output_patterns)):
+        raise FileSkipped("build_output", path)
     language = language_for_path(path)
     if language is None:
         raise FileSkipped("unsupported", path)
     if _matches_any_name(path.rpartition("/")[2], _GENERATED_NAMES):
         raise FileSkipped("minified", path)
+    code = is_code(language)
+    if build_output and code and _compiled_beside_source(root, path):
+        raise FileSkipped("build_output", path)
 
     real = _resolve_inside_root(root, path, config)
     try:
@@ -161,8 +174,14 @@ def load_file(root: Path, rel_path: str, config: IndexConfig) -> SourceFile:
     _check_content(path, data, config)  # the size again: the file may have grown since stat
     # utf-8-sig drops a byte order mark, which editors hide from the document too.
     text = data.decode("utf-8-sig", errors="replace")
-    if is_code(language) and _looks_generated(text):
+    if code and _looks_generated(text):
         raise FileSkipped("minified", path)
+    if (
+        build_output
+        and code
+        and text.rstrip().rpartition("\n")[2].lstrip().startswith(_SOURCE_MAP_TRAILERS)
+    ):
+        raise FileSkipped("build_output", path)
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     return SourceFile(path=path, language=language, text=text, digest=digest, size=len(data))
 
@@ -374,6 +393,34 @@ def _name_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
 @cache
 def _gitignore_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def _in_build_output(root: Path, path: str, patterns: tuple[str, ...]) -> bool:
+    """``path`` matches a build-output pattern, by its name or by a directory above it.
+
+    The shallowest matching directory decides: one holding an ``__init__.py`` is a Python
+    package that shares the name (``src/build/``), and nothing below it counts as output.
+    """
+    spec = _gitignore_spec(patterns)
+    if not spec.match_file(path):
+        return False
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        directory = "/".join(parts[:depth])
+        if spec.match_file(directory + "/"):
+            return not os.path.isfile(os.path.join(root, directory, "__init__.py"))
+    return True
+
+
+def _compiled_beside_source(root: Path, path: str) -> bool:
+    """A file next to its own source map (``x.js`` beside ``x.js.map``), or JavaScript or a
+    declaration next to the TypeScript of the same stem: what ``tsc`` and bundlers emit."""
+    if os.path.isfile(os.path.join(root, path + ".map")):
+        return True
+    stem = next((path[: -len(s)] for s in _COMPILED_SUFFIXES if path.endswith(s)), None)
+    return stem is not None and any(
+        os.path.isfile(os.path.join(root, stem + suffix)) for suffix in _TYPESCRIPT_SUFFIXES
+    )
 
 
 def _resolve_inside_root(root: Path, path: str, config: IndexConfig) -> str:

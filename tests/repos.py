@@ -162,3 +162,124 @@ def run_repomem(
         timeout=timeout,
         check=False,
     )
+
+
+SUBJECT_TS = """\
+import { Observer } from './types';
+import { Subscription } from './Subscription';
+
+export class Subject<T> {
+  observers: Observer<T>[] = [];
+  isStopped = false;
+  hasError = false;
+  thrownError: any = null;
+
+  next(value: T) {
+    if (!this.isStopped) {
+      const copy = this.observers.slice();
+      for (const observer of copy) {
+        observer.next(value);
+      }
+    }
+  }
+
+  error(err: any) {
+    if (!this.isStopped) {
+      this.hasError = this.isStopped = true;
+      this.thrownError = err;
+      const { observers } = this;
+      while (observers.length) {
+        observers.shift()!.error(err);
+      }
+    }
+  }
+
+  complete() {
+    if (!this.isStopped) {
+      this.isStopped = true;
+      const { observers } = this;
+      while (observers.length) {
+        observers.shift()!.complete();
+      }
+    }
+  }
+
+  subscribe(observer: Observer<T>): Subscription {
+    this.observers.push(observer);
+    return new Subscription(() => this.unsubscribeObserver(observer));
+  }
+
+  unsubscribeObserver(observer: Observer<T>) {
+    const index = this.observers.indexOf(observer);
+    if (index >= 0) {
+      this.observers.splice(index, 1);
+    }
+  }
+}
+"""
+
+SUBJECT_JS = (
+    SUBJECT_TS.replace("<T>", "").replace(": any", "").replace(": Observer[]", "")
+    + "//# sourceMappingURL=Subject.js.map\n"
+)
+
+REPLAY_SUBJECT_TS = """\
+import { Subject } from './Subject';
+import { Observer } from './types';
+
+export class ReplaySubject<T> extends Subject<T> {
+  buffer: T[] = [];
+
+  next(value: T) {
+    this.buffer.push(value);
+    super.next(value);
+  }
+
+  replayTo(observer: Observer<T>) {
+    for (const value of this.buffer) {
+      observer.next(value);
+    }
+    if (this.hasError) {
+      observer.error(this.thrownError);
+    } else if (this.isStopped) {
+      observer.complete();
+    }
+  }
+}
+"""
+
+# A published TypeScript package (no .gitignore: it is a tarball) with its compiled copies, and
+# the ways build output shows itself; the comments say what each file is.
+BUILD_OUTPUT_TREE: dict[str, str] = {
+    "src/internal/Subject.ts": SUBJECT_TS,  # source
+    "src/internal/ReplaySubject.ts": REPLAY_SUBJECT_TS,  # source
+    "dist/esm/internal/Subject.js": SUBJECT_JS,  # output: under dist/
+    "dist/esm/internal/Subject.js.map": '{"version":3,"file":"Subject.js","sources":[]}\n',
+    "dist/types/internal/Subject.d.ts": "export declare class Subject<T> {}\n",
+    "lib/bundle.js": "var bundled = 1;\n//# sourceMappingURL=bundle.js.map\n",  # trailer
+    "lib/legacy.js": "var legacy = 1;\n",  # output: its source map lies beside it
+    "lib/legacy.js.map": '{"version":3,"file":"legacy.js","sources":[]}\n',
+    "web/widget.ts": "export const widget = (n: number) => n + 1;\n",  # source
+    "web/widget.js": "export const widget = (n) => n + 1;\n",  # output: beside its .ts
+    "web/widget.d.ts": "export declare const widget: (n: number) => number;\n",  # output
+    "web/plain.js": "export function plain() { return 1; }\n",  # source: no .ts of its name
+    "web/plain.d.ts": "export declare function plain(): number;\n",  # source, hand-written
+    "vendor/app.min.js": "var a=1;\n",  # minified, as before
+    "node_modules/left-pad/index.js": "module.exports = leftPad;\n",  # installed package
+    "src/build/__init__.py": "from .env import isolated\n",  # Python package named `build`
+    "src/build/env.py": "def isolated():\n    return True\n",
+    "build/lib/build/env.py": "def isolated():\n    return True\n",  # setuptools output
+}
+
+BUILD_OUTPUT_SKIPPED = [
+    "build/lib/build/env.py",
+    "dist/esm/internal/Subject.js",
+    "dist/esm/internal/Subject.js.map",
+    "dist/types/internal/Subject.d.ts",
+    "lib/bundle.js",
+    "lib/legacy.js",
+    "lib/legacy.js.map",
+    "node_modules/left-pad/index.js",
+    "web/widget.d.ts",
+    "web/widget.js",
+]

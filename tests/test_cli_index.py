@@ -10,7 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from repos import OTHER_LANG_FILES, make_repo
+from repos import (
+    BUILD_OUTPUT_SKIPPED,
+    BUILD_OUTPUT_TREE,
+    OTHER_LANG_FILES,
+    make_repo,
+    write_files,
+)
 from repos import run_repomem as repomem
 
 PACKAGE = Path(importlib.util.find_spec("repomem").origin).parent  # type: ignore[union-attr, arg-type]
@@ -70,7 +76,8 @@ def test_retrieve_explains_scores(root: Path) -> None:
         (("retrieve", "nofile.py:3"), "no such file"),
         (("retrieve", "pkg/core.py"), "FILE:LINE"),
         (("retrieve", "pkg/core.py:999"), "past the end"),
-        (("retrieve", "pkg/core.py:3", "--k", "0"), "--k"),
+        (("retrieve", "pkg/core.py:3", "--k", "0"), "completion.k must be at least 1"),
+        (("index", ".", "--epsilon", "1.5"), "index.relation_epsilon must be in [0, 1)"),
     ],
 )
 def test_bad_input_is_one_clean_line(root: Path, args: tuple[str, ...], message: str) -> None:
@@ -152,3 +159,79 @@ def test_the_kernel_cache_location_follows_the_environment(tmp_path: Path) -> No
             check=True,
         )
         assert out.stdout.strip() == str(expected), variables
+
+
+SETTINGS_SOURCES = {
+    ".repomem.toml": ('[index]\nignore_patterns = ["web/"]\n', {}),
+    "pyproject.toml": ('[tool.repomem.index]\nignore_patterns = ["web/"]\n', {}),
+    "environment": ("", {"REPOMEM_INDEX_IGNORE_PATTERNS": "web/"}),
+}
+
+
+@pytest.mark.parametrize("source", SETTINGS_SOURCES)
+def test_index_follows_the_repository_settings(tmp_path: Path, source: str) -> None:
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    text, variables = SETTINGS_SOURCES[source]
+    if text:
+        (root / source).write_text(text)
+    out = repomem("index", root, "--json", "--no-progress", env={**os.environ, **variables})
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["skipped"]["ignored"] == 2  # web/app.js, web/types.ts
+    assert "javascript" not in summary["files_by_language"]
+    assert summary["files_by_language"]["python"] == 6
+
+
+def test_a_bad_environment_value_is_one_clean_line(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    env = {**os.environ, "REPOMEM_INDEX_MAX_FILE_BYTES": "abc"}
+    out = repomem("index", root, "--no-progress", env=env)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert "REPOMEM_INDEX_MAX_FILE_BYTES" in out.stderr and "'abc'" in out.stderr
+    assert not (root / ".repomem").exists()
+
+
+def test_retrieve_follows_the_repository_settings(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    (root / ".repomem.toml").write_text('[index]\nindex_dir = "cache/idx"\n[completion]\nk = 2\n')
+    assert repomem("index", root, "--no-progress").returncode == 0
+    assert (root / "cache/idx/CURRENT").is_file() and not (root / ".repomem").exists()
+    out = repomem("retrieve", "pkg/sub/mod.py:9", "--json", cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["fragments"]) == 2
+    flag = repomem("retrieve", "pkg/sub/mod.py:9", "--json", "--k", "3", cwd=root)
+    assert len(json.loads(flag.stdout)["fragments"]) == 3
+
+
+def test_an_index_built_with_other_settings_is_reported_or_rebuilt(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    assert repomem("index", root, "--no-progress").returncode == 0
+    (root / ".repomem.toml").write_text('[index]\nignore_patterns = ["pkg/sub/"]\n')
+    out = repomem("retrieve", "pkg/core.py:9", cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "other index settings (ignore_patterns)" in out.stderr and "pkg/sub/" in out.stdout
+    out = repomem("complete", "pkg/core.py:9", cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "indexing" in out.stderr and "ignore_patterns" in out.stderr
+    again = repomem("retrieve", "pkg/core.py:9", cwd=root)
+    assert again.stderr == "" and "pkg/sub/" not in again.stdout
+
+
+def test_retrieval_in_a_package_with_build_output(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "package", BUILD_OUTPUT_TREE)
+    index = repomem("index", root, "--json", "--no-progress")
+    assert index.returncode == 0, index.stderr
+    assert json.loads(index.stdout)["skipped"]["build_output"] == len(BUILD_OUTPUT_SKIPPED)
+    cursor = "src/internal/Subject.ts:45"  # in subscribe(), after error() and complete()
+    hits = json.loads(repomem("retrieve", cursor, "--json", "--k", "3", cwd=root).stdout)[
+        "fragments"
+    ]
+    assert hits and all(loc["path"].startswith("src/") for h in hits for loc in h["locations"])
+    # with the setting off the compiled copy comes back, and outranks the sources
+    (root / ".repomem.toml").write_text("[index]\nexclude_build_output = false\n")
+    assert repomem("index", root, "--no-progress").returncode == 0
+    hits = json.loads(repomem("retrieve", cursor, "--json", "--k", "3", cwd=root).stdout)[
+        "fragments"
+    ]
+    assert hits[0]["locations"][0]["path"] == "dist/esm/internal/Subject.js"

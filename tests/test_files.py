@@ -10,6 +10,7 @@ from typing import Any
 
 import git
 import pytest
+from repos import BUILD_OUTPUT_SKIPPED, BUILD_OUTPUT_TREE
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
@@ -523,3 +524,45 @@ def test_text_the_index_keeps_out_for_privacy_or_size_reaches_no_prompt(tmp_path
     assert reason(".env", b"") is not None
     unsecret = replace(config, exclude_secrets=False)
     check_prompt_text(tmp_path, ".env", unsecret, b"KEY=1\n")
+
+
+@pytest.mark.parametrize("tracked", [False, True], ids=["tarball", "committed"])
+def test_build_output_is_skipped_and_counted(tmp_path: Path, tracked: bool) -> None:
+    write_tree(tmp_path, BUILD_OUTPUT_TREE)
+    if tracked:  # a committed dist/ duplicates src/ just the same
+        repo = init_repo(tmp_path)
+        repo.git.add(all=True)
+        repo.index.commit("with dist")
+
+    scan = scan_files(tmp_path, CONFIG)
+
+    assert scan.skipped == {"build_output": len(BUILD_OUTPUT_SKIPPED), "minified": 1}
+    kept = [f.path for f in scan.files]
+    assert kept == [
+        "src/build/__init__.py",
+        "src/build/env.py",
+        "src/internal/ReplaySubject.ts",
+        "src/internal/Subject.ts",
+        "web/plain.d.ts",
+        "web/plain.js",
+        "web/widget.ts",
+    ]
+    for path in BUILD_OUTPUT_SKIPPED:
+        assert skip_reason(tmp_path, path) == "build_output"
+
+
+def test_build_output_settings(tmp_path: Path) -> None:
+    write_tree(tmp_path, BUILD_OUTPUT_TREE)
+    everything = scan_files(tmp_path, replace(CONFIG, exclude_build_output=False))
+    assert everything.skipped == {"unsupported": 2, "minified": 1}  # the two .map files
+    assert {f.path for f in everything.files} >= set(BUILD_OUTPUT_SKIPPED) - {
+        "dist/esm/internal/Subject.js.map",
+        "lib/legacy.js.map",
+    }
+    # other directories (gitignore syntax): dist/ and build/ are indexed, /lib/ is not;
+    # compiled files are still recognised as such
+    own = scan_files(tmp_path, replace(CONFIG, build_output_patterns=("/lib/",)))
+    paths = {f.path for f in own.files}
+    assert {"dist/types/internal/Subject.d.ts", "build/lib/build/env.py"} <= paths
+    assert not paths & {"lib/bundle.js", "lib/legacy.js", "web/widget.js"}
+    assert "dist/esm/internal/Subject.js" not in paths  # beside its map, and says so

@@ -18,7 +18,7 @@ import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from repos import make_repo
+from repos import make_repo, run_repomem
 
 SERVER = [sys.executable, "-m", "repomem.cli", "serve"]
 PRESETS = ["visual-studio-code", "neovim"]
@@ -212,6 +212,20 @@ async def test_indexing_does_not_depend_on_the_working_directory(
         pytest.fail(f"no index; the server said: {warnings_shown(client_elsewhere)}")
     assert ready.files == 8
     assert warnings_shown(client_elsewhere) == []
+
+
+async def test_the_server_and_the_cli_index_a_repository_alike(client: LanguageClient, repo: Path):
+    (repo / ".repomem.toml").write_text('[index]\nignore_patterns = ["pkg/sub/"]\n')
+    (repo / "pyproject.toml").write_text("[tool.repomem.index]\nstride = 5\n")
+    ready = await start(client, repo)
+    assert ready.files == 6
+    settings = (await status(client)).settings.index
+    assert (settings.ignore_patterns, settings.stride) == (["pkg/sub/"], 5)
+    # the CLI finds the server's saved index built with its own settings: nothing to re-parse
+    out = run_repomem("index", repo, "--json", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert (summary["reused"], summary["reparsed"], summary["skipped"]["ignored"]) == (6, 0, 2)
 
 
 @pytest.mark.asyncio

@@ -1,12 +1,20 @@
 """Sub-commands of the ``repomem`` CLI: each module defines ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Packages outside ``repomem`` (the LSP
 server, the evaluation harness) add theirs through the ``repomem.commands`` entry-point group,
-so that ``repomem`` never imports them. The model-backend flags several commands take are
-defined here, once."""
+so that ``repomem`` never imports them. The model-backend flags several commands take, and the
+way a command opens a repository's index, are defined here, once."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from repomem.config import IndexConfig
+    from repomem.index import RepoIndex
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,3 +31,37 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
 def backend_overrides(args: argparse.Namespace) -> dict[str, str | None]:
     """The ``[backend]`` settings the flags of ``add_backend_arguments`` override."""
     return {"backend": args.backend, "model": args.model, "url": args.url}
+
+
+def open_index(root: Path, config: IndexConfig, *, build: bool) -> RepoIndex:
+    """The saved index of ``root`` as the repository's ``[index]`` settings ask for.
+
+    A saved index keeps the settings it was built with, whatever ``config`` says, so an index
+    built with other settings is rebuilt (``build``) or, for a read-only command, reported.
+    Without ``build`` a missing index raises ``IndexNotFound``; with it, one is built.
+    """
+    # Imported here: every command module is imported for `repomem --help`, which must stay fast.
+    from repomem.index import RepoIndex
+    from repomem.store import IndexNotFound
+
+    try:
+        index = RepoIndex.load(root, config)
+    except IndexNotFound:
+        if not build:
+            raise
+        print(f"repomem: indexing {root} (first use)", file=sys.stderr)
+        return RepoIndex.build(root, config)[0]  # persisted for the next run
+    saved, wanted = dataclasses.asdict(index.config), dataclasses.asdict(config)
+    # index_dir only says where the index is, and it was found there.
+    changed = [key for key in wanted if key != "index_dir" and saved[key] != wanted[key]]
+    if not changed:
+        return index
+    if not build:
+        print(
+            f"repomem: the index of {root} was built with other index settings"
+            f" ({', '.join(changed)}); run `repomem index` to apply them",
+            file=sys.stderr,
+        )
+        return index
+    print(f"repomem: indexing {root} again (changed: {', '.join(changed)})", file=sys.stderr)
+    return RepoIndex.build(root, config)[0]

@@ -16,15 +16,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repomem.commands import add_backend_arguments, backend_overrides
+from repomem.commands import add_backend_arguments, backend_overrides, open_index
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
     from repomem.docmem.answer import AskResult
     from repomem.docmem.memory import DocMemory
     from repomem.docmem.model import TextModel
-    from repomem.index import RepoIndex
-    from repomem.settings import Settings
 
 NAME = "ask"
 HELP = "Answer a question about the repository from its docs, citing path:line."
@@ -87,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         raise RepomemError(f"--root {start} is not a directory")
     root = find_root(start)
     settings = load_settings(root, overrides={"backend": backend_overrides(args)})
-    index = _open_index(root, settings)
+    index = open_index(root, settings.index, build=True)
     memory = DocMemory.open(index, DocMemoryConfig(embedding_model=args.embedding_model))
     model = TextModel(create_backend(settings.backend))
     result = asyncio.run(_ask(memory, model, question, args))
@@ -99,17 +97,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(result))
     return 0
-
-
-def _open_index(root: Path, settings: Settings) -> RepoIndex:
-    from repomem.index import RepoIndex
-    from repomem.store import IndexNotFound
-
-    try:
-        return RepoIndex.load(root, settings.index)
-    except IndexNotFound:
-        print(f"repomem: indexing {root} (first use)", file=sys.stderr)
-        return RepoIndex.build(root, settings.index)[0]
 
 
 async def _ask(

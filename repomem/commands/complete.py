@@ -25,7 +25,7 @@ from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from repomem.commands import add_backend_arguments, backend_overrides
+from repomem.commands import add_backend_arguments, backend_overrides, open_index
 from repomem.errors import RepomemError
 from repomem.workspace import parse_position
 
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from repomem.context.definitions import DefinitionHit
     from repomem.index import RepoIndex
     from repomem.scorer import Exclusion
-    from repomem.settings import Settings
 
 NAME = "complete"
 HELP = "Complete the code at FILE:LINE[:COL] with fragments retrieved from its repository."
@@ -102,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     window = settings.completion.window
     exclusion = Exclusion(rel, max(0, line0 - window), line0 + window)
     backend = create_backend(settings.backend)
-    index = _open_index(root, settings, rel, text)
+    index = open_index(root, settings.index, build=True)
+    index.apply_buffer(rel, text)
     engine = CompletionEngine(_retriever(index, args.docs), backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain:
@@ -168,19 +168,6 @@ def _retriever(index: RepoIndex, docs: bool) -> Retriever:
     except NoDocs as exc:
         print(f"repomem: {exc}; completing from code only", file=sys.stderr)
         return index
-
-
-def _open_index(root: Path, settings: Settings, rel: str, text: str) -> RepoIndex:
-    from repomem.index import RepoIndex
-    from repomem.store import IndexNotFound
-
-    try:
-        index = RepoIndex.load(root, settings.index)
-    except IndexNotFound:
-        print(f"repomem: indexing {root} (first use)", file=sys.stderr)
-        index, _ = RepoIndex.build(root, settings.index)  # persisted for the next run
-    index.apply_buffer(rel, text)
-    return index
 
 
 async def _complete(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 from tqdm import tqdm
@@ -14,6 +14,7 @@ from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index import IndexSummary, RepoIndex
 from repomem.jit import compile_notice
+from repomem.settings import load_settings
 
 NAME = "index"
 HELP = "index a repository (tree-sitter graph, fragments, relations, BM25) into .repomem/"
@@ -22,20 +23,20 @@ HELP = "index a repository (tree-sitter graph, fragments, relations, BM25) into 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--index-dir", help="where to keep the index (default: PATH/.repomem)")
-    parser.add_argument("--epsilon", type=float, help="relation strength cutoff (default 0.05)")
+    parser.add_argument(
+        "--index-dir", help="where to keep the index: index.index_dir (default: PATH/.repomem)"
+    )
+    parser.add_argument(
+        "--epsilon", type=float, help="relation strength cutoff: index.relation_epsilon (0.05)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def index_config(args: argparse.Namespace) -> IndexConfig:
-    config = IndexConfig()
-    if args.index_dir:
-        config = replace(config, index_dir=str(Path(args.index_dir).resolve()))
-    if args.epsilon is not None:
-        if not 0 < args.epsilon < 1:
-            raise RepomemError(f"--epsilon must be in (0, 1), got {args.epsilon}")
-        config = replace(config, relation_epsilon=args.epsilon)
-    return config
+def index_config(root: Path, args: argparse.Namespace) -> IndexConfig:
+    """The repository's ``[index]`` settings, with this command's flags on top."""
+    index_dir = str(Path(args.index_dir).resolve()) if args.index_dir else None
+    overrides = {"index": {"index_dir": index_dir, "relation_epsilon": args.epsilon}}
+    return load_settings(root, overrides=overrides).index
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise RepomemError(f"{root} is a file; give the repository's directory")
     root = root.resolve()
+    config = index_config(root, args)
     tqdm.monitor_interval = 0  # no monitor thread: the index forks its parser processes
     bars: dict[str, tqdm] = {}
 
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with compile_notice(lambda line: tqdm.write(line, file=sys.stderr)):
-            _, summary = RepoIndex.build(root, index_config(args), progress=progress)
+            _, summary = RepoIndex.build(root, config, progress=progress)
     finally:
         for bar in bars.values():
             bar.close()

@@ -7,33 +7,35 @@ import json
 import sys
 from dataclasses import asdict
 
+from repomem.commands import open_index
 from repomem.commands.complete import explain_definitions
 from repomem.context.definitions import DefinitionHit
 from repomem.errors import RepomemError
-from repomem.index import RepoIndex
 from repomem.parsing import split_lines
 from repomem.scorer import Exclusion
+from repomem.settings import load_settings
 from repomem.workspace import parse_position
 
 NAME = "retrieve"
 HELP = (
-    "top-K fragments for the 20 lines before FILE:LINE, with s_ind, s_env and s_rel, and the"
+    "top-K fragments for the lines before FILE:LINE, with s_ind, s_env and s_rel, and the"
     " definitions the code before the cursor uses"
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="FILE:LINE", help="cursor position, 1-based line")
-    parser.add_argument("--k", type=int, default=10, help="how many fragments (default 10)")
-    parser.add_argument("--alpha", type=float, default=0.5, help="environment weight (0.5)")
+    parser.add_argument("--k", type=int, help="how many fragments: completion.k (default 10)")
+    parser.add_argument(
+        "--alpha", type=float, help="environment weight: completion.alpha (default 0.5)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.k < 1:
-        raise RepomemError(f"--k must be at least 1, got {args.k}")
     pos = parse_position(args.position)
-    index = RepoIndex.load(pos.root)
+    settings = load_settings(pos.root, overrides={"completion": {"k": args.k, "alpha": args.alpha}})
+    index = open_index(pos.root, settings.index, build=False)
     text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
     index.apply_buffer(pos.path, text)  # the file as it is now, not as indexed
     lines = split_lines(text)
@@ -41,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
         raise RepomemError(
             f"{pos.path} has {len(lines)} lines; line {pos.line + 1} is past the end"
         )
-    window = index.config.window
+    k, alpha, window = settings.completion.k, settings.completion.alpha, settings.completion.window
     query = "\n".join(lines[max(0, pos.line - window) : pos.line])
     exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
-    hits = index.retrieve(query, k=args.k, alpha=args.alpha, exclusion=exclusion)
+    hits = index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
     left = "\n".join(lines[: pos.line]) + "\n" if pos.line else ""
     definitions = index.definitions(pos.path, left, window=window)
     if args.json:
