@@ -32,7 +32,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -159,6 +159,25 @@ def find_definitions(
     return hits
 
 
+def resolve_names(
+    index: RepoIndex, path: str, left_context: str, names: Sequence[str]
+) -> list[tuple[str, str, int] | None]:
+    """For each dotted name (``mod.f``, ``self.run``, ``client.send``) written at the cursor,
+    (file, qualified name or constant name, definition node) of what it refers to, resolved
+    as the cards are: imports, ``self.`` through the enclosing class and its bases, receivers
+    typed before the cursor; None where it does not resolve as a whole (no shorter prefix is
+    tried)."""
+    pf = index.parsed.get(path)
+    if pf is None:
+        return [None] * len(names)
+    finder = _Finder(index, path, pf, left_context.split("\n"))
+    out: list[tuple[str, str, int] | None] = []
+    for name in names:
+        found = finder.resolve(tuple(p.strip() for p in name.split(".")))
+        out.append(None if found is None else (*found[0], found[1]))
+    return out
+
+
 def _strengths(
     index: RepoIndex, path: str, pf: ParsedFile, cursor: int, window: int, found: list[_Found]
 ) -> np.ndarray:
@@ -222,10 +241,8 @@ class _Finder:
 
     def _add(self, text: str, distance: int, source: str) -> None:
         parts = tuple(p.strip() for p in text.split("."))
-        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
-            return
         for end in range(len(parts), 0, -1):
-            resolved = self._resolve(parts[:end])
+            resolved = self.resolve(parts[:end])
             if resolved is not None:
                 target, node, how = resolved
                 break
@@ -238,8 +255,11 @@ class _Finder:
         name = ".".join(parts[:end])
         self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
 
-    def _resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
-        """(target, its node, how it resolved) for a dotted name, or None."""
+    def resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """(target, its node, how it resolved) for a dotted name, or None (keywords and
+        built-ins never resolve)."""
+        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
+            return None
         if not self.python:
             return self._by_name(parts[-1])
         typed = self.types.get(parts[0]) if len(parts) > 1 else None
@@ -316,7 +336,7 @@ class _Finder:
         the last assignment before the cursor wins."""
         types: dict[str, tuple[str, ...]] = {}
         for line in self.lines[max(0, self.cursor - TYPE_LINES) : self.cursor + 1]:
-            code = _code(line)
+            code = code_text(line)
             for m in _ANNOTATED.finditer(code):
                 types[m["target"]] = tuple(m["annot"].split("."))
             m = _ASSIGNED.search(code)
@@ -327,7 +347,7 @@ class _Finder:
         return types
 
 
-def _code(line: str, comment: str = "#") -> str:
+def code_text(line: str, comment: str = "#") -> str:
     """A line without its strings and comment (roughly: enough to find names)."""
     return _STRING.sub('""', line).split(comment, 1)[0]
 
@@ -335,4 +355,4 @@ def _code(line: str, comment: str = "#") -> str:
 def _names(text: str, comment: str) -> Iterator[str]:
     """The dotted names of ``text``, last first."""
     for line in reversed(split_lines(text)):
-        yield from reversed(_NAME.findall(_code(line, comment)))
+        yield from reversed(_NAME.findall(code_text(line, comment)))
