@@ -235,7 +235,7 @@ class _Finder:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
             for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
-                row = int(self.pf.node_start[node]) if node < self.pf.n_nodes else 0
+                row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
 
