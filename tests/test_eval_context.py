@@ -223,6 +223,10 @@ def test_graph_shows_the_definitions_plain_retrieval_misses(tmp_path: Path) -> N
     assert graph["def_prompt"] == 100.0 and graph["def_at_10"] == 100.0
     assert results["config"]["methods"]["vanilla"]["definitions_share"] == 0.0
     assert results["config"]["methods"]["graph"]["definitions_share"] == 0.25
+    # what a resumed run must match: a share of cards other than the predictions' is refused
+    fingerprints = json.loads((out / "run.json").read_text())["methods"]
+    assert fingerprints["vanilla"]["completion"]["definitions_share"] == 0.0
+    assert fingerprints["graph"]["completion"]["definitions_share"] == 0.25
     lines = (out / "predictions-graph.jsonl").read_text().splitlines()
     made = [json.loads(line) for line in lines]
     by_id = {p["task_id"]: p for p in made}
