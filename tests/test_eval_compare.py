@@ -10,7 +10,7 @@ import pytest
 from repos import run_repomem
 
 from repomem_eval.compare import ResultsError, comparison_rows, load_run, markdown_table
-from repomem_eval.metrics import aggregate, score_task
+from repomem_eval.metrics import CONTEXT_KEYS, aggregate, score_task
 
 
 def _summary(em: float, es: float, hit: float | None, n: int, secs: float) -> dict[str, object]:
@@ -25,10 +25,18 @@ def _write_run(out: Path, methods: dict[str, object], config: dict[str, object])
 
 @pytest.fixture
 def runs(tmp_path: Path) -> tuple[Path, Path]:
+    context = {**dict.fromkeys(CONTEXT_KEYS, False), "def_prompt": True, "use_prompt": True}
     scores = [
         score_task("alpha/0", "x = 1", "x = 1", shown_texts=["x = 1"], seconds=0.5),
-        score_task("alpha/1", "abcd", "abce", shown_texts=["no"], seconds=1.5),
-        score_task("beta/0", "y = 2", "y = 2", shown_texts=["y = 2"], seconds=1.0),
+        score_task("alpha/1", "abcd", "abce", shown_texts=["no"], seconds=1.5, context=context),
+        score_task(
+            "beta/0",
+            "y = 2",
+            "y = 2",
+            shown_texts=["y = 2"],
+            seconds=1.0,
+            context={**context, "def_prompt": False},
+        ),
     ]
     first = _write_run(
         tmp_path / "run-a",
@@ -62,13 +70,18 @@ def test_cli_prints_methods_side_by_side(runs: tuple[Path, Path]) -> None:
     proc = _repomem("eval", "compare", a, b)
     assert proc.returncode == 0, proc.stderr
     table = _table(proc.stdout)
-    assert table[0] == ["run", "method", "EM", "ES", "hit@k", "n", "s/task"]
-    assert table[1] == ["---", "---", "---:", "---:", "---:", "---:", "---:"]
+    assert table[0] == [
+        "run", "method", "EM", "ES", "hit@k", "def@prompt", "use@prompt", "def@10", "use@10",
+        "n", "ctx n", "s/task",
+    ]  # fmt: skip
+    assert table[1] == ["---", "---", *["---:"] * 10]
+    # results written before the context measures existed show "–" in their columns
     assert table[2:] == [
-        [str(a), "in-file", "12.50", "40.00", "–", "3", "0.250"],
-        [str(a), "vanilla", "66.67", "91.67", "66.67", "3", "1.000"],
-        [str(b), "fragrel", "66.67", "80.12", "90.00", "3", "2.000"],
-    ]
+        [str(a), "in-file", "12.50", "40.00", "–", "–", "–", "–", "–", "3", "–", "0.250"],
+        [str(a), "vanilla", "66.67", "91.67", "66.67", "50.0", "100.0", "0.0", "0.0", "3", "2",
+         "1.000"],
+        [str(b), "fragrel", "66.67", "80.12", "90.00", "–", "–", "–", "–", "3", "–", "2.000"],
+    ]  # fmt: skip
 
 
 def test_cli_per_repo_and_json(runs: tuple[Path, Path]) -> None:
@@ -83,7 +96,8 @@ def test_cli_per_repo_and_json(runs: tuple[Path, Path]) -> None:
         ("vanilla", "alpha"),
         ("vanilla", "beta"),
     ]
-    assert rows[3][3:] == ["50.00", "87.50", "50.00", "2", "1.000"]
+    assert rows[3][3:] == ["50.00", "87.50", "50.00", "100.0", "100.0", "0.0", "0.0", "2", "1",
+                           "1.000"]  # fmt: skip
 
     proc = _repomem("eval", "compare", "--json", a, b)
     assert proc.returncode == 0, proc.stderr

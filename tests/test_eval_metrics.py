@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from repomem_eval.metrics import (
+    CONTEXT_KEYS,
     TaskScore,
     aggregate,
     edit_similarity,
@@ -81,6 +82,30 @@ def test_score_task_and_aggregate() -> None:
 
 def test_aggregate_of_nothing() -> None:
     assert aggregate([]) == {
-        "overall": {"em": None, "es": None, "hit_at_k": None, "n": 0, "seconds_per_task": None},
+        "overall": {
+            "em": None,
+            "es": None,
+            "hit_at_k": None,
+            "n": 0,
+            "seconds_per_task": None,
+            **dict.fromkeys(CONTEXT_KEYS),
+            "context_n": 0,
+        },
         "per_repo": {},
     }
+
+
+def test_context_measures_average_over_the_tasks_that_have_them() -> None:
+    shown = dict.fromkeys(CONTEXT_KEYS, True)
+    missed = {**dict.fromkeys(CONTEXT_KEYS, False), "use_prompt": True}
+    scores = [
+        score_task("alpha/0", "x", "x", shown_texts=[], context=shown),
+        score_task("alpha/1", "x", "x", shown_texts=[], context=missed),
+        score_task("alpha/2", "x", "x", shown_texts=[]),  # calls no repository definition
+    ]
+    overall = aggregate(scores)["overall"]
+    assert overall["n"] == 3 and overall["context_n"] == 2
+    assert overall["def_prompt"] == pytest.approx(50.0)
+    assert overall["use_prompt"] == pytest.approx(100.0)
+    assert overall["def_at_10"] == pytest.approx(50.0)
+    assert overall["hit_at_k"] == 0.0

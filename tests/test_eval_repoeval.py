@@ -222,12 +222,19 @@ def test_results_have_every_method_and_match_the_predictions(
             shown = shown_texts(p, task, repos) if METHODS[method].retrieves else None
             if shown is None:
                 assert p.hit is None and p.fragments == []
+                assert p.targets is None and p.context is None
             else:
                 assert p.hit == hit_at_k(task.ground_truth, shown)
+                assert p.targets is not None and (p.context is None) == (p.targets == [])
             assert p.seconds == pytest.approx(sum(p.timings.values()))
             scores.append(
                 score_task(
-                    p.task_id, task.ground_truth, p.prediction, shown_texts=shown, seconds=p.seconds
+                    p.task_id,
+                    task.ground_truth,
+                    p.prediction,
+                    shown_texts=shown,
+                    seconds=p.seconds,
+                    context=p.context,
                 )
             )
         expected = aggregate(scores)
@@ -250,7 +257,9 @@ def test_results_have_every_method_and_match_the_predictions(
         "retrieval": "left-context window",
         "iterations": 2,
         "alpha": 0.5,
+        "definitions_share": 0.0,
     }
+    assert config["methods"]["repocoder-graph"]["definitions_share"] == 0.25
     table = (out / "results.md").read_text()
     assert all(f"| {m} |" in table for m in ALL_METHODS)
     assert (out / "index" / "proj").is_dir() and not (repos / "proj" / ".repomem").exists()

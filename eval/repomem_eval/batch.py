@@ -2,7 +2,8 @@
 
 A task's time is what completing it costs where the index already holds the user's buffer: its
 retrieval (``RepoIndex.retrieve``, see ``task_retrieval``), its prompt building and its share
-of each batched generation call it took part in.
+of each batched generation call it took part in. A retrieving method's prediction also
+records the context measures of its prompt (``context_metrics``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from repomem.completion import CompletionEngine, CompletionResult, query_window
+from repomem_eval.context_metrics import Target, context_scores
 from repomem_eval.methods import Method
 from repomem_eval.metrics import score_task
 from repomem_eval.predictions import Prediction, task_digest
@@ -57,19 +59,33 @@ def generation_shares(results: Sequence[CompletionResult]) -> list[float]:
 
 
 def prediction(
-    view: TaskView, result: CompletionResult, method: Method, *, retrieval: float, generation: float
+    view: TaskView,
+    result: CompletionResult,
+    method: Method,
+    *,
+    retrieval: float,
+    generation: float,
+    targets: Sequence[Target] | None = None,
 ) -> Prediction:
-    """The task's completion scored, with the fragments its final prompt showed."""
+    """The task's completion scored, with the fragments its final prompt showed and, given the
+    task's ``targets``, the context measures of that prompt."""
     task = view.task
     shown = result.prompt.fragments
     prompt = result.timings["prompt"]
     seconds = retrieval + prompt + generation
+    last = result.iterations[-1]
+    context = (
+        context_scores(targets, last.prompt, last.retrieved, last.definitions)
+        if targets is not None
+        else None
+    )
     score = score_task(
         task.task_id,
         task.ground_truth,
         result.text,
         shown_texts=[f.shown or f.text for f in shown] if method.retrieves else None,
         seconds=seconds,
+        context=context,
     )
     return Prediction(
         task_id=task.task_id,
@@ -84,6 +100,8 @@ def prediction(
         iterations=len(result.iterations),
         fragments=[[[loc.path, loc.start, loc.end] for loc in f.locations] for f in shown],
         timings={"retrieval": retrieval, "prompt": prompt, "generation": generation},
+        targets=None if targets is None else [[t.path, t.line, t.name] for t in targets],
+        context=context,
     )
 
 
@@ -116,8 +134,16 @@ async def evaluate_batch(
             made = []
             for view, result, generation in zip(batch, results, shares, strict=True):
                 retrieval = sharing.take_served(view.task.task_id) if sharing is not None else 0.0
+                targets = sharing.targets(view) if sharing is not None else None
                 made.append(
-                    prediction(view, result, run.method, retrieval=retrieval, generation=generation)
+                    prediction(
+                        view,
+                        result,
+                        run.method,
+                        retrieval=retrieval,
+                        generation=generation,
+                        targets=targets,
+                    )
                 )
             record(run.method, made)
     finally:

@@ -5,7 +5,9 @@ A run directory holds ``results.json``::
     {"methods": {METHOD: {"overall": SUMMARY, "per_repo": {REPO: SUMMARY}}}, "config": {...}}
 
 where SUMMARY is ``{"em", "es", "hit_at_k", "n", "seconds_per_task"}`` (percentages 0-100;
-``hit_at_k`` is null for methods that retrieve nothing).
+``hit_at_k`` is null for methods that retrieve nothing), and since the context measures
+exist also ``def_prompt``, ``use_prompt``, ``def_at_1/5/10``, ``use_at_1/5/10`` (null where
+no task was counted) and ``context_n``; a file without them shows "–" in their columns.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repomem.errors import RepomemError
+from repomem_eval.metrics import CONTEXT_KEYS
 
 NAME = "compare"
 HELP = "Compare evaluation runs (their results.json) side by side as a Markdown table."
@@ -26,6 +29,7 @@ HELP = "Compare evaluation runs (their results.json) side by side as a Markdown 
 RESULTS_FILE = "results.json"
 OVERALL = "all"
 _SUMMARY_KEYS = ("em", "es", "hit_at_k", "n", "seconds_per_task")
+_OPTIONAL_KEYS = (*CONTEXT_KEYS, "context_n")
 
 
 class ResultsError(RepomemError):
@@ -42,6 +46,15 @@ class Row:
     hit_at_k: float | None
     n: int
     seconds_per_task: float | None
+    def_prompt: float | None = None
+    use_prompt: float | None = None
+    def_at_1: float | None = None
+    def_at_5: float | None = None
+    def_at_10: float | None = None
+    use_at_1: float | None = None
+    use_at_5: float | None = None
+    use_at_10: float | None = None
+    context_n: int | None = None
 
 
 @dataclass(frozen=True)
@@ -63,11 +76,12 @@ def _check_summary(path: Path, where: str, summary: object) -> None:
     missing = [k for k in _SUMMARY_KEYS if k not in summary]
     if missing:
         raise ResultsError(f"{path}: {where} lacks {', '.join(missing)}")
-    if not all(_number(summary[k]) for k in _SUMMARY_KEYS):
+    if not all(_number(summary.get(k)) for k in (*_SUMMARY_KEYS, *_OPTIONAL_KEYS)):
         raise ResultsError(f"{path}: {where} holds a value that is not a number or null")
-    n = summary["n"]
-    if not isinstance(n, int) or n < 0:
-        raise ResultsError(f"{path}: {where}.n must be a non-negative integer")
+    for key in ("n", "context_n"):
+        count = summary.get(key, 0)
+        if not isinstance(count, int) or count < 0:
+            raise ResultsError(f"{path}: {where}.{key} must be a non-negative integer")
 
 
 def load_run(out_dir: Path) -> Run:
@@ -105,7 +119,15 @@ def comparison_rows(runs: Sequence[Run], *, per_repo: bool = False) -> list[Row]
             if per_repo:
                 summaries += sorted(result.get("per_repo", {}).items())
             for repo, s in summaries:
-                rows.append(Row(run.label, method, repo, *(s[k] for k in _SUMMARY_KEYS)))
+                rows.append(
+                    Row(
+                        run.label,
+                        method,
+                        repo,
+                        *(s[k] for k in _SUMMARY_KEYS),
+                        **{k: s.get(k) for k in _OPTIONAL_KEYS},
+                    )
+                )
     return rows
 
 
@@ -114,10 +136,27 @@ def _fmt(value: float | None, digits: int) -> str:
 
 
 def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
-    header = ["run", "method", *(["repo"] if per_repo else []), "EM", "ES", "hit@k", "n", "s/task"]
+    """EM, ES, hit@k, the main context measures (``results.json`` has them all), the task
+    counts and the time per task."""
+    header = [
+        "run",
+        "method",
+        *(["repo"] if per_repo else []),
+        "EM",
+        "ES",
+        "hit@k",
+        "def@prompt",
+        "use@prompt",
+        "def@10",
+        "use@10",
+        "n",
+        "ctx n",
+        "s/task",
+    ]
+    numeric = 10
     lines = [
         "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] * (len(header) - 5) + ["---:"] * 5) + "|",
+        "|" + "|".join(["---"] * (len(header) - numeric) + ["---:"] * numeric) + "|",
     ]
     for r in rows:
         cells = [
@@ -127,7 +166,12 @@ def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
             _fmt(r.em, 2),
             _fmt(r.es, 2),
             _fmt(r.hit_at_k, 2),
+            _fmt(r.def_prompt, 1),
+            _fmt(r.use_prompt, 1),
+            _fmt(r.def_at_10, 1),
+            _fmt(r.use_at_10, 1),
             str(r.n),
+            "–" if r.context_n is None else str(r.context_n),
             _fmt(r.seconds_per_task, 3),
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

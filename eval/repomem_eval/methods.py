@@ -1,9 +1,11 @@
 """The retrieval methods RepoEval results are reported for, side by side (DESIGN §4).
 
-Each method is a choice of three things: whether fragments are retrieved at all, whether
-retrieval iterates (RepoCoder) and whether FragRel's relation-aware score is used (``alpha``).
-The oracle queries with the ground-truth window instead of the left context, as RepoCoder's
-``gt`` windows do, so it bounds what better queries could bring; it scores with plain BM25.
+Each method is a choice of four things: whether fragments are retrieved at all, whether
+retrieval iterates (RepoCoder), whether FragRel's relation-aware score is used (``alpha``) and
+whether the prompt also shows definition cards of the names the cursor's code uses
+(``repomem.context``; in RepoCoder's second iteration, also those of the first draft). The
+oracle queries with the ground-truth window instead of the left context, as RepoCoder's ``gt``
+windows do, so it bounds what better queries could bring; it scores with plain BM25.
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ class Method:
     iterative: bool
     relation_aware: bool
     oracle: bool = False
+    definitions: bool = False
 
     def completion(
         self, base: CompletionConfig, *, alpha: float, iterations: int
     ) -> CompletionConfig:
-        """``base`` with this method's number of iterations and relation weight."""
+        """``base`` with this method's number of iterations and relation weight, and its
+        share of definition cards (none for a method without them)."""
         return dataclasses.replace(
             base,
             iterations=iterations if self.iterative else 1,
             alpha=alpha if self.relation_aware else 0.0,
+            definitions_share=base.definitions_share if self.definitions else 0.0,
         )
 
 
@@ -54,6 +59,14 @@ METHODS: dict[str, Method] = {
         Method("repocoder", retrieves=True, iterative=True, relation_aware=False),
         Method("repocoder-fragrel", retrieves=True, iterative=True, relation_aware=True),
         Method("oracle", retrieves=True, iterative=False, relation_aware=False, oracle=True),
+        Method("graph", retrieves=True, iterative=False, relation_aware=False, definitions=True),
+        Method(
+            "repocoder-graph",
+            retrieves=True,
+            iterative=True,
+            relation_aware=False,
+            definitions=True,
+        ),
     )
 }
 

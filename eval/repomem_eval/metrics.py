@@ -4,15 +4,29 @@ Both scores look only at the stripped, non-empty lines of the text, and the pred
 to the target's number of such lines first: a model that keeps writing after the hole is not
 penalised for it, and indentation or blank lines never count. Published RepoEval numbers are
 comparable with these only because the definitions match line for line.
+
+Next to them, model-free measures of the context each prompt gave (``context_metrics``):
+whether it showed the definitions the ground truth calls, and code calling them, averaged
+over the tasks whose ground truth calls such a definition.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
+
+#: the ranks ``def_at_k``/``use_at_k`` look at
+AT_K: tuple[int, ...] = (1, 5, 10)
+#: the per-task context measures, in ``results.json``'s order
+CONTEXT_KEYS: tuple[str, ...] = (
+    "def_prompt",
+    "use_prompt",
+    *(f"def_at_{k}" for k in AT_K),
+    *(f"use_at_{k}" for k in AT_K),
+)
 
 
 def code_lines(text: str) -> list[str]:
@@ -65,13 +79,15 @@ def hit_at_k(ground_truth: str, shown_texts: Iterable[str]) -> bool:
 
 @dataclass(frozen=True)
 class TaskScore:
-    """One task's outcome under one method; ``hit`` is None for methods that retrieve nothing."""
+    """One task's outcome under one method; ``hit`` is None for methods that retrieve nothing,
+    ``context`` (the ``CONTEXT_KEYS`` measures) for them and for tasks without targets."""
 
     task_id: str
     em: bool
     es: float
     hit: bool | None
     seconds: float
+    context: Mapping[str, bool] | None = None
 
     @property
     def repo(self) -> str:
@@ -86,28 +102,47 @@ def score_task(
     *,
     shown_texts: Sequence[str] | None = None,
     seconds: float = 0.0,
+    context: Mapping[str, bool] | None = None,
 ) -> TaskScore:
-    """Score one prediction; pass ``shown_texts`` (what the prompt showed) to get hit@k."""
+    """Score one prediction; pass ``shown_texts`` (what the prompt showed) to get hit@k, and
+    the task's ``context`` measures to have them averaged."""
     return TaskScore(
         task_id=task_id,
         em=exact_match(ground_truth, prediction),
         es=edit_similarity(ground_truth, prediction),
         hit=None if shown_texts is None else hit_at_k(ground_truth, shown_texts),
         seconds=seconds,
+        context=context,
     )
+
+
+def _percent(values: Sequence[bool]) -> float | None:
+    return 100.0 * sum(values) / len(values) if values else None
 
 
 def _summary(scores: Sequence[TaskScore]) -> dict[str, float | int | None]:
     n = len(scores)
+    counted = [s.context for s in scores if s.context is not None]
+    context: dict[str, float | int | None] = {
+        **{key: _percent([c[key] for c in counted]) for key in CONTEXT_KEYS},
+        "context_n": len(counted),
+    }
     if n == 0:
-        return {"em": None, "es": None, "hit_at_k": None, "n": 0, "seconds_per_task": None}
-    hits = [s.hit for s in scores if s.hit is not None]
+        return {
+            "em": None,
+            "es": None,
+            "hit_at_k": None,
+            "n": 0,
+            "seconds_per_task": None,
+            **context,
+        }
     return {
         "em": 100.0 * sum(s.em for s in scores) / n,
         "es": 100.0 * sum(s.es for s in scores) / n,
-        "hit_at_k": 100.0 * sum(hits) / len(hits) if hits else None,
+        "hit_at_k": _percent([s.hit for s in scores if s.hit is not None]),
         "n": n,
         "seconds_per_task": sum(s.seconds for s in scores) / n,
+        **context,
     }
 
 
@@ -115,7 +150,8 @@ def aggregate(scores: Iterable[TaskScore]) -> dict[str, object]:
     """Per-repository and overall means as percentages (0-100), in ``results.json``'s shape.
 
     The overall figure is the mean over all tasks (not over repositories), as RepoEval
-    reports it; hit@k averages only the tasks that retrieved.
+    reports it; hit@k averages only the tasks that retrieved, the context measures only the
+    ``context_n`` tasks that have them.
     """
     scores = list(scores)
     by_repo: dict[str, list[TaskScore]] = defaultdict(list)

@@ -39,7 +39,11 @@ class Prediction:
     fragment the final prompt showed, best first; ``hit`` is whether their shown lines hold the
     ground truth's first line (None: the method retrieves nothing). ``timings`` are the task's
     retrieval, prompt building and share of batched generation, summed over iterations;
-    ``seconds`` is their sum (see ``batch``).
+    ``seconds`` is their sum (see ``batch``). ``targets`` are the ``[path, line, name]`` of the
+    repository definitions outside the task's file that the ground truth calls, and
+    ``context`` the ``metrics.CONTEXT_KEYS`` measures of the prompt (``context_metrics``);
+    both None for a method that retrieves nothing and in files written before they existed,
+    ``context`` also for a task without targets.
     """
 
     task_id: str
@@ -54,9 +58,11 @@ class Prediction:
     iterations: int
     fragments: list[list[list[Any]]]
     timings: dict[str, float]
+    targets: list[list[Any]] | None = None
+    context: dict[str, bool] | None = None
 
     def score(self) -> TaskScore:
-        return TaskScore(self.task_id, self.em, self.es, self.hit, self.seconds)
+        return TaskScore(self.task_id, self.em, self.es, self.hit, self.seconds, self.context)
 
 
 def predictions_path(out_dir: Path, method: str) -> Path:

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from repomem_eval.runner import RunOptions
 
 NAME = "repoeval"
-HELP = "Evaluate completion methods on RepoEval-format tasks (EM, ES, hit@k, time per task)."
+HELP = (
+    "Evaluate completion methods on RepoEval-format tasks (EM, ES, hit@k, the context the"
+    " prompts show, time per task)."
+)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,6 +18,11 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _cards(method: dict[str, Any]) -> str:
+    share = method.get("definitions_share") or 0
+    return f" + definition cards (up to {share:.0%} of its budget)" if share else ""
+
+
 def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]) -> str:
     """The overall and per-repository tables, headed by the configuration that matters most."""
     run = Run(label, methods, config)
@@ -34,12 +39,18 @@ def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]
         f" mode = {config.get('mode')}, right context: {config.get('right_context')}",
         "- methods: "
         + "; ".join(
-            f"{name} ({m['retrieval']}, {m['iterations']} iteration(s), alpha {m['alpha']})"
+            f"{name} ({m['retrieval']}{_cards(m)}, {m['iterations']} iteration(s),"
+            f" alpha {m['alpha']})"
             for name, m in config.get("methods", {}).items()
         ),
         "- EM, ES and hit@k in %; s/task: retrieval, prompt and the task's share of batched"
         " generation (updates showing the user's buffer are the benchmark's cost, not counted;"
         f" the run took {config.get('wall_seconds', 0):.0f} s in all)",
+        "- context, in % of the ctx n tasks whose ground truth calls a repository function,"
+        " class or constant defined outside the task's file: def@prompt, the final prompt shows"
+        " one's definition (card or fragment); use@prompt, a fragment it shows calls one;"
+        " def@10/use@10, the same in the last iteration's 10 best fragments (and cards) before"
+        " the prompt's budget cuts them",
         "",
         "## Overall",
         "",

@@ -386,16 +386,7 @@ def _run_config(
         "mode": options.mode,
         "right_context": RIGHT_CONTEXT,
         "leakage": LEAKAGE,
-        "methods": {
-            m.name: {
-                "retrieval": "none"
-                if not m.retrieves
-                else ("ground-truth window" if m.oracle else "left-context window"),
-                "iterations": options.method_settings(m).completion.iterations,
-                "alpha": options.method_settings(m).completion.alpha,
-            }
-            for m in options.methods
-        },
+        "methods": {m.name: _method_config(options, m) for m in options.methods},
         "completion": asdict(options.settings.completion),
         "backend": {
             **backend_settings,
@@ -406,4 +397,18 @@ def _run_config(
         "batch_size": options.batch_size,
         "repositories": repo_stats,
         "wall_seconds": wall,
+    }
+
+
+def _method_config(options: RunOptions, method: Method) -> dict[str, Any]:
+    """How a method retrieves: its query, iterations, relation weight and the share of the
+    retrieved-code budget its definition cards may take (0: it shows none)."""
+    completion = options.method_settings(method).completion
+    return {
+        "retrieval": "none"
+        if not method.retrieves
+        else ("ground-truth window" if method.oracle else "left-context window"),
+        "iterations": completion.iterations,
+        "alpha": completion.alpha,
+        "definitions_share": completion.definitions_share,
     }

@@ -12,6 +12,9 @@ depend on which ran first.
 Time: a retrieval served from the cache is charged what ``RepoIndex.retrieve`` took when it was
 computed. The updates that show buffers are the benchmark's cost, not the completion's (an
 editor makes them while the user types); :class:`BufferSwap` counts them separately.
+
+The first time a task's buffer is shown, its targets (``context_metrics``: the repository
+definitions its ground truth calls) are resolved too, once for every method.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from repomem.completion import CompletionTask
 from repomem.context.definitions import DefinitionHit
 from repomem.index import RepoIndex
 from repomem.scorer import Exclusion, RetrievedFragment
+from repomem_eval.context_metrics import Target, definitions_by_name, task_targets
 from repomem_eval.task_view import TaskView
 
 
@@ -101,6 +105,9 @@ class SharedRetrieval:
         self._cache: dict[_Key, tuple[list[RetrievedFragment], float]] = {}
         self._definitions: dict[tuple[str, str, int], tuple[list[DefinitionHit], float]] = {}
         self._served: dict[str, list[float]] = {}
+        self._targets: dict[str, tuple[Target, ...]] = {}
+        # the snapshot's definitions (no buffer is shown yet), for unresolved ``obj.name(``
+        self._named = definitions_by_name(index)
 
     def add(self, view: TaskView, planned: Iterable[Lookup] = ()) -> None:
         self._views[id(view.completion)] = view
@@ -124,7 +131,7 @@ class SharedRetrieval:
         task_id = view.task.task_id
         key = (task_id, query, k, alpha, exclusion)
         if key not in self._cache:
-            self.swap.show(view)
+            self._show(view)
             planned = [
                 (task_id, p.query, self.k, p.alpha, view.completion.exclusion)
                 for p in self._planned[task_id]
@@ -144,18 +151,35 @@ class SharedRetrieval:
 
     def definitions(self, view: TaskView, draft: str, window: int) -> list[DefinitionHit]:
         """The definitions the task's context (and a draft) uses, with its buffer shown; the
-        time is served to the task like a retrieval's."""
+        time is served to the task like a retrieval's. The context is the whole buffer, as an
+        editor has it: the task's prompt may start below the file's top, and the lookup reads
+        the file's rows (the enclosing class, the window the graph ranks from)."""
         key = (view.task.task_id, draft, window)
         if key not in self._definitions:
-            self.swap.show(view)
+            self._show(view)
             started = time.perf_counter()
             found = self.index.definitions(
-                view.task.rel_path, view.completion.left_context, draft=draft, window=window
+                view.task.rel_path, view.buffer, draft=draft, window=window
             )
             self._definitions[key] = (found, time.perf_counter() - started)
         found, seconds = self._definitions[key]
         self._served.setdefault(view.task.task_id, []).append(seconds)
         return found
+
+    def targets(self, view: TaskView) -> tuple[Target, ...]:
+        """The repository definitions outside the task's file that its ground truth calls,
+        resolved at its cursor with its buffer shown."""
+        if view.task.task_id not in self._targets:
+            self._show(view)
+        return self._targets[view.task.task_id]
+
+    def _show(self, view: TaskView) -> None:
+        self.swap.show(view)
+        task = view.task
+        if task.task_id not in self._targets:
+            self._targets[task.task_id] = task_targets(
+                self.index, task.rel_path, view.buffer, task.ground_truth, self._named
+            )
 
     def take_served(self, task_id: str) -> float:
         """Retrieval seconds served to the task since the last call (summed over iterations)."""
@@ -170,6 +194,7 @@ class SharedRetrieval:
             self._cache.clear()
             self._definitions.clear()
             self._served.clear()
+            self._targets.clear()
 
 
 class MethodRetriever:

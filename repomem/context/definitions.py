@@ -32,7 +32,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -162,6 +162,25 @@ def find_definitions(
     return hits
 
 
+def resolve_names(
+    index: RepoIndex, path: str, left_context: str, names: Sequence[str]
+) -> list[tuple[str, str, int] | None]:
+    """For each dotted name (``mod.f``, ``self.run``, ``client.send``) written at the cursor,
+    (file, qualified name or constant name, definition node) of what it refers to, resolved
+    as the cards are: imports, ``self.`` through the enclosing class and its bases, receivers
+    typed before the cursor; None where it does not resolve as a whole (no shorter prefix is
+    tried)."""
+    pf = index.parsed.get(path)
+    if pf is None:
+        return [None] * len(names)
+    finder = _Finder(index, path, pf, left_context.split("\n"))
+    out: list[tuple[str, str, int] | None] = []
+    for name in names:
+        found = finder.resolve(tuple(p.strip() for p in name.split(".")))
+        out.append(None if found is None else (*found[0], found[1]))
+    return out
+
+
 def _strengths(
     index: RepoIndex, path: str, pf: ParsedFile, cursor: int, window: int, found: list[_Found]
 ) -> np.ndarray:
@@ -219,7 +238,7 @@ class _Finder:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
             for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
-                row = int(self.pf.node_start[node]) if node < self.pf.n_nodes else 0
+                row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
 
@@ -239,16 +258,17 @@ class _Finder:
     def _resolve_longest(self, text: str) -> tuple[tuple[str, str], int, str, str] | None:
         """The longest prefix of a dotted name that resolves: (target, node, how, prefix)."""
         parts = tuple(p.strip() for p in text.split("."))
-        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
-            return None
         for end in range(len(parts), 0, -1):
-            resolved = self._resolve(parts[:end])
+            resolved = self.resolve(parts[:end])
             if resolved is not None:
                 return (*resolved, ".".join(parts[:end]))
         return None
 
-    def _resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
-        """(target, its node, how it resolved) for a dotted name, or None."""
+    def resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """(target, its node, how it resolved) for a dotted name, or None (keywords and
+        built-ins never resolve)."""
+        if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
+            return None
         if not self.python:
             return self._by_name(parts[-1])
         typed = self.types.get(parts[0]) if len(parts) > 1 and self._unbound(parts[0]) else None
@@ -336,7 +356,7 @@ class _Finder:
         }
 
 
-def _code(line: str, comment: str = "#") -> str:
+def code_text(line: str, comment: str = "#") -> str:
     """A line without its strings and comment (roughly: enough to find names)."""
     return _STRING.sub('""', line).split(comment, 1)[0]
 
@@ -344,4 +364,4 @@ def _code(line: str, comment: str = "#") -> str:
 def _names(text: str, comment: str) -> Iterator[str]:
     """The dotted names of ``text``, last first."""
     for line in reversed(split_lines(text)):
-        yield from reversed(_NAME.findall(_code(line, comment)))
+        yield from reversed(_NAME.findall(code_text(line, comment)))

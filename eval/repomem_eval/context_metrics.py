@@ -1,0 +1,170 @@
+"""Model-free measures of the context a prompt gives: does it show the definitions the answer
+calls, and code that calls them?
+
+A task's *targets* are the functions, classes and constants of the repository that its ground
+truth calls and that are defined outside the task's file (the left context shows that file).
+The callees are the dotted names followed by ``(`` in the ground truth, strings and comments
+left out; each resolves at the cursor exactly as the context engine resolves the names it
+makes cards for (:func:`repomem.context.definitions.resolve_names`). An ``obj.name(`` call
+that does not resolve (a receiver whose type the left context does not show) counts every
+repository definition whose last name is ``name`` (any of them shown counts), unless ``name``
+is a dunder or a method of common built-in types (``api_calls.COMMON_METHODS``) or ``obj`` is
+a module imported from outside the repository (``np.zeros(``).
+
+Per task and method (none for a task without targets):
+
+- ``def_prompt``: the final prompt shows a target's definition: its card, or a fragment of the
+  target's file whose shown lines include the target's ``def``/``class``/assignment line;
+- ``use_prompt``: a fragment the final prompt shows calls a target (``name(`` on a line that
+  does not define ``name``): RepoCoder's recall of API uses;
+- ``def_at_k``/``use_at_k``: the same over the last iteration's top k fragments (and, for
+  definitions, its top k cards) as ranked, before the prompt's budget cuts them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from repomem.context.cards import Card
+from repomem.context.definitions import DefinitionHit, code_text, resolve_names
+from repomem.index import RepoIndex
+from repomem.languages import LINE_COMMENT
+from repomem.parsing import split_lines
+from repomem.prompt import Prompt
+from repomem.scorer import RetrievedFragment
+from repomem_eval.api_calls import COMMON_METHODS
+from repomem_eval.metrics import AT_K, code_lines
+
+_CALLEE = re.compile(r"(?P<dot>\.\s*)?(?<!\w)(?P<name>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+_DEFINES = re.compile(r"(?:\bdef|\bclass)\s+$")
+
+# (language, last name component) -> (file, 0-based definition line) of each definition
+Named = Mapping[tuple[str, str], list[tuple[str, int]]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A repository definition a task's ground truth calls: its file, the 0-based line of its
+    ``def``/``class``/assignment, its bare ``name`` and that line stripped (``header``)."""
+
+    path: str
+    line: int
+    name: str
+    header: str
+
+
+def definitions_by_name(index: RepoIndex) -> dict[tuple[str, str], list[tuple[str, int]]]:
+    """Every definition of the index by language and last name component (``Cls.run`` is
+    ``run``): what an unresolved ``obj.name(`` may call."""
+    named: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    for path, pf in index.parsed.items():
+        for d in pf.definitions:
+            key = (pf.language, d.name.rsplit(".", 1)[-1])
+            named[key].append((path, int(pf.node_start[d.node])))
+    return dict(named)
+
+
+def callees(ground_truth: str, comment: str = "#") -> list[tuple[str, bool]]:
+    """The dotted names the text calls, in order, each with whether it is an attribute of an
+    expression that is not a name (``f().name(``, ``x[0].name(``)."""
+    found = []
+    for line in split_lines(ground_truth):
+        code = code_text(line, comment)
+        for m in _CALLEE.finditer(code):
+            if not _DEFINES.search(code[: m.start("name")]):
+                found.append((re.sub(r"\s+", "", m["name"]), m["dot"] is not None))
+    return found
+
+
+def task_targets(
+    index: RepoIndex, path: str, left_context: str, ground_truth: str, named: Named
+) -> tuple[Target, ...]:
+    """The targets of a task completed at the end of ``left_context`` in ``path`` (the index
+    holding the user's buffer), in the order the ground truth calls them."""
+    pf = index.parsed.get(path)
+    if pf is None:
+        return ()
+    calls = callees(ground_truth, LINE_COMMENT.get(pf.language, "#"))
+    names = list(dict.fromkeys(n for n, chained in calls if not chained))
+    resolved = dict(zip(names, resolve_names(index, path, left_context, names), strict=True))
+    # names the file binds to modules outside the repository: ``np.zeros(`` is numpy's
+    external = {b.name for b in pf.imports if index.resolver.lookup(path, b.name) is None}
+    found: dict[tuple[str, int], Target] = {}
+    for name, chained in calls:
+        hit = None if chained else resolved[name]
+        if hit is not None:
+            file, qualname, node = hit
+            places = [(file, int(index.parsed[file].node_start[node]))]
+            bare = qualname.rsplit(".", 1)[-1]
+        else:
+            parts = name.split(".")
+            bare = parts[-1]
+            if (
+                (len(parts) == 1 and not chained)
+                or (bare.startswith("__") and bare.endswith("__"))
+                or bare in COMMON_METHODS
+                or (not chained and parts[0] in external)
+            ):
+                continue
+            places = named.get((pf.language, bare), [])
+        for file, line in places:
+            if file != path and (file, line) not in found:
+                found[(file, line)] = Target(file, line, bare, index.file_lines(file)[line].strip())
+    return tuple(found.values())
+
+
+def context_scores(
+    targets: Sequence[Target],
+    prompt: Prompt,
+    retrieved: Sequence[RetrievedFragment],
+    definitions: Sequence[DefinitionHit],
+) -> dict[str, bool] | None:
+    """The task's context measures (see the module doc); None for a task without targets.
+    ``retrieved`` and ``definitions`` are the last iteration's, best first."""
+    if not targets:
+        return None
+    scores = {
+        "def_prompt": shows_definition(targets, prompt.fragments, prompt.cards),
+        "use_prompt": shows_use(targets, prompt.fragments),
+    }
+    for k in AT_K:
+        cards = [h.card for h in definitions[:k]]
+        scores[f"def_at_{k}"] = shows_definition(targets, retrieved[:k], cards)
+    for k in AT_K:
+        scores[f"use_at_{k}"] = shows_use(targets, retrieved[:k])
+    return scores
+
+
+def _shown(fragment: RetrievedFragment) -> list[str]:
+    return code_lines(fragment.shown or fragment.text)
+
+
+def shows_definition(
+    targets: Sequence[Target], fragments: Sequence[RetrievedFragment], cards: Sequence[Card]
+) -> bool:
+    """A card of a target, or a fragment of a target's file showing its definition line."""
+    carded = {(c.path, c.line) for c in cards}
+    for t in targets:
+        if (t.path, t.line) in carded:
+            return True
+        for f in fragments:
+            if any(loc.path == t.path for loc in f.locations) and t.header in _shown(f):
+                return True
+    return False
+
+
+def shows_use(targets: Sequence[Target], fragments: Sequence[RetrievedFragment]) -> bool:
+    """A fragment with a line that calls a target's name and does not define it."""
+    checks = [
+        (re.compile(rf"\b{name}\s*\("), re.compile(rf"^(?:async\s+)?(?:def|class)\s+{name}\b"))
+        for name in dict.fromkeys(t.name for t in targets)
+    ]
+    return any(
+        call.search(line) and not define.match(line)
+        for f in fragments
+        for line in _shown(f)
+        for call, define in checks
+    )
