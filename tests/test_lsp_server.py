@@ -214,6 +214,7 @@ async def test_indexing_does_not_depend_on_the_working_directory(
     assert warnings_shown(client_elsewhere) == []
 
 
+@pytest.mark.asyncio
 async def test_the_server_and_the_cli_index_a_repository_alike(client: LanguageClient, repo: Path):
     (repo / ".repomem.toml").write_text('[index]\nignore_patterns = ["pkg/sub/"]\n')
     (repo / "pyproject.toml").write_text("[tool.repomem.index]\nstride = 5\n")
