@@ -21,6 +21,8 @@ _MAX_DEPTH = 4
 
 # (target file path, target local node)
 Target = tuple[str, int]
+# ``by_name``'s namespace for Python definitions, by the last part of their qualified name
+PYTHON_NS = "python"
 
 
 @cache
@@ -50,6 +52,7 @@ class Resolver:
         self.classes: dict[str, set[str]] = {}
         self.qualnames: dict[str, dict[int, str]] = {}
         self.bindings: dict[str, dict[str, ImportBinding]] = {}
+        # (namespace, name) -> definitions; Python's by the last part of their name
         self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
         # what each file's resolution looked at, so that a change re-resolves only the files
         # it can affect: names looked up per file, module names tried, bare names called
@@ -82,6 +85,8 @@ class Resolver:
             for i in range(len(parts)):
                 self.suffixes[".".join(parts[i:])].append(path)
             self.bindings[path] = {b.name: b for b in pf.imports}
+            for d in pf.definitions:  # by the last part of the name: ``obj.meth`` untyped
+                self.by_name[(PYTHON_NS, d.name.rsplit(".", 1)[-1])].append((path, d.node))
         else:
             ns = NAMESPACE.get(pf.language, pf.language)
             for d in pf.definitions:
@@ -99,11 +104,10 @@ class Resolver:
             for i in range(len(parts)):
                 key = ".".join(parts[i:])
                 self.suffixes[key] = [p for p in self.suffixes[key] if p != path]
-        else:
-            ns = NAMESPACE.get(pf.language, pf.language)
-            for d in pf.definitions:
-                key = (ns, d.name)
-                self.by_name[key] = [t for t in self.by_name[key] if t[0] != path]
+        ns = PYTHON_NS if pf.language == "python" else NAMESPACE.get(pf.language, pf.language)
+        for d in pf.definitions:
+            key = (ns, d.name.rsplit(".", 1)[-1] if pf.language == "python" else d.name)
+            self.by_name[key] = [t for t in self.by_name[key] if t[0] != path]
 
     # ---- modules -------------------------------------------------------------------------
     def resolve_module(self, name: str, level: int, from_path: str) -> str | None:

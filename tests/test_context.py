@@ -161,6 +161,16 @@ def test_names_resolve_through_imports_self_bases_and_typed_receivers(app_index)
     assert len({(h.card.path, h.card.name) for h in hits}) == len(hits)
 
 
+def test_an_untyped_receiver_finds_the_only_method_so_named(app_index) -> None:
+    left = APP + "        result = opts.send(b'z')\n        data.get('k')\n        x.run()\n"
+    names = found(app_index, left)
+    assert names["opts.send"] == ("pkg/net.py", "Client.send")  # one `send` in the repository
+    assert "data.get" not in names  # built-in types have a `get`: never guessed
+    assert "x.run" not in names  # Base.run and Core.go's callers: `run` is not unique
+    hit = next(h for h in app_index.definitions("pkg/app.py", left) if h.name == "opts.send")
+    assert hit.how.endswith("the only definition so named")
+
+
 def test_the_draft_brings_its_names(app_index) -> None:
     left = APP.split("        conn =")[0]  # connect is imported, not called yet
     before = {h.name: h for h in app_index.definitions("pkg/app.py", left)}

@@ -19,8 +19,8 @@ from repomem.parsing import Definition, ParsedFile
 # At most this many lines of a signature (a def with one parameter per line), of a docstring
 # paragraph, and methods in a class skeleton.
 MAX_SIGNATURE_LINES = 12
-MAX_DOC_LINES = 6
-MAX_METHODS = 16
+MAX_DOC_LINES = 3
+MAX_METHODS = 10
 
 _DOC_OPEN = re.compile(r"""^[rRbBuU]{0,2}("{3}|'{3}|"|')""")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")

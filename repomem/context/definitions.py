@@ -44,6 +44,7 @@ from repomem.languages import LINE_COMMENT
 from repomem.parsing import ParsedFile, split_lines
 from repomem.queries import NAMESPACE
 from repomem.relations import node_strengths
+from repomem.resolve import PYTHON_NS
 
 if TYPE_CHECKING:
     from repomem.index import RepoIndex
@@ -68,6 +69,9 @@ _TYPED = re.compile(
     r"(?::\s*(?P<annot>[A-Za-z_][\w.]*)|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*\()"
 )
 _SKIP = frozenset(keyword.kwlist) | frozenset(dir(builtins)) - {"self", "cls"}
+_COMMON_METHODS = frozenset(
+    name for t in (str, bytes, list, dict, set, tuple, int, float, object) for name in dir(t)
+)
 
 
 @dataclass(frozen=True)
@@ -286,7 +290,23 @@ class _Finder:
             how = "resolved through imports" if parts[0] not in self._local() else "this file"
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how
-        return self._constant(parts)
+        return self._constant(parts) or self._method_by_name(parts)
+
+    def _method_by_name(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """``obj.meth`` with a receiver of unknown type (a local, a parameter, ``self`` whose
+        class or bases the resolver cannot follow; not a name imported from outside the
+        repository, ``np.zeros``): the repository's only definition named ``meth``, unless
+        built-in types have a method of that name (``d.get(k)``)."""
+        name = parts[-1]
+        if len(parts) < 2 or name in _COMMON_METHODS or name.startswith("__"):
+            return None
+        if parts[0] not in ("self", "cls") and not self._unbound(parts[0]):
+            return None
+        found = self.resolver.by_name.get((PYTHON_NS, name), [])
+        if len(found) != 1:
+            return None
+        path, node = found[0]
+        return (path, self.resolver.qualnames[path][node]), node, "the only definition so named"
 
     def _unbound(self, name: str) -> bool:
         """Whether ``name`` is neither imported nor defined at the top of the file (so only
