@@ -60,7 +60,7 @@ class CompletionConfig:
     max_tokens_api: int = 256
     retrieved_budget_fraction: float = 0.5
     max_fragments: int = 10
-    definitions_share: float = 0.25
+    definitions_share: float = 0.5
     max_definitions: int = 16
 
 

@@ -16,6 +16,7 @@ from repomem.context.cards import Card
 from repomem.index import RepoIndex
 from repomem.prompt import Prompt
 from repomem.scorer import Location, RetrievedFragment
+from repomem.settings import CompletionConfig
 from repomem_eval.context_metrics import Target, callees, shows_definition, shows_use
 from repomem_eval.metrics import CONTEXT_KEYS
 from repomem_eval.task_retrieval import SharedRetrieval
@@ -222,11 +223,12 @@ def test_graph_shows_the_definitions_plain_retrieval_misses(tmp_path: Path) -> N
     assert vanilla["def_prompt"] == 0.0 and vanilla["def_at_10"] == 0.0
     assert graph["def_prompt"] == 100.0 and graph["def_at_10"] == 100.0
     assert results["config"]["methods"]["vanilla"]["definitions_share"] == 0.0
-    assert results["config"]["methods"]["graph"]["definitions_share"] == 0.25
+    default_share = CompletionConfig().definitions_share
+    assert results["config"]["methods"]["graph"]["definitions_share"] == default_share
     # what a resumed run must match: a share of cards other than the predictions' is refused
     fingerprints = json.loads((out / "run.json").read_text())["methods"]
     assert fingerprints["vanilla"]["completion"]["definitions_share"] == 0.0
-    assert fingerprints["graph"]["completion"]["definitions_share"] == 0.25
+    assert fingerprints["graph"]["completion"]["definitions_share"] == default_share
     lines = (out / "predictions-graph.jsonl").read_text().splitlines()
     made = [json.loads(line) for line in lines]
     by_id = {p["task_id"]: p for p in made}

@@ -21,7 +21,7 @@ from repomem.fragments import shown_lines
 from repomem.index import RepoIndex
 from repomem.parsing import split_lines
 from repomem.scorer import Exclusion, RetrievedFragment
-from repomem.settings import Settings
+from repomem.settings import CompletionConfig, Settings
 from repomem_eval.batch import MethodRun, evaluate_batch
 from repomem_eval.make_benchmark import make_benchmark
 from repomem_eval.methods import METHODS
@@ -259,7 +259,10 @@ def test_results_have_every_method_and_match_the_predictions(
         "alpha": 0.5,
         "definitions_share": 0.0,
     }
-    assert config["methods"]["repocoder-graph"]["definitions_share"] == 0.25
+    assert (
+        config["methods"]["repocoder-graph"]["definitions_share"]
+        == CompletionConfig().definitions_share
+    )
     table = (out / "results.md").read_text()
     assert all(f"| {m} |" in table for m in ALL_METHODS)
     assert (out / "index" / "proj").is_dir() and not (repos / "proj" / ".repomem").exists()

@@ -293,14 +293,15 @@ class _Finder:
         return self._constant(parts) or self._method_by_name(parts)
 
     def _method_by_name(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
-        """``obj.meth`` with a receiver of unknown type (a local, a parameter, ``self`` whose
-        class or bases the resolver cannot follow; not a name imported from outside the
-        repository, ``np.zeros``): the repository's only definition named ``meth``, unless
-        built-in types have a method of that name (``d.get(k)``)."""
+        """``obj.meth`` that did not resolve (a local or parameter of unknown type, ``self``
+        whose bases the resolver cannot follow, a package that re-exports with ``import *``;
+        not a name imported from outside the repository, ``np.zeros``): the repository's only
+        definition named ``meth``, unless built-in types have a method of that name
+        (``d.get(k)``)."""
         name = parts[-1]
         if len(parts) < 2 or name in _COMMON_METHODS or name.startswith("__"):
             return None
-        if parts[0] not in ("self", "cls") and not self._unbound(parts[0]):
+        if parts[0] in self._local() or self._external(parts[0]):
             return None
         found = self.resolver.by_name.get((PYTHON_NS, name), [])
         if len(found) != 1:
@@ -312,6 +313,13 @@ class _Finder:
         """Whether ``name`` is neither imported nor defined at the top of the file (so only
         a local's type can tell what it is)."""
         return name not in self._local() and all(b.name != name for b in self.pf.imports)
+
+    def _external(self, name: str) -> bool:
+        """Whether ``name`` is imported from a module outside the repository."""
+        binding = next((b for b in self.pf.imports if b.name == name), None)
+        if binding is None:
+            return False
+        return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
 
     def _local(self) -> dict[str, int]:
         return self.resolver.defs.get(self.path, {})
