@@ -329,54 +329,24 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
 
 @numba.njit(cache=True)
 def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, dist, done):  # noqa: ANN001, ANN202
-    """Eq. 8 from one weighted node set to each of ``targets`` (sorted): per source a
-    Dijkstra that stops once every target is settled, past ``limit`` or after ``node_cap``
-    nodes; hubs other than the source are reached but not passed, as in ``_search``."""
-    start, end, nbr, cost, tie = g
-    out = np.zeros(targets.size, np.float64)
+    """Eq. 8 from one weighted node set to each of ``targets`` (sorted): one ``_search``
+    per source, its settled nodes looked up among the targets."""
+    start = g[0]
+    # nodes a search touches: bounded by its pruning and by the graph (the heap grows itself)
+    touched = np.empty(min(node_cap * node_cap + 1, start.size + 1), np.int64)
     hk = np.empty(1024, np.float64)
     hv = np.empty(1024, np.int64)
-    touched = np.empty(1024, np.int64)
+    out_ids = np.empty(node_cap, np.int64)
+    out_s = np.empty(node_cap, np.float64)
+    out = np.zeros(targets.size, np.float64)
     for q in range(srcs.size):
-        src = srcs[q]
-        size = 0
-        nt = 0
-        touched = _append(touched, nt, src)
-        nt += 1
-        dist[src] = 0.0
-        hk, hv, size = _push(hk, hv, size, 0.0, src, tie)
-        settled = 0
-        found = 0
-        while size > 0 and found < targets.size and settled < node_cap:
-            d, u, size = _pop(hk, hv, size, tie)
-            if done[u]:
-                continue
-            done[u] = True
-            settled += 1
-            k = np.searchsorted(targets, u)
-            if k < targets.size and targets[k] == u:
-                out[k] += weights[q] * math.exp(-d)
-                found += 1
-            if u != src and end[u] - start[u] > hub:
-                continue
-            # rows are sorted by cost: past the nodes that can still be settled, none can
-            room = node_cap - settled
-            queued = 0
-            for e in range(start[u], end[u]):
-                v = nbr[e]
-                nd = d + cost[e]
-                if nd > limit or queued >= room:
-                    break
-                if nd < dist[v]:
-                    queued += 1
-                    if dist[v] == np.inf:
-                        touched = _append(touched, nt, v)
-                        nt += 1
-                    dist[v] = nd
-                    hk, hv, size = _push(hk, hv, size, nd, v, tie)
-        for t in range(nt):
-            dist[touched[t]] = np.inf
-            done[touched[t]] = False
+        n, _, _ = _search(
+            g, srcs[q], limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, out_s
+        )
+        for i in range(n):
+            k = np.searchsorted(targets, out_ids[i])
+            if k < targets.size and targets[k] == out_ids[i]:
+                out[k] += weights[q] * out_s[i]
     return out
 
 
@@ -392,9 +362,8 @@ def node_strengths(
 ) -> np.ndarray:
     """Eq. 8 between a weighted set of nodes (a fragment's, or the cursor's window) and each
     single node of ``targets``: ``sum_k w_k * Dis(g_k, target)``, strengths below
-    ``epsilon`` counting as 0. Each source's search ends as soon as it has settled every
-    target, so a query that relates a window to a few definitions costs far less than a
-    fragment's relations to everything."""
+    ``epsilon`` counting as 0 and each source settling at most ``node_cap`` nodes (the
+    searches of ``compute_relations``, from one node set and with its own bounds)."""
     unique, inverse = np.unique(np.asarray(targets, np.int64), return_inverse=True)
     if sources.size == 0 or unique.size == 0:
         return np.zeros(inverse.size, np.float64)

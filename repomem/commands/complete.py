@@ -228,6 +228,7 @@ def explain_definitions(
         mark = "" if shown is None else ("  [in prompt]" if h.card in shown else "  [not shown]")
         print(
             f"  d{rank:<2} {h.card.path}:{h.card.line + 1} {h.card.kind} {h.card.name}"
-            f"  <- {h.name} ({h.how}; {h.distance} lines up)  strength={h.strength:.3f}{mark}",
+            f"  <- {h.name} ({h.how}; {h.distance} line{'' if h.distance == 1 else 's'} up)"
+            f"  strength={h.strength:.3f}{mark}",
             file=out,
         )

@@ -294,7 +294,7 @@ class _Finder:
 
     def _method_by_name(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
         """``obj.meth`` that did not resolve (a local or parameter of unknown type, ``self``
-        whose bases the resolver cannot follow, a package that re-exports with ``import *``;
+        outside any class the parse shows, a package that re-exports with ``import *``;
         not a name imported from outside the repository, ``np.zeros``): the repository's only
         definition named ``meth``, unless built-in types have a method of that name
         (``d.get(k)``)."""
@@ -303,6 +303,8 @@ class _Finder:
             return None
         if parts[0] in self._local() or self._external(parts[0]):
             return None
+        if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
+            return None  # the class and its bases were searched: an attribute, not a method
         found = self.resolver.by_name.get((PYTHON_NS, name), [])
         if len(found) != 1:
             return None
