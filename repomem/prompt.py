@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from repomem.context.cards import Card
 from repomem.languages import LINE_COMMENT
@@ -66,6 +66,7 @@ FIM_TEMPLATES: dict[str, tuple[str, str, str]] = {
 RIGHT_CONTEXT_SHARE = 0.25
 
 Count = Callable[[str], int]
+T = TypeVar("T")
 
 
 class PromptModel(Protocol):
@@ -168,13 +169,23 @@ def build_prompt(
     overhead = count("".join(FIM_TEMPLATES[fim])) if fim else 0
 
     budget = min(int(retrieved_budget_fraction * window), available - overhead)
-    shown_cards, card_blocks = _choose_cards(
-        _unseen(cards, path, left_context), marker, count, int(budget * definitions_share)
+    shown_cards, card_blocks = _choose(
+        _unseen(cards, path, left_context),
+        lambda card: format_card(card, marker),
+        count,
+        count(_intro(marker, DEFINITIONS_INTRO) + "\n"),
+        int(budget * definitions_share),
+        len(cards),
     )
     definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
     definitions_tokens = count(definitions) if definitions else 0
-    chosen, blocks = _choose_blocks(
-        fragments, marker, count, budget - definitions_tokens, max_fragments
+    chosen, blocks = _choose(
+        fragments,
+        lambda fragment: format_block(fragment, marker),
+        count,
+        count(_intro(marker) + "\n"),  # the intro and the newline before the left context
+        budget - definitions_tokens,
+        max_fragments,
     )
     retrieved = format_retrieved(blocks, marker)
     retrieved_tokens = count(retrieved) if retrieved else 0
@@ -229,24 +240,20 @@ def _assemble(retrieved: str, left: str, right: str, fim: str | None) -> str:
     return f"{before}{prefix}{middle}{right}{after}"
 
 
-def _choose_blocks(
-    fragments: Sequence[RetrievedFragment],
-    marker: str,
-    count: Count,
-    budget: int,
-    max_fragments: int,
-) -> tuple[list[RetrievedFragment], list[str]]:
-    """RepoCoder's greedy choice: best first, skip what does not fit, stop at the cap."""
-    chosen: list[RetrievedFragment] = []
+def _choose(
+    items: Sequence[T], render: Callable[[T], str], count: Count, used: int, budget: int, cap: int
+) -> tuple[list[T], list[str]]:
+    """RepoCoder's greedy choice: best first, skip what does not fit, stop at the cap.
+    ``used``: tokens already spent (the section's intro)."""
+    chosen: list[T] = []
     blocks: list[str] = []
-    used = count(_intro(marker) + "\n")  # the intro and the newline before the left context
-    for fragment in fragments:
-        if len(chosen) >= max_fragments:
+    for item in items:
+        if len(chosen) >= cap:
             break
-        block = format_block(fragment, marker)
+        block = render(item)
         tokens = count(block)
         if used + tokens <= budget:
-            chosen.append(fragment)
+            chosen.append(item)
             blocks.append(block)
             used += tokens
     return chosen, blocks
@@ -257,24 +264,6 @@ def _unseen(cards: Sequence[Card], path: str | None, left_context: str) -> list[
     left context's part (only a file too long for the prompt loses its top)."""
     cursor = left_context.count("\n")
     return [c for c in cards if not (c.path == path and c.line < cursor)]
-
-
-def _choose_cards(
-    cards: Sequence[Card], marker: str, count: Count, budget: int
-) -> tuple[list[Card], list[str]]:
-    """Cards best first, within ``budget`` tokens (the intro included), skipping any that
-    do not fit."""
-    chosen: list[Card] = []
-    blocks: list[str] = []
-    used = count(_intro(marker, DEFINITIONS_INTRO) + "\n")
-    for card in cards:
-        block = format_card(card, marker)
-        tokens = count(block)
-        if used + tokens <= budget:
-            chosen.append(card)
-            blocks.append(block)
-            used += tokens
-    return chosen, blocks
 
 
 def _keep_tail(text: str, budget: int, count: Count) -> str:
