@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from repomem.context.cards import Card, constant_card, definition_card
+from repomem.fragments import Window, window_nodes
 from repomem.languages import LINE_COMMENT
-from repomem.parsing import ParsedFile, split_lines
+from repomem.parsing import ImportBinding, ParsedFile, split_lines
 from repomem.queries import NAMESPACE
 from repomem.relations import node_strengths
 from repomem.resolve import PYTHON_NS
@@ -193,14 +194,9 @@ def _strengths(
     if path not in graph.stmt_offset:
         return np.zeros(len(found))
     lo, hi = max(0, cursor - window), min(cursor, pf.line_owner.size)
-    owner = pf.line_owner[lo:hi].astype(np.int64)
-    length = pf.line_len[lo:hi].astype(np.float64)
-    keep = (owner >= 0) & (length > 0)
-    if not keep.any():
+    _, nodes, weights = window_nodes(pf, [Window(lo, max(lo, hi), "")])
+    if nodes.size == 0:
         return np.zeros(len(found))
-    nodes, at = np.unique(owner[keep], return_inverse=True)
-    weights = np.bincount(at, weights=length[keep])
-    weights /= weights.sum()
     sources = nodes + graph.stmt_offset[path]
     targets = np.array([graph.stmt_offset[f.target[0]] + f.node for f in found], np.int64)
     config = index.config
@@ -314,11 +310,11 @@ class _Finder:
     def _unbound(self, name: str) -> bool:
         """Whether ``name`` is neither imported nor defined at the top of the file (so only
         a local's type can tell what it is)."""
-        return name not in self._local() and all(b.name != name for b in self.pf.imports)
+        return name not in self._local() and name not in self._bindings()
 
     def _external(self, name: str) -> bool:
         """Whether ``name`` is imported from a module outside the repository."""
-        binding = next((b for b in self.pf.imports if b.name == name), None)
+        binding = self._bindings().get(name)
         if binding is None:
             return False
         return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
@@ -326,15 +322,17 @@ class _Finder:
     def _local(self) -> dict[str, int]:
         return self.resolver.defs.get(self.path, {})
 
+    def _bindings(self) -> dict[str, ImportBinding]:
+        """The file's imports by the name they bind (the resolver's table: the last wins)."""
+        return self.resolver.bindings.get(self.path, {})
+
     def _constant(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
         """A module-level constant named directly (imported) or as ``module.NAME``."""
         if parts[0] in ("self", "cls") or len(parts) > 2:
             return None
         if len(parts) == 1:
-            binding = self.python and next(
-                (b for b in self.pf.imports if b.name == parts[0] and b.symbol), None
-            )
-            if not binding:
+            binding = self._bindings().get(parts[0])
+            if binding is None or binding.symbol is None:
                 return None
             module = self.resolver.resolve_module(binding.module, binding.level, self.path)
             name = binding.symbol
