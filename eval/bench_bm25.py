@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from repomem.bm25 import BM25Index, tokenize
+from repomem.index.bm25 import BM25Index, tokenize
 
 WINDOW = 20
 STRIDE = 10

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from repomem.bm25 import tokenize
 from repomem.config import IndexConfig
-from repomem.files import scan_files
-from repomem.index import RepoIndex
-from repomem.languages import parser
-from repomem.parsing import split_lines
-from repomem.scorer import Exclusion
+from repomem.context.scorer import Exclusion
+from repomem.index.bm25 import tokenize
+from repomem.index.files import scan_files
+from repomem.index.languages import parser
+from repomem.index.parsing import split_lines
+from repomem.index.repo import RepoIndex
 
 
 def pct(values: list[float], q: float) -> float:

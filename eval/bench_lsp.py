@@ -56,7 +56,7 @@ import numpy as np
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from repomem.languages import language_for_path, parser
+from repomem.index.languages import language_for_path, parser
 
 SKIP_DIRS = {"site-packages", "test", "tests", "idlelib", "__pycache__", "lib2to3"}
 DEFAULT_FILE = "argparse.py"

@@ -17,8 +17,8 @@ import sysconfig
 import time
 from pathlib import Path
 
-from repomem import splice
-from repomem.parsing import ParsedFile, parse_source
+from repomem.index import splice
+from repomem.index.parsing import ParsedFile, parse_source
 
 VALID = [
     "def added(x):\n    return helper(x)",

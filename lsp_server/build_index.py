@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from repomem.errors import RepomemError
-from repomem.index import RepoIndex
-from repomem.store import config_from
+from repomem.index.repo import RepoIndex
+from repomem.index.store import config_from
 
 PROGRESS_INTERVAL_S = 0.1
 

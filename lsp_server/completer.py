@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from lsp_server.background_loop import BackgroundLoop
 from lsp_server.suggestion_cache import Suggestion, SuggestionCache
 from lsp_server.workspace_index import WorkspaceIndex
-from repomem.backends.base import Backend, BackendError
-from repomem.backends.builtin import BuiltinBackend
-from repomem.backends.registry import create_backend
-from repomem.completion import CompletionEngine, CompletionResult
+from repomem.completion.backends.base import Backend, BackendError
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.backends.registry import create_backend
+from repomem.completion.engine import CompletionEngine, CompletionResult
+from repomem.completion.postprocess import cut_at_right_context
 from repomem.config import BackendConfig
+from repomem.context.scorer import Exclusion
 from repomem.errors import RepomemError
-from repomem.postprocess import cut_at_right_context
-from repomem.scorer import Exclusion
 from repomem.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -36,8 +36,8 @@ from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
 from lsp_server.workspace_index import IndexReport, WorkspaceIndex
 from repomem import __version__
-from repomem.files import FileSkipped, check_prompt_text, skip_explanation
-from repomem.languages import language_for_path
+from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
+from repomem.index.languages import language_for_path
 from repomem.settings import Settings, SettingsError, load_settings
 
 logger = logging.getLogger(__name__)

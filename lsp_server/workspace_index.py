@@ -36,12 +36,12 @@ import numpy as np
 
 from repomem.config import IndexConfig
 from repomem.context.definitions import DefinitionHit
+from repomem.context.scorer import Exclusion, RetrievedFragment
 from repomem.errors import RepomemError
-from repomem.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
-from repomem.index import RepoIndex
-from repomem.languages import language_for_path
-from repomem.parsing import supported
-from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.index.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
+from repomem.index.languages import language_for_path
+from repomem.index.parsing import supported
+from repomem.index.repo import RepoIndex
 
 logger = logging.getLogger(__name__)
 

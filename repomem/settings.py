@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from repomem.backends.fim import FIM_OFF
+from repomem.completion.backends.fim import FIM_OFF
+from repomem.completion.prompt import FIM_TEMPLATES
 from repomem.config import BackendConfig, IndexConfig
 from repomem.errors import RepomemError
-from repomem.prompt import FIM_TEMPLATES
 
 ENV_PREFIX = "REPOMEM_"
 FILE_NAME = ".repomem.toml"

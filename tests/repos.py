@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 
-from repomem.parsing import ParsedFile
+from repomem.index.parsing import ParsedFile
 
 PY_FILES: dict[str, str] = {
     "pkg/__init__.py": "from .util import helper\n",

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import tinymodel
 
-from repomem.backends.base import BackendError, GenerationRequest
-from repomem.backends.fim import FIM_SENTINELS, detect_fim_style, resolve_fim_style
-from repomem.backends.openai import APPROXIMATE_BYTES_PER_TOKEN, OpenAIBackend
-from repomem.backends.registry import BACKEND_NAMES, create_backend
+from repomem.completion.backends.base import BackendError, GenerationRequest
+from repomem.completion.backends.fim import FIM_SENTINELS, detect_fim_style, resolve_fim_style
+from repomem.completion.backends.openai import APPROXIMATE_BYTES_PER_TOKEN, OpenAIBackend
+from repomem.completion.backends.registry import BACKEND_NAMES, create_backend
 from repomem.config import BackendConfig
 
 if TYPE_CHECKING:
-    from repomem.backends.transformers import TransformersBackend
+    from repomem.completion.backends.transformers import TransformersBackend
 
 PROMPTS = (
     "def parse(self, text):\n    ",
@@ -63,7 +63,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory, offline: None) -> Path:
 
 @pytest.fixture(scope="module")
 def backend(tiny_model: Path) -> TransformersBackend:
-    from repomem.backends.transformers import TransformersBackend
+    from repomem.completion.backends.transformers import TransformersBackend
 
     return TransformersBackend(str(tiny_model), device="cpu")
 
@@ -137,7 +137,7 @@ def test_transformers_stop_strings_cut_at_first_occurrence(backend, reference) -
 def test_transformers_reads_settings_from_the_model(backend, tiny_model: Path) -> None:
     from transformers import AutoTokenizer
 
-    from repomem.backends.transformers import TransformersBackend
+    from repomem.completion.backends.transformers import TransformersBackend
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model, local_files_only=True)
     text = "def foo(x):\n    return x + 1\n"
@@ -183,7 +183,7 @@ def test_transformers_cancel_returns_promptly_and_stops_the_model(backend) -> No
 
 
 def test_transformers_bad_device_names_the_setting(tiny_model: Path) -> None:
-    from repomem.backends.transformers import TransformersBackend
+    from repomem.completion.backends.transformers import TransformersBackend
 
     with pytest.raises(BackendError, match="backend.device"):
         TransformersBackend(str(tiny_model), device="no-such-device")
@@ -339,7 +339,7 @@ def test_openai_retries_busy_server_then_succeeds(
 ) -> None:
     fake_server.script = [503, 429, "ok"]
     backend = OpenAIBackend(fake_server.url, max_retries=2, backoff=0.01)
-    with caplog.at_level(logging.WARNING, logger="repomem.backends.openai"):
+    with caplog.at_level(logging.WARNING, logger="repomem.completion.backends.openai"):
         text = run(backend.complete(GenerationRequest("abc")))
     assert text == FakeServer.text_for("abc")
     assert len(fake_server.requests) == 3
@@ -379,7 +379,7 @@ def test_openai_connection_refused_names_url_and_setting(
     url = f"http://127.0.0.1:{port}/v1"
     backend = OpenAIBackend(url, max_retries=1, backoff=0.01)
     with (
-        caplog.at_level(logging.WARNING, logger="repomem.backends.openai"),
+        caplog.at_level(logging.WARNING, logger="repomem.completion.backends.openai"),
         pytest.raises(BackendError) as error,
     ):
         run(backend.complete(GenerationRequest("abc")))
@@ -523,14 +523,14 @@ def test_registry_builds_openai_from_config(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_registry_transformers_from_config(tiny_model: Path) -> None:
-    from repomem.backends.transformers import TransformersBackend
+    from repomem.completion.backends.transformers import TransformersBackend
 
     backend = create_backend(BackendConfig(backend="transformers", model=str(tiny_model)))
     assert isinstance(backend, TransformersBackend)
 
 
 def test_registry_builtin_needs_no_model() -> None:
-    builtin = pytest.importorskip("repomem.backends.builtin")
+    builtin = pytest.importorskip("repomem.completion.backends.builtin")
     assert isinstance(create_backend(BackendConfig()), builtin.BuiltinBackend)
 
 
@@ -544,8 +544,9 @@ def test_vllm_missing_says_which_extra(tmp_path: Path) -> None:
 
 def test_importing_backends_loads_no_heavy_library() -> None:
     code = (
-        "import sys, repomem.backends.registry, repomem.backends.transformers,"
-        " repomem.backends.openai, repomem.backends.vllm, repomem.backends.fim;"
+        "import sys, repomem.completion.backends.registry,"
+        " repomem.completion.backends.transformers, repomem.completion.backends.openai,"
+        " repomem.completion.backends.vllm, repomem.completion.backends.fim;"
         " print(sorted({'torch', 'transformers', 'vllm'} & set(sys.modules)))"
     )
     out = subprocess.run(

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 import tinymodel
 
-from repomem.backends.base import GenerationRequest
-from repomem.backends.openai import OpenAIBackend
+from repomem.completion.backends.base import GenerationRequest
+from repomem.completion.backends.openai import OpenAIBackend
 
 pytestmark = [
     pytest.mark.slow,
@@ -51,8 +51,8 @@ ENGINE_ENV = {
 OFFLINE_SCRIPT = """
 import asyncio, json, sys
 
-from repomem.backends.base import GenerationRequest
-from repomem.backends.vllm import VLLMBackend
+from repomem.completion.backends.base import GenerationRequest
+from repomem.completion.backends.vllm import VLLMBackend
 
 if __name__ == "__main__":
     model, context_window, requests_json, probe = sys.argv[1:5]
@@ -95,7 +95,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def reference(tiny_model: Path) -> dict[str, Any]:
     """Greedy texts from ``transformers``, and a stop string that cuts the first one."""
-    from repomem.backends.transformers import TransformersBackend
+    from repomem.completion.backends.transformers import TransformersBackend
 
     backend = TransformersBackend(str(tiny_model), device="cpu")
     plain = asyncio.run(backend.complete_batch(_requests("\x00")[:-1]))

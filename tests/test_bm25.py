@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 from rank_bm25 import BM25Okapi
 
-from repomem.bm25 import BM25Index, BM25StateError, count_terms, tokenize
 from repomem.errors import RepomemError
+from repomem.index.bm25 import BM25Index, BM25StateError, count_terms, tokenize
 
 VOCAB = [f"w{i}" for i in range(12)]
 # Zipf-like: the first terms land in most documents, so their raw idf is negative.

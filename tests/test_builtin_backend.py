@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from repomem.backends.base import BackendError, GenerationRequest
-from repomem.backends.builtin import BuiltinBackend
-from repomem.postprocess import postprocess
-from repomem.scorer import Location, RetrievedFragment
+from repomem.completion.backends.base import BackendError, GenerationRequest
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.postprocess import postprocess
+from repomem.context.scorer import Location, RetrievedFragment
 
 WINDOW, STRIDE = 20, 10
 

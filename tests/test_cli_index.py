@@ -140,7 +140,7 @@ def test_kernels_are_cached_in_the_user_cache_directory(root: Path, tmp_path: Pa
 def test_the_kernel_cache_location_follows_the_environment(tmp_path: Path) -> None:
     """NUMBA_CACHE_DIR if set, else XDG_CACHE_HOME's, else ~/.cache's; also when the program
     imported numba before repomem."""
-    script = "import numba, repomem.relations; print(numba.config.CACHE_DIR)"
+    script = "import numba, repomem.index.relations; print(numba.config.CACHE_DIR)"
     base = {k: v for k, v in os.environ.items() if k not in {"NUMBA_CACHE_DIR", "XDG_CACHE_HOME"}}
     cases = [
         ({"HOME": str(tmp_path)}, tmp_path / ".cache" / "repomem" / "numba"),

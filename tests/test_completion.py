@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from repos import run_repomem
 
-from repomem.backends.base import Backend, GenerationRequest
-from repomem.backends.builtin import BuiltinBackend
-from repomem.completion import CompletionEngine, CompletionTask, query_window
+from repomem.completion.backends.base import Backend, GenerationRequest
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.engine import CompletionEngine, CompletionTask, query_window
 from repomem.context.definitions import DefinitionHit
-from repomem.scorer import Exclusion, Location, RetrievedFragment
+from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.settings import CompletionConfig, Settings
 
 LEFT = "".join(f"line_{i} = {i}\n" for i in range(30)) + "    "

@@ -14,11 +14,11 @@ import pytest
 from repos import make_repo, run_repomem
 from test_prompt import FakeModel
 
+from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.index import RepoIndex
-from repomem.parsing import parse_source, split_lines
-from repomem.prompt import DEFINITIONS_INTRO, build_prompt
-from repomem.relations import node_strengths
+from repomem.index.parsing import parse_source, split_lines
+from repomem.index.relations import node_strengths
+from repomem.index.repo import RepoIndex
 
 MODULE = '''\
 import os

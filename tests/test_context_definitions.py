@@ -8,7 +8,7 @@ from pathlib import Path
 from repos import write_files
 
 from repomem.config import IndexConfig
-from repomem.index import RepoIndex
+from repomem.index.repo import RepoIndex
 
 # Cut inside the open tuple: tree-sitter's error recovery leaves no statement node at all, so
 # the imports have none either.

@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from test_docmem_memory import README, widget_repo
 
-from repomem.backends.builtin import BuiltinBackend
-from repomem.completion import CompletionEngine
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.engine import CompletionEngine
+from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.retriever import DocAwareRetriever, merge_ranked
-from repomem.index import RepoIndex
-from repomem.scorer import Exclusion, Location, RetrievedFragment
+from repomem.index.repo import RepoIndex
 from repomem.settings import Settings
 
 USER_FILE = "app/main.py"

@@ -17,7 +17,7 @@ from repomem.docmem.forms import extractive_facts, extractive_triples, svo
 from repomem.docmem.memory import DOCSTRING, DocMemory, NoDocs
 from repomem.docmem.model import EXTRACTIVE, TextModel
 from repomem.docmem.segments import Segment
-from repomem.index import RepoIndex
+from repomem.index.repo import RepoIndex
 
 README = """\
 # Widget

@@ -19,16 +19,16 @@ from repos import make_repo
 from test_docmem_memory import WIDGET_FILES
 from tinymodel import build_tiny_model
 
-from repomem.backends.base import GenerationRequest
-from repomem.backends.transformers import TransformersBackend
 from repomem.cli import main
+from repomem.completion.backends.base import GenerationRequest
+from repomem.completion.backends.transformers import TransformersBackend
 from repomem.docmem import store as doc_store
 from repomem.docmem.forms import FALLBACK, MODEL, units
 from repomem.docmem.memory import DocMemory, DocMemoryConfig
 from repomem.docmem.model import TextModel
 from repomem.docmem.relations import semantic_relations
 from repomem.docmem.strategies import STRATEGIES, ask
-from repomem.index import RepoIndex
+from repomem.index.repo import RepoIndex
 
 WINDOW = 384
 

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 from test_docmem_memory import widget_repo
 
+from repomem.context.scorer import Exclusion
 from repomem.docmem.entities import EntityGraph
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.model import EXTRACTIVE
@@ -21,8 +22,7 @@ from repomem.docmem.relations import (
     semantic_relations,
 )
 from repomem.docmem.text import terms
-from repomem.index import RepoIndex
-from repomem.scorer import Exclusion
+from repomem.index.repo import RepoIndex
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from repomem.docmem.forms import FORMS
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
 from repomem.docmem.strategies import STRATEGIES, AskError, ask, expansion_terms
-from repomem.index import RepoIndex
+from repomem.index.repo import RepoIndex
 
 NO_MODEL = TextModel(None)
 TIMEOUT_LINE = README.split("\n").index(

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from repos import run_repomem, write_files
 
+from repomem.completion.prompt import Prompt
 from repomem.config import IndexConfig
 from repomem.context.cards import Card
-from repomem.index import RepoIndex
-from repomem.prompt import Prompt
-from repomem.scorer import Location, RetrievedFragment
+from repomem.context.scorer import Location, RetrievedFragment
+from repomem.index.repo import RepoIndex
 from repomem.settings import CompletionConfig
 from repomem_eval.context_metrics import Target, callees, shows_definition, shows_use
 from repomem_eval.metrics import CONTEXT_KEYS

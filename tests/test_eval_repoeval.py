@@ -14,13 +14,13 @@ import pytest
 from repos import make_repo
 from repos import run_repomem as repomem
 
-from repomem.backends.builtin import BuiltinBackend
-from repomem.completion import CompletionEngine, query_window
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.engine import CompletionEngine, query_window
 from repomem.config import IndexConfig
-from repomem.fragments import shown_lines
-from repomem.index import RepoIndex
-from repomem.parsing import split_lines
-from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.index.fragments import shown_lines
+from repomem.index.parsing import split_lines
+from repomem.index.repo import RepoIndex
 from repomem.settings import CompletionConfig, Settings
 from repomem_eval.batch import MethodRun, evaluate_batch
 from repomem_eval.make_benchmark import make_benchmark

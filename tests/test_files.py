@@ -14,7 +14,7 @@ from repos import BUILD_OUTPUT_SKIPPED, BUILD_OUTPUT_TREE
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.files import (
+from repomem.index.files import (
     SKIP_REASONS,
     FileSkipped,
     SourceFile,

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from repos import OTHER_LANG_FILES, make_repo, parsed_fields
 
-from repomem.fragments import window_nodes, windows
-from repomem.index import RepoIndex
-from repomem.parsing import TreeCache, _edit, parse_source, split_lines
-from repomem.resolve import Resolver, moved_definitions
+from repomem.index.fragments import window_nodes, windows
+from repomem.index.parsing import TreeCache, _edit, parse_source, split_lines
+from repomem.index.repo import RepoIndex
+from repomem.index.resolve import Resolver, moved_definitions
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from repos import OTHER_LANG_FILES, long_module, make_repo, parsed_fields
 
-from repomem import store
-from repomem.bm25 import tokenize
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.index import RepoIndex
+from repomem.index import store
+from repomem.index.bm25 import tokenize
+from repomem.index.repo import RepoIndex
 
 EXACT = replace(IndexConfig(), node_neighbours=1000, fragment_neighbours=1000)
 
@@ -276,7 +276,7 @@ def test_build_in_a_threaded_process_parses_without_forking(tmp_path: Path) -> N
     script = (
         "import sys, threading, time\n"
         "from pathlib import Path\n"
-        "from repomem.index import RepoIndex\n"
+        "from repomem.index.repo import RepoIndex\n"
         "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
         "idx, summary = RepoIndex.build(Path(sys.argv[1]), save=False)\n"
         "print(summary.reparsed)\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repomem.postprocess import cut_at_right_context, logical_line_start, postprocess
+from repomem.completion.postprocess import cut_at_right_context, logical_line_start, postprocess
 
 
 def line(text: str, left: str = "", right: str = "", language: str | None = "python") -> str:

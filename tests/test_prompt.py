@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from repomem.backends.fim import FIM_SENTINELS
-from repomem.prompt import FIM_TEMPLATES, build_prompt, format_block
-from repomem.scorer import Location, RetrievedFragment
+from repomem.completion.backends.fim import FIM_SENTINELS
+from repomem.completion.prompt import FIM_TEMPLATES, build_prompt, format_block
+from repomem.context.scorer import Location, RetrievedFragment
 
 GOLDEN = Path(__file__).parent / "golden"
 _TOKEN = re.compile(r"\w+|[^\w\s]|\s+")

@@ -13,7 +13,7 @@ import pytest
 from repos import OTHER_LANG_FILES, make_repo
 
 from repomem.config import IndexConfig
-from repomem.index import RepoIndex
+from repomem.index.repo import RepoIndex
 
 
 def hub_free_lengths(g: nx.Graph, source: int, hub: int) -> dict[int, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from repomem.rowpool import RowPool
+from repomem.index.rowpool import RowPool
 
 
 def test_replacing_rows_matches_a_model_through_compactions(monkeypatch) -> None:  # noqa: ANN001

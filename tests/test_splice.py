@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from repos import parsed_fields
 
-from repomem import splice
-from repomem.parsing import ParsedFile, TreeCache, parse_source
+from repomem.index import splice
+from repomem.index.parsing import ParsedFile, TreeCache, parse_source
 
 MODULE = """import os
 from .util import helper as h

@@ -31,14 +31,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from repomem.backends.builtin import BuiltinBackend
-from repomem.completion import CompletionEngine
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.engine import CompletionEngine
+from repomem.context.scorer import Exclusion
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
 from repomem.docmem.retriever import DocAwareRetriever
 from repomem.docmem.strategies import ask
-from repomem.index import RepoIndex
-from repomem.scorer import Exclusion
+from repomem.index.repo import RepoIndex
 from repomem.settings import Settings
 from repomem_eval.metrics import edit_similarity, exact_match
 

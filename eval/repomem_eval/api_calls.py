@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
 
-from repomem.languages import grammar
+from repomem.index.languages import grammar
 from repomem_eval.sources import SourceFile
 
 # Receivers of these types are everywhere; a repository method that shares a name with one of

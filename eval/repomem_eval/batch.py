@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from repomem.completion import CompletionEngine, CompletionResult, query_window
+from repomem.completion.engine import CompletionEngine, CompletionResult, query_window
 from repomem_eval.context_metrics import Target, context_scores
 from repomem_eval.methods import Method
 from repomem_eval.metrics import score_task

@@ -28,13 +28,13 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from repomem.completion.prompt import Prompt
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit, code_text, resolve_names
-from repomem.index import RepoIndex
-from repomem.languages import LINE_COMMENT
-from repomem.parsing import split_lines
-from repomem.prompt import Prompt
-from repomem.scorer import RetrievedFragment
+from repomem.context.scorer import RetrievedFragment
+from repomem.index.languages import LINE_COMMENT
+from repomem.index.parsing import split_lines
+from repomem.index.repo import RepoIndex
 from repomem_eval.api_calls import COMMON_METHODS
 from repomem_eval.metrics import AT_K, code_lines
 

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from repomem.errors import RepomemError
-from repomem.jit import cache_home
+from repomem.index.jit import cache_home
 from repomem_eval.make_benchmark import (
     BUILDER_VERSION,
     DEFAULT_CONTEXT_TOKENS,

@@ -30,16 +30,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from repomem.backends.base import Backend
-from repomem.backends.registry import create_backend
-from repomem.completion import CompletionEngine
+from repomem.completion.backends.base import Backend
+from repomem.completion.backends.registry import create_backend
+from repomem.completion.engine import CompletionEngine
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.files import scan_files
-from repomem.index import RepoIndex
-from repomem.parsing import split_lines, supported
+from repomem.index.files import scan_files
+from repomem.index.parsing import split_lines, supported
+from repomem.index.repo import RepoIndex
+from repomem.index.store import IndexNotFound, IndexUnreadable
 from repomem.settings import Settings
-from repomem.store import IndexNotFound, IndexUnreadable
 from repomem_eval.batch import MethodRun, evaluate_batch
 from repomem_eval.methods import TASK_MODES, Method
 from repomem_eval.metrics import aggregate, code_lines

@@ -15,7 +15,7 @@ from pathlib import Path
 from tree_sitter import Node, Tree
 
 from repomem.errors import RepomemError
-from repomem.languages import parser
+from repomem.index.languages import parser
 
 # Files the index skips (IndexConfig.max_file_bytes) cannot hold tasks either.
 MAX_FILE_BYTES = 1_000_000

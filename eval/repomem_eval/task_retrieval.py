@@ -24,10 +24,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from repomem.completion import CompletionTask
+from repomem.completion.engine import CompletionTask
 from repomem.context.definitions import DefinitionHit
-from repomem.index import RepoIndex
-from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.index.repo import RepoIndex
 from repomem_eval.context_metrics import Target, definitions_by_name, task_targets
 from repomem_eval.task_view import TaskView
 

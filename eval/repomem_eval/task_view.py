@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from repomem.completion import CompletionTask
-from repomem.parsing import split_lines
-from repomem.scorer import Exclusion
+from repomem.completion.engine import CompletionTask
+from repomem.context.scorer import Exclusion
+from repomem.index.parsing import split_lines
 from repomem_eval.tasks import Task
 
 

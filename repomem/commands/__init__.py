@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from repomem.config import IndexConfig
-    from repomem.index import RepoIndex
+    from repomem.index.repo import RepoIndex
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +41,8 @@ def open_index(root: Path, config: IndexConfig, *, build: bool) -> RepoIndex:
     Without ``build`` a missing index raises ``IndexNotFound``; with it, one is built.
     """
     # Imported here: every command module is imported for `repomem --help`, which must stay fast.
-    from repomem.index import RepoIndex
-    from repomem.store import IndexNotFound
+    from repomem.index.repo import RepoIndex
+    from repomem.index.store import IndexNotFound
 
     try:
         index = RepoIndex.load(root, config)

@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from repomem.backends.registry import create_backend
+    from repomem.completion.backends.registry import create_backend
     from repomem.docmem.memory import DocMemory, DocMemoryConfig
     from repomem.docmem.model import TextModel
     from repomem.settings import load_settings

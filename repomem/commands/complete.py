@@ -30,12 +30,12 @@ from repomem.errors import RepomemError
 from repomem.workspace import parse_position
 
 if TYPE_CHECKING:
-    from repomem.completion import CompletionEngine, CompletionResult, Retriever
+    from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
     from repomem.config import IndexConfig
     from repomem.context.cards import Card
     from repomem.context.definitions import DefinitionHit
-    from repomem.index import RepoIndex
-    from repomem.scorer import Exclusion
+    from repomem.context.scorer import Exclusion
+    from repomem.index.repo import RepoIndex
 
 NAME = "complete"
 HELP = "Complete the code at FILE:LINE[:COL] with fragments retrieved from its repository."
@@ -80,9 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: every command module is imported for `repomem --help`, which must stay fast.
-    from repomem.backends.registry import create_backend
-    from repomem.completion import CompletionEngine
-    from repomem.scorer import Exclusion
+    from repomem.completion.backends.registry import create_backend
+    from repomem.completion.engine import CompletionEngine
+    from repomem.context.scorer import Exclusion
     from repomem.settings import load_settings
 
     pos = parse_position(args.location)
@@ -139,7 +139,7 @@ def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:
 def _read(root: Path, rel: str, name: str, config: IndexConfig) -> str:
     """The file's text; an error for a file whose text must not reach a prompt (a secret,
     ignored, too large or binary file), as the index leaves it out."""
-    from repomem.files import FileSkipped, check_prompt_text, skip_explanation
+    from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
 
     try:
         with (root / rel).open("rb") as handle:

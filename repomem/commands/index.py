@@ -12,8 +12,8 @@ from tqdm import tqdm
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.index import IndexSummary, RepoIndex
-from repomem.jit import compile_notice
+from repomem.index.jit import compile_notice
+from repomem.index.repo import IndexSummary, RepoIndex
 from repomem.settings import load_settings
 
 NAME = "index"

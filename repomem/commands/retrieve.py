@@ -10,9 +10,9 @@ from dataclasses import asdict
 from repomem.commands import open_index
 from repomem.commands.complete import explain_definitions
 from repomem.context.definitions import DefinitionHit
+from repomem.context.scorer import Exclusion
 from repomem.errors import RepomemError
-from repomem.parsing import split_lines
-from repomem.scorer import Exclusion
+from repomem.index.parsing import split_lines
 from repomem.settings import load_settings
 from repomem.workspace import parse_position
 

@@ -1,2 +1,3 @@
-"""What a prompt gets beyond the cursor's file: definition cards for the names the cursor's code
-uses, found through the code graph (:mod:`repomem.context.definitions`)."""
+"""What a prompt gets beyond the cursor's file: fragments ranked by FragRel's relation-aware
+score (``scorer``) and definition cards for the names the cursor's code uses, found through the
+code graph (``definitions``, ``cards``)."""

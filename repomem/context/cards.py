@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from repomem.parsing import Definition, ParsedFile
+from repomem.index.parsing import Definition, ParsedFile
 
 # At most this many lines of a signature (a def with one parameter per line), of a docstring
 # paragraph, and methods in a class skeleton.

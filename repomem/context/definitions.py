@@ -40,15 +40,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.fragments import Window, window_nodes
-from repomem.languages import LINE_COMMENT
-from repomem.parsing import ImportBinding, ParsedFile, split_lines
-from repomem.queries import NAMESPACE
-from repomem.relations import node_strengths
-from repomem.resolve import PYTHON_NS
+from repomem.index.fragments import Window, window_nodes
+from repomem.index.languages import LINE_COMMENT
+from repomem.index.parsing import ImportBinding, ParsedFile, split_lines
+from repomem.index.queries import NAMESPACE
+from repomem.index.relations import node_strengths
+from repomem.index.resolve import PYTHON_NS
 
 if TYPE_CHECKING:
-    from repomem.index import RepoIndex
+    from repomem.index.repo import RepoIndex
 
 #: lines before the cursor whose names are looked up
 NAME_LINES = 40

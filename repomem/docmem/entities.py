@@ -17,8 +17,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from repomem.parsing import ParsedFile, split_lines
-from repomem.resolve import module_name
+from repomem.index.parsing import ParsedFile, split_lines
+from repomem.index.resolve import module_name
 
 _FILE_EXT = r"(?:py|pyi|toml|cfg|ini|json|ya?ml|md|rst|txt|js|ts|go|rs|java|c|h|cpp|sh)"
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")

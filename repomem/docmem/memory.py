@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from repomem import store as index_store
-from repomem.bm25 import tokenize
+from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
 from repomem.docmem.entities import CodeSymbols, EntityGraph
@@ -42,13 +41,14 @@ from repomem.docmem.segments import DOC_LANGUAGES, Segment, segment_docstring, s
 from repomem.docmem.space import Hit, JointSpace, Terms
 from repomem.docmem.text import terms
 from repomem.errors import RepomemError
-from repomem.files import FileSkipped, list_candidates, load_file
-from repomem.languages import language_for_path
-from repomem.resolve import module_name
-from repomem.scorer import Exclusion, Location, RetrievedFragment
+from repomem.index import store as index_store
+from repomem.index.bm25 import tokenize
+from repomem.index.files import FileSkipped, list_candidates, load_file
+from repomem.index.languages import language_for_path
+from repomem.index.resolve import module_name
 
 if TYPE_CHECKING:
-    from repomem.index import RepoIndex
+    from repomem.index.repo import RepoIndex
 
 DOCSTRING = "python-docstring"
 # Legal texts are long, alike across projects, and answer no question about the code.

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from repomem.backends.base import Backend, GenerationRequest
-from repomem.backends.builtin import BuiltinBackend
+from repomem.completion.backends.base import Backend, GenerationRequest
+from repomem.completion.backends.builtin import BuiltinBackend
 
 # Requests sent to the backend at once: enough to keep a batched engine busy, few enough that
 # a slow CPU model reports progress between batches.

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from repomem.docmem.entities import EntityGraph
-from repomem.index import RepoIndex
+from repomem.index.repo import RepoIndex
 
 #: strength of a mention -> definition edge (the code graph's reference edge weight)
 MENTION_WEIGHT = 0.8

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.context.scorer import Exclusion, RetrievedFragment
 
 if TYPE_CHECKING:
     from repomem.context.definitions import DefinitionHit
     from repomem.docmem.memory import DocMemory
-    from repomem.index import RepoIndex
+    from repomem.index.repo import RepoIndex
 
 
 def merge_ranked(

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from tree_sitter import Node
 
 from repomem.docmem.text import words
-from repomem.languages import parser
-from repomem.parsing import split_lines
+from repomem.index.languages import parser
+from repomem.index.parsing import split_lines
 
 DOC_LANGUAGES = ("markdown", "rst", "text")
 

@@ -4,7 +4,7 @@ Questions are written in English while docs mix English with code names, so doc 
 uses its own terms: identifiers are lower-cased and also split into their parts
 (``SECRET_KEY`` gives ``secret_key``, ``secret`` and ``key``; ``maxRetries`` gives
 ``maxretries``, ``max`` and ``retries``), a plural ``s`` is dropped, and a short list of
-function words is ignored. Code retrieval keeps ``repomem.bm25.tokenize`` (case kept), since a
+function words is ignored. Code retrieval keeps ``repomem.index.bm25.tokenize`` (case kept), since a
 code query matches names exactly.
 """
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
+    from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 
 
 class Region(NamedTuple):

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from repomem.context.cards import Card
-from repomem.languages import LINE_COMMENT
-from repomem.scorer import RetrievedFragment
+from repomem.context.scorer import RetrievedFragment
+from repomem.index.languages import LINE_COMMENT
 
 INTRO = "Here are some relevant code fragments from other files of the repo:"
 DEFINITIONS_INTRO = "Here are the definitions of names the code uses:"

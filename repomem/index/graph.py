@@ -24,8 +24,8 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
-from repomem.parsing import ParsedFile
-from repomem.rowpool import RowPool, ranges
+from repomem.index.parsing import ParsedFile
+from repomem.index.rowpool import RowPool, ranges
 
 W_SYNTAX = 0.5
 W_DIRECTORY = 0.3

@@ -20,17 +20,17 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from repomem.backends.base import Backend, GenerationRequest
+from repomem.completion.backends.base import Backend, GenerationRequest
+from repomem.completion.postprocess import MODES, postprocess
+from repomem.completion.prompt import Prompt, build_prompt
 from repomem.context.definitions import DefinitionHit
-from repomem.languages import language_for_path
-from repomem.postprocess import MODES, postprocess
-from repomem.prompt import Prompt, build_prompt
-from repomem.scorer import Exclusion, RetrievedFragment
+from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.index.languages import language_for_path
 from repomem.settings import Settings
 
 
 class Retriever(Protocol):
-    """What the engine needs from an index (``repomem.index.RepoIndex`` is one): fragments
+    """What the engine needs from an index (``repomem.index.repo.RepoIndex`` is one): fragments
     like the query, and the definitions the cursor's code (and a draft) uses."""
 
     def retrieve(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repomem.parsing import ParsedFile
+from repomem.index.parsing import ParsedFile
 
 
 @dataclass(frozen=True)

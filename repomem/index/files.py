@@ -26,7 +26,7 @@ import pathspec
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.languages import is_code, language_for_path
+from repomem.index.languages import is_code, language_for_path
 
 try:
     import git as _git

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from repomem.backends.base import Backend, BackendError, GenerationRequest
-from repomem.backends.fim import resolve_fim_style
-from repomem.backends.registry import model_source
+from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
+from repomem.completion.backends.fim import resolve_fim_style
+from repomem.completion.backends.registry import model_source
 
 
 def _import_vllm() -> Any:

@@ -16,10 +16,10 @@ from typing import NamedTuple
 import numpy as np
 from tree_sitter import Node, Point, QueryCursor, Tree
 
-from repomem import splice
-from repomem.jit import numba
-from repomem.languages import parser
-from repomem.queries import QUERIES, comment_kinds, file_query
+from repomem.index import splice
+from repomem.index.jit import numba
+from repomem.index.languages import parser
+from repomem.index.queries import QUERIES, comment_kinds, file_query
 
 
 class Definition(NamedTuple):
@@ -185,7 +185,7 @@ class TreeCache:
     """The syntax trees of the files parsed last, so that tree-sitter reuses what an edit
     left unchanged: an editor sends the file being typed in again and again (argparse.py,
     2.6k lines: tree-sitter takes 15 ms from scratch, under 1 ms after a one-line insert).
-    Python edits that ``repomem.splice`` handles skip it; it serves other languages and a
+    Python edits that ``repomem.index.splice`` handles skip it; it serves other languages and a
     Python file while it holds a syntax error. A tree that comes
     out with a syntax error is parsed again from scratch: that is where incremental parsing
     is known to differ from a fresh parse at times, and an index must equal a rebuild."""
@@ -236,7 +236,7 @@ def parse_source(
 ) -> ParsedFile:
     """``lines``: ``split_lines(text)`` when the caller already has it; ``previous``: the
     file's last text and parse, so that an edit re-parses only the top-level statements it
-    touched (``repomem.splice``); ``trees``: the last trees, to parse an edited file
+    touched (``repomem.index.splice``); ``trees``: the last trees, to parse an edited file
     incrementally where splicing does not apply. Splicing comes first: an incremental parse
     still queries the whole tree (argparse.py, a line typed into a class: 9–11 ms, spliced
     3–7 ms)."""

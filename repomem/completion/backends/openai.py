@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 
-from repomem.backends.base import Backend, BackendError, GenerationRequest
-from repomem.backends.fim import resolve_fim_style
+from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
+from repomem.completion.backends.fim import resolve_fim_style
 
 logger = logging.getLogger(__name__)
 

@@ -41,8 +41,8 @@ import numpy as np
 import numpy.typing as npt
 
 from repomem.errors import RepomemError
-from repomem.jit import numba
-from repomem.rowpool import ranges
+from repomem.index.jit import numba
+from repomem.index.rowpool import ranges
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 

@@ -6,8 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from repomem.context.scorer import RetrievedFragment
 from repomem.errors import RepomemError
-from repomem.scorer import RetrievedFragment
 
 
 class BackendError(RepomemError):
@@ -38,7 +38,8 @@ class Backend(ABC):
     name: str = "backend"
     #: the model's context window in tokens; prompts are budgeted against it
     context_window: int = 4096
-    #: fill-in-the-middle template the model was trained with (see ``repomem.prompt``), or None
+    #: fill-in-the-middle template the model was trained with (see
+    #: ``repomem.completion.prompt``), or None
     fim_style: str | None = None
 
     @abstractmethod

@@ -10,7 +10,7 @@ hubs), so documented truncations keep it sparse and fast:
   not related to each other by that call, and which of them a capped search would keep is
   decided by tie-breaks, not by the code;
 * each source node settles at most ``node_cap`` nodes, strongest first (equal strengths in
-  node-key order, see ``repomem.graph``);
+  node-key order, see ``repomem.index.graph``);
 * each fragment keeps its ``frag_cap`` strongest relations.
 
 Without truncation (no hub, no source hitting its cap, no fragment its limit) the result
@@ -32,9 +32,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from repomem.graph import CodeGraph
-from repomem.jit import numba
-from repomem.rowpool import RowPool
+from repomem.index.graph import CodeGraph
+from repomem.index.jit import numba
+from repomem.index.rowpool import RowPool
 
 
 @numba.njit(cache=True)

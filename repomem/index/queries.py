@@ -3,7 +3,7 @@
 Statement-level nodes are the named children of block-like containers plus clause nodes
 (``elif``/``else``/``except``...), so that every code line has one deepest owner and a
 fragment's lines are covered by non-overlapping nodes (FragRel Eq. 8). Calls are matched by
-name; Python gets import-aware resolution on top (``repomem.resolve``).
+name; Python gets import-aware resolution on top (``repomem.index.resolve``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import cache
 import numpy as np
 from tree_sitter import Query
 
-from repomem.languages import grammar
+from repomem.index.languages import grammar
 
 
 @dataclass(frozen=True)

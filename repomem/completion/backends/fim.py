@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from repomem.backends.base import BackendError
+from repomem.completion.backends.base import BackendError
 
 #: per style, alternative spellings of the (prefix, suffix, middle) sentinels; any one
 #: complete spelling in a vocabulary means the model infills in that style

@@ -19,7 +19,7 @@ benchmark like any other backend; it is not a language model. Two strategies:
     shown windows, best fragment first, and copy the line that follows.
 
 Multi-line requests get the source's continuation up to ``max_tokens``; where the statement
-ends is decided by :func:`repomem.postprocess.postprocess`, which knows the language.
+ends is decided by :func:`repomem.completion.postprocess.postprocess`, which knows the language.
 
 The backend has no tokenizer of its own, so :meth:`BuiltinBackend.count_tokens` counts with a
 regular expression: each identifier or number, each punctuation character and each run of
@@ -33,8 +33,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from repomem.backends.base import Backend, BackendError, GenerationRequest
-from repomem.scorer import RetrievedFragment
+from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
+from repomem.context.scorer import RetrievedFragment
 
 STRATEGIES = ("match", "naive")
 

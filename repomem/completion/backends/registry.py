@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from repomem.backends.base import Backend, BackendError
-from repomem.backends.fim import fim_style_setting
+from repomem.completion.backends.base import Backend, BackendError
+from repomem.completion.backends.fim import fim_style_setting
 from repomem.config import BackendConfig
 
 # "builtin-naive" is the copy baseline the built-in backend is measured against (benchmarks)
@@ -80,11 +80,11 @@ def create_backend(config: BackendConfig) -> Backend:
     """The backend ``config`` asks for, ready to complete; errors name the setting to fix."""
     check_backend_config(config)
     if config.backend in ("builtin", "builtin-naive"):
-        from repomem.backends.builtin import BuiltinBackend
+        from repomem.completion.backends.builtin import BuiltinBackend
 
         return BuiltinBackend("naive" if config.backend == "builtin-naive" else "match")
     if config.backend == "transformers":
-        from repomem.backends.transformers import TransformersBackend
+        from repomem.completion.backends.transformers import TransformersBackend
 
         return TransformersBackend(
             config.model,
@@ -94,7 +94,7 @@ def create_backend(config: BackendConfig) -> Backend:
             temperature=config.temperature,
         )
     if config.backend == "vllm":
-        from repomem.backends.vllm import VLLMBackend
+        from repomem.completion.backends.vllm import VLLMBackend
 
         return VLLMBackend(
             config.model,
@@ -102,7 +102,7 @@ def create_backend(config: BackendConfig) -> Backend:
             fim=config.fim,
             temperature=config.temperature,
         )
-    from repomem.backends.openai import OpenAIBackend
+    from repomem.completion.backends.openai import OpenAIBackend
 
     return OpenAIBackend(
         config.url,

@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from repomem import __version__
-from repomem.bm25 import BM25Index
 from repomem.config import IndexConfig
+from repomem.context.scorer import Location
 from repomem.errors import RepomemError
-from repomem.gcpause import paused_gc
-from repomem.index import FileEntry, RepoIndex, text_key
-from repomem.parsing import CallSite, Definition, ImportBinding, ParsedFile
-from repomem.scorer import Location
+from repomem.index.bm25 import BM25Index
+from repomem.index.gcpause import paused_gc
+from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
+from repomem.index.repo import FileEntry, RepoIndex, text_key
 
 FORMAT_VERSION = 5
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
-from repomem.parsing import CallSite, ImportBinding, ParsedFile
-from repomem.queries import NAMESPACE
+from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
+from repomem.index.queries import NAMESPACE
 
 _MAX_DEPTH = 4
 

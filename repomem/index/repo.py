@@ -22,15 +22,22 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from repomem.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.config import IndexConfig
 from repomem.context.definitions import DefinitionHit, find_definitions
-from repomem.files import FileSkipped, SourceFile, load_file, scan_files
-from repomem.fragments import Window, shown_lines, window_nodes, windows
-from repomem.gcpause import paused_gc
-from repomem.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
-from repomem.languages import language_for_path
-from repomem.parsing import (
+from repomem.context.scorer import (
+    Exclusion,
+    Location,
+    RetrievedFragment,
+    relation_aware_scores,
+    top_k,
+)
+from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
+from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
+from repomem.index.fragments import Window, shown_lines, window_nodes, windows
+from repomem.index.gcpause import paused_gc
+from repomem.index.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
+from repomem.index.languages import language_for_path
+from repomem.index.parsing import (
     ParsedFile,
     TreeCache,
     parse_source,
@@ -38,16 +45,9 @@ from repomem.parsing import (
     supported,
     warm_up,
 )
-from repomem.relations import compute_relations, node_ball
-from repomem.resolve import Resolver, moved_definitions
-from repomem.rowpool import RowPool
-from repomem.scorer import (
-    Exclusion,
-    Location,
-    RetrievedFragment,
-    relation_aware_scores,
-    top_k,
-)
+from repomem.index.relations import compute_relations, node_ball
+from repomem.index.resolve import Resolver, moved_definitions
+from repomem.index.rowpool import RowPool
 
 Progress = Callable[[str, int, int], None]
 
@@ -145,7 +145,7 @@ class FileEntry:
 
 
 class RepoIndex:
-    """In-memory index of one repository; see ``repomem.store`` for persistence."""
+    """In-memory index of one repository; see ``repomem.index.store`` for persistence."""
 
     def __init__(self, root: Path, config: IndexConfig) -> None:
         self.root = root
@@ -195,7 +195,7 @@ class RepoIndex:
 
         Files whose content is unchanged since the saved index are not parsed again.
         """
-        from repomem import store
+        from repomem.index import store
 
         config = config or IndexConfig()
         previous = None
@@ -213,12 +213,12 @@ class RepoIndex:
     @classmethod
     def load(cls, root: Path, config: IndexConfig | None = None) -> RepoIndex:
         """The saved index of ``root`` (``RepomemError`` if there is none or it is unreadable)."""
-        from repomem import store
+        from repomem.index import store
 
         return store.load(root, config)
 
     def save(self) -> None:
-        from repomem import store
+        from repomem.index import store
 
         store.save(self)
 
