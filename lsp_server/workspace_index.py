@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
@@ -243,6 +243,24 @@ class WorkspaceIndex:
             if self._index is None:
                 return []
             return self._index.definitions(path, left_context, draft=draft, window=window)
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        """Windows calling the best of ``hits`` (none before the first index)."""
+        with self._lock:
+            if self._index is None:
+                return []
+            return self._index.usages(
+                query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+            )
 
     def stop(self, timeout: float = 10.0) -> None:
         """Finish the current job, persist unsaved changes, and end the worker (a build in

@@ -47,7 +47,9 @@ class CompletionConfig:
     retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
     ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
     retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
-    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off).
+    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off),
+    and up to ``max_usages`` windows calling the best of those definitions are lifted in
+    among the fragments (0 turns them off).
     ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
     (multi-line) mode.
     """
@@ -62,6 +64,7 @@ class CompletionConfig:
     max_fragments: int = 10
     definitions_share: float = 0.5
     max_definitions: int = 16
+    max_usages: int = 2
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("completion", "max_fragments"): _at_least(0),
     ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
     ("completion", "max_definitions"): _at_least(0),
+    ("completion", "max_usages"): _at_least(0),
     ("backend", "timeout"): _positive(),
     ("backend", "max_retries"): _at_least(0),
     ("backend", "context_window"): _at_least(16),

@@ -193,9 +193,10 @@ def explain(result: CompletionResult, context_window: int, out: TextIO) -> None:
         for rank, fragment in enumerate(it.retrieved, start=1):
             where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in fragment.locations)
             mark = "in prompt" if id(fragment) in shown else "not shown"
+            usage = f"  calls {fragment.usage_of}" if fragment.usage_of else ""
             print(
                 f"  #{rank:<2} {where}  s_ind={fragment.s_ind:.3f} s_env={fragment.s_env:.3f}"
-                f" s_rel={fragment.s_rel:.3f}  [{mark}]",
+                f" s_rel={fragment.s_rel:.3f}{usage}  [{mark}]",
                 file=out,
             )
         if not it.retrieved:

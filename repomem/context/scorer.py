@@ -23,7 +23,9 @@ class RetrievedFragment:
     """One retrieval result, with the scores that explain its rank.
 
     ``text`` is the matched window; ``shown`` is what a prompt should show: the window moved
-    forward by the stride (RepoCoder), since what follows similar code is what helps.
+    forward by the stride (RepoCoder), since what follows similar code is what helps. A window
+    lifted because it calls a definition the cursor's code uses names it in ``usage_of``
+    (``repomem.context.usages``); it shows itself, the call included.
     """
 
     fragment_id: int
@@ -33,6 +35,7 @@ class RetrievedFragment:
     s_ind: float
     s_env: float
     s_rel: float
+    usage_of: str = ""
 
     @property
     def path(self) -> str:

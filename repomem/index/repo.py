@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ from repomem.context.scorer import (
     relation_aware_scores,
     top_k,
 )
+from repomem.context.usages import find_usages
 from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.index.fragments import Window, shown_lines, window_nodes, windows
@@ -173,6 +174,9 @@ class RepoIndex:
         self._relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
         self._calls_into: dict[str, dict[str, np.ndarray]] | None = None
+        # bumped by every change a file's update makes: what is derived from the whole
+        # index (a class card's most-called methods) is cached against it
+        self.revision = 0
         self._trees = TreeCache()  # the files updated last, for incremental parsing
         self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
         self._node_frags: RowPool | None = None  # per node: the fragments holding it
@@ -550,6 +554,7 @@ class RepoIndex:
             if path not in self.parsed:
                 return
 
+        self.revision += 1
         graph, resolver = self.graph, self.resolver
         node_frags = self.node_frags
         old_pf = self.parsed.get(path)
@@ -734,6 +739,25 @@ class RepoIndex:
                 )
             )
         return out
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None = None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        """Up to ``k`` windows calling the definitions of ``hits`` (best first) from files
+        other than ``path``, the most like ``query`` for each, none of ``retrieved``
+        (``repomem.context.usages``)."""
+        if k <= 0 or not hits:
+            return []
+        s_ind = _fit(self.bm25.scores(tokenize(query)), len(self.frag_text))
+        taken = {f.fragment_id for f in retrieved}
+        return find_usages(self, path, hits, s_ind, self.visible(exclusion), limit=k, taken=taken)
 
     def shown(self, loc: Location) -> str:
         return shown_lines(self._lines(loc.path), loc.start, loc.end, self.config.stride)
