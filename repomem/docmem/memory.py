@@ -1,9 +1,10 @@
 """The doc memory of one repository: its docs' segments, pages, memory forms and relations.
 
-Docs are the repository's Markdown, reStructuredText and plain-text files (licence texts
-aside) plus the docstrings of its Python modules. :meth:`DocMemory.open` segments them (reusing
-what the store holds for documents whose digest has not changed), builds the entity graph
-and the segment relations, and links the segments to the code index. Memory forms are made
+Docs are the repository's Markdown (``.md``, ``.markdown``, ``.mdx``) and reStructuredText
+files, its plain-text READMEs (licence texts aside) and the docstrings of its Python modules.
+:meth:`DocMemory.open` segments them (reusing what the store holds for documents whose digest
+has not changed), builds the entity graph and the segment relations, and links the segments
+to the code index. Memory forms are made
 on demand by :meth:`DocMemory.prepare`, with the model when one is configured. Retrieval goes
 through :class:`~repomem.docmem.space.JointSpace`, which scores doc entries and code
 fragments together.
@@ -53,6 +54,12 @@ if TYPE_CHECKING:
 DOCSTRING = "python-docstring"
 # Legal texts are long, alike across projects, and answer no question about the code.
 _SKIPPED_NAMES = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE|AUTHORS)([.-].*)?$", re.IGNORECASE)
+# Most ``.txt`` files are data (requirements lists, test fixtures, egg-info): a text file is
+# a doc when it is named like one (README.txt, CHANGELOG) or lies in a doc folder.
+_TEXT_DOC_NAMES = re.compile(
+    r"^(README|CHANGELOG|CHANGES|CONTRIBUTING|HISTORY|NEWS|INSTALL)\b", re.IGNORECASE
+)
+_DOC_FOLDERS = frozenset({"doc", "docs", "documentation"})
 
 
 class NoDocs(RepomemError):
@@ -186,7 +193,8 @@ class DocMemory:
         if not memory.segments:
             raise NoDocs(
                 f"no documentation found in {index.root}: repomem reads README and other"
-                " Markdown, reStructuredText or text files, and Python module docstrings"
+                " Markdown (.md, .markdown, .mdx), reStructuredText or text READMEs, and Python"
+                " module docstrings"
             )
         if save and changed:
             memory.save()
@@ -478,9 +486,9 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
     docstring)."""
     out = []
     for path in list_candidates(index.root, index.config):
-        language = language_for_path(path)
-        if language not in DOC_LANGUAGES or _SKIPPED_NAMES.match(Path(path).name):
+        if not is_doc(path):
             continue
+        language = language_for_path(path)
         try:
             f = load_file(index.root, path, index.config)
         except FileSkipped:
@@ -490,6 +498,18 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
         if entry.language == "python":
             out.append((path, DOCSTRING, entry.text, entry.digest))
     return out
+
+
+def is_doc(path: str) -> bool:
+    """Whether the doc memory reads the file at ``path`` (docstrings aside)."""
+    language = language_for_path(path)
+    name = Path(path).name
+    if language not in DOC_LANGUAGES or _SKIPPED_NAMES.match(name):
+        return False
+    if language == "text":
+        folders = {part.lower() for part in Path(path).parts[:-1]}
+        return bool(_TEXT_DOC_NAMES.match(name) or folders & _DOC_FOLDERS)
+    return True
 
 
 def _segment(path: str, language: str, text: str, config: DocMemoryConfig) -> list[Segment]:
