@@ -16,7 +16,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from repomem.config import DocMemoryConfig
 from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
@@ -64,35 +65,6 @@ _DOC_FOLDERS = frozenset({"doc", "docs", "documentation"})
 
 class NoDocs(RepomemError):
     """The repository has no documentation to remember."""
-
-
-@dataclass(frozen=True)
-class DocMemoryConfig:
-    """How docs are segmented, paginated and related.
-
-    ``min/max_segment_words`` bound a segment (blocks join or split to stay within them);
-    ``min/max_page_words`` are ReadAgent's pagination limits (its QuALITY values). Relations:
-    ``w_rel`` is FragRel's context-structure base, strengths below ``epsilon`` count as 0,
-    each item keeps ``neighbours`` relations, and an entity mentioned by more than
-    ``max_entity_segments`` segments relates none of them. ``alpha`` weighs the environment
-    score. ``embedding_model`` (a local model directory) adds the semantic relation.
-    """
-
-    min_segment_words: int = 40
-    max_segment_words: int = 200
-    min_page_words: int = 280
-    max_page_words: int = 600
-    w_rel: float = 0.3
-    alpha: float = 0.5
-    epsilon: float = 0.05
-    neighbours: int = 32
-    max_entity_segments: int = 20
-    embedding_model: str | None = None
-
-    def segmenting(self) -> dict[str, int]:
-        """The parameters stored segments depend on."""
-        keys = ("min_segment_words", "max_segment_words", "min_page_words", "max_page_words")
-        return {k: v for k, v in asdict(self).items() if k in keys}
 
 
 @dataclass(frozen=True)
@@ -165,6 +137,7 @@ class DocMemory:
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
         self._spaces: dict[tuple[str, str, str, bool], JointSpace] = {}
+        self.follow_code = True  # re-read code changes at each query (else: sync_code)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -240,6 +213,11 @@ class DocMemory:
         ):
             self.graph.link(self.code)
             self.links = code_links(self.graph, len(self.segments), self.index)
+
+    def sync_code(self) -> None:
+        """Bring every scoring space up to date with the code index (see ``follow_code``)."""
+        for space in self._spaces.values():
+            space.sync(force=True)
 
     # ------------------------------------------------------------------ forms and pages
     def builder(self, model: TextModel) -> str:
