@@ -270,13 +270,16 @@ def bounded_top_k(
     fragments that score ``s_k`` or more alone, so it cannot rank (not even on a tie). The
     rest, the fragments above ``D`` and those relating to one above ``H`` (``inverse``: per
     fragment, the ``[start, end)`` of the fragments relating to it in an array of them), are
-    scored exactly; ``H`` is chosen where they are fewest.
+    scored exactly; ``H`` is chosen where they are fewest (with ``alpha`` 0: the fragments
+    scoring ``s_k`` or more).
     Negative scores or ``alpha`` void the bound: then, as when too many fragments remain,
     every fragment is scored.
     """
     n = s_ind.shape[0]
     if alpha == 0.0:
-        ids = top_k(s_ind, visible, k)
+        s_k = _kth_positive(s_ind, visible, k) if k > 0 else 0.0
+        rows = np.flatnonzero((s_ind >= s_k) & visible) if s_k > 0 else np.arange(n)
+        ids = rows[top_k(s_ind[rows], visible[rows], k)]
         return ids, np.zeros(ids.size), s_ind[ids]
     bounded = False
     if alpha > 0 and k > 0 and n and s_ind.min() >= 0:
