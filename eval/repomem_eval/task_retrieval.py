@@ -69,9 +69,9 @@ class BufferSwap:
     def _update(self, path: str, text: str | None) -> None:
         started = time.perf_counter()
         self.index.update_file(path, text)
-        # The relation matrix is rebuilt lazily by the first retrieval after a change; build it
-        # here so that this cost is the update's, not whichever method happens to ask first.
-        _ = self.index.relations
+        # The relations by target are rebuilt lazily by the first retrieval after a change; build
+        # them here so that this cost is the update's, not whichever method asks first.
+        _ = self.index.inverse_relations
         self.seconds += time.perf_counter() - started
         self.updates += 1
 
