@@ -50,7 +50,8 @@ class CompletionConfig:
     retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
     cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off),
     and up to ``max_usages`` windows calling the best of those definitions are lifted in
-    among the fragments (0 turns them off).
+    among the fragments (0 turns them off). ``merge_overlaps`` shows fragments of one file
+    whose shown lines overlap as one block (off: RepoCoder's layout, a block per fragment).
     ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
     (multi-line) mode. ``docs`` lets segments of the repository's docs compete with code
     fragments for the retrieved places (``repomem.docmem.retriever``).
@@ -67,6 +68,7 @@ class CompletionConfig:
     definitions_share: float = 0.5
     max_definitions: int = 16
     max_usages: int = 2
+    merge_overlaps: bool = True
     docs: bool = False
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -218,3 +218,45 @@ def test_a_single_enormous_line_is_cut_to_fit() -> None:
     prompt = build_prompt(left, [], model, language="python", max_tokens=64)
     assert left.endswith(prompt.left_context) and prompt.left_context
     assert prompt.total_tokens <= 512 - 64
+
+
+def window_at(fid: int, path: str, first: int, count: int = 20) -> RetrievedFragment:
+    """A retrieved fragment of ``path`` showing lines ``first`` .. ``first + count``."""
+    shown = "\n".join(f"line_{i} = {i}" for i in range(first, first + count))
+    return replace(fragment(fid, path, first - 10, shown), shown_start=first)
+
+
+def test_overlapping_windows_of_a_file_share_one_block_when_merging() -> None:
+    a, b = window_at(1, "pkg/a.py", 20), window_at(2, "pkg/a.py", 30)  # 10 lines shared
+    other, c = window_at(3, "pkg/b.py", 100), window_at(4, "pkg/a.py", 50)  # c touches b
+    far = window_at(5, "pkg/a.py", 200)
+    merged = build_prompt(
+        "x = 1\n", [a, other, b, c, far], FakeModel(), language="python", merge_overlaps=True
+    )
+    assert merged.fragments == (a, other, b, c, far)
+    # one block for lines 20..69 of a.py (each line once, in order), where a's block stood
+    assert merged.text.count("# pkg/a.py\n") == 2
+    shown = [int(m) for m in re.findall(r"# line_(\d+) =", merged.text)]
+    assert shown == [*range(200, 220), *range(100, 120), *range(20, 70)]  # best block last
+    plain = build_prompt("x = 1\n", [a, other, b, c, far], FakeModel(), language="python")
+    assert plain.text.count("# line_35 = 35") == 2  # RepoCoder's layout repeats them
+    assert merged.retrieved_tokens < plain.retrieved_tokens
+    # the shared lines are not paid twice: a budget that fits a and b's new lines fits both
+    both = build_prompt("x = 1\n", [a, b], FakeModel(), language="python", merge_overlaps=True)
+    tight = FakeModel(context_window=2 * both.retrieved_tokens)
+    fits = build_prompt("x = 1\n", [a, b], tight, language="python", merge_overlaps=True)
+    assert fits.fragments == (a, b)
+    assert build_prompt("x = 1\n", [a, b], tight, language="python").fragments == (a,)
+
+
+def test_fragments_without_a_known_span_are_never_merged() -> None:
+    a = window_at(1, "pkg/a.py", 20)
+    unknown = replace(window_at(2, "pkg/a.py", 30), shown_start=None)
+    two_places = replace(
+        window_at(3, "pkg/a.py", 25),
+        locations=(Location("pkg/a.py", 15, 35), Location("pkg/c.py", 15, 35)),
+    )
+    prompt = build_prompt(
+        "x = 1\n", [a, unknown, two_places], FakeModel(), language="python", merge_overlaps=True
+    )
+    assert prompt.text.count("-" * 50) == 1 + 2 * 3  # the intro, three blocks of their own

@@ -40,13 +40,16 @@ class Method:
     def completion(
         self, base: CompletionConfig, *, alpha: float, iterations: int
     ) -> CompletionConfig:
-        """``base`` with this method's number of iterations and relation weight, and its
-        share of definition cards (none for a method without them)."""
+        """``base`` with this method's number of iterations and relation weight; a method
+        with the context engine's definitions keeps the base's cards, usages and merged
+        blocks, the papers' methods get RepoCoder's prompt (none of them)."""
         return dataclasses.replace(
             base,
             iterations=iterations if self.iterative else 1,
             alpha=alpha if self.relation_aware else 0.0,
             definitions_share=base.definitions_share if self.definitions else 0.0,
+            max_usages=base.max_usages if self.definitions else 0,
+            merge_overlaps=base.merge_overlaps and self.definitions,
         )
 
 

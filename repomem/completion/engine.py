@@ -361,6 +361,7 @@ class CompletionEngine:
             cards=[h.card for h in definitions],
             definitions_share=config.definitions_share,
             path=task.path,
+            merge_overlaps=config.merge_overlaps,
         )
 
     def _request(

@@ -39,7 +39,7 @@ trimmed (left context from the top, whole lines first), never refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from repomem.context.cards import Card
@@ -66,6 +66,8 @@ FIM_TEMPLATES: dict[str, tuple[str, str, str]] = {
 RIGHT_CONTEXT_SHARE = 0.25
 
 Count = Callable[[str], int]
+# a block's shown lines: (path, 0-based first line, the lines)
+Span = tuple[str, int, list[str]]
 T = TypeVar("T")
 
 
@@ -152,12 +154,15 @@ def build_prompt(
     cards: Sequence[Card] = (),
     definitions_share: float = 0.0,
     path: str | None = None,
+    merge_overlaps: bool = False,
 ) -> Prompt:
     """The prompt for completing at the end of ``left_context`` in the file at ``path``.
 
     ``fragments`` are retrieval results, best first; ``cards`` definition cards, best first,
     which take up to ``definitions_share`` of the retrieved-code budget (what they leave goes
-    to fragments). ``max_tokens`` are kept free for the answer (at most half the window, so
+    to fragments). With ``merge_overlaps``, fragments whose shown lines overlap in the same
+    file share one block (RepoCoder's windows overlap by half: the lines they share are shown
+    once). ``max_tokens`` are kept free for the answer (at most half the window, so
     that a huge request cannot leave no room for the prompt). A fill-in-the-middle template is
     used when ``model.fim_style`` names one and the right context has text.
     """
@@ -179,14 +184,20 @@ def build_prompt(
     )
     definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
     definitions_tokens = count(definitions) if definitions else 0
-    chosen, blocks = _choose(
-        fragments,
-        lambda fragment: format_block(fragment, marker),
-        count,
-        count(_intro(marker) + "\n"),  # the intro and the newline before the left context
-        budget - definitions_tokens,
-        max_fragments,
-    )
+    used = count(_intro(marker) + "\n")  # the intro and the newline before the left context
+    if merge_overlaps:
+        chosen, blocks = _choose_merged(
+            fragments, marker, count, used, budget - definitions_tokens, max_fragments
+        )
+    else:
+        chosen, blocks = _choose(
+            fragments,
+            lambda fragment: format_block(fragment, marker),
+            count,
+            used,
+            budget - definitions_tokens,
+            max_fragments,
+        )
     retrieved = format_retrieved(blocks, marker)
     retrieved_tokens = count(retrieved) if retrieved else 0
 
@@ -238,6 +249,68 @@ def _assemble(retrieved: str, left: str, right: str, fim: str | None) -> str:
         return prefix
     before, middle, after = FIM_TEMPLATES[fim]
     return f"{before}{prefix}{middle}{right}{after}"
+
+
+def _choose_merged(
+    fragments: Sequence[RetrievedFragment],
+    marker: str,
+    count: Count,
+    used: int,
+    budget: int,
+    cap: int,
+) -> tuple[list[RetrievedFragment], list[str]]:
+    """``_choose`` for fragments where one whose shown lines overlap or touch those of a
+    chosen block of the same file joins that block for the cost of its new lines; a block
+    stays where its best fragment put it. Fragments of several locations, or whose shown
+    lines are not known, take blocks of their own."""
+    chosen: list[RetrievedFragment] = []
+    spans: list[Span | None] = []
+    blocks: list[str] = []
+    for fragment in fragments:
+        if len(chosen) >= cap:
+            break
+        mine = _span(fragment)
+        at = next((i for i, span in enumerate(spans) if _joins(span, mine)), None)
+        joined = spans[at] if at is not None else None
+        if at is not None and joined is not None and mine is not None:
+            span = _union(joined, mine)
+            block = format_block(replace(fragment, shown="\n".join(span[2])), marker)
+            tokens = count(block) - count(blocks[at])
+            if used + tokens <= budget:
+                chosen.append(fragment)
+                spans[at], blocks[at] = span, block
+                used += tokens
+            continue
+        block = format_block(fragment, marker)
+        tokens = count(block)
+        if used + tokens <= budget:
+            chosen.append(fragment)
+            spans.append(mine)
+            blocks.append(block)
+            used += tokens
+    return chosen, blocks
+
+
+def _span(fragment: RetrievedFragment) -> Span | None:
+    if fragment.shown_start is None or len(fragment.locations) != 1:
+        return None
+    return fragment.path, fragment.shown_start, (fragment.shown or fragment.text).split("\n")
+
+
+def _joins(span: Span | None, other: Span | None) -> bool:
+    if span is None or other is None or span[0] != other[0]:
+        return False
+    return span[1] <= other[1] + len(other[2]) and other[1] <= span[1] + len(span[2])
+
+
+def _union(span: Span, other: Span) -> Span:
+    """Two touching line spans of one file as one (each line as one of them shows it)."""
+    first = min(span[1], other[1])
+    last = max(span[1] + len(span[2]), other[1] + len(other[2]))
+    lines = [""] * (last - first)
+    for start, part in ((other[1], other[2]), (span[1], span[2])):
+        lines[start - first : start - first + len(part)] = part
+    return span[0], first, lines
 
 
 def _choose(

@@ -27,7 +27,9 @@ class RetrievedFragment:
     ``text`` is the matched window; ``shown`` is what a prompt should show: the window moved
     forward by the stride (RepoCoder), since what follows similar code is what helps. A window
     lifted because it calls a definition the cursor's code uses names it in ``usage_of``
-    (``repomem.context.usages``); it shows itself, the call included.
+    (``repomem.context.usages``); it shows itself, the call included. ``shown_start`` is the
+    0-based line of ``locations[0]``'s file where ``shown`` begins (None: not known), so
+    that shown windows of one file that overlap can share a block.
     """
 
     fragment_id: int
@@ -38,6 +40,7 @@ class RetrievedFragment:
     s_env: float
     s_rel: float
     usage_of: str = ""
+    shown_start: int | None = None
 
     @property
     def path(self) -> str:

@@ -100,4 +100,5 @@ def _best_caller(
         s_env=0.0,
         s_rel=score,
         usage_of=hit.card.name,
+        shown_start=start,
     )

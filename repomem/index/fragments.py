@@ -34,12 +34,21 @@ def windows(lines: list[str], window: int, stride: int) -> list[Window]:
     return out
 
 
+def shown_span(lines: list[str], start: int, end: int, stride: int) -> tuple[int, int]:
+    """The lines ``[first, last)`` a prompt shows for a retrieved window: the window moved
+    forward by the stride (what follows similar code is what helps); the window itself when
+    nothing follows."""
+    first = start + stride
+    last = min(first + end - start, len(lines))
+    if any(line.strip() for line in lines[first:last]):
+        return first, last
+    return start, end
+
+
 def shown_lines(lines: list[str], start: int, end: int, stride: int) -> str:
-    """What a prompt shows for a retrieved window: the window moved forward by the stride
-    (what follows similar code is what helps); the window itself when nothing follows."""
-    size = end - start
-    shifted = lines[start + stride : start + stride + size]
-    return "\n".join(shifted) if any(s.strip() for s in shifted) else "\n".join(lines[start:end])
+    """The text of :func:`shown_span`."""
+    first, last = shown_span(lines, start, end, stride)
+    return "\n".join(lines[first:last])
 
 
 def window_nodes(pf: ParsedFile, wins: list[Window]) -> tuple[np.ndarray, ...]:

@@ -34,7 +34,7 @@ from repomem.context.scorer import (
 from repomem.context.usages import find_usages
 from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
-from repomem.index.fragments import Window, shown_lines, window_nodes, windows
+from repomem.index.fragments import Window, shown_span, window_nodes, windows
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
 from repomem.index.languages import language_for_path
@@ -769,15 +769,18 @@ class RepoIndex:
         out = []
         for i, fid in enumerate(ids.tolist()):
             locs = tuple(sorted(self.frag_locs[fid], key=lambda loc: (loc.path, loc.start)))
+            lines = self._lines(locs[0].path)
+            first, last = shown_span(lines, locs[0].start, locs[0].end, self.config.stride)
             out.append(
                 RetrievedFragment(
                     fragment_id=fid,
                     locations=locs,
                     text=self.frag_text[fid],
-                    shown=self.shown(locs[0]),
+                    shown="\n".join(lines[first:last]),
                     s_ind=float(s_ind[fid]),
                     s_env=float(s_env[i]),
                     s_rel=float(s_rel[i]),
+                    shown_start=first,
                 )
             )
         return out
@@ -800,9 +803,6 @@ class RepoIndex:
         s_ind = _fit(self.bm25.scores(tokenize(query)), len(self.frag_text))
         taken = {f.fragment_id for f in retrieved}
         return find_usages(self, path, hits, s_ind, self.visible(exclusion), limit=k, taken=taken)
-
-    def shown(self, loc: Location) -> str:
-        return shown_lines(self._lines(loc.path), loc.start, loc.end, self.config.stride)
 
     def _lines(self, path: str) -> list[str]:
         """A file's lines, kept for the few files recent results came from."""
