@@ -123,7 +123,8 @@ def main() -> int:
                 idx.retrieve(q, k=10, alpha=alpha, exclusion=ex)
                 latencies[name].append((time.perf_counter() - t) * 1000)
         # the definitions channel: the cards of the names the cursor's code uses
-        latencies["definitions"] = []
+        # and the usages: windows calling the best of them
+        latencies["definitions"], latencies["usages"] = [], []
         found = []
         for path, line in positions:
             left = "\n".join(split_lines(idx.files[path].text)[:line]) + "\n"
@@ -131,6 +132,10 @@ def main() -> int:
             hits = idx.definitions(path, left, window=idx.config.window)
             latencies["definitions"].append((time.perf_counter() - t) * 1000)
             found.append(len(hits))
+            q, ex = query_of(path, line)
+            t = time.perf_counter()
+            idx.usages(q, path, hits, k=2, exclusion=ex)
+            latencies["usages"].append((time.perf_counter() - t) * 1000)
         results["definitions_per_query"] = {"p50": pct(found, 50), "max": max(found)}
         for name, vals in latencies.items():
             results[f"retrieve_{name}_ms"] = {"p50": pct(vals, 50), "p95": pct(vals, 95)}
@@ -192,6 +197,9 @@ def main() -> int:
                 ),
                 "| definitions channel p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
                     **results["retrieve_definitions_ms"]
+                ),
+                "| usages (2 windows) p50 / p95 | {p50:.2f} / {p95:.2f} ms |".format(
+                    **results["retrieve_usages_ms"]
                 ),
                 f"| rank-bm25 query p50 | {results['rank_bm25']['query_ms_p50']:.0f} ms |",
                 "| one-file update p50 / p95 | {p50:.1f} / {p95:.1f} ms |".format(
