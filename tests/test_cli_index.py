@@ -104,7 +104,7 @@ def test_unindexed_and_damaged_index(tmp_path: Path) -> None:
     assert out.returncode == 2 and "repomem index" in out.stderr
     assert repomem("index", str(root), "--no-progress").returncode == 0
     gen = next((root / ".repomem").glob("gen-*"))
-    (gen / "arrays.npz").write_bytes(b"garbage")
+    (gen / "arrays" / "frag_text_off.npy").write_bytes(b"garbage")
     out = repomem("retrieve", "pkg/core.py:5", cwd=root)
     assert out.returncode == 2 and "unreadable" in out.stderr and "Traceback" not in out.stderr
 
