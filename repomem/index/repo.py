@@ -181,7 +181,8 @@ class RepoIndex:
         self.truncated: set[int] = set()
         # per graph node: up to what cost its relation search is complete (inf: unknown)
         self.radius = np.zeros(0)
-        self._relations_csr: sp.csr_matrix | None = None
+        # the relations as CSR, made on first use after a change (a load reads it saved)
+        self.relations_csr: sp.csr_matrix | None = None
         self._graph: CodeGraph | None = None
         self._calls_into: dict[str, dict[str, np.ndarray]] | None = None
         self._trees = TreeCache()  # the files updated last, for incremental parsing
@@ -441,7 +442,7 @@ class RepoIndex:
                 done += part.size
                 if progress:
                     progress("relations", done, rows.size)
-        self._relations_csr = None
+        self.relations_csr = None
 
     # ------------------------------------------------------------------ lazily derived state
     @property
@@ -514,16 +515,16 @@ class RepoIndex:
     @property
     def relations(self) -> sp.csr_matrix:
         """Fragment relations as CSR (rows: fragment ids), built once per change."""
-        if self._relations_csr is None:
+        if self.relations_csr is None:
             n, cap = self.rel_idx.shape
             mask = self.rel_idx >= 0
             counts = mask.sum(axis=1)
             indptr = np.zeros(n + 1, np.int64)
             np.cumsum(counts, out=indptr[1:])
-            self._relations_csr = sp.csr_matrix(
+            self.relations_csr = sp.csr_matrix(
                 (self.rel_val[mask], self.rel_idx[mask], indptr), shape=(n, n)
             )
-        return self._relations_csr
+        return self.relations_csr
 
     def tidy(self) -> None:
         """Reorganise what updates left behind, at a moment nothing waits for the index (an

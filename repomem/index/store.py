@@ -23,6 +23,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from repomem import __version__
 from repomem.config import IndexConfig
@@ -159,6 +160,12 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     arrays["rel_idx"] = np.full((spare, index.rel_idx.shape[1]), -1, np.int64)
     arrays["rel_val"] = np.zeros(arrays["rel_idx"].shape, np.float64)
     arrays["rel_idx"][:rows], arrays["rel_val"][:rows] = index.rel_idx, index.rel_val
+    # and the rows as retrieval reads them, so that a loaded index need not gather them
+    rel = index.relations
+    index_type = np.int32 if rel.nnz < 2**31 and rows < 2**31 else np.int64
+    arrays["rel_indptr"] = rel.indptr.astype(index_type)
+    arrays["rel_indices"] = rel.indices.astype(index_type)
+    arrays["rel_data"] = rel.data.astype(np.float64)
     arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
     arrays["radius"] = index.canonical_radius()
     for key, value in index.bm25.state().items():
@@ -329,7 +336,11 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
     idx.free_ids = np.flatnonzero(~idx.live).tolist()
     order = a["frag_by_key"]
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
-    idx.set_relations(a["rel_idx"], a["rel_val"], int(manifest["relation_rows"]))
+    rows = int(manifest["relation_rows"])
+    idx.set_relations(a["rel_idx"], a["rel_val"], rows)
+    idx.relations_csr = sp.csr_matrix(
+        (a["rel_data"], a["rel_indices"], a["rel_indptr"]), shape=(rows, rows), copy=False
+    )
     idx.truncated = set(a["truncated"].tolist())
     idx.radius = a["radius"]
     idx.bm25 = BM25Index.from_state(
