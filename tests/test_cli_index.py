@@ -59,6 +59,14 @@ def test_retrieve_explains_scores(root: Path) -> None:
     cards = {(d["path"], d["name"]): d for d in account["definitions"]}
     assert cards[("pkg/util.py", "helper")]["text"] == "def helper(x):"
     assert cards[("pkg/util.py", "helper")]["named_as"] == "helper"
+    # and code elsewhere calling it, shown as the window around the call, never a fragment
+    # retrieval already shows (here each file is one window: with k 3 every caller is shown)
+    assert account["usages"] == []
+    one = json.loads(repomem("retrieve", f"{root}/pkg/sub/mod.py:9", "--json", "--k", "1").stdout)
+    usages = one["usages"]
+    assert usages and {u["usage_of"] for u in usages} <= {name for _, name in cards}
+    assert not {u["fragment_id"] for u in usages} & {h["fragment_id"] for h in one["fragments"]}
+    assert any("helper(" in u["shown"] for u in usages)
     for h in hits:
         assert h["s_rel"] == pytest.approx(h["s_ind"] + 0.5 * h["s_env"])
         # the cursor's own neighbourhood is never retrieved
@@ -126,7 +134,8 @@ def test_kernels_are_cached_in_the_user_cache_directory(root: Path, tmp_path: Pa
     assert cold.stderr.count(COMPILING) == 1
     assert f"cached in {cache}\n" in cold.stderr
     compiled = _kernel_files(cache)
-    assert len({p.parent for p in compiled}) == 1  # one subdirectory: repomem's sources
+    # one subdirectory per source folder of repomem's (saving also relates by target)
+    assert {p.parent.name.rsplit("_", 1)[0] for p in compiled} <= {"index", "context"}
     assert {p.name.split(".")[0] for p in compiled} >= {"parsing", "relations", "bm25"}
     assert _kernel_files(PACKAGE) == beside_sources
 

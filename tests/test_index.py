@@ -155,7 +155,7 @@ def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
     RepoIndex.build(root)
     mapped, copied = store.load(root), store.load(root, mapped=False)
     assert _is_mapped(mapped.rel_idx) and _is_mapped(mapped.bm25._post_row)
-    assert _is_mapped(mapped.relations.indices)  # retrieval reads the saved rows
+    assert _is_mapped(mapped.inverse_relations.cols)  # retrieval reads the saved rows
     assert not _is_mapped(copied.rel_idx)
     assert_same(mapped, copied, QUERIES)
     assert mapped.file_text("pkg/core.py") == (root / "pkg/core.py").read_text()

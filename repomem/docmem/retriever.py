@@ -8,6 +8,7 @@ prompt when it ranks, within the same fragment count and token budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from repomem.context.scorer import Exclusion, RetrievedFragment
@@ -44,3 +45,15 @@ class DocAwareRetriever:
         self, path: str, left_context: str, *, draft: str = "", window: int = 20
     ) -> list[DefinitionHit]:
         return self.index.definitions(path, left_context, draft=draft, window=window)
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        return self.index.usages(query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved)

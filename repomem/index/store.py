@@ -23,7 +23,6 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from repomem import __version__
 from repomem.config import IndexConfig
@@ -33,6 +32,7 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
+from repomem.index.rowpool import RowPool
 
 FORMAT_VERSION = 6
 
@@ -160,12 +160,13 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     arrays["rel_idx"] = np.full((spare, index.rel_idx.shape[1]), -1, np.int64)
     arrays["rel_val"] = np.zeros(arrays["rel_idx"].shape, np.float64)
     arrays["rel_idx"][:rows], arrays["rel_val"][:rows] = index.rel_idx, index.rel_val
-    # and the rows as retrieval reads them, so that a loaded index need not gather them
-    rel = index.relations
-    index_type = np.int32 if rel.nnz < 2**31 and rows < 2**31 else np.int64
-    arrays["rel_indptr"] = rel.indptr.astype(index_type)
-    arrays["rel_indices"] = rel.indices.astype(index_type)
-    arrays["rel_data"] = rel.data.astype(np.float64)
+    # and the relations by target as retrieval reads them, laid out as an in-memory pool is
+    # (an eighth more room), so that a loaded index's first query does not gather them
+    inverse = index.inverse_relations
+    inv_ptr, inv_src, _ = inverse.gather(np.arange(inverse.n_rows))
+    arrays["inv_indptr"] = inv_ptr
+    arrays["inv_src"] = np.full(inv_src.size + inv_src.size // 8, -1, np.int64)
+    arrays["inv_src"][: inv_src.size] = inv_src
     arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
     arrays["radius"] = index.canonical_radius()
     for key, value in index.bm25.state().items():
@@ -337,9 +338,8 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
     order = a["frag_by_key"]
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
     rows = int(manifest["relation_rows"])
-    idx.set_relations(a["rel_idx"], a["rel_val"], rows)
-    idx.relations_csr = sp.csr_matrix(
-        (a["rel_data"], a["rel_indices"], a["rel_indptr"]), shape=(rows, rows), copy=False
+    idx.set_relations(
+        a["rel_idx"], a["rel_val"], rows, RowPool.adopt(a["inv_indptr"], a["inv_src"])
     )
     idx.truncated = set(a["truncated"].tolist())
     idx.radius = a["radius"]
