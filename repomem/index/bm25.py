@@ -395,7 +395,8 @@ class BM25Index:
         self._queried = True
         out = np.zeros(self._capacity)
         vocab = self._vocab
-        known = [(vocab[t], c) for t, c in Counter(query_tokens).items() if t in vocab]
+        counted = Counter(query_tokens).items()
+        known = [(tid, c) for t, c in counted if (tid := vocab.get(t)) is not None]
         if not known or self._total_len == 0:
             return out
         terms = np.array([t for t, _ in known], np.int64)

@@ -750,7 +750,10 @@ class RepoIndex:
     def visible(self, exclusion: Exclusion | None) -> np.ndarray:
         vis = self.live[: len(self.frag_text)].copy()
         if exclusion is not None and exclusion.path in self.files:
-            for fid in np.unique(self.files[exclusion.path].win_frag):
+            # only a fragment with a window here overlapping the lines can have all hidden
+            e = self.files[exclusion.path]
+            near = (e.win_end > exclusion.start) & (e.win_start < exclusion.end)
+            for fid in np.unique(e.win_frag[near]).tolist():
                 if exclusion.excludes(tuple(self.frag_locs[fid])):
                     vis[fid] = False
         return vis

@@ -172,12 +172,15 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     for key, value in index.bm25.state().items():
         arrays[f"bm25__{key}"] = value
     resolver = index.resolver
+    # dumps, not dump: only the one-shot encoder is the C one (6x faster here); what call
+    # resolution depended on is apart, as only files whose calls are resolved again read it
+    arrays["deps"], arrays["deps_off"] = _blob(
+        [json.dumps(resolver.dependencies(pf.path), separators=(",", ":")) for pf in parsed]
+    )
     arrays["symbols"], arrays["symbols_off"] = _blob(
         [
-            # dumps, not dump: only the one-shot encoder is the C one (6x faster here)
             json.dumps(
                 {
-                    "deps": resolver.dependencies(pf.path),
                     "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
                     "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
                     "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
@@ -282,7 +285,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         for name in (
             *("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"),
             *("line_len", "node_start", "node_end", "node_parent", "line_owner"),
-            *("symbols", "calls"),
+            *("symbols", "deps", "calls"),
         )
     }
 
@@ -290,12 +293,12 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         off = offsets[name]
         return a[name][off[i] : off[i + 1]]
 
-    def symbols(i: int) -> dict:
-        return json.loads(part("symbols", i).tobytes())
-
     def parsed(i: int) -> ParsedFile:
         path, language, digest = manifest["files"][i]
-        sym = symbols(i)
+        sym = json.loads(part("symbols", i).tobytes())
+        # tuple.__new__ skips the named tuples' Python-level constructors: a first update
+        # after a load makes every file's parse, ~400k of them on the standard library
+        new = tuple.__new__
         return ParsedFile(
             path,
             language,
@@ -305,15 +308,17 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
                 for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")
             ),
             has_error=sym["has_error"],
-            definitions=[Definition(n, node, c) for n, node, c in sym["defs"]],
-            calls=[CallSite(node, tuple(parts), scope) for node, parts, scope in sym["calls"]],
-            imports=[ImportBinding(*b) for b in sym["imports"]],
+            definitions=[new(Definition, d) for d in sym["defs"]],
+            calls=[
+                new(CallSite, (node, tuple(parts), scope)) for node, parts, scope in sym["calls"]
+            ],
+            imports=[new(ImportBinding, b) for b in sym["imports"]],
             import_nodes=sym["import_nodes"],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
         )
 
     def dependencies(i: int) -> tuple[list[list], list[str]]:
-        deps = symbols(i)["deps"]
+        deps = json.loads(part("deps", i).tobytes())
         return deps[0], deps[1]
 
     def calls(i: int) -> list[tuple[int, str, int]]:
