@@ -326,6 +326,35 @@ def test_state_round_trip_through_npz(tmp_path: Path) -> None:
     np.testing.assert_allclose(restored.scores(query), index.scores(query), rtol=1e-12)
 
 
+def test_trusted_state_opens_in_place_and_keeps_working() -> None:
+    """A trusted state (the store's own) is used as it is: its arrays are not copied, its
+    vocabulary is found by hash, and it goes on adding, removing and compacting exactly."""
+    rng = np.random.default_rng(5)
+    index = BM25Index()
+    for doc_id in range(0, 80, 2):
+        index.add(doc_id, random_doc(rng))
+    index.add(81, ["ünïcode", "名前", "w3"])
+    state = index.state()
+    opened = BM25Index.from_state(state, trusted=True)
+    assert opened._post_row is state["post_row"]
+    queries = [["w1", "w2", "w2"], ["名前", "ünïcode"], ["absent", "w3"]]
+    for q in queries:
+        np.testing.assert_allclose(opened.scores(q), index.scores(q), rtol=1e-12)
+    for target in (opened, index):
+        target.remove(0)
+        target.remove(81)
+        target.add(0, ["brand_new", "w1", "名前"])
+        target.add(200, ["brand_new", "w7"])
+    for q in [*queries, ["brand_new"]]:
+        np.testing.assert_allclose(opened.scores(q), index.scores(q), rtol=1e-12)
+    opened.compact()
+    index.compact()
+    for q in [*queries, ["brand_new"]]:
+        np.testing.assert_allclose(opened.scores(q), index.scores(q), rtol=1e-12)
+    with pytest.raises(BM25StateError, match="size"):
+        BM25Index.from_state(dict(state, post_tf=state["post_tf"][:-1]), trusted=True)
+
+
 def test_damaged_state_is_a_clear_error() -> None:
     index = BM25Index()
     index.add(0, ["a", "b"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import signal
 import subprocess
@@ -141,6 +142,35 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert_same(loaded, RepoIndex.load(root), QUERIES)
 
 
+def _is_mapped(a: np.ndarray) -> bool:
+    while a is not None and not isinstance(a, mmap.mmap):
+        a = getattr(a, "base", None)
+    return a is not None
+
+
+def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
+    """Opening maps the saved arrays; what it answers, before and after updates, and what it
+    saves are those of the same index read into memory."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    RepoIndex.build(root)
+    mapped, copied = store.load(root), store.load(root, mapped=False)
+    assert _is_mapped(mapped.rel_idx) and _is_mapped(mapped.bm25._post_row)
+    assert _is_mapped(mapped.inverse_relations.cols)  # retrieval reads the saved rows
+    assert not _is_mapped(copied.rel_idx)
+    assert_same(mapped, copied, QUERIES)
+    assert mapped.file_text("pkg/core.py") == (root / "pkg/core.py").read_text()
+    apply_on_disk(root, EDITS)
+    for idx in (mapped, copied):
+        for rel, text in EDITS.items():
+            idx.update_file(rel, text)
+        idx.bm25.compact()  # the saved vocabulary's words, less those no longer used
+    assert_same(mapped, copied, QUERIES + ["def twin(y)", "twin(5)"])
+    mapped.save()
+    assert_same(store.load(root), copied, QUERIES)
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert snapshot(store.load(root))[0] == snapshot(fresh)[0]
+
+
 def test_rerun_reparses_only_changed_files(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r")
     _, first = RepoIndex.build(root)
@@ -159,7 +189,7 @@ def test_failed_save_leaves_previous_index(tmp_path: Path, monkeypatch: pytest.M
     def boom(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(np, "savez", boom)
+    monkeypatch.setattr(np, "save", boom)
     (root / "pkg/core.py").write_text("def changed():\n    return helper(1)\n")
     with pytest.raises(OSError):
         RepoIndex.build(root)

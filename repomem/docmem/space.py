@@ -110,7 +110,7 @@ class JointSpace:
         texts, live = index.frag_text, index.live
         seen = self._code_text
         for fid in list(seen):
-            if fid >= len(texts) or not live[fid] or texts[fid] is not seen[fid]:
+            if fid >= len(texts) or not live[fid] or texts[fid] != seen[fid]:
                 self.bm25.remove(self.n_doc + fid)
                 del seen[fid]
         for fid in np.flatnonzero(live[: len(texts)]).tolist():

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from repomem.errors import RepomemError
 from repomem.index.jit import numba
+from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.rowpool import ranges
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -67,6 +68,16 @@ _STATE_KEYS = (
     "row_terms",
     "row_tf",
     "doc_ids",
+)
+# what ``state`` also saves so that a trusted state opens without deriving it
+_DERIVED_KEYS = (
+    "df",
+    "row_len",
+    "term_ptr",
+    "post_row",
+    "post_tf",
+    "vocab_hash",
+    "vocab_hash_ids",
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -231,6 +242,13 @@ class _Growable:
         self._data[: values.size] = values
         self.size = int(values.size)
 
+    @classmethod
+    def adopt(cls, values: np.ndarray) -> _Growable:
+        """``values`` itself (a mapped array, say), full: the first append copies it."""
+        grown = cls.__new__(cls)
+        grown._data, grown.size = values, int(values.size)
+        return grown
+
     @property
     def view(self) -> np.ndarray:
         return self._data[: self.size]
@@ -377,7 +395,8 @@ class BM25Index:
         self._queried = True
         out = np.zeros(self._capacity)
         vocab = self._vocab
-        known = [(vocab[t], c) for t, c in Counter(query_tokens).items() if t in vocab]
+        counted = Counter(query_tokens).items()
+        known = [(tid, c) for t, c in counted if (tid := vocab.get(t)) is not None]
         if not known or self._total_len == 0:
             return out
         terms = np.array([t for t, _ in known], np.int64)
@@ -438,29 +457,47 @@ class BM25Index:
         self._load(vocab, row_ptr, row_terms, row_tf, live)
 
     def state(self) -> dict[str, np.ndarray]:
-        """Plain numpy arrays (no objects, loadable without pickle); compacts the index first."""
+        """Plain numpy arrays (no objects, loadable without pickle); compacts the index first.
+        Besides the rows, it holds what :meth:`from_state` would otherwise derive from them
+        (postings, frequencies, lengths, the vocabulary's hash table), so that a saved index
+        opens without reading its rows."""
         self.compact()
         encoded = [w.encode("utf-8") for w in self._vocab]
         offsets = np.zeros(len(encoded) + 1, np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        vocab_bytes = np.frombuffer(b"".join(encoded), np.uint8).copy()
+        hashes = fnv1a(vocab_bytes, offsets)
+        order = np.argsort(hashes, kind="stable")
         return {
             "format": np.array(_STATE_FORMAT, np.int64),
             "params": np.array([self.k1, self.b, self.epsilon], np.float64),
-            "vocab_bytes": np.frombuffer(b"".join(encoded), np.uint8).copy(),
+            "vocab_bytes": vocab_bytes,
             "vocab_offsets": offsets,
             "row_ptr": self._row_ptr.view.copy(),
             "row_terms": self._row_terms.view.copy(),
             "row_tf": self._row_tf.view.copy(),
             "doc_ids": np.flatnonzero(self._row_live.view).astype(np.int64),
+            "df": self._df.view.copy(),
+            "row_len": self._row_len.view.copy(),
+            "term_ptr": self._term_ptr,
+            "post_row": self._post_row,
+            "post_tf": self._post_tf,
+            "vocab_hash": hashes[order],
+            "vocab_hash_ids": order.astype(np.int64),
         }
 
     @classmethod
-    def from_state(cls, state: Mapping[str, np.ndarray]) -> BM25Index:
-        """Rebuild an index saved by :meth:`state`, checking it so a damaged file cannot crash."""
-        missing = [k for k in _STATE_KEYS if k not in state]
+    def from_state(cls, state: Mapping[str, np.ndarray], *, trusted: bool = False) -> BM25Index:
+        """Rebuild an index saved by :meth:`state`, checking it so a damaged file cannot crash.
+
+        ``trusted``: a state written whole by ``repomem.index.store`` (a generation goes live
+        only once complete); its arrays are used as they are, mapped arrays included, and only
+        their sizes and offsets are checked, so that opening reads none of the postings.
+        """
+        missing = [k for k in _STATE_KEYS + (_DERIVED_KEYS if trusted else ()) if k not in state]
         if missing:
             raise BM25StateError(f"BM25 index state lacks {', '.join(missing)}")
-        arrays = {k: np.asarray(state[k]) for k in _STATE_KEYS}
+        arrays = {k: state[k] for k in _STATE_KEYS}
         for key, arr in arrays.items():
             if arr.dtype.kind not in ("iuf" if key == "params" else "iu"):
                 raise BM25StateError(f"BM25 index state '{key}' has the wrong type ({arr.dtype})")
@@ -470,16 +507,19 @@ class BM25Index:
             raise BM25StateError(
                 f"BM25 index state has format {int(arrays['format'])}, expected {_STATE_FORMAT}"
             )
-        params = arrays["params"].astype(np.float64)
+        params = np.asarray(arrays["params"], np.float64)
         if params.shape != (3,):
             raise BM25StateError("BM25 index state 'params' must hold k1, b and epsilon")
         try:
             index = cls(*params.tolist())
         except ValueError as exc:
             raise BM25StateError(f"BM25 index state 'params': {exc}") from exc
+        if trusted:
+            index._open(state)
+            return index
         words = _decode_vocab(arrays["vocab_bytes"], arrays["vocab_offsets"])
         row_ptr, row_terms, row_tf, doc_ids = (
-            arrays[k].astype(np.int64) for k in ("row_ptr", "row_terms", "row_tf", "doc_ids")
+            np.asarray(arrays[k], np.int64) for k in ("row_ptr", "row_terms", "row_tf", "doc_ids")
         )
         live = _check_rows(row_ptr, row_terms, row_tf, doc_ids, len(words))
         index._load(
@@ -491,9 +531,73 @@ class BM25Index:
         )
         return index
 
+    def _open(self, state: Mapping[str, np.ndarray]) -> None:
+        """Adopt a trusted saved state's arrays as the main segment, copying none of them."""
+        want = {
+            "vocab_bytes": np.uint8,
+            "vocab_offsets": np.int64,
+            "row_ptr": np.int64,
+            "row_terms": np.int32,
+            "row_tf": np.int32,
+            "doc_ids": np.int64,
+            "df": np.int64,
+            "row_len": np.int64,
+            "term_ptr": np.int64,
+            "post_row": np.int32,
+            "post_tf": np.int32,
+            "vocab_hash": np.uint64,
+            "vocab_hash_ids": np.int64,
+        }
+        a = {}
+        for key, dtype in want.items():
+            if state[key].dtype != dtype or state[key].ndim != 1:
+                raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
+            a[key] = state[key]
+        n_words, n_rows = a["vocab_offsets"].size - 1, a["row_ptr"].size - 1
+        sizes_agree = (
+            n_words >= 0
+            and n_rows >= 0
+            and a["vocab_offsets"][-1] == a["vocab_bytes"].size
+            and a["row_ptr"][0] == 0
+            and a["row_ptr"][-1] == a["row_terms"].size == a["row_tf"].size
+            and a["term_ptr"].size == n_words + 1
+            and a["term_ptr"][0] == 0
+            and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
+            and a["df"].size == a["vocab_hash"].size == a["vocab_hash_ids"].size == n_words
+            and a["row_len"].size == n_rows
+            and not np.any(np.diff(a["row_ptr"]) < 0)
+            and not np.any(np.diff(a["term_ptr"]) < 0)
+            and (a["doc_ids"].size == 0 or 0 <= a["doc_ids"].min() <= a["doc_ids"].max() < n_rows)
+        )
+        if not sizes_agree:
+            raise BM25StateError("BM25 index state arrays do not agree in size")
+        live = np.zeros(n_rows, np.bool_)
+        live[a["doc_ids"]] = True
+        doc_ids = a["doc_ids"]
+        self._vocab = Vocabulary(
+            a["vocab_bytes"], a["vocab_offsets"], a["vocab_hash"], a["vocab_hash_ids"]
+        )
+        self._df = _Growable.adopt(a["df"])
+        self._df_hist = _Growable(np.int64, np.bincount(a["df"], minlength=doc_ids.size + 2))
+        self._row_ptr = _Growable.adopt(a["row_ptr"])
+        self._row_terms = _Growable.adopt(a["row_terms"])
+        self._row_tf = _Growable.adopt(a["row_tf"])
+        self._row_doc = _Growable(np.int64, np.arange(n_rows))
+        self._row_len = _Growable.adopt(a["row_len"])
+        self._row_live = _Growable(np.bool_, live)
+        self._row_of = dict(zip(doc_ids.tolist(), doc_ids.tolist(), strict=True))
+        self._capacity = n_rows
+        self._n_live = int(doc_ids.size)
+        self._total_len = int(a["row_len"].sum())
+        self._term_ptr, self._post_row, self._post_tf = a["term_ptr"], a["post_row"], a["post_tf"]
+        self._main_rows = n_rows
+        self._main_dead = 0
+        self._queried = False
+        self._version += 1
+
     def _load(
         self,
-        vocab: dict[str, int],
+        vocab: dict[str, int] | Vocabulary,
         row_ptr: IntArray,
         row_terms: Int32Array,
         row_tf: Int32Array,
@@ -507,7 +611,7 @@ class BM25Index:
             np.repeat(np.arange(n_rows), np.diff(row_ptr)), weights=row_tf, minlength=n_rows
         ).astype(np.int64)
         doc_ids = np.flatnonzero(live)
-        self._vocab = vocab
+        self._vocab: dict[str, int] | Vocabulary = vocab
         self._df = _Growable(np.int64, df)
         self._df_hist = _Growable(np.int64, np.bincount(df, minlength=doc_ids.size + 2))
         self._row_ptr = _Growable(np.int64, row_ptr)

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +38,7 @@ from repomem.index.fragments import Window, shown_span, window_nodes, windows
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
 from repomem.index.languages import language_for_path
+from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, text_key
 from repomem.index.parsing import (
     ParsedFile,
     TreeCache,
@@ -102,9 +103,10 @@ def _prepare_all(
     parsed: dict[str, ParsedFile],
     config: IndexConfig,
     progress: Progress | None,
-) -> dict[str, PreparedFile]:
-    """Parse and window every file; new parses run in worker processes on a large repo."""
-    out = {f.path: prepare_file(f, config, parsed[f.path]) for f in files if f.path in parsed}
+) -> Iterator[tuple[SourceFile, PreparedFile]]:
+    """Parse and window every file, yielded in the order of ``files`` as soon as it is ready,
+    so that the caller keeps only what it needs of each (a build's peak then does not grow
+    with every window of the repository); new parses run in worker processes on a large repo."""
     todo = [f for f in files if f.path not in parsed]
     workers = min(os.cpu_count() or 1, 4)
     # Fork only a single-threaded process: forking one that runs threads (a language server)
@@ -112,21 +114,23 @@ def _prepare_all(
     # main module, which a script without a main guard cannot survive.
     forkable = "fork" in mp.get_all_start_methods() and threading.active_count() == 1
     if len(todo) < 64 or workers < 2 or not forkable:
-        results = map(_prepare_job, ((f, config) for f in todo))
+        results = iter(map(_prepare_job, ((f, config) for f in todo)))
         pool = None
     else:
         warm_up({f.language for f in todo})  # once here, not once per worker
         pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"))
-        results = pool.map(_prepare_job, ((f, config) for f in todo), chunksize=8)
+        results = iter(pool.map(_prepare_job, ((f, config) for f in todo), chunksize=8))
     try:
-        for f, prep in zip(todo, results, strict=True):
-            out[f.path] = prep
+        for done, f in enumerate(files, 1):
+            if f.path in parsed:
+                yield f, prepare_file(f, config, parsed[f.path])
+            else:
+                yield f, next(results)
             if progress:
-                progress("parse", len(out), len(files))
+                progress("parse", done, len(files))
     finally:
         if pool is not None:
-            pool.shutdown()
-    return out
+            pool.shutdown(cancel_futures=True)
 
 
 @dataclass
@@ -135,7 +139,7 @@ class FileEntry:
 
     language: str
     digest: str
-    text: str
+    content: str | tuple[Texts, int]  # the text, or where a saved index holds it
     win_start: np.ndarray  # int32 window starts
     win_end: np.ndarray
     win_frag: np.ndarray  # int64 fragment id of each window
@@ -143,6 +147,12 @@ class FileEntry:
     wn_frag: np.ndarray
     wn_node: np.ndarray
     wn_weight: np.ndarray
+
+    @property
+    def text(self) -> str:
+        """Read from a saved index anew each time: its files stay out of memory."""
+        content = self.content
+        return content if isinstance(content, str) else content[0][content[1]]
 
 
 class RepoIndex:
@@ -152,13 +162,14 @@ class RepoIndex:
         self.root = root
         self.config = config
         self.files: dict[str, FileEntry] = {}
-        self.parsed: dict[str, ParsedFile] = {}
-        self.calls: dict[str, list[tuple[int, str, int]]] = {}
+        # a saved index makes a file's parse and calls when they are first used
+        self.parsed: MutableMapping[str, ParsedFile] = LazyDict()
+        self.calls: MutableMapping[str, list[tuple[int, str, int]]] = LazyDict()
         self.skipped: dict[str, int] = {}
         # fragments, by id; a freed id has empty text and no locations
-        self.frag_text: list[str] = []
-        self.frag_locs: list[list[Location]] = []
-        self.by_text: dict[str, int] = {}
+        self.frag_text = Texts()
+        self.frag_locs = Locations()
+        self.by_text = TextIds(self.frag_text)
         self.free_ids: list[int] = []
         self.live = np.zeros(0, bool)
         self.frag_key = np.zeros(0, np.int64)  # content hash per fragment id: stable tie-breaks
@@ -182,9 +193,9 @@ class RepoIndex:
         self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
         self._node_frags: RowPool | None = None  # per node: the fragments holding it
         self._resolver: Resolver | None = None
-        self._line_cache: dict[str, tuple[str, list[str]]] = {}
+        self._line_cache: dict[str, tuple[FileEntry, list[str]]] = {}
         # what each file's call resolution depended on, as loaded from a saved index
-        self.saved_dependencies: dict[str, tuple[list[list], list[str]]] = {}
+        self.saved_dependencies: Mapping[str, tuple[list[list], list[str]]] = {}
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -248,14 +259,12 @@ class RepoIndex:
             and f.path in previous.parsed
             and previous.parsed[f.path].digest == f.digest
         }
-        prepared = _prepare_all(code, reused_parses, config, progress)
+        for f, prep in _prepare_all(code, reused_parses, config, progress):
+            idx.parsed[f.path] = prep.parsed
+            idx._add_file_fragments(f, prep)  # its windows and counts go
         t_parse = time.perf_counter()
-        for f in code:
-            idx.parsed[f.path] = prepared[f.path].parsed
         idx._resolver = Resolver(idx.parsed)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
-        for f in code:
-            idx._add_file_fragments(f, prepared.pop(f.path))  # its windows and counts go
         idx._graph = build_graph(idx.parsed, idx.calls)
         idx._frag_nodes = idx._assemble_frag_nodes()
         idx.radius = np.full(idx._graph.n_nodes, np.inf)
@@ -278,8 +287,8 @@ class RepoIndex:
             truncated_fragments=len(idx.truncated),
             seconds={
                 "scan": t_scan - t0,
-                "parse": t_parse - t_scan,
-                "graph_and_fragments": t_graph - t_parse,
+                "parse_and_fragments": t_parse - t_scan,
+                "graph": t_graph - t_parse,
                 "relations": t_rel - t_graph,
                 "total": time.perf_counter() - t0,
             },
@@ -295,7 +304,7 @@ class RepoIndex:
                 fid = self._new_fragment(w.text)
                 new_fids.append(fid)
                 new_windows.append(i)
-            self.frag_locs[fid].append(Location(f.path, w.start, w.end))
+            self.frag_locs.add(fid, Location(f.path, w.start, w.end))
             win_frag[i] = fid
         if prep.terms is not None:
             self.bm25.add_counted(new_fids, prep.terms, np.array(new_windows, np.int64))
@@ -309,7 +318,7 @@ class RepoIndex:
         self.files[f.path] = FileEntry(
             language=f.language,
             digest=f.digest,
-            text=f.text,
+            content=f.text,
             win_start=np.array([w.start for w in prep.windows], np.int32),
             win_end=np.array([w.end for w in prep.windows], np.int32),
             win_frag=win_frag,
@@ -382,9 +391,13 @@ class RepoIndex:
     def rel_val(self) -> np.ndarray:
         return self._rel_val[: self._rel_rows]
 
-    def set_relations(self, rel_idx: np.ndarray, rel_val: np.ndarray) -> None:
-        self._rel_idx, self._rel_val, self._rel_rows = rel_idx, rel_val, len(rel_idx)
-        self._relations_csr = self._inverse = None
+    def set_relations(
+        self, rel_idx: np.ndarray, rel_val: np.ndarray, rows: int, inverse: RowPool | None = None
+    ) -> None:
+        """``rows`` of the padded arrays ``rel_idx``, ``rel_val`` hold fragments' relations;
+        ``inverse``: the relations by target, when saved with them."""
+        self._rel_idx, self._rel_val, self._rel_rows = rel_idx, rel_val, rows
+        self._relations_csr, self._inverse = None, inverse
 
     def _grow_relations(self) -> None:
         """Rows for the new fragments. Room for an eighth more is made at once: copying the
@@ -737,7 +750,10 @@ class RepoIndex:
     def visible(self, exclusion: Exclusion | None) -> np.ndarray:
         vis = self.live[: len(self.frag_text)].copy()
         if exclusion is not None and exclusion.path in self.files:
-            for fid in np.unique(self.files[exclusion.path].win_frag):
+            # only a fragment with a window here overlapping the lines can have all hidden
+            e = self.files[exclusion.path]
+            near = (e.win_end > exclusion.start) & (e.win_start < exclusion.end)
+            for fid in np.unique(e.win_frag[near]).tolist():
                 if exclusion.excludes(tuple(self.frag_locs[fid])):
                     vis[fid] = False
         return vis
@@ -806,10 +822,10 @@ class RepoIndex:
 
     def _lines(self, path: str) -> list[str]:
         """A file's lines, kept for the few files recent results came from."""
-        text = self.files[path].text
+        entry = self.files[path]
         hit = self._line_cache.get(path)
-        if hit is None or hit[0] is not text:
-            hit = (text, split_lines(text))
+        if hit is None or hit[0] is not entry:
+            hit = (entry, split_lines(entry.text))
             self._line_cache[path] = hit
             while len(self._line_cache) > 64:
                 del self._line_cache[next(iter(self._line_cache))]
@@ -854,12 +870,6 @@ def _fit(v: np.ndarray, n: int) -> np.ndarray:
     m = min(n, v.size)
     out[:m] = v[:m]
     return out
-
-
-def text_key(text: str) -> int:
-    return int.from_bytes(
-        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
-    )
 
 
 def _digest(text: str) -> str:

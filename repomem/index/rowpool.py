@@ -47,6 +47,16 @@ class RowPool:
         pool._lay_out(np.asarray(indptr, np.int64), cols, vals, cols.size + cols.size // 8)
         return pool
 
+    @classmethod
+    def adopt(cls, indptr: np.ndarray, cols: np.ndarray) -> RowPool:
+        """Rows laid out as in a CSR matrix at the start of ``cols`` itself (a mapped array,
+        say), whose rest is room for edits; the values are zeros, made when first read."""
+        pool = cls()
+        pool.start, pool.end = np.array(indptr[:-1], np.int64), np.array(indptr[1:], np.int64)
+        pool.cols, pool.vals = cols, np.zeros(cols.size)
+        pool.used = pool.live = int(indptr[-1])
+        return pool
+
     def _lay_out(
         self, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, capacity: int
     ) -> None:

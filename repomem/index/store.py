@@ -1,9 +1,13 @@
 """Persistence of a ``RepoIndex``: versioned, atomic, and free of pickle.
 
 Layout: ``<index_dir>/CURRENT`` names the live generation directory ``gen-<n>``, which holds
-``manifest.json``, ``symbols.json`` and ``arrays.npz``. A new generation is written in full
-under a temporary name, renamed, and only then does ``CURRENT`` switch (``os.replace``), so a
-run killed at any moment leaves the previous index (or none), never a half-written one.
+``manifest.json`` and one ``.npy`` file per array under ``arrays/``. A new generation is
+written in full under a temporary name, renamed, and only then does ``CURRENT`` switch
+(``os.replace``), so a run killed at any moment leaves the previous index (or none), never a
+half-written one. A generation is never modified once written, which is what lets ``load``
+map its arrays (copy-on-write) instead of reading them: the index opens at once whatever its
+size, the pages a query touches are read on demand, and what updates change stays in memory
+(``repomem.index.mapped``) until the next save writes a new generation.
 """
 
 from __future__ import annotations
@@ -22,14 +26,15 @@ import numpy as np
 
 from repomem import __version__
 from repomem.config import IndexConfig
-from repomem.context.scorer import Location
 from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
+from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
-from repomem.index.repo import FileEntry, RepoIndex, text_key
+from repomem.index.repo import FileEntry, RepoIndex
+from repomem.index.rowpool import RowPool
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 
 class IndexNotFound(RepomemError):
@@ -61,14 +66,6 @@ def _blob(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
     return np.frombuffer(b"".join(encoded), np.uint8), offsets
-
-
-def _unblob(data: np.ndarray, offsets: np.ndarray) -> list[str]:
-    raw = data.tobytes()
-    return [
-        raw[offsets[i] : offsets[i + 1]].decode("utf-8", "surrogatepass")
-        for i in range(offsets.size - 1)
-    ]
 
 
 def _concat(parts: list[np.ndarray], dtype: type) -> tuple[np.ndarray, np.ndarray]:
@@ -124,9 +121,10 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     paths = sorted(index.files)
     entries = [index.files[p] for p in paths]
     parsed = [index.parsed[p] for p in paths]
+    n_frags = len(index.frag_text)
     arrays: dict[str, np.ndarray] = {}
     arrays["texts"], arrays["texts_off"] = _blob([e.text for e in entries])
-    arrays["frag_text"], arrays["frag_text_off"] = _blob(index.frag_text)
+    arrays["frag_text"], arrays["frag_text_off"] = _blob(list(index.frag_text))
     for name, dtype in (
         ("win_start", np.int32),
         ("win_end", np.int32),
@@ -138,47 +136,84 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
         arrays[name], arrays[f"{name}_off"] = _concat([getattr(e, name) for e in entries], dtype)
     for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
         arrays[name], arrays[f"{name}_off"] = _concat([getattr(p, name) for p in parsed], np.int32)
+    # every window's place, grouped by fragment (in path and line order within one)
+    win_file = np.repeat(np.arange(len(paths), dtype=np.int32), np.diff(arrays["win_start_off"]))
+    by_frag = np.argsort(arrays["win_frag"], kind="stable")
+    arrays["loc_file"] = win_file[by_frag]
+    arrays["loc_start"] = arrays["win_start"][by_frag]
+    arrays["loc_end"] = arrays["win_end"][by_frag]
+    arrays["loc_indptr"] = np.searchsorted(
+        arrays["win_frag"][by_frag], np.arange(n_frags + 1)
+    ).astype(np.int64)
+    live = np.asarray(index.live[:n_frags], bool)
+    arrays["live"] = live
+    arrays["frag_key"] = np.asarray(index.frag_key[:n_frags], np.int64)
+    live_ids = np.flatnonzero(live)
+    arrays["frag_by_key"] = live_ids[np.argsort(arrays["frag_key"][live_ids], kind="stable")]
     file_no = {p: i for i, p in enumerate(paths)}
     calls = [(file_no[p], s, file_no[t], n) for p in paths for s, t, n in index.calls.get(p, ())]
     arrays["calls"] = np.array(calls, np.int64).reshape(-1, 4)
-    arrays["rel_idx"] = index.rel_idx
-    arrays["rel_val"] = index.rel_val
+    arrays["calls_off"] = np.searchsorted(arrays["calls"][:, 0], np.arange(len(paths) + 1))
+    # spare relation rows, so that the first new fragments do not copy the table
+    rows = index.rel_idx.shape[0]
+    spare = rows + max(1024, rows // 8)
+    arrays["rel_idx"] = np.full((spare, index.rel_idx.shape[1]), -1, np.int64)
+    arrays["rel_val"] = np.zeros(arrays["rel_idx"].shape, np.float64)
+    arrays["rel_idx"][:rows], arrays["rel_val"][:rows] = index.rel_idx, index.rel_val
+    # and the relations by target as retrieval reads them, laid out as an in-memory pool is
+    # (an eighth more room), so that a loaded index's first query does not gather them
+    inverse = index.inverse_relations
+    inv_ptr, inv_src, _ = inverse.gather(np.arange(inverse.n_rows))
+    arrays["inv_indptr"] = inv_ptr
+    arrays["inv_src"] = np.full(inv_src.size + inv_src.size // 8, -1, np.int64)
+    arrays["inv_src"][: inv_src.size] = inv_src
     arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
     arrays["radius"] = index.canonical_radius()
     for key, value in index.bm25.state().items():
         arrays[f"bm25__{key}"] = value
-    with open(out / "arrays.npz", "wb") as fh:
-        np.savez(fh, **arrays)
-        fh.flush()
-        os.fsync(fh.fileno())
-
     resolver = index.resolver
-    symbols = [
-        {
-            "deps": resolver.dependencies(pf.path),
-            "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
-            "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
-            "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
-            "import_nodes": pf.import_nodes,
-            "has_error": pf.has_error,
-            "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
-        }
-        for pf in parsed
-    ]
+    # dumps, not dump: only the one-shot encoder is the C one (6x faster here); what call
+    # resolution depended on is apart, as only files whose calls are resolved again read it
+    arrays["deps"], arrays["deps_off"] = _blob(
+        [json.dumps(resolver.dependencies(pf.path), separators=(",", ":")) for pf in parsed]
+    )
+    arrays["symbols"], arrays["symbols_off"] = _blob(
+        [
+            json.dumps(
+                {
+                    "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
+                    "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
+                    "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
+                    "import_nodes": pf.import_nodes,
+                    "has_error": pf.has_error,
+                    "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
+                },
+                separators=(",", ":"),
+            )
+            for pf in parsed
+        ]
+    )
+    (out / "arrays").mkdir()
+    for name, value in arrays.items():
+        with open(out / "arrays" / f"{name}.npy", "wb") as fh:
+            np.save(fh, value, allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+    _fsync_dir(out / "arrays")
     manifest = {
         "format": FORMAT_VERSION,
         "repomem": __version__,
         "config": asdict(index.config),
         "files": [[p, e.language, e.digest] for p, e in zip(paths, entries, strict=True)],
+        "arrays": sorted(arrays),
+        "relation_rows": rows,
         "skipped": index.skipped,
         "summary": summary or {},
     }
-    for name, obj in (("symbols.json", symbols), ("manifest.json", manifest)):
-        with open(out / name, "w", encoding="utf-8") as fh:
-            # dumps, not dump: only the one-shot encoder is the C one (6x faster here)
-            fh.write(json.dumps(obj, separators=(",", ":")))
-            fh.flush()
-            os.fsync(fh.fileno())
+    with open(out / "manifest.json", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(manifest, separators=(",", ":")))
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def config_from(data: dict) -> IndexConfig:
@@ -216,49 +251,55 @@ def read_manifest(root: Path, config: IndexConfig) -> dict:
     return manifest
 
 
-def load(root: Path, config: IndexConfig | None = None) -> RepoIndex:
-    """Load the live index of ``root``; raises ``IndexNotFound``/``IndexUnreadable``."""
+def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) -> RepoIndex:
+    """Open the live index of ``root``; raises ``IndexNotFound``/``IndexUnreadable``.
+
+    ``mapped``: map the saved arrays copy-on-write (read on demand, never written back);
+    otherwise read them into memory, which gives the same index (tests compare the two)."""
     config = config or IndexConfig()
     manifest = read_manifest(root, config)
     gen = live_generation(root, config)
     try:
-        with paused_gc(freeze=True):
-            with np.load(gen / "arrays.npz", allow_pickle=False) as npz:
-                arrays = {k: npz[k] for k in npz.files}
-            symbols = json.loads((gen / "symbols.json").read_text(encoding="utf-8"))
-            return _restore(root, config_from(manifest["config"]), manifest, arrays, symbols)
+        arrays = {
+            name: np.load(gen / "arrays" / f"{name}.npy", mmap_mode="c" if mapped else None).view(
+                np.ndarray
+            )
+            for name in manifest["arrays"]
+        }
+        return _restore(root, config_from(manifest["config"]), manifest, arrays)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise IndexUnreadable(
             f"index at {gen} is unreadable ({exc}); re-run `repomem index`"
         ) from exc
 
 
-def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: list) -> RepoIndex:
+def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIndex:
     idx = RepoIndex(root, config)
     idx.skipped = dict(manifest["skipped"])
-    texts = _unblob(a["texts"], a["texts_off"])
-    idx.frag_text = _unblob(a["frag_text"], a["frag_text_off"])
-    idx.frag_locs = [[] for _ in idx.frag_text]
+    paths = [f[0] for f in manifest["files"]]
+    texts = Texts(a["texts"], a["texts_off"])
+    idx.frag_text = Texts(a["frag_text"], a["frag_text_off"])
+    idx.frag_locs = Locations(paths, a["loc_indptr"], (a["loc_file"], a["loc_start"], a["loc_end"]))
+    offsets = {
+        name: a[f"{name}_off"].tolist()
+        for name in (
+            *("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"),
+            *("line_len", "node_start", "node_end", "node_parent", "line_owner"),
+            *("symbols", "deps", "calls"),
+        )
+    }
 
     def part(name: str, i: int) -> np.ndarray:
-        off = a[f"{name}_off"]
+        off = offsets[name]
         return a[name][off[i] : off[i + 1]]
 
-    for i, (path, language, digest) in enumerate(manifest["files"]):
-        entry = FileEntry(
-            language,
-            digest,
-            texts[i],
-            *(
-                part(n, i)
-                for n in ("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight")
-            ),
-        )
-        idx.files[path] = entry
-        for s, e, fid in zip(entry.win_start, entry.win_end, entry.win_frag, strict=True):
-            idx.frag_locs[int(fid)].append(Location(path, int(s), int(e)))
-        sym = symbols[i]
-        idx.parsed[path] = ParsedFile(
+    def parsed(i: int) -> ParsedFile:
+        path, language, digest = manifest["files"][i]
+        sym = json.loads(part("symbols", i).tobytes())
+        # tuple.__new__ skips the named tuples' Python-level constructors: a first update
+        # after a load makes every file's parse, ~400k of them on the standard library
+        new = tuple.__new__
+        return ParsedFile(
             path,
             language,
             digest,
@@ -267,28 +308,52 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict, symbols: 
                 for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")
             ),
             has_error=sym["has_error"],
-            definitions=[Definition(n, node, c) for n, node, c in sym["defs"]],
-            calls=[CallSite(node, tuple(parts), scope) for node, parts, scope in sym["calls"]],
-            imports=[ImportBinding(*b) for b in sym["imports"]],
+            definitions=[new(Definition, d) for d in sym["defs"]],
+            calls=[
+                new(CallSite, (node, tuple(parts), scope)) for node, parts, scope in sym["calls"]
+            ],
+            imports=[new(ImportBinding, b) for b in sym["imports"]],
             import_nodes=sym["import_nodes"],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
         )
-        idx.saved_dependencies[path] = (sym["deps"][0], sym["deps"][1])
-    paths = [f[0] for f in manifest["files"]]
-    idx.calls = {p: [] for p in paths}
-    for fno, src, tno, node in a["calls"].tolist():
-        idx.calls[paths[fno]].append((src, paths[tno], node))
-    idx.live = np.array([bool(locs) for locs in idx.frag_locs], bool)
-    idx.frag_key = np.array([text_key(t) for t in idx.frag_text], np.int64)
-    idx.free_ids = [i for i, locs in enumerate(idx.frag_locs) if not locs]
-    idx.by_text = {t: i for i, t in enumerate(idx.frag_text) if idx.live[i]}
-    idx.set_relations(a["rel_idx"], a["rel_val"])
+
+    def dependencies(i: int) -> tuple[list[list], list[str]]:
+        deps = json.loads(part("deps", i).tobytes())
+        return deps[0], deps[1]
+
+    def calls(i: int) -> list[tuple[int, str, int]]:
+        return [(s, paths[t], n) for _, s, t, n in part("calls", i).tolist()]
+
+    for i, (path, language, digest) in enumerate(manifest["files"]):
+        idx.files[path] = FileEntry(
+            language,
+            digest,
+            (texts, i),
+            *(
+                part(n, i)
+                for n in ("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight")
+            ),
+        )
+    idx.parsed = LazyDict(paths, parsed)
+    idx.calls = LazyDict(paths, calls)
+    idx.saved_dependencies = LazyDict(paths, dependencies)
+    idx.live = a["live"]
+    idx.frag_key = a["frag_key"]
+    idx.free_ids = np.flatnonzero(~idx.live).tolist()
+    order = a["frag_by_key"]
+    idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
+    rows = int(manifest["relation_rows"])
+    idx.set_relations(
+        a["rel_idx"], a["rel_val"], rows, RowPool.adopt(a["inv_indptr"], a["inv_src"])
+    )
     idx.truncated = set(a["truncated"].tolist())
     idx.radius = a["radius"]
-    idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in a.items() if k.startswith("bm25__")})
+    idx.bm25 = BM25Index.from_state(
+        {k[6:]: v for k, v in a.items() if k.startswith("bm25__")}, trusted=True
+    )
     return idx
 
 
 def index_bytes(root: Path, config: IndexConfig) -> int:
     gen = live_generation(root, config)
-    return sum(p.stat().st_size for p in gen.iterdir() if p.is_file())
+    return sum(p.stat().st_size for p in gen.rglob("*") if p.is_file())

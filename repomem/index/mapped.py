@@ -1,0 +1,284 @@
+"""Index tables that read a saved index in place and keep only their changes in memory.
+
+A saved index is opened by mapping its arrays (``repomem.index.store``): nothing is decoded or
+copied when it is opened, and a repository of millions of lines answers at once. Each table
+here is a *base* (arrays of the saved generation, possibly mapped) plus an in-memory *delta*
+of what updates changed since; saving folds both into the next generation. A table built in
+memory (``RepoIndex.build``) has an empty base and behaves like the plain container it stands
+for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from repomem.context.scorer import Location
+from repomem.index.jit import numba
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def text_key(text: str) -> int:
+    """A fragment text's content hash: stable tie-breaks, and the key ``TextIds`` finds it by."""
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+def _decode(data: np.ndarray, offsets: np.ndarray, i: int) -> str:
+    return data[offsets[i] : offsets[i + 1]].tobytes().decode("utf-8", "surrogatepass")
+
+
+class Texts:
+    """A list of strings whose saved part stays encoded (UTF-8 blob + offsets) until read."""
+
+    def __init__(self, data: np.ndarray | None = None, offsets: np.ndarray | None = None) -> None:
+        self._data = data if data is not None else np.empty(0, np.uint8)
+        self._offsets = offsets if offsets is not None else np.zeros(1, np.int64)
+        self._base = int(self._offsets.size) - 1
+        self._changed: dict[int, str] = {}
+        self._added: list[str] = []
+
+    def __len__(self) -> int:
+        return self._base + len(self._added)
+
+    def __getitem__(self, i: int) -> str:
+        if i >= self._base:
+            return self._added[i - self._base]
+        if i < 0:
+            raise IndexError(i)
+        text = self._changed.get(i)
+        return text if text is not None else _decode(self._data, self._offsets, i)
+
+    def __setitem__(self, i: int, text: str) -> None:
+        if i >= self._base:
+            self._added[i - self._base] = text
+        else:
+            self._changed[i] = text
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def append(self, text: str) -> None:
+        self._added.append(text)
+
+
+class TextIds:
+    """Text -> id of the live fragment with that text (``by_text``). The saved part is looked
+    up by content hash (``frag_key``) and confirmed on the text itself."""
+
+    def __init__(
+        self,
+        texts: Texts,
+        keys: np.ndarray | None = None,
+        ids: np.ndarray | None = None,
+    ) -> None:
+        self._texts = texts
+        self._keys = keys if keys is not None else np.empty(0, np.int64)  # sorted
+        self._ids = ids if ids is not None else np.empty(0, np.int64)
+        self._new: dict[str, int] = {}
+        self._gone: set[int] = set()  # saved ids whose text has left since
+
+    def get(self, text: str) -> int | None:
+        fid = self._new.get(text)
+        if fid is not None or not self._keys.size:
+            return fid
+        return self._saved(text)
+
+    def _saved(self, text: str) -> int | None:
+        key = text_key(text)
+        lo = int(np.searchsorted(self._keys, key))
+        hi = int(np.searchsorted(self._keys, key, side="right"))
+        for fid in self._ids[lo:hi].tolist():
+            if fid not in self._gone and self._texts[fid] == text:
+                return fid
+        return None
+
+    def __getitem__(self, text: str) -> int:
+        fid = self.get(text)
+        if fid is None:
+            raise KeyError(text)
+        return fid
+
+    def __setitem__(self, text: str, fid: int) -> None:
+        self._new[text] = fid
+
+    def __delitem__(self, text: str) -> None:
+        if self._new.pop(text, None) is None:
+            fid = self._saved(text)
+            if fid is None:
+                raise KeyError(text)
+            self._gone.add(fid)
+
+
+class Locations:
+    """Per fragment id, the places its text stands. The saved part is CSR rows of (file
+    number, start, end); a row that changes moves to memory whole."""
+
+    def __init__(
+        self,
+        paths: list[str] | None = None,
+        indptr: np.ndarray | None = None,
+        rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        self._paths = paths or []
+        self._indptr = indptr if indptr is not None else np.zeros(1, np.int64)
+        self._file, self._start, self._end = rows or (np.empty(0, np.int32),) * 3
+        self._base = int(self._indptr.size) - 1
+        self._changed: dict[int, list[Location]] = {}
+        self._added: list[list[Location]] = []
+
+    def __len__(self) -> int:
+        return self._base + len(self._added)
+
+    def __getitem__(self, fid: int) -> list[Location]:
+        """The fragment's locations (a list of the table's own: do not modify it)."""
+        if fid >= self._base:
+            return self._added[fid - self._base]
+        row = self._changed.get(fid)
+        if row is not None:
+            return row
+        lo, hi = int(self._indptr[fid]), int(self._indptr[fid + 1])
+        return [
+            Location(self._paths[f], s, e)
+            for f, s, e in zip(
+                self._file[lo:hi].tolist(),
+                self._start[lo:hi].tolist(),
+                self._end[lo:hi].tolist(),
+                strict=True,
+            )
+        ]
+
+    def __setitem__(self, fid: int, locations: list[Location]) -> None:
+        if fid >= self._base:
+            self._added[fid - self._base] = locations
+        else:
+            self._changed[fid] = locations
+
+    def add(self, fid: int, location: Location) -> None:
+        if fid < self._base and fid not in self._changed:
+            self._changed[fid] = self[fid]
+        self[fid].append(location)
+
+    def append(self, locations: list[Location]) -> None:
+        self._added.append(locations)
+
+
+class LazyDict(MutableMapping[K, V], Generic[K, V]):
+    """A dict whose saved values are made on first use (``make(position)``), in the order of
+    the saved keys; what is set or deleted afterwards behaves as in a dict."""
+
+    def __init__(self, keys: list[K] | None = None, make: Callable[[int], V] | None = None):
+        self._values: dict[K, V | None] = dict.fromkeys(keys or ())
+        self._pending: dict[K, int] = {k: i for i, k in enumerate(keys or ())}
+        self._make = make
+
+    def __getitem__(self, key: K) -> V:
+        value = self._values[key]
+        if value is None and key in self._pending:
+            assert self._make is not None
+            value = self._values[key] = self._make(self._pending.pop(key))
+        return value  # type: ignore[return-value]
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self._pending.pop(key, None)
+        self._values[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        del self._values[key]
+        self._pending.pop(key, None)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+
+@numba.njit(cache=True, nogil=True)
+def fnv1a(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """64-bit FNV-1a of each ``data[offsets[i]:offsets[i + 1]]``: a stable hash (Python's
+    ``hash`` of a string changes from process to process)."""
+    out = np.empty(offsets.shape[0] - 1, np.uint64)
+    for i in range(out.shape[0]):
+        h = np.uint64(0xCBF29CE484222325)
+        for k in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[k])) * np.uint64(0x100000001B3)
+        out[i] = h
+    return out
+
+
+def word_hash(word: str) -> int:
+    """:func:`fnv1a` of one word, in Python: a kernel call costs ~40 us of overhead, which a
+    query's or an updated file's few hundred look-ups would each pay."""
+    h = 0xCBF29CE484222325
+    for byte in word.encode("utf-8"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+class Vocabulary:
+    """Word -> term id, as a dict offers it to BM25; the saved words stay encoded and are
+    found by hash (``hashes`` sorted, ``ids`` in the same order), words added since live in
+    a dict. Iteration yields the words in id order."""
+
+    def __init__(
+        self, data: np.ndarray, offsets: np.ndarray, hashes: np.ndarray, ids: np.ndarray
+    ) -> None:
+        self._data, self._offsets, self._hashes, self._ids = data, offsets, hashes, ids
+        self._base = int(offsets.size) - 1
+        self._new: dict[str, int] = {}
+        self._seen: dict[str, int] = {}  # saved words looked up already (-1: not saved)
+
+    def __len__(self) -> int:
+        return self._base + len(self._new)
+
+    def _saved(self, word: str) -> int:
+        tid = self._seen.get(word)
+        if tid is None:
+            tid = -1
+            key = np.uint64(word_hash(word))
+            lo = int(np.searchsorted(self._hashes, key))
+            hi = int(np.searchsorted(self._hashes, key, side="right"))
+            for i in self._ids[lo:hi].tolist():
+                if _decode(self._data, self._offsets, i) == word:
+                    tid = i
+            if len(self._seen) > 1 << 16:
+                self._seen.clear()
+            self._seen[word] = tid
+        return tid
+
+    def get(self, word: str, default: int | None = None) -> int | None:
+        tid = self._new.get(word)
+        if tid is None:
+            tid = self._saved(word)
+        return default if tid < 0 else tid
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and self.get(word) is not None
+
+    def __getitem__(self, word: str) -> int:
+        tid = self.get(word)
+        if tid is None:
+            raise KeyError(word)
+        return tid
+
+    def setdefault(self, word: str, tid: int) -> int:
+        known = self.get(word)
+        if known is not None:
+            return known
+        self._new[word] = tid
+        return tid
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(self._base):
+            yield _decode(self._data, self._offsets, i)
+        yield from self._new
