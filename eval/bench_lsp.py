@@ -32,9 +32,10 @@ Measured, with the built-in backend:
   completion.
 * **doc memory**: the time the server takes to read the corpus's docs (here its module
   docstrings) after indexing (``repomem/docsReady``); the replay starts once they are read.
-  ``--docs`` sets ``completion.docs``, so doc segments compete for the prompt.
+  ``completion.docs`` is on, as the server's default, so doc segments compete for the
+  prompt; ``--no-docs`` turns it off.
 
-    python eval/bench_lsp.py [--lines 100000] [--steps 200] [--minutes 0] [--docs] [--json OUT]
+    python eval/bench_lsp.py [--lines 100000] [--steps 200] [--minutes 0] [--no-docs] [--json OUT]
 """
 
 from __future__ import annotations
@@ -618,7 +619,10 @@ def main() -> int:
         "--index-delay-ms", type=int, help="the server's indexDelayMs (default: its default)"
     )
     ap.add_argument(
-        "--docs", action="store_true", help="completion.docs: doc segments compete for the prompt"
+        "--docs",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="completion.docs: doc segments compete for the prompt (default: on)",
     )
     ap.add_argument("--probes", type=int, default=20, help="edit-to-retrievable measurements")
     ap.add_argument("--poll-ms", type=float, default=5.0, help="repomem/retrieve poll interval")

@@ -651,7 +651,7 @@ async def test_doc_memory_completes_documented_names_and_answers_questions(
     }
     files.update({f"app/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)})
     root = make_repo(tmp_path / "repo", files)
-    await start(client, root, {"repomem": {"debounceMs": 0, "completion": {"docs": True}}})
+    await start(client, root, {"repomem": {"debounceMs": 0}})  # completion.docs on by default
     docs = (await status(client)).docs
     assert (docs.state, docs.documents, docs.inCompletions) == ("ready", 1, True)
 

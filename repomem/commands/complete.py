@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     backend = create_backend(settings.backend)
     index = open_index(root, settings.index, build=True)
     index.apply_buffer(rel, text)
-    retriever = _retriever(index, settings) if settings.completion.docs else index
+    retriever = _retriever(index, settings, asked=args.docs) if settings.completion.docs else index
     engine = CompletionEngine(retriever, backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain:
@@ -163,15 +163,17 @@ def _read(root: Path, rel: str, name: str, config: IndexConfig) -> str:
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
-def _retriever(index: RepoIndex, settings: Settings) -> Retriever:
-    """The index with its doc memory, or the index alone when the repository has no docs."""
+def _retriever(index: RepoIndex, settings: Settings, *, asked: bool | None) -> Retriever:
+    """The index with its doc memory, or the index alone when the repository has no docs
+    (said on stderr only when ``--docs`` asked for them: docs are on by default)."""
     from repomem.docmem.memory import DocMemory, NoDocs
     from repomem.docmem.retriever import DocAwareRetriever
 
     try:
         return DocAwareRetriever(index, DocMemory.open(index, settings.docmem))
     except NoDocs as exc:
-        print(f"repomem: {exc}; completing from code only", file=sys.stderr)
+        if asked:
+            print(f"repomem: {exc}; completing from code only", file=sys.stderr)
         return index
 
 
