@@ -423,6 +423,7 @@ class WorkspaceIndex:
                 self._load_saved(config)
             summary = self._build_in_subprocess(config)
             index = RepoIndex.load(self.root, config)
+            index.warm()
             result = (index, summary, time.perf_counter() - started)
         except Exception as exc:  # reported to the editor; the server keeps serving
             if not isinstance(exc, RepomemError | OSError):
@@ -467,6 +468,7 @@ class WorkspaceIndex:
         except RepomemError as exc:  # IndexNotFound, IndexUnreadable: build from scratch
             logger.info("no saved index to start from (%s)", exc)
             return
+        index.warm()
         with self._lock:
             self._index = index
             self._count(index)

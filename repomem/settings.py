@@ -66,7 +66,7 @@ class CompletionConfig:
     max_tokens_api: int = 256
     retrieved_budget_fraction: float = 0.5
     max_fragments: int = 10
-    definitions_share: float = 0.5
+    definitions_share: float = 0.4
     max_definitions: int = 16
     max_usages: int = 2
     merge_overlaps: bool = True
