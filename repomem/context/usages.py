@@ -6,7 +6,8 @@ Similar code (BM25) calls such names often, but not always the ones the cards ar
 index resolved every call, so each definition knows its callers (``RepoIndex.calls_into``):
 for the best-ranked definitions, the caller in another file whose window BM25 finds most like
 the cursor's is lifted, shown as the window around the call (not moved forward by the stride,
-which could leave the call out).
+which could leave the call out). Every call of a definition is gathered in a few array
+operations, whatever the number of calling files.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.context.scorer import RetrievedFragment
 
 if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
@@ -65,40 +66,37 @@ def _best_caller(
     node = _definition_node(index, hit)
     if node is None:
         return None
-    best: tuple[float, int, str, int] | None = None  # (score, -fragment id, file, window)
-    for caller, pairs in index.calls_into.get(hit.card.path, {}).items():
-        if caller == path or caller not in index.files:
-            continue
-        sources = pairs[pairs[:, 1] == node, 0]
-        if sources.size == 0:
-            continue
-        entry = index.files[caller]
-        pf = index.parsed[caller]
-        lines = pf.node_start[sources].astype(np.int64)
-        # the window the call sits nearest the middle of
-        centre = (entry.win_start + entry.win_end) / 2
-        wins = np.unique(np.abs(centre[None, :] - lines[:, None]).argmin(axis=1))
-        for w in wins.tolist():
-            fid = int(entry.win_frag[w])
-            if fid >= s_ind.size or not visible[fid] or fid in taken:
-                continue
-            key = (float(s_ind[fid]), -fid, caller, w)
-            if best is None or key[:2] > best[:2]:
-                best = key
-    if best is None:
+    callers = index.calls_into.get(hit.card.path, {})
+    offsets = index.graph.stmt_offset
+    files = [p for p in callers if p != path and p in offsets]
+    if not files:
         return None
-    score, neg_fid, caller, w = best
-    entry = index.files[caller]
-    start, end = int(entry.win_start[w]), int(entry.win_end[w])
-    text = "\n".join(index.file_lines(caller)[start:end])
+    pairs = np.concatenate([callers[p] for p in files])
+    shift = np.repeat([offsets[p] for p in files], [len(callers[p]) for p in files])
+    calling = pairs[:, 1] == node
+    if not calling.any():
+        return None
+    # the windows holding a calling statement (global node ids: file offset + local node)
+    _, frags, _ = index.node_frags.gather(np.unique(pairs[calling, 0] + shift[calling]))
+    frags = np.unique(frags)
+    frags = frags[frags < s_ind.size]
+    frags = frags[visible[frags] & ~np.isin(frags, np.fromiter(taken, np.int64, len(taken)))]
+    if frags.size == 0:
+        return None
+    best = int(frags[np.lexsort((frags, -s_ind[frags]))[0]])  # best score, then lowest id
+    loc = min(
+        (loc for loc in index.frag_locs[best] if loc.path != path),
+        key=lambda loc: (loc.path, loc.start),
+    )
+    text = "\n".join(index.file_lines(loc.path)[loc.start : loc.end])
     return RetrievedFragment(
-        fragment_id=-neg_fid,
-        locations=(Location(caller, start, end),),
+        fragment_id=best,
+        locations=(loc,),
         text=text,
         shown=text,
-        s_ind=score,
+        s_ind=float(s_ind[best]),
         s_env=0.0,
-        s_rel=score,
+        s_rel=float(s_ind[best]),
         usage_of=hit.card.name,
-        shown_start=start,
+        shown_start=loc.start,
     )

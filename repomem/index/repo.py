@@ -479,6 +479,7 @@ class RepoIndex:
         process does it before serving, so that neither its first edit nor its first
         definition cards pay for it; a one-shot command leaves it to first use."""
         _ = (self.graph, self.resolver, self.node_frags, self.calls_into, self.inverse_relations)
+
     @property
     def graph(self) -> CodeGraph:
         if self._graph is None:
