@@ -49,7 +49,9 @@ class CompletionConfig:
     retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
     cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off).
     ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
-    (multi-line) mode.
+    (multi-line) mode. A completion whose backend gives a confidence (the built-in one) below
+    ``min_confidence`` is not shown: ``repomem complete`` says so and the language server
+    offers no item (0 shows every completion).
     """
 
     k: int = 10
@@ -62,6 +64,7 @@ class CompletionConfig:
     max_fragments: int = 10
     definitions_share: float = 0.5
     max_definitions: int = 16
+    min_confidence: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("completion", "max_fragments"): _at_least(0),
     ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
     ("completion", "max_definitions"): _at_least(0),
+    ("completion", "min_confidence"): ((lambda v: 0 <= v <= 1), "between 0 and 1"),
     ("backend", "timeout"): _positive(),
     ("backend", "max_retries"): _at_least(0),
     ("backend", "context_window"): _at_least(16),

@@ -19,6 +19,7 @@ from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, CompletionTask, query_window
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.index.occurrences import Occurrence
 from repomem.settings import CompletionConfig, Settings
 
 LEFT = "".join(f"line_{i} = {i}\n" for i in range(30)) + "    "
@@ -38,6 +39,7 @@ class RecordingRetriever:
         self.hits = list(hits)
         self.calls: list[dict[str, object]] = []
         self.drafts: list[str] = []
+        self.occurrence_calls: list[str] = []
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
@@ -50,6 +52,10 @@ class RecordingRetriever:
     ) -> list[DefinitionHit]:
         self.drafts.append(draft)
         return list(self.hits)
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
+        self.occurrence_calls.append(left_context)
+        return []
 
     @property
     def queries(self) -> list[str]:

@@ -231,6 +231,8 @@ async def test_the_server_and_the_cli_index_a_repository_alike(client: LanguageC
 
 @pytest.mark.asyncio
 async def test_completion_items_come_from_the_repository(client: LanguageClient, repo: Path):
+    # every completion shown, however short its match (the mid-word one below is a guess)
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     await start(client, repo, {"repomem": {"debounceMs": 0}})
     uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
@@ -253,7 +255,21 @@ async def test_completion_items_come_from_the_repository(client: LanguageClient,
     insert(client, uri, 3, 2, 0, "    other = make_cl\n")
     (item,) = (await complete(client, uri, 2, 19)).items
     assert item.text_edit.range.start == types.Position(2, 12)
-    assert item.text_edit.new_text == "make_client(" + EXPECTED
+    # copied from the file's own line 1, which outweighs the other file's
+    assert item.text_edit.new_text == "make_client("
+
+
+@pytest.mark.asyncio
+async def test_no_item_when_the_builtin_backend_is_not_confident(
+    client: LanguageClient, repo: Path
+):
+    # the completion above comes with confidence 0.375: above the default threshold, not 0.5
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0.5\n")
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/my app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    assert list((await complete(client, uri, 1, 25)).items) == []
+    assert list((await complete_inline(client, uri, 1, 25)).items) == []
 
 
 def replace_text(client: LanguageClient, uri: str, version: int, text: str) -> None:

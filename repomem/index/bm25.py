@@ -412,6 +412,26 @@ class BM25Index:
             term_weight.view[terms] = 0.0
         return out
 
+    def documents_with(self, term: str) -> IntArray:
+        """The live documents holding ``term``, ascending: its postings in the main segment
+        and the delta rows holding it, read where they lie (nothing is compacted or copied
+        beyond the answer)."""
+        t = self._vocab.get(term)
+        if t is None or self._df.view[t] == 0:
+            return np.zeros(0, np.int64)
+        live = self._row_live.view
+        parts = []
+        if t < self._term_ptr.size - 1:
+            rows = self._post_row[self._term_ptr[t] : self._term_ptr[t + 1]]
+            parts.append(rows[live[rows]].astype(np.int64))
+        ptr = self._row_ptr.view
+        first = ptr[self._main_rows]
+        at = np.flatnonzero(self._row_terms.view[first:] == t) + first
+        if at.size:
+            rows = np.searchsorted(ptr, at, side="right") - 1
+            parts.append(self._row_doc.view[rows[live[rows]]])
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
     def compact(self) -> None:
         """Lay the live documents out by id in a new main segment, dropping unused terms."""
         rows = np.flatnonzero(self._row_live.view)
