@@ -30,7 +30,8 @@ npm test
 rm -f ./*.vsix
 npm run package
 vsix=$(ls ./*.vsix)
-# the package carries the compiled extension and its runtime dependency, not the tests
+# the package carries the compiled extension and its runtime dependency, not the tests (nor
+# the real-VS-Code test's driver and tools, .ci/vscode_real.sh)
 python3 - "$vsix" <<'PY'
 import sys
 import zipfile
@@ -42,7 +43,8 @@ required = {
     "extension/node_modules/vscode-languageclient/package.json",
 }
 problems = [f"lacks {name}" for name in sorted(required - names)]
-problems += [f"carries {name}" for name in sorted(names) if name.startswith("extension/out/test/")]
+tests = ("extension/out/test/", "extension/test-real/", "extension/.real/")
+problems += [f"carries {name}" for name in sorted(names) if name.startswith(tests)]
 if problems:
     sys.exit(f"editors: {sys.argv[1]} " + "; ".join(problems))
 PY

@@ -30,8 +30,11 @@ Measured, with the built-in backend:
   unknown methods, non-JSON bodies, stray cancellations, edits of unknown documents; never the
   lifecycle methods), then a check that the server still answers a status request and a
   completion.
+* **doc memory**: the time the server takes to read the corpus's docs (here its module
+  docstrings) after indexing (``repomem/docsReady``); the replay starts once they are read.
+  ``--docs`` sets ``completion.docs``, so doc segments compete for the prompt.
 
-    python eval/bench_lsp.py [--lines 100000] [--steps 200] [--minutes 0] [--json OUT]
+    python eval/bench_lsp.py [--lines 100000] [--steps 200] [--minutes 0] [--docs] [--json OUT]
 """
 
 from __future__ import annotations
@@ -102,12 +105,13 @@ class Session:
     client: LanguageClient
     pid: int
     ready: asyncio.Future[Any]
+    docs: asyncio.Future[Any]
     stderr_tail: list[str] = field(default_factory=list)
     rss: list[tuple[float, float]] = field(default_factory=list)
 
 
-def editor_settings(debounce_ms: int, index_delay_ms: int | None) -> dict[str, Any]:
-    settings = {"debounceMs": debounce_ms}
+def editor_settings(debounce_ms: int, index_delay_ms: int | None, docs: bool) -> dict[str, Any]:
+    settings: dict[str, Any] = {"debounceMs": debounce_ms, "completion": {"docs": docs}}
     if index_delay_ms is not None:
         settings["indexDelayMs"] = index_delay_ms
     return {"repomem": settings}
@@ -119,11 +123,17 @@ async def start_server(
     client = LanguageClient("repomem-bench", "1")
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Any] = loop.create_future()
+    docs: asyncio.Future[Any] = loop.create_future()
 
     @client.feature("repomem/indexReady")
     def on_ready(params: Any) -> None:
         if not ready.done():
             ready.set_result(params)
+
+    @client.feature("repomem/docsReady")
+    def on_docs(params: Any) -> None:
+        if not docs.done():
+            docs.set_result(params)
 
     @client.feature(types.WINDOW_LOG_MESSAGE)
     def on_log(params: types.LogMessageParams) -> None:
@@ -139,7 +149,7 @@ async def start_server(
     await client.start_io(*command, cwd=str(root))
     server = client._server
     assert server is not None
-    session = Session(client, server.pid, ready)
+    session = Session(client, server.pid, ready, docs)
 
     async def drain() -> None:  # an unread stderr pipe would block the server once full
         assert server.stderr is not None
@@ -424,7 +434,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["replay_file"] = {"path": str(target.relative_to(root)), "lines": len(lines)}
 
         t0 = time.perf_counter()
-        settings = editor_settings(args.debounce_ms, args.index_delay_ms)
+        settings = editor_settings(args.debounce_ms, args.index_delay_ms, args.docs)
         session = await start_server(root, settings, args.log_level, args.server_log)
         ready = await asyncio.wait_for(session.ready, args.index_timeout)
         results["index"] = {
@@ -434,6 +444,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "fragments": ready.fragments,
         }
         print(f"index ready: {ready.files} files in {ready.seconds:.1f} s", file=sys.stderr)
+        docs = await asyncio.wait_for(session.docs, args.index_timeout)
+        results["docs"] = {
+            "state": docs.state,
+            "documents": docs.documents,
+            "segments": docs.segments,
+            "server_reported_s": docs.seconds,
+            "in_completions": args.docs,
+        }
+        print(f"doc memory: {docs.segments} segments in {docs.seconds:.1f} s", file=sys.stderr)
         client = session.client
         client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -549,6 +568,11 @@ def report(r: dict[str, Any]) -> str:
         ("corpus", f"{r['corpus']['files']} files, {r['corpus']['lines']:,} lines"),
         ("index ready (from scratch)", f"{r['index']['ready_s']:.1f} s"),
         (
+            "doc memory read after indexing",
+            f"{r['docs']['server_reported_s']:.1f} s ({r['docs']['documents']} documents,"
+            f" {r['docs']['segments']} segments; in completions: {r['docs']['in_completions']})",
+        ),
+        (
             "completion p50 / p95 / max",
             f"{c['p50']:.1f} / {c['p95']:.1f} / {c['max']:.1f} ms"
             f" (n={c['n']}, pause {r['config']['pause_ms']:.0f} ms, target p95 <= 50 ms)",
@@ -592,6 +616,9 @@ def main() -> int:
     ap.add_argument("--debounce-ms", type=int, default=0, help="the server's debounceMs")
     ap.add_argument(
         "--index-delay-ms", type=int, help="the server's indexDelayMs (default: its default)"
+    )
+    ap.add_argument(
+        "--docs", action="store_true", help="completion.docs: doc segments compete for the prompt"
     )
     ap.add_argument("--probes", type=int, default=20, help="edit-to-retrievable measurements")
     ap.add_argument("--poll-ms", type=float, default=5.0, help="repomem/retrieve poll interval")

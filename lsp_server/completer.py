@@ -32,6 +32,10 @@ from repomem.completion.engine import CompletionEngine, CompletionResult
 from repomem.completion.postprocess import cut_at_right_context
 from repomem.config import BackendConfig
 from repomem.context.scorer import Exclusion
+from repomem.docmem.answer import AskResult
+from repomem.docmem.memory import DocMemory
+from repomem.docmem.model import TextModel
+from repomem.docmem.strategies import ask
 from repomem.errors import RepomemError
 from repomem.settings import Settings
 
@@ -215,6 +219,13 @@ class Completer:
                 stages,
             )
         return result
+
+    async def ask(self, memory: DocMemory, question: str, strategy: str, form: str) -> AskResult:
+        """Answer ``question`` from the doc memory with the configured backend's model (the
+        built-in backend has none: the best sources come back without an answer)."""
+        model = TextModel(self._builtin if self._resting() else self._backend)
+        coro = ask(memory, question, model, strategy=strategy, form=form)
+        return await self._loop.run(coro)
 
     async def aclose(self) -> None:
         for slot in self._slots.values():

@@ -4,8 +4,9 @@ Life of a session: ``initialize`` reads the workspace root and the editor's sett
 ``initialized`` pulls the ``repomem`` configuration section where the client offers it, starts
 indexing in the background (with ``$/progress`` where the client supports server-created
 progress tokens) and registers for watched-file and configuration changes. Completion requests
-are answered meanwhile from what is indexed. When indexing ends the server says so with the
-progress end, a ``window/logMessage`` and the ``repomem/indexReady`` notification. See
+are answered meanwhile from what is indexed. When indexing ends the server says so with a
+``window/logMessage`` and the ``repomem/indexReady`` notification, reads the docs into the doc
+memory, and ends the progress (``repomem/docsReady``). See
 ``lsp_server/README.md`` for the settings, custom messages and commands.
 """
 
@@ -23,7 +24,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
@@ -34,8 +35,10 @@ from lsp_server.editor_settings import EditorSettings
 from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item, rest_of_line
 from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
-from lsp_server.workspace_index import IndexReport, WorkspaceIndex
+from lsp_server.workspace_index import DocsReport, IndexReport, WorkspaceIndex
 from repomem import __version__
+from repomem.commands.ask import FORMS, STRATEGIES, render
+from repomem.docmem.strategies import AskError
 from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings, SettingsError, load_settings
@@ -43,9 +46,11 @@ from repomem.settings import Settings, SettingsError, load_settings
 logger = logging.getLogger(__name__)
 
 INDEX_READY = "repomem/indexReady"
+DOCS_READY = "repomem/docsReady"
 STATUS = "repomem/status"
 RETRIEVE = "repomem/retrieve"
 REINDEX_COMMAND = "repomem.reindex"
+ASK_COMMAND = "repomem.ask"
 
 #: how long to wait for the client's answer to a request made during start-up
 CLIENT_TIMEOUT_S = 5.0
@@ -69,6 +74,7 @@ class RepomemServer(LanguageServer):
         self._init_options: Any = None
         self._progress_token: str | None = None
         self._progress_count = 0
+        self._indexed_message = ""
         self._stopped = False
         self._register()
 
@@ -96,6 +102,7 @@ class RepomemServer(LanguageServer):
         feature(RETRIEVE)(self._on_retrieve)
         self.command(ACCEPTED_COMMAND)(_plain(self._on_accepted))
         self.command(REINDEX_COMMAND)(_plain(self._on_reindex))
+        self.command(ASK_COMMAND)(_plain(self._on_ask))
 
     # ------------------------------------------------------------------ messages to the editor
     def warn(self, message: str) -> None:
@@ -183,6 +190,8 @@ class RepomemServer(LanguageServer):
         problems += more
         self.editor = editor
         self.index.update_delay_s = editor.index_delay_ms / 1000
+        self.index.docs = editor.settings.completion.docs
+        self.index.configure_docs(editor.settings.docmem)
         await self.completer.configure(editor.settings)
         if self.index.config != editor.settings.index:
             self.index.reconfigure(editor.settings.index)
@@ -257,6 +266,9 @@ class RepomemServer(LanguageServer):
     def on_failed(self, message: str) -> None:
         self._from_thread(self._index_failed, message)
 
+    def on_docs(self, report: DocsReport) -> None:
+        self._from_thread(self._docs_ready, report)
+
     async def _begin_progress(self) -> None:
         if self._progress_token is not None or not self._client_supports(
             "window.work_done_progress"
@@ -305,10 +317,26 @@ class RepomemServer(LanguageServer):
                 self._progress_token,
                 types.WorkDoneProgressReport(message="indexing again with the new settings"),
             )
-        else:
-            self._end_progress(message)
+        elif self._progress_token is not None:
+            self._indexed_message = message
+            self.work_done_progress.report(
+                self._progress_token,
+                types.WorkDoneProgressReport(message="reading the docs", percentage=100),
+            )
         logger.info("%s: %s", report.root, message)
         self.protocol.notify(INDEX_READY, report.to_dict())
+
+    def _docs_ready(self, report: DocsReport) -> None:
+        state = self.index.doc_state
+        if state == "ready":
+            docs = f"doc memory: {report.documents} documents ({report.segments} segments)"
+        else:
+            docs = "doc memory: no docs" if state == "none" else "doc memory: failed"
+        logger.info("%s in %.1f s", docs, report.seconds)
+        if self.index.state != "indexing":
+            self._end_progress("; ".join(m for m in (self._indexed_message, docs) if m))
+            self._indexed_message = ""
+        self.protocol.notify(DOCS_READY, {"state": state, **report.to_dict()})
 
     def _index_failed(self, message: str) -> None:
         if self.index.state != "indexing":
@@ -458,6 +486,12 @@ class RepomemServer(LanguageServer):
             "pendingUpdates": self.index.pending,
             "indexUpdates": self.index.updates,
             "lastUpdateMs": round(self.index.last_update_s * 1e3, 2),
+            "docs": {
+                "state": self.index.doc_state,
+                "documents": self.index.doc_documents,
+                "segments": self.index.doc_segments,
+                "inCompletions": self.index.docs,
+            },
             "backend": self.completer.backend_name,
             "fallback": self.completer.falling_back,
             "completions": stats.completions,
@@ -500,6 +534,55 @@ class RepomemServer(LanguageServer):
     async def _on_reindex(self, *args: Any) -> None:
         self.index.request_build()
         await self._begin_progress()
+
+    async def _on_ask(self, *args: Any) -> dict[str, Any]:
+        """``repomem.ask``: the answer to a question, with its ``path:line`` sources, from
+        the doc memory (as ``repomem ask`` gives it)."""
+        question, strategy, form = _ask_arguments(args)
+        memory = self.index.memory
+        if memory is None:
+            state = self.index.doc_state
+            raise JsonRpcInternalError(
+                f"{ASK_COMMAND}: "
+                + {
+                    "none": "the repository has no docs to answer from",
+                    "failed": "the doc memory could not be opened (see the log)",
+                }.get(state, "the doc memory is not open yet; try again once indexing ends")
+            )
+        hold = self.index.asking()
+        await asyncio.to_thread(hold.__enter__)
+        try:
+            result = await self.completer.ask(memory, question, strategy, form)
+        except AskError as exc:
+            raise JsonRpcInvalidParams(f"{ASK_COMMAND}: {exc}") from None
+        finally:
+            hold.__exit__(None, None, None)
+        return {**result.to_dict(), "text": render(result)}
+
+
+def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str, str]:
+    """The command's arguments ``[question]`` or ``[question, {"strategy"?, "form"?}]``."""
+    values = list(args)
+    options = values[1] if len(values) == 2 else {}
+    if (
+        not values
+        or len(values) > 2
+        or not isinstance(values[0], str)
+        or not values[0].strip()
+        or not isinstance(options, dict)
+        or set(options) - {"strategy", "form"}
+    ):
+        raise JsonRpcInvalidParams(
+            f"{ASK_COMMAND} expects [question] or [question, {{strategy?, form?}}], got {values!r}"
+        )
+    strategy = options.get("strategy", "single")
+    form = options.get("form", "chunk")
+    if strategy not in STRATEGIES or form not in FORMS:
+        raise JsonRpcInvalidParams(
+            f"{ASK_COMMAND}: strategy must be one of {', '.join(STRATEGIES)} and form one of"
+            f" {', '.join(FORMS)}, got {strategy!r} and {form!r}"
+        )
+    return values[0], strategy, form
 
 
 def _kept(item: _Item | None, suggestion: Suggestion) -> list[_Item]:

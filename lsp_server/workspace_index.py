@@ -15,6 +15,13 @@ meanwhile). So a document being typed in is re-indexed once typing pauses for ``
 (or, during non-stop typing, every ``MAX_STALE_S``, right after a completion finished, when the
 next keystroke is furthest away), and an update waits a little for completions in progress
 (see :meth:`WorkspaceIndex.priority`). Files changed on disk are re-indexed at once.
+
+The doc memory (:class:`~repomem.docmem.memory.DocMemory`) is opened by the worker next to
+the index, after each full index is swapped in and again when a doc file is saved or changes
+on disk (only changed documents are segmented again). Its scoring space follows code edits when
+the index tidies, not at each query (``DocMemory.follow_code``). With ``docs`` set, retrieval
+merges doc segments with code fragments as ``repomem complete --docs`` does. While a question
+is answered from the memory (:meth:`WorkspaceIndex.asking`), index changes wait.
 """
 
 from __future__ import annotations
@@ -27,16 +34,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 import numpy as np
 
-from repomem.config import IndexConfig
+from repomem.config import DocMemoryConfig, IndexConfig
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.docmem.memory import DocMemory, NoDocs, is_doc
+from repomem.docmem.model import EXTRACTIVE
+from repomem.docmem.retriever import merge_ranked
 from repomem.errors import RepomemError
 from repomem.index.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
 from repomem.index.languages import language_for_path
@@ -82,6 +92,18 @@ class BuildFailed(RepomemError):
     """The indexing process ended without an index."""
 
 
+@dataclass(frozen=True)
+class DocsReport:
+    """What opening the doc memory found (``documents`` 0: the repository has no docs)."""
+
+    documents: int
+    segments: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class IndexEvents(Protocol):
     """What the server hears from the index; called from worker threads."""
 
@@ -92,6 +114,8 @@ class IndexEvents(Protocol):
     def on_ready(self, report: IndexReport) -> None: ...
 
     def on_failed(self, message: str) -> None: ...
+
+    def on_docs(self, report: DocsReport) -> None: ...
 
 
 class WorkspaceIndex:
@@ -120,6 +144,15 @@ class WorkspaceIndex:
         self._changes = 0
         self._changes_of: dict[str, int] = {}
         self._candidates: set[str] | None = None
+        self._memory: DocMemory | None = None
+        self._docs_config = DocMemoryConfig()
+        self._docs_wanted = False
+        self._asking = 0
+        self._job_running = False
+        self.docs = False  # whether retrieval merges doc segments with code fragments
+        self.doc_state = "waiting"  # waiting | reading | ready | none | failed
+        self.doc_documents = 0
+        self.doc_segments = 0
         self.update_delay_s = DEFAULT_UPDATE_DELAY_S
         self.state = "idle" if root is not None else "no-workspace"
         self.files = 0
@@ -146,6 +179,36 @@ class WorkspaceIndex:
                 return
             self._config = config
         self.request_build()
+
+    def configure_docs(self, config: DocMemoryConfig) -> None:
+        """Read the docs again with ``config`` if it differs from the current one."""
+        with self._cond:
+            if config == self._docs_config:
+                return
+            self._docs_config = config
+            self._docs_wanted = self._docs_wanted or self._memory is not None
+            self._cond.notify_all()
+
+    @property
+    def memory(self) -> DocMemory | None:
+        """The doc memory (None before it is open, or when the repository has no docs)."""
+        return self._memory
+
+    @contextlib.contextmanager
+    def asking(self) -> Iterator[None]:
+        """Held while a question is answered from the doc memory, which reads the index
+        without the lock across model calls: the worker finishes its job and then changes
+        nothing until the answer is done. Blocks: call it off the event loop."""
+        with self._cond:
+            self._asking += 1
+            while self._job_running:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._asking -= 1
+                self._cond.notify_all()
 
     def request_build(self) -> None:
         if self.root is None:
@@ -176,6 +239,7 @@ class WorkspaceIndex:
             if path not in self._buffers:
                 self._queue_now(path)
             self._candidates = None  # a first save can make a new file part of the repository
+            self._docs_wanted = self._docs_wanted or is_doc(path)
             self._save_at = time.monotonic() + SAVE_DELAY_S
             self._cond.notify_all()
 
@@ -185,6 +249,7 @@ class WorkspaceIndex:
             for path in paths:
                 if path in self._buffers or self._outside_index(path):
                     continue
+                self._docs_wanted = self._docs_wanted or is_doc(path)
                 self._queue_now(path)
                 self._candidates = None
             self._cond.notify_all()
@@ -230,11 +295,16 @@ class WorkspaceIndex:
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
     ) -> list[RetrievedFragment]:
-        """Fragments for ``query`` from what is indexed now (nothing before the first index)."""
+        """Fragments for ``query`` from what is indexed now (nothing before the first index),
+        merged with doc segments when ``docs`` is set and the doc memory is open."""
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
+            code = self._index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
+            if not self.docs or self._memory is None:
+                return code
+            docs = self._memory.retrieve_for_code(query, k, alpha=alpha, exclusion=exclusion)
+            return merge_ranked(code, docs, k)
 
     def definitions(
         self, path: str, left_context: str, *, draft: str = "", window: int = 20
@@ -251,6 +321,24 @@ class WorkspaceIndex:
             if self._index is None:
                 return []
             return self._index.occurrences(path, left_context)
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        """Windows calling the best of ``hits`` (none before the first index)."""
+        with self._lock:
+            if self._index is None:
+                return []
+            return self._index.usages(
+                query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+            )
 
     def stop(self, timeout: float = 10.0) -> None:
         """Finish the current job, persist unsaved changes, and end the worker (a build in
@@ -273,7 +361,9 @@ class WorkspaceIndex:
                 self._save()
                 return
             try:
-                if job == "swap":
+                if job == "docs":
+                    self._open_docs()
+                elif job == "swap":
                     self._swap()
                 elif job == "build":
                     self._start_build()
@@ -285,11 +375,23 @@ class WorkspaceIndex:
                     self._save()
             except Exception:  # the worker must outlive any one bad job
                 logger.exception("index %s failed", job)
+            finally:
+                with self._cond:
+                    self._job_running = False
+                    self._cond.notify_all()
 
     def _next_job(self) -> str:
+        job = self._wait_for_job()
+        self._job_running = job != "stop"
+        return job
+
+    def _wait_for_job(self) -> str:
         while True:
             if self._stopping:
                 return "stop"
+            if self._asking:
+                self._cond.wait()
+                continue
             if self._built is not None:
                 return "swap"
             if self._build_wanted and not self._building:
@@ -302,6 +404,8 @@ class WorkspaceIndex:
                     return "update"
             if self._save_at is not None and now >= self._save_at:
                 return "save"
+            if self._docs_wanted and self._index is not None and next_due is None:
+                return "docs"
             tidy_at = self._tidy_at if next_due is None else None  # updates waiting go first
             if tidy_at is not None and now >= tidy_at:
                 return "tidy"
@@ -402,6 +506,7 @@ class WorkspaceIndex:
             for path in {*self._buffers, *since}:
                 self._queue_now(path)
             self._candidates = None
+            self._docs_wanted = True  # the memory links to the new index's fragments
             if not self._build_wanted:
                 self.state = "ready"
         self._events.on_ready(
@@ -522,6 +627,8 @@ class WorkspaceIndex:
             started = time.perf_counter()
             with self._lock:
                 index.tidy()
+                if self._memory is not None:
+                    self._memory.sync_code()
             logger.debug("tidied the index in %.1f ms", (time.perf_counter() - started) * 1e3)
 
     def _save(self) -> None:
@@ -538,6 +645,39 @@ class WorkspaceIndex:
             logger.warning("cannot save the index of %s: %s", self.root, exc)
             return
         logger.info("saved the index of %s in %.2f s", self.root, time.perf_counter() - started)
+
+    def _open_docs(self) -> None:
+        """Open the doc memory on the current index. The worker is the index's only writer, so
+        it reads the index without the lock here, and completions go on meanwhile."""
+        with self._cond:
+            self._docs_wanted = False
+            config = self._docs_config
+            self.doc_state = "reading"
+        index = self._index
+        assert index is not None
+        started = time.perf_counter()
+        try:
+            memory: DocMemory | None = DocMemory.open(index, config)
+        except NoDocs as exc:
+            logger.info("%s", exc)
+            memory = None
+        except Exception as exc:  # reported; completions go on from code alone
+            if not isinstance(exc, RepomemError | OSError):
+                logger.exception("opening the doc memory of %s failed", self.root)
+            logger.warning("cannot open the doc memory of %s: %s", self.root, exc)
+            self.doc_state = "failed"
+            self._events.on_docs(DocsReport(0, 0, round(time.perf_counter() - started, 3)))
+            return
+        if memory is not None:
+            memory.follow_code = False  # synced when the index tidies (see the module doc)
+            memory.space("chunk", EXTRACTIVE, code_terms=True)  # what completion queries use
+        with self._lock:
+            self._memory = memory
+        self.doc_state = "ready" if memory is not None else "none"
+        self.doc_documents = len(memory.paths) if memory is not None else 0
+        self.doc_segments = len(memory.segments) if memory is not None else 0
+        seconds = round(time.perf_counter() - started, 3)
+        self._events.on_docs(DocsReport(self.doc_documents, self.doc_segments, seconds))
 
     def _count(self, index: RepoIndex) -> None:
         self.files = len(index.files)

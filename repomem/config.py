@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     ".env",
@@ -80,3 +80,32 @@ class BackendConfig:
     fim: str | None = None  # codellama | starcoder | deepseek | qwen; None: detect from tokenizer
     device: str | None = None  # transformers: "cpu", "cuda", ...; None: best available
     temperature: float = 0.0
+
+
+@dataclass(frozen=True)
+class DocMemoryConfig:
+    """How docs are segmented, paginated and related.
+
+    ``min/max_segment_words`` bound a segment (blocks join or split to stay within them);
+    ``min/max_page_words`` are ReadAgent's pagination limits (its QuALITY values). Relations:
+    ``w_rel`` is FragRel's context-structure base, strengths below ``epsilon`` count as 0,
+    each item keeps ``neighbours`` relations, and an entity mentioned by more than
+    ``max_entity_segments`` segments relates none of them. ``alpha`` weighs the environment
+    score. ``embedding_model`` (a local model directory) adds the semantic relation.
+    """
+
+    min_segment_words: int = 40
+    max_segment_words: int = 200
+    min_page_words: int = 280
+    max_page_words: int = 600
+    w_rel: float = 0.3
+    alpha: float = 0.5
+    epsilon: float = 0.05
+    neighbours: int = 32
+    max_entity_segments: int = 20
+    embedding_model: str | None = None
+
+    def segmenting(self) -> dict[str, int]:
+        """The parameters stored segments depend on."""
+        keys = ("min_segment_words", "max_segment_words", "min_page_words", "max_page_words")
+        return {k: v for k, v in asdict(self).items() if k in keys}

@@ -4,8 +4,9 @@ Sources, later ones winning key by key: the documented defaults; the repository'
 ``pyproject.toml`` (``[tool.repomem.<section>]``); its ``.repomem.toml`` (``[<section>]``);
 environment variables ``REPOMEM_<SECTION>_<KEY>`` (e.g. ``REPOMEM_BACKEND_URL``,
 ``REPOMEM_COMPLETION_ALPHA``); command-line flags. Sections are ``index``
-(:class:`~repomem.config.IndexConfig`), ``backend`` (:class:`~repomem.config.BackendConfig`)
-and ``completion`` (:class:`CompletionConfig`).
+(:class:`~repomem.config.IndexConfig`), ``backend`` (:class:`~repomem.config.BackendConfig`),
+``completion`` (:class:`CompletionConfig`) and ``docmem``
+(:class:`~repomem.config.DocMemoryConfig`).
 
 A typo must not silently fall back to a default, so unknown sections, unknown keys, wrong
 types and out-of-range values raise :class:`SettingsError` naming the key and where it came
@@ -27,7 +28,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from repomem.completion.backends.fim import FIM_OFF
 from repomem.completion.prompt import FIM_TEMPLATES
-from repomem.config import BackendConfig, IndexConfig
+from repomem.config import BackendConfig, DocMemoryConfig, IndexConfig
 from repomem.errors import RepomemError
 
 ENV_PREFIX = "REPOMEM_"
@@ -47,11 +48,14 @@ class CompletionConfig:
     retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
     ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
     retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
-    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off).
+    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off),
+    and up to ``max_usages`` windows calling the best of those definitions are lifted in
+    among the fragments (0 turns them off).
     ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
     (multi-line) mode. A completion whose backend gives a confidence (the built-in one) below
     ``min_confidence`` is not shown: ``repomem complete`` says so and the language server
-    offers no item (0 shows every completion).
+    offers no item (0 shows every completion). ``docs`` lets segments of the repository's docs
+    compete with code fragments for the retrieved places (``repomem.docmem.retriever``).
     """
 
     k: int = 10
@@ -65,6 +69,8 @@ class CompletionConfig:
     definitions_share: float = 0.5
     max_definitions: int = 16
     min_confidence: float = 0.25
+    max_usages: int = 2
+    docs: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,12 +80,14 @@ class Settings:
     index: IndexConfig = field(default_factory=IndexConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
     completion: CompletionConfig = field(default_factory=CompletionConfig)
+    docmem: DocMemoryConfig = field(default_factory=DocMemoryConfig)
 
 
 SECTIONS: dict[str, type] = {
     "index": IndexConfig,
     "backend": BackendConfig,
     "completion": CompletionConfig,
+    "docmem": DocMemoryConfig,
 }
 
 _Check = tuple[Callable[[Any], bool], str]
@@ -106,6 +114,7 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
     ("completion", "max_definitions"): _at_least(0),
     ("completion", "min_confidence"): ((lambda v: 0 <= v <= 1), "between 0 and 1"),
+    ("completion", "max_usages"): _at_least(0),
     ("backend", "timeout"): _positive(),
     ("backend", "max_retries"): _at_least(0),
     ("backend", "context_window"): _at_least(16),
@@ -114,6 +123,15 @@ _CHECKS: dict[tuple[str, str], _Check] = {
         (lambda v: v is None or v in FIM_TEMPLATES or v == FIM_OFF),
         "one of " + ", ".join([*FIM_TEMPLATES, FIM_OFF]),
     ),
+    ("docmem", "min_segment_words"): _at_least(1),
+    ("docmem", "max_segment_words"): _at_least(1),
+    ("docmem", "min_page_words"): _at_least(1),
+    ("docmem", "max_page_words"): _at_least(1),
+    ("docmem", "w_rel"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
+    ("docmem", "alpha"): _at_least(0),
+    ("docmem", "epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
+    ("docmem", "neighbours"): _at_least(1),
+    ("docmem", "max_entity_segments"): _at_least(1),
     ("index", "max_file_bytes"): _at_least(1),
     ("index", "window"): _at_least(1),
     ("index", "stride"): _at_least(1),

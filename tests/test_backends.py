@@ -332,6 +332,7 @@ def test_openai_batch_in_order_with_bounded_concurrency(fake_server: FakeServer)
     assert sent["max_tokens"] == 7
     assert sent["stop"] == ["\n"]
     assert sent["temperature"] == 0.0
+    assert sent["repeat_penalty"] == 1.0, "no repetition penalty: greedy on llama.cpp too"
 
 
 def test_openai_retries_busy_server_then_succeeds(

@@ -223,6 +223,11 @@ def test_count_tokens_uses_the_documented_regex() -> None:
     # words, punctuation characters, whitespace runs
     assert backend.count_tokens("foo(bar)\n    x_1") == 6
     assert backend.count_tokens("a  +  b") == 5
+    # a run of one punctuation character: one token per 8 characters, so the prompt's
+    # separator lines do not eat the budget; different characters still count one each
+    assert backend.count_tokens("# " + "-" * 50) == 1 + 1 + 7
+    assert backend.count_tokens("))]") == 2
+    assert backend.count_tokens("!=") == 2
 
 
 def test_batch_keeps_order_and_names_the_strategy() -> None:

@@ -59,6 +59,14 @@ def test_retrieve_explains_scores(root: Path) -> None:
     cards = {(d["path"], d["name"]): d for d in account["definitions"]}
     assert cards[("pkg/util.py", "helper")]["text"] == "def helper(x):"
     assert cards[("pkg/util.py", "helper")]["named_as"] == "helper"
+    # and code elsewhere calling it, shown as the window around the call, never a fragment
+    # retrieval already shows (here each file is one window: with k 3 every caller is shown)
+    assert account["usages"] == []
+    one = json.loads(repomem("retrieve", f"{root}/pkg/sub/mod.py:9", "--json", "--k", "1").stdout)
+    usages = one["usages"]
+    assert usages and {u["usage_of"] for u in usages} <= {name for _, name in cards}
+    assert not {u["fragment_id"] for u in usages} & {h["fragment_id"] for h in one["fragments"]}
+    assert any("helper(" in u["shown"] for u in usages)
     for h in hits:
         assert h["s_rel"] == pytest.approx(h["s_ind"] + 0.5 * h["s_env"])
         # the cursor's own neighbourhood is never retrieved

@@ -17,6 +17,7 @@ from repos import run_repomem
 from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, CompletionTask, query_window
+from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.index.occurrences import Occurrence
@@ -40,6 +41,8 @@ class RecordingRetriever:
         self.calls: list[dict[str, object]] = []
         self.drafts: list[str] = []
         self.occurrence_calls: list[str] = []
+        self.lifted: list[RetrievedFragment] = []
+        self.usage_calls: list[dict[str, object]] = []
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
@@ -56,6 +59,19 @@ class RecordingRetriever:
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
         self.occurrence_calls.append(left_context)
         return []
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        self.usage_calls.append({"query": query, "path": path, "k": k, "retrieved": retrieved})
+        return [u for u in self.lifted if u not in retrieved][:k]
 
     @property
     def queries(self) -> list[str]:
@@ -114,6 +130,27 @@ def test_second_query_contains_the_first_completion_and_keeps_the_window() -> No
         "result = final()",
     ]
     assert len(backend.batches) == 2
+
+
+def test_usages_of_the_definitions_are_lifted_after_the_best_fragment() -> None:
+    card = Card("lib/geo.py", 0, "scale", "function", "def scale(v, w):")
+    hit = DefinitionHit(card, "scale", "named here", 0.5, 1, 1)
+    found = [fragment(1, "a = 1"), fragment(2, "b = 2"), fragment(3, "c = 3")]
+    retriever = RecordingRetriever(found, [hit])
+    retriever.lifted = [fragment(7, "y = scale(x, 2)")]
+    engine = CompletionEngine(retriever, ScriptedBackend("x"), settings(iterations=1))
+    result = asyncio.run(engine.complete("pkg/a.py", LEFT))
+    assert [f.fragment_id for f in result.iterations[0].retrieved] == [1, 7, 2, 3]
+    assert retriever.usage_calls[0]["path"] == "pkg/a.py"
+    assert retriever.usage_calls[0]["k"] == CompletionConfig().max_usages
+    # turned off, or with no definition to call, nothing is asked for
+    for options, hits in (({"max_usages": 0}, [hit]), ({}, [])):
+        quiet = RecordingRetriever(found, hits)
+        quiet.lifted = retriever.lifted
+        engine = CompletionEngine(quiet, ScriptedBackend("x"), settings(iterations=1, **options))
+        result = asyncio.run(engine.complete("pkg/a.py", LEFT))
+        assert [f.fragment_id for f in result.iterations[0].retrieved] == [1, 2, 3]
+        assert quiet.usage_calls == []
 
 
 def test_iterations_are_configurable_and_stop_when_nothing_changes() -> None:

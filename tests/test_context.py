@@ -16,6 +16,7 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
+from repomem.context.scorer import Exclusion
 from repomem.index.parsing import parse_source, split_lines
 from repomem.index.relations import node_strengths
 from repomem.index.repo import RepoIndex
@@ -194,6 +195,76 @@ def test_cards_follow_the_index_as_files_change(app_index) -> None:
     app_index.update_file("pkg/net.py", MODULE.replace("def connect(host,", "def connect(url,"))
     after = {h.card.name: h.card for h in app_index.definitions("pkg/app.py", APP)}
     assert after["connect"].text.startswith("@cached(size=8)\ndef connect(url,")
+
+
+BIG = "class Big:\n    def __init__(self, n):\n        self.n = n\n" + "".join(
+    f"\n    def m{i}(self):\n        return {i}\n" for i in range(14)
+)
+
+
+def test_a_large_class_lists_the_methods_the_repository_calls_most(tmp_path: Path) -> None:
+    use = "from pkg.big import Big\n\nb = Big(1)\n\n\nclass Sub(Big):\n    def run(self):\n"
+    calls = "        self.m12()\n        self.m12()\n        self.m13()\n"
+    root = make_repo(tmp_path / "r", {"pkg/big.py": BIG, "pkg/use.py": use + calls})
+    index, _ = RepoIndex.build(root, save=False)
+
+    def skeleton() -> Card:
+        return next(h.card for h in index.definitions("pkg/use.py", use) if h.card.name == "Big")
+
+    card = skeleton()
+    shown = [line.split("(")[0].split()[-1] for line in card.text.splitlines()[1:-1]]
+    # the constructor, the two called methods, then source order; listed in source order
+    assert shown == ["__init__", *(f"m{i}" for i in range(7)), "m12", "m13"]
+    assert card.text.endswith("# ... 5 more methods")
+    pf = index.parsed["pkg/big.py"]
+    starts = {d.name: int(pf.node_start[d.node]) for d in pf.definitions}
+    assert card.methods == tuple(starts[f"Big.{name}"] for name in shown)
+    # another file's edit changes what the repository calls, and the card follows
+    calls = "        self.m9()\n        self.m9()\n        self.m10()\n"
+    index.update_file("pkg/use.py", use + calls)
+    assert "m9" in skeleton().text and "m12" not in skeleton().text
+
+
+GEO = "def scale(vector, weight):\n    return [v * weight for v in vector]\n"
+CALLER = "from pkg.geo import scale\n\n\ndef grow(points):\n{body}    return scale(points, 2.0)\n"
+
+
+def test_usages_lift_the_window_around_a_call_from_another_file(tmp_path: Path) -> None:
+    filler = "".join(f"    x{i} = {i}\n" for i in range(30))
+    cursor = "from pkg.geo import scale\n\npoints = [1, 2]\nout = scale(points, 3)\n"
+    root = make_repo(
+        tmp_path / "r",
+        {
+            "pkg/geo.py": GEO,
+            "pkg/caller.py": CALLER.format(body=filler),
+            "pkg/other.py": "def unrelated():\n    return 1\n",
+            "pkg/cursor.py": cursor,
+        },
+    )
+    index, _ = RepoIndex.build(root, save=False)
+    hits = index.definitions("pkg/cursor.py", cursor)
+    assert hits[0].card.name == "scale"
+    (usage,) = index.usages("out = scale(points, 3)", "pkg/cursor.py", hits, k=2)
+    # the window around the call (not moved forward by the stride), from the caller's file
+    assert usage.path == "pkg/caller.py"
+    assert "return scale(points, 2.0)" in usage.shown
+    start = usage.locations[0].start
+    assert start <= 34 < usage.locations[0].end  # the call's 0-based line
+    # a fragment already shown, or one the exclusion hides, is not lifted again
+    shown = index.retrieve("return scale(points, 2.0)", k=10, alpha=0.0)
+    again = index.usages(
+        "out = scale(points, 3)",
+        "pkg/cursor.py",
+        hits,
+        k=2,
+        retrieved=[f for f in shown if f.fragment_id == usage.fragment_id],
+    )
+    assert all(u.fragment_id != usage.fragment_id for u in again)
+    hidden = Exclusion("pkg/caller.py", 0)
+    assert index.usages("scale", "pkg/cursor.py", hits, k=2, exclusion=hidden) == []
+    # the cursor's own file is never a usage (the left context shows it)
+    from_caller = index.usages("scale", "pkg/caller.py", hits, k=2)
+    assert [u.path for u in from_caller] == ["pkg/cursor.py"]
 
 
 def test_files_the_index_does_not_hold_get_no_definitions(app_index) -> None:

@@ -100,6 +100,29 @@ def test_documents_are_docs_and_module_docstrings(widget: tuple[RepoIndex, DocMe
     assert [memory.paths[d] for d in memory.doc_of] == [s.path for s in memory.segments]
 
 
+def test_mdx_pages_and_text_readmes_are_docs_but_data_files_are_not(tmp_path: Path) -> None:
+    files = {
+        **WIDGET_FILES,
+        "docs/tutorial.mdx": (
+            "import Tabs from '@theme/Tabs';\n\n# Tutorial\n\n<Tabs>\n"
+            "Pass `--reload` to restart the server when files change.\n</Tabs>\n"
+        ),
+        "docs/notes.markdown": "# Notes\n\nThe server logs to `widget.log`.\n",
+        "examples/README.txt": "Examples\n\nEach example starts one service.\n",
+        "requirements/dev.txt": "pytest>=8\nruff\n",
+        "tests/data/sample.txt": "not documentation\n",
+    }
+    make_repo(tmp_path, files)
+    index, _ = RepoIndex.build(tmp_path)
+    memory = DocMemory.open(index)
+    assert {"docs/tutorial.mdx", "docs/notes.markdown", "examples/README.txt"} <= set(memory.paths)
+    assert "requirements/dev.txt" not in memory.paths
+    assert "tests/data/sample.txt" not in memory.paths
+    (tutorial,) = memory.docs["docs/tutorial.mdx"].segments
+    assert tutorial.text == "Pass `--reload` to restart the server when files change."
+    assert tutorial.label == "docs/tutorial.mdx:6"
+
+
 def test_mentions_cover_symbols_paths_keys_and_flags() -> None:
     found = {(m.name, m.kind) for m in mentions(README + GUIDE)}
     assert ("WIDGET_TIMEOUT", "config") in found

@@ -113,7 +113,7 @@ def test_environment_score_is_eq9_over_the_joint_matrix(
     index, memory = widget
     space = memory.space("chunk", EXTRACTIVE)
     s_ind, s_env, s_rel, visible = space.scores("timeout retries serve port", alpha=0.5)
-    matrix = space._sync().toarray()
+    matrix = space.sync().toarray()
     n_doc = space.n_doc
     n_code = len(index.frag_text)
     np.testing.assert_allclose(matrix[n_doc:, n_doc:], index.relations.toarray()[:n_code, :n_code])
@@ -159,7 +159,7 @@ def test_space_follows_code_index_updates(tmp_path: Path) -> None:
     found = [h for h in space.search("rotate_journal", 5, alpha=0.5) if h.fragment is not None]
     assert found and index.frag_locs[found[0].fragment][0].path == "widget/logs.py"
     n_code = len(index.frag_text)
-    matrix = space._sync()
+    matrix = space.sync()
     assert matrix.shape == (space.n_doc + n_code, space.n_doc + n_code)
     np.testing.assert_allclose(
         matrix[space.n_doc :, space.n_doc :].toarray(), index.relations.toarray()[:n_code, :n_code]

@@ -137,3 +137,61 @@ def test_pagination_respects_word_limits_and_prefers_section_breaks() -> None:
     assert choice is not None and choice.candidates == (2, 3, 4, 5)
     assert naturalness(segs, 3) > naturalness(segs, 2) == 0
     assert next_choice(segs, 9, 50, 150) is None  # the rest fits one page
+
+
+MDX = """\
+---
+title: Serving
+---
+import Tabs from '@theme/Tabs';
+import {
+  TabItem,
+} from '@theme/TabItem';
+
+export const meta = {author: 'widget'};
+
+# Serving
+
+{/* written for the 2.0 release */}
+
+<Tabs
+  groupId="os"
+>
+  <TabItem value="linux" label="Linux">
+
+Set `WIDGET_TIMEOUT` to the seconds a request may take before it is cancelled.
+
+```jsx
+<Tabs>
+import x from 'y';
+```
+
+  </TabItem>
+</Tabs>
+
+<Note>Retries are capped by `RETRY_LIMIT`.</Note>
+
+See <https://example.com/widget> for more.
+"""
+
+
+def test_mdx_reads_the_markdown_and_drops_esm_and_jsx_lines() -> None:
+    segs = segment_document("docs/serving.mdx", "mdx", MDX, min_words=1, max_words=200)
+    lines = MDX.split("\n")
+    texts = [s.text for s in segs]
+    assert all(s.headings == ("Serving",) for s in segs)
+    # the paragraph inside the JSX tabs is Markdown, at its own line
+    timeout = next(s for s in segs if "WIDGET_TIMEOUT" in s.text)
+    assert timeout.kind == "paragraph" and lines[timeout.start].startswith("Set `WIDGET_TIMEOUT`")
+    # fenced code keeps its JSX and import lines
+    code = next(s for s in segs if s.kind == "code")
+    assert code.text == "\n".join(lines[code.start : code.end]) and "import x" in code.text
+    # text between tags stays, the tags go; no ESM, tag or expression line is text
+    note = next(s for s in segs if "RETRY_LIMIT" in s.text)
+    assert note.text == "Retries are capped by `RETRY_LIMIT`." and note.label.endswith(
+        f":{lines.index('<Note>Retries are capped by `RETRY_LIMIT`.</Note>') + 1}"
+    )
+    assert any("<https://example.com/widget>" in t for t in texts)  # an autolink is text
+    joined = "\n".join(t for s, t in zip(segs, texts, strict=True) if s.kind != "code")
+    for gone in ("import", "export", "TabItem", "groupId", "{/*", "<Note>"):
+        assert gone not in joined

@@ -6,6 +6,7 @@ end to end with ``repomem eval repoeval``."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,7 @@ def prompt_of(fragments: tuple[RetrievedFragment, ...], cards: tuple[Card, ...] 
 
 TARGET = Target("pkg/tools.py", 3, "normalize", "def normalize(value):")
 CARD = Card("pkg/tools.py", 3, "normalize", "function", "def normalize(value):")
+SKELETON = Card("pkg/tools.py", 1, "Tools", "class", "class Tools: ...", methods=(3,))
 DEFINING = fragment("pkg/tools.py", "import json\n\n\ndef normalize(value):\n    return 1\n")
 CALLING = fragment("pkg/jobs.py", "def run(x):\n    return normalize (x)\n")
 
@@ -154,6 +156,9 @@ CALLING = fragment("pkg/jobs.py", "def run(x):\n    return normalize (x)\n")
         # the def line in another file, or a card of another definition, is not its definition
         (prompt_of((fragment("pkg/other.py", "def normalize(value):\n    pass\n"),)), False, False),
         (prompt_of((), (Card("pkg/tools.py", 9, "normalize", "function", "x"),)), False, False),
+        # a class card whose skeleton lists it (a method's def line), or one that does not
+        (prompt_of((), (SKELETON,)), True, False),
+        (prompt_of((), (replace(SKELETON, methods=(5,)),)), False, False),
     ],
 )
 def test_def_and_use_at_prompt(shown: Prompt, definition: bool, use: bool) -> None:

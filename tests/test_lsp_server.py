@@ -78,11 +78,13 @@ def repo(tmp_path: Path) -> Path:
 
 
 async def start(client: LanguageClient, root: Path, options: Any = None) -> Any:
-    """Initialize with the preset's capabilities plus inline completion; wait for the index."""
+    """Initialize with the preset's capabilities plus inline completion; wait for the index
+    and the doc memory read after it."""
     capabilities = client_capabilities(client.preset)  # type: ignore[attr-defined]
     assert capabilities.text_document is not None
     capabilities.text_document.inline_completion = types.InlineCompletionClientCapabilities()
     ready = client.protocol.wait_for_notification("repomem/indexReady")
+    docs = client.protocol.wait_for_notification("repomem/docsReady")
     client.registrations = []  # type: ignore[attr-defined]
     if "client/registerCapability" not in client.protocol.fm.features:
 
@@ -100,7 +102,8 @@ async def start(client: LanguageClient, root: Path, options: Any = None) -> Any:
     )
     assert result.capabilities.completion_provider is not None
     assert result.capabilities.inline_completion_provider is not None
-    return await asyncio.wait_for(asyncio.wrap_future(ready), READY_TIMEOUT_S)
+    await asyncio.wait_for(asyncio.wrap_future(docs), READY_TIMEOUT_S)
+    return ready.result()
 
 
 def open_doc(client: LanguageClient, path: Path, text: str | None = None) -> str:
@@ -175,7 +178,7 @@ async def test_indexes_in_the_background_and_reports_progress(client: LanguageCl
     ((token, reports),) = client.progress_reports.items()
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
-    assert "8 files" in reports[-1].message
+    assert "8 files" in reports[-1].message and "doc memory: no docs" in reports[-1].message
     assert any("indexed 8 files" in m.message for m in client.log_messages)
     state = await status(client)
     assert (state.state, state.files, state.backend) == ("ready", 8, "builtin")
@@ -348,6 +351,8 @@ async def test_prompts_show_the_cards_of_the_names_the_code_uses(
 ):
     text = "from pkg.util import helper\n\n\ndef run(opts):\n    value = helper("
     (repo / "pkg/uses.py").write_text(text)
+    # every completion shown: the copy from this small fixture is a weak one
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     await start(client, repo, {"repomem": {"debounceMs": 0}})
     uri = open_doc(client, repo / "pkg/uses.py")
     (item,) = (await complete(client, uri, 4, 19)).items
@@ -495,6 +500,8 @@ async def test_model_server_down_answers_with_builtin_and_warns_once(
     client: LanguageClient, repo: Path
 ):
     url = f"http://127.0.0.1:{closed_port()}/v1"
+    # every completion shown: the copy from this small fixture is a weak one
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     backend = {"backend": "openai", "url": url, "max_retries": 0, "timeout": 5}
     await start(client, repo, {"repomem": {"backend": backend, "debounceMs": 0}})
     assert (await status(client)).backend == "openai"
@@ -626,3 +633,106 @@ async def test_malformed_messages_get_errors_and_the_server_carries_on(
     insert(client, uri, 2, 1, 4, "client = make_client(")
     (item,) = (await complete(client, uri, 1, 25)).items
     assert item.text_edit.new_text.endswith(EXPECTED)
+
+
+DOC_MDX = """\
+import Tabs from '@theme/Tabs';
+
+# Cache
+
+<Tabs>
+  <TabItem value="py">
+
+Configure the cache with `CACHE_BACKEND_URL`; set `cache.flush_interval_seconds` to control
+how often entries are written.
+
+```python
+settings.cache.flush_interval_seconds = 30
+```
+
+  </TabItem>
+</Tabs>
+"""
+
+
+async def ask(client: LanguageClient, *arguments: Any) -> Any:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="repomem.ask", arguments=list(arguments))
+    )
+
+
+@pytest.mark.asyncio
+async def test_doc_memory_completes_documented_names_and_answers_questions(
+    client: LanguageClient, tmp_path: Path
+):
+    files = {
+        "docs/cache.mdx": DOC_MDX,
+        "app/conf.py": "import settings\n\n\ndef configure():\n    settings.cache.\n",
+    }
+    files.update({f"app/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)})
+    root = make_repo(tmp_path / "repo", files)
+    # every completion shown: the copy from this small fixture is a weak one
+    (root / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
+    await start(client, root, {"repomem": {"debounceMs": 0, "completion": {"docs": True}}})
+    docs = (await status(client)).docs
+    assert (docs.state, docs.documents, docs.inCompletions) == ("ready", 1, True)
+
+    # a name only the docs hold completes the line, and the item says where it came from
+    uri = open_doc(client, root / "app/conf.py")
+    (item,) = (await complete(client, uri, 4, 19)).items
+    assert item.text_edit.new_text.endswith("settings.cache.flush_interval_seconds = 30")
+    assert "docs/cache.mdx" in item.detail
+
+    # repomem.ask: the answer's sources cite path:line
+    answer = await ask(client, "How often are cache entries written?")
+    lines = DOC_MDX.split("\n")
+    line = next(i for i, text in enumerate(lines) if text.startswith("Configure the cache")) + 1
+    top = answer["sources"][0]
+    assert (top["path"], top["line"], top["kind"]) == ("docs/cache.mdx", line, "doc")
+    assert answer["mode"] == "extractive" and answer["answer"] is None
+    assert f"docs/cache.mdx:{line}" in answer["text"]
+    graph = await ask(client, "How often are cache entries written?", {"strategy": "graph"})
+    assert graph["strategy"] == "graph"
+    for bad in ([], [42], ["q", {"strategy": "psychic"}], ["q", {"colour": "red"}]):
+        with pytest.raises(JsonRpcException, match="repomem.ask"):
+            await ask(client, *bad)
+
+    # the doc changes on disk: read again, and the next answer cites the new text
+    again = client.protocol.wait_for_notification("repomem/docsReady")
+    (root / "docs/cache.mdx").write_text(
+        DOC_MDX + "\n## Eviction\n\nEntries older than `cache.max_age_days` are evicted nightly.\n"
+    )
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[
+                types.FileEvent(
+                    uri=(root / "docs/cache.mdx").as_uri(), type=types.FileChangeType.Changed
+                )
+            ]
+        )
+    )
+    await asyncio.wait_for(asyncio.wrap_future(again), READY_TIMEOUT_S)
+    evicted = await ask(client, "When are old cache entries evicted?")
+    assert "evicted nightly" in evicted["sources"][0]["text"]
+
+    # completion.docs off: the prompt holds code only
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"repomem": {"debounceMs": 0, "completion": {"docs": False}}}
+        )
+    )
+    assert await poll(lambda: _docs_in_completions(client), want="off") == "off"
+    items = (await complete(client, uri, 4, 19)).items
+    assert all("flush_interval_seconds" not in i.text_edit.new_text for i in items)
+
+
+async def _docs_in_completions(client: LanguageClient) -> str:
+    return "on" if (await status(client)).docs.inCompletions else "off"
+
+
+@pytest.mark.asyncio
+async def test_ask_without_docs_is_a_clear_error(client: LanguageClient, repo: Path):
+    await start(client, repo)
+    assert (await status(client)).docs.state == "none"
+    with pytest.raises(JsonRpcException, match="has no docs"):
+        await ask(client, "What does helper do?")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+
+import pytest
 
 from lsp_server.editor_settings import (
     DEFAULT_DEBOUNCE_MS,
@@ -10,7 +13,7 @@ from lsp_server.editor_settings import (
     EditorSettings,
     resolve,
 )
-from repomem.settings import Settings
+from repomem.settings import Settings, SettingsError, load_settings, merge_settings
 
 
 def test_nothing_sent_means_the_base_settings() -> None:
@@ -84,4 +87,28 @@ def test_effective_settings_are_reported_in_the_editors_spelling() -> None:
     editor, _ = resolve(Settings(), {"debounceMs": 5, "completion": {"k": 3}})
     shown = editor.to_dict()
     assert (shown["debounceMs"], shown["enable"], shown["completion"]["k"]) == (5, True, 3)
-    assert set(shown) == {"enable", "debounceMs", "indexDelayMs", "index", "backend", "completion"}
+    assert set(shown) == {
+        "enable",
+        "debounceMs",
+        "indexDelayMs",
+        "index",
+        "backend",
+        "completion",
+        "docmem",
+    }
+
+
+def test_docmem_settings_are_validated_like_the_others(tmp_path: Path) -> None:
+    (tmp_path / ".repomem.toml").write_text("[docmem]\nmax_segment_words = 120\nw_rel = 0.2\n")
+    settings = load_settings(tmp_path, environ={"REPOMEM_DOCMEM_ALPHA": "0.25"})
+    assert (settings.docmem.max_segment_words, settings.docmem.w_rel) == (120, 0.2)
+    assert settings.docmem.alpha == 0.25
+    with pytest.raises(SettingsError, match=r"docmem.w_rel must be in \[0, 1\), got 1.5"):
+        load_settings(None, environ={"REPOMEM_DOCMEM_W_REL": "1.5"})
+    with pytest.raises(SettingsError, match="unknown key docmem.segment_size"):
+        merge_settings(Settings(), {"docmem": {"segment_size": 10}}, "test")
+    editor, problems = resolve(Settings(), {"docmem": {"minSegmentWords": 0}})
+    assert editor.settings.docmem.min_segment_words == 40
+    assert problems == [
+        "editor settings: docmem.min_segment_words must be at least 1, got 0; using 40"
+    ]

@@ -34,6 +34,14 @@ def connect(settings):
     return client
 """
 APP_PY = "def run(opts):\n    pass\n"
+README = """\
+# pkg
+
+## Connections
+
+To open a connection, call `connect(settings)`: it makes a client from the settings' host,
+port and timeout and returns it.
+"""
 TYPED = "    client = make_client("
 EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
 
@@ -83,7 +91,7 @@ def nvim_session(
     """A fresh fixture repository, and what Neovim saw completing ``pkg/app.py`` in it."""
     repo = make_repo(
         tmp_path_factory.mktemp("nvim") / "repo",
-        {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY},
+        {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY, "README.md": README},
     )
     return repo, run_nvim(repo, "pkg/app.py", 1, TYPED, setup, midline)
 
@@ -126,11 +134,14 @@ def test_progress_then_index_ready(session: tuple[Path, dict[str, Any]]) -> None
     kinds = [event["kind"] for event in result["progress"]]
     assert kinds[0] == "begin" and kinds[-1] == "end", kinds
     statuses = [event["status"] for event in result["progress"]]
-    assert all(s.startswith("repomem: indexing") for s in statuses), statuses
+    # the bar stays up while the docs are read, after the index is ready
+    assert all(s.startswith("repomem: indexing") or s == "repomem: ready" for s in statuses)
+    assert statuses[0].startswith("repomem: indexing"), statuses
     assert any(s.endswith("%") for s in statuses), statuses
     [ready] = result["ready_events"]
     assert ready["files"] >= 7 and ready["fragments"] > 0
-    assert result["status"] == "repomem: ready"
+    # the index is ready; the progress may still be up while the docs are read
+    assert result["status"] in ("repomem: ready", "repomem: indexing 100%")
 
 
 def test_completion_comes_from_another_file(session: tuple[Path, dict[str, Any]]) -> None:
@@ -150,6 +161,18 @@ def test_taking_a_suggestion_mid_line_leaves_the_line_whole(
     lines = [case["line"] for case in result["midline"]]
     assert lines == [want for _, _, want in MIDLINE]
     assert [case["accepted"] for case in result["midline"]] == [True, True, False]
+
+
+def test_repomem_ask_puts_the_cited_sources_in_the_quickfix_list(
+    session: tuple[Path, dict[str, Any]],
+) -> None:
+    repo, result = session
+    assert result["asked"] is True, "no sources came back"
+    assert result["ask_title"] == "repomem ask: How do I open a connection?"
+    lines = README.split("\n")
+    line = next(i for i, text in enumerate(lines) if text.startswith("To open a connection")) + 1
+    top = result["ask_sources"][0]
+    assert (Path(top["path"]).resolve(), top["lnum"]) == ((repo / "README.md").resolve(), line)
 
 
 def test_repomem_disable_turns_completions_off(session: tuple[Path, dict[str, Any]]) -> None:

@@ -3,9 +3,10 @@
 The model backends are tested on a real model directory without downloading anything: the
 tokenizer is trained here on Python source from the standard library, and the weights are
 random but seeded, so greedy generation is deterministic. ``head_dim`` is 64 because vLLM's
-CPU attention kernels support no smaller head size.
+CPU attention kernels support no smaller head size. ``write_gguf`` writes the same model as a
+GGUF file for llama.cpp.
 
-Run as a script (``python tests/tinymodel.py DIR [--fim STYLE]``) to build one by hand.
+Run as a script (``python tests/tinymodel.py DIR [--fim STYLE] [--gguf]``) to build one by hand.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
     from transformers import PreTrainedTokenizerFast
 
 #: special tokens each fill-in-the-middle style adds to the vocabulary
@@ -107,13 +109,84 @@ def build_tiny_model(
     return directory
 
 
+def _unpermute_rope(weights: np.ndarray, heads: int) -> np.ndarray:
+    """Reorder a query or key projection from Hugging Face's rotary layout (first half, second
+    half) to llama.cpp's (interleaved pairs), as llama.cpp's own converter does."""
+    pairs = weights.reshape(heads, 2, weights.shape[0] // heads // 2, *weights.shape[1:])
+    return pairs.swapaxes(1, 2).reshape(weights.shape)
+
+
+def write_gguf(model_dir: str | Path, path: str | Path | None = None) -> Path:
+    """Write the tiny model in ``model_dir`` as a float32 GGUF file (``model.gguf`` beside it
+    unless ``path`` is given), with its byte-level BPE tokenizer; returns the file's path.
+
+    The tokenizer adds no BOS token, as the Hugging Face one here adds none, so both engines
+    see the same token ids for the same prompt.
+    """
+    import gguf
+    from safetensors.numpy import load_file
+
+    model_dir = Path(model_dir)
+    path = Path(path) if path is not None else model_dir / "model.gguf"
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    tokenizer = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    blocks = config["num_hidden_layers"]
+    heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_block_count(blocks)
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_rope_dimension_count(config["head_dim"])
+    writer.add_rope_freq_base(config["rope_parameters"]["rope_theta"])
+    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    writer.add_vocab_size(config["vocab_size"])
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+
+    vocab = tokenizer["model"]["vocab"]
+    tokens = sorted(vocab, key=vocab.__getitem__)
+    special = {t["content"] for t in tokenizer["added_tokens"] if t["special"]}
+    writer.add_tokenizer_model("gpt2")
+    # the pre-tokenizer is Hugging Face's ByteLevel with its GPT-2 split pattern
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list(tokens)
+    writer.add_token_types(
+        [gguf.TokenType.CONTROL if t in special else gguf.TokenType.NORMAL for t in tokens]
+    )
+    writer.add_token_merges([" ".join(pair) for pair in tokenizer["model"]["merges"]])
+    writer.add_bos_token_id(config["bos_token_id"])
+    writer.add_eos_token_id(config["eos_token_id"])
+    writer.add_pad_token_id(config["pad_token_id"])
+    writer.add_add_bos_token(False)
+
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, blocks)
+    for name, tensor in load_file(str(model_dir / "model.safetensors")).items():
+        if name.endswith("q_proj.weight"):
+            tensor = _unpermute_rope(tensor, heads)
+        elif name.endswith("k_proj.weight"):
+            tensor = _unpermute_rope(tensor, kv_heads)
+        writer.add_tensor(names.get_name(name, try_suffixes=(".weight",)), tensor)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Build a tiny random Llama model directory.")
     parser.add_argument("directory")
     parser.add_argument("--fim", choices=sorted(FIM_TOKENS))
+    parser.add_argument("--gguf", action="store_true", help="also write DIR/model.gguf")
     args = parser.parse_args()
     path = build_tiny_model(args.directory, fim=args.fim)
-    print(json.dumps({"model": str(path)}))
+    result = {"model": str(path)}
+    if args.gguf:
+        result["gguf"] = str(write_gguf(path))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

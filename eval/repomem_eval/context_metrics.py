@@ -13,8 +13,9 @@ a module imported from outside the repository (``np.zeros(``).
 
 Per task and method (none for a task without targets):
 
-- ``def_prompt``: the final prompt shows a target's definition: its card, or a fragment of the
-  target's file whose shown lines include the target's ``def``/``class``/assignment line;
+- ``def_prompt``: the final prompt shows a target's definition: its card, its line in a class
+  card's skeleton, or a fragment of the target's file whose shown lines include the target's
+  ``def``/``class``/assignment line;
 - ``use_prompt``: a fragment the final prompt shows calls a target (``name(`` on a line that
   does not define ``name``): RepoCoder's recall of API uses;
 - ``def_at_k``/``use_at_k``: the same over the last iteration's top k fragments (and, for
@@ -145,8 +146,9 @@ def _shown(fragment: RetrievedFragment) -> list[str]:
 def shows_definition(
     targets: Sequence[Target], fragments: Sequence[RetrievedFragment], cards: Sequence[Card]
 ) -> bool:
-    """A card of a target, or a fragment of a target's file showing its definition line."""
-    carded = {(c.path, c.line) for c in cards}
+    """A card of a target (or a class card whose skeleton lists it), or a fragment of a
+    target's file showing its definition line."""
+    carded = {(c.path, line) for c in cards for line in (c.line, *c.methods)}
     for t in targets:
         if (t.path, t.line) in carded:
             return True

@@ -20,7 +20,7 @@ definitions its ground truth calls) are resolved too, once for every method.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -70,9 +70,9 @@ class BufferSwap:
     def _update(self, path: str, text: str | None) -> None:
         started = time.perf_counter()
         self.index.update_file(path, text)
-        # The relation matrix is rebuilt lazily by the first retrieval after a change; build it
-        # here so that this cost is the update's, not whichever method happens to ask first.
-        _ = self.index.relations
+        # The relations by target are rebuilt lazily by the first retrieval after a change; build
+        # them here so that this cost is the update's, not whichever method asks first.
+        _ = self.index.inverse_relations
         self.seconds += time.perf_counter() - started
         self.updates += 1
 
@@ -182,6 +182,26 @@ class SharedRetrieval:
         self._served.setdefault(task_id, []).append(seconds)
         return found
 
+    def usages(
+        self,
+        view: TaskView,
+        query: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment],
+    ) -> list[RetrievedFragment]:
+        """Windows calling the best of ``hits``, with the task's buffer shown; the time is
+        served to the task like a retrieval's."""
+        self._show(view)
+        started = time.perf_counter()
+        found = self.index.usages(
+            query, view.task.rel_path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+        )
+        self._served.setdefault(view.task.task_id, []).append(time.perf_counter() - started)
+        return found
+
     def targets(self, view: TaskView) -> tuple[Target, ...]:
         """The repository definitions outside the task's file that its ground truth calls,
         resolved at its cursor with its buffer shown."""
@@ -245,3 +265,18 @@ class MethodRetriever:
         if view is None:
             raise RuntimeError("retrieval for a benchmark task runs inside its retrieval scope")
         return self.shared.occurrences(view)
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        view = self.shared.active
+        if view is None:
+            raise RuntimeError("retrieval for a benchmark task runs inside its retrieval scope")
+        return self.shared.usages(view, query, hits, k=k, exclusion=exclusion, retrieved=retrieved)

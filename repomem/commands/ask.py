@@ -56,7 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--embedding-model",
         metavar="DIR",
-        help="local sentence-embedding model directory: adds the semantic relation",
+        help="local sentence-embedding model directory: adds the semantic relation"
+        " (default: docmem.embedding_model)",
     )
     parser.add_argument(
         "--docs-only", action="store_true", help="leave code fragments out of the sources"
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from repomem.completion.backends.registry import create_backend
-    from repomem.docmem.memory import DocMemory, DocMemoryConfig
+    from repomem.docmem.memory import DocMemory
     from repomem.docmem.model import TextModel
     from repomem.settings import load_settings
     from repomem.workspace import find_root
@@ -84,9 +85,15 @@ def run(args: argparse.Namespace) -> int:
     if not start.is_dir():
         raise RepomemError(f"--root {start} is not a directory")
     root = find_root(start)
-    settings = load_settings(root, overrides={"backend": backend_overrides(args)})
+    settings = load_settings(
+        root,
+        overrides={
+            "backend": backend_overrides(args),
+            "docmem": {"embedding_model": args.embedding_model},
+        },
+    )
     index = open_index(root, settings.index, build=True)
-    memory = DocMemory.open(index, DocMemoryConfig(embedding_model=args.embedding_model))
+    memory = DocMemory.open(index, settings.docmem)
     model = TextModel(create_backend(settings.backend))
     result = asyncio.run(_ask(memory, model, question, args))
     if args.explain:

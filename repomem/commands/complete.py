@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from repomem.context.definitions import DefinitionHit
     from repomem.context.scorer import Exclusion
     from repomem.index.repo import RepoIndex
+    from repomem.settings import Settings
 
 NAME = "complete"
 HELP = "Complete the code at FILE:LINE[:COL] with fragments retrieved from its repository."
@@ -66,9 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--docs",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="let segments of the repository's docs (README, docs/) compete for places in the"
-        " prompt, e.g. to complete a documented config key or flag",
+        " prompt, e.g. to complete a documented config key or flag (default: completion.docs)",
     )
     parser.add_argument(
         "--explain",
@@ -95,7 +96,12 @@ def run(args: argparse.Namespace) -> int:
         root,
         overrides={
             "backend": backend_overrides(args),
-            "completion": {"iterations": args.iterations, "alpha": args.alpha, "k": args.k},
+            "completion": {
+                "iterations": args.iterations,
+                "alpha": args.alpha,
+                "k": args.k,
+                "docs": args.docs,
+            },
         },
     )
     text = _read(root, rel, file_arg, settings.index)
@@ -106,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     backend = create_backend(settings.backend)
     index = open_index(root, settings.index, build=True)
     index.apply_buffer(rel, text)
-    engine = CompletionEngine(_retriever(index, args.docs), backend, settings)
+    retriever = _retriever(index, settings) if settings.completion.docs else index
+    engine = CompletionEngine(retriever, backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain:
         explain(result, backend.context_window, sys.stderr)
@@ -170,15 +177,13 @@ def _read(root: Path, rel: str, name: str, config: IndexConfig) -> str:
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
-def _retriever(index: RepoIndex, docs: bool) -> Retriever:
-    """The index, or the index with its doc memory when asked for and the repository has docs."""
-    if not docs:
-        return index
+def _retriever(index: RepoIndex, settings: Settings) -> Retriever:
+    """The index with its doc memory, or the index alone when the repository has no docs."""
     from repomem.docmem.memory import DocMemory, NoDocs
     from repomem.docmem.retriever import DocAwareRetriever
 
     try:
-        return DocAwareRetriever(index, DocMemory.open(index))
+        return DocAwareRetriever(index, DocMemory.open(index, settings.docmem))
     except NoDocs as exc:
         print(f"repomem: {exc}; completing from code only", file=sys.stderr)
         return index
@@ -207,9 +212,10 @@ def explain(result: CompletionResult, context_window: int, out: TextIO) -> None:
         for rank, fragment in enumerate(it.retrieved, start=1):
             where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in fragment.locations)
             mark = "in prompt" if id(fragment) in shown else "not shown"
+            usage = f"  calls {fragment.usage_of}" if fragment.usage_of else ""
             print(
                 f"  #{rank:<2} {where}  s_ind={fragment.s_ind:.3f} s_env={fragment.s_env:.3f}"
-                f" s_rel={fragment.s_rel:.3f}  [{mark}]",
+                f" s_rel={fragment.s_rel:.3f}{usage}  [{mark}]",
                 file=out,
             )
         if not it.retrieved:

@@ -19,7 +19,7 @@ from repomem.workspace import parse_position
 NAME = "retrieve"
 HELP = (
     "top-K fragments for the lines before FILE:LINE, with s_ind, s_env and s_rel, and the"
-    " definitions the code before the cursor uses"
+    " definitions the code before the cursor uses, and code calling the best of them"
 )
 
 
@@ -49,10 +49,19 @@ def run(args: argparse.Namespace) -> int:
     hits = index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
     left = "\n".join(lines[: pos.line]) + "\n" if pos.line else ""
     definitions = index.definitions(pos.path, left, window=window)
+    usages = index.usages(
+        query,
+        pos.path,
+        definitions,
+        k=settings.completion.max_usages,
+        exclusion=exclusion,
+        retrieved=hits,
+    )
     if args.json:
         fragments = [_hit_json(h) for h in hits]
         cards = [{**asdict(d.card), **_definition_json(d)} for d in definitions]
-        print(json.dumps({"fragments": fragments, "definitions": cards}, indent=2))
+        calls = [_hit_json(u) for u in usages]
+        print(json.dumps({"fragments": fragments, "definitions": cards, "usages": calls}, indent=2))
         return 0
     for rank, h in enumerate(hits, 1):
         where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in h.locations)
@@ -62,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
     if definitions:
         print("definitions the context uses:")
         explain_definitions(definitions, None, sys.stdout)
+    if usages:
+        print("code calling them:")
+        for u in usages:
+            where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in u.locations)
+            print(f"  u. {where}  calls {u.usage_of}  s_ind={u.s_ind:.3f}")
     return 0
 
 

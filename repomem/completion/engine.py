@@ -37,6 +37,9 @@ from repomem.settings import Settings
 if TYPE_CHECKING:
     from repomem.index.occurrences import Occurrence
 
+# Lifted usages go after this many of BM25's fragments: its best match stays first.
+USAGES_AFTER = 1
+
 
 class Retriever(Protocol):
     """What the engine needs from an index (``repomem.index.repo.RepoIndex`` is one): fragments
@@ -52,6 +55,16 @@ class Retriever(Protocol):
     ) -> list[DefinitionHit]: ...
 
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]: ...
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]: ...
 
 
 @dataclass(frozen=True)
@@ -299,6 +312,7 @@ class CompletionEngine:
             definitions = self._definitions(state.task, previous)
             if state.occurrences is None:
                 state.occurrences = self._occurrences(state.task)
+            retrieved = self._lift_usages(state.task, query, definitions, retrieved)
         retrieved_at = time.perf_counter()
         prompt = self._prompt(state.task, retrieved, definitions)
         return _Pending(
@@ -340,6 +354,23 @@ class CompletionEngine:
             task.path, task.left_context, draft=draft, window=config.window
         )
         return tuple(found[: config.max_definitions])
+
+    def _lift_usages(
+        self,
+        task: CompletionTask,
+        query: str,
+        definitions: Sequence[DefinitionHit],
+        retrieved: tuple[RetrievedFragment, ...],
+    ) -> tuple[RetrievedFragment, ...]:
+        """``retrieved`` with windows calling the best definitions lifted in after BM25's
+        first ``USAGES_AFTER`` (``repomem.context.usages``)."""
+        limit = self.settings.completion.max_usages
+        if self.retriever is None or not limit or not definitions or not query.strip():
+            return retrieved
+        lifted = self.retriever.usages(
+            query, task.path, definitions, k=limit, exclusion=task.exclusion, retrieved=retrieved
+        )
+        return (*retrieved[:USAGES_AFTER], *lifted, *retrieved[USAGES_AFTER:])
 
     def _max_tokens(self, task: CompletionTask) -> int:
         config = self.settings.completion

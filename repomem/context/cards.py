@@ -3,8 +3,9 @@
 Signatures suffice where bodies do not fit (HCP, STALL+, R2C2): a card shows a function's
 decorators and its ``def`` line(s) exactly as written (parameters, annotations, defaults, the
 return annotation), the first paragraph of its docstring; a class its header, docstring
-paragraph, constructor signature and public methods one line each (a skeleton); a
-module-level constant its assignment line. Cards are cut from the index's parse (statement
+paragraph, constructor signature and public methods one line each (a skeleton: when a
+class has more than ``MAX_METHODS``, the ones the repository calls most, listed in source
+order); a module-level constant its assignment line. Cards are cut from the index's parse (statement
 spans) and the file's current lines, so no parsing happens at query time and a card is as
 current as the index the editor keeps updated.
 """
@@ -12,6 +13,7 @@ current as the index the editor keeps updated.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from repomem.index.parsing import Definition, ParsedFile
@@ -31,13 +33,15 @@ _SPACES = re.compile(r"\s+")
 class Card:
     """A definition as the prompt shows it: ``path`` and 0-based ``line`` of its ``def`` or
     ``class`` line (or assignment), its qualified ``name``, its ``kind`` (function, class or
-    constant) and the card's ``text``."""
+    constant), the card's ``text`` and the 0-based ``def`` lines of the methods a class
+    skeleton lists (their signatures are shown too)."""
 
     path: str
     line: int
     name: str
     kind: str
     text: str
+    methods: tuple[int, ...] = ()
 
     @property
     def header(self) -> str:
@@ -47,11 +51,22 @@ class Card:
         return next((line for line in lines if not line.startswith("@")), "")
 
 
-def definition_card(path: str, pf: ParsedFile, lines: list[str], definition: Definition) -> Card:
-    """The card of one of ``pf``'s definitions (``lines``: the file's current lines)."""
+def definition_card(
+    path: str,
+    pf: ParsedFile,
+    lines: list[str],
+    definition: Definition,
+    calls: Mapping[int, int] | None = None,
+) -> Card:
+    """The card of one of ``pf``'s definitions (``lines``: the file's current lines;
+    ``calls``: how often the repository calls each of the file's definition nodes, which
+    picks a large class's skeleton methods)."""
     if definition.is_class:
-        text = _class_text(pf, lines, definition)
-        return Card(path, _def_line(pf, definition), definition.name, "class", text)
+        public = public_methods(pf, definition)
+        methods = skeleton_methods(public, calls or {})
+        text = _class_text(pf, lines, definition, methods, len(public) - len(methods))
+        starts = tuple(_def_line(pf, m) for m in methods)
+        return Card(path, _def_line(pf, definition), definition.name, "class", text, starts)
     text = _head(pf, lines, definition.node)
     return Card(path, _def_line(pf, definition), definition.name, "function", _dedent(text))
 
@@ -142,18 +157,37 @@ def _head(pf: ParsedFile, lines: list[str], node: int) -> list[str]:
     return text
 
 
-def _class_text(pf: ParsedFile, lines: list[str], definition: Definition) -> str:
-    text = _head(pf, lines, definition.node)
-    python = pf.language == "python"
+def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
+    """A class's own public methods (and constructor), in source order."""
     prefix = definition.name + "."
-    methods = [
+    return [
         d
         for d in pf.definitions
         if d.name.startswith(prefix)
         and "." not in d.name[len(prefix) :]
         and _public(d.name[len(prefix) :])
     ]
-    for method in methods[:MAX_METHODS]:
+
+
+def skeleton_methods(methods: list[Definition], calls: Mapping[int, int]) -> list[Definition]:
+    """The ``methods`` a class's skeleton lists, in source order: all of them up to
+    ``MAX_METHODS``; beyond, the constructor and the ones called most (the next line more
+    likely calls a popular method than the tenth in source order), ties in source order."""
+    if len(methods) <= MAX_METHODS:
+        return methods
+    order = sorted(
+        range(len(methods)),
+        key=lambda i: (not methods[i].name.endswith(".__init__"), -calls.get(methods[i].node, 0)),
+    )
+    return [methods[i] for i in sorted(order[:MAX_METHODS])]
+
+
+def _class_text(
+    pf: ParsedFile, lines: list[str], definition: Definition, methods: list[Definition], more: int
+) -> str:
+    text = _head(pf, lines, definition.node)
+    python = pf.language == "python"
+    for method in methods:
         sig = _signature(
             lines, int(pf.node_start[method.node]), int(pf.node_end[method.node]), python
         )
@@ -165,8 +199,8 @@ def _class_text(pf: ParsedFile, lines: list[str], definition: Definition) -> str
             + _SPACES.sub(" ", " ".join(s.strip() for s in sig))
             + (" ..." if python else ";")
         )
-    if len(methods) > MAX_METHODS:
-        text.append(f"    # ... {len(methods) - MAX_METHODS} more methods")
+    if more > 0:
+        text.append(f"    # ... {more} more methods")
     return _dedent(text)
 
 

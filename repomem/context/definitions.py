@@ -39,7 +39,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repomem.context.cards import Card, constant_card, definition_card
+from repomem.context.cards import (
+    MAX_METHODS,
+    Card,
+    constant_card,
+    definition_card,
+    public_methods,
+)
 from repomem.index.fragments import Window, window_nodes
 from repomem.index.languages import LINE_COMMENT
 from repomem.index.parsing import ImportBinding, ParsedFile, split_lines
@@ -102,26 +108,44 @@ class _Found:
 
 class _Cards:
     """Cards by (file, name), kept while the file's parse is the same object: an update of
-    the file replaces its parse, and with it every card cut from it."""
+    the file replaces its parse, and with it every card cut from it. A class too large for a
+    whole skeleton lists the methods the repository calls most, so its card is also kept
+    only while the index is at the same revision."""
 
     def __init__(self) -> None:
-        self._cards: dict[tuple[str, str], tuple[ParsedFile, Card | None]] = {}
+        self._cards: dict[tuple[str, str], tuple[ParsedFile, int | None, Card | None]] = {}
 
     def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
         pf = index.parsed[path]
         hit = self._cards.get((path, name))
-        if hit is not None and hit[0] is pf:
-            return hit[1]
+        if hit is not None and hit[0] is pf and hit[1] in (None, index.revision):
+            return hit[2]
         lines = index.file_lines(path)
         definition = next((d for d in pf.definitions if d.name == name), None)
-        if definition is not None:
-            card: Card | None = definition_card(path, pf, lines, definition)
-        else:
+        revision = None
+        if definition is None:
             card = constant_card(path, pf, lines, name)
+        elif definition.is_class and len(public_methods(pf, definition)) > MAX_METHODS:
+            revision = index.revision
+            card = definition_card(path, pf, lines, definition, _calls(index, path))
+        else:
+            card = definition_card(path, pf, lines, definition)
         if len(self._cards) >= 8192:
             self._cards.clear()
-        self._cards[(path, name)] = (pf, card)
+        self._cards[(path, name)] = (pf, revision, card)
         return card
+
+
+def _calls(index: RepoIndex, path: str) -> dict[int, int]:
+    """How many calls of the repository (the file's own included) resolve to each of
+    ``path``'s definition nodes."""
+    callers = index.calls_into.get(path)
+    if not callers:
+        return {}
+    nodes, counts = np.unique(
+        np.concatenate([pairs[:, 1] for pairs in callers.values()]), return_counts=True
+    )
+    return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
 
 
 _cards = _Cards()

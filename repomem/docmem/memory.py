@@ -1,9 +1,10 @@
 """The doc memory of one repository: its docs' segments, pages, memory forms and relations.
 
-Docs are the repository's Markdown, reStructuredText and plain-text files (licence texts
-aside) plus the docstrings of its Python modules. :meth:`DocMemory.open` segments them (reusing
-what the store holds for documents whose digest has not changed), builds the entity graph
-and the segment relations, and links the segments to the code index. Memory forms are made
+Docs are the repository's Markdown (``.md``, ``.markdown``, ``.mdx``) and reStructuredText
+files, its plain-text READMEs (licence texts aside) and the docstrings of its Python modules.
+:meth:`DocMemory.open` segments them (reusing what the store holds for documents whose digest
+has not changed), builds the entity graph and the segment relations, and links the segments
+to the code index. Memory forms are made
 on demand by :meth:`DocMemory.prepare`, with the model when one is configured. Retrieval goes
 through :class:`~repomem.docmem.space.JointSpace`, which scores doc entries and code
 fragments together.
@@ -15,7 +16,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from repomem.config import DocMemoryConfig
 from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
@@ -53,39 +55,16 @@ if TYPE_CHECKING:
 DOCSTRING = "python-docstring"
 # Legal texts are long, alike across projects, and answer no question about the code.
 _SKIPPED_NAMES = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE|AUTHORS)([.-].*)?$", re.IGNORECASE)
+# Most ``.txt`` files are data (requirements lists, test fixtures, egg-info): a text file is
+# a doc when it is named like one (README.txt, CHANGELOG) or lies in a doc folder.
+_TEXT_DOC_NAMES = re.compile(
+    r"^(README|CHANGELOG|CHANGES|CONTRIBUTING|HISTORY|NEWS|INSTALL)\b", re.IGNORECASE
+)
+_DOC_FOLDERS = frozenset({"doc", "docs", "documentation"})
 
 
 class NoDocs(RepomemError):
     """The repository has no documentation to remember."""
-
-
-@dataclass(frozen=True)
-class DocMemoryConfig:
-    """How docs are segmented, paginated and related.
-
-    ``min/max_segment_words`` bound a segment (blocks join or split to stay within them);
-    ``min/max_page_words`` are ReadAgent's pagination limits (its QuALITY values). Relations:
-    ``w_rel`` is FragRel's context-structure base, strengths below ``epsilon`` count as 0,
-    each item keeps ``neighbours`` relations, and an entity mentioned by more than
-    ``max_entity_segments`` segments relates none of them. ``alpha`` weighs the environment
-    score. ``embedding_model`` (a local model directory) adds the semantic relation.
-    """
-
-    min_segment_words: int = 40
-    max_segment_words: int = 200
-    min_page_words: int = 280
-    max_page_words: int = 600
-    w_rel: float = 0.3
-    alpha: float = 0.5
-    epsilon: float = 0.05
-    neighbours: int = 32
-    max_entity_segments: int = 20
-    embedding_model: str | None = None
-
-    def segmenting(self) -> dict[str, int]:
-        """The parameters stored segments depend on."""
-        keys = ("min_segment_words", "max_segment_words", "min_page_words", "max_page_words")
-        return {k: v for k, v in asdict(self).items() if k in keys}
 
 
 @dataclass(frozen=True)
@@ -158,6 +137,7 @@ class DocMemory:
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
         self._spaces: dict[tuple[str, str, str, bool], JointSpace] = {}
+        self.follow_code = True  # re-read code changes at each query (else: sync_code)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -186,7 +166,8 @@ class DocMemory:
         if not memory.segments:
             raise NoDocs(
                 f"no documentation found in {index.root}: repomem reads README and other"
-                " Markdown, reStructuredText or text files, and Python module docstrings"
+                " Markdown (.md, .markdown, .mdx), reStructuredText or text READMEs, and Python"
+                " module docstrings"
             )
         if save and changed:
             memory.save()
@@ -232,6 +213,11 @@ class DocMemory:
         ):
             self.graph.link(self.code)
             self.links = code_links(self.graph, len(self.segments), self.index)
+
+    def sync_code(self) -> None:
+        """Bring every scoring space up to date with the code index (see ``follow_code``)."""
+        for space in self._spaces.values():
+            space.sync(force=True)
 
     # ------------------------------------------------------------------ forms and pages
     def builder(self, model: TextModel) -> str:
@@ -478,9 +464,9 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
     docstring)."""
     out = []
     for path in list_candidates(index.root, index.config):
-        language = language_for_path(path)
-        if language not in DOC_LANGUAGES or _SKIPPED_NAMES.match(Path(path).name):
+        if not is_doc(path):
             continue
+        language = language_for_path(path)
         try:
             f = load_file(index.root, path, index.config)
         except FileSkipped:
@@ -490,6 +476,18 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
         if entry.language == "python":
             out.append((path, DOCSTRING, entry.text, entry.digest))
     return out
+
+
+def is_doc(path: str) -> bool:
+    """Whether the doc memory reads the file at ``path`` (docstrings aside)."""
+    language = language_for_path(path)
+    name = Path(path).name
+    if language not in DOC_LANGUAGES or _SKIPPED_NAMES.match(name):
+        return False
+    if language == "text":
+        folders = {part.lower() for part in Path(path).parts[:-1]}
+        return bool(_TEXT_DOC_NAMES.match(name) or folders & _DOC_FOLDERS)
+    return True
 
 
 def _segment(path: str, language: str, text: str, config: DocMemoryConfig) -> list[Segment]:

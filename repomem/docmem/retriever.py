@@ -8,6 +8,7 @@ prompt when it ranks, within the same fragment count and token budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from repomem.context.scorer import Exclusion, RetrievedFragment
@@ -48,3 +49,15 @@ class DocAwareRetriever:
 
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
         return self.index.occurrences(path, left_context)
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]:
+        return self.index.usages(query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved)

@@ -1,9 +1,11 @@
 """Docs split along their structure: sections, paragraphs, lists, code blocks, directives.
 
 Markdown and reStructuredText are parsed with their tree-sitter grammars, plain text by blank
-lines, and Python module docstrings are found with the Python grammar. Each structural block
-becomes a segment under the path of headings it sits in; a block longer than
-``max_words`` is cut between list items or at blank lines, and blocks shorter than
+lines, and Python module docstrings are found with the Python grammar. MDX (Markdown with
+ESM and JSX, as Docusaurus and Hugging Face docs are written) is read as Markdown once its
+``import``/``export`` blocks and JSX tag lines are blanked (see :func:`mdx_as_markdown`).
+Each structural block becomes a segment under the path of headings it sits in; a block longer
+than ``max_words`` is cut between list items or at blank lines, and blocks shorter than
 ``min_words`` join their neighbour under the same heading, so that a one-line lead-in ("Click
 in three points:") travels with the list it introduces. Two reStructuredText directives never
 join: each documents its own object (``.. py:data:: SECRET_KEY``).
@@ -11,6 +13,7 @@ join: each documents its own object (``.. py:data:: SECRET_KEY``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from tree_sitter import Node
@@ -19,7 +22,7 @@ from repomem.docmem.text import words
 from repomem.index.languages import parser
 from repomem.index.parsing import split_lines
 
-DOC_LANGUAGES = ("markdown", "rst", "text")
+DOC_LANGUAGES = ("markdown", "mdx", "rst", "text")
 
 # Markdown block node -> segment kind; other block types (HTML, link definitions, rules,
 # front matter) carry no prose and are left out.
@@ -108,7 +111,9 @@ class _Block:
 def segment_document(
     path: str, language: str, text: str, *, min_words: int = 40, max_words: int = 200
 ) -> list[Segment]:
-    """Segments of a Markdown, reStructuredText or plain-text document."""
+    """Segments of a Markdown, MDX, reStructuredText or plain-text document."""
+    if language == "mdx":
+        language, text = "markdown", mdx_as_markdown(text)
     lines = split_lines(text)
     if language == "markdown":
         blocks = _markdown_blocks(parser("markdown").parse(text.encode("utf-8")).root_node, lines)
@@ -117,6 +122,53 @@ def segment_document(
     else:
         blocks = _paragraph_blocks(lines, 0, len(lines), "text", ())
     return _segments(path, blocks, lines, min_words, max_words)
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_ESM = re.compile(r"^(import|export)\b")
+# A line that opens with a JSX tag (``<Tabs>``, ``</TabItem>``, ``<Note type="tip">``, a
+# fragment ``<>``) or is a JSX expression such as a ``{/* comment */}``.
+_JSX_START = re.compile(r"^\s*(<[A-Za-z/>]|\{.*\}\s*$)")
+_JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(\s[^<>]*)?/?>|</?>")
+_JSX_UNCLOSED = re.compile(r"<[A-Za-z][\w.:-]*(\s[^<>]*)?$")
+
+
+def mdx_as_markdown(text: str) -> str:
+    """MDX's Markdown, line for line: ESM blocks (``import``/``export`` at the start of a line,
+    up to the next blank line, as MDX reads them) and lines that are only JSX tags or
+    expressions become blank; a line with text between tags keeps the text. Blank lines, not
+    removed ones, keep every line number pointing at the source; without them a tag line
+    would start an HTML block that swallows the Markdown after it. Fenced code is untouched."""
+    lines = text.split("\n")
+    out: list[str] = []
+    fence = ""
+    esm = False
+    open_tag = False  # inside a tag that spans lines (``<Tabs\n  groupId="x"\n>``)
+    for line in lines:
+        if fence:
+            out.append(line)
+            if line.strip().startswith(fence):
+                fence = ""
+            continue
+        if esm or open_tag:
+            esm = esm and bool(line.strip())
+            open_tag = open_tag and not line.rstrip().endswith(">")
+            out.append("")
+            continue
+        opening = _FENCE.match(line)
+        if opening:
+            fence = opening.group(1)
+            out.append(line)
+        elif _ESM.match(line):
+            esm = True
+            out.append("")
+        elif _JSX_START.match(line):
+            rest = _JSX_TAG.sub("", line).strip()
+            open_tag = bool(_JSX_UNCLOSED.search(rest))
+            out.append("" if open_tag or rest.startswith("{") else rest)
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def segment_docstring(

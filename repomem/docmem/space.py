@@ -12,7 +12,11 @@ and FragRel's environment and relation-aware scores (Eq. 9 and 10) are computed 
 ``repomem.context.scorer.relation_aware_scores``: a doc entry rises when the code it names
 matches the query, and a code fragment when the docs that describe it do. The code part follows
 the index as it changes (an edited buffer, a benchmark task's file): fragments whose text
-changed are re-added to the BM25 index before the next query.
+changed are re-added to the BM25 index before the next query, or, where the memory does not
+``follow_code`` (the language server, where a query follows every edit), when
+:meth:`DocMemory.sync_code` is called; until then the code part stays as it was, which moves
+doc scores a little and never shows a stale code fragment (code fragments are ranked by the
+index itself).
 """
 
 from __future__ import annotations
@@ -76,11 +80,14 @@ class JointSpace:
         self._matrix: sp.csr_matrix | None = None
 
     # ------------------------------------------------------------------ keeping up with code
-    def _sync(self) -> sp.csr_matrix:
-        """The joint relation matrix, after following any change of the code index."""
+    def sync(self, *, force: bool = False) -> sp.csr_matrix:
+        """The joint relation matrix, after following any change of the code index (with
+        ``force``, even where the memory does not ``follow_code``)."""
         index = self.memory.index
         code_relations = index.relations if self.code else None
-        if self._matrix is not None and code_relations is self._seen_relations:
+        if self._matrix is not None and (
+            code_relations is self._seen_relations or not (force or self.memory.follow_code)
+        ):
             return self._matrix
         if not self.code or code_relations is None:
             self._matrix = self._dd
@@ -122,7 +129,7 @@ class JointSpace:
         with_code: bool = True,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(s_ind, s_env, s_rel, visible)`` over all items (doc entries first)."""
-        matrix = self._sync()
+        matrix = self.sync()
         n = matrix.shape[0]
         s_ind = np.zeros(n)
         raw = self.bm25.scores(self.terms(query))

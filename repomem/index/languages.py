@@ -40,6 +40,7 @@ CODE_EXTENSIONS: dict[str, str] = {
 DOC_EXTENSIONS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
+    ".mdx": "mdx",
     ".rst": "rst",
     ".txt": "text",
 }

@@ -4,7 +4,8 @@
 --
 -- Opens FILE, waits for the repomem client to attach and for its index to be ready, replaces
 -- line LINE (0-based) with TEXT, asks for `textDocument/completion` at the end of that line,
--- then turns completions off with `:Repomem disable` and asks again. Before that, for each
+-- asks `:Repomem ask` a question once the doc memory is read (the sources land in the quickfix
+-- list), then turns completions off with `:Repomem disable` and asks again. Before that, for each
 -- `{ text = ..., col = ... }` of CASES_JSON (Neovim >= 0.12), it sets line LINE to `text`, puts
 -- the cursor at byte `col`, lets inline completion ask as on entering insert mode, accepts what
 -- it shows (`vim.lsp.inline_completion.get`, what the plugin maps) and reads the line back.
@@ -91,11 +92,27 @@ local function run()
   end
   result.items = complete()
 
-  local function server_settings()
+  local function server_status()
     local answer = assert(client:request_sync('repomem/status', {}, 10000, bufnr))
-    return answer.result.settings
+    return answer.result
+  end
+  local function server_settings()
+    return server_status().settings
   end
   result.server_settings = server_settings()
+
+  vim.wait(TIMEOUT_MS, function()
+    local state = server_status().docs.state
+    return state ~= 'waiting' and state ~= 'reading'
+  end, 50)
+  vim.cmd('Repomem ask How do I open a connection?')
+  result.asked = vim.wait(30000, function()
+    return #vim.fn.getqflist() > 0
+  end, 20)
+  result.ask_title = vim.fn.getqflist({ title = 1 }).title
+  result.ask_sources = vim.tbl_map(function(item)
+    return { path = vim.fn.fnamemodify(vim.fn.bufname(item.bufnr), ':p'), lnum = item.lnum }
+  end, vim.fn.getqflist())
 
   if cases_json and vim.lsp.inline_completion then
     result.midline = {}

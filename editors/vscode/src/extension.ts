@@ -6,6 +6,7 @@
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
   LanguageClient,
   State,
 } from "vscode-languageclient/node";
@@ -15,6 +16,8 @@ import { SECTION, serverSettingKeys, serverSettings } from "./settings";
 import { INDEX_READY, IndexStatus, StatusBar } from "./status";
 
 const SHOW_OUTPUT = "repomem.showOutput";
+/** The palette command; the server's own `repomem.ask` is registered by the language client. */
+const ASK_DOCS = "repomem.askDocs";
 
 let stopClient: (() => Promise<void>) | undefined;
 
@@ -82,6 +85,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await start();
     }),
     vscode.commands.registerCommand(SHOW_OUTPUT, () => output.show()),
+    vscode.commands.registerCommand(ASK_DOCS, async () => {
+      const question = await vscode.window.showInputBox({
+        prompt: "Ask a question about this repository's docs",
+      });
+      if (!question?.trim() || client === undefined) {
+        return;
+      }
+      try {
+        const result = await client.sendRequest(ExecuteCommandRequest.type, {
+          command: "repomem.ask",
+          arguments: [question],
+        });
+        const document = await vscode.workspace.openTextDocument({ content: result.text });
+        await vscode.window.showTextDocument(document, { preview: true });
+      } catch (error) {
+        void vscode.window.showErrorMessage(`repomem: ${errorMessage(error)}`);
+      }
+    }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;

@@ -36,8 +36,10 @@ ends is decided by :func:`repomem.completion.postprocess.postprocess`, which kno
 
 The backend has no tokenizer of its own, so :meth:`BuiltinBackend.count_tokens` counts with a
 regular expression: each identifier or number, each punctuation character and each run of
-whitespace is one token. That is close to what BPE tokenizers give for code, and is only used
-to budget the prompt, which this backend shows in ``--explain`` but does not read.
+whitespace is one token, and a run of one repeated punctuation character is one token per 8
+characters (BPE vocabularies hold such runs whole: the 50 dashes of a prompt's separator
+line are a few tokens, not 50). That is close to what BPE tokenizers give for code, and is
+only used to budget the prompt, which this backend shows in ``--explain`` but does not read.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from repomem.context.scorer import RetrievedFragment
 STRATEGIES = ("repo", "match", "naive")
 
 _WORD = re.compile(r"\w+|[^\w\s]")
-_COUNTED = re.compile(r"\w+|[^\w\s]|\s+")
+_COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
 _INDENT = re.compile(r"[ \t]*")
 
 # Longest match considered, in tokens: beyond this, longer matches are no better evidence.

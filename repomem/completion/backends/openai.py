@@ -210,6 +210,9 @@ class OpenAIBackend(Backend):
             "prompt": request.prompt,
             "max_tokens": request.max_tokens,
             "temperature": self.temperature,
+            # llama.cpp's servers take this field (llama-cpp-python's defaults to 1.1, which
+            # makes temperature 0 no longer greedy); the others ignore it
+            "repeat_penalty": 1.0,
         }
         if self.model:
             payload["model"] = self.model

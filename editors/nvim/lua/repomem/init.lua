@@ -126,15 +126,17 @@ function M.setup(opts)
     local action = command.fargs[1]
     if action == 'enable' or action == 'disable' then
       M.configure({ enable = action == 'enable' })
+    elseif action == 'ask' then
+      M.ask(table.concat(command.fargs, ' ', 2))
     else
       vim.notify(M.status() ~= '' and M.status() or 'repomem is not attached to this buffer')
     end
   end, {
-    nargs = '?',
+    nargs = '*',
     complete = function()
-      return { 'status', 'enable', 'disable' }
+      return { 'status', 'enable', 'disable', 'ask' }
     end,
-    desc = 'repomem: status, or enable/disable completions',
+    desc = 'repomem: status, enable/disable completions, or ask {question} about the docs',
   })
 end
 
@@ -170,6 +172,47 @@ function M.status(bufnr)
   end
   local off = options.settings.enable == false and ' (off)' or ''
   return status.describe(client.id) .. off
+end
+
+--- Asks the server (`repomem.ask`) a question about the repository's docs. The cited sources
+--- go to the quickfix list (titled with the question) and the answer, or why there is none,
+--- is shown with vim.notify; `on_result(result)` also gets the server's answer when given.
+--- @param question string
+--- @param opts? { strategy?: string, form?: string }
+--- @param on_result? fun(result: table)
+function M.ask(question, opts, on_result)
+  local client = client_for()
+  if not client then
+    vim.notify('repomem is not attached to this buffer', vim.log.levels.WARN)
+    return
+  end
+  if vim.trim(question or '') == '' then
+    vim.notify('usage: :Repomem ask {question}', vim.log.levels.WARN)
+    return
+  end
+  local arguments = opts and { question, opts } or { question }
+  local params = { command = 'repomem.ask', arguments = arguments }
+  client:request('workspace/executeCommand', params, function(err, result)
+    if err then
+      vim.notify('repomem: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    local root = client.root_dir or vim.fn.getcwd()
+    local items = {}
+    for _, source in ipairs(result.sources or {}) do
+      local text = source.heading ~= '' and source.heading or vim.split(source.text, '\n')[1]
+      table.insert(items, {
+        filename = vim.fs.joinpath(root, source.path),
+        lnum = source.line,
+        text = (source.cited and '* ' or '') .. text,
+      })
+    end
+    vim.fn.setqflist({}, ' ', { title = 'repomem ask: ' .. question, items = items })
+    vim.notify(result.answer ~= vim.NIL and result.answer or vim.split(result.text, '\n')[1])
+    if on_result then
+      on_result(result)
+    end
+  end)
 end
 
 --- Whether the server attached to the buffer has reported its index ready.
