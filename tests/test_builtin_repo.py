@@ -8,13 +8,15 @@ import os
 import random
 from pathlib import Path
 
+import numpy as np
 from repos import make_repo, run_repomem
 
 from repomem.completion.backends.base import GenerationRequest
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.config import IndexConfig
 from repomem.index.bm25 import BM25Index
-from repomem.index.occurrences import Occurrence, trailing_terms
+from repomem.index.occurrences import Occurrence, _head_lines, trailing_terms
+from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 
 HANDLER = """\
@@ -42,7 +44,17 @@ def test_documents_with_matches_the_documents_after_adds_removes_and_compaction(
         for word in words[:3]:
             want = sorted(d for d, terms in docs.items() if word in terms)
             assert bm25.documents_with(word).tolist() == want
+            # narrowing a few candidates (binary search) or many (marks) by the same term
+            for among in (sorted(rng.sample(sorted(docs), min(2, len(docs)))), sorted(docs)):
+                narrowed = bm25.documents_with(word, among=np.array(among, np.int64))
+                assert narrowed.tolist() == [d for d in among if d in want]
     assert bm25.documents_with("never_seen").size == 0
+
+
+def test_occurrences_read_a_files_first_lines_as_the_index_splits_them() -> None:
+    for text in ("a\nb\n", "a\r\nb\r\n\nc", "a\n\n", "", "one line", "x\n" * 5):
+        for count in range(8):
+            assert _head_lines(text, count) == split_lines(text)[:count]
 
 
 def test_trailing_terms_skip_a_name_being_typed() -> None:

@@ -70,9 +70,8 @@ def find_occurrences(
     the context's trailing names that co-occurs anywhere (module doc); nearest files first."""
     bm25 = index.bm25
     found: np.ndarray | None = None
-    for term in trailing_terms(left_context):
-        docs = bm25.documents_with(term)
-        narrowed = docs if found is None else np.intersect1d(found, docs, assume_unique=True)
+    for term in dict.fromkeys(trailing_terms(left_context)):
+        narrowed = bm25.documents_with(term, among=found)
         if narrowed.size == 0:
             break
         found = narrowed
@@ -99,14 +98,26 @@ def find_occurrences(
     out: list[Occurrence] = []
     budget = limit
     for p in chosen:
-        lines = index.file_lines(p)
-        for start, end in _merged(ranges[p]):
+        spans = _merged(ranges[p])
+        lines = _head_lines(index.files[p].text, spans[-1][1] + _LINES_AFTER)
+        for start, end in spans:
             if budget == 0:
                 return out
             budget -= 1
-            stop = min(len(lines), end + _LINES_AFTER)
-            out.append(Occurrence(p, start, "\n".join(lines[start:stop]), near[p]))
+            text = "\n".join(lines[start : end + _LINES_AFTER])
+            out.append(Occurrence(p, start, text, near[p]))
     return out
+
+
+def _head_lines(text: str, count: int) -> list[str]:
+    """The first ``count`` lines of ``text`` as ``split_lines`` gives them, without splitting
+    the rest: two dozen files are read per completion, most of them long."""
+    lines = text.split("\n", count)
+    if len(lines) > count:
+        del lines[count:]
+    elif len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
 
 
 def _nearness(here: PurePosixPath, there: PurePosixPath) -> int:
