@@ -6,6 +6,9 @@ an older request still waiting for the model is cancelled, which closes its mode
 Requests the cache can answer (the same cursor again, or the user typed the first characters of
 the last suggestion) are answered at once, without a model call.
 
+A completion the backend is not confident of (the built-in backend's confidence below
+``completion.min_confidence``) is answered with no text, so the editor shows nothing.
+
 When the configured backend fails (say, the OpenAI-compatible server is down) the request is
 answered by the built-in backend instead; the editor is warned once, and the configured backend
 is tried again after ``RETRY_AFTER_S``.
@@ -17,7 +20,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lsp_server.background_loop import BackgroundLoop
 from lsp_server.suggestion_cache import Suggestion, SuggestionCache
@@ -173,10 +176,16 @@ class Completer:
                 if self._failed_at is not None:
                     logger.info("the %s backend answers again", backend.name)
                     self._failed_at, self._warned = None, False
-                return _suggestion(result, backend.name)
+                return self._suggestion(result, backend.name)
         if backend is not self._builtin:
             self.stats.fallbacks += 1
-        return _suggestion(await self._run(self._builtin, cursor), self._builtin.name)
+        return self._suggestion(await self._run(self._builtin, cursor), self._builtin.name)
+
+    def _suggestion(self, result: CompletionResult, backend: str) -> Suggestion:
+        suggestion = _suggestion(result, backend)
+        if result.confident(self.settings.completion.min_confidence):
+            return suggestion
+        return replace(suggestion, text="")
 
     def _resting(self) -> bool:
         return self._failed_at is not None and time.monotonic() - self._failed_at < RETRY_AFTER_S

@@ -50,6 +50,7 @@ from repomem.docmem.retriever import merge_ranked
 from repomem.errors import RepomemError
 from repomem.index.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
 from repomem.index.languages import language_for_path
+from repomem.index.occurrences import Occurrence
 from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
 
@@ -313,6 +314,13 @@ class WorkspaceIndex:
             if self._index is None:
                 return []
             return self._index.definitions(path, left_context, draft=draft, window=window)
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
+        """Where the context's end reappears in other files (none before the first index)."""
+        with self._lock:
+            if self._index is None:
+                return []
+            return self._index.occurrences(path, left_context)
 
     def usages(
         self,

@@ -53,9 +53,12 @@ class CompletionConfig:
     among the fragments (0 turns them off). ``merge_overlaps`` shows fragments of one file
     whose shown lines overlap as one block (off: RepoCoder's layout, a block per fragment).
     ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
-    (multi-line) mode. ``docs`` lets segments of the repository's docs compete with code
-    fragments for the retrieved places (``repomem.docmem.retriever``); on by default, as it
-    completes documented names and cost the language server no measurable latency.
+    (multi-line) mode. A completion whose backend gives a confidence (the built-in one) below
+    ``min_confidence`` is not shown: ``repomem complete`` says so and the language server
+    offers no item (0 shows every completion). ``docs`` lets segments of the repository's docs
+    compete with code fragments for the retrieved places (``repomem.docmem.retriever``); on by
+    default, as it completes documented names and cost the language server no measurable
+    latency.
     """
 
     k: int = 10
@@ -68,6 +71,7 @@ class CompletionConfig:
     max_fragments: int = 10
     definitions_share: float = 0.4
     max_definitions: int = 16
+    min_confidence: float = 0.25
     max_usages: int = 2
     merge_overlaps: bool = True
     docs: bool = True
@@ -113,6 +117,7 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("completion", "max_fragments"): _at_least(0),
     ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
     ("completion", "max_definitions"): _at_least(0),
+    ("completion", "min_confidence"): ((lambda v: 0 <= v <= 1), "between 0 and 1"),
     ("completion", "max_usages"): _at_least(0),
     ("backend", "timeout"): _positive(),
     ("backend", "max_retries"): _at_least(0),

@@ -101,7 +101,7 @@ def exact_match_rate(backend: BuiltinBackend) -> float:
             query = "\n".join(lines[max(0, i - WINDOW) : i])
             req = request(left, *jaccard_retrieve(query, corpus), stop=("\n",))
             completion = postprocess(
-                backend.continuation(req), mode="line", left_context=left, language="python"
+                backend.continuation(req).text, mode="line", left_context=left, language="python"
             )
             hits += completion.strip() == current.strip()
             total += 1
@@ -136,40 +136,44 @@ SOURCE = """class Loader:
 
 def test_longest_match_picks_the_right_occurrence() -> None:
     left = "def load_b(self):\n    path = self.root\n"
-    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))) == (
+    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))).text == (
         "    return read_b("
     )
-    assert BuiltinBackend("naive").continuation(request(left, fragment("l.py", 0, SOURCE))) == (
-        "    return read_a(path)"
-    )
+    assert BuiltinBackend("naive").continuation(
+        request(left, fragment("l.py", 0, SOURCE))
+    ).text == ("    return read_a(path)")
 
 
 def test_indentation_is_rebased_onto_the_cursors_block() -> None:
     left = "if ready:\n    def load_a(self):\n        path = self.root\n        "
-    out = BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE)))
+    out = BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))).text
     assert out == "return read_a(path)"  # the typed indentation is not repeated
     left_at_column_0 = "if ready:\n    def load_a(self):\n        path = self.root\n"
-    out = BuiltinBackend().continuation(request(left_at_column_0, fragment("l.py", 0, SOURCE)))
+    out = BuiltinBackend().continuation(request(left_at_column_0, fragment("l.py", 0, SOURCE))).text
     assert out == "        return read_a(path)"
 
 
 def test_an_identifier_being_typed_is_completed() -> None:
     left = "def load_b(self):\n    path = self.ro"
-    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))) == "ot"
+    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))).text == "ot"
     left = "    path = self.root\n    return read_"
-    assert BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))) == "a(path)"
+    assert (
+        BuiltinBackend().continuation(request(left, fragment("l.py", 0, SOURCE))).text == "a(path)"
+    )
 
 
 def test_no_double_space_after_a_typed_space() -> None:
     src = "total = compute(values)\nprint(total)\n"
-    out = BuiltinBackend().continuation(request("x = 1\ntotal = ", fragment("c.py", 0, src)))
+    out = BuiltinBackend().continuation(request("x = 1\ntotal = ", fragment("c.py", 0, src))).text
     assert out == "compute(values)"
 
 
 def test_multiline_copies_the_continuation_reindented() -> None:
     left = "class Other:\n    def load_b(self):\n        path = self.root\n        "
-    raw = BuiltinBackend().continuation(
-        request(left, fragment("l.py", 0, SOURCE), multiline=True, max_tokens=256)
+    raw = (
+        BuiltinBackend()
+        .continuation(request(left, fragment("l.py", 0, SOURCE), multiline=True, max_tokens=256))
+        .text
     )
     assert raw.startswith("return read_b(\n            path,\n            strict=True,\n        )")
     assert postprocess(raw, mode="api", left_context=left, language="python") == (
@@ -182,7 +186,7 @@ def test_continuation_reaches_into_the_lines_shown_after_the_window() -> None:
     window = "\n".join(lines[0:20])
     shown = "\n".join(lines[10:30])
     left = "\n".join(lines[15:20]) + "\n"
-    out = BuiltinBackend().continuation(request(left, fragment("s.py", 0, window, shown)))
+    out = BuiltinBackend().continuation(request(left, fragment("s.py", 0, window, shown))).text
     assert out == "step_20 = run(20)"
 
 
@@ -191,7 +195,7 @@ def test_the_file_itself_is_a_source() -> None:
         "def first(self):\n    self.check()\n    return self.first_value\n\n"
         "def second(self):\n    self.check()\n"
     )
-    assert BuiltinBackend().continuation(request(left)) == "    return self.first_value"
+    assert BuiltinBackend().continuation(request(left)).text == "    return self.first_value"
 
 
 def test_stop_sequences_and_token_limit_are_honoured() -> None:
@@ -199,18 +203,18 @@ def test_stop_sequences_and_token_limit_are_honoured() -> None:
     left = "class Other:\n    def load_b(self):\n        path = self.root\n        "
     stopped = backend.continuation(
         request(left, fragment("l.py", 0, SOURCE), multiline=True, stop=("\n",))
-    )
+    ).text
     assert stopped == "return read_b("
     limited = backend.continuation(
         request(left, fragment("l.py", 0, SOURCE), multiline=True, max_tokens=2)
-    )
+    ).text
     assert limited == "return "
 
 
 def test_nothing_to_copy_gives_nothing() -> None:
-    assert BuiltinBackend().continuation(request("")) == ""
-    assert BuiltinBackend().continuation(request("zzz_unique = 1\n")) == ""
-    assert BuiltinBackend("naive").continuation(request("x = 1\n")) == ""
+    assert BuiltinBackend().continuation(request("")).text == ""
+    assert BuiltinBackend().continuation(request("zzz_unique = 1\n")).text == ""
+    assert BuiltinBackend("naive").continuation(request("x = 1\n")).text == ""
 
 
 def test_count_tokens_uses_the_documented_regex() -> None:
@@ -252,9 +256,9 @@ def test_mid_line_a_candidate_that_fits_the_rest_of_the_line_wins() -> None:
     )
     left = "def update(copied):\n    copied.__pydanti"
     backend = BuiltinBackend()
-    assert backend.continuation(request(left, *found)) == "c_extra__ = {}"
-    fits = backend.continuation(request(left, *found, right_context="c_extra__[k] = v\n"))
+    assert backend.continuation(request(left, *found)).text == "c_extra__ = {}"
+    fits = backend.continuation(request(left, *found, right_context="c_extra__[k] = v\n")).text
     assert fits == "c_extra__[k] = v"
     # no candidate fits: the best one is proposed anyway (the editor decides what to offer)
-    other = backend.continuation(request(left, *found, right_context="c_extra__.clear()\n"))
+    other = backend.continuation(request(left, *found, right_context="c_extra__.clear()\n")).text
     assert other == "c_extra__ = {}"

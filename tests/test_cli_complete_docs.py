@@ -27,6 +27,8 @@ def test_doc_segments_enter_the_prompt_unless_no_docs(tmp_path: Path) -> None:
     files = {
         "README.md": README,
         "app/conf.py": "import settings\n\n\ndef configure():\n    settings.cache.\n",
+        # every completion printed, however short its match: this is about what the prompt holds
+        ".repomem.toml": "[completion]\nmin_confidence = 0\n",
     }
     files.update({f"app/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)})
     root = write_files(tmp_path / "repo", files)

@@ -20,6 +20,7 @@ from repomem.completion.engine import CompletionEngine, CompletionTask, query_wi
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.index.occurrences import Occurrence
 from repomem.settings import CompletionConfig, Settings
 
 LEFT = "".join(f"line_{i} = {i}\n" for i in range(30)) + "    "
@@ -39,6 +40,7 @@ class RecordingRetriever:
         self.hits = list(hits)
         self.calls: list[dict[str, object]] = []
         self.drafts: list[str] = []
+        self.occurrence_calls: list[str] = []
         self.lifted: list[RetrievedFragment] = []
         self.usage_calls: list[dict[str, object]] = []
 
@@ -53,6 +55,10 @@ class RecordingRetriever:
     ) -> list[DefinitionHit]:
         self.drafts.append(draft)
         return list(self.hits)
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
+        self.occurrence_calls.append(left_context)
+        return []
 
     def usages(
         self,

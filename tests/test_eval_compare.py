@@ -45,7 +45,7 @@ def runs(tmp_path: Path) -> tuple[Path, Path]:
                 "overall": _summary(12.5, 40.0, None, 3, 0.25),
                 "per_repo": {"alpha": _summary(0.0, 30.0, None, 2, 0.2)},
             },
-            "vanilla": aggregate(scores),
+            "vanilla": aggregate(scores, 0.0),
         },
         {"model": "tiny", "top_k": 10},
     )
@@ -72,15 +72,17 @@ def test_cli_prints_methods_side_by_side(runs: tuple[Path, Path]) -> None:
     table = _table(proc.stdout)
     assert table[0] == [
         "run", "method", "EM", "ES", "hit@k", "def@prompt", "use@prompt", "def@10", "use@10",
-        "n", "ctx n", "s/task",
+        "n", "ctx n", "s/task", "answered", "EM answered",
     ]  # fmt: skip
-    assert table[1] == ["---", "---", *["---:"] * 10]
+    assert table[1] == ["---", "---", *["---:"] * 12]
     # results written before the context measures existed show "–" in their columns
     assert table[2:] == [
-        [str(a), "in-file", "12.50", "40.00", "–", "–", "–", "–", "–", "3", "–", "0.250"],
+        [str(a), "in-file", "12.50", "40.00", "–", "–", "–", "–", "–", "3", "–", "0.250", "–",
+         "–"],
         [str(a), "vanilla", "66.67", "91.67", "66.67", "50.0", "100.0", "0.0", "0.0", "3", "2",
-         "1.000"],
-        [str(b), "fragrel", "66.67", "80.12", "90.00", "–", "–", "–", "–", "3", "–", "2.000"],
+         "1.000", "–", "–"],
+        [str(b), "fragrel", "66.67", "80.12", "90.00", "–", "–", "–", "–", "3", "–", "2.000", "–",
+         "–"],
     ]  # fmt: skip
 
 
@@ -97,7 +99,7 @@ def test_cli_per_repo_and_json(runs: tuple[Path, Path]) -> None:
         ("vanilla", "beta"),
     ]
     assert rows[3][3:] == ["50.00", "87.50", "50.00", "100.0", "100.0", "0.0", "0.0", "2", "1",
-                           "1.000"]  # fmt: skip
+                           "1.000", "–", "–"]  # fmt: skip
 
     proc = _repomem("eval", "compare", "--json", a, b)
     assert proc.returncode == 0, proc.stderr

@@ -11,6 +11,7 @@ from repomem_eval.metrics import (
     edit_similarity,
     exact_match,
     hit_at_k,
+    precision_coverage,
     score_task,
 )
 
@@ -65,7 +66,7 @@ def test_score_task_and_aggregate() -> None:
     ]
     assert scores[0] == TaskScore("alpha/0", True, 1.0, True, 1.0)
     assert scores[2].hit is None and scores[2].repo == "beta"
-    summary = aggregate(scores)
+    summary = aggregate(scores, 0.0)
     overall = summary["overall"]
     assert overall["n"] == 3
     assert overall["em"] == pytest.approx(100 / 3)
@@ -81,7 +82,7 @@ def test_score_task_and_aggregate() -> None:
 
 
 def test_aggregate_of_nothing() -> None:
-    assert aggregate([]) == {
+    assert aggregate([], 0.0) == {
         "overall": {
             "em": None,
             "es": None,
@@ -90,8 +91,11 @@ def test_aggregate_of_nothing() -> None:
             "seconds_per_task": None,
             **dict.fromkeys(CONTEXT_KEYS),
             "context_n": 0,
+            "coverage": None,
+            "precision": None,
         },
         "per_repo": {},
+        "curve": [],
     }
 
 
@@ -103,9 +107,30 @@ def test_context_measures_average_over_the_tasks_that_have_them() -> None:
         score_task("alpha/1", "x", "x", shown_texts=[], context=missed),
         score_task("alpha/2", "x", "x", shown_texts=[]),  # calls no repository definition
     ]
-    overall = aggregate(scores)["overall"]
+    overall = aggregate(scores, 0.0)["overall"]
     assert overall["n"] == 3 and overall["context_n"] == 2
     assert overall["def_prompt"] == pytest.approx(50.0)
     assert overall["use_prompt"] == pytest.approx(100.0)
     assert overall["def_at_10"] == pytest.approx(50.0)
     assert overall["hit_at_k"] == 0.0
+
+
+def test_coverage_and_precision_follow_the_confidence_threshold() -> None:
+    scores = [
+        score_task("alpha/0", "x", "x", confidence=0.9),
+        score_task("alpha/1", "x", "y", confidence=0.6),
+        score_task("alpha/2", "x", "x", confidence=0.3),
+        score_task("alpha/3", "x", "y", confidence=0.1),
+    ]
+    overall = aggregate(scores, 0.5)["overall"]
+    assert overall["em"] == pytest.approx(50.0)  # full coverage: every task answered
+    assert overall["coverage"] == pytest.approx(50.0)
+    assert overall["precision"] == pytest.approx(50.0)
+    curve = {p["threshold"]: p for p in precision_coverage(scores)}
+    assert curve[0.0] == {"threshold": 0.0, "coverage": 100.0, "precision": 50.0}
+    assert curve[0.3] == {"threshold": 0.3, "coverage": 75.0, "precision": pytest.approx(200 / 3)}
+    assert curve[0.9] == {"threshold": 0.9, "coverage": 25.0, "precision": 100.0}
+    assert curve[0.95] == {"threshold": 0.95, "coverage": 0.0, "precision": None}
+    # a backend without confidences answers every task: no coverage to report
+    plain = aggregate([score_task("alpha/0", "x", "x")], 0.5)
+    assert plain["overall"]["coverage"] is None and plain["curve"] == []

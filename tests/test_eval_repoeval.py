@@ -235,9 +235,10 @@ def test_results_have_every_method_and_match_the_predictions(
                     shown_texts=shown,
                     seconds=p.seconds,
                     context=p.context,
+                    confidence=p.confidence,
                 )
             )
-        expected = aggregate(scores)
+        expected = aggregate(scores, Settings().completion.min_confidence)
         assert result["overall"] == pytest.approx(expected["overall"])
         assert result["per_repo"].keys() == expected["per_repo"].keys()
         for repo, summary in expected["per_repo"].items():
@@ -253,6 +254,16 @@ def test_results_have_every_method_and_match_the_predictions(
     }
     config = results["config"]
     assert config["completion"]["k"] == 10 and config["backend"]["backend"] == "builtin"
+    # the built-in backend's confidences: answered share and EM among them, and the curve
+    vanilla = methods["vanilla"]
+    assert all(p.confidence is not None for p in predictions(out, "vanilla"))
+    assert 0 <= vanilla["overall"]["coverage"] <= 100
+    assert [p["threshold"] for p in vanilla["curve"]][:3] == [0.0, 0.05, 0.1]
+    assert vanilla["curve"][0]["coverage"] == 100.0
+    assert vanilla["curve"][0]["precision"] == pytest.approx(vanilla["overall"]["em"])
+    report = (out / "results.md").read_text()
+    assert "## Precision and coverage by confidence threshold" in report
+    assert "| 0.25 |" in report and "EM answered" in report
     assert config["methods"]["repocoder-fragrel"] == {
         "retrieval": "left-context window",
         "iterations": 2,

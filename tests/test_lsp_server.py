@@ -234,6 +234,8 @@ async def test_the_server_and_the_cli_index_a_repository_alike(client: LanguageC
 
 @pytest.mark.asyncio
 async def test_completion_items_come_from_the_repository(client: LanguageClient, repo: Path):
+    # every completion shown, however short its match (the mid-word one below is a guess)
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     await start(client, repo, {"repomem": {"debounceMs": 0}})
     uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "client = make_client(")
@@ -256,7 +258,21 @@ async def test_completion_items_come_from_the_repository(client: LanguageClient,
     insert(client, uri, 3, 2, 0, "    other = make_cl\n")
     (item,) = (await complete(client, uri, 2, 19)).items
     assert item.text_edit.range.start == types.Position(2, 12)
-    assert item.text_edit.new_text == "make_client(" + EXPECTED
+    # copied from the file's own line 1, which outweighs the other file's
+    assert item.text_edit.new_text == "make_client("
+
+
+@pytest.mark.asyncio
+async def test_no_item_when_the_builtin_backend_is_not_confident(
+    client: LanguageClient, repo: Path
+):
+    # the completion above comes with confidence 0.375: above the default threshold, not 0.5
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0.5\n")
+    await start(client, repo, {"repomem": {"debounceMs": 0}})
+    uri = open_doc(client, repo / "pkg/my app.py")
+    insert(client, uri, 2, 1, 4, "client = make_client(")
+    assert list((await complete(client, uri, 1, 25)).items) == []
+    assert list((await complete_inline(client, uri, 1, 25)).items) == []
 
 
 def replace_text(client: LanguageClient, uri: str, version: int, text: str) -> None:
@@ -335,6 +351,8 @@ async def test_prompts_show_the_cards_of_the_names_the_code_uses(
 ):
     text = "from pkg.util import helper\n\n\ndef run(opts):\n    value = helper("
     (repo / "pkg/uses.py").write_text(text)
+    # every completion shown: the copy from this small fixture is a weak one
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     await start(client, repo, {"repomem": {"debounceMs": 0}})
     uri = open_doc(client, repo / "pkg/uses.py")
     (item,) = (await complete(client, uri, 4, 19)).items
@@ -482,6 +500,8 @@ async def test_model_server_down_answers_with_builtin_and_warns_once(
     client: LanguageClient, repo: Path
 ):
     url = f"http://127.0.0.1:{closed_port()}/v1"
+    # every completion shown: the copy from this small fixture is a weak one
+    (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     backend = {"backend": "openai", "url": url, "max_retries": 0, "timeout": 5}
     await start(client, repo, {"repomem": {"backend": backend, "debounceMs": 0}})
     assert (await status(client)).backend == "openai"
@@ -651,6 +671,8 @@ async def test_doc_memory_completes_documented_names_and_answers_questions(
     }
     files.update({f"app/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)})
     root = make_repo(tmp_path / "repo", files)
+    # every completion shown: the copy from this small fixture is a weak one
+    (root / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     await start(client, root, {"repomem": {"debounceMs": 0}})  # completion.docs on by default
     docs = (await status(client)).docs
     assert (docs.state, docs.documents, docs.inCompletions) == ("ready", 1, True)

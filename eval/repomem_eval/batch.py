@@ -102,6 +102,7 @@ def prediction(
         timings={"retrieval": retrieval, "prompt": prompt, "generation": generation},
         targets=None if targets is None else [[t.path, t.line, t.name] for t in targets],
         context=context,
+        confidence=result.confidence,
     )
 
 

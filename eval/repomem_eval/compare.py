@@ -7,7 +7,10 @@ A run directory holds ``results.json``::
 where SUMMARY is ``{"em", "es", "hit_at_k", "n", "seconds_per_task"}`` (percentages 0-100;
 ``hit_at_k`` is null for methods that retrieve nothing), and since the context measures
 exist also ``def_prompt``, ``use_prompt``, ``def_at_1/5/10``, ``use_at_1/5/10`` (null where
-no task was counted) and ``context_n``; a file without them shows "–" in their columns.
+no task was counted) and ``context_n``, and since backends give confidences ``coverage`` and
+``precision`` at the run's ``completion.min_confidence`` (null for a backend that gives none);
+a file without them shows "–" in their columns. A method's ``curve`` lists coverage and
+precision at every threshold (``metrics.precision_coverage``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ HELP = "Compare evaluation runs (their results.json) side by side as a Markdown 
 RESULTS_FILE = "results.json"
 OVERALL = "all"
 _SUMMARY_KEYS = ("em", "es", "hit_at_k", "n", "seconds_per_task")
-_OPTIONAL_KEYS = (*CONTEXT_KEYS, "context_n")
+_OPTIONAL_KEYS = (*CONTEXT_KEYS, "context_n", "coverage", "precision")
 
 
 class ResultsError(RepomemError):
@@ -55,6 +58,8 @@ class Row:
     use_at_5: float | None = None
     use_at_10: float | None = None
     context_n: int | None = None
+    coverage: float | None = None
+    precision: float | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,8 @@ def _fmt(value: float | None, digits: int) -> str:
 
 def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
     """EM, ES, hit@k, the main context measures (``results.json`` has them all), the task
-    counts and the time per task."""
+    counts, the time per task, and the share of tasks answered at the confidence threshold
+    with the EM among them."""
     header = [
         "run",
         "method",
@@ -152,8 +158,10 @@ def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
         "n",
         "ctx n",
         "s/task",
+        "answered",
+        "EM answered",
     ]
-    numeric = 10
+    numeric = 12
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---"] * (len(header) - numeric) + ["---:"] * numeric) + "|",
@@ -173,8 +181,31 @@ def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
             str(r.n),
             "–" if r.context_n is None else str(r.context_n),
             _fmt(r.seconds_per_task, 3),
+            _fmt(r.coverage, 1),
+            _fmt(r.precision, 1),
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def curve_table(runs: Sequence[Run]) -> str:
+    """Coverage and precision per confidence threshold, one column pair per run and method
+    that has a curve; "" when none has."""
+    curves = [
+        (f"{run.label} {method}", result["curve"])
+        for run in runs
+        for method, result in run.methods.items()
+        if result.get("curve")
+    ]
+    if not curves:
+        return ""
+    header = ["threshold", *(f"{name}: answered / EM" for name, _ in curves)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---:"] * len(header)) + "|"]
+    for i, point in enumerate(curves[0][1]):
+        cells = [f"{point['threshold']:.2f}"]
+        for _, curve in curves:
+            cells.append(f"{_fmt(curve[i]['coverage'], 1)} / {_fmt(curve[i]['precision'], 1)}")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -285,7 +285,7 @@ def prepared_suite(cache: Path, kinds: Sequence[Kind]) -> tuple[Path, dict[Kind,
 
 
 def _run_suite(args: argparse.Namespace) -> int:
-    from repomem_eval.compare import Run, comparison_rows, markdown_table
+    from repomem_eval.compare import Run, comparison_rows, curve_table, markdown_table
     from repomem_eval.runner import run_repoeval
 
     kinds: tuple[Kind, ...] = KINDS if args.kind == "both" else (args.kind,)
@@ -316,6 +316,9 @@ def _run_suite(args: argparse.Namespace) -> int:
             "",
         ]
     )
+    curve = curve_table(runs)
+    if curve:
+        table += f"\n## Precision and coverage by confidence threshold\n\n{curve}\n"
     (args.out / "results.md").write_text(table, encoding="utf-8")
     print(table)
     return 0

@@ -8,6 +8,11 @@ comparable with these only because the definitions match line for line.
 Next to them, model-free measures of the context each prompt gave (``context_metrics``):
 whether it showed the definitions the ground truth calls, and code calling them, averaged
 over the tasks whose ground truth calls such a definition.
+
+A backend that gives a confidence (the built-in one) is also scored as the editor shows it:
+``coverage``, the share of tasks whose confidence reaches ``completion.min_confidence`` (the
+rest are not answered), and ``precision``, EM among those; :func:`precision_coverage` gives
+both at every threshold. EM and ES stay at full coverage: every task answered.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from rapidfuzz.distance import Levenshtein
 
 #: the ranks ``def_at_k``/``use_at_k`` look at
 AT_K: tuple[int, ...] = (1, 5, 10)
+#: the confidence thresholds of the precision/coverage curve
+THRESHOLDS: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
 #: the per-task context measures, in ``results.json``'s order
 CONTEXT_KEYS: tuple[str, ...] = (
     "def_prompt",
@@ -88,6 +95,7 @@ class TaskScore:
     hit: bool | None
     seconds: float
     context: Mapping[str, bool] | None = None
+    confidence: float | None = None
 
     @property
     def repo(self) -> str:
@@ -103,9 +111,11 @@ def score_task(
     shown_texts: Sequence[str] | None = None,
     seconds: float = 0.0,
     context: Mapping[str, bool] | None = None,
+    confidence: float | None = None,
 ) -> TaskScore:
-    """Score one prediction; pass ``shown_texts`` (what the prompt showed) to get hit@k, and
-    the task's ``context`` measures to have them averaged."""
+    """Score one prediction; pass ``shown_texts`` (what the prompt showed) to get hit@k, the
+    task's ``context`` measures to have them averaged, and the backend's ``confidence`` for
+    coverage and precision."""
     return TaskScore(
         task_id=task_id,
         em=exact_match(ground_truth, prediction),
@@ -113,6 +123,7 @@ def score_task(
         hit=None if shown_texts is None else hit_at_k(ground_truth, shown_texts),
         seconds=seconds,
         context=context,
+        confidence=confidence,
     )
 
 
@@ -120,12 +131,34 @@ def _percent(values: Sequence[bool]) -> float | None:
     return 100.0 * sum(values) / len(values) if values else None
 
 
-def _summary(scores: Sequence[TaskScore]) -> dict[str, float | int | None]:
+def _answered(scores: Sequence[TaskScore], threshold: float) -> dict[str, float | None]:
+    """Coverage and precision at ``threshold`` (None when no task has a confidence)."""
+    rated = [s for s in scores if s.confidence is not None]
+    if not rated:
+        return {"coverage": None, "precision": None}
+    answered = [s.em for s in rated if s.confidence is not None and s.confidence >= threshold]
+    return {
+        "coverage": 100.0 * len(answered) / len(rated),
+        "precision": _percent(answered),
+    }
+
+
+def precision_coverage(scores: Iterable[TaskScore]) -> list[dict[str, float | None]]:
+    """Coverage and precision (%) at each of ``THRESHOLDS``; empty when no task has a
+    confidence."""
+    scores = list(scores)
+    if all(s.confidence is None for s in scores):
+        return []
+    return [{"threshold": t, **_answered(scores, t)} for t in THRESHOLDS]
+
+
+def _summary(scores: Sequence[TaskScore], threshold: float) -> dict[str, float | int | None]:
     n = len(scores)
     counted = [s.context for s in scores if s.context is not None]
     context: dict[str, float | int | None] = {
         **{key: _percent([c[key] for c in counted]) for key in CONTEXT_KEYS},
         "context_n": len(counted),
+        **_answered(scores, threshold),
     }
     if n == 0:
         return {
@@ -146,18 +179,20 @@ def _summary(scores: Sequence[TaskScore]) -> dict[str, float | int | None]:
     }
 
 
-def aggregate(scores: Iterable[TaskScore]) -> dict[str, object]:
+def aggregate(scores: Iterable[TaskScore], threshold: float) -> dict[str, object]:
     """Per-repository and overall means as percentages (0-100), in ``results.json``'s shape.
 
     The overall figure is the mean over all tasks (not over repositories), as RepoEval
     reports it; hit@k averages only the tasks that retrieved, the context measures only the
-    ``context_n`` tasks that have them.
+    ``context_n`` tasks that have them; coverage and precision are taken at ``threshold``,
+    and ``curve`` holds them at every threshold.
     """
     scores = list(scores)
     by_repo: dict[str, list[TaskScore]] = defaultdict(list)
     for s in scores:
         by_repo[s.repo].append(s)
     return {
-        "overall": _summary(scores),
-        "per_repo": {repo: _summary(by_repo[repo]) for repo in sorted(by_repo)},
+        "overall": _summary(scores, threshold),
+        "per_repo": {repo: _summary(by_repo[repo], threshold) for repo in sorted(by_repo)},
+        "curve": precision_coverage(scores),
     }

@@ -43,7 +43,8 @@ class Prediction:
     repository definitions outside the task's file that the ground truth calls, and
     ``context`` the ``metrics.CONTEXT_KEYS`` measures of the prompt (``context_metrics``);
     both None for a method that retrieves nothing and in files written before they existed,
-    ``context`` also for a task without targets.
+    ``context`` also for a task without targets. ``confidence``: the backend's (None: it
+    gives none, or the file predates it).
     """
 
     task_id: str
@@ -60,9 +61,12 @@ class Prediction:
     timings: dict[str, float]
     targets: list[list[Any]] | None = None
     context: dict[str, bool] | None = None
+    confidence: float | None = None
 
     def score(self) -> TaskScore:
-        return TaskScore(self.task_id, self.em, self.es, self.hit, self.seconds, self.context)
+        return TaskScore(
+            self.task_id, self.em, self.es, self.hit, self.seconds, self.context, self.confidence
+        )
 
 
 def predictions_path(out_dir: Path, method: str) -> Path:

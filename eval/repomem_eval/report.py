@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from repomem_eval.compare import RESULTS_FILE, Run, comparison_rows, markdown_table
+from repomem_eval.compare import RESULTS_FILE, Run, comparison_rows, curve_table, markdown_table
 
 MARKDOWN_FILE = "results.md"
 
@@ -46,6 +46,9 @@ def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]
         "- EM, ES and hit@k in %; s/task: retrieval, prompt and the task's share of batched"
         " generation (updates showing the user's buffer are the benchmark's cost, not counted;"
         f" the run took {config.get('wall_seconds', 0):.0f} s in all)",
+        f"- answered: % of tasks whose confidence reaches {completion.get('min_confidence')}"
+        ' (`completion.min_confidence`; a backend without confidences answers all, "–"),'
+        " EM answered: EM among them",
         "- context, in % of the ctx n tasks whose ground truth calls a repository function,"
         " class or constant defined outside the task's file: def@prompt, the final prompt shows"
         " one's definition (card or fragment); use@prompt, a fragment it shows calls one;"
@@ -61,6 +64,9 @@ def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]
         markdown_table(comparison_rows([run], per_repo=True), per_repo=True),
         "",
     ]
+    curve = curve_table([run])
+    if curve:
+        lines += ["## Precision and coverage by confidence threshold", "", curve, ""]
     return "\n".join(lines)
 
 

@@ -358,8 +358,9 @@ def run_repoeval(options: RunOptions, *, log: Log = stderr_log) -> dict[str, Any
 
         asyncio.run(run_all())
         wall = time.perf_counter() - started
+        threshold = options.settings.completion.min_confidence
         scores = {
-            m.name: aggregate(done[m.name][t.task_id].score() for t in tasks)
+            m.name: aggregate((done[m.name][t.task_id].score() for t in tasks), threshold)
             for m in options.methods
         }
         config = _run_config(options, backend, len(all_tasks), len(tasks), repo_stats, wall)

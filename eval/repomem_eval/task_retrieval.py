@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from repomem.completion.engine import CompletionTask
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.index.occurrences import Occurrence
 from repomem.index.repo import RepoIndex
 from repomem_eval.context_metrics import Target, definitions_by_name, task_targets
 from repomem_eval.task_view import TaskView
@@ -104,6 +105,7 @@ class SharedRetrieval:
         self._planned: dict[str, tuple[Lookup, ...]] = {}
         self._cache: dict[_Key, tuple[list[RetrievedFragment], float]] = {}
         self._definitions: dict[tuple[str, str, int], tuple[list[DefinitionHit], float]] = {}
+        self._occurrences: dict[str, tuple[list[Occurrence], float]] = {}
         self._served: dict[str, list[float]] = {}
         self._targets: dict[str, tuple[Target, ...]] = {}
         # the snapshot's definitions (no buffer is shown yet), for unresolved ``obj.name(``
@@ -166,6 +168,20 @@ class SharedRetrieval:
         self._served.setdefault(view.task.task_id, []).append(seconds)
         return found
 
+    def occurrences(self, view: TaskView) -> list[Occurrence]:
+        """Where the end of the task's left context reappears in other files, with its buffer
+        shown; the same for every method, so looked up once per task and served like a
+        retrieval."""
+        task_id = view.task.task_id
+        if task_id not in self._occurrences:
+            self._show(view)
+            started = time.perf_counter()
+            found = self.index.occurrences(view.task.rel_path, view.completion.left_context)
+            self._occurrences[task_id] = (found, time.perf_counter() - started)
+        found, seconds = self._occurrences[task_id]
+        self._served.setdefault(task_id, []).append(seconds)
+        return found
+
     def usages(
         self,
         view: TaskView,
@@ -213,6 +229,7 @@ class SharedRetrieval:
             self._planned.clear()
             self._cache.clear()
             self._definitions.clear()
+            self._occurrences.clear()
             self._served.clear()
             self._targets.clear()
 
@@ -242,6 +259,12 @@ class MethodRetriever:
         if view is None:
             raise RuntimeError("retrieval for a benchmark task runs inside its retrieval scope")
         return self.shared.definitions(view, draft, window)
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
+        view = self.shared.active
+        if view is None:
+            raise RuntimeError("retrieval for a benchmark task runs inside its retrieval scope")
+        return self.shared.occurrences(view)
 
     def usages(
         self,

@@ -11,7 +11,10 @@ too large or binary is refused with an error, so that its text reaches no prompt
 
 Output: the completion on stdout (``--json``: a JSON account of every iteration instead);
 ``--explain`` writes the fragments retrieved per iteration, their scores and the prompt's
-token counts to stderr.
+token counts to stderr. A completion the backend is not confident of (the built-in backend's
+confidence below ``completion.min_confidence``), or an empty one, is not printed: stderr says
+so and the exit status is 1 (``--json`` still prints the account, with ``"answered": false``).
+Errors exit with status 2.
 """
 
 from __future__ import annotations
@@ -114,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain:
         explain(result, backend.context_window, sys.stderr)
+    threshold = settings.completion.min_confidence
+    answered = result.confident(threshold)
     if args.json:
         account = {
             "file": rel,
@@ -121,12 +126,21 @@ def run(args: argparse.Namespace) -> int:
             "column": column,
             "mode": args.mode,
             "backend": backend.name,
+            "answered": answered,
             **result.to_dict(),
         }
         print(json.dumps(account, indent=2))
-    else:
+    elif answered:
         print(result.text)
-    return 0
+    elif not result.text:
+        print(f"repomem: nothing to complete at {file_arg}:{line}", file=sys.stderr)
+    else:
+        print(
+            f"repomem: nothing confident to complete at {file_arg}:{line} (confidence"
+            f" {result.confidence:.2f} is below completion.min_confidence {threshold})",
+            file=sys.stderr,
+        )
+    return 0 if answered else 1
 
 
 def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:
@@ -219,7 +233,8 @@ def explain(result: CompletionResult, context_window: int, out: TextIO) -> None:
             f" right {p.right_tokens}{fim})",
             file=out,
         )
-        print(f"  completion: {it.completion!r}", file=out)
+        sure = "" if it.confidence is None else f" (confidence {it.confidence:.2f})"
+        print(f"  completion: {it.completion!r}{sure}", file=out)
         print(
             f"  time: retrieval {it.retrieval_s * 1e3:.1f} ms, prompt {it.prompt_s * 1e3:.1f} ms,"
             f" generation {it.generation_s * 1e3:.1f} ms",

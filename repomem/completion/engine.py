@@ -8,6 +8,12 @@ code the model should have seen. FragRel's relation-aware score applies at every
 The answer is the last iteration's completion; iterating stops early when a completion
 leaves the query unchanged (the retrieval would repeat itself).
 
+A backend that reads occurrences (the built-in one) also gets, once per task, the places
+where the end of the left context reappears in the repository (``RepoIndex.occurrences``),
+looked up in the same scope as retrieval. Every result carries the backend's confidence, where
+it gives one; the caller decides whether to show a completion it is not confident of
+(:meth:`CompletionResult.confident`).
+
 Retrieval runs synchronously in the caller's thread: it takes milliseconds, and an index that
 the editor keeps updating must not be read from another thread meanwhile.
 """
@@ -18,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
@@ -28,13 +34,17 @@ from repomem.context.scorer import Exclusion, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings
 
+if TYPE_CHECKING:
+    from repomem.index.occurrences import Occurrence
+
 # Lifted usages go after this many of BM25's fragments: its best match stays first.
 USAGES_AFTER = 1
 
 
 class Retriever(Protocol):
     """What the engine needs from an index (``repomem.index.repo.RepoIndex`` is one): fragments
-    like the query, and the definitions the cursor's code (and a draft) uses."""
+    like the query, the definitions the cursor's code (and a draft) uses, and where the end of
+    the left context reappears in other files."""
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
@@ -44,6 +54,7 @@ class Retriever(Protocol):
         self, path: str, left_context: str, *, draft: str = "", window: int = 20
     ) -> list[DefinitionHit]: ...
 
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]: ...
     def usages(
         self,
         query: str,
@@ -74,7 +85,8 @@ class Iteration:
     prompt (which says which fragments and cards it showed), the backend's raw text, the
     post-processed completion, and seconds spent. ``definitions`` are the definitions found
     for the cursor's names, best first. ``generation_s`` is the wall time of the backend
-    call, shared by all completions generated in the same batch."""
+    call, shared by all completions generated in the same batch. ``confidence``: the backend's,
+    from 0 to 1 (None: it gives none)."""
 
     query: str
     retrieved: tuple[RetrievedFragment, ...]
@@ -85,6 +97,7 @@ class Iteration:
     prompt_s: float
     generation_s: float
     definitions: tuple[DefinitionHit, ...] = ()
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,15 @@ class CompletionResult:
         return self.iterations[-1].prompt
 
     @property
+    def confidence(self) -> float | None:
+        return self.iterations[-1].confidence if self.iterations else None
+
+    def confident(self, threshold: float) -> bool:
+        """Whether to show the completion: it is not empty, and its backend either gives no
+        confidence (a model) or one of at least ``threshold``."""
+        return bool(self.text) and (self.confidence is None or self.confidence >= threshold)
+
+    @property
     def timings(self) -> dict[str, float]:
         """Seconds per stage, summed over iterations."""
         return {
@@ -111,6 +133,7 @@ class CompletionResult:
         scores and whether the prompt showed it, the prompt's token counts and timings."""
         return {
             "text": self.text,
+            "confidence": self.confidence,
             "iterations": [_iteration_dict(it) for it in self.iterations],
             "timings": self.timings,
         }
@@ -158,6 +181,7 @@ def _iteration_dict(it: Iteration) -> dict[str, Any]:
         "fim": it.prompt.fim,
         "raw": it.raw,
         "completion": it.completion,
+        "confidence": it.confidence,
         "timings": {
             "retrieval": it.retrieval_s,
             "prompt": it.prompt_s,
@@ -183,6 +207,7 @@ class _Progress:
     task: CompletionTask
     iterations: list[Iteration] = field(default_factory=list)
     done: bool = False
+    occurrences: tuple[Occurrence, ...] | None = None  # looked up at the first iteration
 
 
 @dataclass(frozen=True)
@@ -240,11 +265,12 @@ class CompletionEngine:
             ]
             if not pending:
                 break
-            requests = [self._request(p.state.task, p.retrieved, p.prompt) for p in pending]
+            requests = [self._request(p.state, p.retrieved, p.prompt) for p in pending]
             started = time.perf_counter()
-            raws = await self.backend.complete_batch(requests)
+            generations = await self.backend.generate_batch(requests)
             generation_s = time.perf_counter() - started
-            for p, raw in zip(pending, raws, strict=True):
+            for p, generated in zip(pending, generations, strict=True):
+                raw = generated.text
                 task = p.state.task
                 completion = postprocess(
                     raw,
@@ -264,6 +290,7 @@ class CompletionEngine:
                         prompt_s=p.prompt_s,
                         generation_s=generation_s,
                         definitions=p.definitions,
+                        confidence=generated.confidence,
                     )
                 )
         return [
@@ -283,6 +310,8 @@ class CompletionEngine:
         with scope(state.task) if scope else nullcontext():
             retrieved = self._retrieve(state.task, query)
             definitions = self._definitions(state.task, previous)
+            if state.occurrences is None:
+                state.occurrences = self._occurrences(state.task)
             retrieved = self._lift_usages(state.task, query, definitions, retrieved)
         retrieved_at = time.perf_counter()
         prompt = self._prompt(state.task, retrieved, definitions)
@@ -308,6 +337,11 @@ class CompletionEngine:
             query, k=config.k, alpha=config.alpha, exclusion=task.exclusion
         )
         return tuple(found)
+
+    def _occurrences(self, task: CompletionTask) -> tuple[Occurrence, ...]:
+        if self.retriever is None or not self.backend.reads_occurrences:
+            return ()
+        return tuple(self.retriever.occurrences(task.path, task.left_context))
 
     def _definitions(
         self, task: CompletionTask, previous: Iteration | None
@@ -365,8 +399,9 @@ class CompletionEngine:
         )
 
     def _request(
-        self, task: CompletionTask, retrieved: tuple[RetrievedFragment, ...], prompt: Prompt
+        self, state: _Progress, retrieved: tuple[RetrievedFragment, ...], prompt: Prompt
     ) -> GenerationRequest:
+        task = state.task
         room = self.backend.context_window - prompt.total_tokens
         return GenerationRequest(
             prompt=prompt.text,
@@ -376,4 +411,5 @@ class CompletionEngine:
             right_context=task.right_context,
             fragments=retrieved,
             multiline=task.mode == "api",
+            occurrences=state.occurrences or (),
         )

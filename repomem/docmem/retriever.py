@@ -16,6 +16,7 @@ from repomem.context.scorer import Exclusion, RetrievedFragment
 if TYPE_CHECKING:
     from repomem.context.definitions import DefinitionHit
     from repomem.docmem.memory import DocMemory
+    from repomem.index.occurrences import Occurrence
     from repomem.index.repo import RepoIndex
 
 
@@ -45,6 +46,9 @@ class DocAwareRetriever:
         self, path: str, left_context: str, *, draft: str = "", window: int = 20
     ) -> list[DefinitionHit]:
         return self.index.definitions(path, left_context, draft=draft, window=window)
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
+        return self.index.occurrences(path, left_context)
 
     def usages(
         self,

@@ -59,6 +59,10 @@ _COMPACT_MIN_ROWS = 1024
 _FORCED = 4
 
 _STATE_FORMAT = 1
+
+# documents_with(among=...) looks ``among`` up in a term's postings by binary search while it is
+# shorter than 1/_SEARCHED_SHARE of them (a search costs ~log2 probes); beyond, it marks them.
+_SEARCHED_SHARE = 8
 _STATE_KEYS = (
     "format",
     "params",
@@ -430,6 +434,46 @@ class BM25Index:
             )
             term_weight.view[terms] = 0.0
         return out
+
+    def documents_with(self, term: str, among: IntArray | None = None) -> IntArray:
+        """The live documents holding ``term``, ascending: its postings in the main segment
+        and the delta rows holding it, read where they lie (nothing is compacted or copied
+        beyond the answer). With ``among`` (live documents, ascending), only those of them:
+        a short ``among`` is looked up in the postings by binary search, so narrowing a few
+        candidates by a name as common as ``self`` costs what the candidates do."""
+        t = self._vocab.get(term)
+        if t is None or self._df.view[t] == 0:
+            return np.zeros(0, np.int64)
+        live = self._row_live.view
+        main = (
+            self._post_row[self._term_ptr[t] : self._term_ptr[t + 1]]
+            if t < self._term_ptr.size - 1
+            else np.zeros(0, np.int32)
+        )
+        if among is None:
+            docs = main[live[main]].astype(np.int64)
+        elif among.size * _SEARCHED_SHARE < main.size:
+            at = np.searchsorted(main, among.astype(main.dtype))
+            np.minimum(at, main.size - 1, out=at)
+            docs = among[main[at] == among]
+        else:  # main row number == document id: mark the postings, read the marks
+            marked = np.zeros(self._main_rows, np.bool_)
+            marked[main] = True
+            docs = among[among < self._main_rows]
+            docs = docs[marked[docs]]
+        if among is not None:
+            docs = docs[live[docs]]
+        ptr = self._row_ptr.view
+        first = ptr[self._main_rows]
+        at = np.flatnonzero(self._row_terms.view[first:] == t) + first
+        if at.size:
+            rows = np.searchsorted(ptr, at, side="right") - 1
+            delta = self._row_doc.view[rows[live[rows]]]
+            if among is not None:
+                delta = delta[np.isin(delta, among, assume_unique=True)]
+            # a live document has one live row: main and delta documents are disjoint
+            docs = np.sort(np.concatenate([docs, delta]))
+        return docs
 
     def compact(self) -> None:
         """Lay the live documents out by id in a new main segment, dropping unused terms."""

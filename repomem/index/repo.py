@@ -39,6 +39,7 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, text_key
+from repomem.index.occurrences import Occurrence, find_occurrences
 from repomem.index.parsing import (
     ParsedFile,
     TreeCache,
@@ -848,6 +849,12 @@ class RepoIndex:
         """Cards of the definitions the code before the cursor (and a first ``draft``) uses,
         ranked on the code graph (``repomem.context.definitions``)."""
         return find_definitions(self, path, left_context, draft=draft, window=window)
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
+        """Lines of other files where the end of ``left_context`` may reappear, found through
+        the BM25 postings (``repomem.index.occurrences``): what the built-in backend copies
+        from beyond the retrieved fragments."""
+        return find_occurrences(self, path, left_context)
 
     def file_text(self, path: str) -> str | None:
         entry = self.files.get(path)

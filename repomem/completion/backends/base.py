@@ -5,9 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repomem.context.scorer import RetrievedFragment
 from repomem.errors import RepomemError
+
+if TYPE_CHECKING:
+    from repomem.index.occurrences import Occurrence
 
 
 class BackendError(RepomemError):
@@ -20,7 +24,8 @@ class GenerationRequest:
 
     Model backends read ``prompt``; the built-in backend, which has no model, reads the
     structured context (``left_context``, ``right_context``, ``fragments``) the prompt was
-    built from.
+    built from, and the repository's ``occurrences`` of the context's end when it asks for
+    them (``Backend.reads_occurrences``).
     """
 
     prompt: str
@@ -30,6 +35,15 @@ class GenerationRequest:
     right_context: str = ""
     fragments: tuple[RetrievedFragment, ...] = ()
     multiline: bool = False
+    occurrences: tuple[Occurrence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A backend's text and how sure it is of it, from 0 to 1 (None: it does not say)."""
+
+    text: str
+    confidence: float | None = None
 
 
 class Backend(ABC):
@@ -41,10 +55,16 @@ class Backend(ABC):
     #: fill-in-the-middle template the model was trained with (see
     #: ``repomem.completion.prompt``), or None
     fim_style: str | None = None
+    #: whether requests should carry the repository's occurrences of the context's end
+    reads_occurrences: bool = False
 
     @abstractmethod
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """One completion per request, in order."""
+
+    async def generate_batch(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """``complete_batch`` with each text's confidence, for a backend that estimates one."""
+        return [Generation(text) for text in await self.complete_batch(requests)]
 
     async def complete(self, request: GenerationRequest) -> str:
         return (await self.complete_batch([request]))[0]

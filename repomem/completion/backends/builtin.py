@@ -1,9 +1,16 @@
 """The built-in backend: no model, continuation copied from the retrieved code.
 
 It exists so that repomem does something useful on a fresh machine, and it is measured on the
-benchmark like any other backend; it is not a language model. Two strategies:
+benchmark like any other backend; it is not a language model. Three strategies:
 
-``match`` (default)
+``repo`` (default, backend ``builtin``)
+    ``match`` over more places: besides the retrieved fragments and the file's own earlier
+    text, every place in the repository where the context's trailing names co-occur
+    (``RepoIndex.occurrences``, read from the BM25 postings, so current after every edit),
+    weighted by nearness (same directory, same top-level package, elsewhere). A line of the
+    repository is counted once, however many sources show it.
+
+``match`` (backend ``builtin-match``)
     Finds where the end of the left context reappears, token by token, in each retrieved
     fragment (matched window plus the lines shown after it) and earlier in the file itself,
     and copies what follows the longest such match. A candidate's score is its match length
@@ -14,9 +21,15 @@ benchmark like any other backend; it is not a language model. Two strategies:
     re-based from the source onto the cursor's block. Matching works on tokens (identifiers,
     numbers, single punctuation characters), so spacing and line breaks do not break a match.
 
-``naive``
-    The baseline it is compared with: find the last non-empty line of the context in the
+``naive`` (backend ``builtin-naive``)
+    The baseline they are compared with: find the last non-empty line of the context in the
     shown windows, best fragment first, and copy the line that follows.
+
+Every completion carries a confidence from 0 to 1: how much of the candidates' pooled score
+the winner has, times how long its match is relative to ``_SURE_LENGTH`` tokens (a long match
+that all candidates agree on is usually right; a short one, or a split vote, is a guess). The
+caller hides a completion below ``completion.min_confidence``; ``naive`` says 1 when it found
+a line, 0 when not.
 
 Multi-line requests get the source's continuation up to ``max_tokens``; where the statement
 ends is decided by :func:`repomem.completion.postprocess.postprocess`, which knows the language.
@@ -35,10 +48,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
+from repomem.completion.backends.base import Backend, BackendError, Generation, GenerationRequest
 from repomem.context.scorer import RetrievedFragment
 
-STRATEGIES = ("match", "naive")
+STRATEGIES = ("repo", "match", "naive")
 
 _WORD = re.compile(r"\w+|[^\w\s]")
 _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
@@ -46,19 +59,36 @@ _INDENT = re.compile(r"[ \t]*")
 
 # Longest match considered, in tokens: beyond this, longer matches are no better evidence.
 _MAX_MATCH = 64
-# Candidate positions scored per source (the longest matches).
-_CANDIDATES_PER_SOURCE = 8
 # Lines copied at most in multi-line mode (``max_tokens`` usually stops earlier).
 _MAX_COPIED_LINES = 64
 # The file's own earlier text is searched as far back as this (characters).
 _IN_FILE_CHARS = 200_000
 # Weight of the i-th retrieved fragment (0-based): 1 / (1 + _RANK_DECAY * i).
 _RANK_DECAY = 0.1
-# A candidate's score grows with this power of its match length: long matches are much
-# stronger evidence than many short ones.
-_LENGTH_POWER = 3.0
-# Weight of the file's own earlier text, relative to the best fragment.
-_IN_FILE_WEIGHT = 1.0
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """How a strategy scores candidates: a candidate's score is its source's weight times its
+    match length to the power ``length_power`` (long matches are much stronger evidence than
+    many short ones); ``per_source`` candidate positions (the longest matches) are scored per
+    source; the file's own earlier text weighs ``in_file`` relative to the best fragment, a
+    repository occurrence ``near[Occurrence.near]`` (other top-level package, same package,
+    same directory)."""
+
+    length_power: float
+    per_source: int
+    in_file: float
+    near: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+# ``repo``'s values were chosen on the dev suite's line tasks (README); ``match`` keeps its own.
+_WEIGHTS = {
+    "match": _Weights(length_power=3.0, per_source=8, in_file=1.0),
+    "repo": _Weights(length_power=4.0, per_source=16, in_file=2.0, near=(0.4, 0.6, 0.8)),
+}
+# A winning match this long (tokens) and unopposed is fully confident.
+_SURE_LENGTH = 16.0
 
 
 class BuiltinBackend(Backend):
@@ -67,35 +97,42 @@ class BuiltinBackend(Backend):
     name = "builtin"
     fim_style = None
 
-    def __init__(self, strategy: str = "match") -> None:
+    def __init__(self, strategy: str = "repo") -> None:
         if strategy not in STRATEGIES:
             raise BackendError(
                 f"unknown built-in strategy {strategy!r} (choose from {', '.join(STRATEGIES)})"
             )
         self.strategy = strategy
-        if strategy != "match":
+        self.reads_occurrences = strategy == "repo"
+        if strategy != "repo":
             self.name = f"builtin-{strategy}"
 
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        return [self.continuation(request).text for request in requests]
+
+    async def generate_batch(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         return [self.continuation(request) for request in requests]
 
     def count_tokens(self, text: str) -> int:
-        return sum(1 for _ in _COUNTED.finditer(text))
+        return len(_COUNTED.findall(text))
 
-    def continuation(self, request: GenerationRequest) -> str:
-        """The text this backend proposes for ``request`` (synchronous)."""
+    def continuation(self, request: GenerationRequest) -> Generation:
+        """The text this backend proposes for ``request`` and its confidence (synchronous)."""
         cursor = _Cursor.of(request.left_context)
         if self.strategy == "naive":
             text = _naive(cursor, request.left_context, request.fragments)
+            confidence = 1.0 if text else 0.0
         else:
-            text = _best_match(
+            weights = _WEIGHTS[self.strategy]
+            text, confidence = _best_match(
                 cursor,
                 request.left_context,
                 request.right_context.split("\n", 1)[0].rstrip(),
-                request.fragments,
+                _sources(request, weights, placed=self.strategy == "repo"),
                 request.multiline,
+                weights,
             )
-        return _limit(text, request.stop, request.max_tokens)
+        return Generation(_limit(text, request.stop, request.max_tokens), confidence)
 
 
 @dataclass(frozen=True)
@@ -124,45 +161,93 @@ class _Cursor:
 
 
 @dataclass(frozen=True)
+class _Source:
+    """Text to copy from; ``place`` (path, first line) when it is known where it lies, so that
+    a line two sources show is counted once."""
+
+    text: str
+    weight: float
+    place: tuple[str, int] | None = None
+
+
+@dataclass(frozen=True)
 class _Candidate:
     length: float
     weight: float
     text: str
+    at: int  # offset in its source's text where the copied text starts
+
+
+def _sources(request: GenerationRequest, weights: _Weights, *, placed: bool) -> list[_Source]:
+    """The retrieved fragments by rank, the repository's occurrences by nearness (``repo``)
+    and the file's own earlier text."""
+    sources = [
+        _Source(
+            _merged_text(f),
+            1.0 / (1.0 + _RANK_DECAY * rank),
+            (f.locations[0].path, f.locations[0].start) if placed and f.locations else None,
+        )
+        for rank, f in enumerate(request.fragments)
+    ]
+    if placed:
+        sources += [
+            _Source(o.text, weights.near[o.near], (o.path, o.start)) for o in request.occurrences
+        ]
+    sources.append(_Source(request.left_context[-_IN_FILE_CHARS:], weights.in_file))
+    return sources
 
 
 def _best_match(
     cursor: _Cursor,
     left: str,
     rest: str,
-    fragments: Sequence[RetrievedFragment],
+    sources: Sequence[_Source],
     multiline: bool,
-) -> str:
+    weights: _Weights,
+) -> tuple[str, float]:
+    """The winning continuation and its confidence (module doc)."""
     query = [m.group() for m in _WORD.finditer(left[-20 * _MAX_MATCH :])][-_MAX_MATCH - 1 :]
     if cursor.partial:
         query = query[:-1]
-    sources = [
-        (_merged_text(f), 1.0 / (1.0 + _RANK_DECAY * rank)) for rank, f in enumerate(fragments)
-    ]
-    sources.append((left[-_IN_FILE_CHARS:], _IN_FILE_WEIGHT))
+    # per place in the repository, the strongest candidate any source found there
+    placed: dict[tuple[str, int], tuple[str, _Candidate]] = {}
+    found: list[tuple[str, _Candidate]] = []
+    for source in sources:
+        found_here = _candidates(
+            source.text, query, cursor, multiline, source.weight, weights.per_source
+        )
+        for candidate in found_here:
+            key = candidate.text.split("\n", 1)[0].strip()
+            if source.place is None:
+                found.append((key, candidate))
+                continue
+            path, first = source.place
+            where = (path, first + source.text.count("\n", 0, candidate.at))
+            kept = placed.get(where)
+            if kept is None or _score(candidate, weights) > _score(kept[1], weights):
+                placed[where] = (key, candidate)
     votes: dict[str, float] = {}
     best: dict[str, _Candidate] = {}
-    for text, weight in sources:
-        for candidate in _candidates(text, query, cursor, multiline, weight):
-            key = candidate.text.split("\n", 1)[0].strip()
-            score = candidate.length**_LENGTH_POWER * candidate.weight
-            votes[key] = votes.get(key, 0.0) + score
-            kept = best.get(key)
-            if kept is None or candidate.length > kept.length:
-                best[key] = candidate
+    for key, candidate in [*found, *placed.values()]:
+        votes[key] = votes.get(key, 0.0) + _score(candidate, weights)
+        kept_best = best.get(key)
+        if kept_best is None or candidate.length > kept_best.length:
+            best[key] = candidate
     if not votes:
-        return ""
+        return "", 0.0
     fitting = [k for k in votes if best[k].text.split("\n", 1)[0].rstrip().endswith(rest)]
     winner = max(fitting or votes, key=lambda k: (votes[k], best[k].length))
-    return best[winner].text
+    share = votes[winner] / (sum(votes.values()) or 1.0)
+    confidence = share * min(1.0, best[winner].length / _SURE_LENGTH)
+    return best[winner].text, confidence
+
+
+def _score(candidate: _Candidate, weights: _Weights) -> float:
+    return candidate.length**weights.length_power * candidate.weight
 
 
 def _candidates(
-    text: str, query: list[str], cursor: _Cursor, multiline: bool, weight: float
+    text: str, query: list[str], cursor: _Cursor, multiline: bool, weight: float, per_source: int
 ) -> list[_Candidate]:
     """The continuations ``text`` offers after its longest matches of the query's end."""
     tokens = list(_WORD.finditer(text))
@@ -190,8 +275,8 @@ def _candidates(
         start = token.start() + len(cursor.partial) if cursor.partial else token.end()
         copied = _continuation(text, start, cursor, multiline)
         if copied:
-            result.append(_Candidate(float(length), weight, copied))
-            if len(result) >= _CANDIDATES_PER_SOURCE:
+            result.append(_Candidate(float(length), weight, copied, start))
+            if len(result) >= per_source:
                 break
     return result
 

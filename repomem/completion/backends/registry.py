@@ -14,8 +14,14 @@ from repomem.completion.backends.base import Backend, BackendError
 from repomem.completion.backends.fim import fim_style_setting
 from repomem.config import BackendConfig
 
-# "builtin-naive" is the copy baseline the built-in backend is measured against (benchmarks)
-BACKEND_NAMES: tuple[str, ...] = ("builtin", "builtin-naive", "transformers", "vllm", "openai")
+# "builtin-match" (copying from the retrieved fragments only) and "builtin-naive" (the copy
+# baseline) are the built-in backend's earlier strategies, kept for side-by-side benchmarks
+BUILTIN_STRATEGIES: dict[str, str] = {
+    "builtin": "repo",
+    "builtin-match": "match",
+    "builtin-naive": "naive",
+}
+BACKEND_NAMES: tuple[str, ...] = (*BUILTIN_STRATEGIES, "transformers", "vllm", "openai")
 
 #: a model named with this prefix is fetched from the Hugging Face Hub; anything else is a path
 HUB_PREFIX = "hf:"
@@ -79,10 +85,10 @@ def check_backend_config(config: BackendConfig) -> None:
 def create_backend(config: BackendConfig) -> Backend:
     """The backend ``config`` asks for, ready to complete; errors name the setting to fix."""
     check_backend_config(config)
-    if config.backend in ("builtin", "builtin-naive"):
+    if config.backend in BUILTIN_STRATEGIES:
         from repomem.completion.backends.builtin import BuiltinBackend
 
-        return BuiltinBackend("naive" if config.backend == "builtin-naive" else "match")
+        return BuiltinBackend(BUILTIN_STRATEGIES[config.backend])
     if config.backend == "transformers":
         from repomem.completion.backends.transformers import TransformersBackend
 

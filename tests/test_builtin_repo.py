@@ -1,0 +1,134 @@
+"""The built-in backend's default strategy: candidates from the whole repository (found through
+the BM25 postings, current after every incremental update), a confidence on every completion,
+and abstention below ``completion.min_confidence`` in ``repomem complete``."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+from repos import make_repo, run_repomem
+
+from repomem.completion.backends.base import GenerationRequest
+from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.config import IndexConfig
+from repomem.index.bm25 import BM25Index
+from repomem.index.occurrences import Occurrence, _head_lines, trailing_terms
+from repomem.index.parsing import split_lines
+from repomem.index.repo import RepoIndex
+
+HANDLER = """\
+def handle(request):
+    record = fetch_ledger_entry(request)
+    return settle_ledger_entry(record, request.user)
+"""
+CURSOR = "def other(request):\n    record = fetch_ledger_entry(request)\n"
+
+
+def test_documents_with_matches_the_documents_after_adds_removes_and_compaction() -> None:
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(12)]
+    bm25, docs = BM25Index(), {}
+    for step in range(300):
+        doc = rng.randrange(60)
+        if doc in docs:
+            bm25.remove(doc)
+            del docs[doc]
+        else:
+            docs[doc] = rng.sample(words, 4)
+            bm25.add(doc, docs[doc])
+        if step % 97 == 0:
+            bm25.compact()
+        for word in words[:3]:
+            want = sorted(d for d, terms in docs.items() if word in terms)
+            assert bm25.documents_with(word).tolist() == want
+            # narrowing a few candidates (binary search) or many (marks) by the same term
+            for among in (sorted(rng.sample(sorted(docs), min(2, len(docs)))), sorted(docs)):
+                narrowed = bm25.documents_with(word, among=np.array(among, np.int64))
+                assert narrowed.tolist() == [d for d in among if d in want]
+    assert bm25.documents_with("never_seen").size == 0
+
+
+def test_occurrences_read_a_files_first_lines_as_the_index_splits_them() -> None:
+    for text in ("a\nb\n", "a\r\nb\r\n\nc", "a\n\n", "", "one line", "x\n" * 5):
+        for count in range(8):
+            assert _head_lines(text, count) == split_lines(text)[:count]
+
+
+def test_trailing_terms_skip_a_name_being_typed() -> None:
+    assert trailing_terms("x = load(path)\nvalue = cache.ge") == [
+        "cache",
+        "value",
+        "path",
+        "load",
+        "x",
+    ]
+    assert trailing_terms("x = load(path)\n")[:2] == ["path", "load"]
+
+
+def test_occurrences_follow_incremental_edits_and_leave_out_the_cursors_file(
+    tmp_path: Path,
+) -> None:
+    root = make_repo(tmp_path / "r", {"app/views.py": CURSOR, "lib/ledger.py": "x = 1\n"})
+    index, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    assert index.occurrences("app/views.py", CURSOR) == []
+
+    index.update_file("lib/ledger.py", HANDLER)
+    (found,) = index.occurrences("app/views.py", CURSOR)
+    assert (found.path, found.start, found.near) == ("lib/ledger.py", 0, 0)
+    assert "settle_ledger_entry(record, request.user)" in found.text
+    index.update_file("app/other.py", HANDLER)  # a new file in the cursor's directory
+    assert [(o.path, o.near) for o in index.occurrences("app/views.py", CURSOR)] == [
+        ("app/other.py", 2),
+        ("lib/ledger.py", 0),
+    ]
+    # the cursor's own file is the left context, not an occurrence
+    assert [o.path for o in index.occurrences("app/other.py", CURSOR)] == [
+        "app/views.py",
+        "lib/ledger.py",
+    ]
+
+    index.update_file("lib/ledger.py", "x = 2\n")
+    index.update_file("app/other.py", None)
+    assert index.occurrences("app/views.py", CURSOR) == []
+
+
+def test_the_repo_strategy_copies_from_occurrences_that_retrieval_did_not_rank() -> None:
+    request = GenerationRequest(
+        prompt="",
+        left_context=CURSOR + "    ",
+        stop=("\n",),
+        occurrences=(Occurrence("lib/ledger.py", 0, HANDLER, 0),),
+    )
+    repo = BuiltinBackend().continuation(request)
+    assert repo.text == "return settle_ledger_entry(record, request.user)"
+    assert repo.confidence is not None and repo.confidence >= 0.5
+    assert BuiltinBackend("match").continuation(request).text == ""
+
+
+def test_a_split_vote_is_less_confident_than_a_unanimous_one() -> None:
+    other = HANDLER.replace("settle_ledger_entry(record, request.user)", "record.close()")
+    one = (Occurrence("lib/a.py", 0, HANDLER, 0),)
+    both = (*one, Occurrence("lib/b.py", 0, other, 0))
+    backend = BuiltinBackend()
+    sure = backend.continuation(GenerationRequest("", left_context=CURSOR, occurrences=one))
+    split = backend.continuation(GenerationRequest("", left_context=CURSOR, occurrences=both))
+    assert sure.confidence is not None and split.confidence is not None
+    assert split.confidence <= sure.confidence / 2 + 1e-9
+
+
+def test_complete_abstains_below_the_confidence_threshold(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"app/views.py": CURSOR + "\n", "lib/ledger.py": HANDLER})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOMEM_")}
+    sure = run_repomem("complete", "app/views.py:3", cwd=root, env=env)
+    assert sure.returncode == 0, sure.stderr
+    assert sure.stdout.strip() == "return settle_ledger_entry(record, request.user)"
+
+    strict = env | {"REPOMEM_COMPLETION_MIN_CONFIDENCE": "1"}
+    proc = run_repomem("complete", "app/views.py:3", cwd=root, env=strict)
+    assert proc.returncode == 1 and proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("repomem: nothing confident to complete at app/views.py:3")
+    assert "below completion.min_confidence 1.0" in line
