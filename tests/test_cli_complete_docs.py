@@ -48,6 +48,7 @@ def test_doc_segments_enter_the_prompt_unless_no_docs(tmp_path: Path) -> None:
 def test_a_repository_without_docs_completes_from_code(tmp_path: Path) -> None:
     files = {f"app/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(3)}
     files["app/use.py"] = "from app.m1 import f1\n\nf1(\n"
+    files[".repomem.toml"] = "[completion]\nmin_confidence = 0\n"  # the weak copy is shown
     root = write_files(tmp_path / "repo", files)
     (root / ".git").mkdir()
     assert run(root, "index", ".", "--no-progress").returncode == 0
