@@ -49,7 +49,8 @@ class CompletionConfig:
     retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
     cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off).
     ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
-    (multi-line) mode.
+    (multi-line) mode. ``buffer_environment``: the fragments hidden around the cursor (the
+    model sees them anyway) still count in other fragments' FragRel environment (Eq. 9).
     """
 
     k: int = 10
@@ -62,6 +63,7 @@ class CompletionConfig:
     max_fragments: int = 10
     definitions_share: float = 0.5
     max_definitions: int = 16
+    buffer_environment: bool = False
 
 
 @dataclass(frozen=True)

@@ -47,11 +47,16 @@ class Exclusion:
     The editor hides the context around the cursor (the model sees it anyway); the RepoEval
     protocol hides everything of the task's file after ``context_start_lineno`` (``end`` left
     at its default), because the snapshot contains the answer.
+
+    ``in_environment``: hidden fragments are still in other fragments' environment (Eq. 9).
+    Where the index holds the user's buffer, they are code the model sees anyway, hidden only
+    from retrieval, and leak nothing.
     """
 
     path: str
     start: int
     end: int = 2**62
+    in_environment: bool = False
 
     def hides(self, loc: Location) -> bool:
         return loc.path == self.path and loc.end > self.start and loc.start < self.end

@@ -717,7 +717,8 @@ class RepoIndex:
         n = len(self.frag_text)
         s_ind = _fit(self.bm25.scores(tokenize(query)), n)
         vis = self.visible(exclusion)
-        s_env, s_rel = relation_aware_scores(self.relations, s_ind, vis, alpha)
+        env = self.visible(None) if exclusion is not None and exclusion.in_environment else vis
+        s_env, s_rel = relation_aware_scores(self.relations, s_ind, env, alpha)
         out = []
         for fid in top_k(s_rel, vis, k):
             fid = int(fid)
