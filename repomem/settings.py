@@ -118,6 +118,11 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("index", "relation_epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
     ("index", "node_neighbours"): _at_least(1),
     ("index", "fragment_neighbours"): _at_least(1),
+    # a weight of its own: rows list neighbours by (cost, key), one block of cost per kind
+    ("index", "import_weight"): (
+        (lambda v: v == 0 or (0 < v < 1 and v not in (0.3, 0.5, 0.8))),
+        "0 (no import edges) or in (0, 1), other than the weights 0.3, 0.5 and 0.8",
+    ),
 }
 
 

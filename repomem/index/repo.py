@@ -247,11 +247,11 @@ class RepoIndex:
         t_parse = time.perf_counter()
         for f in code:
             idx.parsed[f.path] = prepared[f.path].parsed
-        idx._resolver = Resolver(idx.parsed)
+        idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         for f in code:
             idx._add_file_fragments(f, prepared.pop(f.path))  # its windows and counts go
-        idx._graph = build_graph(idx.parsed, idx.calls)
+        idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
         idx._frag_nodes = idx._assemble_frag_nodes()
         idx.radius = np.full(idx._graph.n_nodes, np.inf)
         t_graph = time.perf_counter()
@@ -437,7 +437,7 @@ class RepoIndex:
     @property
     def graph(self) -> CodeGraph:
         if self._graph is None:
-            self._graph = build_graph(self.parsed, self.calls)
+            self._graph = build_graph(self.parsed, self.calls, self.config.import_weight)
         return self._graph
 
     @property
@@ -491,7 +491,7 @@ class RepoIndex:
         """Call resolution tables; resolving every file once records what each depends on."""
         if self._resolver is None:
             with paused_gc(freeze=True):
-                self._resolver = Resolver(self.parsed)
+                self._resolver = Resolver(self.parsed, imports=self.config.import_weight > 0)
                 for path in self.parsed:
                     saved = self.saved_dependencies.get(path)
                     if saved is None:
