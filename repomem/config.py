@@ -49,6 +49,8 @@ class IndexConfig:
     count as 0, each graph node keeps at most ``node_neighbours`` strongest nodes, each
     fragment keeps its ``fragment_neighbours`` strongest related fragments, and a path may
     end at, but not pass through, a node with more than ``hub_degree`` neighbours.
+    ``import_weight`` above 0 adds a graph edge of that weight from each file's root to the
+    root of every repository module it imports (not in the paper's graph; 0: none).
     """
 
     index_dir: str = ".repomem"
@@ -64,6 +66,7 @@ class IndexConfig:
     node_neighbours: int = 64
     fragment_neighbours: int = 32
     hub_degree: int = 64
+    import_weight: float = 0.0
 
 
 @dataclass(frozen=True)

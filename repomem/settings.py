@@ -59,6 +59,8 @@ class CompletionConfig:
     compete with code fragments for the retrieved places (``repomem.docmem.retriever``); on by
     default, as it completes documented names and cost the language server no measurable
     latency.
+    ``buffer_environment``: the fragments hidden around the cursor (the model sees them
+    anyway) still count in other fragments' FragRel environment (Eq. 9).
     """
 
     k: int = 10
@@ -75,6 +77,7 @@ class CompletionConfig:
     max_usages: int = 2
     merge_overlaps: bool = True
     docs: bool = True
+    buffer_environment: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,11 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("index", "relation_epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
     ("index", "node_neighbours"): _at_least(1),
     ("index", "fragment_neighbours"): _at_least(1),
+    # a weight of its own: rows list neighbours by (cost, key), one block of cost per kind
+    ("index", "import_weight"): (
+        (lambda v: v == 0 or (0 < v < 1 and v not in (0.3, 0.5, 0.8))),
+        "0 (no import edges) or in (0, 1), other than the weights 0.3, 0.5 and 0.8",
+    ),
 }
 
 

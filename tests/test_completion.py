@@ -153,6 +153,18 @@ def test_usages_of_the_definitions_are_lifted_after_the_best_fragment() -> None:
         assert quiet.usage_calls == []
 
 
+def test_buffer_environment_lets_hidden_fragments_into_the_environment() -> None:
+    exclusion = Exclusion("pkg/a.py", 10)
+    for on in (False, True):
+        retriever = RecordingRetriever()
+        engine = CompletionEngine(
+            retriever, ScriptedBackend("x = 1"), settings(iterations=1, buffer_environment=on)
+        )
+        asyncio.run(engine.complete("pkg/a.py", LEFT, exclusion=exclusion))
+        (call,) = retriever.calls
+        assert call["exclusion"] == Exclusion("pkg/a.py", 10, in_environment=on)
+
+
 def test_iterations_are_configurable_and_stop_when_nothing_changes() -> None:
     retriever = RecordingRetriever()
     engine = CompletionEngine(

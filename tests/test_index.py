@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import signal
@@ -23,6 +24,9 @@ from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 
 EXACT = replace(IndexConfig(), node_neighbours=1000, fragment_neighbours=1000)
+IMPORTS = replace(IndexConfig(), import_weight=0.6)  # and the graph's import edges
+CONFIGS = [EXACT, IndexConfig(), replace(EXACT, import_weight=0.6), IMPORTS]
+CONFIG_IDS = ["uncapped", "default-caps", "uncapped-imports", "default-caps-imports"]
 
 
 def snapshot(idx: RepoIndex) -> tuple[dict, dict, dict]:
@@ -80,7 +84,7 @@ def apply_on_disk(root: Path, edits: dict[str, str | None]) -> None:
             p.write_text(text)
 
 
-@pytest.mark.parametrize("config", [EXACT, IndexConfig()], ids=["uncapped", "default-caps"])
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 def test_incremental_updates_equal_a_rebuild(tmp_path: Path, config: IndexConfig) -> None:
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
     idx, _ = RepoIndex.build(root, config, save=False)
@@ -336,7 +340,7 @@ RELINK_EDITS: list[tuple[str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize("config", [EXACT, IndexConfig()], ids=["uncapped", "default-caps"])
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 def test_calls_relinked_between_untouched_files_equal_a_rebuild(
     tmp_path: Path, config: IndexConfig
 ) -> None:
@@ -385,9 +389,18 @@ HUB_EDITS: list[tuple[str, str | None]] = [
 ]
 
 
+@pytest.mark.parametrize("import_weight", [0.0, 0.6])
 @pytest.mark.parametrize("hub", [64, 4])
-def test_updates_around_a_hub_equal_recomputing_and_rebuilding(tmp_path: Path, hub: int) -> None:
-    config = replace(IndexConfig(), node_neighbours=8, fragment_neighbours=4, hub_degree=hub)
+def test_updates_around_a_hub_equal_recomputing_and_rebuilding(
+    tmp_path: Path, hub: int, import_weight: float
+) -> None:
+    config = replace(
+        IndexConfig(),
+        node_neighbours=8,
+        fragment_neighbours=4,
+        hub_degree=hub,
+        import_weight=import_weight,
+    )
     root = make_repo(tmp_path / "r", hub_repo_files(), use_git=False)
     idx, _ = RepoIndex.build(root, config, save=False)
     for rel, text in HUB_EDITS:
@@ -400,3 +413,54 @@ def test_updates_around_a_hub_equal_recomputing_and_rebuilding(tmp_path: Path, h
         assert incremental[2] == idx.truncated
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(idx, fresh, ["return check(w)", "def later(x)"])
+
+
+# An untouched importer gains and loses its import edges as the modules it names come and go.
+IMPORT_FILES = {
+    "app/main.py": "from lib import later\nfrom lib.extra import extra\n\n\ndef run():\n"
+    "    return 1\n",
+    "lib/__init__.py": "",
+    "lib/base.py": "def run():\n    return 2\n",
+}
+IMPORT_EDITS: list[tuple[str, str | None]] = [
+    ("lib/later.py", "def later():\n    return 3\n"),  # from lib import later: the submodule
+    ("lib/extra.py", "def extra():\n    return 4\n"),  # the second import resolves
+    ("lib/later.py", None),  # gone again: the package
+    ("lib/__init__.py", None),  # the package loses its root module
+]
+
+
+@pytest.mark.parametrize("config", [replace(EXACT, import_weight=0.6), IMPORTS])
+def test_import_edges_follow_modules_appearing_and_going(
+    tmp_path: Path, config: IndexConfig
+) -> None:
+    root = make_repo(tmp_path / "r", IMPORT_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, config, save=False)
+    for rel, text in IMPORT_EDITS:
+        before = sorted(idx.calls["app/main.py"])
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        assert sorted(idx.calls["app/main.py"]) != before, rel
+        fresh, _ = RepoIndex.build(root, config, save=False)
+        assert_same(idx, fresh, ["from lib import later\nfrom lib.extra import extra"])
+        assert idx.graph.edge_counts == fresh.graph.edge_counts
+
+
+def test_import_edges_join_a_file_to_the_modules_it_imports(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    plain, _ = RepoIndex.build(root, save=False)
+    idx, _ = RepoIndex.build(root, IMPORTS, save=False)
+    graph = idx.graph
+    assert "import" not in plain.graph.edge_counts
+    # pkg/core.py: ``import pkg.util as u`` and ``from pkg.util import ...``: one edge
+    core_root, util_root = (
+        graph.stmt_offset["pkg/core.py"] - 1,
+        graph.stmt_offset["pkg/util.py"] - 1,
+    )
+    nbr, cost = graph.neighbours(core_root)
+    assert cost[nbr == util_root] == pytest.approx([-math.log(0.6)])
+    assert graph.edge_counts["import"] == sum(
+        1 for calls in idx.calls.values() for src, _, _ in calls if src == -1
+    )
+    # os is not in the repository: no edge, no entry
+    assert all(t in idx.parsed for calls in idx.calls.values() for _, t, _ in calls)

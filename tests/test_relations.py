@@ -13,6 +13,7 @@ import pytest
 from repos import OTHER_LANG_FILES, make_repo
 
 from repomem.config import IndexConfig
+from repomem.index.relations import node_strengths, search_tree
 from repomem.index.repo import RepoIndex
 
 
@@ -195,3 +196,32 @@ def test_callers_of_a_much_called_function_relate_to_it_not_to_each_other(
         related = set(idx.rel_idx[fid][idx.rel_idx[fid] >= 0].tolist())
         assert definition in related
         assert not related & (tails - {fid})
+
+
+@pytest.mark.parametrize("node_cap", [4, 64])
+def test_search_tree_settles_what_the_index_search_settles(tmp_path: Path, node_cap: int) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    idx, _ = RepoIndex.build(root, save=False)
+    graph = idx.graph
+    for src in range(graph.n_nodes):
+        if graph.adj.end[src] == graph.adj.start[src]:
+            continue  # an id reserved for growth
+        tree = search_tree(graph, src, epsilon=0.05, node_cap=node_cap, hub=3)
+        found = node_strengths(
+            graph,
+            np.array([src]),
+            np.array([1.0]),
+            tree.nodes,
+            epsilon=0.05,
+            hub=3,
+            node_cap=node_cap,
+        )
+        assert found == pytest.approx(tree.strengths, rel=1e-12)
+        assert tree.capped == (tree.nodes.size == node_cap)
+        for node, strength in zip(tree.nodes.tolist(), tree.strengths.tolist(), strict=True):
+            path = tree.path_to(node)
+            weight = 1.0
+            for u, v in zip(path, path[1:], strict=False):
+                nbr, cost = graph.neighbours(u)
+                weight *= math.exp(-cost[np.flatnonzero(nbr == v)[0]])
+            assert path[0] == src and weight == pytest.approx(strength, rel=1e-12)

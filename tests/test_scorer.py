@@ -91,3 +91,28 @@ def test_retrieve_reranks_with_environment(tmp_path: Path) -> None:
         assert h.s_env == pytest.approx(num / den if den else 0.0)
         assert h.s_rel == pytest.approx(h.s_ind + 0.5 * h.s_env)
     assert [h.s_rel for h in hits] == sorted((h.s_rel for h in hits), reverse=True)
+
+
+def test_hidden_buffer_fragments_can_stay_in_the_environment(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    idx, _ = RepoIndex.build(root, save=False)
+    query = "value = helper(1)"
+    s_ind = idx.bm25.scores(tokenize(query))
+    hidden = Exclusion("pkg/util.py", 0)
+    assert not idx.visible(hidden).all()
+    rel = idx.relations
+    changed = 0
+    for in_env in (False, True):
+        ex = Exclusion("pkg/util.py", 0, in_environment=in_env)
+        env_vis = idx.visible(None) if in_env else idx.visible(hidden)
+        hits = idx.retrieve(query, k=20, alpha=0.5, exclusion=ex)
+        for h in hits:
+            assert not hidden.excludes(h.locations)  # never retrieved, either way
+            row = rel[h.fragment_id]
+            pairs = list(zip(row.indices, row.data, strict=True))
+            num = sum(v * s_ind[j] for j, v in pairs if env_vis[j])
+            den = sum(v for j, v in pairs if env_vis[j])
+            assert h.s_env == pytest.approx(num / den if den else 0.0)
+            if in_env:
+                changed += any(not idx.visible(hidden)[j] for j, _ in pairs)
+    assert changed  # some retrieved fragment relates to a hidden one

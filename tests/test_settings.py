@@ -157,6 +157,16 @@ def test_bad_flag_value_names_the_command_line() -> None:
         load_settings(None, environ={}, overrides={"completion": {"k": 0}})
 
 
+@pytest.mark.parametrize("weight", ["0.5", "1.0", "-0.1"])
+def test_import_weight_needs_a_cost_of_its_own(weight: str) -> None:
+    with pytest.raises(SettingsError, match=r"REPOMEM_INDEX_IMPORT_WEIGHT.*other than the weights"):
+        load_settings(None, environ={"REPOMEM_INDEX_IMPORT_WEIGHT": weight})
+    assert (
+        load_settings(None, environ={"REPOMEM_INDEX_IMPORT_WEIGHT": "0.6"}).index.import_weight
+        == 0.6
+    )
+
+
 def test_merge_settings_takes_editor_json() -> None:
     merged = merge_settings(
         Settings(), {"completion": {"iterations": 1}, "backend": {"fim": None}}, "editor"

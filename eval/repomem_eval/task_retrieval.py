@@ -135,8 +135,7 @@ class SharedRetrieval:
         if key not in self._cache:
             self._show(view)
             planned = [
-                (task_id, p.query, self.k, p.alpha, view.completion.exclusion)
-                for p in self._planned[task_id]
+                (task_id, p.query, self.k, p.alpha, exclusion) for p in self._planned[task_id]
             ]
             for q in dict.fromkeys([key, *planned]):
                 if q not in self._cache:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from repomem.completion.backends.base import Backend, GenerationRequest
@@ -333,9 +333,10 @@ class CompletionEngine:
         if self.retriever is None or not query.strip():
             return ()
         config = self.settings.completion
-        found = self.retriever.retrieve(
-            query, k=config.k, alpha=config.alpha, exclusion=task.exclusion
-        )
+        exclusion = task.exclusion
+        if exclusion is not None and config.buffer_environment:
+            exclusion = replace(exclusion, in_environment=True)
+        found = self.retriever.retrieve(query, k=config.k, alpha=config.alpha, exclusion=exclusion)
         return tuple(found)
 
     def _occurrences(self, task: CompletionTask) -> tuple[Occurrence, ...]:

@@ -55,11 +55,16 @@ class Exclusion:
     The editor hides the context around the cursor (the model sees it anyway); the RepoEval
     protocol hides everything of the task's file after ``context_start_lineno`` (``end`` left
     at its default), because the snapshot contains the answer.
+
+    ``in_environment``: hidden fragments are still in other fragments' environment (Eq. 9).
+    Where the index holds the user's buffer, they are code the model sees anyway, hidden only
+    from retrieval, and leak nothing.
     """
 
     path: str
     start: int
     end: int = 2**62
+    in_environment: bool = False
 
     def hides(self, loc: Location) -> bool:
         return loc.path == self.path and loc.end > self.start and loc.start < self.end
@@ -265,9 +270,13 @@ def bounded_top_k(
     visible: np.ndarray,
     alpha: float,
     k: int,
+    environment: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``top_k`` of Eq. 10's scores, with Eq. 9 computed only where it can matter; returns the
-    ids and their ``s_env`` and ``s_rel``, the floats full scoring gives.
+    ids and their ``s_env`` and ``s_rel``, the floats full scoring gives. ``environment``:
+    the fragments Eq. 9 averages over when they are not the ``visible`` ones (fragments
+    hidden from the results that still count as others' environment); every fragment is
+    then scored.
 
     With scores >= 0 and positive strengths, ``s_ind <= s_rel`` and ``s_env`` is at most the
     largest ``s_ind`` among a fragment's visible relations. Let ``s_k`` be the k-th largest
@@ -288,7 +297,7 @@ def bounded_top_k(
         ids = rows[top_k(s_ind[rows], visible[rows], k)]
         return ids, np.zeros(ids.size), s_ind[ids]
     bounded = False
-    if alpha > 0 and k > 0 and n and s_ind.min() >= 0:
+    if alpha > 0 and k > 0 and n and s_ind.min() >= 0 and environment is None:
         s_k = _kth_positive(s_ind, visible, k)
         high = _split(s_ind, visible, s_k, alpha, *inverse[:2]) if s_k > 0 else 1.0
         margin = 1 - 1e-9  # covers the rounding of Eq. 9's mean and of Eq. 10
@@ -297,7 +306,8 @@ def bounded_top_k(
         rows, bounded = _candidates(s_ind, visible, direct, high, *inverse, limit)
     if not bounded:
         rows = np.arange(n, dtype=np.int64)
-    s_env = _environment_rows(rows, rel_idx, rel_val, s_ind, visible)
+    env = visible if environment is None else environment
+    s_env = _environment_rows(rows, rel_idx, rel_val, s_ind, env)
     s_rel = s_ind[rows] + alpha * s_env
     keep = (s_rel > 0) & visible[rows]
     order = np.lexsort((rows[keep], -s_rel[keep]))[:k]

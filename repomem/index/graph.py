@@ -2,8 +2,10 @@
 
 Nodes: directories, files, each file's syntax-tree root, and statement-level syntax nodes.
 Edges (undirected, weights in [0, 1]): syntax parent-child 0.5, directory tree 0.3,
-file-root 1.0, call site-definition 0.8. Relation strength between two nodes is the
-maximum-product path weight, found as a shortest path on ``-log(w)``.
+file-root 1.0, call site-definition 0.8, and, beyond the paper and only when given a weight
+(``IndexConfig.import_weight``), import: a file's root to the root of each repository module
+it imports. Relation strength between two nodes is the maximum-product path weight, found as
+a shortest path on ``-log(w)``.
 
 One file's change rewrites only the adjacency rows it touches (``CodeGraph.replace_file``),
 so node ids are allocated, not derived from the sorted file list: a file keeps its id range
@@ -36,6 +38,8 @@ _WEIGHT = {"syntax": W_SYNTAX, "directory": W_DIRECTORY, "file_root": W_FILE_ROO
 COST = {kind: float(-np.log(w)) for kind, w in _WEIGHT.items()}
 
 Call = tuple[int, str, int]  # (local caller node, callee path, local callee node)
+# The local node of a file's root: an import is the "call" (ROOT, module path, ROOT).
+ROOT = -1
 
 _LOCAL_BITS = 20  # positions per file in a key: a 1 MB file has fewer statements
 
@@ -78,6 +82,7 @@ class CodeGraph:
     dirs: dict[str, int]
     dir_children: Counter[str] = field(default_factory=Counter)
     n_nodes: int = 0
+    import_cost: float = np.inf  # -log of the import edges' weight; inf: there are none
 
     def neighbours(self, u: int) -> tuple[np.ndarray, np.ndarray]:
         """Node ``u``'s neighbours and edge costs, cheapest first."""
@@ -102,7 +107,15 @@ class CodeGraph:
     @property
     def edge_counts(self) -> dict[str, int]:
         _, _, cost = self.adj.gather(np.arange(self.adj.n_rows))
-        return {kind: int(np.count_nonzero(cost == c)) // 2 for kind, c in COST.items()}
+        kinds = dict(COST, **({"import": self.import_cost} if self.imports else {}))
+        return {kind: int(np.count_nonzero(cost == c)) // 2 for kind, c in kinds.items()}
+
+    @property
+    def imports(self) -> bool:
+        return bool(np.isfinite(self.import_cost))
+
+    def _cost(self, kind: str) -> float:
+        return self.import_cost if kind == "import" else COST[kind]
 
     def to_networkx(self):  # noqa: ANN201 - networkx is only needed by tests and checks
         """The same graph with weights ``w`` (not costs), for reference computations."""
@@ -175,12 +188,13 @@ class CodeGraph:
             added.append(
                 (np.arange(off, off + new.n_nodes), parent.astype(np.int64), COST["syntax"])
             )
-            cu, cv = [], []
+            cu, cv, imported = [], [], []
             for p, entries in calls_after.items():
                 for src, tpath, tnode in entries:
                     if (p == path or tpath == path) and tpath in self.stmt_offset:
                         cu.append(self.stmt_offset[p] + src)
                         cv.append(self.stmt_offset[tpath] + tnode)
+                        imported.append(src == ROOT)
             # calls into the file that hold: caller node, target local node
             held_calls = [
                 (pairs[:, 0] + self.stmt_offset[p], pairs[:, 1])
@@ -198,7 +212,14 @@ class CodeGraph:
             old_u, old_nbr, old_cost = old_u[~still], old_nbr[~still], old_cost[~still]
             cu.extend(callers[~stays].tolist())
             cv.extend((off + new_t[~stays]).tolist())
-            added.append((np.array(cu, np.int64), np.array(cv, np.int64), COST["call"]))
+            imported.extend((new_t[~stays] == ROOT).tolist())
+            cu_a, cv_a, is_import = (
+                np.array(cu, np.int64),
+                np.array(cv, np.int64),
+                np.array(imported, bool),
+            )
+            added.append((cu_a[~is_import], cv_a[~is_import], COST["call"]))
+            added.append((cu_a[is_import], cv_a[is_import], self.import_cost))
 
         self._call_changes(
             path, calls_before, calls_after, calls, files, removed_u, removed_v, added
@@ -275,8 +296,8 @@ class CodeGraph:
 
         def kind(p: str, s: int, q: str, t: int, state: Mapping[str, set[Call]]) -> str | None:
             if (s, q, t) in listed(p, state) or (t, p, s) in listed(q, state):
-                return "call"
-            parent = files[p].node_parent if p == q else None
+                return "import" if s == ROOT else "call"
+            parent = files[p].node_parent if p == q and ROOT not in (s, t) else None
             if parent is not None and (parent[s] == t or parent[t] == s):
                 return "syntax"
             return None
@@ -297,7 +318,7 @@ class CodeGraph:
                 removed_u.append(np.array([u, v], np.int64))
                 removed_v.append(np.array([v, u], np.int64))
             if now is not None:
-                added.append(_edge(u, v, now))
+                added.append((np.array([u], np.int64), np.array([v], np.int64), self._cost(now)))
 
     def _new_rows(
         self,
@@ -524,8 +545,11 @@ def room_for(size: int) -> int:
     return size + size // 4 + 8
 
 
-def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]) -> CodeGraph:
-    """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``)."""
+def build_graph(
+    files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]], import_weight: float = 0.0
+) -> CodeGraph:
+    """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``), its
+    imports among them when ``import_weight`` is above 0."""
     import scipy.sparse as sp
 
     paths = sorted(files)
@@ -549,17 +573,24 @@ def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]
     children = np.flatnonzero(parent_of >= 0)
 
     # calls: unique pairs without self-loops
-    cu, cv = [], []
+    cu, cv, imported = [], [], []
     for path in paths:
         off = offsets[path]
         for src, tpath, tnode in calls.get(path, ()):
             if tpath in offsets:
                 cu.append(off + src)
                 cv.append(offsets[tpath] + tnode)
-    cu_a, cv_a = np.array(cu, np.int64), np.array(cv, np.int64)
-    lo, hi = np.minimum(cu_a, cv_a), np.maximum(cu_a, cv_a)
-    pair = np.unique(lo[lo != hi] * nid + hi[lo != hi])
-    c_lo, c_hi = pair // nid, pair % nid
+                imported.append(src == ROOT)
+
+    def unique_pairs(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        u, v = np.array(cu, np.int64)[keep], np.array(cv, np.int64)[keep]
+        lo, hi = np.minimum(u, v), np.maximum(u, v)
+        pair = np.unique(lo[lo != hi] * nid + hi[lo != hi])
+        return pair // nid, pair % nid
+
+    is_import = np.array(imported, bool)
+    c_lo, c_hi = unique_pairs(~is_import)
+    import_cost = float(-np.log(import_weight)) if import_weight > 0 else np.inf
     # a call along a syntax edge replaces it: one edge per pair, the strongest kind
     shadowed = np.concatenate([c_lo[parent_of[c_lo] == c_hi], c_hi[parent_of[c_hi] == c_lo]])
     children = np.setdiff1d(children, shadowed, assume_unique=True)
@@ -567,20 +598,25 @@ def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]
     du = [dirs[_parent(d)] for d in dirs if d] + [dirs[_parent(p)] for p in paths]
     dv = [n for d, n in dirs.items() if d] + [file_first[p] for p in paths]
     fr = np.array([file_first[p] for p in paths], np.int64)
-    pairs = {  # cheapest kind first; ids follow keys, so rows list neighbours by (cost, key)
+    pairs = {
         "file_root": (fr, fr + 1),
         "call": (c_lo, c_hi),
         "syntax": (children, parent_of[children]),
         "directory": (np.array(du, np.int64), np.array(dv, np.int64)),
     }
+    cost_of = dict(COST)
+    if np.isfinite(import_cost):
+        pairs["import"] = unique_pairs(is_import)
+        cost_of["import"] = import_cost
     blocks = []
-    for kind, (a, b) in pairs.items():
+    # cheapest kind first; ids follow keys, so rows list neighbours by (cost, key)
+    for kind, (a, b) in sorted(pairs.items(), key=lambda item: cost_of[item[0]]):
         m = sp.csr_matrix(
             (np.ones(2 * a.size), (np.concatenate([a, b]), np.concatenate([b, a]))),
             shape=(nid, nid),
         )
         m.sort_indices()
-        blocks.append((COST[kind], m))
+        blocks.append((cost_of[kind], m))
     counts = np.stack([np.diff(m.indptr) for _, m in blocks])
     indptr = np.zeros(nid + 1, np.int64)
     np.cumsum(counts.sum(axis=0), out=indptr[1:])
@@ -605,4 +641,5 @@ def build_graph(files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]]
         dirs=dirs,
         dir_children=children_of,
         n_nodes=nid,
+        import_cost=import_cost,
     )

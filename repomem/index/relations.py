@@ -23,12 +23,14 @@ several places relates through all of them: its node weights are the sum over it
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -514,3 +516,58 @@ def node_ball(
     limit = strength_limit(epsilon)
     with _scratch.take(graph.n_nodes, 0) as (dist, done, _, _):
         return _ball_kernel(_graph_arrays(graph), seeds, offsets, limit, hub, dist, done)
+
+
+@dataclass(frozen=True)
+class SearchTree:
+    """What one source node's bounded search settles, with each node's predecessor on its
+    strongest path (-1 for the source): ``path_to`` spells a path out."""
+
+    nodes: np.ndarray
+    strengths: np.ndarray
+    pred: dict[int, int]
+    capped: bool
+
+    def path_to(self, node: int) -> list[int]:
+        out = [node]
+        while self.pred[out[-1]] >= 0:
+            out.append(self.pred[out[-1]])
+        return out[::-1]
+
+
+def search_tree(
+    graph: CodeGraph, src: int, *, epsilon: float, node_cap: int, hub: int
+) -> SearchTree:
+    """The search ``_search`` makes from ``src`` (same bounds, same tie-breaks), in Python and
+    with predecessors: for reports on where relations go, never on the index's own path."""
+    limit = strength_limit(epsilon)
+    key = graph.key
+    dist = {src: 0.0}
+    pred = {src: -1}
+    heap = [(0.0, int(key[src]), src)]
+    done: list[int] = []
+    strengths: list[float] = []
+    settled: set[int] = set()
+    capped = False
+    while heap:
+        d, _, u = heapq.heappop(heap)
+        if u in settled:
+            continue
+        settled.add(u)
+        done.append(u)
+        strengths.append(math.exp(-d))
+        if len(done) >= node_cap:
+            capped = True
+            break
+        nbr, cost = graph.neighbours(u)
+        if u != src and nbr.size > hub:
+            continue
+        for v, c in zip(nbr.tolist(), cost.tolist(), strict=True):
+            nd = d + c
+            if nd > limit:
+                break
+            if nd < dist.get(v, math.inf):
+                dist[v] = nd
+                pred[v] = u
+                heapq.heappush(heap, (nd, int(key[v]), v))
+    return SearchTree(np.array(done, np.int64), np.array(strengths), pred, capped)

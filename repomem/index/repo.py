@@ -264,9 +264,9 @@ class RepoIndex:
             idx.parsed[f.path] = prep.parsed
             idx._add_file_fragments(f, prep)  # its windows and counts go
         t_parse = time.perf_counter()
-        idx._resolver = Resolver(idx.parsed)
+        idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
-        idx._graph = build_graph(idx.parsed, idx.calls)
+        idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
         idx._frag_nodes = idx._assemble_frag_nodes()
         idx.radius = np.full(idx._graph.n_nodes, np.inf)
         t_graph = time.perf_counter()
@@ -484,7 +484,7 @@ class RepoIndex:
     @property
     def graph(self) -> CodeGraph:
         if self._graph is None:
-            self._graph = build_graph(self.parsed, self.calls)
+            self._graph = build_graph(self.parsed, self.calls, self.config.import_weight)
         return self._graph
 
     @property
@@ -538,7 +538,7 @@ class RepoIndex:
         """Call resolution tables; resolving every file once records what each depends on."""
         if self._resolver is None:
             with paused_gc(freeze=True):
-                self._resolver = Resolver(self.parsed)
+                self._resolver = Resolver(self.parsed, imports=self.config.import_weight > 0)
                 for path in self.parsed:
                     saved = self.saved_dependencies.get(path)
                     if saved is None:
@@ -780,6 +780,7 @@ class RepoIndex:
         n = len(self.frag_text)
         s_ind = _fit(self.bm25.scores(tokenize(query)), n)
         vis = self.visible(exclusion)
+        env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
         inverse = self.inverse_relations
         ids, s_env, s_rel = bounded_top_k(
             self.rel_idx,
@@ -789,6 +790,7 @@ class RepoIndex:
             vis,
             alpha,
             k,
+            environment=env,
         )
         out = []
         for i, fid in enumerate(ids.tolist()):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
+from repomem.index.graph import ROOT
 from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
 from repomem.index.queries import NAMESPACE
 
@@ -42,9 +43,11 @@ def _package_of(path: str) -> tuple[str, ...]:
 
 
 class Resolver:
-    """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges."""
+    """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
+    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
 
-    def __init__(self, files: Mapping[str, ParsedFile]) -> None:
+    def __init__(self, files: Mapping[str, ParsedFile], *, imports: bool = False) -> None:
+        self.imports = imports
         self.files: dict[str, ParsedFile] = {}
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
@@ -269,6 +272,9 @@ class Resolver:
                 if hit is not None:
                     out.append((call.node, hit[0], hit[1]))
                     self._note_lookup(hit[0], self.qualnames[hit[0]].get(hit[1], ""))
+            if self.imports:
+                modules = {self._imported(path, b) for b in self.files[path].imports}
+                out.extend((ROOT, m, ROOT) for m in sorted(modules - {None, path}))
             reading, trying = self._reading, self._trying
         finally:
             self._reading = self._trying = None
@@ -278,6 +284,14 @@ class Resolver:
             path, [[p, sorted(names)] for p, names in reading.items()], list(trying)
         )
         return out
+
+    def _imported(self, path: str, b: ImportBinding) -> str | None:
+        """The repository module an import binding reads: ``from pkg import sub`` reads the
+        submodule when there is one, else ``pkg``; ``import a.b`` binds, and reads, ``a``."""
+        module = self.resolve_module(b.module, b.level, path)
+        if module is None or b.symbol is None:
+            return module
+        return self._submodule(module, b.symbol) or module
 
     def dependencies(self, path: str) -> tuple[list[list], list[str]]:
         """What ``path``'s last resolution read (per file, the names looked up there) and
