@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fragrel_report import main, report
 from repos import make_repo
 
 from repomem.index.repo import RepoIndex
+from repomem_eval.fragrel_report import main, report
 
 
 def test_report_accounts_for_every_relation(tmp_path: Path) -> None:
