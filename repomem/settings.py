@@ -64,7 +64,7 @@ class CompletionConfig:
     """
 
     k: int = 10
-    alpha: float = 0.5
+    alpha: float = 0.0
     iterations: int = 2
     window: int = 20
     max_tokens_line: int = 64

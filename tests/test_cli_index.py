@@ -50,7 +50,7 @@ def test_index_reports_what_it_did(root: Path) -> None:
 
 def test_retrieve_explains_scores(root: Path) -> None:
     repomem("index", str(root), "--no-progress")
-    out = repomem("retrieve", f"{root}/pkg/sub/mod.py:9", "--json", "--k", "3")
+    out = repomem("retrieve", f"{root}/pkg/sub/mod.py:9", "--json", "--k", "3", "--alpha", "0.5")
     assert out.returncode == 0, out.stderr
     account = json.loads(out.stdout)
     hits = account["fragments"]

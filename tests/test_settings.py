@@ -25,7 +25,7 @@ def test_defaults_without_any_source(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, environ={})
     assert settings == Settings(IndexConfig(), BackendConfig(), CompletionConfig())
     assert settings.completion.k == 10
-    assert settings.completion.alpha == 0.5
+    assert settings.completion.alpha == 0.0  # plain BM25: FragRel measured no better
     assert settings.completion.iterations == 2
     assert settings.completion.window == 20
     assert settings.completion.retrieved_budget_fraction == 0.5

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 # ``api`` when the ground truth spans lines (scores cut predictions to the target's lines anyway).
 TASK_MODES: tuple[str, ...] = ("auto", "line", "api")
 
+# FragRel's alpha as the paper sets it: the relation-aware methods use it unless told otherwise
+# (the product's own default, ``completion.alpha``, follows measurement: plain BM25).
+PAPER_ALPHA = 0.5
+
 
 class MethodError(RepomemError):
     """An unknown method name or a setting no method can run with."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repomem.commands import add_backend_arguments, backend_overrides
-from repomem_eval.methods import METHODS, TASK_MODES, methods_named
+from repomem_eval.methods import METHODS, PAPER_ALPHA, TASK_MODES, methods_named
 
 if TYPE_CHECKING:
     from repomem_eval.runner import RunOptions
@@ -38,7 +38,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-window", type=int, help="model context window in tokens")
     parser.add_argument("--k", type=int, help="fragments retrieved per iteration (default 10)")
     parser.add_argument(
-        "--alpha", type=float, help="FragRel weight of the relation-aware methods (default 0.5)"
+        "--alpha",
+        type=float,
+        help=f"FragRel weight of the relation-aware methods (default {PAPER_ALPHA}, the paper's)",
     )
     parser.add_argument(
         "--iterations", type=int, help="rounds of the iterative methods (default 2)"
@@ -73,7 +75,12 @@ def run_options(
         None,
         overrides={
             "backend": {**backend_overrides(args), "context_window": args.context_window},
-            "completion": {"k": args.k, "alpha": args.alpha, "iterations": args.iterations},
+            # the relation-aware methods run with FragRel's own alpha, whatever the product's
+            "completion": {
+                "k": args.k,
+                "alpha": PAPER_ALPHA if args.alpha is None else args.alpha,
+                "iterations": args.iterations,
+            },
         },
     )
     return RunOptions(
