@@ -190,6 +190,7 @@ class RepoIndex:
         # bumped by every change a file's update makes: what is derived from the whole
         # index (a class card's most-called methods) is cached against it
         self.revision = 0
+        self._last_scores: tuple[tuple[str, int, int], np.ndarray] | None = None
         self._trees = TreeCache()  # the files updated last, for incremental parsing
         self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
         self._node_frags: RowPool | None = None  # per node: the fragments holding it
@@ -777,8 +778,7 @@ class RepoIndex:
         """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``, as
         ``top_k`` ranks them over every fragment (``bounded_top_k`` scores only those that can
         rank)."""
-        n = len(self.frag_text)
-        s_ind = _fit(self.bm25.scores(tokenize(query)), n)
+        s_ind = self._scores(query)
         vis = self.visible(exclusion)
         env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
         inverse = self.inverse_relations
@@ -811,6 +811,15 @@ class RepoIndex:
             )
         return out
 
+    def _scores(self, query: str) -> np.ndarray:
+        """Every fragment's BM25 score for ``query``; the last query's are kept while the
+        index is unchanged (a completion's retrieval and usages ask for the same one)."""
+        key = (query, self.revision, len(self.frag_text))
+        if self._last_scores is None or self._last_scores[0] != key:
+            scores = _fit(self.bm25.scores(tokenize(query)), len(self.frag_text))
+            self._last_scores = (key, scores)
+        return self._last_scores[1]
+
     def usages(
         self,
         query: str,
@@ -826,7 +835,7 @@ class RepoIndex:
         (``repomem.context.usages``)."""
         if k <= 0 or not hits:
             return []
-        s_ind = _fit(self.bm25.scores(tokenize(query)), len(self.frag_text))
+        s_ind = self._scores(query)
         taken = {f.fragment_id for f in retrieved}
         return find_usages(self, path, hits, s_ind, self.visible(exclusion), limit=k, taken=taken)
 
