@@ -55,6 +55,7 @@ class Retriever(Protocol):
     ) -> list[DefinitionHit]: ...
 
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]: ...
+
     def usages(
         self,
         query: str,

@@ -184,20 +184,15 @@ def build_prompt(
     )
     definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
     definitions_tokens = count(definitions) if definitions else 0
-    used = count(_intro(marker) + "\n")  # the intro and the newline before the left context
-    if merge_overlaps:
-        chosen, blocks = _choose_merged(
-            fragments, marker, count, used, budget - definitions_tokens, max_fragments
-        )
-    else:
-        chosen, blocks = _choose(
-            fragments,
-            lambda fragment: format_block(fragment, marker),
-            count,
-            used,
-            budget - definitions_tokens,
-            max_fragments,
-        )
+    chosen, blocks = _choose_fragments(
+        fragments,
+        marker,
+        count,
+        count(_intro(marker) + "\n"),  # the intro and the newline before the left context
+        budget - definitions_tokens,
+        max_fragments,
+        merge=merge_overlaps,
+    )
     retrieved = format_retrieved(blocks, marker)
     retrieved_tokens = count(retrieved) if retrieved else 0
 
@@ -251,25 +246,27 @@ def _assemble(retrieved: str, left: str, right: str, fim: str | None) -> str:
     return f"{before}{prefix}{middle}{right}{after}"
 
 
-def _choose_merged(
+def _choose_fragments(
     fragments: Sequence[RetrievedFragment],
     marker: str,
     count: Count,
     used: int,
     budget: int,
     cap: int,
+    *,
+    merge: bool,
 ) -> tuple[list[RetrievedFragment], list[str]]:
-    """``_choose`` for fragments where one whose shown lines overlap or touch those of a
-    chosen block of the same file joins that block for the cost of its new lines; a block
-    stays where its best fragment put it. Fragments of several locations, or whose shown
-    lines are not known, take blocks of their own."""
+    """``_choose`` for fragments, a block each; with ``merge``, one whose shown lines overlap
+    or touch those of a chosen block of the same file joins that block for the cost of its
+    new lines, and a block stays where its best fragment put it. Fragments of several
+    locations, or whose shown lines are not known, take blocks of their own."""
     chosen: list[RetrievedFragment] = []
     spans: list[Span | None] = []
     blocks: list[str] = []
     for fragment in fragments:
         if len(chosen) >= cap:
             break
-        mine = _span(fragment)
+        mine = _span(fragment) if merge else None
         at = next((i for i, span in enumerate(spans) if _joins(span, mine)), None)
         joined = spans[at] if at is not None else None
         if at is not None and joined is not None and mine is not None:

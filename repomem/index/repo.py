@@ -817,6 +817,7 @@ class RepoIndex:
         key = (query, self.revision, len(self.frag_text))
         if self._last_scores is None or self._last_scores[0] != key:
             scores = _fit(self.bm25.scores(tokenize(query)), len(self.frag_text))
+            scores.flags.writeable = False  # shared by the callers: none may change it
             self._last_scores = (key, scores)
         return self._last_scores[1]
 
