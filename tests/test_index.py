@@ -203,6 +203,61 @@ def test_failed_save_leaves_previous_index(tmp_path: Path, monkeypatch: pytest.M
     assert not list((root / ".repomem").glob("tmp-*"))
 
 
+def test_a_build_holds_its_texts_in_the_generation_it_saves(tmp_path: Path) -> None:
+    """The files' and fragments' texts are spooled to the new generation while the build
+    reads them and mapped back from there: the build does not hold them, the save does not
+    write them again, and they read as the files do."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    idx, _ = RepoIndex.build(root)
+    arrays = store.live_generation(root, IndexConfig()) / "arrays"
+
+    def file_id(name: str) -> tuple[int, int]:
+        st = (arrays / name).stat()
+        return st.st_dev, st.st_ino
+
+    assert idx.frag_text.file_id == file_id("frag_text.npy")
+    for path, entry in idx.files.items():
+        assert isinstance(entry.content, tuple)
+        assert entry.content[0].file_id == file_id("texts.npy")
+        assert entry.text == (root / path).read_text()
+    assert_same(idx, RepoIndex.load(root), QUERIES)
+    built, _ = RepoIndex.build(root, save=False)  # spooled to a folder gone since
+    assert_same(built, idx, QUERIES)
+
+
+def test_a_generation_being_written_survives_a_save_beside_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    idx, _ = RepoIndex.build(root)
+    with store.writing(root, IndexConfig()) as out:
+        idx.save()  # removes the generations it replaces, not this one
+        assert out.is_dir()
+        store.write_generation(idx, out, None)
+    assert store.live_generation(root, IndexConfig()).name != out.name
+    assert_same(RepoIndex.load(root), idx, QUERIES)
+    assert len(list((root / ".repomem").glob("gen-*"))) == 1
+
+
+def test_fragments_are_found_by_text_when_their_hashes_clash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Texts are looked up by content hash and confirmed on the text: with every hash equal,
+    building and updating give the index they give otherwise."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    want, _ = RepoIndex.build(root, save=False)
+    from repomem.index import mapped, repo
+
+    for module in (mapped, repo):
+        monkeypatch.setattr(module, "text_key", lambda text: 7)
+    idx, _ = RepoIndex.build(root, save=False)
+    assert snapshot(idx)[0] == snapshot(want)[0]
+    apply_on_disk(root, EDITS)
+    for rel, text in EDITS.items():
+        idx.update_file(rel, text)
+    monkeypatch.undo()
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert snapshot(idx)[0] == snapshot(fresh)[0]
+
+
 def test_killed_index_run_leaves_a_valid_index(tmp_path: Path) -> None:
     files = {f"pkg/gen_{i}.py": long_module(30) + f"\n\nMARK_{i} = {i}\n" for i in range(40)}
     root = make_repo(tmp_path / "r", files, use_git=False)

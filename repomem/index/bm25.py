@@ -477,6 +477,8 @@ class BM25Index:
 
     def compact(self) -> None:
         """Lay the live documents out by id in a new main segment, dropping unused terms."""
+        if self._row_doc.size == self._main_rows and not self._main_dead and self._df.view.all():
+            return  # laid out so already: saving a built index does not copy it again
         rows = np.flatnonzero(self._row_live.view)
         docs = self._row_doc.view[rows]
         order = np.argsort(docs)

@@ -106,9 +106,14 @@ class CodeGraph:
 
     @property
     def edge_counts(self) -> dict[str, int]:
-        _, _, cost = self.adj.gather(np.arange(self.adj.n_rows))
         kinds = dict(COST, **({"import": self.import_cost} if self.imports else {}))
-        return {kind: int(np.count_nonzero(cost == c)) // 2 for kind, c in kinds.items()}
+        counts = dict.fromkeys(kinds, 0)
+        n = self.adj.n_rows
+        for lo in range(0, n, 1 << 16):  # a few rows at a time: no copy of the whole graph
+            _, _, cost = self.adj.gather(np.arange(lo, min(lo + (1 << 16), n)))
+            for kind, c in kinds.items():
+                counts[kind] += int(np.count_nonzero(cost == c))
+        return {kind: count // 2 for kind, count in counts.items()}
 
     @property
     def imports(self) -> bool:

@@ -11,13 +11,16 @@ for.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
 from typing import Generic, TypeVar
 
 import numpy as np
 
 from repomem.context.scorer import Location
 from repomem.index.jit import numba
+from repomem.index.spool import TextWriter, mapped
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -35,7 +38,10 @@ def _decode(data: np.ndarray, offsets: np.ndarray, i: int) -> str:
 
 
 class Texts:
-    """A list of strings whose saved part stays encoded (UTF-8 blob + offsets) until read."""
+    """A list of strings whose saved part stays encoded (UTF-8 blob + offsets) until read.
+
+    A spooled one (``spooled``) writes what is appended to a file at once, and ``finish``
+    maps that file back as its saved part: a build then holds no text of the repository."""
 
     def __init__(self, data: np.ndarray | None = None, offsets: np.ndarray | None = None) -> None:
         self._data = data if data is not None else np.empty(0, np.uint8)
@@ -43,20 +49,49 @@ class Texts:
         self._base = int(self._offsets.size) - 1
         self._changed: dict[int, str] = {}
         self._added: list[str] = []
+        self._spool: TextWriter | None = None
+        # (device, inode) of the file the saved part was spooled to: it stays that file
+        # when its folder is renamed (a generation going live)
+        self.file_id: tuple[int, int] | None = None
+
+    @classmethod
+    def spooled(cls, directory: Path, name: str) -> Texts:
+        texts = cls()
+        texts._spool = TextWriter(directory, name)
+        return texts
+
+    def finish(self) -> None:
+        """Map what was spooled back as the saved part."""
+        assert self._spool is not None
+        data, offsets = self._spool.close()
+        self._spool = None
+        self._data, self._offsets = mapped(data), mapped(offsets)
+        self._base = int(self._offsets.size) - 1
+        st = os.stat(data)
+        self.file_id = (st.st_dev, st.st_ino)
+
+    @property
+    def pristine(self) -> bool:
+        """Nothing changed or added since the saved part was written."""
+        return self._spool is None and not self._changed and not self._added
 
     def __len__(self) -> int:
-        return self._base + len(self._added)
+        return self._base + len(self._added) + (len(self._spool) if self._spool else 0)
 
     def __getitem__(self, i: int) -> str:
+        text = self._changed.get(i)
+        if text is not None:
+            return text
         if i >= self._base:
+            if self._spool is not None:
+                return self._spool.read(i - self._base).decode("utf-8", "surrogatepass")
             return self._added[i - self._base]
         if i < 0:
             raise IndexError(i)
-        text = self._changed.get(i)
-        return text if text is not None else _decode(self._data, self._offsets, i)
+        return _decode(self._data, self._offsets, i)
 
     def __setitem__(self, i: int, text: str) -> None:
-        if i >= self._base:
+        if i >= self._base and self._spool is None:
             self._added[i - self._base] = text
         else:
             self._changed[i] = text
@@ -64,13 +99,26 @@ class Texts:
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
 
+    def encoded_at(self, i: int) -> bytes:
+        """Text ``i`` in UTF-8; a saved one as it is stored, without decoding it."""
+        if 0 <= i < self._base and i not in self._changed:
+            return self._data[self._offsets[i] : self._offsets[i + 1]].tobytes()
+        return self[i].encode("utf-8", "surrogatepass")
+
+    def encoded(self) -> Iterator[bytes]:
+        return (self.encoded_at(i) for i in range(len(self)))
+
     def append(self, text: str) -> None:
-        self._added.append(text)
+        if self._spool is not None:
+            self._spool.append(text.encode("utf-8", "surrogatepass"))
+        else:
+            self._added.append(text)
 
 
 class TextIds:
-    """Text -> id of the live fragment with that text (``by_text``). The saved part is looked
-    up by content hash (``frag_key``) and confirmed on the text itself."""
+    """Text -> id of the live fragment with that text (``by_text``). Texts are found by
+    content hash (``frag_key``) and confirmed on the text itself, so that the table holds no
+    text: the saved part as sorted arrays, what was added since in a dict."""
 
     def __init__(
         self,
@@ -81,17 +129,21 @@ class TextIds:
         self._texts = texts
         self._keys = keys if keys is not None else np.empty(0, np.int64)  # sorted
         self._ids = ids if ids is not None else np.empty(0, np.int64)
-        self._new: dict[str, int] = {}
+        self._new: dict[int, int] = {}  # key -> id
+        self._clash: dict[str, int] = {}  # new texts whose key a different new text holds
         self._gone: set[int] = set()  # saved ids whose text has left since
 
     def get(self, text: str) -> int | None:
-        fid = self._new.get(text)
+        key = text_key(text)
+        fid = self._new.get(key)
+        if fid is not None and self._texts[fid] == text:
+            return fid
+        fid = self._clash.get(text)
         if fid is not None or not self._keys.size:
             return fid
-        return self._saved(text)
+        return self._saved(text, key)
 
-    def _saved(self, text: str) -> int | None:
-        key = text_key(text)
+    def _saved(self, text: str, key: int) -> int | None:
         lo = int(np.searchsorted(self._keys, key))
         hi = int(np.searchsorted(self._keys, key, side="right"))
         for fid in self._ids[lo:hi].tolist():
@@ -106,14 +158,26 @@ class TextIds:
         return fid
 
     def __setitem__(self, text: str, fid: int) -> None:
-        self._new[text] = fid
+        """``text`` must be ``texts[fid]`` already."""
+        key = text_key(text)
+        held = self._new.get(key)
+        if held is None or held == fid or self._texts[held] == text:
+            self._new[key] = fid
+        else:
+            self._clash[text] = fid
 
     def __delitem__(self, text: str) -> None:
-        if self._new.pop(text, None) is None:
-            fid = self._saved(text)
-            if fid is None:
-                raise KeyError(text)
-            self._gone.add(fid)
+        if self._clash.pop(text, None) is not None:
+            return
+        key = text_key(text)
+        held = self._new.get(key)
+        if held is not None and self._texts[held] == text:
+            del self._new[key]
+            return
+        fid = self._saved(text, key)
+        if fid is None:
+            raise KeyError(text)
+        self._gone.add(fid)
 
 
 class Locations:

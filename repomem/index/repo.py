@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import multiprocessing as mp
 import os
+import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -222,10 +223,16 @@ class RepoIndex:
                 manifest = store.read_manifest(root, config)
                 if store.config_from(manifest["config"]) == config:
                     previous = store.load(root, config)
-            idx, summary = cls._build(root, config, previous, progress)
             if save:
-                store.save(idx, asdict(summary))
+                # the texts go straight to the new generation, which goes live once complete
+                with store.writing(root, config) as out:
+                    idx, summary = cls._build(root, config, previous, progress, out / "arrays")
+                    store.write_generation(idx, out, asdict(summary))
                 summary.index_bytes = store.index_bytes(root, config)
+            else:
+                # mapped back, the spooled texts outlive their files
+                with tempfile.TemporaryDirectory(prefix="repomem-") as spool:
+                    idx, summary = cls._build(root, config, previous, progress, Path(spool))
         return idx, summary
 
     @classmethod
@@ -247,13 +254,18 @@ class RepoIndex:
         config: IndexConfig,
         previous: RepoIndex | None,
         progress: Progress | None,
+        spool: Path,
     ) -> tuple[RepoIndex, IndexSummary]:
+        """``spool``: the folder that the files' and fragments' texts are written to as they
+        are read, then mapped back from (a build's peak memory does not hold them)."""
         t0 = time.perf_counter()
         scan = scan_files(root, config, (lambda d, t: progress("scan", d, t)) if progress else None)
         t_scan = time.perf_counter()
         idx = cls(root, config)
         idx.skipped = dict(scan.skipped)
+        by_lang = Counter(f.language for f in scan.files)
         code = [f for f in scan.files if supported(f.language)]
+        del scan  # the texts of what is not indexed go now, the others once spooled
         reused_parses = {
             f.path: previous.parsed[f.path]
             for f in code
@@ -261,9 +273,20 @@ class RepoIndex:
             and f.path in previous.parsed
             and previous.parsed[f.path].digest == f.digest
         }
-        for f, prep in _prepare_all(code, reused_parses, config, progress):
+        texts = Texts.spooled(spool, "texts")
+        idx.frag_text = Texts.spooled(spool, "frag_text")
+        idx.by_text = TextIds(idx.frag_text)
+        for i, (f, prep) in enumerate(_prepare_all(code, reused_parses, config, progress)):
             idx.parsed[f.path] = prep.parsed
-            idx._add_file_fragments(f, prep)  # its windows and counts go
+            texts.append(f.text)
+            idx._add_file_fragments(f, prep, (texts, i))  # its windows and counts go
+        del code  # and the texts, read once more from the spool's map when needed
+        texts.finish()
+        idx.frag_text.finish()
+        order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
+        idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
+        # now, while the relations' tables do not exist yet: compacting copies every posting
+        idx.bm25.compact()
         t_parse = time.perf_counter()
         idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
@@ -275,12 +298,10 @@ class RepoIndex:
         idx._grow_relations()
         idx._recompute_relations(live, progress)
         t_rel = time.perf_counter()
-        idx.bm25.compact()
-        by_lang = Counter(f.language for f in scan.files)
         summary = IndexSummary(
             files_by_language=dict(sorted(by_lang.items())),
             skipped=idx.skipped,
-            reparsed=len(code) - len(reused_parses),
+            reparsed=len(idx.files) - len(reused_parses),
             reused=len(reused_parses),
             fragments=int(live.size),
             nodes=dict(idx._graph.node_counts),
@@ -297,7 +318,10 @@ class RepoIndex:
         )
         return idx, summary
 
-    def _add_file_fragments(self, f: SourceFile, prep: PreparedFile) -> None:
+    def _add_file_fragments(
+        self, f: SourceFile, prep: PreparedFile, content: str | tuple[Texts, int] | None = None
+    ) -> None:
+        """``content``: where the index keeps the file's text (``f.text`` itself if not said)."""
         win_frag = np.empty(len(prep.windows), np.int64)
         new_fids, new_windows = [], []
         for i, w in enumerate(prep.windows):
@@ -320,7 +344,7 @@ class RepoIndex:
         self.files[f.path] = FileEntry(
             language=f.language,
             digest=f.digest,
-            content=f.text,
+            content=f.text if content is None else content,
             win_start=np.array([w.start for w in prep.windows], np.int32),
             win_end=np.array([w.end for w in prep.windows], np.int32),
             win_frag=win_frag,
@@ -572,6 +596,16 @@ class RepoIndex:
             self._inverse = RowPool.from_indptr(ptr, sources, np.zeros(sources.size))
         self._inverse.grow(len(self.frag_text))
         return self._inverse
+
+    def relations_by_target(self) -> tuple[np.ndarray, np.ndarray]:
+        """``inverse_relations`` as CSR (pointers, sources). Before any query has built them
+        (a build being saved), they are derived without keeping a pool, which would hold
+        twice their size until the first query."""
+        if self._inverse is None:
+            return inverse_relations(self.rel_idx, len(self.frag_text))
+        pool = self.inverse_relations
+        ptr, sources, _ = pool.gather(np.arange(pool.n_rows))
+        return ptr, sources
 
     def tidy(self) -> None:
         """Reorganise what updates left behind, at a moment nothing waits for the index (an

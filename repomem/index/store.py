@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
 from repomem.index.rowpool import RowPool
+from repomem.index.spool import ArrayWriter, TextWriter, mapped, write_array
 
 FORMAT_VERSION = 6
 
@@ -61,27 +62,27 @@ def _locked(directory: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _blob(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), np.uint8), offsets
-
-
-def _concat(parts: list[np.ndarray], dtype: type) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(parts) + 1, np.int64)
-    np.cumsum([p.size for p in parts], out=offsets[1:])
-    data = np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype)
-    return data, offsets
-
-
 def save(index: RepoIndex, summary: dict | None = None) -> Path:
     """Write ``index`` as the new live generation; returns its directory."""
-    base = index_dir(index.root, index.config)
-    with _locked(base), paused_gc():
+    with writing(index.root, index.config) as out:
+        write_generation(index, out, summary)
+    return live_generation(index.root, index.config)
+
+
+@contextlib.contextmanager
+def writing(root: Path, config: IndexConfig) -> Iterator[Path]:
+    """A folder to write a new generation into, which goes live when the block ends (or is
+    removed if it raises). While it is being written, a save beside it leaves it alone."""
+    base = index_dir(root, config)
+    with _locked(base):
         tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=base))
-        try:
-            _write_generation(index, tmp, summary)
+        busy = open(tmp / _BUSY, "w")  # noqa: SIM115 - closed below, whatever happens
+        fcntl.flock(busy, fcntl.LOCK_EX)
+    try:
+        (tmp / "arrays").mkdir()
+        yield tmp
+        with _locked(base), paused_gc():
+            (tmp / _BUSY).unlink()
             gen = base / f"gen-{_next_generation(base)}"
             os.rename(tmp, gen)
             _fsync_dir(base)
@@ -91,11 +92,16 @@ def save(index: RepoIndex, summary: dict | None = None) -> Path:
                 os.fsync(fh.fileno())
             os.replace(current_tmp, base / "CURRENT")
             _fsync_dir(base)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        _remove_stale(base, keep=gen.name)
-    return gen
+            _remove_stale(base, keep=gen.name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        busy.close()
+
+
+# held (flock) in a generation's folder while it is being written
+_BUSY = "writing"
 
 
 def _next_generation(base: Path) -> int:
@@ -105,8 +111,20 @@ def _next_generation(base: Path) -> int:
 
 def _remove_stale(base: Path, keep: str) -> None:
     for p in base.iterdir():
-        if p.is_dir() and p.name != keep and p.name.startswith(("gen-", "tmp-")):
+        stale = p.is_dir() and p.name != keep and p.name.startswith(("gen-", "tmp-"))
+        if stale and not _being_written(p):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def _being_written(folder: Path) -> bool:
+    try:
+        with open(folder / _BUSY) as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except FileNotFoundError:
+        return False
+    except BlockingIOError:
+        return True
+    return False
 
 
 def _fsync_dir(path: Path) -> None:
@@ -117,14 +135,68 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
+class _Generation:
+    """The arrays of a generation being written: each goes to disk as soon as it is made
+    (``put``), so that a save holds one table's copy at a time, not the whole index's."""
+
+    def __init__(self, out: Path) -> None:
+        self.dir = out / "arrays"
+        self.names: list[str] = []
+
+    def put(self, name: str, value: np.ndarray) -> None:
+        write_array(self.dir / f"{name}.npy", value)
+        self.names.append(name)
+
+    def writer(self, name: str, dtype: type, row_shape: tuple[int, ...] = ()) -> ArrayWriter:
+        self.names.append(name)
+        return ArrayWriter(self.dir / f"{name}.npy", dtype, row_shape)
+
+    def texts(self, name: str, encoded: Iterable[bytes]) -> None:
+        out = TextWriter(self.dir, name)
+        for e in encoded:
+            out.append(e)
+        out.close()
+        self.names += [name, f"{name}_off"]
+
+    def concat(self, name: str, parts: Iterable[np.ndarray], dtype: type) -> None:
+        ends = [0]
+        with self.writer(name, dtype) as out:
+            for p in parts:
+                out.write(p)
+                ends.append(ends[-1] + p.size)
+        self.put(f"{name}_off", np.array(ends, np.int64))
+
+    def written(self, name: str, texts: Texts | None) -> bool:
+        """Whether ``texts`` were spooled as ``name`` of this generation, as they are now."""
+        path = self.dir / f"{name}.npy"
+        if texts is None or not texts.pristine or not path.exists():
+            return False
+        st = path.stat()
+        if texts.file_id != (st.st_dev, st.st_ino):
+            return False
+        self.names += [name, f"{name}_off"]
+        return True
+
+    def load(self, name: str) -> np.ndarray:
+        return mapped(self.dir / f"{name}.npy")
+
+
+def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
+    """Write ``index`` into ``out``, a folder from ``writing``."""
     paths = sorted(index.files)
     entries = [index.files[p] for p in paths]
-    parsed = [index.parsed[p] for p in paths]
     n_frags = len(index.frag_text)
-    arrays: dict[str, np.ndarray] = {}
-    arrays["texts"], arrays["texts_off"] = _blob([e.text for e in entries])
-    arrays["frag_text"], arrays["frag_text_off"] = _blob(list(index.frag_text))
+    gen = _Generation(out)
+    # a build spools its texts into the generation it is saved as: they are there already
+    texts = {e.content[0] if isinstance(e.content, tuple) else None for e in entries}
+    if not (
+        len(texts) == 1
+        and gen.written("texts", texts.pop())
+        and all(e.content[1] == i for i, e in enumerate(entries))  # type: ignore[index]
+    ):
+        gen.texts("texts", (_file_bytes(e) for e in entries))
+    if not gen.written("frag_text", index.frag_text):
+        gen.texts("frag_text", index.frag_text.encoded())
     for name, dtype in (
         ("win_start", np.int32),
         ("win_end", np.int32),
@@ -133,79 +205,69 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
         ("wn_node", np.int64),
         ("wn_weight", np.float64),
     ):
-        arrays[name], arrays[f"{name}_off"] = _concat([getattr(e, name) for e in entries], dtype)
+        gen.concat(name, (getattr(e, name) for e in entries), dtype)
     for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
-        arrays[name], arrays[f"{name}_off"] = _concat([getattr(p, name) for p in parsed], np.int32)
+        gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
     # every window's place, grouped by fragment (in path and line order within one)
-    win_file = np.repeat(np.arange(len(paths), dtype=np.int32), np.diff(arrays["win_start_off"]))
-    by_frag = np.argsort(arrays["win_frag"], kind="stable")
-    arrays["loc_file"] = win_file[by_frag]
-    arrays["loc_start"] = arrays["win_start"][by_frag]
-    arrays["loc_end"] = arrays["win_end"][by_frag]
-    arrays["loc_indptr"] = np.searchsorted(
-        arrays["win_frag"][by_frag], np.arange(n_frags + 1)
-    ).astype(np.int64)
+    win_frag = gen.load("win_frag")
+    win_file = np.repeat(np.arange(len(paths), dtype=np.int32), np.diff(gen.load("win_start_off")))
+    by_frag = np.argsort(win_frag, kind="stable")
+    gen.put("loc_file", win_file[by_frag])
+    del win_file
+    gen.put("loc_start", gen.load("win_start")[by_frag])
+    gen.put("loc_end", gen.load("win_end")[by_frag])
+    gen.put("loc_indptr", np.searchsorted(win_frag[by_frag], np.arange(n_frags + 1)))
+    del win_frag, by_frag
     live = np.asarray(index.live[:n_frags], bool)
-    arrays["live"] = live
-    arrays["frag_key"] = np.asarray(index.frag_key[:n_frags], np.int64)
+    gen.put("live", live)
+    frag_key = np.asarray(index.frag_key[:n_frags], np.int64)
+    gen.put("frag_key", frag_key)
     live_ids = np.flatnonzero(live)
-    arrays["frag_by_key"] = live_ids[np.argsort(arrays["frag_key"][live_ids], kind="stable")]
+    gen.put("frag_by_key", live_ids[np.argsort(frag_key[live_ids], kind="stable")])
+    del live, live_ids, frag_key
     file_no = {p: i for i, p in enumerate(paths)}
     calls = [(file_no[p], s, file_no[t], n) for p in paths for s, t, n in index.calls.get(p, ())]
-    arrays["calls"] = np.array(calls, np.int64).reshape(-1, 4)
-    arrays["calls_off"] = np.searchsorted(arrays["calls"][:, 0], np.arange(len(paths) + 1))
+    calls_arr = np.array(calls, np.int64).reshape(-1, 4)
+    del calls
+    gen.put("calls", calls_arr)
+    gen.put("calls_off", np.searchsorted(calls_arr[:, 0], np.arange(len(paths) + 1)))
+    del calls_arr
     # spare relation rows, so that the first new fragments do not copy the table
-    rows = index.rel_idx.shape[0]
-    spare = rows + max(1024, rows // 8)
-    arrays["rel_idx"] = np.full((spare, index.rel_idx.shape[1]), -1, np.int64)
-    arrays["rel_val"] = np.zeros(arrays["rel_idx"].shape, np.float64)
-    arrays["rel_idx"][:rows], arrays["rel_val"][:rows] = index.rel_idx, index.rel_val
+    rows, cap = index.rel_idx.shape
+    spare = max(1024, rows // 8)
+    for name, table, fill in (("rel_idx", index.rel_idx, -1), ("rel_val", index.rel_val, 0.0)):
+        with gen.writer(name, table.dtype, (cap,)) as w:
+            for lo in range(0, rows, _ROWS):
+                w.write(table[lo : lo + _ROWS])
+            for lo in range(0, spare, _ROWS):
+                w.write(np.full((min(_ROWS, spare - lo), cap), fill, table.dtype))
     # and the relations by target as retrieval reads them, laid out as an in-memory pool is
     # (an eighth more room), so that a loaded index's first query does not gather them
-    inverse = index.inverse_relations
-    inv_ptr, inv_src, _ = inverse.gather(np.arange(inverse.n_rows))
-    arrays["inv_indptr"] = inv_ptr
-    arrays["inv_src"] = np.full(inv_src.size + inv_src.size // 8, -1, np.int64)
-    arrays["inv_src"][: inv_src.size] = inv_src
-    arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
-    arrays["radius"] = index.canonical_radius()
+    inv_ptr, inv_src = index.relations_by_target()
+    gen.put("inv_indptr", inv_ptr)
+    with gen.writer("inv_src", np.int64) as w:
+        w.write(inv_src)
+        w.write(np.full(inv_src.size // 8, -1, np.int64))
+    del inv_ptr, inv_src
+    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
+    gen.put("radius", index.canonical_radius())
     for key, value in index.bm25.state().items():
-        arrays[f"bm25__{key}"] = value
+        gen.put(f"bm25__{key}", value)
     resolver = index.resolver
     # dumps, not dump: only the one-shot encoder is the C one (6x faster here); what call
     # resolution depended on is apart, as only files whose calls are resolved again read it
-    arrays["deps"], arrays["deps_off"] = _blob(
-        [json.dumps(resolver.dependencies(pf.path), separators=(",", ":")) for pf in parsed]
+    gen.texts(
+        "deps",
+        (json.dumps(resolver.dependencies(p), separators=(",", ":")).encode() for p in paths),
     )
-    arrays["symbols"], arrays["symbols_off"] = _blob(
-        [
-            json.dumps(
-                {
-                    "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
-                    "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
-                    "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
-                    "import_nodes": pf.import_nodes,
-                    "has_error": pf.has_error,
-                    "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
-                },
-                separators=(",", ":"),
-            )
-            for pf in parsed
-        ]
-    )
-    (out / "arrays").mkdir()
-    for name, value in arrays.items():
-        with open(out / "arrays" / f"{name}.npy", "wb") as fh:
-            np.save(fh, value, allow_pickle=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-    _fsync_dir(out / "arrays")
+    gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
+    _fsync_dir(gen.dir)
     manifest = {
         "format": FORMAT_VERSION,
         "repomem": __version__,
         "config": asdict(index.config),
         "files": [[p, e.language, e.digest] for p, e in zip(paths, entries, strict=True)],
-        "arrays": sorted(arrays),
+        "arrays": sorted(gen.names),
         "relation_rows": rows,
         "skipped": index.skipped,
         "summary": summary or {},
@@ -214,6 +276,33 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
         fh.write(json.dumps(manifest, separators=(",", ":")))
         fh.flush()
         os.fsync(fh.fileno())
+
+
+# rows written at a time where a table is copied into a generation
+_ROWS = 1 << 16
+
+
+def _file_bytes(entry: FileEntry) -> bytes:
+    content = entry.content
+    return (
+        content.encode("utf-8", "surrogatepass")
+        if isinstance(content, str)
+        else content[0].encoded_at(content[1])
+    )
+
+
+def _symbols(pf: ParsedFile) -> bytes:
+    return json.dumps(
+        {
+            "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
+            "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
+            "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
+            "import_nodes": pf.import_nodes,
+            "has_error": pf.has_error,
+            "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 def config_from(data: dict) -> IndexConfig:

@@ -1,0 +1,117 @@
+"""Arrays written to ``.npy`` files piece by piece, so that neither a build nor a save holds
+a whole table of the index in memory at once: a piece goes to disk as soon as it is made,
+and what is needed again is mapped back from there (read on demand, never written back).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+# The header is written once with a placeholder length and again, same size, at the end:
+# the length of a streamed array is known only then. 128 bytes keeps the data aligned.
+_HEADER = 128
+_MAGIC = b"\x93NUMPY\x01\x00"
+
+
+def _header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
+    descr = np.lib.format.dtype_to_descr(dtype)
+    text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {shape!r}, }}"
+    body = text.ljust(_HEADER - len(_MAGIC) - 3) + "\n"
+    return _MAGIC + struct.pack("<H", len(body)) + body.encode("latin1")
+
+
+class ArrayWriter:
+    """One ``.npy`` file whose rows (``row_shape`` each) are appended; ``close`` writes the
+    final shape and syncs the file to disk."""
+
+    def __init__(self, path: Path, dtype: type | np.dtype, row_shape: tuple[int, ...] = ()):
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.row_shape = row_shape
+        self.rows = 0
+        self._fh = open(path, "wb")  # noqa: SIM115 - closed by close(), which callers reach
+        self._fh.write(_header(self.dtype, (1 << 62, *row_shape)))
+
+    def write(self, values: np.ndarray) -> None:
+        values = np.ascontiguousarray(values, self.dtype)
+        if values.shape[1:] != self.row_shape:
+            raise ValueError(f"rows of shape {values.shape[1:]}, expected {self.row_shape}")
+        self._fh.write(memoryview(values).cast("B"))
+        self.rows += values.shape[0]
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.seek(0)
+        self._fh.write(_header(self.dtype, (self.rows, *self.row_shape)))
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+
+    def __enter__(self) -> ArrayWriter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self._fh.close()
+
+
+def write_array(path: Path, values: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, values, allow_pickle=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def mapped(path: Path) -> np.ndarray:
+    """A saved array mapped copy-on-write: pages are read when touched, never written back."""
+    return np.load(path, mmap_mode="c").view(np.ndarray)
+
+
+class TextWriter:
+    """Strings as one UTF-8 blob (``<name>.npy``) plus their offsets (``<name>_off.npy``),
+    the layout ``repomem.index.mapped.Texts`` reads."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self._dir, self._name = directory, name
+        self._data = ArrayWriter(directory / f"{name}.npy", np.uint8)
+        self._ends: list[int] = []
+        self._size = 0
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def append(self, encoded: bytes) -> None:
+        self._data.write(np.frombuffer(encoded, np.uint8))
+        self._size += len(encoded)
+        self._ends.append(self._size)
+
+    def read(self, i: int) -> bytes:
+        """Text ``i`` as written (what the writer has buffered is flushed first)."""
+        start = self._ends[i - 1] if i else 0
+        self._data.flush()
+        with open(self._data.path, "rb") as fh:
+            fh.seek(_HEADER + start)
+            return fh.read(self._ends[i] - start)
+
+    def close(self) -> tuple[Path, Path]:
+        """The blob's and the offsets' files, complete."""
+        self._data.close()
+        offsets = np.zeros(len(self._ends) + 1, np.int64)
+        offsets[1:] = self._ends
+        off_path = self._dir / f"{self._name}_off.npy"
+        write_array(off_path, offsets)
+        return self._data.path, off_path
