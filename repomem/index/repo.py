@@ -36,7 +36,7 @@ from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.index.fragments import Window, shown_span, window_nodes, windows
 from repomem.index.gcpause import paused_gc
-from repomem.index.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
+from repomem.index.graph import CodeGraph, RowChange, build_graph, multiset_hash
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, text_key
 from repomem.index.occurrences import Occurrence, find_occurrences
@@ -186,7 +186,12 @@ class RepoIndex:
         self._relations_csr: sp.csr_matrix | None = None
         self._inverse: RowPool | None = None  # per fragment: the fragments relating to it
         self._graph: CodeGraph | None = None
+        # a saved index's graph and node rows (``graph``, ``frag_nodes``, ``node_frags``),
+        # opened on first use
+        self.saved_graph: Callable[[], tuple[CodeGraph, RowPool, RowPool]] | None = None
         self._calls_into: dict[str, dict[str, np.ndarray]] | None = None
+        # a saved index's ``calls_into``, made from its arrays on first use
+        self.saved_calls_into: Callable[[], dict[str, dict[str, np.ndarray]]] | None = None
         # bumped by every change a file's update makes: what is derived from the whole
         # index (a class card's most-called methods) is cached against it
         self.revision = 0
@@ -483,7 +488,10 @@ class RepoIndex:
 
     @property
     def graph(self) -> CodeGraph:
-        if self._graph is None:
+        if self._graph is None and self.saved_graph is not None:
+            self._graph, self._frag_nodes, self._node_frags = self.saved_graph()
+            self.saved_graph = None
+        elif self._graph is None:
             self._graph = build_graph(self.parsed, self.calls, self.config.import_weight)
         return self._graph
 
@@ -493,7 +501,9 @@ class RepoIndex:
         as an (n, 2) array. A change re-links the untouched callers of a file from here,
         without scanning every call of every file that reads it (a module read by hundreds
         of files, called 66k times in the standard library's ``unittest``)."""
-        if self._calls_into is None:
+        if self._calls_into is None and self.saved_calls_into is not None:
+            self._calls_into, self.saved_calls_into = self.saved_calls_into(), None
+        elif self._calls_into is None:
             self._calls_into = defaultdict(dict)
             for path, entries in self.calls.items():
                 self._link_calls(path, entries)
@@ -519,6 +529,8 @@ class RepoIndex:
 
     @property
     def frag_nodes(self) -> RowPool:
+        if self._frag_nodes is None and self.saved_graph is not None:
+            _ = self.graph  # a saved index's graph comes with its node rows
         if self._frag_nodes is None:
             self._frag_nodes = self._assemble_frag_nodes()
             self._node_frags = None
@@ -527,10 +539,9 @@ class RepoIndex:
     @property
     def node_frags(self) -> RowPool:
         """``frag_nodes`` transposed: the fragments holding each graph node."""
+        frag_nodes = self.frag_nodes
         if self._node_frags is None:
-            self._node_frags = RowPool.from_csr(
-                self.frag_nodes.to_csr(self.graph.n_nodes).T.tocsr()
-            )
+            self._node_frags = RowPool.from_csr(frag_nodes.to_csr(self.graph.n_nodes).T.tocsr())
         return self._node_frags
 
     @property
@@ -722,14 +733,10 @@ class RepoIndex:
         """Search radii numbered as a rebuild numbers the nodes (what a saved index holds)."""
         if self._graph is None:
             return self.radius
-        graph = self._graph
-        first, dirs, n = layout(self.parsed)
+        ids, n = self._graph.canonical_ids()
         out = np.full(n, np.inf)
-        for path, node in first.items():
-            cur = graph.stmt_offset[path] - 2
-            out[node : node + graph.size[path]] = self.radius[cur : cur + graph.size[path]]
-        for d, node in dirs.items():
-            out[node] = self.radius[graph.dirs[d]]
+        held = ids >= 0
+        out[ids[held]] = self.radius[: ids.size][held]
         return out
 
     def _fragments_near(

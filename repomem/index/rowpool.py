@@ -51,13 +51,14 @@ class RowPool:
         return pool
 
     @classmethod
-    def adopt(cls, indptr: np.ndarray, cols: np.ndarray) -> RowPool:
-        """Rows laid out as in a CSR matrix at the start of ``cols`` itself (a mapped array,
-        say), whose rest is room for edits; the values are zeros, made when first read."""
+    def adopt(cls, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray | None = None) -> RowPool:
+        """Rows laid out as in a CSR matrix at the start of ``cols`` and ``vals`` themselves
+        (mapped arrays, say), whose rest is room for edits; no ``vals``: zeros, made when
+        first read."""
         pool = cls()
         pool.start, pool.end = np.array(indptr[:-1], np.int64), np.array(indptr[1:], np.int64)
         pool.room_end = pool.end.copy()
-        pool.cols, pool.vals = cols, np.zeros(cols.size)
+        pool.cols, pool.vals = cols, np.zeros(cols.size) if vals is None else vals
         pool.used = pool.live = int(indptr[-1])
         return pool
 
@@ -76,6 +77,19 @@ class RowPool:
     @classmethod
     def from_csr(cls, m: sp.csr_matrix) -> RowPool:
         return cls.from_indptr(m.indptr, m.indices, m.data)
+
+    def saved(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR ``(indptr, cols, vals)`` of ``rows`` (-1: an empty row), the arrays with an
+        eighth more room (cols -1), as ``adopt`` opens them."""
+        rows = np.asarray(rows, np.int64)
+        counts = np.where(rows >= 0, self.lengths(np.maximum(rows, 0)), 0)
+        indptr = np.zeros(rows.size + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        pos = ranges(self.start[np.maximum(rows, 0)], counts)
+        size = int(indptr[-1]) + int(indptr[-1]) // 8
+        cols, vals = np.full(size, -1, np.int64), np.zeros(size)
+        cols[: pos.size], vals[: pos.size] = self.cols[pos], self.vals[pos]
+        return indptr, cols, vals
 
     @property
     def n_rows(self) -> int:

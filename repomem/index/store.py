@@ -18,9 +18,11 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,12 +31,13 @@ from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
+from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
 from repomem.index.rowpool import RowPool
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 
 class IndexNotFound(RepomemError):
@@ -169,6 +172,7 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
     arrays["inv_src"][: inv_src.size] = inv_src
     arrays["truncated"] = np.array(sorted(index.truncated), np.int64)
     arrays["radius"] = index.canonical_radius()
+    _save_graph(index, arrays)
     for key, value in index.bm25.state().items():
         arrays[f"bm25__{key}"] = value
     resolver = index.resolver
@@ -182,7 +186,6 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
             json.dumps(
                 {
                     "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
-                    "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
                     "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
                     "import_nodes": pf.import_nodes,
                     "has_error": pf.has_error,
@@ -190,6 +193,13 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
                 },
                 separators=(",", ":"),
             )
+            for pf in parsed
+        ]
+    )
+    # apart, as only files whose calls are resolved again read their call sites
+    arrays["callsites"], arrays["callsites_off"] = _blob(
+        [
+            json.dumps([[c.node, list(c.parts), c.scope] for c in pf.calls], separators=(",", ":"))
             for pf in parsed
         ]
     )
@@ -214,6 +224,27 @@ def _write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None
         fh.write(json.dumps(manifest, separators=(",", ":")))
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def _save_graph(index: RepoIndex, arrays: dict[str, np.ndarray]) -> None:
+    """The code graph and the node rows of the fragments, numbered as ``build_graph`` numbers
+    them, so that an update after a load does not build them from every file's parse."""
+    graph = index.graph
+    ids, n = graph.canonical_ids()
+    at = np.full(n, -1, np.int64)  # per canonical id, the node holding it now
+    held = np.flatnonzero(ids >= 0)
+    at[ids[held]] = held
+    arrays["graph_key"] = np.zeros(n, np.int64)
+    arrays["graph_key"][ids[held]] = graph.key[held]
+    indptr, nbr, cost = graph.adj.saved(at)
+    nbr[: indptr[-1]] = ids[nbr[: indptr[-1]]]
+    arrays["graph_indptr"], arrays["graph_nbr"], arrays["graph_cost"] = indptr, nbr, cost
+    frag_nodes = index.frag_nodes
+    frag_nodes.grow(len(index.frag_text))
+    indptr, node, weight = frag_nodes.saved(np.arange(len(index.frag_text)))
+    node[: indptr[-1]] = ids[node[: indptr[-1]]]
+    arrays["fn_indptr"], arrays["fn_node"], arrays["fn_weight"] = indptr, node, weight
+    arrays["nf_indptr"], arrays["nf_frag"], arrays["nf_weight"] = index.node_frags.saved(at)
 
 
 def config_from(data: dict) -> IndexConfig:
@@ -285,7 +316,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         for name in (
             *("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"),
             *("line_len", "node_start", "node_end", "node_parent", "line_owner"),
-            *("symbols", "deps", "calls"),
+            *("symbols", "callsites", "deps", "calls"),
         )
     }
 
@@ -299,7 +330,14 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         # tuple.__new__ skips the named tuples' Python-level constructors: a first update
         # after a load makes every file's parse, ~400k of them on the standard library
         new = tuple.__new__
-        return ParsedFile(
+
+        def callsites() -> list[CallSite]:
+            return [
+                new(CallSite, (node, tuple(parts), scope))
+                for node, parts, scope in json.loads(part("callsites", i).tobytes())
+            ]
+
+        return SavedParse(
             path,
             language,
             digest,
@@ -309,12 +347,10 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
             ),
             has_error=sym["has_error"],
             definitions=[new(Definition, d) for d in sym["defs"]],
-            calls=[
-                new(CallSite, (node, tuple(parts), scope)) for node, parts, scope in sym["calls"]
-            ],
             imports=[new(ImportBinding, b) for b in sym["imports"]],
             import_nodes=sym["import_nodes"],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
+            callsites=callsites,
         )
 
     def dependencies(i: int) -> tuple[list[list], list[str]]:
@@ -348,10 +384,63 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
     )
     idx.truncated = set(a["truncated"].tolist())
     idx.radius = a["radius"]
+
+    def graph() -> tuple[CodeGraph, RowPool, RowPool]:
+        n_nodes = np.diff(a["node_start_off"]).tolist()
+        return (
+            laid_out(
+                dict(zip(paths, n_nodes, strict=True)),
+                RowPool.adopt(a["graph_indptr"], a["graph_nbr"], a["graph_cost"]),
+                a["graph_key"],
+                import_cost(config.import_weight),
+            ),
+            RowPool.adopt(a["fn_indptr"], a["fn_node"], a["fn_weight"]),
+            RowPool.adopt(a["nf_indptr"], a["nf_frag"], a["nf_weight"]),
+        )
+
+    idx.saved_graph = graph
+
+    def calls_into() -> dict[str, dict[str, np.ndarray]]:
+        """``RepoIndex.calls_into`` from the saved calls (nothing changes them before it is
+        first used), grouped at once rather than file by file."""
+        calls = a["calls"]  # rows of (file, source node, target file, target node)
+        calls = calls[np.lexsort((calls[:, 0], calls[:, 2]))]
+        pairs = np.ascontiguousarray(calls[:, [1, 3]])
+        new = (np.diff(calls[:, 0]) != 0) | (np.diff(calls[:, 2]) != 0)
+        first = np.flatnonzero(np.r_[calls.shape[0] > 0, new])
+        bounds = np.r_[first, calls.shape[0]].tolist()
+        out: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
+        for k, (src, target) in enumerate(calls[first][:, [0, 2]].tolist()):
+            out[paths[target]][paths[src]] = pairs[bounds[k] : bounds[k + 1]]
+        return out
+
+    idx.saved_calls_into = calls_into
     idx.bm25 = BM25Index.from_state(
         {k[6:]: v for k, v in a.items() if k.startswith("bm25__")}, trusted=True
     )
     return idx
+
+
+class SavedParse(ParsedFile):
+    """A saved parse whose call sites are decoded when first read: resolution tables are
+    made from every file's definitions and imports, but only a file whose calls are
+    resolved again reads its call sites (447k of them in the Linux kernel's subset)."""
+
+    def __init__(
+        self, *args: Any, callsites: Callable[[], list[CallSite]] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)  # (``dataclasses.replace`` gives the calls)
+        self._callsites = callsites
+
+    @property  # type: ignore[override]
+    def calls(self) -> list[CallSite]:
+        if self._callsites is not None:
+            self._calls, self._callsites = self._callsites(), None
+        return self._calls
+
+    @calls.setter
+    def calls(self, value: list[CallSite]) -> None:
+        self._calls, self._callsites = value, None
 
 
 def index_bytes(root: Path, config: IndexConfig) -> int:
