@@ -480,10 +480,11 @@ class RepoIndex:
 
     # ------------------------------------------------------------------ lazily derived state
     def warm(self) -> None:
-        """Derive now what an opened index builds on first use (the graph from every file's
-        parse, the resolver, node rows, calls by target, relations by target): a long-lived
-        process does it before serving, so that neither its first edit nor its first
-        definition cards pay for it; a one-shot command leaves it to first use."""
+        """Derive now what an opened index builds on first use (the resolver from every
+        file's definitions and imports, the graph, node rows and calls by target from their
+        saved arrays, relations by target): a long-lived process does it before serving, so
+        that neither its first edit nor its first definition cards pay for it; a one-shot
+        command leaves it to first use."""
         _ = (self.graph, self.resolver, self.node_frags, self.calls_into, self.inverse_relations)
 
     @property
