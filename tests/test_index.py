@@ -22,6 +22,7 @@ from repomem.errors import RepomemError
 from repomem.index import store
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
+from repomem.index.resolve import Resolver
 
 EXACT = replace(IndexConfig(), node_neighbours=1000, fragment_neighbours=1000)
 IMPORTS = replace(IndexConfig(), import_weight=0.6)  # and the graph's import edges
@@ -173,6 +174,68 @@ def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
     assert_same(store.load(root), copied, QUERIES)
     fresh, _ = RepoIndex.build(root, save=False)
     assert snapshot(store.load(root))[0] == snapshot(fresh)[0]
+
+
+def _graph_by_key(idx: RepoIndex) -> tuple[dict, dict]:
+    """The graph's edges and the fragments' node weights in node keys and fragment texts,
+    which do not depend on how ids were allocated."""
+    graph = idx.graph
+    indptr, nbr, cost = graph.adj.gather(np.arange(graph.n_nodes))
+    owner = np.repeat(np.arange(graph.n_nodes), np.diff(indptr))
+    key = graph.key
+    edges = {
+        int(key[u]): list(
+            zip(key[nbr[owner == u]].tolist(), cost[owner == u].tolist(), strict=True)
+        )
+        for u in np.unique(owner).tolist()
+    }
+    weights = {}
+    for fid in idx.live_ids().tolist():
+        _, nodes, w = idx.frag_nodes.gather(np.array([fid]))
+        weights[idx.frag_text[fid]] = sorted(
+            zip(key[nodes].tolist(), np.round(w, 12).tolist(), strict=True)
+        )
+    return edges, weights
+
+
+def _by_target(calls_into: dict[str, dict[str, np.ndarray]]) -> dict:
+    return {
+        (t, p): sorted(map(tuple, pairs.tolist()))
+        for t, by_path in calls_into.items()
+        for p, pairs in by_path.items()
+        if pairs.size
+    }
+
+
+@pytest.mark.parametrize("config", [EXACT, IMPORTS], ids=["uncapped", "default-caps-imports"])
+def test_a_loaded_index_updates_from_its_saved_graph(
+    tmp_path: Path, config: IndexConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph and node rows are saved as arrays, numbered as a build numbers them however
+    updates moved files, and the calls by target are grouped from the saved calls: an update
+    after a load builds neither from every file's parse and calls."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, config)
+    grown = long_module(40)  # past the file's room: it moves to new ids
+    apply_on_disk(root, {"pkg/long.py": grown})
+    idx.update_file("pkg/long.py", grown)
+    idx.save()
+    loaded = RepoIndex.load(root, config)
+    fresh, _ = RepoIndex.build(root, config, save=False)
+    assert _graph_by_key(loaded) == _graph_by_key(fresh)
+    assert np.array_equal(loaded.graph.key, fresh.graph.key)  # the same ids, too
+    assert np.array_equal(loaded.radius, idx.canonical_radius())
+    assert _by_target(loaded.calls_into) == _by_target(fresh.calls_into)
+
+    loaded = RepoIndex.load(root, config)
+    monkeypatch.setattr("repomem.index.repo.build_graph", lambda *a: pytest.fail("built"))
+    apply_on_disk(root, EDITS)
+    for rel, text in EDITS.items():
+        loaded.update_file(rel, text)
+    monkeypatch.undo()
+    fresh, _ = RepoIndex.build(root, config, save=False)
+    assert_same(loaded, fresh, QUERIES)
+    assert _graph_by_key(loaded) == _graph_by_key(fresh)
 
 
 def test_rerun_reparses_only_changed_files(tmp_path: Path) -> None:
@@ -519,3 +582,52 @@ def test_import_edges_join_a_file_to_the_modules_it_imports(tmp_path: Path) -> N
     )
     # os is not in the repository: no edge, no entry
     assert all(t in idx.parsed for calls in idx.calls.values() for _, t, _ in calls)
+
+
+C_LIB = "int helper_a(int x) {\n  return x + 1;\n}\n\nint helper_b(int y) {\n  return y * 2;\n}\n"
+C_FILES = {
+    "lib/lib.c": C_LIB,
+    **{
+        f"app/use{i}.c": f"int use{i}(int v) {{\n  int w = helper_a(v);\n"
+        "  return helper_b(w);\n}\n"
+        for i in range(4)
+    },
+}
+# each step changes what some definitions of lib/lib.c are, or none of them
+C_EDITS: list[tuple[str, str | None, set[str]]] = [
+    # appended: the others keep their nodes, their callers resolve as they did
+    ("lib/lib.c", C_LIB + "\nint added(int z) {\n  return z;\n}\n", {"lib/lib.c"}),
+    # inserted above them: every definition moves to another node, every caller follows
+    (
+        "lib/lib.c",
+        "int first(int z) {\n  return z;\n}\n\n" + C_LIB,
+        {"lib/lib.c", *(f"app/use{i}.c" for i in range(4))},
+    ),
+    ("lib/lib.c", C_LIB.replace("helper_b", "helper_c"), {"lib/lib.c"} | set(C_FILES)),
+    # a second helper_a elsewhere: the name is ambiguous and its calls resolve to nothing
+    (
+        "lib/more.c",
+        "int helper_a(int q) {\n  return q;\n}\n",
+        set(C_FILES) - {"lib/lib.c"} | {"lib/more.c"},
+    ),
+]
+
+
+def test_c_callers_are_resolved_again_only_for_definitions_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file resolved by name (C here): only the callers of a definition that appeared,
+    went or moved to another node resolve their calls again; appending a function to a
+    file whose functions thousands of files call re-resolved all of them."""
+    root = make_repo(tmp_path / "r", C_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+    resolved: list[str] = []
+    calls_of = Resolver.calls_of
+    monkeypatch.setattr(Resolver, "calls_of", lambda r, p: (resolved.append(p), calls_of(r, p))[1])
+    for rel, text, again in C_EDITS:
+        resolved.clear()
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        assert set(resolved) == again, rel
+        fresh, _ = RepoIndex.build(root, EXACT, save=False)
+        assert_same(idx, fresh, ["return helper_b(w);", "int helper_a(int x)"])

@@ -47,3 +47,43 @@ def test_replacing_rows_matches_a_model_through_compactions(monkeypatch) -> None
             )
         )
         assert got == model.get(r, [])
+
+
+def test_editing_set_rows_matches_a_model_through_compactions(monkeypatch) -> None:  # noqa: ANN001
+    compactions = []
+    compact = RowPool.compact
+    monkeypatch.setattr(
+        RowPool, "compact", lambda pool, room=0: (compactions.append(room), compact(pool, room))
+    )
+    rng = np.random.default_rng(2)
+    m = sp.random(50, 40, density=0.3, format="csr", random_state=3)
+    pool = RowPool.from_csr(m)
+    model = {r: set(m[r].indices.tolist()) for r in range(50)}
+    for _ in range(800):
+        gone: list[tuple[int, int]] = []
+        added: list[tuple[int, int]] = []
+        for r in np.unique(rng.integers(0, 60, size=rng.integers(1, 5))).tolist():
+            have = model.setdefault(r, set())
+            out = {c for c in have if rng.random() < 0.3}
+            new = {int(c) for c in rng.integers(0, 40, 4)} - have
+            gone += [(r, c) for c in sorted(out)]
+            added += [(r, c) for c in sorted(new)]
+            model[r] = (have - out) | new
+        pool.edit(*(tuple(np.array(side, np.int64).reshape(-1, 2).T) for side in (gone, added)))
+    assert compactions  # rows outgrowing their room moved until the pool was full
+    assert pool.live == sum(len(c) for c in model.values())
+    for r in range(pool.n_rows):
+        assert sorted(pool.cols[pool.start[r] : pool.end[r]].tolist()) == sorted(model.get(r, ()))
+
+
+def test_a_long_row_losing_and_regaining_an_entry_stays_in_place() -> None:
+    """The relations by target of a popular fragment: one source changing must not copy the
+    thousands of others (that filled the pool and forced a compaction every few edits)."""
+    pool = RowPool.from_indptr(np.array([0, 5000, 5001]), np.arange(5001), np.zeros(5001))
+    used, start = pool.used, pool.start[0]
+    for _ in range(3):
+        pool.edit((np.array([0]), np.array([17])), (np.empty(0, np.int64),) * 2)
+        pool.edit((np.empty(0, np.int64),) * 2, (np.array([0]), np.array([9999])))
+        pool.edit((np.array([0]), np.array([9999])), (np.array([0]), np.array([17])))
+    assert (pool.used, pool.start[0]) == (used, start)
+    assert sorted(pool.cols[pool.start[0] : pool.end[0]].tolist()) == list(range(5000))

@@ -89,6 +89,19 @@ class CodeGraph:
         s, e = self.adj.start[u], self.adj.end[u]
         return self.adj.cols[s:e], self.adj.vals[s:e]
 
+    def canonical_ids(self) -> tuple[np.ndarray, int]:
+        """Per node id, its id as ``build_graph`` numbers the same files (-1: an id no node
+        holds), and how many ids that numbering has: updates move files to new id ranges,
+        a saved graph does not depend on them."""
+        first, dirs, n = layout({p: s - 2 for p, s in self.size.items()})
+        out = np.full(self.n_nodes, -1, np.int64)
+        for path, node in first.items():
+            cur = self.stmt_offset[path] - 2
+            out[cur : cur + self.size[path]] = np.arange(node, node + self.size[path])
+        for d, node in dirs.items():
+            out[self.dirs[d]] = node
+        return out, n
+
     def file_nodes(self, path: str) -> np.ndarray:
         if path not in self.stmt_offset:
             return np.empty(0, np.int64)
@@ -522,13 +535,14 @@ def _edge(u: int, v: int, kind: str) -> tuple[np.ndarray, np.ndarray, float]:
     return np.array([u], np.int64), np.array([v], np.int64), COST[kind]
 
 
-def layout(files: Mapping[str, ParsedFile]) -> tuple[dict[str, int], dict[str, int], int]:
-    """Canonical ids: files and directories ordered by key, so ids and keys agree."""
+def layout(sizes: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int], int]:
+    """Canonical ids for files of ``sizes`` statements each: files and directories ordered
+    by key, so ids and keys agree."""
     dir_names = {""}
-    for path in files:
+    for path in sizes:
         dir_names.update(_ancestors(path))
     items = sorted(
-        [(_base_key("file", p), 0, p) for p in files]
+        [(_base_key("file", p), 0, p) for p in sizes]
         + [(_base_key("dir", d), 1, d) for d in dir_names]
     )
     first: dict[str, int] = {}
@@ -540,8 +554,13 @@ def layout(files: Mapping[str, ParsedFile]) -> tuple[dict[str, int], dict[str, i
             nid += 1
         else:
             first[name] = nid
-            nid += room_for(2 + files[name].n_nodes)
+            nid += room_for(2 + sizes[name])
     return first, dirs, nid
+
+
+def import_cost(weight: float) -> float:
+    """The cost of an import edge of ``weight`` (inf: none, at weight 0)."""
+    return float(-np.log(weight)) if weight > 0 else np.inf
 
 
 def room_for(size: int) -> int:
@@ -558,7 +577,8 @@ def build_graph(
     import scipy.sparse as sp
 
     paths = sorted(files)
-    file_first, dirs, nid = layout(files)
+    sizes = {p: files[p].n_nodes for p in paths}
+    file_first, dirs, nid = layout(sizes)
     offsets = {p: file_first[p] + 2 for p in paths}
     key = np.zeros(nid, np.int64)
     for p in paths:
@@ -595,7 +615,7 @@ def build_graph(
 
     is_import = np.array(imported, bool)
     c_lo, c_hi = unique_pairs(~is_import)
-    import_cost = float(-np.log(import_weight)) if import_weight > 0 else np.inf
+    cost_of_import = import_cost(import_weight)
     # a call along a syntax edge replaces it: one edge per pair, the strongest kind
     shadowed = np.concatenate([c_lo[parent_of[c_lo] == c_hi], c_hi[parent_of[c_hi] == c_lo]])
     children = np.setdiff1d(children, shadowed, assume_unique=True)
@@ -610,9 +630,9 @@ def build_graph(
         "directory": (np.array(du, np.int64), np.array(dv, np.int64)),
     }
     cost_of = dict(COST)
-    if np.isfinite(import_cost):
+    if np.isfinite(cost_of_import):
         pairs["import"] = unique_pairs(is_import)
-        cost_of["import"] = import_cost
+        cost_of["import"] = cost_of_import
     blocks = []
     # cheapest kind first; ids follow keys, so rows list neighbours by (cost, key)
     for kind, (a, b) in sorted(pairs.items(), key=lambda item: cost_of[item[0]]):
@@ -634,17 +654,26 @@ def build_graph(
         indices[dest] = m.indices
         cost[dest] = c
         before += cnt
-    adj = RowPool.from_indptr(indptr, indices, cost)
+    return laid_out(sizes, RowPool.from_indptr(indptr, indices, cost), key, cost_of_import)
+
+
+def laid_out(
+    sizes: Mapping[str, int], adj: RowPool, key: np.ndarray, cost_of_import: float
+) -> CodeGraph:
+    """The graph of files of ``sizes`` statements each whose ids are ``layout``'s: what
+    ``build_graph`` makes, and a saved index holds as arrays (``canonical_ids``)."""
+    paths = sorted(sizes)
+    first, dirs, nid = layout(sizes)
     children_of: Counter[str] = Counter(_parent(p) for p in paths)
     children_of.update(_parent(d) for d in dirs if d)
     return CodeGraph(
         adj=adj,
         key=key,
-        stmt_offset=offsets,
-        capacity={p: room_for(2 + files[p].n_nodes) for p in paths},
-        size={p: 2 + files[p].n_nodes for p in paths},
+        stmt_offset={p: first[p] + 2 for p in paths},
+        capacity={p: room_for(2 + sizes[p]) for p in paths},
+        size={p: 2 + sizes[p] for p in paths},
         dirs=dirs,
         dir_children=children_of,
         n_nodes=nid,
-        import_cost=import_cost,
+        import_cost=cost_of_import,
     )

@@ -37,7 +37,7 @@ from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.index.fragments import Window, shown_span, window_nodes, windows
 from repomem.index.gcpause import paused_gc
-from repomem.index.graph import CodeGraph, RowChange, build_graph, layout, multiset_hash
+from repomem.index.graph import CodeGraph, RowChange, build_graph, multiset_hash
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, text_key
 from repomem.index.occurrences import Occurrence, find_occurrences
@@ -187,7 +187,12 @@ class RepoIndex:
         self._relations_csr: sp.csr_matrix | None = None
         self._inverse: RowPool | None = None  # per fragment: the fragments relating to it
         self._graph: CodeGraph | None = None
+        # a saved index's graph and node rows (``graph``, ``frag_nodes``, ``node_frags``),
+        # opened on first use
+        self.saved_graph: Callable[[], tuple[CodeGraph, RowPool, RowPool]] | None = None
         self._calls_into: dict[str, dict[str, np.ndarray]] | None = None
+        # a saved index's ``calls_into``, made from its arrays on first use
+        self.saved_calls_into: Callable[[], dict[str, dict[str, np.ndarray]]] | None = None
         # bumped by every change a file's update makes: what is derived from the whole
         # index (a class card's most-called methods) is cached against it
         self.revision = 0
@@ -481,34 +486,37 @@ class RepoIndex:
     def _write_relations(self, rows: np.ndarray, idx: np.ndarray, val: np.ndarray) -> None:
         """Set relation rows, keeping the relations by target in step once they are built:
         rebuilding them whole would cost the first retrieval after each edit 0.2 s on the
-        Linux kernel's 9M relations."""
+        Linux kernel's 9M relations. Only the (target, source) pairs that appear or vanish
+        are edited: most recomputed rows come out as they were."""
         pool, old = self._inverse, self.rel_idx[rows]
         self.rel_idx[rows], self.rel_val[rows] = idx, val
         if pool is None:
             return
         new = self.rel_idx[rows]
         pool.grow(len(self.frag_text))
-        targets = np.unique(np.concatenate([old[old >= 0], new[new >= 0]]))
-        indptr, sources, _ = pool.gather(targets)
-        owner = np.repeat(targets, np.diff(indptr))
-        kept = ~np.isin(sources, rows)
-        slots = new >= 0
-        owner = np.concatenate([owner[kept], new[slots]])
-        sources = np.concatenate([sources[kept], np.broadcast_to(rows[:, None], new.shape)[slots]])
-        order = np.argsort(owner, kind="stable")
-        pool.set_rows(targets, owner[order], sources[order], np.zeros(order.size))
+        span = np.int64(max(len(self.frag_text), 1))
+        source = np.broadcast_to(rows[:, None], new.shape)
+        before = np.unique(old[old >= 0] * span + source[old >= 0])
+        after = np.unique(new[new >= 0] * span + source[new >= 0])
+        gone = np.setdiff1d(before, after, assume_unique=True)
+        added = np.setdiff1d(after, before, assume_unique=True)
+        pool.edit((gone // span, gone % span), (added // span, added % span))
 
     # ------------------------------------------------------------------ lazily derived state
     def warm(self) -> None:
-        """Derive now what an opened index builds on first use (the graph from every file's
-        parse, the resolver, node rows, calls by target, relations by target): a long-lived
-        process does it before serving, so that neither its first edit nor its first
-        definition cards pay for it; a one-shot command leaves it to first use."""
+        """Derive now what an opened index builds on first use (the resolver from every
+        file's definitions and imports, the graph, node rows and calls by target from their
+        saved arrays, relations by target): a long-lived process does it before serving, so
+        that neither its first edit nor its first definition cards pay for it; a one-shot
+        command leaves it to first use."""
         _ = (self.graph, self.resolver, self.node_frags, self.calls_into, self.inverse_relations)
 
     @property
     def graph(self) -> CodeGraph:
-        if self._graph is None:
+        if self._graph is None and self.saved_graph is not None:
+            self._graph, self._frag_nodes, self._node_frags = self.saved_graph()
+            self.saved_graph = None
+        elif self._graph is None:
             self._graph = build_graph(self.parsed, self.calls, self.config.import_weight)
         return self._graph
 
@@ -518,7 +526,9 @@ class RepoIndex:
         as an (n, 2) array. A change re-links the untouched callers of a file from here,
         without scanning every call of every file that reads it (a module read by hundreds
         of files, called 66k times in the standard library's ``unittest``)."""
-        if self._calls_into is None:
+        if self._calls_into is None and self.saved_calls_into is not None:
+            self._calls_into, self.saved_calls_into = self.saved_calls_into(), None
+        elif self._calls_into is None:
             self._calls_into = defaultdict(dict)
             for path, entries in self.calls.items():
                 self._link_calls(path, entries)
@@ -544,6 +554,8 @@ class RepoIndex:
 
     @property
     def frag_nodes(self) -> RowPool:
+        if self._frag_nodes is None and self.saved_graph is not None:
+            _ = self.graph  # a saved index's graph comes with its node rows
         if self._frag_nodes is None:
             self._frag_nodes = self._assemble_frag_nodes()
             self._node_frags = None
@@ -552,10 +564,9 @@ class RepoIndex:
     @property
     def node_frags(self) -> RowPool:
         """``frag_nodes`` transposed: the fragments holding each graph node."""
+        frag_nodes = self.frag_nodes
         if self._node_frags is None:
-            self._node_frags = RowPool.from_csr(
-                self.frag_nodes.to_csr(self.graph.n_nodes).T.tocsr()
-            )
+            self._node_frags = RowPool.from_csr(frag_nodes.to_csr(self.graph.n_nodes).T.tocsr())
         return self._node_frags
 
     @property
@@ -757,14 +768,10 @@ class RepoIndex:
         """Search radii numbered as a rebuild numbers the nodes (what a saved index holds)."""
         if self._graph is None:
             return self.radius
-        graph = self._graph
-        first, dirs, n = layout(self.parsed)
+        ids, n = self._graph.canonical_ids()
         out = np.full(n, np.inf)
-        for path, node in first.items():
-            cur = graph.stmt_offset[path] - 2
-            out[node : node + graph.size[path]] = self.radius[cur : cur + graph.size[path]]
-        for d, node in dirs.items():
-            out[node] = self.radius[graph.dirs[d]]
+        held = ids >= 0
+        out[ids[held]] = self.radius[: ids.size][held]
         return out
 
     def _fragments_near(

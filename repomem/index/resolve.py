@@ -9,7 +9,7 @@ unknown is dropped, never guessed.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
@@ -350,18 +350,21 @@ class Resolver:
         for pf in versions:
             if pf is not None and pf.language != "python":
                 ns = NAMESPACE.get(pf.language, pf.language)
-                for d in pf.definitions:
-                    out.update(self.callers.get((ns, d.name), ()))
+                for name in _redefined(old, new):
+                    out.update(self.callers.get((ns, name), ()))
+                break
         out.discard(path)
         return out
 
 
 def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:
     """Module-level names whose meaning differs between two parses of a Python file, and
-    classes whose bases differ (every method looked up through them may resolve anew);
-    ``None``: not comparable that way (another language)."""
-    if old.language != "python" or new.language != "python":
+    classes whose bases differ (every method looked up through them may resolve anew); of
+    a file resolved by name, the names ``_redefined``; ``None``: the language changed."""
+    if old.language != new.language:
         return None
+    if old.language != "python":
+        return _redefined(old, new), set()
     # a definition that only moved (lines above it changed) still means the same thing; the
     # calls into it follow it (``moved_definitions``) without resolving their files again
     kind_old = {d.name: d.is_class for d in old.definitions}
@@ -374,6 +377,15 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
         c for c in old.bases.keys() | new.bases.keys() if old.bases.get(c) != new.bases.get(c)
     }
     return names, classes
+
+
+def _redefined(old: ParsedFile | None, new: ParsedFile | None) -> set[str]:
+    """Names whose definitions (name, node) differ between two parses of a file resolved by
+    name: a call elsewhere resolves to a name's only definition, so calls of the others (a
+    file's functions when one is added at its end) resolve as they did."""
+    before = Counter((d.name, d.node) for d in old.definitions) if old is not None else Counter()
+    after = Counter((d.name, d.node) for d in new.definitions) if new is not None else Counter()
+    return {name for name, _ in (before - after) | (after - before)}
 
 
 def moved_definitions(old: ParsedFile | None, new: ParsedFile | None) -> dict[int, int]:

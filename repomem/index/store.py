@@ -18,9 +18,11 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,13 +31,14 @@ from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
+from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
 from repomem.index.rowpool import RowPool
 from repomem.index.spool import ArrayWriter, TextWriter, mapped, write_array
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 
 class IndexNotFound(RepomemError):
@@ -251,6 +254,7 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
     del inv_ptr, inv_src
     gen.put("truncated", np.array(sorted(index.truncated), np.int64))
     gen.put("radius", index.canonical_radius())
+    _save_graph(index, gen)
     for key, value in index.bm25.state().items():
         gen.put(f"bm25__{key}", value)
     resolver = index.resolver
@@ -261,6 +265,17 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
         (json.dumps(resolver.dependencies(p), separators=(",", ":")).encode() for p in paths),
     )
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
+    # apart, as only files whose calls are resolved again read their call sites
+    gen.texts(
+        "callsites",
+        (
+            json.dumps(
+                [[c.node, list(c.parts), c.scope] for c in index.parsed[p].calls],
+                separators=(",", ":"),
+            ).encode()
+            for p in paths
+        ),
+    )
     _fsync_dir(gen.dir)
     manifest = {
         "format": FORMAT_VERSION,
@@ -295,7 +310,6 @@ def _symbols(pf: ParsedFile) -> bytes:
     return json.dumps(
         {
             "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
-            "calls": [[c.node, list(c.parts), c.scope] for c in pf.calls],
             "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
             "import_nodes": pf.import_nodes,
             "has_error": pf.has_error,
@@ -303,6 +317,35 @@ def _symbols(pf: ParsedFile) -> bytes:
         },
         separators=(",", ":"),
     ).encode()
+
+
+def _save_graph(index: RepoIndex, gen: _Generation) -> None:
+    """The code graph and the node rows of the fragments, numbered as ``build_graph`` numbers
+    them, so that an update after a load does not build them from every file's parse."""
+    graph = index.graph
+    ids, n = graph.canonical_ids()
+    at = np.full(n, -1, np.int64)  # per canonical id, the node holding it now
+    held = np.flatnonzero(ids >= 0)
+    at[ids[held]] = held
+    key = np.zeros(n, np.int64)
+    key[ids[held]] = graph.key[held]
+    gen.put("graph_key", key)
+    del key, held
+    indptr, nbr, cost = graph.adj.saved(at)
+    nbr[: indptr[-1]] = ids[nbr[: indptr[-1]]]
+    for name, value in (("graph_indptr", indptr), ("graph_nbr", nbr), ("graph_cost", cost)):
+        gen.put(name, value)
+    del indptr, nbr, cost
+    frag_nodes = index.frag_nodes
+    frag_nodes.grow(len(index.frag_text))
+    indptr, node, weight = frag_nodes.saved(np.arange(len(index.frag_text)))
+    node[: indptr[-1]] = ids[node[: indptr[-1]]]
+    for name, value in (("fn_indptr", indptr), ("fn_node", node), ("fn_weight", weight)):
+        gen.put(name, value)
+    del indptr, node, weight
+    nf = index.node_frags.saved(at)
+    for name, value in zip(("nf_indptr", "nf_frag", "nf_weight"), nf, strict=True):
+        gen.put(name, value)
 
 
 def config_from(data: dict) -> IndexConfig:
@@ -374,7 +417,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         for name in (
             *("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"),
             *("line_len", "node_start", "node_end", "node_parent", "line_owner"),
-            *("symbols", "deps", "calls"),
+            *("symbols", "callsites", "deps", "calls"),
         )
     }
 
@@ -388,7 +431,14 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         # tuple.__new__ skips the named tuples' Python-level constructors: a first update
         # after a load makes every file's parse, ~400k of them on the standard library
         new = tuple.__new__
-        return ParsedFile(
+
+        def callsites() -> list[CallSite]:
+            return [
+                new(CallSite, (node, tuple(parts), scope))
+                for node, parts, scope in json.loads(part("callsites", i).tobytes())
+            ]
+
+        return SavedParse(
             path,
             language,
             digest,
@@ -398,12 +448,10 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
             ),
             has_error=sym["has_error"],
             definitions=[new(Definition, d) for d in sym["defs"]],
-            calls=[
-                new(CallSite, (node, tuple(parts), scope)) for node, parts, scope in sym["calls"]
-            ],
             imports=[new(ImportBinding, b) for b in sym["imports"]],
             import_nodes=sym["import_nodes"],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
+            callsites=callsites,
         )
 
     def dependencies(i: int) -> tuple[list[list], list[str]]:
@@ -437,10 +485,63 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
     )
     idx.truncated = set(a["truncated"].tolist())
     idx.radius = a["radius"]
+
+    def graph() -> tuple[CodeGraph, RowPool, RowPool]:
+        n_nodes = np.diff(a["node_start_off"]).tolist()
+        return (
+            laid_out(
+                dict(zip(paths, n_nodes, strict=True)),
+                RowPool.adopt(a["graph_indptr"], a["graph_nbr"], a["graph_cost"]),
+                a["graph_key"],
+                import_cost(config.import_weight),
+            ),
+            RowPool.adopt(a["fn_indptr"], a["fn_node"], a["fn_weight"]),
+            RowPool.adopt(a["nf_indptr"], a["nf_frag"], a["nf_weight"]),
+        )
+
+    idx.saved_graph = graph
+
+    def calls_into() -> dict[str, dict[str, np.ndarray]]:
+        """``RepoIndex.calls_into`` from the saved calls (nothing changes them before it is
+        first used), grouped at once rather than file by file."""
+        calls = a["calls"]  # rows of (file, source node, target file, target node)
+        calls = calls[np.lexsort((calls[:, 0], calls[:, 2]))]
+        pairs = np.ascontiguousarray(calls[:, [1, 3]])
+        new = (np.diff(calls[:, 0]) != 0) | (np.diff(calls[:, 2]) != 0)
+        first = np.flatnonzero(np.r_[calls.shape[0] > 0, new])
+        bounds = np.r_[first, calls.shape[0]].tolist()
+        out: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
+        for k, (src, target) in enumerate(calls[first][:, [0, 2]].tolist()):
+            out[paths[target]][paths[src]] = pairs[bounds[k] : bounds[k + 1]]
+        return out
+
+    idx.saved_calls_into = calls_into
     idx.bm25 = BM25Index.from_state(
         {k[6:]: v for k, v in a.items() if k.startswith("bm25__")}, trusted=True
     )
     return idx
+
+
+class SavedParse(ParsedFile):
+    """A saved parse whose call sites are decoded when first read: resolution tables are
+    made from every file's definitions and imports, but only a file whose calls are
+    resolved again reads its call sites (447k of them in the Linux kernel's subset)."""
+
+    def __init__(
+        self, *args: Any, callsites: Callable[[], list[CallSite]] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)  # (``dataclasses.replace`` gives the calls)
+        self._callsites = callsites
+
+    @property  # type: ignore[override]
+    def calls(self) -> list[CallSite]:
+        if self._callsites is not None:
+            self._calls, self._callsites = self._callsites(), None
+        return self._calls
+
+    @calls.setter
+    def calls(self, value: list[CallSite]) -> None:
+        self._calls, self._callsites = value, None
 
 
 def index_bytes(root: Path, config: IndexConfig) -> int:
