@@ -23,10 +23,11 @@ while text could join the two: statements sharing a row, a backslash ending the 
 edge, a block comment left open at the end of the line before, or a ``;`` or ``else`` next
 after an edge (``struct s {...}`` takes the ``;`` that follows it on a later row, an ``if``
 the ``else``). Most kernel files hold a syntax error somewhere (macros tree-sitter cannot
-parse), so an old error does not stop a C splice: the units next to the region must be free of
-errors, which keeps the region out of the recovery from one (a missing ``;`` is inserted in
-view of the token after it). A syntax error in the new region, or a parse that does not say
-where its errors lie (one read back from a stored index), sends the file to a full parse.
+parse), so an old error does not stop a C splice: the region and the units next to it must have
+been free of errors, which keeps it out of the recovery from one (a missing ``;`` is inserted
+in view of the token after it, and may land rows after the unit it ends, past a comment). A
+syntax error in the new region, or a parse that does not say where its errors lie (one read
+back from a stored index), sends the file to a full parse.
 """
 
 from __future__ import annotations
@@ -131,9 +132,10 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
         i -= 1
     else:
         row = begin = 0
-    if errors.size:  # the units next to the region hold no error
-        near = [k for k in (i - 1, j) if 0 <= k < top.size]
-        if np.any((errors[:, 0] <= top_end[near, None]) & (errors[:, 1] >= top_start[near, None])):
+    if errors.size:  # neither the region nor the units next to it held an error
+        lo = int(top_start[i - 1]) if i else 0
+        hi = int(top_end[j]) if j < top.size else old_total
+        if np.any((errors[:, 0] <= hi) & (errors[:, 1] >= lo)):
             return None
     first_node = int(np.searchsorted(old.node_start, row))
     end_node = int(top[j]) if j < top.size else old.n_nodes
