@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pytest
@@ -161,3 +162,157 @@ def test_splicing_comes_before_a_kept_tree(monkeypatch: pytest.MonkeyPatch) -> N
     broken = edited + "def broken(:\n"
     got = parse_source("m.py", "python", broken, "d", trees=trees, previous=(edited, got))
     assert got.has_error and count[0] == 1 and "m.py" in trees._trees
+
+
+C_MODULE = """// SPDX-License-Identifier: GPL-2.0
+#include <linux/fs.h>
+#include "internal.h"
+
+#define PAGES(x) ((x) >> PAGE_SHIFT)
+
+struct holder {
+\tint count;
+\tstruct list_head list;
+};
+
+static int helper(struct holder *h)
+{
+\treturn h->count + PAGES(4096);
+}
+
+#ifdef CONFIG_HOLDER_DEBUG
+static void dump(struct holder *h)
+{
+\tpr_info("%d\\n", helper(h));
+}
+#else
+static inline void dump(struct holder *h) { }
+#endif
+
+int first(struct holder *h)
+{
+\tif (h->count)
+\t\tdump(h);
+\treturn helper(h);
+}
+
+SYSCALL_DEFINE2(hold, const char __user *, name, int, n)
+{
+\treturn do_hold(name, n);
+}
+
+/*
+ * The last one.
+ */
+int last(void)
+{
+\treturn first(NULL);
+}
+"""
+
+C_EDITS: list[tuple[str, Callable[[str], str], bool]] = [
+    # the file holds an error (a macro tree-sitter cannot parse): edits away from it splice
+    ("edit a function body", lambda t: t.replace("first(NULL)", "first(NULL) + 1"), True),
+    ("append a function", lambda t: t + "\nvoid added(void)\n{\n\tlast();\n}\n", True),
+    ("insert a define", _insert_after("};\n", "\n#define EXTRA 1\n"), True),
+    ("edit inside an #ifdef group", lambda t: t.replace("%d", "%d!"), True),
+    ("add a struct", _insert_after("#endif\n", "\nstruct added {\n\tint z;\n};\n"), True),
+    ("rename a function", lambda t: t.replace("int helper(", "int helper2("), True),
+    # the unit next to the one holding the error: recovering from it looked at this one
+    ("edit next to an error", lambda t: t.replace("do_hold(name, n)", "do_hold(n)"), False),
+    ("an #if left open", _insert_after("return first(NULL) + 1;\n", "#if X\n"), False),
+    ("an edit away from the open #if", lambda t: t.replace("EXTRA 1", "EXTRA 2"), True),
+    # an edit that takes an error away parses whole: the recovery from it spread who knows where
+    ("the #if closed", lambda t: t.replace("#if X\n", ""), False),
+]
+
+
+def test_spliced_c_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = _spliced_count(monkeypatch)
+    text = C_MODULE
+    parsed = parse_source("m.c", "c", text, "d0")
+    assert parsed.has_error  # SYSCALL_DEFINE2's arguments are no C
+    for k, (what, edit, keeps_rest) in enumerate(C_EDITS, 1):
+        edited = edit(text)
+        assert edited != text, what
+        before = count[0]
+        got = parse_source("m.c", "c", edited, f"d{k}", previous=(text, parsed))
+        want = parse_source("m.c", "c", edited, f"d{k}")
+        assert parsed_fields(got) == parsed_fields(want), what
+        assert got.error_rows is not None and want.error_rows is not None
+        assert got.error_rows.tolist() == want.error_rows.tolist(), what
+        assert count[0] - before == keeps_rest, what
+        text, parsed = edited, got
+    assert [d.name for d in parsed.definitions][-2:] == ["last", "added"]
+
+
+@pytest.mark.parametrize(
+    ("what", "old", "new"),
+    [
+        # an ``else`` joins the ``if`` before the region, or the one the region ends with
+        ("else after", "if (a)\n\tb();\nint x;\n", "if (a)\n\tb();\nelse\n\tc();\n"),
+        ("else before", "int x;\nelse\n\tc();\n", "if (a)\n\tb();\nelse\n\tc();\n"),
+        # a struct takes the ``;`` after it, on a later row too; without it, what follows
+        (
+            "struct's semicolon",
+            "struct s { int a; }\n;\nint y;\n",
+            "struct s { int a; }\nx;\nint y;\n",
+        ),
+        # a comment left open at the end of the row before the region
+        (
+            "open comment",
+            "int a; /* was\nint b; */\nint c;\n",
+            "int a; /* was\nint bb; */\nint c;\n",
+        ),
+        # a backslash joins the next line to a directive
+        (
+            "continued define",
+            "#define M(x) \\\n\t(x)\nint y;\n",
+            "#define M(x) \\\n\t(x + 1)\nint y;\n",
+        ),
+        ("continued comment", "int a; // note \\\nint b;\n", "int a; // note \\\nint bb;\n"),
+    ],
+)
+def test_edges_of_a_c_region(
+    monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str
+) -> None:
+    """Each edit splices, with a region grown over the statement it could join."""
+    count = _spliced_count(monkeypatch)
+    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
+    old, new = padding + old + padding, padding + new + padding
+    parsed = parse_source("m.c", "c", old, "d")
+    assert not parsed.has_error, what
+    got = parse_source("m.c", "c", new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source("m.c", "c", new, "d")), what
+    assert count[0] == 1, what
+
+
+def test_a_c_parse_that_does_not_say_where_its_errors_are_parses_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A parse read back from a stored index keeps no error rows: the first edit of a file
+    with an error parses it whole, and the parse it gives knows them."""
+    count = _spliced_count(monkeypatch)
+    parsed = dataclasses.replace(parse_source("m.c", "c", C_MODULE, "d"), error_rows=None)
+    edited = C_MODULE.replace("first(NULL)", "first(NULL) + 1")
+    got = parse_source("m.c", "c", edited, "d", previous=(C_MODULE, parsed))
+    assert count[0] == 0 and got.error_rows is not None and got.error_rows.size
+    again = edited.replace("+ 1", "+ 2")
+    got = parse_source("m.c", "c", again, "d", previous=(edited, got))
+    assert count[0] == 1
+    assert parsed_fields(got) == parsed_fields(parse_source("m.c", "c", again, "d"))
+
+
+def test_a_c_error_in_the_region_parses_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A struct without its ``;`` gets a missing one after the comment that follows it, rows
+    after the struct: an edit of the comment, whose region holds that error but not the
+    struct, must not drop it."""
+    count = _spliced_count(monkeypatch)
+    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
+    old = padding + "struct s { int a; }\n/*\n * #define M(x) \\\n */\n\n#include <y.h>\n" + padding
+    new = old.replace("#define M", "#defineM")
+    parsed = parse_source("m.c", "c", old, "d")
+    assert parsed.error_rows is not None and parsed.error_rows.tolist() == [[13, 13]]
+    got = parse_source("m.c", "c", new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source("m.c", "c", new, "d"))
+    assert count[0] == 0

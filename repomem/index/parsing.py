@@ -68,6 +68,10 @@ class ParsedFile:
     import_nodes: list[int] = field(default_factory=list)  # the statement of each import
     # Python: class qualified name -> dotted base-class expressions
     bases: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    # first and last rows of the top-level nodes holding a syntax error, so that an edit away
+    # from them can still be spliced (``repomem.index.splice``); None: not known (a parse read
+    # back from a stored index)
+    error_rows: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -243,7 +247,7 @@ def parse_source(
     source = text.encode("utf-8")
     lines = split_lines(text) if lines is None else lines
     line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
-    if previous is not None and language == "python":
+    if previous is not None and language in splice.LANGUAGES:
         old_text, old = previous
         region = splice.region(old_text.encode("utf-8"), old, source, line_len.size)
         if region is not None:
@@ -284,6 +288,7 @@ def _extract(
     parsed = ParsedFile(
         path, language, digest, line_len, st.first, st.last, st.parents, st.owner, root.has_error
     )
+    parsed.error_rows = _error_rows(root, st) if root.has_error else splice.NO_ERRORS
     def_nodes = st.of([d for d, _ in defs])
     call_nodes = st.of([c for c, _ in calls])
     if language == "python":
@@ -301,6 +306,16 @@ def _extract(
         if i >= 0:
             parsed.calls.append(CallSite(i, (_text(name),)))
     return parsed
+
+
+def _error_rows(root: Node, st: _Statements) -> np.ndarray:
+    """Rows of the top-level nodes holding an error, as ``_Statements`` counts them; the whole
+    file when the root is one, or when none is (tree-sitter flags a Python module at times
+    for an error it keeps in no node)."""
+    nodes = [] if root.is_error else [c for c in root.children if c.has_error]
+    nodes = nodes or [root]
+    sb, eb, _ = _spans(nodes)
+    return np.stack([st.row(sb), st.row(np.maximum(eb - 1, sb))], axis=1).astype(np.int32)
 
 
 def _text(node: Node) -> str:

@@ -15,17 +15,35 @@ after it), a backslash ending the line before an edge, statements sharing a row 
 edge. A syntax error in the old file or in the new region, an indented top-level statement
 inside the new region, a region of half the file or more, and a class name defined both
 inside and outside the region (the bases of the last one win) send the file to a full parse.
+
+C's units are the top-level declarations, definitions and preprocessor directives (an
+``#if`` group with all it holds is one). tree-sitter expands no macro, so a unit parses alike
+whatever surrounds it, save at the region's edges, where the region grows over a neighbour
+while text could join the two: statements sharing a row, a backslash ending the line before an
+edge, a block comment left open at the end of the line before, or a ``;`` or ``else`` next
+after an edge (``struct s {...}`` takes the ``;`` that follows it on a later row, an ``if``
+the ``else``). Most kernel files hold a syntax error somewhere (macros tree-sitter cannot
+parse), so an old error does not stop a C splice: the region and the units next to it must have
+been free of errors, which keeps it out of the recovery from one (a missing ``;`` is inserted
+in view of the token after it, and may land rows after the unit it ends, past a comment). A
+syntax error in the new region, or a parse that does not say where its errors lie (one read
+back from a stored index), sends the file to a full parse.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 
 if TYPE_CHECKING:
     from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
+
+
+LANGUAGES = frozenset({"python", "c"})
+NO_ERRORS = np.empty((0, 2), np.int32)
 
 
 class Region(NamedTuple):
@@ -58,7 +76,9 @@ def common_ends(old: bytes, new: bytes) -> tuple[int, int, int]:
 def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int) -> Region | None:
     """Where ``new_source`` must be parsed again, given the old text and its parse; ``None``
     when a full parse is needed or costs about as much (the region is half the file)."""
-    if old.has_error:
+    c = old.language == "c"
+    errors = error_rows(old)
+    if errors is None or (old.has_error and not c):
         return None
     start, old_end, new_end = common_ends(old_source, new_source)
     newlines = np.flatnonzero(np.frombuffer(old_source, np.uint8) == 10)
@@ -75,45 +95,60 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
     top_start, top_end = old.node_start[top], old.node_end[top]
     old_total = old.line_owner.size
     # the statements after the region: from the first one starting after the edit, alone on
-    # its rows, not indented and not continuing the line before it (or it could join a
-    # statement the region ends with)
+    # its rows and not continuing the line before it (or it could join a statement the region
+    # ends with); in Python not indented, in C not opening with ``;`` or ``else``
     j = int(np.searchsorted(top_start, after))
     end_row, old_stop, new_stop = old_total, len(old_source), len(new_source)
     while j < top.size:
         stop = line_start(int(top_start[j]))
         if not (
             (j and top_start[j] <= top_end[j - 1])
-            or _indented(old_source, stop)
             or _continued(new_source, stop + new_end - old_end)
+            or (_continues_unit(old_source, stop) if c else _indented(old_source, stop))
         ):
             end_row, old_stop, new_stop = int(top_start[j]), stop, stop + new_end - old_end
             break
         j += 1
     # the statements before it: those ending before the edit, less the last ones while the
-    # region would share a row with them, continue their last line or open with an indented
-    # line (which could belong to them, as a method added at the end of a class does), or
-    # while the last one is indented (see ``join``)
+    # region would share a row with them or continue their last line; in Python while it
+    # opens with an indented line (which could belong to them, as a method added at the end
+    # of a class does) or the last one is indented (see ``join``); in C while their last line
+    # leaves a comment open or the region opens with ``;`` or ``else``
     i = int(np.searchsorted(top_end, first_changed))
     while i:
         row = int(top_end[i - 1]) + 1
         begin = line_start(row)
         if (
             (i == j or top_start[i] >= row)
-            and not _indented(old_source, line_start(int(top_start[i - 1])))
             and not _continued(old_source, begin)
-            and _opens_at_column_0(new_source, begin, new_stop)
-            and _opens_at_column_0(old_source, begin, old_stop)
+            and (
+                _c_opens(old_source, new_source, line_start(row - 1), begin)
+                if c
+                else _python_opens(old_source, new_source, begin, old_stop, new_stop)
+                and not _indented(old_source, line_start(int(top_start[i - 1])))
+            )
         ):
             break
         i -= 1
     else:
         row = begin = 0
+    if errors.size:  # neither the region nor the units next to it held an error
+        lo = int(top_start[i - 1]) if i else 0
+        hi = int(top_end[j]) if j < top.size else old_total
+        if np.any((errors[:, 0] <= hi) & (errors[:, 1] >= lo)):
+            return None
     first_node = int(np.searchsorted(old.node_start, row))
     end_node = int(top[j]) if j < top.size else old.n_nodes
     part_rows = new_rows - (old_total - end_row) - row
     if 2 * part_rows > new_rows:  # an emptied file too: it counts one row, its region none
         return None
     return Region(row, end_row - row, part_rows, begin, new_stop, first_node, end_node)
+
+
+def error_rows(parsed: ParsedFile) -> np.ndarray | None:
+    """The first and last rows of the top-level nodes holding a syntax error; ``None`` when
+    the parse does not say."""
+    return parsed.error_rows if parsed.has_error else NO_ERRORS
 
 
 def _indented(text: bytes, at: int) -> bool:
@@ -123,6 +158,10 @@ def _indented(text: bytes, at: int) -> bool:
 def _continued(text: bytes, stop: int) -> bool:
     """The line ending just before ``stop`` ends with a backslash: it goes on past ``stop``."""
     return text[max(stop - 3, 0) : stop].rstrip(b"\r\n").endswith(b"\\")
+
+
+def _python_opens(old: bytes, new: bytes, begin: int, old_stop: int, new_stop: int) -> bool:
+    return _opens_at_column_0(new, begin, new_stop) and _opens_at_column_0(old, begin, old_stop)
 
 
 def _opens_at_column_0(text: bytes, begin: int, stop: int) -> bool:
@@ -139,6 +178,26 @@ def _opens_at_column_0(text: bytes, begin: int, stop: int) -> bool:
     return True
 
 
+def _c_opens(old: bytes, new: bytes, line: int, begin: int) -> bool:
+    """A C region starting at ``begin`` (after the line starting at ``line``) opens apart:
+    that line leaves no block comment open, and neither text goes on with ``;`` or ``else``."""
+    opened = old.rfind(b"/*", line, begin)
+    return (
+        (opened < 0 or old.find(b"*/", opened + 2, begin) >= 0)
+        and not _continues_unit(old, begin)
+        and not _continues_unit(new, begin)
+    )
+
+
+# blanks, line splices and comments, then a token that extends a complete C statement; taken
+# possessively, as a comment read to a later ``*/`` would try every way to fail in a long file
+_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n|//[^\n]*|/\*(?>.*?\*/))*+(?:;|else\b)", re.S)
+
+
+def _continues_unit(text: bytes, at: int) -> bool:
+    return _CONTINUATION.match(text, at) is not None
+
+
 class _Import(NamedTuple):
     node: int
     binding: ImportBinding
@@ -151,22 +210,29 @@ def join(
     old: ParsedFile, where: Region, part: ParsedFile, part_source: bytes, line_len: np.ndarray
 ) -> ParsedFile | None:
     """The old parse with ``where``'s statements replaced by ``part`` (``part_source``, the
-    region, parsed alone); ``None`` when a class name is defined both inside and outside the
-    region, or when one of its top-level statements is indented: tree-sitter accepts that
-    without an error, but such a statement runs on over the lines after it (``    b,`` and
-    ``y = 1`` on the next line parse as ``b, y = 1``), so where it ends depends on them."""
-    newlines = np.flatnonzero(np.frombuffer(part_source, np.uint8) == 10)
-    top_rows = part.node_start[part.node_parent == -1]
-    line_starts = np.concatenate([[0], newlines + 1])[top_rows]
-    if any(_indented(part_source, int(b)) for b in line_starts):
-        return None
+    region, parsed alone, without a syntax error); ``None`` when, in Python, a class name is
+    defined both inside and outside the region, or one of the region's top-level statements
+    is indented: tree-sitter accepts that without an error, but such a statement runs on over
+    the lines after it (``    b,`` and ``y = 1`` on the next line parse as ``b, y = 1``), so
+    where it ends depends on them."""
     k0, k1 = where.first_node, where.end_node
     moved = part.n_nodes - (k1 - k0)
     shift = where.new_rows - where.old_rows
-    inside = {d.name for d in old.definitions if d.is_class and k0 <= d.node < k1}
-    inside.update(d.name for d in part.definitions if d.is_class)
-    if any(d.is_class and d.name in inside for d in old.definitions if not k0 <= d.node < k1):
-        return None
+    inside: set[str] = set()
+    if old.language == "python":
+        newlines = np.flatnonzero(np.frombuffer(part_source, np.uint8) == 10)
+        top_rows = part.node_start[part.node_parent == -1]
+        line_starts = np.concatenate([[0], newlines + 1])[top_rows]
+        if any(_indented(part_source, int(b)) for b in line_starts):
+            return None
+        inside = {d.name for d in old.definitions if d.is_class and k0 <= d.node < k1}
+        inside.update(d.name for d in part.definitions if d.is_class)
+        if any(d.is_class and d.name in inside for d in old.definitions if not k0 <= d.node < k1):
+            return None
+    errors = error_rows(old)
+    assert errors is not None  # ``region`` found where they lie
+    after = errors[errors[:, 0] >= where.row + where.old_rows] + shift
+    errors = np.concatenate([errors[errors[:, 1] < where.row], after])
 
     def spliced(before: np.ndarray, mid: np.ndarray, after: np.ndarray) -> np.ndarray:
         return np.concatenate([before, mid, after]).astype(np.int32)
@@ -202,7 +268,8 @@ def join(
             ids(part.line_owner, k0),
             ids(old.line_owner[rows.stop :], moved),
         ),
-        has_error=False,
+        has_error=bool(errors.size),
+        error_rows=errors,
         definitions=items(old.definitions, part.definitions),
         calls=items(old.calls, part.calls),
         imports=[x.binding for x in imports],
