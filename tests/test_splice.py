@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from repos import parsed_fields
 
+from repomem.config import IndexConfig
 from repomem.index import splice
 from repomem.index.parsing import ParsedFile, TreeCache, parse_source
+from repomem.index.repo import RepoIndex
 
 MODULE = """import os
 from .util import helper as h
@@ -316,3 +319,22 @@ def test_a_c_error_in_the_region_parses_whole(monkeypatch: pytest.MonkeyPatch) -
     got = parse_source("m.c", "c", new, "d", previous=(old, parsed))
     assert parsed_fields(got) == parsed_fields(parse_source("m.c", "c", new, "d"))
     assert count[0] == 0
+
+
+def test_a_loaded_index_splices_its_first_c_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saved index keeps where each parse's errors are, so the first edit of a C file with
+    an error, after a load, re-parses only what it touched, and updates as a rebuild would."""
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "m.c").write_text(C_MODULE)
+    RepoIndex.build(root, IndexConfig())
+    loaded = RepoIndex.load(root, IndexConfig())
+    count = _spliced_count(monkeypatch)
+    edited = C_MODULE.replace("first(NULL)", "first(NULL) + 1")
+    (root / "m.c").write_text(edited)
+    loaded.update_file("m.c", edited)
+    assert count[0] == 1
+    fresh, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    assert parsed_fields(loaded.parsed["m.c"]) == parsed_fields(fresh.parsed["m.c"])

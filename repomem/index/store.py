@@ -313,6 +313,8 @@ def _symbols(pf: ParsedFile) -> bytes:
             "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
             "import_nodes": pf.import_nodes,
             "has_error": pf.has_error,
+            # where its errors are, so that a loaded C file's first edit can be spliced
+            "error_rows": None if pf.error_rows is None else pf.error_rows.tolist(),
             "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
         },
         separators=(",", ":"),
@@ -447,6 +449,9 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
                 for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")
             ),
             has_error=sym["has_error"],
+            error_rows=None
+            if sym["error_rows"] is None
+            else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
             definitions=[new(Definition, d) for d in sym["defs"]],
             imports=[new(ImportBinding, b) for b in sym["imports"]],
             import_nodes=sym["import_nodes"],
