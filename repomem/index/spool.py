@@ -80,7 +80,11 @@ def write_array(path: Path, values: np.ndarray) -> None:
 def mapped(path: Path, *, writeable: bool = True) -> np.ndarray:
     """A saved array mapped copy-on-write: pages are read when touched, never written back
     (``writeable=False``: mapped read-only, so that it stays what the file holds)."""
-    return np.load(path, mmap_mode="c" if writeable else "r").view(np.ndarray)
+    values = np.load(path, mmap_mode="c" if writeable else "r")
+    st = os.stat(path)
+    # which file it is stays known when its folder is renamed (a generation going live)
+    values.file_id = (st.st_dev, st.st_ino)
+    return values.view(np.ndarray)
 
 
 def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -99,13 +103,11 @@ def is_file(values: np.ndarray, path: Path) -> bool:
     base = values
     while base is not None and not isinstance(base, np.memmap):
         base = getattr(base, "base", None)
+    if base is None or values.flags.writeable or base.mode != "r" or not path.exists():
+        return False
+    st = path.stat()
     return (
-        base is not None
-        and not values.flags.writeable
-        and base.mode == "r"
-        and base.filename is not None
-        and path.exists()
-        and os.path.samefile(base.filename, path)
+        getattr(base, "file_id", None) == (st.st_dev, st.st_ino)
         and values.shape == base.shape
         and values.dtype == base.dtype
         and values.__array_interface__["data"][0] == base.__array_interface__["data"][0]
