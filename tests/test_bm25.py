@@ -13,6 +13,7 @@ from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index, BM25StateError, count_terms, tokenize
+from repomem.index.spool import spooled
 
 VOCAB = [f"w{i}" for i in range(12)]
 # Zipf-like: the first terms land in most documents, so their raw idf is negative.
@@ -353,6 +354,46 @@ def test_trusted_state_opens_in_place_and_keeps_working() -> None:
         np.testing.assert_allclose(opened.scores(q), index.scores(q), rtol=1e-12)
     with pytest.raises(BM25StateError, match="size"):
         BM25Index.from_state(dict(state, post_tf=state["post_tf"][:-1]), trusted=True)
+
+
+def test_state_is_the_index_own_arrays_and_an_opened_state_changes_apart() -> None:
+    """``state`` copies nothing (a save of a large repository would hold a second index);
+    an index opened from it shares its postings but not its frequencies, which both change
+    in place."""
+    rng = np.random.default_rng(7)
+    index = BM25Index()
+    for doc_id in range(40):
+        index.add(doc_id, random_doc(rng))
+    state = index.state()
+    assert np.shares_memory(state["row_terms"], index._row_terms.view)
+    assert np.shares_memory(state["df"], index._df.view)
+    opened = BM25Index.from_state(state, trusted=True)
+    query = ["w1", "w2", "w3"]
+    before = index.scores(query)
+    opened.remove(3)
+    opened.remove(5)
+    np.testing.assert_array_equal(index.scores(query), before)
+    index.remove(3)
+    index.remove(5)
+    np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
+
+
+def test_a_state_mapped_read_only_keeps_working(tmp_path: Path) -> None:
+    """A build reads its BM25 from the files it saved, mapped read-only: adding documents,
+    empty ones too, and removing them writes into none of those arrays."""
+    rng = np.random.default_rng(8)
+    index = BM25Index()
+    for doc_id in range(30):
+        index.add(doc_id, random_doc(rng))
+    opened = BM25Index.from_state(spooled(tmp_path, index.state()), trusted=True)
+    assert not opened._row_terms.view.flags.writeable
+    for target in (opened, index):
+        target.add(30, [])
+        target.remove(4)
+        target.add(4, ["w1", "new"])
+        target.add(31, ["w2"])
+    query = ["w1", "w2", "new"]
+    np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
 
 
 def test_damaged_state_is_a_clear_error() -> None:

@@ -23,6 +23,7 @@ from repomem.index import store
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
+from repomem.index.spool import is_file
 
 EXACT = replace(IndexConfig(), node_neighbours=1000, fragment_neighbours=1000)
 IMPORTS = replace(IndexConfig(), import_weight=0.6)  # and the graph's import edges
@@ -151,6 +152,21 @@ def _is_mapped(a: np.ndarray) -> bool:
     while a is not None and not isinstance(a, mmap.mmap):
         a = getattr(a, "base", None)
     return a is not None
+
+
+def test_a_build_reads_its_bm25_and_locations_from_what_it_saved(tmp_path: Path) -> None:
+    """A build holds no BM25 index in memory: it is written into the generation once it is
+    compacted, read from there, and not written again by the save; the fragments' locations
+    are arrays, not a list per fragment."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    idx, _ = RepoIndex.build(root)
+    arrays = store.live_generation(root, idx.config) / "arrays"
+    state = idx.bm25.state()
+    for key in ("row_terms", "post_row", "vocab_bytes", "row_len"):
+        assert is_file(state[key], arrays / f"bm25__{key}.npy"), key
+    assert not is_file(np.array(state["post_row"]), arrays / "bm25__post_row.npy")
+    assert not idx.frag_locs._added
+    assert_same(idx, RepoIndex.load(root), QUERIES)
 
 
 def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:

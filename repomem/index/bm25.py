@@ -124,6 +124,39 @@ def _transpose(
 
 
 @numba.njit(cache=True, nogil=True)
+def _gather_rows(
+    row_ptr: IntArray, rows: IntArray, row_terms: Int32Array, row_tf: Int32Array, total: int
+) -> tuple[Int32Array, Int32Array]:
+    """The entries of ``rows``, laid end to end (no index array: the Linux kernel's would
+    take 1 GB, and the arrays making it twice that)."""
+    terms = np.empty(total, np.int32)
+    tfs = np.empty(total, np.int32)
+    k = 0
+    for r in rows:
+        for p in range(row_ptr[r], row_ptr[r + 1]):
+            terms[k] = row_terms[p]
+            tfs[k] = row_tf[p]
+            k += 1
+    return terms, tfs
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_stats(
+    row_ptr: IntArray, row_terms: Int32Array, row_tf: Int32Array, n_terms: int
+) -> tuple[IntArray, IntArray]:
+    """Document frequency per term and length per row, without temporaries the size of the
+    entries."""
+    df = np.zeros(n_terms, np.int64)
+    n_rows = row_ptr.shape[0] - 1
+    row_len = np.zeros(n_rows, np.int64)
+    for r in range(n_rows):
+        for p in range(row_ptr[r], row_ptr[r + 1]):
+            df[row_terms[p]] += 1
+            row_len[r] += row_tf[p]
+    return df, row_len
+
+
+@numba.njit(cache=True, nogil=True)
 def _score_main(
     term_ptr: IntArray,
     post_row: Int32Array,
@@ -248,7 +281,8 @@ class _Growable:
 
     @classmethod
     def adopt(cls, values: np.ndarray) -> _Growable:
-        """``values`` itself (a mapped array, say), full: the first append copies it."""
+        """``values`` itself (a mapped array, say, read-only or not), full: the first append
+        copies it, and nothing is written into it."""
         grown = cls.__new__(cls)
         grown._data, grown.size = values, int(values.size)
         return grown
@@ -265,6 +299,8 @@ class _Growable:
 
     def extend(self, values: npt.ArrayLike) -> None:
         values = np.asarray(values)
+        if not values.size:
+            return  # nothing written: an adopted array may be read-only
         end = self.size + values.size
         if end > self._data.size:
             self._grow(end)
@@ -489,9 +525,13 @@ class BM25Index:
         row_ptr = np.zeros(self._capacity + 1, np.int64)
         row_ptr[docs + 1] = lengths
         np.cumsum(row_ptr, out=row_ptr)
-        take = ranges(starts, lengths)  # postings copied row after row, in id order
-        row_terms = self._row_terms.view[take]
-        row_tf = self._row_tf.view[take]
+        # postings copied row after row, in id order
+        row_terms, row_tf = _gather_rows(
+            ptr, rows, self._row_terms.view, self._row_tf.view, int(lengths.sum())
+        )
+        # the old rows go before the new ones are laid out, which a build's compaction of
+        # every row of the repository would otherwise hold at once with them
+        self._row_terms = self._row_tf = _Growable(np.int32)
         used = self._df.view > 0
         vocab = self._vocab
         if not used.all():
@@ -506,30 +546,37 @@ class BM25Index:
         """Plain numpy arrays (no objects, loadable without pickle); compacts the index first.
         Besides the rows, it holds what :meth:`from_state` would otherwise derive from them
         (postings, frequencies, lengths, the vocabulary's hash table), so that a saved index
-        opens without reading its rows."""
+        opens without reading its rows. The arrays are the index's own, not copies (a save of
+        the Linux kernel would hold a second BM25 index): write them out before the index
+        changes again, and do not modify them."""
         self.compact()
-        encoded = [w.encode("utf-8") for w in self._vocab]
-        offsets = np.zeros(len(encoded) + 1, np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        vocab_bytes = np.frombuffer(b"".join(encoded), np.uint8).copy()
-        hashes = fnv1a(vocab_bytes, offsets)
-        order = np.argsort(hashes, kind="stable")
+        saved = self._vocab.arrays() if isinstance(self._vocab, Vocabulary) else None
+        if saved is None:
+            encoded = [w.encode("utf-8") for w in self._vocab]
+            offsets = np.zeros(len(encoded) + 1, np.int64)
+            np.cumsum([len(e) for e in encoded], out=offsets[1:])
+            vocab_bytes = np.frombuffer(b"".join(encoded), np.uint8).copy()
+            del encoded
+            hashes = fnv1a(vocab_bytes, offsets)
+            order = np.argsort(hashes, kind="stable")
+            saved = (vocab_bytes, offsets, hashes[order], order.astype(np.int64))
+        vocab_bytes, offsets, vocab_hash, vocab_hash_ids = saved
         return {
             "format": np.array(_STATE_FORMAT, np.int64),
             "params": np.array([self.k1, self.b, self.epsilon], np.float64),
             "vocab_bytes": vocab_bytes,
             "vocab_offsets": offsets,
-            "row_ptr": self._row_ptr.view.copy(),
-            "row_terms": self._row_terms.view.copy(),
-            "row_tf": self._row_tf.view.copy(),
+            "row_ptr": self._row_ptr.view,
+            "row_terms": self._row_terms.view,
+            "row_tf": self._row_tf.view,
             "doc_ids": np.flatnonzero(self._row_live.view).astype(np.int64),
-            "df": self._df.view.copy(),
-            "row_len": self._row_len.view.copy(),
+            "df": self._df.view,
+            "row_len": self._row_len.view,
             "term_ptr": self._term_ptr,
             "post_row": self._post_row,
             "post_tf": self._post_tf,
-            "vocab_hash": hashes[order],
-            "vocab_hash_ids": order.astype(np.int64),
+            "vocab_hash": vocab_hash,
+            "vocab_hash_ids": vocab_hash_ids,
         }
 
     @classmethod
@@ -623,7 +670,8 @@ class BM25Index:
         self._vocab = Vocabulary(
             a["vocab_bytes"], a["vocab_offsets"], a["vocab_hash"], a["vocab_hash_ids"]
         )
-        self._df = _Growable.adopt(a["df"])
+        # copied: the frequencies change in place, and a state may be shared (``state``)
+        self._df = _Growable(np.int64, a["df"])
         self._df_hist = _Growable(np.int64, np.bincount(a["df"], minlength=doc_ids.size + 2))
         self._row_ptr = _Growable.adopt(a["row_ptr"])
         self._row_terms = _Growable.adopt(a["row_terms"])
@@ -652,10 +700,7 @@ class BM25Index:
         """Make the given rows (row number == document id, only live rows hold terms) the whole
         index, all in the main segment, and derive the statistics from them."""
         n_rows = live.size
-        df = np.bincount(row_terms, minlength=len(vocab)).astype(np.int64)
-        row_len = np.bincount(
-            np.repeat(np.arange(n_rows), np.diff(row_ptr)), weights=row_tf, minlength=n_rows
-        ).astype(np.int64)
+        df, row_len = _row_stats(row_ptr, row_terms, row_tf, len(vocab))
         doc_ids = np.flatnonzero(live)
         self._vocab: dict[str, int] | Vocabulary = vocab
         self._df = _Growable(np.int64, df)

@@ -233,6 +233,16 @@ class Locations:
         self._added.append(locations)
 
 
+def window_locations(
+    win_file: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_frag: np.ndarray, n: int
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Every window's place (file number, start, end) grouped by its fragment, in file and
+    line order within one, as ``Locations`` holds them: (indptr over ``n`` fragments, rows)."""
+    by_frag = np.argsort(win_frag, kind="stable")
+    indptr = np.searchsorted(win_frag[by_frag], np.arange(n + 1)).astype(np.int64)
+    return indptr, (win_file[by_frag], win_start[by_frag], win_end[by_frag])
+
+
 class LazyDict(MutableMapping[K, V], Generic[K, V]):
     """A dict whose saved values are made on first use (``make(position)``), in the order of
     the saved keys; what is set or deleted afterwards behaves as in a dict."""
@@ -341,6 +351,12 @@ class Vocabulary:
             return known
         self._new[word] = tid
         return tid
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(data, offsets, hashes, ids) as given, while no word has been added since."""
+        if self._new:
+            return None
+        return self._data, self._offsets, self._hashes, self._ids
 
     def __iter__(self) -> Iterator[str]:
         for i in range(self._base):

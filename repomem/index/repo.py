@@ -39,7 +39,14 @@ from repomem.index.fragments import Window, shown_span, window_nodes, windows
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, RowChange, build_graph, multiset_hash
 from repomem.index.languages import language_for_path
-from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, text_key
+from repomem.index.mapped import (
+    LazyDict,
+    Locations,
+    TextIds,
+    Texts,
+    text_key,
+    window_locations,
+)
 from repomem.index.occurrences import Occurrence, find_occurrences
 from repomem.index.parsing import (
     ParsedFile,
@@ -52,6 +59,7 @@ from repomem.index.parsing import (
 from repomem.index.relations import compute_relations, node_ball
 from repomem.index.resolve import Resolver, moved_definitions
 from repomem.index.rowpool import RowPool
+from repomem.index.spool import spooled
 
 Progress = Callable[[str, int, int], None]
 
@@ -284,14 +292,18 @@ class RepoIndex:
         for i, (f, prep) in enumerate(_prepare_all(code, reused_parses, config, progress)):
             idx.parsed[f.path] = prep.parsed
             texts.append(f.text)
-            idx._add_file_fragments(f, prep, (texts, i))  # its windows and counts go
+            idx._add_file_fragments(f, prep, (texts, i), locate=False)  # its windows go
         del code  # and the texts, read once more from the spool's map when needed
+        idx.frag_locs = idx._window_locations()
         texts.finish()
         idx.frag_text.finish()
         order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
         idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
-        # now, while the relations' tables do not exist yet: compacting copies every posting
-        idx.bm25.compact()
+        # now, while the relations' tables do not exist yet: compacting copies every posting;
+        # then its arrays go where the store saves them, and are read from there
+        state = spooled(spool, {f"bm25__{k}": v for k, v in idx.bm25.state().items()})
+        idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
+        del state
         t_parse = time.perf_counter()
         idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
@@ -302,6 +314,8 @@ class RepoIndex:
         live = idx.live_ids()
         idx._grow_relations()
         idx._recompute_relations(live, progress)
+        # only the relations read them: an update derives them again, as after a load
+        idx._frag_nodes = idx._node_frags = None
         t_rel = time.perf_counter()
         summary = IndexSummary(
             files_by_language=dict(sorted(by_lang.items())),
@@ -324,18 +338,27 @@ class RepoIndex:
         return idx, summary
 
     def _add_file_fragments(
-        self, f: SourceFile, prep: PreparedFile, content: str | tuple[Texts, int] | None = None
+        self,
+        f: SourceFile,
+        prep: PreparedFile,
+        content: str | tuple[Texts, int] | None = None,
+        *,
+        locate: bool = True,
     ) -> None:
-        """``content``: where the index keeps the file's text (``f.text`` itself if not said)."""
+        """``content``: where the index keeps the file's text (``f.text`` itself if not said);
+        ``locate=False``: the caller derives the fragments' locations once every file is in
+        (``_window_locations``), as a build does: a list per fragment held the kernel's in
+        objects several times the size of its windows' arrays."""
         win_frag = np.empty(len(prep.windows), np.int64)
         new_fids, new_windows = [], []
         for i, w in enumerate(prep.windows):
             fid = self.by_text.get(w.text)
             if fid is None:
-                fid = self._new_fragment(w.text)
+                fid = self._new_fragment(w.text, locate)
                 new_fids.append(fid)
                 new_windows.append(i)
-            self.frag_locs.add(fid, Location(f.path, w.start, w.end))
+            if locate:
+                self.frag_locs.add(fid, Location(f.path, w.start, w.end))
             win_frag[i] = fid
         if prep.terms is not None:
             self.bm25.add_counted(new_fids, prep.terms, np.array(new_windows, np.int64))
@@ -358,7 +381,7 @@ class RepoIndex:
             wn_weight=prep.wn_weight,
         )
 
-    def _new_fragment(self, text: str) -> int:
+    def _new_fragment(self, text: str, locate: bool = True) -> int:
         """An id for a window text not indexed yet (its BM25 row is added by the caller)."""
         if self.free_ids:
             fid = self.free_ids.pop()
@@ -366,7 +389,8 @@ class RepoIndex:
         else:
             fid = len(self.frag_text)
             self.frag_text.append(text)
-            self.frag_locs.append([])
+            if locate:
+                self.frag_locs.append([])
             if fid >= self.live.size:
                 grow = max(1024, fid)
                 self.live = np.concatenate([self.live, np.zeros(grow, bool)])
@@ -375,6 +399,21 @@ class RepoIndex:
         self.frag_key[fid] = text_key(text)
         self.by_text[text] = fid
         return fid
+
+    def _window_locations(self) -> Locations:
+        """Every fragment's locations, from the files' windows."""
+        paths = list(self.files)
+        entries = self.files.values()
+        sizes = [e.win_frag.size for e in entries]
+        win_file = np.repeat(np.arange(len(paths), dtype=np.int32), sizes)
+        indptr, rows = window_locations(
+            win_file,
+            np.concatenate([np.empty(0, np.int32), *(e.win_start for e in entries)]),
+            np.concatenate([np.empty(0, np.int32), *(e.win_end for e in entries)]),
+            np.concatenate([np.empty(0, np.int64), *(e.win_frag for e in entries)]),
+            len(self.frag_text),
+        )
+        return Locations(paths, indptr, rows)
 
     def _frag_entries(self, paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(fragment, node, weight) of the windows of ``paths``."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -76,9 +77,41 @@ def write_array(path: Path, values: np.ndarray) -> None:
         os.fsync(fh.fileno())
 
 
-def mapped(path: Path) -> np.ndarray:
-    """A saved array mapped copy-on-write: pages are read when touched, never written back."""
-    return np.load(path, mmap_mode="c").view(np.ndarray)
+def mapped(path: Path, *, writeable: bool = True) -> np.ndarray:
+    """A saved array mapped copy-on-write: pages are read when touched, never written back
+    (``writeable=False``: mapped read-only, so that it stays what the file holds)."""
+    values = np.load(path, mmap_mode="c" if writeable else "r")
+    st = os.stat(path)
+    # which file it is stays known when its folder is renamed (a generation going live)
+    values.file_id = (st.st_dev, st.st_ino)
+    return values.view(np.ndarray)
+
+
+def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` written to ``<directory>/<name>.npy`` and mapped back read-only: a table
+    built in memory and kept only to be read leaves memory for a file."""
+    out = {}
+    for name, values in arrays.items():
+        write_array(directory / f"{name}.npy", values)
+        out[name] = mapped(directory / f"{name}.npy", writeable=False)
+    return out
+
+
+def is_file(values: np.ndarray, path: Path) -> bool:
+    """Whether ``values`` is the whole array of ``path`` mapped read-only (from ``spooled``):
+    what it holds is then what the file holds."""
+    base = values
+    while base is not None and not isinstance(base, np.memmap):
+        base = getattr(base, "base", None)
+    if base is None or values.flags.writeable or base.mode != "r" or not path.exists():
+        return False
+    st = path.stat()
+    return (
+        getattr(base, "file_id", None) == (st.st_dev, st.st_ino)
+        and values.shape == base.shape
+        and values.dtype == base.dtype
+        and values.__array_interface__["data"][0] == base.__array_interface__["data"][0]
+    )
 
 
 class TextWriter:

@@ -32,11 +32,11 @@ from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, import_cost, laid_out
-from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
+from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, window_locations
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
 from repomem.index.rowpool import RowPool
-from repomem.index.spool import ArrayWriter, TextWriter, mapped, write_array
+from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_array
 
 FORMAT_VERSION = 7
 
@@ -147,7 +147,11 @@ class _Generation:
         self.names: list[str] = []
 
     def put(self, name: str, value: np.ndarray) -> None:
-        write_array(self.dir / f"{name}.npy", value)
+        """A build spools some tables into the generation it is saved as (``spooled``): an
+        array mapped from its very file is there already."""
+        path = self.dir / f"{name}.npy"
+        if not is_file(value, path):
+            write_array(path, value)
         self.names.append(name)
 
     def writer(self, name: str, dtype: type, row_shape: tuple[int, ...] = ()) -> ArrayWriter:
@@ -211,16 +215,19 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
         gen.concat(name, (getattr(e, name) for e in entries), dtype)
     for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
         gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
-    # every window's place, grouped by fragment (in path and line order within one)
-    win_frag = gen.load("win_frag")
     win_file = np.repeat(np.arange(len(paths), dtype=np.int32), np.diff(gen.load("win_start_off")))
-    by_frag = np.argsort(win_frag, kind="stable")
-    gen.put("loc_file", win_file[by_frag])
+    indptr, (loc_file, loc_start, loc_end) = window_locations(
+        win_file, gen.load("win_start"), gen.load("win_end"), gen.load("win_frag"), n_frags
+    )
     del win_file
-    gen.put("loc_start", gen.load("win_start")[by_frag])
-    gen.put("loc_end", gen.load("win_end")[by_frag])
-    gen.put("loc_indptr", np.searchsorted(win_frag[by_frag], np.arange(n_frags + 1)))
-    del win_frag, by_frag
+    for name, value in (
+        ("loc_indptr", indptr),
+        ("loc_file", loc_file),
+        ("loc_start", loc_start),
+        ("loc_end", loc_end),
+    ):
+        gen.put(name, value)
+    del indptr, loc_file, loc_start, loc_end
     live = np.asarray(index.live[:n_frags], bool)
     gen.put("live", live)
     frag_key = np.asarray(index.frag_key[:n_frags], np.int64)
