@@ -117,6 +117,21 @@ def test_unindexed_and_damaged_index(tmp_path: Path) -> None:
     assert out.returncode == 2 and "unreadable" in out.stderr and "Traceback" not in out.stderr
 
 
+
+def test_a_root_gitignore_that_ignores_everything_is_named(tmp_path: Path) -> None:
+    """A source package's ``.gitignore`` may ignore all but its packaging (Debian's kernel
+    source does): a tree outside git then indexes nothing, and the command says why."""
+    root = tmp_path / "linux-source"
+    write_files(root, {"kernel/fork.c": "int fork(void) { return 0; }\n", "README": "hi\n"})
+    (root / ".gitignore").write_text("/*\n!/debian/\n")
+    out = repomem("index", str(root), "--no-progress")
+    assert out.returncode == 0
+    assert "ignored by the root's .gitignore 3" in out.stdout  # README, kernel/, .gitignore
+    assert f"{root / '.gitignore'} ignores 3 entries" in out.stderr
+    (root / ".gitignore").write_text("")
+    out = repomem("index", str(root), "--no-progress")
+    assert "files       2 (c 1, " in out.stdout and "nothing was indexed" not in out.stderr
+
 def _kernel_files(directory: Path) -> dict[Path, int]:
     """numba's cached kernels under ``directory``, with their modification times."""
     return {p: p.stat().st_mtime_ns for p in directory.rglob("*.nb[ic]")}

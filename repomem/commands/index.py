@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
+from repomem.index.files import IGNORED_AT_TOP
 from repomem.index.jit import compile_notice
 from repomem.index.repo import IndexSummary, RepoIndex
 from repomem.settings import load_settings
@@ -73,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(asdict(summary), indent=2))
     else:
         print(format_summary(root, summary))
+    if not summary.files_by_language and IGNORED_AT_TOP in summary.skipped:
+        print(
+            f"repomem: nothing was indexed: {root / '.gitignore'} ignores "
+            f"{summary.skipped[IGNORED_AT_TOP]:,} entries at the top of the tree; index a "
+            "folder inside it, or take those patterns out",
+            file=sys.stderr,
+        )
     return 0
 
 

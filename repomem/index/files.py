@@ -243,7 +243,30 @@ def scan_files(
         if progress is not None:
             progress(done, total)
     scan.files.sort(key=lambda source: source.path)
+    if not candidates:
+        ignored = _ignored_at_top(root, _index_dir_rel(root, config.index_dir))
+        if ignored:
+            scan.skipped[IGNORED_AT_TOP] = len(ignored)
+            scan.skipped_examples[IGNORED_AT_TOP] = ignored[:MAX_SKIPPED_EXAMPLES]
     return scan
+
+
+IGNORED_AT_TOP = "ignored by the root's .gitignore"
+
+
+def _ignored_at_top(root: Path, index_rel: str | None) -> list[str]:
+    """The root's entries its own ``.gitignore`` ignores: when nothing is listed, this says
+    why (a source package's ``.gitignore`` may ignore everything but its packaging)."""
+    spec = _read_gitignore(root / ".gitignore")
+    if spec is None:
+        return []
+    with os.scandir(root) as entries:
+        return sorted(
+            e.name + "/" * e.is_dir(follow_symlinks=False)
+            for e in entries
+            if e.name not in (".git", index_rel)
+            and _gitignored((("", spec),), e.name, e.is_dir(follow_symlinks=False))
+        )
 
 
 def _repository_root(root: Path) -> Path:
