@@ -73,7 +73,7 @@ class CompletionConfig:
     max_fragments: int = 10
     definitions_share: float = 0.4
     max_definitions: int = 16
-    min_confidence: float = 0.25
+    min_confidence: float = 0.3
     max_usages: int = 2
     merge_overlaps: bool = True
     docs: bool = True

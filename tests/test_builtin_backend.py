@@ -262,3 +262,20 @@ def test_mid_line_a_candidate_that_fits_the_rest_of_the_line_wins() -> None:
     # no candidate fits: the best one is proposed anyway (the editor decides what to offer)
     other = backend.continuation(request(left, *found, right_context="c_extra__.clear()\n")).text
     assert other == "c_extra__ = {}"
+
+
+def test_near_duplicate_code_continues_with_the_cursors_names() -> None:
+    source = (
+        "def test_read(data):\n"
+        "    fh = io.BytesIO(data.encode('UTF-8'))\n"
+        "    graph = nx.read_graphml(fh, node_type=int)\n"
+    )
+    left = "def test_bad(s):\n    f = io.BytesIO(s.encode('UTF-8'))\n"
+    found = request(left, fragment("t.py", 0, source), stop=("\n",))
+    assert (
+        BuiltinBackend().continuation(found).text == "    graph = nx.read_graphml(f, node_type=int)"
+    )
+    # the earlier strategy copies the source's names
+    assert (
+        BuiltinBackend("match").continuation(found).text.endswith("read_graphml(fh, node_type=int)")
+    )

@@ -1,15 +1,17 @@
 """The development suite's unpacking and task generation, fed a source distribution built here
-(no network)."""
+(no network), and its optional precision/coverage plot."""
 
 from __future__ import annotations
 
 import io
 import shutil
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from repomem_eval.compare import Run, curve_plot
 from repomem_eval.devsuite import (
     DevSuiteError,
     Project,
@@ -177,3 +179,31 @@ def test_download_failure_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(DevSuiteError, match=r"could not download demo-pkg==9\.9 from PyPI"):
         pip_download(Project("demo-pkg", "9.9"), tmp_path / "sdists")
     assert list((tmp_path / "sdists").iterdir()) == []
+
+
+def _curve_runs() -> list[Run]:
+    curve = [{"threshold": t, "coverage": 100 - 50 * t, "precision": 20 + 40 * t} for t in (0, 1)]
+    return [
+        Run("line", {"vanilla": {"curve": curve}}, {}),
+        Run("api", {"vanilla": {"curve": []}}, {}),
+    ]
+
+
+def test_the_precision_coverage_plot_is_optional(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    png = tmp_path / "precision_coverage.png"
+    assert curve_plot([Run("line", {"vanilla": {"curve": []}}, {})], png) == ""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    said = curve_plot(_curve_runs(), png)
+    assert said == (
+        "no precision_coverage.png: matplotlib is not installed (pip install 'repomem[plot]')"
+    )
+    assert not png.exists()
+
+
+def test_the_precision_coverage_plot_is_drawn_with_matplotlib(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "precision_coverage.png"
+    assert curve_plot(_curve_runs(), png) == f"wrote {png}"
+    assert png.read_bytes().startswith(b"\x89PNG")

@@ -28,13 +28,13 @@ CONFIG_PY = """\
 from pkg.util import helper
 
 
-def connect(settings):
-    client = make_client(settings.host, settings.port, timeout=settings.timeout)
+def connect(opts):
+    client = make_client(opts.host, opts.port, timeout=opts.timeout)
     return client
 """
 # at "pkg/my app.py": its URI is percent-encoded; tests type at the end of its blank line 1
 APP_PY = "def run(opts):\n    \n    return opts\n"
-EXPECTED = "settings.host, settings.port, timeout=settings.timeout)"
+EXPECTED = "opts.host, opts.port, timeout=opts.timeout)"
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), params=PRESETS)
@@ -296,7 +296,7 @@ async def test_mid_line_items_keep_the_rest_of_the_line_whole(client: LanguageCl
         # only a closing bracket follows: the suggestion goes in before it
         (")", EXPECTED.removesuffix(")"), at),
         # the suggestion re-types the rest: it goes in without that end
-        (", timeout=settings.timeout)", "settings.host, settings.port", at),
+        (", timeout=opts.timeout)", "opts.host, opts.port", at),
     ]
     for version, (rest, inserted, end) in enumerate(cases, start=2):
         replace_text(client, uri, version, f"def run(opts):\n{line}{rest}\n")
@@ -356,7 +356,8 @@ async def test_prompts_show_the_cards_of_the_names_the_code_uses(
     await start(client, repo, {"repomem": {"debounceMs": 0}})
     uri = open_doc(client, repo / "pkg/uses.py")
     (item,) = (await complete(client, uri, 4, 19)).items
-    assert item.text_edit.new_text == "value = helper(1)"
+    # the fixture's `func_N(value)` windows, copied with the cursor's names
+    assert item.text_edit.new_text == "value = helper(opts)"
     documentation = item.documentation.value
     assert "Definitions shown:" in documentation
     assert "pkg/util.py:4 helper (from `helper`" in documentation
@@ -373,9 +374,9 @@ async def test_typing_along_a_suggestion_is_served_from_the_cache(
     assert first.text_edit.new_text.endswith(EXPECTED)
     before = await status(client)
 
-    insert(client, uri, 3, 1, 25, "settings.h")
+    insert(client, uri, 3, 1, 25, "opts.h")
     (item,) = (await complete(client, uri, 1, 35)).items
-    assert item.text_edit.new_text == EXPECTED.removeprefix("settings.")  # replaces the word "h"
+    assert item.text_edit.new_text == EXPECTED.removeprefix("opts.")  # replaces the word "h"
     assert item.text_edit.range.start == types.Position(1, 34)
     assert "(cached)" in item.detail
     after = await status(client)
@@ -405,8 +406,8 @@ async def test_edits_and_file_changes_become_retrievable(client: LanguageClient,
 
     lines = len(util.read_text().splitlines())
     new_code = (
-        "\n\ndef freshly_added_helper(path):\n"
-        "    payload = load_json(path, strict=True)\n"
+        "\n\ndef freshly_added_helper(opts):\n"
+        "    payload = load_json(opts, strict=True)\n"
         "    return payload\n"
     )
     insert(client, util_uri, 2, lines, 0, new_code)
@@ -415,7 +416,7 @@ async def test_edits_and_file_changes_become_retrievable(client: LanguageClient,
     uri = open_doc(client, repo / "pkg/my app.py")
     insert(client, uri, 2, 1, 4, "payload = load_json(")
     (item,) = (await complete(client, uri, 1, 24)).items
-    assert item.text_edit.new_text == "payload = load_json(path, strict=True)"
+    assert item.text_edit.new_text == "payload = load_json(opts, strict=True)"
     assert "pkg/util.py" in item.detail
 
     # closing without saving: the file on disk is the truth again

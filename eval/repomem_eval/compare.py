@@ -209,6 +209,40 @@ def curve_table(runs: Sequence[Run]) -> str:
     return "\n".join(lines)
 
 
+def curve_plot(runs: Sequence[Run], path: Path) -> str:
+    """Draw the runs' precision/coverage curves into the PNG ``path``; returns what was done,
+    for the log. matplotlib is an optional extra (``repomem[plot]``): without it the table
+    in ``results.md`` is the curve, and the message says how to get the plot."""
+    curves = [
+        (f"{run.label} {method}", result["curve"])
+        for run in runs
+        for method, result in run.methods.items()
+        if result.get("curve")
+    ]
+    if not curves:
+        return ""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display is needed or wanted
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return f"no {path.name}: matplotlib is not installed (pip install 'repomem[plot]')"
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for name, curve in curves:
+        points = [p for p in curve if p["precision"] is not None]
+        ax.plot([p["coverage"] for p in points], [p["precision"] for p in points], marker=".")
+        ax.lines[-1].set_label(name)
+    ax.set_xlabel("answered (% of tasks)")
+    ax.set_ylabel("EM among answered (%)")
+    ax.set_title("Precision and coverage by confidence threshold")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return f"wrote {path}"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out_dirs", nargs="+", type=Path, metavar="OUT_DIR", help="run directory")
     parser.add_argument("--per-repo", action="store_true", help="add one row per repository")

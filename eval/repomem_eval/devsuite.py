@@ -13,7 +13,9 @@ counts always give the same repositories and tasks. The cache (default
 
 ``devsuite run --out OUT_DIR`` evaluates methods on it with ``repomem eval repoeval``'s runner:
 one run per kind in ``OUT_DIR/<kind>`` (line tasks in line mode, API tasks in api mode), the
-indexes shared in ``OUT_DIR/index``, and both kinds side by side in ``OUT_DIR/results.md``.
+indexes shared in ``OUT_DIR/index``, and both kinds side by side in ``OUT_DIR/results.md``;
+with matplotlib (the ``plot`` extra) the precision/coverage curves are also drawn in
+``OUT_DIR/precision_coverage.png``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ PROJECTS: tuple[Project, ...] = (
 SEED = 20240601
 DEFAULT_TASKS: dict[Kind, int] = {"line": 200, "api": 100}
 _MANIFEST = "manifest.json"
+PLOT_FILE = "precision_coverage.png"
 
 Downloader = Callable[[Project, Path], Path]
 Log = Callable[[str], None]
@@ -285,7 +288,13 @@ def prepared_suite(cache: Path, kinds: Sequence[Kind]) -> tuple[Path, dict[Kind,
 
 
 def _run_suite(args: argparse.Namespace) -> int:
-    from repomem_eval.compare import Run, comparison_rows, curve_table, markdown_table
+    from repomem_eval.compare import (
+        Run,
+        comparison_rows,
+        curve_plot,
+        curve_table,
+        markdown_table,
+    )
     from repomem_eval.runner import run_repoeval
 
     kinds: tuple[Kind, ...] = KINDS if args.kind == "both" else (args.kind,)
@@ -321,4 +330,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         table += f"\n## Precision and coverage by confidence threshold\n\n{curve}\n"
     (args.out / "results.md").write_text(table, encoding="utf-8")
     print(table)
+    plotted = curve_plot(runs, args.out / PLOT_FILE)
+    if plotted:
+        print(plotted, file=sys.stderr)
     return 0

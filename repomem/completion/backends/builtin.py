@@ -8,7 +8,9 @@ benchmark like any other backend; it is not a language model. Three strategies:
     text, every place in the repository where the context's trailing names co-occur
     (``RepoIndex.occurrences``, read from the BM25 postings, so current after every edit),
     weighted by nearness (same directory, same top-level package, elsewhere). A line of the
-    repository is counted once, however many sources show it.
+    repository is counted once, however many sources show it. A match may pass a few
+    identifiers its source names differently, and the copied text takes the cursor's names
+    (near-duplicate code is common: tests, handlers, one function per variant).
 
 ``match`` (backend ``builtin-match``)
     Finds where the end of the left context reappears, token by token, in each retrieved
@@ -44,6 +46,7 @@ only used to budget the prompt, which this backend shows in ``--explain`` but do
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,6 +59,8 @@ STRATEGIES = ("repo", "match", "naive")
 _WORD = re.compile(r"\w+|[^\w\s]")
 _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
 _INDENT = re.compile(r"[ \t]*")
+# a name after these is being defined: never renamed (see ``_candidates``)
+_DEFINING = frozenset(("def", "class"))
 
 # Longest match considered, in tokens: beyond this, longer matches are no better evidence.
 _MAX_MATCH = 64
@@ -74,18 +79,28 @@ class _Weights:
     many short ones); ``per_source`` candidate positions (the longest matches) are scored per
     source; the file's own earlier text weighs ``in_file`` relative to the best fragment, a
     repository occurrence ``near[Occurrence.near]`` (other top-level package, same package,
-    same directory)."""
+    same directory); a match may pass up to ``renames`` identifiers named differently in its
+    source, each multiplying the candidate's weight by ``renamed``."""
 
     length_power: float
     per_source: int
     in_file: float
     near: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    renames: int = 0
+    renamed: float = 1.0
 
 
 # ``repo``'s values were chosen on the dev suite's line tasks (README); ``match`` keeps its own.
 _WEIGHTS = {
     "match": _Weights(length_power=3.0, per_source=8, in_file=1.0),
-    "repo": _Weights(length_power=4.0, per_source=16, in_file=2.0, near=(0.4, 0.6, 0.8)),
+    "repo": _Weights(
+        length_power=4.0,
+        per_source=16,
+        in_file=2.0,
+        near=(0.4, 0.6, 0.8),
+        renames=3,
+        renamed=0.5,
+    ),
 }
 # A winning match this long (tokens) and unopposed is fully confident.
 _SURE_LENGTH = 16.0
@@ -213,9 +228,7 @@ def _best_match(
     placed: dict[tuple[str, int], tuple[str, _Candidate]] = {}
     found: list[tuple[str, _Candidate]] = []
     for source in sources:
-        found_here = _candidates(
-            source.text, query, cursor, multiline, source.weight, weights.per_source
-        )
+        found_here = _candidates(source.text, query, cursor, multiline, source.weight, weights)
         for candidate in found_here:
             key = candidate.text.split("\n", 1)[0].strip()
             if source.place is None:
@@ -247,12 +260,25 @@ def _score(candidate: _Candidate, weights: _Weights) -> float:
 
 
 def _candidates(
-    text: str, query: list[str], cursor: _Cursor, multiline: bool, weight: float, per_source: int
+    text: str,
+    query: list[str],
+    cursor: _Cursor,
+    multiline: bool,
+    weight: float,
+    weights: _Weights,
 ) -> list[_Candidate]:
-    """The continuations ``text`` offers after its longest matches of the query's end."""
+    """The continuations ``text`` offers after its longest matches of the query's end.
+
+    A match may pass up to ``weights.renames`` identifiers that ``text`` names differently
+    (one name for one name throughout: ``fh = io.BytesIO(data.encode())`` matches
+    ``f = io.BytesIO(s.encode())``); renamed tokens do not count in its length, and the copied
+    text is renamed the same way, so near-duplicate code continues with the cursor's names.
+    A name being defined (after ``def`` or ``class``, in the cursor's code or the source) is
+    never renamed: it is what tells one variant of near-duplicate code from another.
+    """
     tokens = list(_WORD.finditer(text))
     words = [t.group() for t in tokens]
-    found: list[tuple[int, int]] = []  # (match length, index of the last matched token)
+    found: list[tuple[int, int, dict[str, str]]] = []
     if cursor.partial:
         ends = [i for i, w in enumerate(words) if w.startswith(cursor.partial)]
     elif query:
@@ -260,25 +286,54 @@ def _candidates(
     else:
         return []
     for end in ends:
-        length = 1
+        length, span = 1, 1
         q = len(query) - (0 if cursor.partial else 1)
-        while length < _MAX_MATCH and q - 1 >= 0 and end - length >= 0:
-            if words[end - length] != query[q - 1]:
+        names: dict[str, str] = {}  # the source's identifiers -> the cursor's, one to one
+        renames = 0
+        while span < _MAX_MATCH and q - 1 >= 0 and end - span >= 0:
+            theirs, mine = words[end - span], query[q - 1]
+            if not (_renamable(theirs) and _renamable(mine)):
+                if theirs != mine:
+                    break
+            elif theirs in names or mine in names.values():
+                if names.get(theirs) != mine:
+                    break
+            elif theirs == mine or (
+                renames < weights.renames
+                and (end - span < 1 or words[end - span - 1] not in _DEFINING)
+                and (q < 2 or query[q - 2] not in _DEFINING)
+            ):
+                names[theirs] = mine
+                renames += theirs != mine
+            else:
                 break
-            length += 1
+            length += theirs == mine
+            span += 1
             q -= 1
-        found.append((length, end))
+        found.append((length, end, {k: v for k, v in names.items() if k != v}))
     found.sort(key=lambda item: (-item[0], item[1]))
     result: list[_Candidate] = []
-    for length, end in found:
+    for length, end, renamed in found:
         token = tokens[end]
         start = token.start() + len(cursor.partial) if cursor.partial else token.end()
         copied = _continuation(text, start, cursor, multiline)
+        if copied and renamed:
+            copied = _renamed(copied, renamed)
         if copied:
-            result.append(_Candidate(float(length), weight, copied, start))
-            if len(result) >= per_source:
+            discount = weights.renamed ** len(renamed)
+            result.append(_Candidate(float(length), weight * discount, copied, start))
+            if len(result) >= weights.per_source:
                 break
     return result
+
+
+def _renamable(word: str) -> bool:
+    """An identifier a near-duplicate may name differently (not a keyword, not ``self``)."""
+    return word.isidentifier() and not keyword.iskeyword(word) and word != "self"
+
+
+def _renamed(text: str, names: dict[str, str]) -> str:
+    return _WORD.sub(lambda m: names.get(m.group(), m.group()), text)
 
 
 def _continuation(text: str, start: int, cursor: _Cursor, multiline: bool) -> str:
