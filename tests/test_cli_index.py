@@ -117,7 +117,6 @@ def test_unindexed_and_damaged_index(tmp_path: Path) -> None:
     assert out.returncode == 2 and "unreadable" in out.stderr and "Traceback" not in out.stderr
 
 
-
 def test_a_root_gitignore_that_ignores_everything_is_named(tmp_path: Path) -> None:
     """A source package's ``.gitignore`` may ignore all but its packaging (Debian's kernel
     source does): a tree outside git then indexes nothing, and the command says why."""
@@ -131,6 +130,7 @@ def test_a_root_gitignore_that_ignores_everything_is_named(tmp_path: Path) -> No
     (root / ".gitignore").write_text("")
     out = repomem("index", str(root), "--no-progress")
     assert "files       2 (c 1, " in out.stdout and "nothing was indexed" not in out.stderr
+
 
 def _kernel_files(directory: Path) -> dict[Path, int]:
     """numba's cached kernels under ``directory``, with their modification times."""
