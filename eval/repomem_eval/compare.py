@@ -188,15 +188,20 @@ def markdown_table(rows: Sequence[Row], *, per_repo: bool = False) -> str:
     return "\n".join(lines)
 
 
-def curve_table(runs: Sequence[Run]) -> str:
-    """Coverage and precision per confidence threshold, one column pair per run and method
-    that has a curve; "" when none has."""
-    curves = [
+def _curves(runs: Sequence[Run]) -> list[tuple[str, list[dict]]]:
+    """(run and method, precision/coverage curve) of every method that has one."""
+    return [
         (f"{run.label} {method}", result["curve"])
         for run in runs
         for method, result in run.methods.items()
         if result.get("curve")
     ]
+
+
+def curve_table(runs: Sequence[Run]) -> str:
+    """Coverage and precision per confidence threshold, one column pair per run and method
+    that has a curve; "" when none has."""
+    curves = _curves(runs)
     if not curves:
         return ""
     header = ["threshold", *(f"{name}: answered / EM" for name, _ in curves)]
@@ -213,12 +218,7 @@ def curve_plot(runs: Sequence[Run], path: Path) -> str:
     """Draw the runs' precision/coverage curves into the PNG ``path``; returns what was done,
     for the log. matplotlib is an optional extra (``repomem[plot]``): without it the table
     in ``results.md`` is the curve, and the message says how to get the plot."""
-    curves = [
-        (f"{run.label} {method}", result["curve"])
-        for run in runs
-        for method, result in run.methods.items()
-        if result.get("curve")
-    ]
+    curves = _curves(runs)
     if not curves:
         return ""
     try:
