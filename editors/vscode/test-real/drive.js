@@ -2,7 +2,8 @@
 /**
  * Drives the packaged extension in a real VS Code (code-server, in headless Chromium): waits
  * for the repomem status-bar item to say the index is ready, types in pkg/app.py, and checks
- * that the inline suggestion shows the rest of a line that only pkg/config.py holds.
+ * that the inline suggestion shows the rest of a line that only pkg/config.py holds (in the
+ * names of the function typed in).
  *
  * Started by .ci/vscode_real.sh, which installs code-server and playwright-core (found through
  * NODE_PATH), writes the fixture workspace and starts code-server.
@@ -16,8 +17,10 @@ const { chromium } = require("playwright-core");
 
 // typed over line 2 of pkg/app.py; VS Code closes the parenthesis itself
 const TYPED = "client = make_client(";
-// the ghost text: the rest of the call as pkg/config.py writes it, up to the closing parenthesis
-const EXPECTED = "settings.host, settings.port, timeout=settings.timeout";
+// the ghost text: the rest of the call as pkg/config.py writes it, up to the closing
+// parenthesis, with run()'s own parameter in place of connect()'s (the built-in backend copies
+// near-duplicate code with the cursor's names)
+const EXPECTED = "opts.host, opts.port, timeout=opts.timeout";
 const ACCEPTED = `    client = make_client(${EXPECTED})`;
 
 const WORKBENCH_TIMEOUT_MS = 60_000;

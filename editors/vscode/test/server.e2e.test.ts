@@ -56,9 +56,10 @@ const FILES: Record<string, string> = {
   ].join("\n"),
   "pkg/app.py": "def run(opts):\n    pass\n",
 };
-// typed in pkg/app.py: the rest of the line is in pkg/config.py
+// typed in pkg/app.py: the rest of the line is in pkg/config.py, copied with run()'s own
+// parameter in place of connect()'s
 const TYPED = "def run(opts):\n    client = make_client(";
-const EXPECTED = "settings.host, settings.port, timeout=settings.timeout)";
+const EXPECTED = "opts.host, opts.port, timeout=opts.timeout)";
 
 /** The server command, found the way the extension finds it (the checkout as the folder). */
 function findServer(): ServerCommand | undefined {
