@@ -33,7 +33,10 @@ def connect(settings):
     client = make_client(settings.host, settings.port, timeout=settings.timeout)
     return client
 """
-APP_PY = "def run(opts):\n    pass\n"
+# the same parameter name as connect(): the call is copied as it is (a copy that renames its
+# names is less sure, and this repository's other files and docs leave it under the default
+# completion.min_confidence)
+APP_PY = "def run(settings):\n    pass\n"
 README = """\
 # pkg
 
