@@ -8,12 +8,18 @@ import scipy.sparse as sp
 from repomem.index.rowpool import RowPool
 
 
-def test_replacing_rows_matches_a_model_through_compactions(monkeypatch) -> None:  # noqa: ANN001
-    compactions = []
+def _counted_compactions(monkeypatch) -> list[int]:  # noqa: ANN001
+    """The ``room`` of every compaction the pools make from now on."""
+    compactions: list[int] = []
     compact = RowPool.compact
     monkeypatch.setattr(
         RowPool, "compact", lambda pool, room=0: (compactions.append(room), compact(pool, room))
     )
+    return compactions
+
+
+def test_replacing_rows_matches_a_model_through_compactions(monkeypatch) -> None:  # noqa: ANN001
+    compactions = _counted_compactions(monkeypatch)
     rng = np.random.default_rng(0)
     m = sp.random(50, 40, density=0.2, format="csr", random_state=1)
     pool = RowPool.from_csr(m)
@@ -50,11 +56,7 @@ def test_replacing_rows_matches_a_model_through_compactions(monkeypatch) -> None
 
 
 def test_editing_set_rows_matches_a_model_through_compactions(monkeypatch) -> None:  # noqa: ANN001
-    compactions = []
-    compact = RowPool.compact
-    monkeypatch.setattr(
-        RowPool, "compact", lambda pool, room=0: (compactions.append(room), compact(pool, room))
-    )
+    compactions = _counted_compactions(monkeypatch)
     rng = np.random.default_rng(2)
     m = sp.random(50, 40, density=0.3, format="csr", random_state=3)
     pool = RowPool.from_csr(m)
