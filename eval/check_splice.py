@@ -1,12 +1,14 @@
-"""Spliced parses against full parses, over random edits of real Python or C files.
+"""Spliced parses against full parses, over random edits of real Python, C or C++ files.
 
 Each file gets a chain of edits (statements and comments typed at a row's own indentation,
-snippets that break the syntax, open a comment or an ``#if`` group, or join lines, deleted
-blocks, swapped lines, a changed character); after each one the parse that reuses the previous
-one must equal a parse of the whole new text. The files are only read. Usage:
+snippets that break the syntax, open a comment, an ``#if`` group, a namespace or a raw string,
+or join lines, deleted blocks, swapped lines, a changed character); after each one the parse
+that reuses the previous one must equal a parse of the whole new text. The files are only
+read. Usage:
 
     python eval/check_splice.py [--root DIR] [--files 300] [--seed 0]
     python eval/check_splice.py --language c --root KERNEL [--min-lines 3000]
+    python eval/check_splice.py --language cpp --root LLAMA_CPP
 """
 
 from __future__ import annotations
@@ -112,11 +114,51 @@ ANY = {
         "x = 1; y = 2;",
     ],
 }
+VALID["cpp"] = [
+    *VALID["c"],
+    "namespace added {\nint z = 1;\n}",
+    "template <typename T>\nT added(T x) { return helper<T>(x); }",
+    'extern "C" {\nvoid added_c(void);\n}',
+    'static const char * raw = R"(a\n/* ) " \\\n)";',
+    "[[nodiscard]] int added() { return [&](int v) { return v + 1; }(2); }",
+    "class K : public Base {\npublic:\n    int m() const override { return n(); }\n};",
+    "using T = std::vector<int>;",
+]
+ANY["cpp"] = [
+    *ANY["c"],
+    "namespace x {",
+    "namespace {",
+    "} // namespace",
+    "template <typename T>",
+    "template <>",
+    "[[maybe_unused]]",
+    'R"(',
+    ')"',
+    'auto s = R"x(',
+    ')x";',
+    "public:",
+    "private:",
+    "auto f = [](int a) {",
+    "});",
+    "try {",
+    "} catch (...) {",
+    "catch (int) {}",
+    "try { f(); } catch (int) {}",
+    "class C {",
+    "struct D : B<int> { using B::B; };",
+    "#pragma once",
+    "std::string operator()(int) const;",
+]
 TYPED = {
     "python": ["(", ")", "x", " ", ":", "'", ""],
     "c": ["(", ")", "{", "}", ";", "x", " ", "/", "*", "#", '"', "\\", ""],
 }
-SUFFIXES = {"python": (".py",), "c": (".c", ".h")}
+TYPED["cpp"] = [*TYPED["c"], "<", ">", "[[", "]]", ":", 'R"(', ')"']
+SUFFIXES = {
+    "python": (".py",),
+    "c": (".c", ".h"),
+    "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"),
+}
 
 
 def errors(pf: ParsedFile) -> list[list[int]]:
@@ -168,7 +210,7 @@ def main() -> int:
     root = args.root
     if root is None:
         if language != "python":
-            ap.error("--root is needed for --language c")
+            ap.error(f"--root is needed for --language {language}")
         root = Path(sysconfig.get_paths()["stdlib"])
     rng = random.Random(args.seed)
     paths = sorted(

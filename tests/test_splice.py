@@ -338,3 +338,179 @@ def test_a_loaded_index_splices_its_first_c_edit(
     assert count[0] == 1
     fresh, _ = RepoIndex.build(root, IndexConfig(), save=False)
     assert parsed_fields(loaded.parsed["m.c"]) == parsed_fields(fresh.parsed["m.c"])
+
+
+CPP_MODULE = """// The store.
+#include <string>
+#include "helper.h"
+
+extern "C" {
+int c_entry(int x);
+}
+
+namespace store {
+
+template <typename T>
+T twice(T x)
+{
+    return helper(x) + helper(x);
+}
+
+static const char * schema = R"sql(
+CREATE TABLE t (a int); /* not a comment
+)sql";
+
+class Table : public Base {
+public:
+    int size() const { return count(); }
+
+private:
+    int n = 0;
+};
+
+[[nodiscard]] int first(int v)
+{
+    auto add = [&](int w) { return twice(w) + v; };
+    return add(1);
+}
+
+}  // namespace store
+
+int last()
+{
+    return store::first(2);
+}
+"""
+
+CPP_EDITS: list[tuple[str, Callable[[str], str], bool]] = [
+    # inside a namespace, its declarations are the units
+    ("edit a function in the namespace", lambda t: t.replace("add(1)", "add(2)"), True),
+    ("edit a template", lambda t: t.replace("helper(x) + helper(x)", "helper(x) * 2"), True),
+    ("edit inside a raw string", lambda t: t.replace("TABLE t", "TABLE u"), True),
+    ("edit an access specifier", lambda t: t.replace("private:", "protected:"), True),
+    ("first in the namespace", _insert_after("namespace store {\n", "int zero = 0;\n"), True),
+    ("last in the namespace", _insert_after("add(2);\n}\n", "\nvoid more() { first(3); }\n"), True),
+    ("edit inside extern C", lambda t: t.replace("(int x)", "(int x, int y)"), True),
+    ("edit after the namespace", lambda t: t.replace("first(2)", "first(4)"), True),
+    # the namespace's own rows: the namespace is the unit, half the file or more
+    ("rename the namespace", lambda t: t.replace("namespace store {", "namespace keep {"), False),
+    # a raw string left open runs on to the end of the file, an error; while the file holds one,
+    # the namespace is one unit
+    ("a raw string left open", _insert_after("int zero = 0;\n", 'auto s = R"(\n'), False),
+    ("the raw string closed", lambda t: t.replace('auto s = R"(\n', ""), False),
+    ("an edit once it is whole again", lambda t: t.replace("first(3)", "first(5)"), True),
+]
+
+
+def test_spliced_cpp_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = _spliced_count(monkeypatch)
+    text = CPP_MODULE
+    parsed = parse_source("m.cpp", "cpp", text, "d0")
+    assert not parsed.has_error
+    for k, (what, edit, keeps_rest) in enumerate(CPP_EDITS, 1):
+        edited = edit(text)
+        assert edited != text, what
+        before = count[0]
+        got = parse_source("m.cpp", "cpp", edited, f"d{k}", previous=(text, parsed))
+        want = parse_source("m.cpp", "cpp", edited, f"d{k}")
+        assert parsed_fields(got) == parsed_fields(want), what
+        assert got.error_rows is not None and want.error_rows is not None
+        assert got.error_rows.tolist() == want.error_rows.tolist(), what
+        assert count[0] - before == keeps_rest, what
+        text, parsed = edited, got
+    names = [d.name for d in parsed.definitions]
+    assert {"twice", "Table", "size", "first", "more", "last"} <= set(names)
+
+
+@pytest.mark.parametrize(
+    ("what", "old", "new"),
+    [
+        # ``catch (long) {}`` alone parses as a function named catch; after a ``try`` it is
+        # one more handler of it
+        (
+            "catch after",
+            "int x;\ncatch (long) {}\n",
+            "void g() try { f(); } catch (int) {}\ncatch (long) {}\n",
+        ),
+        # the row before the region opens what looks like a comment, in a raw string: the
+        # region grows over it
+        (
+            "raw string before",
+            'auto s = R"x(\n)" /* )x";\nint x;\n',
+            'auto s = R"x(\n)" /* )x";\nint xx;\n',
+        ),
+    ],
+)
+def test_edges_of_a_cpp_region(
+    monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str
+) -> None:
+    count = _spliced_count(monkeypatch)
+    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
+    old, new = padding + old + padding, padding + new + padding
+    parsed = parse_source("m.cpp", "cpp", old, "d")
+    assert not parsed.has_error, what
+    got = parse_source("m.cpp", "cpp", new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source("m.cpp", "cpp", new, "d")), what
+    assert count[0] == 1, what
+
+
+def test_a_brace_that_closes_the_namespace_early_parses_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``}`` moved up closes the namespace before the region ends, without an error: the
+    declarations after it are top-level ones now, the namespace's own ``}`` closes ``f``."""
+    count = _spliced_count(monkeypatch)
+    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
+    old = f"namespace n {{\n{padding}int a;\nvoid f()\n{{\n    x();\n}}\nint b;\n{padding}}}\n"
+    new = old.replace("int a;\n", "int a;\n}\n").replace("    x();\n}\n", "    x();\n")
+    parsed = parse_source("m.cpp", "cpp", old, "d")
+    want = parse_source("m.cpp", "cpp", new, "d")
+    assert not parsed.has_error and not want.has_error
+    got = parse_source("m.cpp", "cpp", new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(want)
+    assert count[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("what", "opening", "closing"),
+    [
+        ("a declaration on the opening row", "namespace n { int a;", "}"),
+        ("a declaration on the closing row", "namespace n {", "int a; }"),
+    ],
+)
+def test_a_namespace_whose_brace_rows_hold_more_is_one_unit(
+    monkeypatch: pytest.MonkeyPatch, what: str, opening: str, closing: str
+) -> None:
+    """Its declarations parse alike inside a copy of its brace rows only when those hold
+    nothing else; otherwise the namespace, most of the file here, parses whole."""
+    count = _spliced_count(monkeypatch)
+    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
+    old = f"{opening}\n{padding}int b;\n{padding}{closing}\nint tail;\n"
+    new = old.replace("int b;", "int bb;")
+    parsed = parse_source("m.cpp", "cpp", old, "d")
+    assert not parsed.has_error, what
+    got = parse_source("m.cpp", "cpp", new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source("m.cpp", "cpp", new, "d")), what
+    assert count[0] == 0, what
+
+
+@pytest.mark.parametrize(
+    ("what", "language", "old", "new"),
+    [
+        # outside a switch, ``default:`` takes in the statements after it: the region's...
+        ("case before", "c", "default: x;\n#define A 1\n", "default: x;\nint y;\n"),
+        # ...and those after the region's
+        ("case in the region", "cpp", "int a;\nint b;\n", "default: x;\nint b;\n"),
+    ],
+)
+def test_a_case_outside_a_switch_parses_whole(
+    monkeypatch: pytest.MonkeyPatch, what: str, language: str, old: str, new: str
+) -> None:
+    count = _spliced_count(monkeypatch)
+    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
+    old, new = padding + old + "int z;\n" + padding, padding + new + "int z;\n" + padding
+    got = parse_source(
+        "m", language, new, "d", previous=(old, parse_source("m", language, old, "d"))
+    )
+    assert parsed_fields(got) == parsed_fields(parse_source("m", language, new, "d")), what
+    assert count[0] == 0, what

@@ -251,11 +251,13 @@ def parse_source(
         old_text, old = previous
         region = splice.region(old_text.encode("utf-8"), old, source, line_len.size)
         if region is not None:
-            part_source = source[region.start : region.new_end]
+            part_source = splice.part_text(region, source)
             root = parser(language).parse(part_source).root_node
-            if not root.has_error:
-                rows = slice(region.row, region.row + region.new_rows)
-                part = _extract(path, language, digest, line_len[rows], part_source, root)
+            if not root.has_error and not splice.runs_on(root, region):
+                part_len = line_len[region.row : region.row + region.new_rows]
+                if region.opening:  # the rows of the namespace's braces around it
+                    part_len = np.concatenate([[0], part_len, [0]]).astype(np.int32)
+                part = _extract(path, language, digest, part_len, part_source, root)
                 joined = splice.join(old, region, part, part_source, line_len)
                 if joined is not None:
                     if trees is not None:

@@ -27,22 +27,35 @@ parse), so an old error does not stop a C splice: the region and the units next 
 been free of errors, which keeps it out of the recovery from one (a missing ``;`` is inserted
 in view of the token after it, and may land rows after the unit it ends, past a comment). A
 syntax error in the new region, or a parse that does not say where its errors lie (one read
-back from a stored index), sends the file to a full parse.
+back from a stored index), sends the file to a full parse, as does a ``case`` or ``default``
+label starting the row of the unit before the region or among the region's units: tree-sitter
+accepts one outside a ``switch`` without an error, and it takes in the statements after it.
+
+C++ follows C (a template with its declaration is one unit; a ``catch`` after an edge grows the
+region as ``else`` does, since alone it parses as a function). A namespace often holds most of
+a file, so an edit between the rows of a top-level namespace's (or ``extern "C"`` block's)
+braces, rows holding nothing else, takes its declarations for units: the region is parsed
+inside a copy of the opening row and a closing brace, which gives it the context it has in the
+file, and the copy's node stands for the namespace. Anything else (an error anywhere in the
+file, a declaration on a brace's row) leaves the namespace one unit.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from tree_sitter import Node
+
     from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 
 
-LANGUAGES = frozenset({"python", "c"})
+LANGUAGES = frozenset({"python", "c", "cpp"})
 NO_ERRORS = np.empty((0, 2), np.int32)
 
 
@@ -58,6 +71,8 @@ class Region(NamedTuple):
     new_end: int
     first_node: int
     end_node: int
+    parent: int = -1  # C++: the namespace holding the region, whose opening row wraps it
+    opening: bytes = b""
 
 
 def common_ends(old: bytes, new: bytes) -> tuple[int, int, int]:
@@ -76,7 +91,7 @@ def common_ends(old: bytes, new: bytes) -> tuple[int, int, int]:
 def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int) -> Region | None:
     """Where ``new_source`` must be parsed again, given the old text and its parse; ``None``
     when a full parse is needed or costs about as much (the region is half the file)."""
-    c = old.language == "c"
+    c = old.language != "python"  # C or C++
     errors = error_rows(old)
     if errors is None or (old.has_error and not c):
         return None
@@ -91,14 +106,25 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
     if line_start(after) < old_end:  # ...or the next one when old_end is inside it
         after += 1
 
-    top = np.flatnonzero(old.node_parent == -1)
-    top_start, top_end = old.node_start[top], old.node_end[top]
     old_total = old.line_owner.size
+    # the units: the top-level nodes, or in a C++ file without an error those of the namespace
+    # (or ``extern "C"`` block) holding the edit, between the rows of its opening and closing
+    # braces
+    parent, lo_row, hi_row = -1, 0, old_total
+    top = np.flatnonzero(old.node_parent == -1)
+    if old.language == "cpp" and not errors.size:
+        k = int(np.searchsorted(old.node_start[top], first_changed)) - 1
+        if k >= 0 and _opened(old_source, old, int(top[k]), first_changed, after, line_start):
+            parent = int(top[k])
+            lo_row, hi_row = int(old.node_start[parent]) + 1, int(old.node_end[parent])
+            top = np.flatnonzero(old.node_parent == parent)
+    top_start, top_end = old.node_start[top], old.node_end[top]
     # the statements after the region: from the first one starting after the edit, alone on
     # its rows and not continuing the line before it (or it could join a statement the region
-    # ends with); in Python not indented, in C not opening with ``;`` or ``else``
+    # ends with); in Python not indented, in C not opening with ``;``, ``else`` or ``catch``
     j = int(np.searchsorted(top_start, after))
-    end_row, old_stop, new_stop = old_total, len(old_source), len(new_source)
+    end_row, old_stop = hi_row, line_start(hi_row) if hi_row < old_total else len(old_source)
+    new_stop = old_stop + new_end - old_end
     while j < top.size:
         stop = line_start(int(top_start[j]))
         if not (
@@ -113,7 +139,7 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
     # region would share a row with them or continue their last line; in Python while it
     # opens with an indented line (which could belong to them, as a method added at the end
     # of a class does) or the last one is indented (see ``join``); in C while their last line
-    # leaves a comment open or the region opens with ``;`` or ``else``
+    # leaves a comment open or the region opens with ``;``, ``else`` or ``catch``
     i = int(np.searchsorted(top_end, first_changed))
     while i:
         row = int(top_end[i - 1]) + 1
@@ -131,18 +157,75 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
             break
         i -= 1
     else:
-        row = begin = 0
+        row, begin = lo_row, line_start(lo_row)
+    if c and i:  # the unit before may be a ``case`` taking in the region's statements
+        first = int(top_start[i - 1])
+        if _CASE.search(old_source, line_start(first), line_start(first + 1)):
+            return None
     if errors.size:  # neither the region nor the units next to it held an error
         lo = int(top_start[i - 1]) if i else 0
         hi = int(top_end[j]) if j < top.size else old_total
         if np.any((errors[:, 0] <= hi) & (errors[:, 1] >= lo)):
             return None
     first_node = int(np.searchsorted(old.node_start, row))
-    end_node = int(top[j]) if j < top.size else old.n_nodes
+    end_node = int(top[j]) if j < top.size else int(np.searchsorted(old.node_start, end_row))
     part_rows = new_rows - (old_total - end_row) - row
     if 2 * part_rows > new_rows:  # an emptied file too: it counts one row, its region none
         return None
-    return Region(row, end_row - row, part_rows, begin, new_stop, first_node, end_node)
+    opening = old_source[line_start(lo_row - 1) : line_start(lo_row)] if parent >= 0 else b""
+    return Region(
+        row, end_row - row, part_rows, begin, new_stop, first_node, end_node, parent, opening
+    )
+
+
+# a C ``case`` or ``default`` outside a ``switch`` parses without an error and takes in the
+# statements after it, up to a directive or a declaration it cannot hold
+_CASE = re.compile(rb"\b(?:case|default)\b")
+
+
+def runs_on(root: Node, where: Region) -> bool:
+    """The region, parsed (``root``), holds such a ``case``: it could take in the statements
+    after the region too."""
+    units = root.children
+    if where.opening and units and (body := units[0].child_by_field_name("body")) is not None:
+        units = body.children
+    return any(u.type == "case_statement" for u in units)
+
+
+# the only text on the rows of a namespace's (or ``extern "C"`` block's) braces
+_OPENING = re.compile(
+    rb'[ \t]*(?:(?:inline[ \t]+)?namespace(?:[ \t]+[\w:]+)?|extern[ \t]+"C(?:\+\+)?")'
+    rb"[ \t]*\{[ \t]*(?://[^\n]*)?"
+)
+_CLOSING = re.compile(rb"[ \t]*\}[ \t]*(?://[^\n]*)?\r?\n?")
+
+
+def _opened(
+    source: bytes,
+    old: ParsedFile,
+    node: int,
+    first: int,
+    after: int,
+    line_start: Callable[[int], int],
+) -> bool:
+    """Top-level ``node`` is a C++ namespace or ``extern "C"`` block whose braces' rows hold
+    nothing else, and the edit (rows ``[first, after)``) lies between them: its declarations
+    parse alike inside a copy of those two rows (``part_text``)."""
+    a, b = int(old.node_start[node]), int(old.node_end[node])
+    if not (a < first and after <= b):
+        return False
+    closing_end = line_start(b + 1) if b + 1 < old.line_owner.size else len(source)
+    return bool(
+        _OPENING.fullmatch(source[line_start(a) : line_start(a + 1) - 1].rstrip(b"\r"))
+        and _CLOSING.fullmatch(source, line_start(b), closing_end)
+    )
+
+
+def part_text(where: Region, source: bytes) -> bytes:
+    """The text to parse for ``where``: its rows of ``source``, inside a copy of the opening
+    row and a closing brace of the namespace holding them, if any."""
+    part = source[where.start : where.new_end]
+    return where.opening + part + b"}" if where.opening else part
 
 
 def error_rows(parsed: ParsedFile) -> np.ndarray | None:
@@ -180,7 +263,8 @@ def _opens_at_column_0(text: bytes, begin: int, stop: int) -> bool:
 
 def _c_opens(old: bytes, new: bytes, line: int, begin: int) -> bool:
     """A C region starting at ``begin`` (after the line starting at ``line``) opens apart:
-    that line leaves no block comment open, and neither text goes on with ``;`` or ``else``."""
+    that line leaves no block comment open, and neither text goes on with ``;``, ``else`` or
+    ``catch``."""
     opened = old.rfind(b"/*", line, begin)
     return (
         (opened < 0 or old.find(b"*/", opened + 2, begin) >= 0)
@@ -189,9 +273,11 @@ def _c_opens(old: bytes, new: bytes, line: int, begin: int) -> bool:
     )
 
 
-# blanks, line splices and comments, then a token that extends a complete C statement; taken
-# possessively, as a comment read to a later ``*/`` would try every way to fail in a long file
-_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n|//[^\n]*|/\*(?>.*?\*/))*+(?:;|else\b)", re.S)
+# blanks, line splices and comments, then a token that extends a complete C or C++ statement
+# (``catch`` a ``try``; alone, each parses without an error: ``else x();`` and ``catch (int) {}``
+# as declarations); taken possessively, as a comment read to a later ``*/`` would try every way
+# to fail in a long file
+_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n|//[^\n]*|/\*(?>.*?\*/))*+(?:;|else\b|catch\b)", re.S)
 
 
 def _continues_unit(text: bytes, at: int) -> bool:
@@ -214,9 +300,11 @@ def join(
     defined both inside and outside the region, or one of the region's top-level statements
     is indented: tree-sitter accepts that without an error, but such a statement runs on over
     the lines after it (``    b,`` and ``y = 1`` on the next line parse as ``b, y = 1``), so
-    where it ends depends on them."""
+    where it ends depends on them; or, in C++, when the region's braces close the namespace
+    around it before its end (without an error: the text after parses at the top level)."""
     k0, k1 = where.first_node, where.end_node
-    moved = part.n_nodes - (k1 - k0)
+    wrapped = int(where.parent >= 0)  # part's node 0 and rows 0 and last are the wrapping
+    moved = part.n_nodes - wrapped - (k1 - k0)
     shift = where.new_rows - where.old_rows
     inside: set[str] = set()
     if old.language == "python":
@@ -229,6 +317,8 @@ def join(
         inside.update(d.name for d in part.definitions if d.is_class)
         if any(d.is_class and d.name in inside for d in old.definitions if not k0 <= d.node < k1):
             return None
+    if wrapped and (part.node_end[0] != where.new_rows + 1 or np.any(part.node_parent[1:] < 0)):
+        return None  # a ``}`` too many closed the copy of the namespace early
     errors = error_rows(old)
     assert errors is not None  # ``region`` found where they lie
     after = errors[errors[:, 0] >= where.row + where.old_rows] + shift
@@ -237,13 +327,17 @@ def join(
     def spliced(before: np.ndarray, mid: np.ndarray, after: np.ndarray) -> np.ndarray:
         return np.concatenate([before, mid, after]).astype(np.int32)
 
-    def ids(a: np.ndarray, by: int) -> np.ndarray:
-        return np.where(a >= 0, a + by, a)
+    def old_ids(a: np.ndarray) -> np.ndarray:  # the nodes before the region keep theirs
+        return np.where(a >= k1, a + moved, a)
+
+    def part_ids(a: np.ndarray) -> np.ndarray:  # the wrapping stands for the namespace
+        return np.where(a >= wrapped, a - wrapped + k0, np.where(a >= 0, where.parent, a))
 
     def items(old_items: list[_Item], new_items: list[_Item]) -> list[_Item]:
+        nodes = part_ids(np.array([x.node for x in new_items], np.int64)).tolist()
         return [
             *(x for x in old_items if x.node < k0),
-            *(x._replace(node=x.node + k0) for x in new_items),
+            *(x._replace(node=n) for x, n in zip(new_items, nodes, strict=True)),
             *(x._replace(node=x.node + moved) if moved else x for x in old_items if x.node >= k1),
         ]
 
@@ -252,21 +346,30 @@ def join(
         [_Import(*x) for x in zip(old.import_nodes, old.imports, strict=True)],
         [_Import(*x) for x in zip(part.import_nodes, part.imports, strict=True)],
     )
+    node_end = spliced(
+        old.node_end[:k0], part.node_end[wrapped:] - wrapped + where.row, old.node_end[k1:] + shift
+    )
+    if wrapped:
+        node_end[where.parent] += shift
     return dataclasses.replace(
         old,
         digest=part.digest,
         line_len=line_len,
         node_start=spliced(
-            old.node_start[:k0], part.node_start + where.row, old.node_start[k1:] + shift
+            old.node_start[:k0],
+            part.node_start[wrapped:] - wrapped + where.row,
+            old.node_start[k1:] + shift,
         ),
-        node_end=spliced(old.node_end[:k0], part.node_end + where.row, old.node_end[k1:] + shift),
+        node_end=node_end,
         node_parent=spliced(
-            old.node_parent[:k0], ids(part.node_parent, k0), ids(old.node_parent[k1:], moved)
+            old.node_parent[:k0],
+            part_ids(part.node_parent[wrapped:]),
+            old_ids(old.node_parent[k1:]),
         ),
         line_owner=spliced(
             old.line_owner[: rows.start],
-            ids(part.line_owner, k0),
-            ids(old.line_owner[rows.stop :], moved),
+            part_ids(part.line_owner[wrapped : wrapped + where.new_rows]),
+            old_ids(old.line_owner[rows.stop :]),
         ),
         has_error=bool(errors.size),
         error_rows=errors,
