@@ -90,21 +90,37 @@ def _spliced_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return count
 
 
+def _edit_chain(
+    count: list[int],
+    path: str,
+    text: str,
+    parsed: ParsedFile,
+    edits: list[tuple[str, Callable[[str], str], bool]],
+) -> ParsedFile:
+    """Apply ``edits`` one after another, each parse spliced from the last where it can:
+    each equals a full parse, error rows and digest included, and splices when it should."""
+    language = parsed.language
+    for k, (what, edit, keeps_rest) in enumerate(edits, 1):
+        edited = edit(text)
+        assert edited != text, what
+        before = count[0]
+        got = parse_source(path, language, edited, f"d{k}", previous=(text, parsed))
+        want = parse_source(path, language, edited, f"d{k}")
+        assert parsed_fields(got) == parsed_fields(want), what
+        assert got.digest == f"d{k}"
+        assert got.error_rows is not None and want.error_rows is not None
+        assert got.error_rows.tolist() == want.error_rows.tolist(), what
+        assert count[0] - before == keeps_rest, what
+        text, parsed = edited, got
+    return parsed
+
+
 def test_spliced_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     count = _spliced_count(monkeypatch)
     text = MODULE
     parsed = parse_source("m.py", "python", text, "d0")
     assert not parsed.has_error
-    for k, (what, edit, keeps_rest) in enumerate(EDITS, 1):
-        edited = edit(text)
-        assert edited != text, what
-        before = count[0]
-        got = parse_source("m.py", "python", edited, f"d{k}", previous=(text, parsed))
-        want = parse_source("m.py", "python", edited, f"d{k}")
-        assert parsed_fields(got) == parsed_fields(want), what
-        assert got.digest == f"d{k}"
-        assert count[0] - before == keeps_rest, what
-        text, parsed = edited, got
+    parsed = _edit_chain(count, "m.py", text, parsed, EDITS)
     assert parsed.has_error
 
 
@@ -235,17 +251,7 @@ def test_spliced_c_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -> 
     text = C_MODULE
     parsed = parse_source("m.c", "c", text, "d0")
     assert parsed.has_error  # SYSCALL_DEFINE2's arguments are no C
-    for k, (what, edit, keeps_rest) in enumerate(C_EDITS, 1):
-        edited = edit(text)
-        assert edited != text, what
-        before = count[0]
-        got = parse_source("m.c", "c", edited, f"d{k}", previous=(text, parsed))
-        want = parse_source("m.c", "c", edited, f"d{k}")
-        assert parsed_fields(got) == parsed_fields(want), what
-        assert got.error_rows is not None and want.error_rows is not None
-        assert got.error_rows.tolist() == want.error_rows.tolist(), what
-        assert count[0] - before == keeps_rest, what
-        text, parsed = edited, got
+    parsed = _edit_chain(count, "m.c", text, parsed, C_EDITS)
     assert [d.name for d in parsed.definitions][-2:] == ["last", "added"]
 
 
@@ -280,14 +286,7 @@ def test_edges_of_a_c_region(
     monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str
 ) -> None:
     """Each edit splices, with a region grown over the statement it could join."""
-    count = _spliced_count(monkeypatch)
-    padding = "".join(f"int c{i} = {i};\n" for i in range(10))
-    old, new = padding + old + padding, padding + new + padding
-    parsed = parse_source("m.c", "c", old, "d")
-    assert not parsed.has_error, what
-    got = parse_source("m.c", "c", new, "d", previous=(old, parsed))
-    assert parsed_fields(got) == parsed_fields(parse_source("m.c", "c", new, "d")), what
-    assert count[0] == 1, what
+    _padded_edit_splices(monkeypatch, "m.c", "c", what, old, new)
 
 
 def test_a_c_parse_that_does_not_say_where_its_errors_are_parses_whole(
@@ -407,17 +406,7 @@ def test_spliced_cpp_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -
     text = CPP_MODULE
     parsed = parse_source("m.cpp", "cpp", text, "d0")
     assert not parsed.has_error
-    for k, (what, edit, keeps_rest) in enumerate(CPP_EDITS, 1):
-        edited = edit(text)
-        assert edited != text, what
-        before = count[0]
-        got = parse_source("m.cpp", "cpp", edited, f"d{k}", previous=(text, parsed))
-        want = parse_source("m.cpp", "cpp", edited, f"d{k}")
-        assert parsed_fields(got) == parsed_fields(want), what
-        assert got.error_rows is not None and want.error_rows is not None
-        assert got.error_rows.tolist() == want.error_rows.tolist(), what
-        assert count[0] - before == keeps_rest, what
-        text, parsed = edited, got
+    parsed = _edit_chain(count, "m.cpp", text, parsed, CPP_EDITS)
     names = [d.name for d in parsed.definitions]
     assert {"twice", "Table", "size", "first", "more", "last"} <= set(names)
 
@@ -444,13 +433,21 @@ def test_spliced_cpp_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -
 def test_edges_of_a_cpp_region(
     monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str
 ) -> None:
+    """Each edit splices, with a region grown over the unit it could join."""
+    _padded_edit_splices(monkeypatch, "m.cpp", "cpp", what, old, new)
+
+
+def _padded_edit_splices(
+    monkeypatch: pytest.MonkeyPatch, path: str, language: str, what: str, old: str, new: str
+) -> None:
+    """``old`` edited into ``new`` between declarations splices, equal to a full parse."""
     count = _spliced_count(monkeypatch)
     padding = "".join(f"int c{i} = {i};\n" for i in range(10))
     old, new = padding + old + padding, padding + new + padding
-    parsed = parse_source("m.cpp", "cpp", old, "d")
+    parsed = parse_source(path, language, old, "d")
     assert not parsed.has_error, what
-    got = parse_source("m.cpp", "cpp", new, "d", previous=(old, parsed))
-    assert parsed_fields(got) == parsed_fields(parse_source("m.cpp", "cpp", new, "d")), what
+    got = parse_source(path, language, new, "d", previous=(old, parsed))
+    assert parsed_fields(got) == parsed_fields(parse_source(path, language, new, "d")), what
     assert count[0] == 1, what
 
 
