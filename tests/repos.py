@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -283,3 +284,10 @@ BUILD_OUTPUT_SKIPPED = [
     "web/widget.d.ts",
     "web/widget.js",
 ]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now: for a server to start on, or to be refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

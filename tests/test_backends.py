@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import tinymodel
+from repos import free_port
 
 from repomem.completion.backends.base import BackendError, GenerationRequest
 from repomem.completion.backends.fim import FIM_SENTINELS, detect_fim_style, resolve_fim_style
@@ -374,10 +375,7 @@ def test_openai_slow_server_times_out_naming_the_url(fake_server: FakeServer) ->
 def test_openai_connection_refused_names_url_and_setting(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     backend = OpenAIBackend(url, max_retries=1, backoff=0.01)
     with (
         caplog.at_level(logging.WARNING, logger="repomem.completion.backends.openai"),

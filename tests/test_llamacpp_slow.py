@@ -14,7 +14,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ import pytest_lsp
 import tinymodel
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from repos import make_repo, run_repomem
+from repos import free_port, make_repo, run_repomem
 
 from repomem.completion.backends.base import GenerationRequest
 from repomem.completion.backends.openai import OpenAIBackend
@@ -54,12 +53,6 @@ MAX_TOKENS_LINE = 64
 # the cursor (1-based line and column): at the end of pkg/core.py's "from pkg.util import Base,
 # helper", a line the language server's item replaces from "helper" on
 CURSOR = ("pkg/core.py", 2, 34)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +84,7 @@ def direct(llama: Any, prompt: str, max_tokens: int, stop: tuple[str, ...] = ())
 @pytest.fixture(scope="module")
 def server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server on 127.0.0.1; yields its ``/v1`` URL."""
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("llama-serve") / "serve.log"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
@@ -18,7 +17,7 @@ import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from repos import make_repo, run_repomem
+from repos import free_port, make_repo, run_repomem
 
 SERVER = [sys.executable, "-m", "repomem.cli", "serve"]
 PRESETS = ["visual-studio-code", "neovim"]
@@ -162,12 +161,6 @@ async def retrieve_paths(client: LanguageClient, query: str) -> list[str]:
 
 def warnings_shown(client: LanguageClient) -> list[str]:
     return [m.message for m in client.messages if m.type == types.MessageType.Warning]
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.asyncio
@@ -500,7 +493,7 @@ async def _settings_iterations(client: LanguageClient) -> int:
 async def test_model_server_down_answers_with_builtin_and_warns_once(
     client: LanguageClient, repo: Path
 ):
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     # every completion shown: the copy from this small fixture is a weak one
     (repo / ".repomem.toml").write_text("[completion]\nmin_confidence = 0\n")
     backend = {"backend": "openai", "url": url, "max_retries": 0, "timeout": 5}
