@@ -132,8 +132,10 @@ class CodeGraph:
     def imports(self) -> bool:
         return bool(np.isfinite(self.import_cost))
 
-    def _cost(self, kind: str) -> float:
-        return self.import_cost if kind == "import" else COST[kind]
+    def _edge(self, u: int, v: int, kind: str) -> tuple[np.ndarray, np.ndarray, float]:
+        """One edge ``u``-``v`` of ``kind`` as a block of the edges an update adds."""
+        cost = self.import_cost if kind == "import" else COST[kind]
+        return np.array([u], np.int64), np.array([v], np.int64), cost
 
     def to_networkx(self):  # noqa: ANN201 - networkx is only needed by tests and checks
         """The same graph with weights ``w`` (not costs), for reference computations."""
@@ -200,9 +202,9 @@ class CodeGraph:
             if old_first < 0:
                 self._add_to_directory(path, first, added)
             else:
-                added.append(_edge(first, self.dirs[_parent(path)], "directory"))
+                added.append(self._edge(first, self.dirs[_parent(path)], "directory"))
             parent = np.where(new.node_parent >= 0, new.node_parent + off, off - 1)
-            added.append(_edge(first, first + 1, "file_root"))
+            added.append(self._edge(first, first + 1, "file_root"))
             added.append(
                 (np.arange(off, off + new.n_nodes), parent.astype(np.int64), COST["syntax"])
             )
@@ -270,7 +272,7 @@ class CodeGraph:
                 self.dirs[d] = self.n_nodes
                 self._grow(self.n_nodes + 1)
                 self.key[self.dirs[d]] = _base_key("dir", d)
-            added.append(_edge(child_node, self.dirs[d], "directory"))
+            added.append(self._edge(child_node, self.dirs[d], "directory"))
             if known:
                 return
             child_node = self.dirs[d]
@@ -336,7 +338,7 @@ class CodeGraph:
                 removed_u.append(np.array([u, v], np.int64))
                 removed_v.append(np.array([v, u], np.int64))
             if now is not None:
-                added.append((np.array([u], np.int64), np.array([v], np.int64), self._cost(now)))
+                added.append(self._edge(u, v, now))
 
     def _new_rows(
         self,
@@ -529,10 +531,6 @@ def multiset_hash(indptr: np.ndarray, ids: np.ndarray, values: np.ndarray) -> np
         with np.errstate(over="ignore"):
             out[nonempty] = np.add.reduceat(h, indptr[nonempty])
     return out
-
-
-def _edge(u: int, v: int, kind: str) -> tuple[np.ndarray, np.ndarray, float]:
-    return np.array([u], np.int64), np.array([v], np.int64), COST[kind]
 
 
 def layout(sizes: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int], int]:
