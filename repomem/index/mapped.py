@@ -11,7 +11,6 @@ for.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -20,7 +19,7 @@ import numpy as np
 
 from repomem.context.scorer import Location
 from repomem.index.jit import numba
-from repomem.index.spool import TextWriter, mapped
+from repomem.index.spool import TextWriter, file_id, mapped
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -67,8 +66,7 @@ class Texts:
         self._spool = None
         self._data, self._offsets = mapped(data), mapped(offsets)
         self._base = int(self._offsets.size) - 1
-        st = os.stat(data)
-        self.file_id = (st.st_dev, st.st_ino)
+        self.file_id = file_id(data)
 
     @property
     def pristine(self) -> bool:

@@ -81,10 +81,15 @@ def mapped(path: Path, *, writeable: bool = True) -> np.ndarray:
     """A saved array mapped copy-on-write: pages are read when touched, never written back
     (``writeable=False``: mapped read-only, so that it stays what the file holds)."""
     values = np.load(path, mmap_mode="c" if writeable else "r")
-    st = os.stat(path)
-    # which file it is stays known when its folder is renamed (a generation going live)
-    values.file_id = (st.st_dev, st.st_ino)
+    values.file_id = file_id(path)
     return values.view(np.ndarray)
+
+
+def file_id(path: Path) -> tuple[int, int]:
+    """Which file ``path`` is: it stays the same when its folder is renamed (a generation
+    going live), so what was spooled is recognised where it is saved."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
 
 
 def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -105,9 +110,8 @@ def is_file(values: np.ndarray, path: Path) -> bool:
         base = getattr(base, "base", None)
     if base is None or values.flags.writeable or base.mode != "r" or not path.exists():
         return False
-    st = path.stat()
     return (
-        getattr(base, "file_id", None) == (st.st_dev, st.st_ino)
+        getattr(base, "file_id", None) == file_id(path)
         and values.shape == base.shape
         and values.dtype == base.dtype
         and values.__array_interface__["data"][0] == base.__array_interface__["data"][0]

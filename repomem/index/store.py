@@ -36,7 +36,14 @@ from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, window_loc
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
 from repomem.index.rowpool import RowPool
-from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_array
+from repomem.index.spool import (
+    ArrayWriter,
+    TextWriter,
+    file_id,
+    is_file,
+    mapped,
+    write_array,
+)
 
 FORMAT_VERSION = 7
 
@@ -178,8 +185,7 @@ class _Generation:
         path = self.dir / f"{name}.npy"
         if texts is None or not texts.pristine or not path.exists():
             return False
-        st = path.stat()
-        if texts.file_id != (st.st_dev, st.st_ino):
+        if texts.file_id != file_id(path):
             return False
         self.names += [name, f"{name}_off"]
         return True
