@@ -8,7 +8,10 @@ run of trailing names that co-occurs somewhere. These are candidates, not matche
 finds the exact token match in their text. The postings are the index's own, so the candidates
 follow every exact incremental update, and nothing is added to the index's memory (a suffix
 array over the standard library's 7.1M tokens would add 57 MB of int32 ids and suffixes, and
-an edit would have to re-sort it).
+an edit would have to re-sort it). Nor would exact matching find better places: on the dev
+suite's 1,400 line tasks, the 4 to 32 places of the whole repository's token stream with the
+longest exact matches, given to the backend instead of these or beside them, gave 249 to 252
+right lines against these places' 255.
 
 The cursor's own file is left out: its text before the cursor is the left context, which the
 backend reads anyway, and its text near or after the cursor is what the user is writing (the
