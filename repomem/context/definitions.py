@@ -14,9 +14,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
-Python names resolve exactly as the index resolves calls (imports, relative imports,
-classes and their bases); other languages by a definition in the same file or the only one
-of that name in the repository. Anything else is dropped, never guessed.
+Names resolve exactly as the index resolves calls: Python's through imports, relative
+imports, classes and their bases; every other family's through its own module system
+(``repomem.index.langs``). Anything else is dropped, never guessed.
 
 Ranking is FragRel's Eq. 8 from the cursor's window (its statement nodes weighted by their
 share of the window's code, as for any fragment) to each definition's node, computed at query
@@ -46,10 +46,10 @@ from repomem.context.cards import (
     definition_card,
     public_methods,
 )
+from repomem.index import langs
 from repomem.index.fragments import Window, window_nodes
 from repomem.index.languages import LINE_COMMENT
 from repomem.index.parsing import ImportBinding, ParsedFile, split_lines
-from repomem.index.queries import NAMESPACE
 from repomem.index.relations import node_strengths
 from repomem.index.resolve import PYTHON_NS
 
@@ -246,6 +246,7 @@ class _Finder:
         self.lines = lines
         self.cursor = len(lines) - 1
         self.python = pf.language == "python"
+        self.language = langs.for_language(pf.language)
         self.comment = LINE_COMMENT.get(pf.language, "#")
         self.scope = self._enclosing_class()
         self.found: dict[tuple[str, str], _Found] = {}
@@ -261,7 +262,8 @@ class _Finder:
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
-            for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
+        for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
+            if binding.name:  # a C ``#include`` binds no name
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
@@ -291,10 +293,16 @@ class _Finder:
     def resolve(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
         """(target, its node, how it resolved) for a dotted name, or None (keywords and
         built-ins never resolve)."""
+        if not self.python:
+            if self.language.reserved(parts[0]):
+                return None
+            found = self.language.resolve_name(self.resolver, self.path, parts, self.lines)
+            if found is None:
+                return None
+            (target_path, node), how = found
+            return (target_path, self.resolver.qualnames[target_path][node]), node, how
         if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
             return None
-        if not self.python:
-            return self._by_name(parts[-1])
         typed = self.types.get(parts[0]) if len(parts) > 1 and self._unbound(parts[0]) else None
         if parts[0] in ("self", "cls") and len(parts) > 2:
             typed = self.types.get(".".join(parts[:2]))
@@ -372,17 +380,6 @@ class _Finder:
         owner = self.index.parsed[module].line_owner
         node = int(owner[card.line]) if card.line < owner.size else -1
         return ((module, name), node, "module constant") if node >= 0 else None
-
-    def _by_name(self, name: str) -> tuple[tuple[str, str], int, str] | None:
-        local = self._local().get(name)
-        if local is not None:
-            return (self.path, name), local, "this file"
-        ns = NAMESPACE.get(self.pf.language, self.pf.language)
-        found = self.resolver.by_name.get((ns, name), [])
-        if len(found) != 1:
-            return None
-        target_path, node = found[0]
-        return (target_path, self.resolver.qualnames[target_path][node]), node, "unique name"
 
     def _enclosing_class(self) -> str | None:
         """The innermost class whose span holds the cursor's line (Python)."""

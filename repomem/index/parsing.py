@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from tree_sitter import Node, Point, QueryCursor, Tree
 
-from repomem.index import splice
+from repomem.index import langs, splice
 from repomem.index.jit import numba
 from repomem.index.languages import parser
 from repomem.index.queries import QUERIES, comment_kinds, file_query
@@ -42,8 +42,9 @@ class CallSite(NamedTuple):
 
 
 class ImportBinding(NamedTuple):
-    """A Python name bound by an import: ``name`` refers to ``module`` (relative with
-    ``level`` leading dots) or, when ``symbol`` is set, to ``symbol`` inside it."""
+    """A name bound by an import: ``name`` refers to ``module`` (relative with ``level``
+    leading dots) or, when ``symbol`` is set, to ``symbol`` inside it. Python's; other
+    families use the same four fields in their own way (``repomem.index.langs``)."""
 
     name: str
     module: str
@@ -66,8 +67,11 @@ class ParsedFile:
     calls: list[CallSite] = field(default_factory=list)
     imports: list[ImportBinding] = field(default_factory=list)
     import_nodes: list[int] = field(default_factory=list)  # the statement of each import
-    # Python: class qualified name -> dotted base-class expressions
+    # class qualified name -> dotted base-class expressions (Python's bases; other
+    # families': extends/implements, embedded structs, implemented traits)
     bases: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    # the package or namespace the file declares (Java ``package``, Go ``package``), if any
+    package: str = ""
     # first and last rows of the top-level nodes holding a syntax error, so that an edit away
     # from them can still be spliced (``repomem.index.splice``); None: not known (a parse read
     # back from a stored index)
@@ -300,13 +304,7 @@ def _extract(
             parsed.imports.extend(bindings)
             parsed.import_nodes.extend([i] * len(bindings))
         return parsed
-    for (d, name), i in zip(defs, def_nodes, strict=True):
-        if i >= 0:
-            is_class = "class" in d.type or "struct" in d.type or d.type == "type_spec"
-            parsed.definitions.append(Definition(_text(name), i, is_class))
-    for (_, name), i in zip(calls, call_nodes, strict=True):
-        if i >= 0:
-            parsed.calls.append(CallSite(i, (_text(name),)))
+    langs.for_language(language).extract(parsed, source, root, defs, def_nodes, calls, call_nodes)
     return parsed
 
 

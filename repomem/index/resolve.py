@@ -1,10 +1,10 @@
 """Call resolution: which definition does a call site refer to?
 
-Python is resolved through imports (``from a.b import f``, ``import a.b as m; m.f()``,
+Python is resolved here through imports (``from a.b import f``, ``import a.b as m; m.f()``,
 relative imports, ``self.meth()`` through the enclosing class and its bases, class
-constructors). Other languages resolve a bare name to a definition in the same file, or to
-the only definition of that name in files of the same language family. Anything ambiguous or
-unknown is dropped, never guessed.
+constructors). Every other language family resolves through its own module system in
+``repomem.index.langs``, over the tables kept here. Anything ambiguous or unknown is
+dropped, never guessed.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
+from repomem.index import langs
 from repomem.index.graph import ROOT
 from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
-from repomem.index.queries import NAMESPACE
 
 _MAX_DEPTH = 4
 
@@ -91,9 +91,11 @@ class Resolver:
             for d in pf.definitions:  # by the last part of the name: ``obj.meth`` untyped
                 self.by_name[(PYTHON_NS, d.name.rsplit(".", 1)[-1])].append((path, d.node))
         else:
-            ns = NAMESPACE.get(pf.language, pf.language)
+            lang = langs.for_language(pf.language)
+            self.bindings[path] = {b.name: b for b in pf.imports}
             for d in pf.definitions:
-                self.by_name[(ns, d.name)].append((path, d.node))
+                self.by_name[(lang.namespace, d.name.rsplit(".", 1)[-1])].append((path, d.node))
+            lang.add(self, path, pf)
 
     def _remove(self, path: str) -> None:
         pf = self.files.pop(path)
@@ -107,9 +109,11 @@ class Resolver:
             for i in range(len(parts)):
                 key = ".".join(parts[i:])
                 self.suffixes[key] = [p for p in self.suffixes[key] if p != path]
-        ns = PYTHON_NS if pf.language == "python" else NAMESPACE.get(pf.language, pf.language)
+        else:
+            langs.for_language(pf.language).remove(self, path, pf)
+        ns = PYTHON_NS if pf.language == "python" else langs.for_language(pf.language).namespace
         for d in pf.definitions:
-            key = (ns, d.name.rsplit(".", 1)[-1] if pf.language == "python" else d.name)
+            key = (ns, d.name.rsplit(".", 1)[-1])
             self.by_name[key] = [t for t in self.by_name[key] if t[0] != path]
 
     # ---- modules -------------------------------------------------------------------------
@@ -138,9 +142,18 @@ class Resolver:
         if self._trying is not None:
             self._trying.add(name)
 
-    def _note_lookup(self, path: str, name: str) -> None:
+    def note_lookup(self, path: str, name: str) -> None:
+        """Record that the resolution under way read what ``name`` means in ``path``: when
+        that changes, the file being resolved is resolved again."""
         if self._reading is not None:
             self._reading.setdefault(path, set()).add(name)
+
+    def note_key(self, namespace: str, key: str) -> None:
+        """Record that the resolution under way tried ``key`` of a language family (a bare
+        name, a package, a path): a file that comes to provide it, or stops providing it
+        (``Language.provides``), has the file being resolved resolved again."""
+        if self._trying is not None:
+            self._trying.add(f"{namespace}:{key}")
 
     # ---- names ---------------------------------------------------------------------------
     def _binding_target(
@@ -158,7 +171,7 @@ class Resolver:
         """What ``name`` means at module level of ``path``."""
         if depth > _MAX_DEPTH:
             return None
-        self._note_lookup(path, name)
+        self.note_lookup(path, name)
         if name in self.defs.get(path, {}):
             return path, name
         sub = self._submodule(path, name)
@@ -172,7 +185,7 @@ class Resolver:
     def _method(self, path: str, cls: str, name: str, depth: int) -> Target | None:
         if depth > _MAX_DEPTH:
             return None
-        self._note_lookup(path, f"{cls}.{name}")
+        self.note_lookup(path, f"{cls}.{name}")
         node = self.defs.get(path, {}).get(f"{cls}.{name}")
         if node is not None:
             return path, node
@@ -238,14 +251,7 @@ class Resolver:
     def resolve_call(self, path: str, call: CallSite) -> Target | None:
         pf = self.files[path]
         if pf.language != "python":
-            ns = NAMESPACE.get(pf.language, pf.language)
-            if self._trying is not None:
-                self._trying.add(f"{ns}:{call.parts[0]}")
-            local = self.defs[path].get(call.parts[0])
-            if local is not None:
-                return path, local
-            cands = self.by_name.get((ns, call.parts[0]), [])
-            return cands[0] if len(cands) == 1 else None
+            return langs.for_language(pf.language).resolve_call(self, path, call)
         if call.parts[0] in ("self", "cls"):
             if call.scope is None or len(call.parts) != 2:
                 return None
@@ -271,7 +277,7 @@ class Resolver:
                 hit = memo[key]
                 if hit is not None:
                     out.append((call.node, hit[0], hit[1]))
-                    self._note_lookup(hit[0], self.qualnames[hit[0]].get(hit[1], ""))
+                    self.note_lookup(hit[0], self.qualnames[hit[0]].get(hit[1], ""))
             if self.imports:
                 modules = {self._imported(path, b) for b in self.files[path].imports}
                 out.extend((ROOT, m, ROOT) for m in sorted(modules - {None, path}))
@@ -328,7 +334,8 @@ class Resolver:
         """Files whose resolved calls may change when ``path`` changes between ``versions``
         (its old and new parse, None when absent): those whose resolution looked up a name
         in it whose meaning changed, those that tried a module name it provides (when it
-        appears or goes), and, for name-resolved languages, those calling a name it defines."""
+        appears or goes), and, for the other families, those that tried a key it provides
+        (``Language.provides``) or a name it defines anew."""
         old, new = versions
         changed = _changed_names(old, new) if old is not None and new is not None else None
         if changed is None:
@@ -349,9 +356,12 @@ class Resolver:
                 out.update(self.tried.get(".".join(parts[i:]), ()))
         for pf in versions:
             if pf is not None and pf.language != "python":
-                ns = NAMESPACE.get(pf.language, pf.language)
-                for name in _redefined(old, new):
-                    out.update(self.callers.get((ns, name), ()))
+                lang = langs.for_language(pf.language)
+                keys = {k for name in _redefined(old, new) for k in (name, name.rsplit(".")[-1])}
+                before, after = (set(lang.provides(path, v)) if v else set() for v in versions)
+                keys |= before ^ after
+                for key in keys:
+                    out.update(self.callers.get((lang.namespace, key), ()))
                 break
         out.discard(path)
         return out
@@ -360,11 +370,20 @@ class Resolver:
 def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:
     """Module-level names whose meaning differs between two parses of a Python file, and
     classes whose bases differ (every method looked up through them may resolve anew); of
-    a file resolved by name, the names ``_redefined``; ``None``: the language changed."""
-    if old.language != new.language:
+    another family's file, the names ``_redefined`` and the import bindings that differ;
+    ``None``: the language or the declared package changed."""
+    if old.language != new.language or old.package != new.package:
         return None
     if old.language != "python":
-        return _redefined(old, new), set()
+        bind_old = {b.name: b for b in old.imports}
+        bind_new = {b.name: b for b in new.imports}
+        names = _redefined(old, new) | {
+            n for n in bind_old.keys() | bind_new.keys() if bind_old.get(n) != bind_new.get(n)
+        }
+        classes = {
+            c for c in old.bases.keys() | new.bases.keys() if old.bases.get(c) != new.bases.get(c)
+        }
+        return names, classes
     # a definition that only moved (lines above it changed) still means the same thing; the
     # calls into it follow it (``moved_definitions``) without resolving their files again
     kind_old = {d.name: d.is_class for d in old.definitions}

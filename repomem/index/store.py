@@ -45,7 +45,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 
 class IndexNotFound(RepomemError):
@@ -329,6 +329,7 @@ def _symbols(pf: ParsedFile) -> bytes:
             # where its errors are, so that a loaded C file's first edit can be spliced
             "error_rows": None if pf.error_rows is None else pf.error_rows.tolist(),
             "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
+            "package": pf.package,
         },
         separators=(",", ":"),
     ).encode()
@@ -469,6 +470,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
             imports=[new(ImportBinding, b) for b in sym["imports"]],
             import_nodes=sym["import_nodes"],
             bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
+            package=sym["package"],
             callsites=callsites,
         )
 

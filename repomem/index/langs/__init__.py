@@ -1,0 +1,161 @@
+"""Name resolution per language family, through each language's own module system.
+
+Python's resolution lives in ``repomem.index.resolve`` (it came first and the resolver's
+tables are shaped by it). Every other family has one module here, named after it
+(``typescript`` for JavaScript/TypeScript/TSX, ``java``, ``go``, ``rust``, ``c`` for C and
+C++), holding a :class:`Language` that
+
+* reads at parse time what resolution needs from the syntax tree (``extract``: qualified
+  definitions, call sites, imports as ``ImportBinding``s, bases, the package), so that it is
+  saved with the index and re-read only for files that changed;
+* keeps its own tables over the resolver's files (``add``/``remove``: packages, paths,
+  exports);
+* resolves a call site for the code graph (``resolve_call``) and a dotted name written at
+  the cursor for the definition cards (``resolve_name``), recording what it read through
+  the resolver (``Resolver.note_lookup``/``note_key``) so that an edit re-resolves exactly the
+  files whose resolution it can change;
+* says which names are the language's own (``reserved``: keywords, built-in types, names its
+  standard library owns), which never resolve to a repository definition.
+
+A family without a module resolves as :class:`ByName` does: a definition in the same file,
+else the only definition of that name in the family, never one in a test file for a caller
+outside tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from functools import cache
+from typing import TYPE_CHECKING
+
+from repomem.index.queries import NAMESPACE
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from repomem.index.parsing import CallSite, ParsedFile
+    from repomem.index.resolve import Resolver, Target
+
+#: language -> the module of its family
+MODULES: dict[str, str] = {
+    "javascript": "typescript",
+    "typescript": "typescript",
+    "tsx": "typescript",
+    "java": "java",
+    "go": "go",
+    "rust": "rust",
+    "c": "c",
+    "cpp": "c",
+}
+
+
+class Language:
+    """One language family's resolution; the base class is the by-name fallback."""
+
+    #: the resolver's ``by_name`` namespace of the family
+    namespace: str = ""
+
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        """Fill ``parsed``'s definitions, calls (and, where the family has them, imports,
+        import nodes, bases and package) from the file query's matches; ``def_nodes`` and
+        ``call_nodes`` are their statement nodes (-1: outside every statement)."""
+        from repomem.index.parsing import CallSite, Definition
+
+        for (d, name), i in zip(defs, def_nodes, strict=True):
+            if i >= 0:
+                is_class = "class" in d.type or "struct" in d.type or d.type == "type_spec"
+                parsed.definitions.append(Definition(_text(name), i, is_class))
+        for (_, name), i in zip(calls, call_nodes, strict=True):
+            if i >= 0:
+                parsed.calls.append(CallSite(i, (_text(name),)))
+
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        """Enter a file into the family's own tables (the resolver's are already set)."""
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        """Take a file out of the family's own tables."""
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        """The keys (``note_key``) a file answers: when they differ between two versions of
+        the file, the files that tried them are resolved again."""
+        return (d.name for d in pf.definitions)
+
+    def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
+        """The definition a call site of ``path`` refers to, or None."""
+        return self._by_name(r, path, call.parts[-1])
+
+    def resolve_name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
+    ) -> tuple[Target, str] | None:
+        """Query time: (definition, how it resolved) for a dotted name written at the end of
+        ``lines`` (the buffer up to the cursor's line, which may be newer than the index's
+        copy of ``path``), or None. Nothing is recorded as a dependency."""
+        found = self._by_name(r, path, parts[-1])
+        if found is None:
+            return None
+        return found, "this file" if found[0] == path else "unique name"
+
+    def reserved(self, name: str) -> bool:
+        """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
+        return False
+
+    def _by_name(self, r: Resolver, path: str, name: str) -> Target | None:
+        r.note_key(self.namespace, name)
+        local = r.defs[path].get(name)
+        if local is not None:
+            return path, local
+        found = r.by_name.get((self.namespace, name), [])
+        if len(found) != 1 or (is_test(found[0][0]) and not is_test(path)):
+            return None
+        return found[0]
+
+
+def is_test(path: str) -> bool:
+    """Whether ``path`` is test code by the conventions of the common languages' tools
+    (a ``test``/``tests``/``__tests__`` directory, ``*_test.go``, ``*.test.ts``, ``*Test.java``,
+    ``test_*.py``)."""
+    *dirs, name = path.split("/")
+    if any(d.lower() in _TEST_DIRS for d in dirs):
+        return True
+    stem = name.split(".", 1)[0]
+    return (
+        stem.startswith("test_")
+        or stem.endswith(("_test", "_tests", "Test", "Tests", "_spec"))
+        or ".test." in name
+        or ".spec." in name
+    )
+
+
+_TEST_DIRS = frozenset({"test", "tests", "__tests__", "testing", "spec", "specs", "testdata"})
+
+
+@cache
+def for_language(language: str) -> Language:
+    """The resolution of ``language``'s family (the by-name fallback where it has none)."""
+    module = MODULES.get(language)
+    namespace = NAMESPACE.get(language, language)
+    if module is not None:
+        try:
+            loaded = importlib.import_module(f"{__name__}.{module}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{module}":
+                raise
+        else:
+            return loaded.LANGUAGE
+    fallback = Language()
+    fallback.namespace = namespace
+    return fallback
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
