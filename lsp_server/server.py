@@ -41,7 +41,7 @@ from repomem.commands.ask import FORMS, STRATEGIES, render
 from repomem.docmem.strategies import AskError
 from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
 from repomem.index.languages import language_for_path
-from repomem.settings import Settings, SettingsError, load_settings
+from repomem.settings import Settings, SettingsError, load_settings, untrusted_notice
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +76,7 @@ class RepomemServer(LanguageServer):
         self._progress_count = 0
         self._indexed_message = ""
         self._stopped = False
+        self._told_untrusted = False  # the untrusted repository settings were shown
         self._register()
 
     # ------------------------------------------------------------------ registration
@@ -165,7 +166,8 @@ class RepomemServer(LanguageServer):
 
     # ------------------------------------------------------------------ settings
     def _base_settings(self) -> tuple[Settings, list[str]]:
-        """The repository's own settings (pyproject.toml, .repomem.toml, environment)."""
+        """The user's settings file, the repository's own settings (pyproject.toml,
+        .repomem.toml; the keys only the user may set once trusted) and the environment."""
         try:
             return load_settings(self.root), []
         except SettingsError as exc:
@@ -186,6 +188,10 @@ class RepomemServer(LanguageServer):
 
     async def _apply_settings(self, data: Any) -> None:
         base, problems = self._base_settings()
+        notice = untrusted_notice(base, self.root) if self.root is not None else None
+        if notice is not None and not self._told_untrusted:
+            self._told_untrusted = True
+            problems.append(notice)
         editor, more = editor_settings.resolve(base, data)
         problems += more
         self.editor = editor
@@ -501,6 +507,9 @@ class RepomemServer(LanguageServer):
             "fallbacks": stats.fallbacks,
             "accepted": stats.accepted,
             "settings": self.editor.to_dict(),
+            "untrustedSettings": [
+                {"key": u.key, "file": str(u.source)} for u in self.editor.settings.untrusted
+            ],
         }
 
     async def _on_retrieve(self, params: Any) -> dict[str, Any]:

@@ -1,9 +1,17 @@
 """One ``Settings`` object, assembled from every place a user can configure repomem.
 
-Sources, later ones winning key by key: the documented defaults; the repository's
-``pyproject.toml`` (``[tool.repomem.<section>]``); its ``.repomem.toml`` (``[<section>]``);
-environment variables ``REPOMEM_<SECTION>_<KEY>`` (e.g. ``REPOMEM_BACKEND_URL``,
-``REPOMEM_COMPLETION_ALPHA``); command-line flags. Sections are ``index``
+Sources, later ones winning key by key: the documented defaults; the user's own settings
+file (``$XDG_CONFIG_HOME/repomem/config.toml``, default ``~/.config/repomem/config.toml``,
+sections as in ``.repomem.toml``); the repository's ``pyproject.toml``
+(``[tool.repomem.<section>]``); its ``.repomem.toml`` (``[<section>]``); environment variables
+``REPOMEM_<SECTION>_<KEY>`` (e.g. ``REPOMEM_BACKEND_URL``, ``REPOMEM_COMPLETION_ALPHA``);
+command-line flags (and, in the language server, the editor's settings).
+
+A repository is untrusted input: from its files, the keys that decide where the user's code,
+prompts and credentials go or which code and weights run (:data:`PROTECTED`) take effect only
+once the user trusts those files (``repomem trust``, :mod:`repomem.trust`), and until then a
+repository may tighten the exclusion of secret files but not loosen it. What was ignored is
+kept in ``Settings.untrusted`` for the front ends to say. Sections are ``index``
 (:class:`~repomem.config.IndexConfig`), ``backend`` (:class:`~repomem.config.BackendConfig`),
 ``completion`` (:class:`CompletionConfig`) and ``docmem``
 (:class:`~repomem.config.DocMemoryConfig`).
@@ -30,9 +38,26 @@ from repomem.completion.backends.fim import FIM_OFF
 from repomem.completion.prompt import FIM_TEMPLATES
 from repomem.config import BackendConfig, DocMemoryConfig, IndexConfig
 from repomem.errors import RepomemError
+from repomem.trust import is_trusted
 
 ENV_PREFIX = "REPOMEM_"
 FILE_NAME = ".repomem.toml"
+PYPROJECT = "pyproject.toml"
+USER_FILE = "config.toml"
+
+#: Keys that send the user's code and prompts off the machine, name a credential, or load
+#: code or weights: honoured from the user's own places, and from a repository's files only
+#: once trusted. (``index.index_dir`` and the secret exclusions are narrowed instead, in
+#: ``_merge_repository``.)
+PROTECTED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("backend", "backend"),
+        ("backend", "url"),
+        ("backend", "api_key_env"),
+        ("backend", "model"),
+        ("docmem", "embedding_model"),
+    }
+)
 
 
 class SettingsError(RepomemError):
@@ -88,6 +113,19 @@ class Settings:
     backend: BackendConfig = field(default_factory=BackendConfig)
     completion: CompletionConfig = field(default_factory=CompletionConfig)
     docmem: DocMemoryConfig = field(default_factory=DocMemoryConfig)
+    #: settings of the repository's own files that were not applied, as it is not trusted
+    untrusted: tuple[Untrusted, ...] = ()
+
+
+@dataclass(frozen=True)
+class Untrusted:
+    """A repository setting left out until the user trusts the file it is in."""
+
+    key: str  # "backend.url"
+    source: Path  # the settings file
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.source.name})"
 
 
 SECTIONS: dict[str, type] = {
@@ -159,22 +197,23 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Settings:
-    """Settings for the repository at ``root`` (files skipped when None).
+    """Settings for the repository at ``root`` (its files skipped when None).
 
     ``environ`` defaults to ``os.environ``; ``overrides`` are command-line values by section,
     e.g. ``{"backend": {"url": "http://host:8000/v1"}}`` (None values mean "flag not given").
+    The user's settings file is found through ``os.environ`` in any case.
     """
     settings = Settings()
+    user = user_settings_path()
+    if user.is_file():
+        settings = merge_settings(settings, _read_toml(user), str(user))
+    untrusted: list[Untrusted] = []
     if root is not None:
-        pyproject = root / "pyproject.toml"
-        if pyproject.is_file():
-            tool = _read_toml(pyproject).get("tool", {})
-            table = tool.get("repomem") if isinstance(tool, dict) else None
-            if table is not None:
-                settings = merge_settings(settings, table, f"{pyproject} [tool.repomem]")
-        dotfile = root / FILE_NAME
-        if dotfile.is_file():
-            settings = merge_settings(settings, _read_toml(dotfile), str(dotfile))
+        for path, table, source in repository_tables(root):
+            trusted = is_trusted(root, path.name, table)
+            settings, left_out = _merge_repository(settings, table, source, path, trusted)
+            untrusted += left_out
+    settings = dataclasses.replace(settings, untrusted=tuple(untrusted))
     settings = _merge_environment(settings, os.environ if environ is None else environ)
     if overrides:
         given = {
@@ -183,6 +222,78 @@ def load_settings(
         }
         settings = merge_settings(settings, given, "command line")
     return settings
+
+
+def user_settings_path() -> Path:
+    """The user's own settings file (XDG's config directory, else ``~/.config``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "repomem" / USER_FILE
+
+
+def repository_tables(root: Path) -> list[tuple[Path, dict[str, Any], str]]:
+    """The repository's own settings: (file, its repomem table, how errors name it) for
+    ``pyproject.toml``'s ``[tool.repomem]`` and ``.repomem.toml``, in the order they apply."""
+    out = []
+    pyproject = root / PYPROJECT
+    if pyproject.is_file():
+        tool = _read_toml(pyproject).get("tool", {})
+        table = tool.get("repomem") if isinstance(tool, dict) else None
+        if table is not None:
+            out.append((pyproject, table, f"{pyproject} [tool.repomem]"))
+    dotfile = root / FILE_NAME
+    if dotfile.is_file():
+        out.append((dotfile, _read_toml(dotfile), str(dotfile)))
+    return out
+
+
+def _merge_repository(
+    settings: Settings, table: Any, source: str, path: Path, trusted: bool
+) -> tuple[Settings, list[Untrusted]]:
+    """A repository file's settings applied: all of them once trusted; else all but the
+    protected keys, with the index kept inside the repository (where the code's text is
+    written) and secret files excluded at least as the settings so far exclude them (its
+    ``secret_patterns`` are added to theirs, never replace them)."""
+    merged = merge_settings(settings, table, source)  # a typo is an error, trusted or not
+    if trusted:
+        return merged, []
+    kept: dict[str, dict[str, Any]] = {}
+    left_out: list[Untrusted] = []
+    for section, values in table.items():
+        for key, value in values.items():
+            loosens = (section, key) == ("index", "exclude_secrets") and not value
+            outside = (section, key) == ("index", "index_dir") and not _inside(path.parent, value)
+            if (
+                (section, key) in PROTECTED
+                or (loosens and settings.index.exclude_secrets)
+                or outside
+            ):
+                left_out.append(Untrusted(f"{section}.{key}", path))
+                continue
+            if (section, key) == ("index", "secret_patterns"):
+                mine = settings.index.secret_patterns
+                if not set(mine) <= set(value):
+                    left_out.append(Untrusted(f"{section}.{key}", path))
+                value = (*mine, *(p for p in value if p not in mine))
+            kept.setdefault(section, {})[key] = value
+    return merge_settings(settings, kept, source), left_out
+
+
+def _inside(root: Path, directory: str) -> bool:
+    """Whether ``directory`` (as the index reads it: relative to ``root``) stays in ``root``."""
+    return not Path(directory).is_absolute() and (root / directory).resolve().is_relative_to(
+        root.resolve()
+    )
+
+
+def untrusted_notice(settings: Settings, root: Path) -> str | None:
+    """One line for the user about the repository settings left out, or None."""
+    if not settings.untrusted:
+        return None
+    keys = ", ".join(str(u) for u in settings.untrusted)
+    return (
+        f"ignoring repository settings that only you may set: {keys}; they choose where your "
+        f"code and credentials go. If you trust them, run `repomem trust {root}`"
+    )
 
 
 def merge_settings(settings: Settings, data: Any, source: str) -> Settings:

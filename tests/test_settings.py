@@ -13,12 +13,19 @@ from repomem.settings import (
     SettingsError,
     load_settings,
     merge_settings,
+    repository_tables,
 )
+from repomem.trust import trust
 
 
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def trust_settings(root: Path) -> None:
+    """As ``repomem trust ROOT``: the repository's files may set every key."""
+    trust(root, {path.name: table for path, table, _ in repository_tables(root)})
 
 
 def test_defaults_without_any_source(tmp_path: Path) -> None:
@@ -41,6 +48,7 @@ def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
         "[tool.repomem.completion]\nalpha = 0\niterations = 3\n\n"
         '[tool.repomem.index]\nignore_patterns = ["vendor/**"]\n',
     )
+    trust_settings(tmp_path)
     settings = load_settings(tmp_path, environ={})
     assert settings.backend.backend == "openai"
     assert settings.backend.url == "http://gpu:8000/v1"
@@ -64,6 +72,7 @@ def test_precedence_flags_over_environment_over_files(tmp_path: Path) -> None:
     )
     write(tmp_path / ".repomem.toml", '[backend]\nurl = "http://dotfile/v1"\ntimeout = 7\n')
     environ = {"REPOMEM_BACKEND_URL": "http://env/v1", "REPOMEM_COMPLETION_K": "4"}
+    trust_settings(tmp_path)
 
     files_only = load_settings(tmp_path, environ={})
     assert files_only.backend.url == "http://dotfile/v1"  # .repomem.toml over pyproject.toml

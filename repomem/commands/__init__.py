@@ -13,8 +13,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from repomem.config import IndexConfig
     from repomem.index.repo import RepoIndex
+    from repomem.settings import Settings
+
+
+def repository_settings(
+    root: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> Settings:
+    """The settings a command runs with in ``root``, saying once on stderr which of the
+    repository's own settings were left out until the user trusts them."""
+    from repomem.settings import load_settings, untrusted_notice
+
+    settings = load_settings(root, overrides=overrides)
+    notice = untrusted_notice(settings, root)
+    if notice is not None:
+        print(f"repomem: {notice}", file=sys.stderr)
+    return settings
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repomem.commands import add_backend_arguments, backend_overrides, open_index
+from repomem.commands import (
+    add_backend_arguments,
+    backend_overrides,
+    open_index,
+    repository_settings,
+)
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
@@ -73,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     from repomem.completion.backends.registry import create_backend
     from repomem.docmem.memory import DocMemory
     from repomem.docmem.model import TextModel
-    from repomem.settings import load_settings
     from repomem.workspace import find_root
 
     question = " ".join(" ".join(args.question).split())
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if not start.is_dir():
         raise RepomemError(f"--root {start} is not a directory")
     root = find_root(start)
-    settings = load_settings(
+    settings = repository_settings(
         root,
         overrides={
             "backend": backend_overrides(args),

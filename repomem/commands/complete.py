@@ -28,7 +28,12 @@ from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from repomem.commands import add_backend_arguments, backend_overrides, open_index
+from repomem.commands import (
+    add_backend_arguments,
+    backend_overrides,
+    open_index,
+    repository_settings,
+)
 from repomem.errors import RepomemError
 from repomem.workspace import parse_position
 
@@ -87,12 +92,11 @@ def run(args: argparse.Namespace) -> int:
     from repomem.completion.backends.registry import create_backend
     from repomem.completion.engine import CompletionEngine
     from repomem.context.scorer import Exclusion
-    from repomem.settings import load_settings
 
     pos = parse_position(args.location)
     root, rel = pos.root, pos.path
     file_arg, line, column = pos.name, pos.line + 1, pos.column + 1
-    settings = load_settings(
+    settings = repository_settings(
         root,
         overrides={
             "backend": backend_overrides(args),

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from repomem.config import IndexConfig
+from repomem.commands import repository_settings
 from repomem.errors import RepomemError
 from repomem.index.files import IGNORED_AT_TOP
 from repomem.index.jit import compile_notice
 from repomem.index.repo import IndexSummary, RepoIndex
-from repomem.settings import load_settings
+from repomem.settings import Settings
 
 NAME = "index"
 HELP = "index a repository (tree-sitter graph, fragments, relations, BM25) into .repomem/"
@@ -33,11 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def index_config(root: Path, args: argparse.Namespace) -> IndexConfig:
-    """The repository's ``[index]`` settings, with this command's flags on top."""
+def index_settings(root: Path, args: argparse.Namespace) -> Settings:
+    """The repository's settings, with this command's flags on top of its ``[index]``."""
     index_dir = str(Path(args.index_dir).resolve()) if args.index_dir else None
     overrides = {"index": {"index_dir": index_dir, "relation_epsilon": args.epsilon}}
-    return load_settings(root, overrides=overrides).index
+    return repository_settings(root, overrides)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise RepomemError(f"{root} is a file; give the repository's directory")
     root = root.resolve()
-    config = index_config(root, args)
+    settings = index_settings(root, args)
+    config = settings.index
     tqdm.monitor_interval = 0  # no monitor thread: the index forks its parser processes
     bars: dict[str, tqdm] = {}
 
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         for bar in bars.values():
             bar.close()
     if args.json:
-        print(json.dumps(asdict(summary), indent=2))
+        untrusted = [{"key": u.key, "file": str(u.source)} for u in settings.untrusted]
+        print(json.dumps({**asdict(summary), "untrusted_settings": untrusted}, indent=2))
     else:
         print(format_summary(root, summary))
     if not summary.files_by_language and IGNORED_AT_TOP in summary.skipped:

@@ -7,13 +7,12 @@ import json
 import sys
 from dataclasses import asdict
 
-from repomem.commands import open_index
+from repomem.commands import open_index, repository_settings
 from repomem.commands.complete import explain_definitions
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion
 from repomem.errors import RepomemError
 from repomem.index.parsing import split_lines
-from repomem.settings import load_settings
 from repomem.workspace import parse_position
 
 NAME = "retrieve"
@@ -34,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     pos = parse_position(args.position)
-    settings = load_settings(pos.root, overrides={"completion": {"k": args.k, "alpha": args.alpha}})
+    overrides = {"completion": {"k": args.k, "alpha": args.alpha}}
+    settings = repository_settings(pos.root, overrides)
     index = open_index(pos.root, settings.index, build=False)
     text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
     index.apply_buffer(pos.path, text)  # the file as it is now, not as indexed

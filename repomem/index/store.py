@@ -61,9 +61,18 @@ def index_dir(root: Path, config: IndexConfig) -> Path:
     return d if d.is_absolute() else root / d
 
 
+def _make_dir(directory: Path) -> None:
+    """Create the index directory with a ``.gitignore`` of ``*``, as pytest's and ruff's
+    caches do: the index holds the code's text, and ``git add -A`` must never commit it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Created by repomem: the index is a cache of this tree.\n*\n")
+
+
 @contextlib.contextmanager
 def _locked(directory: Path) -> Iterator[None]:
-    directory.mkdir(parents=True, exist_ok=True)
+    _make_dir(directory)
     with open(directory / "lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
