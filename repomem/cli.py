@@ -18,6 +18,7 @@ def _command_modules() -> list[ModuleType]:
     modules = [
         importlib.import_module(f"repomem.commands.{info.name}")
         for info in pkgutil.iter_modules(repomem.commands.__path__)
+        if not info.name.startswith("_")  # helpers the commands share
     ]
     for ep in entry_points(group="repomem.commands"):
         modules.append(ep.load())

@@ -448,7 +448,8 @@ def test_cli_completes_from_the_repository_end_to_end(tmp_path: Path) -> None:
         assert all(loc["path"] != "app/ticket.py" for loc in f["locations"])  # the cursor's own
         assert f["s_rel"] == pytest.approx(f["s_ind"] + 0.5 * f["s_env"])
     assert account["iterations"][1]["query"].endswith("return self.save(record, status=201)")
-    assert "iteration 2" in second.stderr and "s_rel=" in second.stderr
+    assert "iteration 2" in second.stderr and "ranked by BM25" in second.stderr
+    assert "s_env" not in second.stderr  # zero at alpha 0: not shown
     assert "prompt: " in second.stderr and "of 4096 tokens" in second.stderr
 
     plain_bm25 = json.loads(run_cli(cursor, "--json", "--alpha", "0", cwd=repo).stdout)

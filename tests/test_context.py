@@ -372,7 +372,8 @@ def test_complete_explains_and_reports_the_cards(tmp_path: Path) -> None:
     line = APP.splitlines().index('        made.send(b"x")') + 1
     proc = run_repomem("complete", f"{root / 'pkg/app.py'}:{line}", "--explain", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert "definitions:" in proc.stderr
+    assert "the prompt, top to bottom:" in proc.stderr
+    assert "definition  pkg/net.py:" in proc.stderr
     assert "pkg/net.py:" in proc.stderr and "Client" in proc.stderr
     account = json.loads(proc.stdout)
     first = account["iterations"][0]
@@ -381,3 +382,48 @@ def test_complete_explains_and_reports_the_cards(tmp_path: Path) -> None:
     assert any(d["in_prompt"] for d in first["definitions"])
     assert "# def connect(host," in first["prompt"] or "# @cached(size=8)" in first["prompt"]
     assert first["prompt_tokens"]["definitions"] > 0
+
+
+def test_explain_lists_the_prompt_in_order_by_channel_and_the_rest_behind_a_flag(
+    tmp_path: Path,
+) -> None:
+    root = make_repo(tmp_path / "r", {"pkg/net.py": MODULE, "pkg/app.py": APP})
+    line = APP.splitlines().index('        made.send(b"x")') + 1
+    cursor = f"{root / 'pkg/app.py'}:{line}"
+    account = json.loads(run_repomem("complete", cursor, "--json").stdout)
+    first = account["iterations"][0]
+    proc = run_repomem("complete", cursor, "--explain")
+    block = proc.stderr.split("iteration 2")[0].split("the prompt, top to bottom:\n")[1]
+    pieces = block.split("    the file up to the cursor")[0].splitlines()
+    labels = [p.split()[0] for p in pieces]
+    # fragments (most relevant last), then cards (most relevant last), as the prompt has them
+    assert labels == sorted(labels, key=lambda label: label == "definition")
+    shown = [f for f in first["fragments"] if f["in_prompt"]]
+    assert labels.count("similar") + labels.count("usage") == len(shown)
+    assert labels.count("definition") == sum(d["in_prompt"] for d in first["definitions"])
+    left_out = len(first["fragments"]) + len(first["definitions"]) - len(pieces)
+    if left_out:
+        assert f"left out: {left_out} of" in proc.stderr
+        every = run_repomem("complete", cursor, "--explain-all").stderr.split("iteration 2")[0]
+        assert every.count("[left out]") == left_out
+
+
+def test_retrieve_shows_the_scores_that_mean_something_and_hides_far_cards(
+    tmp_path: Path,
+) -> None:
+    root = make_repo(tmp_path / "r", {"pkg/net.py": MODULE, "pkg/app.py": APP})
+    line = APP.splitlines().index('        made.send(b"x")') + 1
+    where = f"{root / 'pkg/app.py'}:{line}"
+    assert run_repomem("index", root, "--no-progress").returncode == 0
+    plain = run_repomem("retrieve", where)
+    assert plain.returncode == 0, plain.stderr
+    assert "by BM25 (alpha 0)" in plain.stdout and "s_env" not in plain.stdout
+    relational = run_repomem("retrieve", where, "--alpha", "0.5").stdout
+    assert "s_rel=" in relational and "s_env=" in relational
+    listed = json.loads(run_repomem("retrieve", where, "--json").stdout)["definitions"]
+    near = [d for d in listed if d["distance"] <= 20 or d["strength"] > 0]
+    shown = [row for row in plain.stdout.splitlines() if row.lstrip().startswith("d")]
+    assert len(shown) <= len(near)
+    assert len(run_repomem("retrieve", where, "--all").stdout.splitlines()) >= len(
+        plain.stdout.splitlines()
+    )

@@ -10,9 +10,11 @@ index leaves out as secret or ignored (``index.secret_patterns``, ``index.ignore
 too large or binary is refused with an error, so that its text reaches no prompt.
 
 Output: the completion on stdout (``--json``: a JSON account of every iteration instead);
-``--explain`` writes the fragments retrieved per iteration, their scores and the prompt's
-token counts to stderr. A completion the backend is not confident of (the built-in backend's
-confidence below ``completion.min_confidence``), or an empty one, is not printed: stderr says
+``--explain`` writes to stderr, per iteration, what the prompt holds top to bottom (similar
+code, code calling a definition, definition cards), its token counts, the completion and the
+time spent; ``--explain-all`` also lists what was found and left out. A completion the
+backend is not confident of (the built-in backend's confidence below
+``completion.min_confidence``), or an empty one, is not printed: stderr says
 so and the exit status is 1 (``--json`` still prints the account, with ``"answered": false``).
 Errors exit with status 2.
 """
@@ -24,9 +26,8 @@ import asyncio
 import io
 import json
 import sys
-from collections.abc import Container, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from repomem.commands import (
     add_backend_arguments,
@@ -40,8 +41,6 @@ from repomem.workspace import parse_position
 if TYPE_CHECKING:
     from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
     from repomem.config import IndexConfig
-    from repomem.context.cards import Card
-    from repomem.context.definitions import DefinitionHit
     from repomem.context.scorer import Exclusion
     from repomem.index.repo import RepoIndex
     from repomem.settings import Settings
@@ -79,8 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--explain",
         action="store_true",
-        help="also write the fragments used per iteration, their scores and token counts"
-        " (to stderr)",
+        help="also write what the prompt holds per iteration, labelled by channel, and its token"
+        " counts (to stderr)",
+    )
+    parser.add_argument(
+        "--explain-all",
+        action="store_true",
+        help="--explain, and list the fragments and definitions found but left out",
     )
     parser.add_argument(
         "--json", action="store_true", help="print a JSON account instead of the plain text"
@@ -119,8 +123,11 @@ def run(args: argparse.Namespace) -> int:
     retriever = _retriever(index, settings, asked=args.docs) if settings.completion.docs else index
     engine = CompletionEngine(retriever, backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
-    if args.explain:
-        explain(result, backend.context_window, sys.stderr)
+    if args.explain or args.explain_all:
+        from repomem.commands._explain import explain
+
+        alpha = settings.completion.alpha
+        explain(result, backend.context_window, alpha, sys.stderr, every=args.explain_all)
     threshold = settings.completion.min_confidence
     answered = result.confident(threshold)
     if args.json:
@@ -207,55 +214,3 @@ async def _complete(
         return await engine.complete(rel, left, right, mode=mode, exclusion=exclusion)
     finally:
         await engine.backend.aclose()
-
-
-def explain(result: CompletionResult, context_window: int, out: TextIO) -> None:
-    """Per iteration: the fragments retrieved (1-based lines), their FragRel scores, which the
-    prompt showed, the prompt's token counts, the completion and the time spent."""
-    for number, it in enumerate(result.iterations, start=1):
-        print(f"iteration {number}: query = {len(it.query.splitlines())} lines", file=out)
-        shown = {id(f) for f in it.prompt.fragments}
-        for rank, fragment in enumerate(it.retrieved, start=1):
-            where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in fragment.locations)
-            mark = "in prompt" if id(fragment) in shown else "not shown"
-            usage = f"  calls {fragment.usage_of}" if fragment.usage_of else ""
-            print(
-                f"  #{rank:<2} {where}  s_ind={fragment.s_ind:.3f} s_env={fragment.s_env:.3f}"
-                f" s_rel={fragment.s_rel:.3f}{usage}  [{mark}]",
-                file=out,
-            )
-        if not it.retrieved:
-            print("  (nothing retrieved)", file=out)
-        if it.definitions:
-            print("  definitions:", file=out)
-            explain_definitions(it.definitions, set(it.prompt.cards), out)
-        p = it.prompt
-        fim = f", fill-in-the-middle: {p.fim}" if p.fim else ""
-        print(
-            f"  prompt: {p.total_tokens} of {context_window} tokens (retrieved"
-            f" {p.retrieved_tokens}, definitions {p.definitions_tokens}, left {p.left_tokens},"
-            f" right {p.right_tokens}{fim})",
-            file=out,
-        )
-        sure = "" if it.confidence is None else f" (confidence {it.confidence:.2f})"
-        print(f"  completion: {it.completion!r}{sure}", file=out)
-        print(
-            f"  time: retrieval {it.retrieval_s * 1e3:.1f} ms, prompt {it.prompt_s * 1e3:.1f} ms,"
-            f" generation {it.generation_s * 1e3:.1f} ms",
-            file=out,
-        )
-
-
-def explain_definitions(
-    hits: Sequence[DefinitionHit], shown: Container[Card] | None, out: TextIO
-) -> None:
-    """One line per definition card: where, which name brought it and how it resolved, its
-    Eq. 8 strength from the cursor's window, and whether the prompt showed it."""
-    for rank, h in enumerate(hits, start=1):
-        mark = "" if shown is None else ("  [in prompt]" if h.card in shown else "  [not shown]")
-        print(
-            f"  d{rank:<2} {h.card.path}:{h.card.line + 1} {h.card.kind} {h.card.name}"
-            f"  <- {h.name} ({h.how}; {h.distance} line{'' if h.distance == 1 else 's'} up)"
-            f"  strength={h.strength:.3f}{mark}",
-            file=out,
-        )

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict
 
 from repomem.commands import open_index, repository_settings
-from repomem.commands.complete import explain_definitions
+from repomem.commands._explain import definition_line, fragment_line
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion
 from repomem.errors import RepomemError
 from repomem.index.parsing import split_lines
-from repomem.workspace import parse_position
+from repomem.settings import Settings
+from repomem.workspace import Position, parse_position
 
 NAME = "retrieve"
 HELP = (
@@ -29,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--alpha", type=float, help="environment weight: completion.alpha (default 0.5)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="list every definition the code before the cursor uses, not only those named in"
+        " the query window or reached on the code graph",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,20 +69,45 @@ def run(args: argparse.Namespace) -> int:
         calls = [_hit_json(u) for u in usages]
         print(json.dumps({"fragments": fragments, "definitions": cards, "usages": calls}, indent=2))
         return 0
+    ranking = "BM25 (alpha 0)" if alpha == 0 else f"FragRel (alpha {alpha:g})"
+    print(f"similar code for the {window} lines before line {pos.line + 1}, by {ranking}:")
     for rank, h in enumerate(hits, 1):
-        where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in h.locations)
-        print(f"{rank:>2}. {where}  s_rel={h.s_rel:.3f}  s_ind={h.s_ind:.3f}  s_env={h.s_env:.3f}")
+        print(f"  {rank:>2}. {fragment_line(h, alpha)}")
     if not hits:
-        print("no fragment matches the context")
-    if definitions:
-        print("definitions the context uses:")
-        explain_definitions(definitions, None, sys.stdout)
+        print("  no fragment matches the context")
     if usages:
-        print("code calling them:")
+        print("code calling the best definitions below:")
         for u in usages:
-            where = ", ".join(f"{loc.path}:{loc.start + 1}-{loc.end}" for loc in u.locations)
-            print(f"  u. {where}  calls {u.usage_of}  s_ind={u.s_ind:.3f}")
+            print(f"      {fragment_line(u, alpha)}")
+    if definitions:
+        listed = definitions if args.all else _near(definitions, pos, settings)
+        hidden = len(definitions) - len(listed)
+        more = (
+            f"; {hidden} more that a prompt leaves out (the file's own above the cursor, or"
+            " beyond the query window and the code graph's reach; --all lists them)"
+            if hidden
+            else ""
+        )
+        print(f"definitions the code before the cursor uses, best first{more}:")
+        for rank, d in enumerate(listed, 1):
+            print(f"  d{rank:<2} {definition_line(d)}")
     return 0
+
+
+def _near(
+    definitions: list[DefinitionHit], pos: Position, settings: Settings
+) -> list[DefinitionHit]:
+    """The definitions a prompt can take: not the file's own above the cursor (the prompt
+    shows that code), named in the query window or reached on the code graph from it, at
+    most ``completion.max_definitions``."""
+    window = settings.completion.window
+    near = [
+        d
+        for d in definitions
+        if (d.distance <= window or d.strength > 0)
+        and not (d.card.path == pos.path and d.card.line < pos.line)
+    ]
+    return near[: settings.completion.max_definitions]
 
 
 def _definition_json(d: DefinitionHit) -> dict:
