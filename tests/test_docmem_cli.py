@@ -78,3 +78,18 @@ def test_bad_input_is_one_clear_line(root: Path, tmp_path: Path) -> None:
     nodocs = repomem("ask", "anything", cwd=bare)
     assert nodocs.returncode == 2 and "no documentation found in" in nodocs.stderr
     assert "Traceback" not in nodocs.stderr
+
+
+def test_ask_reads_the_doc_comments_of_typescript_sources(tmp_path: Path) -> None:
+    from test_docmem_segments import SWITCH_MAP_TS
+
+    files = {
+        "src/switchMap.ts": SWITCH_MAP_TS,
+        "src/other.ts": "export function other(x: number) {\n  return x;\n}\n",
+    }
+    root = make_repo(tmp_path / "rx", files)
+    out = repomem("ask", "What does switchMap do?", "--json", cwd=root)
+    assert out.returncode == 0, out.stderr
+    first = json.loads(out.stdout)["sources"][0]
+    assert (first["path"], first["kind"]) == ("src/switchMap.ts", "doc")
+    assert "most recently projected Observable" in first["text"]

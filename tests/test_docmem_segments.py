@@ -6,6 +6,7 @@ from repomem.docmem.pagination import naturalness, next_choice, paginate
 from repomem.docmem.segments import (
     Segment,
     module_docstring_lines,
+    segment_doc_comments,
     segment_docstring,
     segment_document,
 )
@@ -195,3 +196,58 @@ def test_mdx_reads_the_markdown_and_drops_esm_and_jsx_lines() -> None:
     joined = "\n".join(t for s, t in zip(segs, texts, strict=True) if s.kind != "code")
     for gone in ("import", "export", "TabItem", "groupId", "{/*", "<Note>"):
         assert gone not in joined
+
+
+SWITCH_MAP_TS = """\
+/**
+ * @license Apache-2.0: a licence header documents nothing and is left out of the docs.
+ */
+import { Observable } from './Observable';
+
+/**
+ * Projects each source value to an Observable which is merged in the output
+ * Observable, emitting values only from the most recently projected Observable.
+ *
+ * @param project A function that returns an Observable.
+ */
+export function switchMap<T, R>(project: (value: T) => Observable<R>) {
+  /** too short to say anything */
+  return project;
+}
+"""
+
+
+def test_doc_comments_of_declarations_are_docs_under_their_names() -> None:
+    (seg,) = segment_doc_comments("src/switchMap.ts", "typescript", SWITCH_MAP_TS)
+    assert seg.headings == ("switchMap",) and seg.kind == "doc-comment"
+    assert seg.text.splitlines()[0] == (
+        "Projects each source value to an Observable which is merged in the output"
+    )
+    assert "/**" not in seg.text and "*/" not in seg.text and not seg.text.startswith("*")
+    assert "@param project A function" in seg.text
+    assert SWITCH_MAP_TS.splitlines()[seg.start].strip().startswith("* Projects")
+
+    java = (
+        "/**\n * Starts the Java virtual machine with the given class path and options,\n"
+        " * once per process.\n */\n@Deprecated\npublic static void startJVM(String... a) {}\n"
+    )
+    (seg,) = segment_doc_comments("J.java", "java", java)
+    assert seg.headings == ("startJVM",)
+    rust = (
+        "/// Parses a TOML document into a tree that keeps its comments and its\n"
+        "/// formatting for round trips.\n#[derive(Debug)]\npub struct Document {}\n"
+    )
+    (seg,) = segment_doc_comments("d.rs", "rust", rust)
+    assert seg.headings == ("Document",) and seg.text.startswith("Parses a TOML")
+    go = (
+        "// NewClient returns a client that talks to the server at addr, retrying\n"
+        "// transient errors.\nfunc NewClient(addr string) *Client {}\n\n"
+        "    // an indented comment inside a function body is not godoc at all, say\n"
+        "    // the tools, and neither is this one here\n    x := 1\n"
+        "// Do sends the request and returns the response, retrying as configured.\n"
+        "func (c *Client) Do(r *Request) error {}\n"
+    )
+    assert [s.headings for s in segment_doc_comments("c.go", "go", go)] == [
+        ("NewClient",),
+        ("Do",),
+    ]

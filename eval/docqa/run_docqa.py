@@ -1,7 +1,10 @@
 """Doc memory measurement on real projects' docs: retrieval hit@k and completion EM.
 
 Corpus: the dev-suite projects (requests, flask, click, rich, httpx, attrs, networkx) as
-extracted sdists. Each is copied into a work directory (the originals are never written to),
+extracted sdists, and two projects whose docs are not Python's (:data:`EXTRA_SOURCES`): rxjs,
+documented in the JSDoc of its TypeScript sources, and JPype, a Java bridge documented in
+reStructuredText, fetched once into ``--extra`` (npm and PyPI, pinned). Each is copied into a
+work directory (the originals are never written to),
 indexed, and its doc memory opened with the built-in backend (extractive forms, no model).
 
 1. ``questions.jsonl``: questions whose answer sits in a known doc passage (``path`` and a
@@ -20,7 +23,8 @@ indexed, and its doc memory opened with the built-in backend (extractive forms, 
    code fragments only, then code fragments merged with doc segments by
    ``DocMemory.retrieve_for_code``; exact match and edit similarity against the line.
 
-    python eval/docqa/run_docqa.py [--repos DIR] [--work DIR] [--json OUT] [--only REPO...]
+    python eval/docqa/run_docqa.py [--repos DIR] [--extra DIR] [--work DIR] [--json OUT]
+                                   [--only REPO...]
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ import json
 import re
 import shutil
 import statistics
+import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -43,12 +50,16 @@ from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
 from repomem.docmem.retriever import DocAwareRetriever
 from repomem.docmem.strategies import ask
+from repomem.index.jit import cache_home
 from repomem.index.repo import RepoIndex
 from repomem.settings import Settings
 from repomem_eval.metrics import edit_similarity, exact_match
 
 HERE = Path(__file__).parent
 DEFAULT_REPOS = Path.home() / ".cache" / "repomem" / "devsuite" / "repos"
+DEFAULT_EXTRA = cache_home() / "docqa"
+# project -> how its pinned source release is fetched: ("npm", spec) or ("pypi", requirement)
+EXTRA_SOURCES = {"rxjs": ("npm", "rxjs@7.8.1"), "jpype": ("pypi", "JPype1==1.5.0")}
 KS = (1, 3, 5)
 FORM_STRATEGIES = ("single", "rerank", "iterative", "factqa")
 FORMS = ("chunk", "gist", "summary", "triple", "fact", "mixed")
@@ -85,6 +96,32 @@ def gold_line(root: Path, item: dict) -> int:
 
 def hits(sources: list[Source], path: str, line: int) -> list[bool]:
     return [s.kind == "doc" and s.path == path and s.start <= line < s.end for s in sources]
+
+
+def fetch_extra(name: str, extra: Path) -> Path:
+    """The extracted release of an :data:`EXTRA_SOURCES` project, fetched on first use."""
+    target = extra / name
+    if target.is_dir():
+        return target
+    kind, spec = EXTRA_SOURCES[name]
+    download = extra / "downloads"
+    download.mkdir(parents=True, exist_ok=True)
+    if kind == "npm":
+        cmd = ["npm", "pack", spec, "--silent"]
+    else:
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        cmd += [spec, "-d", "."]
+    subprocess.run(cmd, cwd=download, check=True, stdout=subprocess.DEVNULL)
+    stem = spec.split("@")[0] if kind == "npm" else spec.split("==")[0]
+    pattern = f"{stem}-*.tgz" if kind == "npm" else f"{stem}-*.tar.gz"
+    archive = next(download.glob(pattern))
+    unpacked = extra / f".{name}-unpacked"
+    with tarfile.open(archive) as tar:
+        tar.extractall(unpacked, filter="data")
+    (top,) = list(unpacked.iterdir())
+    top.rename(target)
+    unpacked.rmdir()
+    return target
 
 
 def copy_repo(source: Path, work: Path) -> Path:
@@ -245,6 +282,7 @@ async def run_completion(repos: dict[str, Repo], tasks: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", type=Path, default=DEFAULT_REPOS)
+    parser.add_argument("--extra", type=Path, default=DEFAULT_EXTRA, help="rxjs and JPype")
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
@@ -271,6 +309,8 @@ def main() -> None:
         if name in MDX_COPIES:
             project, folder = MDX_COPIES[name]
             root = copy_mdx(args.repos / project, work, name, folder)
+        elif name in EXTRA_SOURCES:
+            root = copy_repo(fetch_extra(name, args.extra), work)
         else:
             root = copy_repo(args.repos / name, work)
         index = RepoIndex.build(root)[0]

@@ -39,7 +39,14 @@ from repomem.docmem.relations import (
     entity_relations,
     semantic_relations,
 )
-from repomem.docmem.segments import DOC_LANGUAGES, Segment, segment_docstring, segment_document
+from repomem.docmem.segments import (
+    DOC_COMMENT_LANGUAGES,
+    DOC_LANGUAGES,
+    Segment,
+    segment_doc_comments,
+    segment_docstring,
+    segment_document,
+)
 from repomem.docmem.space import Hit, JointSpace, Terms
 from repomem.docmem.text import terms
 from repomem.errors import RepomemError
@@ -53,6 +60,7 @@ if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
 
 DOCSTRING = "python-docstring"
+DOC_COMMENTS = "doc-comments"  # of a code file whose language is one of DOC_COMMENT_LANGUAGES
 # Legal texts are long, alike across projects, and answer no question about the code.
 _SKIPPED_NAMES = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE|AUTHORS)([.-].*)?$", re.IGNORECASE)
 # Most ``.txt`` files are data (requirements lists, test fixtures, egg-info): a text file is
@@ -166,8 +174,9 @@ class DocMemory:
         if not memory.segments:
             raise NoDocs(
                 f"no documentation found in {index.root}: repomem reads README and other"
-                " Markdown (.md, .markdown, .mdx), reStructuredText or text READMEs, and Python"
-                " module docstrings"
+                " Markdown (.md, .markdown, .mdx), reStructuredText or text READMEs, Python"
+                " module docstrings and the doc comments of JavaScript, TypeScript, Java, Rust"
+                " and Go declarations"
             )
         if save and changed:
             memory.save()
@@ -460,8 +469,8 @@ def _pagination_prompt(segments: list[Segment], choice: PauseChoice, model: Text
 
 
 def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
-    """``(path, language, text, digest)`` of every doc file and every Python module (for its
-    docstring)."""
+    """``(path, language, text, digest)`` of every doc file, every Python module (for its
+    docstring) and every code file whose language has doc comments (for those)."""
     out = []
     for path in list_candidates(index.root, index.config):
         if not is_doc(path):
@@ -475,6 +484,8 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
     for path, entry in index.files.items():
         if entry.language == "python":
             out.append((path, DOCSTRING, entry.text, entry.digest))
+        elif entry.language in DOC_COMMENT_LANGUAGES:
+            out.append((path, DOC_COMMENTS, entry.text, entry.digest))
     return out
 
 
@@ -494,4 +505,6 @@ def _segment(path: str, language: str, text: str, config: DocMemoryConfig) -> li
     sizes = {"min_words": config.min_segment_words, "max_words": config.max_segment_words}
     if language == DOCSTRING:
         return segment_docstring(path, module_name(path), text, **sizes)
+    if language == DOC_COMMENTS:
+        return segment_doc_comments(path, language_for_path(path) or "", text, **sizes)
     return segment_document(path, language, text, **sizes)

@@ -1,7 +1,11 @@
 """Docs split along their structure: sections, paragraphs, lists, code blocks, directives.
 
 Markdown and reStructuredText are parsed with their tree-sitter grammars, plain text by blank
-lines, and Python module docstrings are found with the Python grammar. MDX (Markdown with
+lines, and Python module docstrings are found with the Python grammar. The doc comments of
+declarations in JavaScript/TypeScript (JSDoc), Java (Javadoc), Rust (rustdoc ``///``) and Go
+(godoc: the ``//`` lines right above a top-level declaration) are documentation too (rxjs
+documents ``switchMap`` in its JSDoc and nowhere else): each becomes a segment under the name it
+documents (:func:`segment_doc_comments`). MDX (Markdown with
 ESM and JSX, as Docusaurus and Hugging Face docs are written) is read as Markdown once its
 ``import``/``export`` blocks and JSX tag lines are blanked (see :func:`mdx_as_markdown`).
 Each structural block becomes a segment under the path of headings it sits in; a block longer
@@ -23,6 +27,13 @@ from repomem.index.languages import parser
 from repomem.index.parsing import split_lines
 
 DOC_LANGUAGES = ("markdown", "mdx", "rst", "text")
+#: code languages whose doc comments are read as documentation
+DOC_COMMENT_LANGUAGES = ("javascript", "typescript", "tsx", "java", "rust", "go")
+#: a doc comment shorter than this says too little to answer a question ("Returns the id.")
+MIN_DOC_COMMENT_WORDS = 8
+#: at most this many doc comments of one file: a generated file's thousand must not crowd out
+#: the docs
+MAX_DOC_COMMENTS = 64
 
 # Markdown block node -> segment kind; other block types (HTML, link definitions, rules,
 # front matter) carry no prose and are left out.
@@ -185,6 +196,106 @@ def segment_docstring(
     body[end - 1] = _strip_closing_quotes(body[end - 1])
     blocks = _paragraph_blocks(body, start, end, "docstring", (module,))
     return _segments(path, blocks, body, min_words, max_words)
+
+
+# the name a declaration line introduces: after a declaring keyword, else a Java/TS member's
+# name before its parameter list; a Go method's receiver is skipped
+_DECLARED = re.compile(
+    r"\b(?:function\*?|class|interface|type|enum|const|let|var|fn|struct|trait|mod|union|"
+    r"record|namespace|macro_rules!|func(?:\s*\([^)]*\))?)\s+([A-Za-z_$][\w$]*)"
+    r"|^\s*(?:[\w$<>\[\],.?]+\s+)*([A-Za-z_$][\w$]*)\s*[(<]"
+)
+_NOT_A_DECLARATION = re.compile(r"^\s*(?:import|package|use|return|if|for|while|#include)\b")
+_ANNOTATION = re.compile(r"^\s*(?:@[\w.]+(?:\(.*\))?|#\[.*\]|#!\[.*\])\s*$")
+_GO_DECLARATION = re.compile(r"^(?:func|type|var|const)\b")
+
+
+def segment_doc_comments(
+    path: str, language: str, text: str, *, min_words: int = 40, max_words: int = 200
+) -> list[Segment]:
+    """Segments of the doc comments of a code file's declarations, each under the name it
+    documents; comments that document nothing (a licence header, a comment above an import)
+    and short ones are left out."""
+    lines = split_lines(text)
+    body = list(lines)
+    blocks: list[_Block] = []
+    for start, end in _doc_comment_spans(lines, language):
+        name = _documented_name(lines, end)
+        if name is None:
+            continue
+        for row in range(start, end):
+            body[row] = _strip_comment_marks(lines[row])
+        if sum(words(line) for line in body[start:end]) < MIN_DOC_COMMENT_WORDS:
+            continue
+        blocks += _paragraph_blocks(body, start, end, "doc-comment", (name,))
+        if len({b.headings for b in blocks}) >= MAX_DOC_COMMENTS:
+            break
+    return _segments(path, blocks, body, min_words, max_words)
+
+
+def _doc_comment_spans(lines: list[str], language: str) -> list[tuple[int, int]]:
+    """``[start, end)`` rows of each doc comment: ``/** ... */`` blocks, runs of ``///``
+    lines (Rust), runs of ``//`` lines at the left margin right above a declaration (Go)."""
+    spans = []
+    row = 0
+    while row < len(lines):
+        stripped = lines[row].lstrip()
+        if stripped.startswith("/**") and not stripped.startswith("/**/"):
+            end = row
+            while end < len(lines) and "*/" not in lines[end][lines[end].find("/**") + 3 :]:
+                end += 1
+                if end < len(lines) and "*/" in lines[end]:
+                    break
+            spans.append((row, min(end, len(lines) - 1) + 1))
+            row = min(end, len(lines) - 1) + 1
+            continue
+        marker = "///" if language == "rust" else "//" if language == "go" else None
+        if marker is not None and stripped.startswith(marker):
+            end = row
+            while end < len(lines) and lines[end].lstrip().startswith(marker):
+                end += 1
+            go_ok = language != "go" or (
+                not lines[row][:1].isspace()
+                and end < len(lines)
+                and _GO_DECLARATION.match(lines[end]) is not None
+            )
+            if go_ok:
+                spans.append((row, end))
+            row = end
+            continue
+        row += 1
+    return spans
+
+
+def _documented_name(lines: list[str], end: int) -> str | None:
+    """The name declared on the first code line after a comment ending before row ``end``
+    (annotations and attributes skipped), or None when no declaration follows."""
+    row = end
+    while row < len(lines) and (not lines[row].strip() or _ANNOTATION.match(lines[row])):
+        if not lines[row].strip() and row > end:
+            return None  # a blank line after the annotations: the comment is loose
+        row += 1
+    if row >= len(lines) or _NOT_A_DECLARATION.match(lines[row]):
+        return None
+    found = _DECLARED.search(lines[row])
+    if found is None:
+        return None
+    return found.group(1) or found.group(2)
+
+
+def _strip_comment_marks(line: str) -> str:
+    """A doc comment's line as prose: without ``/**``, ``*/``, a leading ``*`` or ``///``."""
+    text = line.strip()
+    for opener in ("/**", "///", "//!", "//"):
+        if text.startswith(opener):
+            text = text[len(opener) :]
+            break
+    if text.endswith("*/"):
+        text = text[:-2]
+    text = text.strip()
+    if text.startswith("*"):
+        text = text[1:].strip()
+    return text
 
 
 def module_docstring_lines(text: str) -> tuple[int, int] | None:
