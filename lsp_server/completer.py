@@ -220,7 +220,9 @@ class Completer:
             )
         return result
 
-    async def ask(self, memory: DocMemory, question: str, strategy: str, form: str) -> AskResult:
+    async def ask(
+        self, memory: DocMemory, question: str, strategy: str | None, form: str
+    ) -> AskResult:
         """Answer ``question`` from the doc memory with the configured backend's model (the
         built-in backend has none: the best sources come back without an answer)."""
         model = TextModel(self._builtin if self._resting() else self._backend)

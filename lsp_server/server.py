@@ -569,7 +569,7 @@ class RepomemServer(LanguageServer):
         return {**result.to_dict(), "text": render(result)}
 
 
-def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str, str]:
+def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
     """The command's arguments ``[question]`` or ``[question, {"strategy"?, "form"?}]``."""
     values = list(args)
     options = values[1] if len(values) == 2 else {}
@@ -584,9 +584,9 @@ def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str, str]:
         raise JsonRpcInvalidParams(
             f"{ASK_COMMAND} expects [question] or [question, {{strategy?, form?}}], got {values!r}"
         )
-    strategy = options.get("strategy", "single")
     form = options.get("form", "chunk")
-    if strategy not in STRATEGIES or form not in FORMS:
+    strategy = options.get("strategy")
+    if strategy not in (*STRATEGIES, None) or form not in FORMS:
         raise JsonRpcInvalidParams(
             f"{ASK_COMMAND}: strategy must be one of {', '.join(STRATEGIES)} and form one of"
             f" {', '.join(FORMS)}, got {strategy!r} and {form!r}"

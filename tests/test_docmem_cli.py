@@ -34,7 +34,7 @@ def test_ask_without_a_model_lists_the_best_sources(root: Path) -> None:
         + 1
     )
     assert f"README.md:{line}" in out.stdout
-    assert "strategy: single, mode: extractive" in out.stdout
+    assert "strategy: graph, mode: extractive" in out.stdout
     assert (root / ".repomem" / "docmem.json.gz").is_file()  # stored next to the code index
 
 
@@ -85,7 +85,13 @@ def test_ask_reads_the_doc_comments_of_typescript_sources(tmp_path: Path) -> Non
 
     files = {
         "src/switchMap.ts": SWITCH_MAP_TS,
-        "src/other.ts": "export function other(x: number) {\n  return x;\n}\n",
+        "src/delay.ts": (
+            "/**\n * Delays the emission of items from the source Observable by a given timeout\n"
+            " * or until a given Date.\n */\nexport function delay(due: number) {\n"
+            "  return due;\n}\n"
+        ),
+        "README.md": "# rx\n\nReactive extensions for the fixture: install it with npm and"
+        " import the operators you need from the package's root.\n",
     }
     root = make_repo(tmp_path / "rx", files)
     out = repomem("ask", "What does switchMap do?", "--json", cwd=root)
@@ -93,3 +99,10 @@ def test_ask_reads_the_doc_comments_of_typescript_sources(tmp_path: Path) -> Non
     first = json.loads(out.stdout)["sources"][0]
     assert (first["path"], first["kind"]) == ("src/switchMap.ts", "doc")
     assert "most recently projected Observable" in first["text"]
+
+
+def test_the_commands_copy_of_the_strategies_is_docmems() -> None:
+    from repomem.commands import ask as command
+    from repomem.docmem import strategies
+
+    assert command.STRATEGIES == strategies.STRATEGIES

@@ -43,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strategy",
         choices=STRATEGIES,
-        default="single",
         help="single retrieval, model rerank, iterative query refinement, ReadAgent page"
-        " look-up, QRMeM graph expansion, or iterative QA with fact extraction (default single)",
+        " look-up, QRMeM graph expansion, or iterative QA with fact extraction (default graph,"
+        " the best on the doc-QA set; single for a --form other than chunk)",
     )
     parser.add_argument(
         "--form", choices=FORMS, default="chunk", help="memory form to retrieve (default chunk)"
