@@ -136,7 +136,8 @@ class _Cards:
     """Cards by (file, name), kept while the file's parse is the same object: an update of
     the file replaces its parse, and with it every card cut from it. A class too large for a
     whole skeleton lists the methods the repository calls most, so its card is also kept
-    only while the index is at the same revision."""
+    only while the index is at the same revision (any type's outside Python: its members
+    are counted as its card is cut)."""
 
     def __init__(self) -> None:
         self._cards: dict[tuple[str, str], tuple[ParsedFile, int | None, Card | None]] = {}
@@ -151,7 +152,9 @@ class _Cards:
         revision = None
         if definition is None:
             card = constant_card(path, pf, lines, name)
-        elif definition.is_class and len(public_methods(pf, definition)) > MAX_METHODS:
+        elif definition.is_class and (
+            pf.language != "python" or len(public_methods(pf, definition)) > MAX_METHODS
+        ):
             revision = index.revision
             card = definition_card(path, pf, lines, definition, _calls(index, path))
         else:
