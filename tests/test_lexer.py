@@ -62,7 +62,8 @@ def test_a_text_that_ends_inside_a_comment_or_docstring_blanks_the_rest() -> Non
 
 
 def test_a_line_closing_a_comment_or_literal_is_no_place_to_start() -> None:
-    assert starts_in_code("    x = 1", "python")
-    assert not starts_in_code('    end of a docstring"""', "python")
-    assert not starts_in_code(" * end */ int x;", "cpp")
-    assert not starts_in_code("  done` + x", "typescript")
+    assert starts_in_code("", "    x = 1", "python")
+    assert not starts_in_code("", '    end of a docstring"""', "python")
+    assert not starts_in_code("", " * end */ int x;", "cpp")
+    assert not starts_in_code("", "  done` + x", "typescript")
+    assert not starts_in_code('#define S "a \\', 'b" int x;', "c")  # a continued line

@@ -71,12 +71,12 @@ _PATTERNS: dict[str, str] = {
 }
 # what a line that ends a comment or literal opened on an earlier line may hold
 _CLOSERS: dict[str, tuple[str, ...]] = {
-    "python": ('"""', "'''", "\\"),
+    "python": ('"""', "'''"),
     "js": ("*/", "`"),
     "java": ("*/", '"""'),
     "go": ("*/", "`"),
     "rust": ("*/", '"'),
-    "c": ("*/", '"', "\\"),
+    "c": ("*/", ')"'),
 }
 _FAMILY = {
     "python": "python",
@@ -118,7 +118,9 @@ def code_only(text: str, language: str) -> str:
     return "".join(out)
 
 
-def starts_in_code(line: str, language: str) -> bool:
+def starts_in_code(above: str, line: str, language: str) -> bool:
     """Whether a line where a statement of the parse begins surely begins in code: it holds
-    nothing that could close a comment or literal opened above it."""
-    return not any(closer in line for closer in _CLOSERS[_FAMILY.get(language, "c")])
+    nothing that could close a comment or literal opened above it, and the line ``above``
+    does not run on into it with a backslash."""
+    closers = _CLOSERS[_FAMILY.get(language, "c")]
+    return not above.endswith("\\") and not any(closer in line for closer in closers)
