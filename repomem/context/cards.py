@@ -5,9 +5,11 @@ decorators and its ``def`` line(s) exactly as written (parameters, annotations, 
 return annotation), the first paragraph of its docstring; a class its header, docstring
 paragraph, constructor signature and public methods one line each (a skeleton: when a
 class has more than ``MAX_METHODS``, the ones the repository calls most, listed in source
-order); a module-level constant its assignment line. Cards are cut from the index's parse (statement
-spans) and the file's current lines, so no parsing happens at query time and a card is as
-current as the index the editor keeps updated.
+order); a module-level constant its assignment line. The brace-delimited languages get the
+same from their own syntax (``_braced_card``): the declaration up to its body, the first
+sentence of the doc comment above it, a type's fields and member signatures. Cards are cut
+from the index's parse (statement spans) and the file's current lines, so no parsing happens
+at query time and a card is as current as the index the editor keeps updated.
 """
 
 from __future__ import annotations
