@@ -225,6 +225,7 @@ type (
 	// Backend stores bytes.
 	Backend interface {
 		Put(key string, value []byte) error
+		Watch(stop chan struct{}) (<-chan []byte, error)
 	}
 	Size int
 )
@@ -241,7 +242,11 @@ def test_go_cards() -> None:
     )
     # a grouped declaration: each card starts at its own name, not at ``type (``
     assert cards["Backend"].text == (
-        "// Backend stores bytes.\nBackend interface {\n    Put(key string, value []byte) error\n}"
+        "// Backend stores bytes.\n"
+        "Backend interface {\n"
+        "    Put(key string, value []byte) error\n"
+        "    Watch(stop chan struct{}) (<-chan []byte, error)\n"
+        "}"
     )
     assert cards["Size"].text == "Size int"
 
@@ -320,3 +325,18 @@ def test_an_indexed_header_shows_signatures_not_preambles(tmp_path: Path) -> Non
     left = index.file_text("main.c") or ""
     cards = {h.card.name: h.card for h in index.definitions("main.c", left)}
     assert cards["add"].header == "static inline int add(int a,"
+
+
+def test_tags_banners_and_parameter_comments_stay_out_of_a_card() -> None:
+    text = (
+        "/**\n * @deprecated Will be removed. Details: https://example.com\n */\n"
+        "export function old(): void {}\n\n"
+        "/*********** section ***********/\n/**\n * @brief Opens it. Then more.\n */\n"
+        "export function open(\n  /** The path. */\n  path: string,\n  // the mode\n"
+        "  mode = 'r',\n): void {}\n"
+    )
+    cards = cards_of("src/io.ts", "typescript", text)
+    assert cards["old"].text == "export function old(): void"
+    assert cards["open"].text == (
+        "/** Opens it. */\nexport function open(\n  path: string,\n  mode = 'r',\n): void"
+    )

@@ -222,9 +222,13 @@ _ACCESS = re.compile(r"^(?:(?:public|protected|private)\s*:\s*)+")
 _STRUCTURE = re.compile(r"[{}()\[\];,\n]")
 _OPENING = re.compile(r"([(\[]) ")
 _TRAILING = re.compile(r",? ([)\]])")
-_CLOSING_ANGLE = re.compile(r"(?<![-=])>")
+# angle brackets of generics, not arrows (``->``, ``=>``, Go's ``<-``) or comparisons
+_OPENING_ANGLE = re.compile(r"<(?![-=])")
+_CLOSING_ANGLE = re.compile(r"(?<![-=])>(?!=)")
 _SENTENCE = re.compile(r"^(.*?[.!?])(?:\s|$)")
 _DOC_TAG = re.compile(r"^[@\\][a-zA-Z]")
+_DECORATION = re.compile(r"[*=\-/#~_+]{3,}")  # a banner's rules
+_BRIEF = re.compile(r"^[@\\]brief\b\s*(.*)")
 # languages whose members may end at a line's end (no ``;``)
 _NEWLINE_ENDS = frozenset({"go", "javascript", "typescript", "tsx"})
 _CONTINUED = tuple("=:|&,.(<+-*/?")  # a line ending so goes on on the next
@@ -302,11 +306,11 @@ def _braced_signature(
     lines: list[str], code: list[str], start: int, language: str
 ) -> tuple[list[str], tuple[int, int] | None]:
     """The declaration's lines from ``start`` up to its body's ``{`` (left out), a closing
-    ``;`` or (Go) the end of a line, brackets balanced, and where the body's ``{`` is (row,
-    column), if it has one."""
+    ``;`` or (Go) the end of a line, brackets balanced, lines holding only a comment left out
+    (a parameter's doc), and where the body's ``{`` is (row, column), if it has one."""
     depth = 0
-    last = min(len(code) - 1, start + MAX_SIGNATURE_LINES - 1)
-    for row in range(start, last + 1):
+    kept: list[str] = []
+    for row in range(start, min(len(code), start + 4 * MAX_SIGNATURE_LINES)):
         text = code[row]
         for col, char in enumerate(text):
             if char in "([":
@@ -315,12 +319,16 @@ def _braced_signature(
                 depth -= 1
             elif depth <= 0 and char == "{":
                 head = lines[row][:col].rstrip()
-                return [*lines[start:row], *([head] if head.strip() else [])], (row, col)
+                return [*kept, *([head] if head.strip() else [])], (row, col)
             elif depth <= 0 and char == ";":
-                return [*lines[start:row], lines[row][: col + 1]], None
+                return [*kept, lines[row][: col + 1]], None
+        if text.strip() or not lines[row].strip():
+            kept.append(lines[row])
+        if len(kept) >= MAX_SIGNATURE_LINES:
+            break
         if language == "go" and depth <= 0 and not text.rstrip().endswith(_CONTINUED):
-            return lines[start : row + 1], None
-    return lines[start : last + 1], None
+            break
+    return kept, None
 
 
 def _doc_comment(lines: list[str], row: int, language: str) -> list[str]:
@@ -356,19 +364,23 @@ def _doc_comment(lines: list[str], row: int, language: str) -> list[str]:
 
 
 def _first_sentence(body: list[str]) -> str:
-    """The first sentence of a comment's text lines (markers gone): its first paragraph up
-    to a tag line (``@param``, ``\\brief``'s like), cut after the first full stop."""
+    """The first sentence of a comment's text lines (markers gone): its first paragraph (or
+    Doxygen's ``@brief``) up to a tag line (``@param``, ``@deprecated``), cut after the first
+    full stop."""
     words: list[str] = []
     for text in body:
-        text = text.strip()
+        text = _DECORATION.sub("", text).strip()
+        if not any(c.isalnum() for c in text):
+            text = ""
         if not text:
             if words:
                 break
             continue
         if _DOC_TAG.match(text):
-            if words:
-                break
-            text = text.split(None, 1)[1] if text.startswith(("@brief", "\\brief")) else ""
+            brief = _BRIEF.match(text)
+            if words or brief is None:
+                break  # the description comes before the tags
+            text = brief.group(1)
             if not text:
                 continue
         words.append(text)
@@ -431,7 +443,7 @@ def _members(code: list[str], body: tuple[int, int], language: str) -> list[tupl
                 member = pos + 1
         elif braces == 0 and brackets <= 0:
             piece = text[member:pos]
-            angles = piece.count("<") - len(_CLOSING_ANGLE.findall(piece))
+            angles = len(_OPENING_ANGLE.findall(piece)) - len(_CLOSING_ANGLE.findall(piece))
             if char == ";" or (char == "," and angles <= 0):
                 emit(pos, char)
                 member = pos + 1
