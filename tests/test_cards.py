@@ -340,3 +340,24 @@ def test_tags_banners_and_parameter_comments_stay_out_of_a_card() -> None:
     assert cards["open"].text == (
         "/** Opens it. */\nexport function open(\n  path: string,\n  mode = 'r',\n): void"
     )
+
+
+def test_a_large_types_skeleton_lists_its_constructor_and_the_most_called() -> None:
+    body = "".join(
+        f"  m{i}(x: number): number {{\n" + "    x += 1;\n" * 8 + "    return x;\n  }\n"
+        for i in range(12)
+    )
+    text = f"export class Big {{\n  constructor() {{}}\n{body}}}\n"
+    pf = parse_source("src/big.ts", "typescript", text, "digest")
+    lines = split_lines(text)
+    by_name = {d.name: d for d in pf.definitions}
+    calls = {by_name[f"m{i}"].node: 100 - i for i in (11, 3, 7, 0, 9, 5, 1, 8, 10)}
+    card = definition_card("src/big.ts", pf, lines, by_name["Big"], calls)
+    shown = [line.strip() for line in card.text.splitlines()[1:-1]]
+    kept = sorted((0, 1, 3, 5, 7, 8, 9, 10, 11))  # the nine called most, in source order
+    assert shown == [
+        "constructor();",
+        *(f"m{i}(x: number): number;" for i in kept),
+        "// ... 3 more members",
+    ]
+    assert len(card.methods) == 10 and card.methods[0] == 1

@@ -210,8 +210,11 @@ def _dedent(lines: list[str]) -> str:
 MAX_FIELDS = 10
 #: how far above a declaration its doc comment may begin, in lines
 MAX_DOC_SCAN = 80
+# the rows of a definition read for its declaration (where its name is, then its signature);
+# a type's skeleton reads them all
+_HEAD_ROWS = 60 + 4 * MAX_SIGNATURE_LINES
 # the names a constructor has besides its class's: TypeScript's, Rust's convention
-_CONSTRUCTORS = frozenset({"constructor", "new", "__init__"})
+_CONSTRUCTORS = frozenset({"constructor", "new"})
 _ATTRIBUTE = ("#[", "@")
 _DIRECTIVE = re.compile(r"^\s*#\s*[a-z]")  # a C preprocessor line (not Rust's ``#[``)
 _DEFINE = re.compile(r"^\s*#\s*define\b")
@@ -244,7 +247,8 @@ def _braced_card(
     node = definition.node
     start, end = int(pf.node_start[node]), int(pf.node_end[node])
     end = min(end, len(lines) - 1)
-    code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
+    code = code_only("\n".join(lines[start : min(end, start + _HEAD_ROWS) + 1]), pf.language)
+    code = code.split("\n")
     bare = definition.name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
     decl = _declaration_start(code, bare)
     row = start + decl
@@ -261,11 +265,13 @@ def _braced_card(
     is_type = _TYPE_HEAD.search(" ".join(code[decl : decl + len(head)])) is not None
     if not is_type or body is None:
         kind = "class" if definition.is_class or is_type else "function"
-        impl = _impl_header(pf, lines, node) if pf.language == "rust" else []
+        impl = _impl_header(pf, lines, node) if pf.language == "rust" else ""
         text = _dedent([*doc, *attributes, *head])
         if impl:
             text = "\n".join([impl, *("    " + s for s in text.split("\n"))])
         return Card(path, line, definition.name, kind, text)
+    if end >= start + len(code):
+        code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
     members = _members(code, body, pf.language)
     shown, methods = _skeleton(pf, lines, definition, start, members, calls)
     indent = head[0][: len(head[0]) - len(head[0].lstrip())]
