@@ -39,6 +39,9 @@ static inline int add(int a,
     return a + b;
 }
 
+/** Does plain things. */
+int plain(int a);
+
 /// Frees a buffer.
 #define FREE(m, p) \\
     do { free(p); } \\
@@ -60,6 +63,11 @@ def test_a_header_function_card_is_its_signature_not_the_include_guard() -> None
         "/** Adds two numbers. */\nstatic inline int add(int a,\n                      int b)"
     )
     assert cards["add"].line == HEADER.splitlines().index("static inline int add(int a,")
+    pf = parse_source("util.h", "c", HEADER, "digest")
+    row = HEADER.splitlines().index("int plain(int a);")
+    prototype = Definition("plain", int(pf.line_owner[row]), False)  # a header's declaration
+    card = definition_card("util.h", pf, split_lines(HEADER), prototype)
+    assert card.text == "/** Does plain things. */\nint plain(int a);"
     assert cards["node"].text == (
         "/** A list node. */\nstruct node {\n    int value;\n    struct node *next;\n}"
     )
@@ -293,6 +301,7 @@ def test_rust_cards() -> None:
         "    /// Formats the point.\n"
         "    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result"
     )
+    assert cards["fmt"].header == "fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result"
     assert cards["Shape"].text == (
         "pub trait Shape {\n    fn area(&self) -> f64;\n    fn name(&self) -> String;\n}"
     )

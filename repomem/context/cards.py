@@ -32,6 +32,7 @@ _DOC_OPEN = re.compile(r"""^[rRbBuU]{0,2}("{3}|'{3}|"|')""")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 _SPACES = re.compile(r"\s+")
 _NOT_HEADER = ("@", "//", "/*", "#[")
+_IMPL = re.compile(r"(?:unsafe\s+)?impl\b")
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,9 @@ class Card:
     def header(self) -> str:
         """The ``def``/``class``/declaration/assignment line, stripped (decorators,
         annotations and a doc comment skipped): what marks this definition in any text that
-        shows it."""
+        shows it (a Rust method's, not its ``impl`` line)."""
         lines = [line.strip() for line in self.text.splitlines()]
-        return next((line for line in lines if not line.startswith(_NOT_HEADER)), "")
+        return next((s for s in lines if not s.startswith(_NOT_HEADER) and not _IMPL.match(s)), "")
 
 
 def definition_card(
@@ -403,7 +404,7 @@ def _impl_header(pf: ParsedFile, lines: list[str], node: int) -> str:
     if parent < 0:
         return ""
     row = int(pf.node_start[parent])
-    if not re.match(r"\s*(?:unsafe\s+)?impl\b", lines[row]):
+    if not _IMPL.match(lines[row].lstrip()):
         return ""
     end = min(int(pf.node_end[parent]), row + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
     code = code_only("\n".join(lines[row : end + 1]), pf.language).split("\n")
