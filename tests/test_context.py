@@ -169,7 +169,93 @@ def test_an_untyped_receiver_finds_the_only_method_so_named(app_index) -> None:
     assert "data.get" not in names  # built-in types have a `get`: never guessed
     assert "x.run" not in names  # Base.run and Core.go's callers: `run` is not unique
     hit = next(h for h in app_index.definitions("pkg/app.py", left) if h.name == "opts.send")
-    assert hit.how.endswith("the only definition so named")
+    assert hit.how.endswith("guessed: the only definition so named")
+
+
+TYPED_FILES = {
+    "lib/__init__.py": "",
+    "lib/files.py": "class SourceFile:\n    path: str\n\n    def read(self):\n        pass\n",
+    "lib/scorer.py": (
+        "class RetrievedFragment:\n    @property\n    def path(self):\n        return ''\n"
+    ),
+    "lib/app.py": (
+        "from lib.files import SourceFile\n\n\n"
+        "def prepare(f: SourceFile, g: Optional[SourceFile], files: list[SourceFile]):\n"
+        "    a = f.path\n    b = g.path\n    c = [x.path for x in files]\n"
+        "    for y in other:\n        y.path\n"
+    ),
+    "tests/test_helpers.py": "def check_all(x):\n    pass\n",
+}
+
+
+def test_a_typed_receivers_field_is_never_another_classs_method(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", TYPED_FILES)
+    index, _ = RepoIndex.build(root, save=False)
+    left = TYPED_FILES["lib/app.py"]
+    typed = left.split("    for y")[0]
+    # f, g and x are SourceFiles (annotated, Optional[...], items of list[...]): their
+    # ``path`` is a field, not RetrievedFragment.path, the only definition named ``path``
+    for cut in ("    b =", "    c =", "    for y"):
+        cards = {h.card.name for h in index.definitions("lib/app.py", typed.split(cut)[0])}
+        assert "RetrievedFragment.path" not in cards
+    # y is a loop variable of unknown type: the method-by-name guess, labelled as one
+    names = {h.name: h for h in index.definitions("lib/app.py", left)}
+    assert names["y.path"].card.name == "RetrievedFragment.path"
+    assert names["y.path"].how.endswith("guessed: the only definition so named")
+    typed = index.definitions("lib/app.py", left + "    f.read()\n")
+    assert [h.how for h in typed if h.name == "f.read"] == ["named here, receiver typed SourceFile"]
+
+
+def test_the_method_by_name_guess_never_reaches_a_test_file_from_code(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", TYPED_FILES)
+    index, _ = RepoIndex.build(root, save=False)
+    left = "def go(obj):\n    obj.check_all(1)\n"
+    assert "obj.check_all" not in {h.name for h in index.definitions("lib/app.py", left)}
+    index.update_file("tests/test_other.py", left)
+    tests = {h.name: h.card for h in index.definitions("tests/test_other.py", left)}
+    assert tests["obj.check_all"].path == "tests/test_helpers.py"
+
+
+DOCUMENTED = (
+    "from lib import files\n\n\n"
+    + "".join(f"def filler{i}(x):\n    return x\n\n\n" for i in range(60))
+    + 'def documented():\n    """Calls files.SourceFile() and prepare(f).\n\n'
+    + "".join(f"    Line {i}: files.SourceFile.read(); it's prepare() again\n" for i in range(50))
+)
+
+
+def test_names_in_docstrings_and_comments_make_no_cards(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {**TYPED_FILES, "lib/doc.py": DOCUMENTED + '    """\n'})
+    index, _ = RepoIndex.build(root, save=False)
+    # the cursor is 50 lines into a docstring opened above the 40 lines names are read from
+    hits = index.definitions("lib/doc.py", DOCUMENTED)
+    assert hits == []  # ``files`` is a module: only a name in the docstring could make a card
+    code = "\n".join(
+        ["from lib import files", "# files.SourceFile() in a comment", "x = 'files.SourceFile()'"]
+    )
+    index.update_file("lib/doc.py", code + "\n")
+    assert index.definitions("lib/doc.py", code) == []
+    called = {h.name for h in index.definitions("lib/doc.py", code + "\nfiles.SourceFile()")}
+    assert "files.SourceFile" in called
+
+
+def test_jsdoc_and_block_comments_make_no_cards(tmp_path: Path) -> None:
+    files = {
+        "src/of.ts": "export function of(...args: number[]) {\n  return args;\n}\n",
+        "src/pluck.ts": "export function pluck(key: string) {\n  return key;\n}\n",
+        "src/use.ts": (
+            "/**\n * Emits a portion of the context.\n *\n * @example\n"
+            " * const x = pluck('a');\n */\n"
+            "export function first() {\n  const s = `of(${1})`; /* pluck(2) */\n"
+            "  // of(3)\n  return 'pluck(4)';\n}\n"
+        ),
+    }
+    root = make_repo(tmp_path / "r", files)
+    index, _ = RepoIndex.build(root, save=False)
+    hits = index.definitions("src/use.ts", files["src/use.ts"])
+    assert {h.card.name for h in hits} <= {"first"}
+    called = index.definitions("src/use.ts", files["src/use.ts"] + "of(1);\n")
+    assert "of" in {h.card.name for h in called}
 
 
 def test_the_draft_brings_its_names(app_index) -> None:

@@ -3,13 +3,14 @@ calls, and code that calls them?
 
 A task's *targets* are the functions, classes and constants of the repository that its ground
 truth calls and that are defined outside the task's file (the left context shows that file).
-The callees are the dotted names followed by ``(`` in the ground truth, strings and comments
-left out; each resolves at the cursor exactly as the context engine resolves the names it
-makes cards for (:func:`repomem.context.definitions.resolve_names`). An ``obj.name(`` call
-that does not resolve (a receiver whose type the left context does not show) counts every
-repository definition whose last name is ``name`` (any of them shown counts), unless ``name``
-is a dunder or a method of common built-in types (``api_calls.COMMON_METHODS``) or ``obj`` is
-a module imported from outside the repository (``np.zeros(``).
+The callees are the dotted names followed by ``(`` in the ground truth's code (comments,
+docstrings and literals left out, ``repomem.context.lexer``); each resolves at the cursor
+exactly as the context engine resolves the names it makes cards for
+(:func:`repomem.context.definitions.resolve_names`). An ``obj.name(`` call that does not
+resolve (a receiver whose type the left context does not show) counts every repository
+definition whose last name is ``name`` (any of them shown counts), unless ``name`` is a
+dunder or a method of common built-in types (``api_calls.COMMON_METHODS``) or ``obj`` is a
+module imported from outside the repository (``np.zeros(``).
 
 Per task and method (none for a task without targets):
 
@@ -31,9 +32,9 @@ from dataclasses import dataclass
 
 from repomem.completion.prompt import Prompt
 from repomem.context.cards import Card
-from repomem.context.definitions import DefinitionHit, code_text, resolve_names
+from repomem.context.definitions import DefinitionHit, resolve_names
+from repomem.context.lexer import code_only
 from repomem.context.scorer import RetrievedFragment
-from repomem.index.languages import LINE_COMMENT
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem_eval.api_calls import COMMON_METHODS
@@ -68,12 +69,11 @@ def definitions_by_name(index: RepoIndex) -> dict[tuple[str, str], list[tuple[st
     return dict(named)
 
 
-def callees(ground_truth: str, comment: str = "#") -> list[tuple[str, bool]]:
+def callees(ground_truth: str, language: str = "python") -> list[tuple[str, bool]]:
     """The dotted names the text calls, in order, each with whether it is an attribute of an
     expression that is not a name (``f().name(``, ``x[0].name(``)."""
     found = []
-    for line in split_lines(ground_truth):
-        code = code_text(line, comment)
+    for code in split_lines(code_only(ground_truth, language)):
         for m in _CALLEE.finditer(code):
             if not _DEFINES.search(code[: m.start("name")]):
                 found.append((re.sub(r"\s+", "", m["name"]), m["dot"] is not None))
@@ -88,7 +88,7 @@ def task_targets(
     pf = index.parsed.get(path)
     if pf is None:
         return ()
-    calls = callees(ground_truth, LINE_COMMENT.get(pf.language, "#"))
+    calls = callees(ground_truth, pf.language)
     names = list(dict.fromkeys(n for n, chained in calls if not chained))
     resolved = dict(zip(names, resolve_names(index, path, left_context, names), strict=True))
     # names the file binds to modules outside the repository: ``np.zeros(`` is numpy's

@@ -5,17 +5,21 @@ decorators and its ``def`` line(s) exactly as written (parameters, annotations, 
 return annotation), the first paragraph of its docstring; a class its header, docstring
 paragraph, constructor signature and public methods one line each (a skeleton: when a
 class has more than ``MAX_METHODS``, the ones the repository calls most, listed in source
-order); a module-level constant its assignment line. Cards are cut from the index's parse (statement
-spans) and the file's current lines, so no parsing happens at query time and a card is as
-current as the index the editor keeps updated.
+order); a module-level constant its assignment line. The brace-delimited languages get the
+same from their own syntax (``_braced_card``): the declaration up to its body, the first
+sentence of the doc comment above it, a type's fields and member signatures. Cards are cut
+from the index's parse (statement spans) and the file's current lines, so no parsing happens
+at query time and a card is as current as the index the editor keeps updated.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from repomem.context.lexer import code_only
 from repomem.index.parsing import Definition, ParsedFile
 
 # At most this many lines of a signature (a def with one parameter per line), of a docstring
@@ -27,6 +31,8 @@ MAX_METHODS = 10
 _DOC_OPEN = re.compile(r"""^[rRbBuU]{0,2}("{3}|'{3}|"|')""")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 _SPACES = re.compile(r"\s+")
+_NOT_HEADER = ("@", "//", "/*", "#[")
+_IMPL = re.compile(r"(?:unsafe\s+)?impl\b")
 
 
 @dataclass(frozen=True)
@@ -45,10 +51,11 @@ class Card:
 
     @property
     def header(self) -> str:
-        """The ``def``/``class``/assignment line, stripped (decorators skipped): what marks
-        this definition in any text that shows it."""
+        """The ``def``/``class``/declaration/assignment line, stripped (decorators,
+        annotations and a doc comment skipped): what marks this definition in any text that
+        shows it (a Rust method's, not its ``impl`` line)."""
         lines = [line.strip() for line in self.text.splitlines()]
-        return next((line for line in lines if not line.startswith("@")), "")
+        return next((s for s in lines if not s.startswith(_NOT_HEADER) and not _IMPL.match(s)), "")
 
 
 def definition_card(
@@ -61,6 +68,8 @@ def definition_card(
     """The card of one of ``pf``'s definitions (``lines``: the file's current lines;
     ``calls``: how often the repository calls each of the file's definition nodes, which
     picks a large class's skeleton methods)."""
+    if pf.language != "python":
+        return _braced_card(path, pf, lines, definition, calls or {})
     if definition.is_class:
         public = public_methods(pf, definition)
         methods = skeleton_methods(public, calls or {})
@@ -98,22 +107,15 @@ def _decorated_start(pf: ParsedFile, lines: list[str], node: int) -> int:
     return first if first < start and lines[first].lstrip().startswith("@") else start
 
 
-def _signature(lines: list[str], start: int, end: int, python: bool) -> list[str]:
-    """The definition's header lines: Python's up to the one that closes every bracket and
-    ends with ``:``; the C family's up to the body's ``{`` (left out) or a closing ``;``."""
+def _signature(lines: list[str], start: int, end: int) -> list[str]:
+    """A Python definition's header lines: up to the one that closes every bracket and ends
+    with ``:``."""
     depth = 0
     last = min(end, start + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
     for row in range(start, last + 1):
-        code = lines[row].split("#", 1)[0] if python else lines[row]
+        code = lines[row].split("#", 1)[0]
         depth += sum(code.count(c) for c in "([") - sum(code.count(c) for c in ")]")
-        if depth > 0:
-            continue
-        if python and code.rstrip().endswith(":"):
-            return lines[start : row + 1]
-        if not python and "{" in code:
-            head = lines[row][: lines[row].index("{")].rstrip()
-            return [*lines[start:row], *([head] if head.strip() else [])]
-        if not python and code.rstrip().endswith(";"):
+        if depth <= 0 and code.rstrip().endswith(":"):
             return lines[start : row + 1]
     return lines[start : last + 1]
 
@@ -149,12 +151,9 @@ def _docstring(lines: list[str], start: int, end: int) -> list[str]:
 def _head(pf: ParsedFile, lines: list[str], node: int) -> list[str]:
     """Decorators, the header and (Python) the docstring's first paragraph of a definition."""
     start, end = int(pf.node_start[node]), int(pf.node_end[node])
-    python = pf.language == "python"
-    head = _signature(lines, start, end, python)
+    head = _signature(lines, start, end)
     text = lines[_decorated_start(pf, lines, node) : start] + head
-    if python:
-        text += _docstring(lines, start + len(head), end)
-    return text
+    return text + _docstring(lines, start + len(head), end)
 
 
 def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
@@ -186,19 +185,12 @@ def _class_text(
     pf: ParsedFile, lines: list[str], definition: Definition, methods: list[Definition], more: int
 ) -> str:
     text = _head(pf, lines, definition.node)
-    python = pf.language == "python"
     for method in methods:
-        sig = _signature(
-            lines, int(pf.node_start[method.node]), int(pf.node_end[method.node]), python
-        )
+        sig = _signature(lines, int(pf.node_start[method.node]), int(pf.node_end[method.node]))
         if not sig:
             continue
         indent = sig[0][: len(sig[0]) - len(sig[0].lstrip())]
-        text.append(
-            indent
-            + _SPACES.sub(" ", " ".join(s.strip() for s in sig))
-            + (" ..." if python else ";")
-        )
+        text.append(indent + _SPACES.sub(" ", " ".join(s.strip() for s in sig)) + " ...")
     if more > 0:
         text.append(f"    # ... {more} more methods")
     return _dedent(text)
@@ -212,3 +204,342 @@ def _dedent(lines: list[str]) -> str:
     indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
     cut = min(indents, default=0)
     return "\n".join(line[cut:] for line in lines)
+
+
+# ----------------------------------------------------------------- brace-delimited languages
+#: at most this many fields in a type's skeleton (methods go by ``MAX_METHODS``)
+MAX_FIELDS = 10
+#: how far above a declaration its doc comment may begin, in lines
+MAX_DOC_SCAN = 80
+# the rows of a definition read for its declaration (where its name is, then its signature);
+# a type's skeleton reads them all
+_HEAD_ROWS = 60 + 4 * MAX_SIGNATURE_LINES
+# the names a constructor has besides its class's: TypeScript's, Rust's convention
+_CONSTRUCTORS = frozenset({"constructor", "new"})
+_ATTRIBUTE = ("#[", "@")
+_DIRECTIVE = re.compile(r"^\s*#\s*[a-z]")  # a C preprocessor line (not Rust's ``#[``)
+_DEFINE = re.compile(r"^\s*#\s*define\b")
+# a declaration that opens a type: its body is a skeleton's
+_TYPE_HEAD = re.compile(r"\b(?:class|interface|trait|enum|struct|union)\b")
+_ANNOTATIONS = re.compile(r"^(?:(?:@[\w.]+(?:\([^()]*\))?|#\[[^\]]*\])\s*)+")
+_ACCESS = re.compile(r"^(?:(?:public|protected|private)\s*:\s*)+")
+_STRUCTURE = re.compile(r"[{}()\[\];,\n]")
+_OPENING = re.compile(r"([(\[]) ")
+_TRAILING = re.compile(r",? ([)\]])")
+# angle brackets of generics, not arrows (``->``, ``=>``, Go's ``<-``) or comparisons
+_OPENING_ANGLE = re.compile(r"<(?![-=])")
+_CLOSING_ANGLE = re.compile(r"(?<![-=])>(?!=)")
+_SENTENCE = re.compile(r"^(.*?[.!?])(?:\s|$)")
+_DOC_TAG = re.compile(r"^[@\\][a-zA-Z]")
+_DECORATION = re.compile(r"[*=\-/#~_+]{3,}")  # a banner's rules
+_BRIEF = re.compile(r"^[@\\]brief\b\s*(.*)")
+# languages whose members may end at a line's end (no ``;``)
+_NEWLINE_ENDS = frozenset({"go", "javascript", "typescript", "tsx"})
+_CONTINUED = tuple("=:|&,.(<+-*/?")  # a line ending so goes on on the next
+
+
+def _braced_card(
+    path: str, pf: ParsedFile, lines: list[str], definition: Definition, calls: Mapping[int, int]
+) -> Card:
+    """A card of the C family, Go, Rust, Java or JavaScript/TypeScript: the first sentence of
+    the doc comment above the declaration, the declaration as written up to its body's ``{``
+    (a method of a Rust ``impl`` under the ``impl`` line, a ``#define`` whole), a type's
+    skeleton below it (fields, then member signatures, the most called when there are many)."""
+    node = definition.node
+    start, end = int(pf.node_start[node]), int(pf.node_end[node])
+    end = min(end, len(lines) - 1)
+    code = code_only("\n".join(lines[start : min(end, start + _HEAD_ROWS) + 1]), pf.language)
+    code = code.split("\n")
+    bare = definition.name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    decl = _declaration_start(code, bare)
+    row = start + decl
+    doc = _doc_comment(lines, row, pf.language)
+    line = _def_line(pf, definition)
+    if _DEFINE.match(code[decl]):
+        last = min(len(code) - 1, decl + MAX_SIGNATURE_LINES - 1)
+        while last > decl and not code[last].strip():
+            last -= 1
+        text = _dedent([*doc, *lines[row : start + last + 1]])
+        return Card(path, line, definition.name, "macro", text)
+    head, body = _braced_signature(lines[start:], code, decl, pf.language)
+    attributes = _attributes(lines, row)
+    is_type = _TYPE_HEAD.search(" ".join(code[decl : decl + len(head)])) is not None
+    if not is_type or body is None:
+        kind = "class" if definition.is_class or is_type else "function"
+        impl = _impl_header(pf, lines, node) if pf.language == "rust" else ""
+        text = _dedent([*doc, *attributes, *head])
+        if impl:
+            text = "\n".join([impl, *("    " + s for s in text.split("\n"))])
+        return Card(path, line, definition.name, kind, text)
+    if end >= start + len(code):
+        code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
+    members = _members(code, body, pf.language)
+    shown, methods = _skeleton(pf, lines, definition, start, members, calls)
+    indent = head[0][: len(head[0]) - len(head[0].lstrip())]
+    head[-1] = head[-1].rstrip() + " {"
+    text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])
+    return Card(path, line, definition.name, "class", text, methods)
+
+
+def _attributes(lines: list[str], row: int) -> list[str]:
+    """The attribute or decorator lines right above ``row`` (Rust's ``#[derive(...)]``,
+    TypeScript's ``@Input()``), which the parse keeps apart from the declaration."""
+    top = row
+    while top > 0 and lines[top - 1].lstrip().startswith(_ATTRIBUTE):
+        top -= 1
+    return lines[top:row]
+
+
+def _names(text: str, bare: str) -> bool:
+    """Whether ``text`` has ``bare`` as a whole name."""
+    return re.search(rf"(?<![\w$]){re.escape(bare)}(?![\w$])", text) is not None
+
+
+def _declaration_start(code: list[str], bare: str) -> int:
+    """The row (within the node) where the declaration of ``bare`` begins: the first code
+    line naming it, with the lines before it that continue it (a return type, annotations,
+    attributes) but never a preprocessor line or a statement ended above (an include guard,
+    a grouped declaration's earlier members)."""
+    row = next((r for r, text in enumerate(code[:60]) if _names(text, bare)), 0)
+    while row > 0:
+        above = code[row - 1].strip()
+        if not above or above.endswith((";", "{", "}")) or _DIRECTIVE.match(code[row - 1]):
+            break
+        row -= 1
+    return row
+
+
+def _braced_signature(
+    lines: list[str], code: list[str], start: int, language: str
+) -> tuple[list[str], tuple[int, int] | None]:
+    """The declaration's lines from ``start`` up to its body's ``{`` (left out), a closing
+    ``;`` or (Go) the end of a line, brackets balanced, lines holding only a comment left out
+    (a parameter's doc), and where the body's ``{`` is (row, column), if it has one."""
+    depth = 0
+    kept: list[str] = []
+    for row in range(start, min(len(code), start + 4 * MAX_SIGNATURE_LINES)):
+        text = code[row]
+        for col, char in enumerate(text):
+            if char in "([":
+                depth += 1
+            elif char in ")]":
+                depth -= 1
+            elif depth <= 0 and char == "{":
+                head = lines[row][:col].rstrip()
+                return [*kept, *([head] if head.strip() else [])], (row, col)
+            elif depth <= 0 and char == ";":
+                return [*kept, lines[row][: col + 1]], None
+        if text.strip() or not lines[row].strip():
+            kept.append(lines[row])
+        if len(kept) >= MAX_SIGNATURE_LINES:
+            break
+        if language == "go" and depth <= 0 and not text.rstrip().endswith(_CONTINUED):
+            break
+    return kept, None
+
+
+def _doc_comment(lines: list[str], row: int, language: str) -> list[str]:
+    """The first sentence of the doc comment right above ``row`` (JSDoc, Javadoc, Doxygen
+    ``/** */`` or ``/*! */``, rustdoc or Doxygen ``///``, godoc's ``//`` block), as one
+    comment line; none when a blank line or code comes between."""
+    above = row - 1
+    while above >= 0 and lines[above].lstrip().startswith(_ATTRIBUTE):
+        above -= 1
+    if above < 0:
+        return []
+    last = lines[above].strip()
+    indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
+    if last.endswith("*/"):
+        top = above
+        while top > max(-1, above - MAX_DOC_SCAN) and "/*" not in lines[top]:
+            top -= 1
+        opener = lines[top].lstrip() if top >= 0 else ""
+        if not opener.startswith(("/**", "/*!")) or opener.startswith("/**/"):
+            return []
+        body = [re.sub(r"^\s*(?:/\*[*!]?|\*(?!/))?", "", s) for s in lines[top : above + 1]]
+        body[-1] = body[-1].rsplit("*/", 1)[0]
+        sentence = _first_sentence(body)
+        return [f"{indent}/** {sentence} */"] if sentence else []
+    marker = "///" if last.startswith("///") else "//" if language == "go" else ""
+    if not marker or not last.startswith(marker):
+        return []
+    top = above
+    while top > 0 and lines[top - 1].strip().startswith(marker) and above - top < MAX_DOC_SCAN:
+        top -= 1
+    sentence = _first_sentence([s.strip()[len(marker) :] for s in lines[top : above + 1]])
+    return [f"{indent}{marker} {sentence}"] if sentence else []
+
+
+def _first_sentence(body: list[str]) -> str:
+    """The first sentence of a comment's text lines (markers gone): its first paragraph (or
+    Doxygen's ``@brief``) up to a tag line (``@param``, ``@deprecated``), cut after the first
+    full stop."""
+    words: list[str] = []
+    for text in body:
+        text = _DECORATION.sub("", text).strip()
+        if not any(c.isalnum() for c in text):
+            text = ""
+        if not text:
+            if words:
+                break
+            continue
+        if _DOC_TAG.match(text):
+            brief = _BRIEF.match(text)
+            if words or brief is None:
+                break  # the description comes before the tags
+            text = brief.group(1)
+            if not text:
+                continue
+        words.append(text)
+    joined = _SPACES.sub(" ", " ".join(words)).strip()
+    match = _SENTENCE.match(joined)
+    sentence = match.group(1) if match else joined
+    return sentence if len(sentence) <= 240 else sentence[:237].rstrip() + "..."
+
+
+def _impl_header(pf: ParsedFile, lines: list[str], node: int) -> str:
+    """The ``impl`` header, on one line, of the block a Rust method is in (its parent
+    statement), or ""."""
+    parent = int(pf.node_parent[node])
+    if parent < 0:
+        return ""
+    row = int(pf.node_start[parent])
+    if not _IMPL.match(lines[row].lstrip()):
+        return ""
+    end = min(int(pf.node_end[parent]), row + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
+    code = code_only("\n".join(lines[row : end + 1]), pf.language).split("\n")
+    head, body = _braced_signature(lines[row:], code, 0, pf.language)
+    return _one_line(head) + " {" if body else ""
+
+
+def _members(code: list[str], body: tuple[int, int], language: str) -> list[tuple[int, str]]:
+    """The members declared directly in a type's body (from its ``{`` at ``body``): each
+    one's row and its declaration on one line, bodies left out (``;`` after a method)."""
+    text = "\n".join(code)
+    offsets = [0]
+    for line in code:
+        offsets.append(offsets[-1] + len(line) + 1)
+    begin = offsets[body[0]] + body[1] + 1
+    out: list[tuple[int, str]] = []
+    braces = brackets = 0
+    member = begin
+
+    def emit(stop: int, end: str) -> None:
+        piece = text[member:stop]
+        stripped = piece.strip()
+        if stripped:
+            row = bisect.bisect_right(offsets, member + len(piece) - len(piece.lstrip())) - 1
+            out.append((row, _one_line([stripped]) + end))
+
+    for m in _STRUCTURE.finditer(text, begin):
+        char, pos = m.group(), m.start()
+        if char in "([":
+            brackets += 1
+        elif char in ")]":
+            brackets -= 1
+        elif char == "{":
+            if braces == 0 and brackets <= 0:
+                emit(pos, ";")
+            braces += 1
+        elif char == "}":
+            braces -= 1
+            if braces < 0:
+                emit(pos, "")
+                break
+            if braces == 0 and brackets <= 0:
+                member = pos + 1
+        elif braces == 0 and brackets <= 0:
+            piece = text[member:pos]
+            angles = len(_OPENING_ANGLE.findall(piece)) - len(_CLOSING_ANGLE.findall(piece))
+            if char == ";" or (char == "," and angles <= 0):
+                emit(pos, char)
+                member = pos + 1
+            elif (
+                char == "\n"
+                and language in _NEWLINE_ENDS
+                and angles <= 0
+                and piece.strip()
+                and not piece.rstrip().endswith(_CONTINUED)
+            ):
+                emit(pos, "")
+                member = pos + 1
+    return out
+
+
+def _skeleton(
+    pf: ParsedFile,
+    lines: list[str],
+    definition: Definition,
+    start: int,
+    members: list[tuple[int, str]],
+    calls: Mapping[int, int],
+) -> tuple[list[str], tuple[int, ...]]:
+    """A type's skeleton lines and the definition lines of the methods it lists: its fields
+    (``MAX_FIELDS`` at most), its methods (all up to ``MAX_METHODS``, else the constructor
+    and the most called), both in source order, then the methods declared outside its body
+    under a qualified name (a Go receiver's, a Rust ``impl``'s)."""
+    by_row: dict[int, list[Definition]] = {}
+    for d in pf.definitions:
+        if d.node != definition.node:
+            by_row.setdefault(_def_line(pf, d), []).append(d)
+    fields: list[tuple[int, str]] = []
+    inside: list[tuple[Definition, str]] = []
+    for row, text in members:
+        text = _ACCESS.sub("", _ANNOTATIONS.sub("", text)).strip()
+        if not text or text.startswith(("private ", "#")) or text in (";", ","):
+            continue
+        named = by_row.get(start + row, [])
+        method = next((d for d in named if _names(text, d.name.rsplit(".", 1)[-1])), None)
+        if method is not None:
+            named.remove(method)
+            inside.append((method, text))
+        else:
+            fields.append((start + row, text))
+    end = int(pf.node_end[definition.node])
+    listed = {m.node for m, _ in inside}
+    prefix = definition.name + "."
+    outside = [
+        (d, _method_line(pf, lines, d))
+        for d in pf.definitions
+        if d.name.startswith(prefix)
+        and "." not in d.name[len(prefix) :]
+        and d.node not in listed
+        and not start <= _def_line(pf, d) <= end
+    ]
+    every = inside + outside
+    chosen = {d.node for d in _ranked(definition, [d for d, _ in every], calls)[:MAX_METHODS]}
+    shown_fields = fields[:MAX_FIELDS]
+    text = [t for _, t in shown_fields] + [t for d, t in every if d.node in chosen]
+    more = len(fields) - len(shown_fields) + len(every) - len(chosen)
+    if more > 0:
+        text.append(f"// ... {more} more members")
+    return text, tuple(_def_line(pf, d) for d, _ in every if d.node in chosen)
+
+
+def _ranked(
+    definition: Definition, methods: list[Definition], calls: Mapping[int, int]
+) -> list[Definition]:
+    """``methods`` constructors first, then by how often the repository calls them."""
+    own = definition.name.rsplit(".", 1)[-1]
+
+    def constructor(d: Definition) -> bool:
+        bare = d.name.rsplit(".", 1)[-1]
+        return bare == own or bare in _CONSTRUCTORS
+
+    return sorted(methods, key=lambda d: (not constructor(d), -calls.get(d.node, 0)))
+
+
+def _method_line(pf: ParsedFile, lines: list[str], definition: Definition) -> str:
+    """A method's declaration on one line (``;`` for its body)."""
+    start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
+    end = min(end, start + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
+    code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
+    decl = _declaration_start(code, definition.name.rsplit(".", 1)[-1])
+    one = _one_line(_braced_signature(lines[start:], code, decl, pf.language)[0])
+    return one if one.endswith(";") else one + ";"
+
+
+def _one_line(text: list[str]) -> str:
+    """Lines of a declaration joined on one line, spaces inside brackets dropped."""
+    one = _SPACES.sub(" ", " ".join(s.strip() for s in text)).strip()
+    return _TRAILING.sub(r"\1", _OPENING.sub(r"\1", one))

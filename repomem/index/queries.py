@@ -25,6 +25,10 @@ class LanguageQueries:
     definitions: str
     # captures: @call (the call expression) and @name (the called name, last component)
     calls: str
+    # blocks whose named children after the first (a condition or a name) are statements: C's
+    # ``#if``/``#ifdef`` groups, so that a function inside a header's include guard is its own
+    # statement, not the whole guarded file
+    conditionals: tuple[str, ...] = ()
 
 
 _JS_DEFS = """
@@ -55,6 +59,7 @@ _C_DEFS = """
     (function_declarator declarator: (identifier) @name))) @def
 (struct_specifier name: (type_identifier) @name body: (_)) @def
 """
+_C_CONDITIONALS = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef")
 _C_CALLS = """
 (call_expression function: (identifier) @name) @call
 (call_expression function: (field_expression field: (field_identifier) @name)) @call
@@ -135,10 +140,16 @@ QUERIES: dict[str, LanguageQueries] = {
 """,
     ),
     "c": LanguageQueries(
-        containers=("translation_unit", "compound_statement", "field_declaration_list"),
+        containers=(
+            "translation_unit",
+            "compound_statement",
+            "field_declaration_list",
+            "preproc_else",
+        ),
         clauses=("else_clause",),
         definitions=_C_DEFS,
         calls=_C_CALLS,
+        conditionals=_C_CONDITIONALS,
     ),
     "cpp": LanguageQueries(
         containers=(
@@ -146,6 +157,7 @@ QUERIES: dict[str, LanguageQueries] = {
             "compound_statement",
             "field_declaration_list",
             "declaration_list",
+            "preproc_else",
         ),
         clauses=("else_clause", "catch_clause"),
         definitions=_C_DEFS
@@ -159,6 +171,7 @@ QUERIES: dict[str, LanguageQueries] = {
         + """
 (call_expression function: (qualified_identifier name: (identifier) @name)) @call
 """,
+        conditionals=_C_CONDITIONALS,
     ),
 }
 
@@ -194,6 +207,7 @@ def file_query(language: str) -> Query:
     q = QUERIES[language]
     patterns = [f"({c} (_) @s)" for c in _known(language, q.containers)]
     patterns += [f"({c}) @s" for c in _known(language, q.clauses)]
+    patterns += [f"({c} . (_) (_) @s)" for c in _known(language, q.conditionals)]
     patterns += [q.definitions, q.calls]
     if language == "python":
         patterns.append("(decorated_definition definition: (_) @s)")
