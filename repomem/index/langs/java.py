@@ -50,6 +50,8 @@ NAMESPACE = "java"
 _MAX_DEPTH = 8
 #: lines above the cursor searched for the declarations that type a receiver
 TYPE_LINES = 400
+#: lines above the cursor whose names tell fields from methods
+NAME_LINES = 40
 
 _TYPES = frozenset(
     {
@@ -135,6 +137,8 @@ _DECLARED = re.compile(
     r"(?P<args><[^;{}()=]*>)?\s*(?P<array>(?:\[\s*\]\s*)*)\s+(?P<name>[a-z_$][\w$]*)\s*(?=[=;,):])"
 )
 _VAR_NEW = re.compile(r"\bvar\s+(?P<name>[A-Za-z_$][\w$]*)\s*=\s*new\s+(?P<type>[\w$.]+)")
+_CALLED = re.compile(r"([A-Za-z_$][\w$]*)\s*\(|::\s*([A-Za-z_$][\w$]*)")
+_READ = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)(?!\s*[(\w$])")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 _COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
 _PRIMITIVE = frozenset({"int", "long", "short", "byte", "char", "boolean", "float", "double"})
@@ -269,6 +273,7 @@ class Java(Language):
         # file the first declaration of each qualified name (overloads are one target)
         self._tables: weakref.WeakKeyDictionary[Resolver, _Tables] = weakref.WeakKeyDictionary()
         self._context: tuple[ParsedFile, list[str], _Cursor] | None = None
+        self._last: tuple[weakref.ref[Resolver], _Tables] | None = None  # the last one asked
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -331,9 +336,13 @@ class Java(Language):
 
     # ---- tables --------------------------------------------------------------------------
     def _of(self, r: Resolver) -> _Tables:
+        last = self._last
+        if last is not None and last[0]() is r:
+            return last[1]
         tables = self._tables.get(r)
         if tables is None:
             tables = self._tables[r] = _Tables()
+        self._last = (weakref.ref(r), tables)
         return tables
 
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
@@ -371,8 +380,8 @@ class Java(Language):
             return None
         if not is_test(path):
             found = [t for t in found if not is_test(t[0])]
-        if not found:
-            return None
+        if len(found) < 2:
+            return found[0] if found else None
         return min(found, key=lambda t: (-_shared(t[0], path), t[0]))
 
     def _simple_type(
@@ -512,7 +521,24 @@ class Java(Language):
         if pf is None:
             return None
         cursor = self._cursor(pf, lines)
+        found = self._name(r, path, parts, cursor)
+        if found is None or parts[-1] not in cursor.fields:
+            return found
+        (target, node), _ = found
+        # a name the buffer only reads as a field (``this.indent = builder.indent;``) is
+        # not the method of the same name
+        return found if r.qualnames[target][node] in r.classes[target] else None
+
+    def _name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], cursor: _Cursor
+    ) -> tuple[Target, str] | None:
         scope = cursor.scope
+
+        def type_of(parts: tuple[str, ...]) -> tuple[str, str] | None:
+            if parts not in cursor.resolved:  # a buffer names the same types again and again
+                cursor.resolved[parts] = self._type(r, path, parts, scope)
+            return cursor.resolved[parts]
+
         head, rest = parts[0], parts[1:]
         how = ""
         if head == "this" or head == "super":
@@ -531,19 +557,20 @@ class Java(Language):
                 return None
             if typed is None:
                 return self._guess(r, path, parts)
-            owner, how = self._type(r, path, typed, scope), f"receiver typed {'.'.join(typed)}"
-        elif not rest:
-            found = self._type(r, path, parts, scope)
-            if found is not None:
-                return self._target(r, found), "type"
+            owner, how = type_of(typed), f"receiver typed {'.'.join(typed)}"
+        elif not rest:  # by the naming conventions, a type or else a method
+            if not head[:1].islower():
+                found = type_of(parts)
+                return None if found is None else (self._target(r, found), "type")
             hit = self._unqualified(r, path, head, scope)
             return None if hit is None else (self._target(r, hit[0]), hit[1])
         else:
-            owner, how = self._type(r, path, (head,), scope), "type"
+            owner, how = type_of((head,)), "type"
             if owner is None:
-                qualified = self._type(r, path, parts, scope)
-                if qualified is not None:
-                    return self._target(r, qualified), "qualified name"
+                if head[:1].islower():
+                    qualified = type_of(parts)
+                    if qualified is not None:
+                        return self._target(r, qualified), "qualified name"
                 if len(parts) == 2 and head[:1].islower() and head not in r.bindings[path]:
                     return self._guess(r, path, parts)
         if owner is None:
@@ -620,6 +647,18 @@ class _Cursor:
             found.append((m.start(), m["name"], _parts(m["type"])))
         found.sort(key=lambda f: f[0])
         self.types: dict[str, tuple[str, ...] | None] = {name: t for _, name, t in found}
+        self.resolved: dict[tuple[str, ...], tuple[str, str] | None] = {}
+        # names the last lines read but never call (fields, variables), the name being
+        # typed at the very end left out
+        near = "\n".join(lines[max(0, row - NAME_LINES) : row + 1])
+        near = _COMMENT.sub(" ", _STRING.sub('""', near))
+        near = near.rstrip()
+        end = len(near)
+        while end and (near[end - 1].isalnum() or near[end - 1] in "_$"):
+            end -= 1
+        near = near[:end]
+        called = {a or b for a, b in _CALLED.findall(near)}
+        self.fields = {n for n in _READ.findall(near) if n not in called}
 
 
 def _is_type_or_constructor(r: Resolver, path: str, qual: str) -> bool:
