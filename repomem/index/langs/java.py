@@ -70,11 +70,12 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# (``this`` and ``super`` start the names they qualify: ``this.run``)
 _KEYWORDS = _words(
     """abstract assert boolean break byte case catch char class const continue default do
     double else enum extends final finally float for goto if implements import instanceof int
     interface long native new package private protected public return short static strictfp
-    super switch synchronized this throw throws transient try void volatile while var record
+    switch synchronized throw throws transient try void volatile while var record
     yield sealed permits non-sealed true false null"""
 )
 # the public types of java.lang, imported into every file (``Module``, ``Record``,
@@ -566,13 +567,15 @@ class Java(Language):
             return None if hit is None else (self._target(r, hit[0]), hit[1])
         else:
             owner, how = type_of((head,)), "type"
-            if owner is None:
-                if head[:1].islower():
-                    qualified = type_of(parts)
-                    if qualified is not None:
-                        return self._target(r, qualified), "qualified name"
-                if len(parts) == 2 and head[:1].islower() and head not in r.bindings[path]:
-                    return self._guess(r, path, parts)
+            if owner is None and head[:1].islower():  # ``com.acme.Box.unit`` or a guess
+                for end in range(2, len(parts)):
+                    owner = self._fqn(r, path, ".".join(parts[:end]))
+                    if owner is not None:
+                        rest, how = parts[end:], "qualified name"
+                        break
+                else:
+                    if len(parts) == 2 and head not in r.bindings[path]:
+                        return self._guess(r, path, parts)
         if owner is None:
             return None
         return self._walk(r, self._member(r, *owner, rest[0]), rest[1:], how)
