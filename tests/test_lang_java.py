@@ -292,6 +292,7 @@ def _at(text: str) -> str:
         ("Color", (f"{MAIN}/shapes/Color.java", "Color")),
         ("point.sum", (f"{MAIN}/util/Point.java", "Point.sum")),
         ("com.acme.util.Strings.pad", (f"{MAIN}/util/Strings.java", "Strings.pad")),
+        ("com.acme.util.Strings", (f"{MAIN}/util/Strings.java", "Strings")),
         # never: a JDK type imported, java.lang, a keyword, a local, a test's definitions
         ("Field", None),
         ("List", None),

@@ -23,7 +23,9 @@ class; the overloads of a method are one target, its first declaration. Unqualif
 through the enclosing types and their supertypes, then static imports.
 
 At the cursor, receivers are typed from the declarations the buffer shows above the cursor
-(the index's copy of the file may be older). One guess remains there, labelled as such: a
+(the index's copy of the file may be older); by the naming conventions a capitalised bare
+name is a type and any other a method; a name the last lines only read (``builder.indent;``)
+is a field, not the method of that name. One guess remains there, labelled as such: a
 method called on a receiver of unknown type (``builder().run()``, an inherited field) is the
 repository's only method of that name, never one in a test file for code outside tests, and
 never a name the JDK's common types have (``get``, ``add``, ``close``). Call edges never guess.
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
 NAMESPACE = "java"
 _MAX_DEPTH = 8
 #: lines above the cursor searched for the declarations that type a receiver
-TYPE_LINES = 400
+TYPE_LINES = 200
 #: lines above the cursor whose names tell fields from methods
 NAME_LINES = 40
 
@@ -131,17 +133,17 @@ _JDK_METHODS = _words(
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 _TYPE_ARGS = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
-# ``Foo x =``, ``Map<K, V> m;``, ``(Foo x,``, ``for (Foo x :``; a primitive or ``var``
-# declaration types its name as unknown (``var x = new Foo(`` is read by ``_VAR_NEW``)
+# ``Foo x =``, ``Map<K, V> m;``, ``(Foo x,``, ``for (Foo x :``: a declaration of a class type
+# (capitalised, by the naming conventions); ``var x = new Foo(`` is read by ``_VAR_NEW``
 _DECLARED = re.compile(
-    r"(?<![\w.$])(?P<type>[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*"
-    r"(?P<args><[^;{}()=]*>)?\s*(?P<array>(?:\[\s*\]\s*)*)\s+(?P<name>[a-z_$][\w$]*)\s*(?=[=;,):])"
+    r"\b(?P<type>[A-Z][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?P<args><[^;{}()=]*>)?"
+    r"(?P<array>(?:\[\s*\])*)\s+(?P<name>[a-z_$][\w$]*)\s*(?=[=;,):])"
 )
 _VAR_NEW = re.compile(r"\bvar\s+(?P<name>[A-Za-z_$][\w$]*)\s*=\s*new\s+(?P<type>[\w$.]+)")
 _CALLED = re.compile(r"([A-Za-z_$][\w$]*)\s*\(|::\s*([A-Za-z_$][\w$]*)")
 _READ = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)(?!\s*[(\w$])")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
-_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _PRIMITIVE = frozenset({"int", "long", "short", "byte", "char", "boolean", "float", "double"})
 
 
@@ -568,7 +570,7 @@ class Java(Language):
         else:
             owner, how = type_of((head,)), "type"
             if owner is None and head[:1].islower():  # ``com.acme.Box.unit`` or a guess
-                for end in range(2, len(parts)):
+                for end in range(2, len(parts) + 1):
                     owner = self._fqn(r, path, ".".join(parts[:end]))
                     if owner is not None:
                         rest, how = parts[end:], "qualified name"
@@ -578,6 +580,8 @@ class Java(Language):
                         return self._guess(r, path, parts)
         if owner is None:
             return None
+        if not rest:
+            return self._target(r, owner), how
         return self._walk(r, self._member(r, *owner, rest[0]), rest[1:], how)
 
     def _walk(
@@ -624,8 +628,8 @@ class _Tables:
 
 class _Cursor:
     """What the buffer shows at the cursor: the innermost type of the index's parse holding
-    the cursor's line, and ``types``: variable -> declared type (None: declared, type not
-    known: a primitive, an array, ``var`` of a call), the nearest declaration above winning."""
+    the cursor's line, and ``types``: variable -> declared class type (None: an array), the
+    nearest declaration above winning."""
 
     def __init__(self, pf: ParsedFile, lines: list[str]) -> None:
         row = len(lines) - 1
@@ -642,10 +646,7 @@ class _Cursor:
         block = _COMMENT.sub(" ", _STRING.sub('""', block))
         found: list[tuple[int, str, tuple[str, ...] | None]] = []
         for m in _DECLARED.finditer(block):
-            typed = None if m["array"] else _parts(m["type"])
-            if m["type"] in ("return", "new", "throw", "else", "case", "package", "import"):
-                continue
-            found.append((m.start(), m["name"], typed))
+            found.append((m.start(), m["name"], None if m["array"] else _parts(m["type"])))
         for m in _VAR_NEW.finditer(block):
             found.append((m.start(), m["name"], _parts(m["type"])))
         found.sort(key=lambda f: f[0])
