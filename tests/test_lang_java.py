@@ -434,3 +434,9 @@ def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
         seen.append(_calls(idx))
     # the edits did change what resolves
     assert len({repr(s) for s in seen}) >= 10
+
+
+def test_receivers_declared_below_a_line_comment_are_typed(index: RepoIndex) -> None:
+    left = _at("reader.hashCode()") + "// a comment\n        Box other = b;\n        "
+    (found,) = resolve_names(index, APP, left, ["other.area"])  # two ``area``: no guess
+    assert found is not None and found[:2] == (f"{MAIN}/shapes/Box.java", "Box.area")
