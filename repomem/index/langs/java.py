@@ -458,7 +458,9 @@ class Java(Language):
                     return hit
         return None
 
-    def _supers(self, r: Resolver, path: str, scope: str | None, name: str):
+    def _supers(
+        self, r: Resolver, path: str, scope: str | None, name: str
+    ) -> tuple[str, str] | None:
         """Member ``name`` through the supertypes of ``scope`` (``super.name``)."""
         if scope is None:
             return None
