@@ -77,7 +77,7 @@ def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
         (("web/types.ts", 3), ("web/types.ts", "tsCallee"), "typescript"),
         (("go/main.go", 6), ("go/main.go", "goCallee"), "go"),
         (("rs/lib.rs", 4), ("rs/lib.rs", "rs_callee"), "rust"),
-        (("java/App.java", 4), ("java/App.java", "javaCallee"), "java"),
+        (("java/App.java", 4), ("java/App.java", "App.javaCallee"), "java"),
         (("c/lib.c", 4), ("c/lib.c", "c_callee"), "c"),
         (("cpp/lib.cpp", 4), ("cpp/lib.cpp", "cpp_callee"), "c++"),
     ],

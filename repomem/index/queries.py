@@ -102,13 +102,27 @@ QUERIES: dict[str, LanguageQueries] = {
         definitions="""
 (method_declaration name: (identifier) @name) @def
 (constructor_declaration name: (identifier) @name) @def
+(compact_constructor_declaration name: (identifier) @name) @def
 (class_declaration name: (identifier) @name) @def
 (interface_declaration name: (identifier) @name) @def
 (enum_declaration name: (identifier) @name) @def
+(record_declaration name: (identifier) @name) @def
+(annotation_type_declaration name: (identifier) @name) @def
 """,
+        # ``new`` captures the whole type (``Box``, ``Box<T>``, ``a.b.Box``): a constructor
+        # call resolves to its class. The same pass also matches what resolution reads
+        # besides calls, told apart by the node's type (``repomem.index.langs.java``): the
+        # package, the imports and the declarations that type a call's receiver.
         calls="""
 (method_invocation name: (identifier) @name) @call
-(object_creation_expression type: (type_identifier) @name) @call
+(object_creation_expression type: (_) @name) @call
+(package_declaration [(identifier) (scoped_identifier)] @name) @call
+(import_declaration [(identifier) (scoped_identifier)] @name) @call
+(field_declaration declarator: (variable_declarator name: (identifier) @name)) @call
+(local_variable_declaration declarator: (variable_declarator name: (identifier) @name)) @call
+(formal_parameter name: (identifier) @name) @call
+(enhanced_for_statement name: (identifier) @name) @call
+(resource name: (identifier) @name) @call
 """,
     ),
     "go": LanguageQueries(

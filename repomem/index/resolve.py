@@ -370,20 +370,24 @@ class Resolver:
 def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:
     """Module-level names whose meaning differs between two parses of a Python file, and
     classes whose bases differ (every method looked up through them may resolve anew); of
-    another family's file, the names ``_redefined`` and the import bindings that differ;
-    ``None``: the language or the declared package changed."""
+    another family's file, the names ``_redefined``, the import bindings that differ and the
+    classes whose bases differ; ``None``: the language, the declared package or a wildcard
+    import changed."""
     if old.language != new.language or old.package != new.package:
         return None
     if old.language != "python":
         bind_old = {b.name: b for b in old.imports}
         bind_new = {b.name: b for b in new.imports}
-        names = _redefined(old, new) | {
+        rebound = {
             n for n in bind_old.keys() | bind_new.keys() if bind_old.get(n) != bind_new.get(n)
         }
+        if any(n.endswith("*") for n in rebound):
+            return None  # a wildcard import (``import a.b.*;``) may change what any name means
         classes = {
             c for c in old.bases.keys() | new.bases.keys() if old.bases.get(c) != new.bases.get(c)
         }
-        return names, classes
+        # a nested class's bases are looked up by its whole name (``Outer.Inner``)
+        return _redefined(old, new) | rebound | classes, classes
     # a definition that only moved (lines above it changed) still means the same thing; the
     # calls into it follow it (``moved_definitions``) without resolving their files again
     kind_old = {d.name: d.is_class for d in old.definitions}

@@ -1,0 +1,444 @@
+"""Java resolution (``repomem.index.langs.java``): call edges and the cursor's names resolve
+through packages, imports and the class hierarchy, and stay exact under updates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repos import write_files
+from test_index import assert_same
+
+from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index.langs import for_language
+from repomem.index.parsing import parse_source
+from repomem.index.repo import RepoIndex
+
+MAIN = "src/main/java/com/acme"
+APP = f"{MAIN}/app/App.java"
+
+FILES: dict[str, str] = {
+    f"{MAIN}/shapes/Shape.java": """\
+package com.acme.shapes;
+
+public interface Shape {
+    double area();
+}
+""",
+    f"{MAIN}/shapes/Box.java": """\
+package com.acme.shapes;
+
+public class Box implements Shape {
+    private final int side;
+
+    public Box(int side) {
+        this.side = side;
+    }
+
+    public Box(int side, int scale) {
+        this(side * scale);
+    }
+
+    public double area() {
+        return side * side;
+    }
+
+    public double area(int times) {
+        return area() * times;
+    }
+
+    public static Box unit() {
+        return new Box(1);
+    }
+
+    public static class Lid {
+        public void close() {
+        }
+    }
+}
+""",
+    f"{MAIN}/shapes/Color.java": """\
+package com.acme.shapes;
+
+public enum Color {
+    RED, GREEN;
+
+    public Color next() {
+        return GREEN;
+    }
+}
+""",
+    f"{MAIN}/util/Strings.java": """\
+package com.acme.util;
+
+public final class Strings {
+    public static String pad(String s) {
+        return s;
+    }
+
+    public static String trimAll(String s) {
+        return s;
+    }
+}
+""",
+    f"{MAIN}/util/Point.java": """\
+package com.acme.util;
+
+public record Point(int x, int y) {
+    public int sum() {
+        return x + y;
+    }
+}
+""",
+    f"{MAIN}/util/Marker.java": """\
+package com.acme.util;
+
+public @interface Marker {
+}
+""",
+    # a repository type named like a JDK one: a file importing java.util.List never gets it
+    f"{MAIN}/util/List.java": """\
+package com.acme.util;
+
+public class List {
+    public int size() {
+        return 0;
+    }
+}
+""",
+    f"{MAIN}/app/BaseApp.java": """\
+package com.acme.app;
+
+public abstract class BaseApp {
+    protected void start() {
+    }
+
+    public void log(String message) {
+    }
+}
+""",
+    APP: """\
+package com.acme.app;
+
+import com.acme.shapes.Box;
+import com.acme.shapes.*;
+import com.acme.util.Point;
+import static com.acme.util.Strings.pad;
+import static com.acme.util.Strings.*;
+import java.lang.reflect.Field;
+import java.util.List;
+
+public class App extends BaseApp {
+    private Box box = new Box(2);
+
+    public void run(Shape shape) {
+        start();
+        this.log("x");
+        super.start();
+        double a = shape.area();
+        Box b = Box.unit();
+        var lid = new Box.Lid();
+        lid.close();
+        this.box.area();
+        String p = pad("a");
+        String q = trimAll("b");
+        Color c = Color.RED.next();
+        Point point = new Point(1, 2);
+        int s = point.sum();
+        Field f = null;
+        List<String> items = null;
+        int n = items.size();
+        Object reader = null;
+        reader.hashCode();
+    }
+}
+""",
+    "src/test/java/com/acme/app/AppTest.java": """\
+package com.acme.app;
+
+class AppTest {
+    private interface Field {
+    }
+
+    void reader() {
+    }
+
+    static void onlyInTests() {
+    }
+
+    void check() {
+        onlyInTests();
+    }
+}
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
+    root = write_files(tmp_path_factory.mktemp("java"), FILES)
+    idx, _ = RepoIndex.build(root, save=False)
+    return idx
+
+
+def _line(path: str, text: str) -> int:
+    """0-based line of the first line of ``FILES[path]`` holding ``text``."""
+    return next(i for i, line in enumerate(FILES[path].splitlines()) if text in line)
+
+
+def _edges(idx: RepoIndex, path: str) -> set[tuple[int, str, str]]:
+    """(0-based line of the calling statement, callee file, callee qualified name)."""
+    pf = idx.parsed[path]
+    return {
+        (int(pf.node_start[src]), target, idx.resolver.qualnames[target][node])
+        for src, target, node in idx.calls[path]
+    }
+
+
+def _callee(idx: RepoIndex, path: str, text: str) -> set[tuple[str, str]]:
+    line = _line(path, text)
+    return {(t, q) for row, t, q in _edges(idx, path) if row == line}
+
+
+@pytest.mark.parametrize(
+    ("text", "callee", "why"),
+    [
+        ("new Box(2)", (f"{MAIN}/shapes/Box.java", "Box"), "a constructor is its class"),
+        ("start();", (f"{MAIN}/app/BaseApp.java", "BaseApp.start"), "inherited, unqualified"),
+        ('this.log("x")', (f"{MAIN}/app/BaseApp.java", "BaseApp.log"), "this. through extends"),
+        ("super.start()", (f"{MAIN}/app/BaseApp.java", "BaseApp.start"), "super."),
+        ("shape.area()", (f"{MAIN}/shapes/Shape.java", "Shape.area"), "parameter's type"),
+        ("Box.unit()", (f"{MAIN}/shapes/Box.java", "Box.unit"), "static method"),
+        ("new Box.Lid()", (f"{MAIN}/shapes/Box.java", "Box.Lid"), "nested class"),
+        ("lid.close()", (f"{MAIN}/shapes/Box.java", "Box.Lid.close"), "var x = new Foo()"),
+        ("this.box.area()", (f"{MAIN}/shapes/Box.java", "Box.area"), "field's type"),
+        ('pad("a")', (f"{MAIN}/util/Strings.java", "Strings.pad"), "static import"),
+        ('trimAll("b")', (f"{MAIN}/util/Strings.java", "Strings.trimAll"), "static import *"),
+        ("Color.RED.next()", None, "a field's method: its type is not known"),
+        ("new Point(1, 2)", (f"{MAIN}/util/Point.java", "Point"), "record"),
+        ("point.sum()", (f"{MAIN}/util/Point.java", "Point.sum"), "local's type"),
+        ("items.size()", None, "java.util.List is not the repository's List"),
+        ("reader.hashCode()", None, "a JDK method"),
+    ],
+)
+def test_call_edges(index: RepoIndex, text: str, callee: tuple[str, str] | None, why: str) -> None:
+    assert _callee(index, APP, text) == ({callee} if callee else set()), why
+
+
+def test_definitions_are_qualified_and_types_are_classes(index: RepoIndex) -> None:
+    box = index.parsed[f"{MAIN}/shapes/Box.java"]
+    names = [(d.name, d.is_class) for d in box.definitions]
+    assert names == [
+        ("Box", True),
+        ("Box.Box", False),
+        ("Box.Box", False),
+        ("Box.area", False),
+        ("Box.area", False),
+        ("Box.unit", False),
+        ("Box.Lid", True),
+        ("Box.Lid.close", False),
+    ]
+    kinds = {
+        d.name: d.is_class
+        for p in ("shapes/Color", "util/Point", "util/Marker", "shapes/Shape")
+        for d in index.parsed[f"{MAIN}/{p}.java"].definitions
+    }
+    assert kinds["Color"] and kinds["Point"] and kinds["Marker"] and kinds["Shape"]
+    assert index.parsed[APP].package == "com.acme.app"
+    assert index.parsed[APP].bases == {"App": [("BaseApp",)]}
+    assert box.bases == {"Box": [("Shape",)]}
+
+
+def test_overloads_are_one_target_their_first_declaration(index: RepoIndex) -> None:
+    path = f"{MAIN}/shapes/Box.java"
+    first = next(d.node for d in index.parsed[path].definitions if d.name == "Box.area")
+    (hit,) = [e for e in index.calls[APP] if index.resolver.qualnames[e[1]][e[2]] == "Box.area"]
+    assert hit[1:] == (path, first)
+
+
+def test_imports_become_bindings() -> None:
+    pf = parse_source("A.java", "java", FILES[APP], "d")
+    assert [tuple(b) for b in pf.imports] == [
+        ("Box", "com.acme.shapes.Box", "Box", 0),
+        ("com.acme.shapes.*", "com.acme.shapes", "*", 0),
+        ("Point", "com.acme.util.Point", "Point", 0),
+        ("pad", "com.acme.util.Strings", "pad", 1),
+        ("com.acme.util.Strings.*", "com.acme.util.Strings", "*", 1),
+        ("Field", "java.lang.reflect.Field", "Field", 0),
+        ("List", "java.util.List", "List", 0),
+    ]
+
+
+def _at(text: str) -> str:
+    """``App.java`` up to the start of the line holding ``text`` (the cursor's line)."""
+    lines = FILES[APP].splitlines()
+    row = _line(APP, text)
+    return "\n".join(lines[:row] + [lines[row][: len(lines[row]) - len(lines[row].lstrip())]])
+
+
+@pytest.mark.parametrize(
+    ("name", "target"),
+    [
+        ("shape.area", (f"{MAIN}/shapes/Shape.java", "Shape.area")),
+        ("Box", (f"{MAIN}/shapes/Box.java", "Box")),
+        ("Box.unit", (f"{MAIN}/shapes/Box.java", "Box.unit")),
+        ("Box.Lid", (f"{MAIN}/shapes/Box.java", "Box.Lid")),
+        ("lid.close", (f"{MAIN}/shapes/Box.java", "Box.Lid.close")),
+        ("this.log", (f"{MAIN}/app/BaseApp.java", "BaseApp.log")),
+        ("super.start", (f"{MAIN}/app/BaseApp.java", "BaseApp.start")),
+        ("this.box.area", (f"{MAIN}/shapes/Box.java", "Box.area")),
+        ("start", (f"{MAIN}/app/BaseApp.java", "BaseApp.start")),
+        ("pad", (f"{MAIN}/util/Strings.java", "Strings.pad")),
+        ("trimAll", (f"{MAIN}/util/Strings.java", "Strings.trimAll")),
+        ("Color", (f"{MAIN}/shapes/Color.java", "Color")),
+        ("point.sum", (f"{MAIN}/util/Point.java", "Point.sum")),
+        ("com.acme.util.Strings.pad", (f"{MAIN}/util/Strings.java", "Strings.pad")),
+        ("com.acme.util.Strings", (f"{MAIN}/util/Strings.java", "Strings")),
+        # never: a JDK type imported, java.lang, a keyword, a local, a test's definitions
+        ("Field", None),
+        ("List", None),
+        ("items.size", None),
+        ("String", None),
+        ("Object", None),
+        ("int", None),
+        ("reader", None),
+        ("onlyInTests", None),
+        ("x.onlyInTests", None),
+    ],
+)
+def test_names_at_the_cursor(index: RepoIndex, name: str, target: tuple[str, str] | None) -> None:
+    (found,) = resolve_names(index, APP, _at("reader.hashCode()"), [name])
+    assert (found[:2] if found else None) == target
+
+
+def test_cards_carry_no_test_definitions_and_no_jdk_names(index: RepoIndex) -> None:
+    hits = find_definitions(index, APP, _at("reader.hashCode()"))
+    shown = {(h.card.path, h.card.name) for h in hits}
+    assert (f"{MAIN}/shapes/Box.java", "Box.Lid.close") in shown
+    assert not any(path.startswith("src/test/") for path, _ in shown)
+    assert not any(name in ("List", "List.size", "Field") for _, name in shown)
+
+
+def test_an_unknown_receiver_is_a_labelled_guess_outside_tests(index: RepoIndex) -> None:
+    left = _at("reader.hashCode()") + "var made = build();\n        "
+    (found,) = resolve_names(index, APP, left, ["made.sum"])
+    assert found is not None and found[:2] == (f"{MAIN}/util/Point.java", "Point.sum")
+    hits = find_definitions(index, APP, left + "made.sum();\n")
+    assert any(h.how.endswith("guess: the only method so named") for h in hits)
+    # a test's method is never guessed for code outside tests, nor a JDK method name
+    assert resolve_names(index, APP, left, ["made.onlyInTests", "made.size"]) == [None, None]
+
+
+def test_a_field_read_is_not_the_method_of_that_name(tmp_path: Path) -> None:
+    files = {
+        "a/Builder.java": "package a;\n\npublic class Builder {\n    String indent;\n\n"
+        "    public Builder indent(String s) {\n        return this;\n    }\n}\n",
+    }
+    root = write_files(tmp_path, files)
+    idx, _ = RepoIndex.build(root, save=False)
+    left = "package a;\n\nclass Use {\n    void f(Builder builder) {\n"
+    read = left + "        String x = builder.indent;\n        "
+    call = left + "        builder.indent"
+    assert resolve_names(idx, "a/Builder.java", read, ["builder.indent"]) == [None]
+    (found,) = resolve_names(idx, "a/Builder.java", call, ["builder.indent"])
+    assert found is not None and found[1] == "Builder.indent"
+
+
+def test_reserved_names() -> None:
+    java = for_language("java")
+    for name in ("int", "new", "null", "String", "Object", "Integer", "Override", "var"):
+        assert java.reserved(name), name
+    for name in ("Box", "Field", "Module", "helper", "this", "super"):
+        assert not java.reserved(name), name
+
+
+def _calls(idx: RepoIndex) -> dict[str, list]:
+    return {
+        p: sorted({(src, t, idx.resolver.qualnames[t][n]) for src, t, n in c})
+        for p, c in idx.calls.items()
+        if c
+    }
+
+
+BOX = FILES[f"{MAIN}/shapes/Box.java"]
+# an overload before the first: the target node of ``box.area()`` moves
+BOX_1 = BOX.replace(
+    "    public double area() {",
+    "    public double area(long t) {\n        return t;\n    }\n\n    public double area() {",
+)
+# an import line, for a wildcard import to take its place without moving anything
+BOX_2 = BOX_1.replace("package com.acme.shapes;\n", "package com.acme.shapes;\n\nimport a.B;\n")
+LID = "public static class Lid {"
+# the nested class gains a base of its package, then one that a wildcard import brings
+BOX_3 = BOX_2.replace(LID, "public static class Lid extends Hinge {")
+BOX_4 = BOX_2.replace(LID, "public static class Lid extends Hinge implements Latch {")
+BOX_5 = BOX_4.replace("import a.B;", "import com.acme.util.*;")
+
+EDITS: list[tuple[str, str | None]] = [
+    (f"{MAIN}/shapes/Box.java", BOX_1),
+    # the base class loses ``start``: the inherited calls go
+    (f"{MAIN}/app/BaseApp.java", FILES[f"{MAIN}/app/BaseApp.java"].replace("start", "begin")),
+    # calls of what the nested class ``Box.Lid`` will inherit
+    (
+        APP,
+        FILES[APP].replace(
+            "lid.close();", "lid.close();\n        lid.open();\n        lid.shut();"
+        ),
+    ),
+    (f"{MAIN}/shapes/Box.java", BOX_2),
+    (
+        f"{MAIN}/shapes/Hinge.java",
+        "package com.acme.shapes;\n\npublic class Hinge {\n    public void open() {\n    }\n}\n",
+    ),
+    (
+        f"{MAIN}/util/Latch.java",
+        "package com.acme.util;\n\npublic interface Latch {\n    default void shut() {\n    }\n}\n",
+    ),
+    (f"{MAIN}/shapes/Box.java", BOX_3),
+    (f"{MAIN}/shapes/Box.java", BOX_4),
+    (f"{MAIN}/shapes/Box.java", BOX_5),
+    (f"{MAIN}/shapes/Box.java", BOX_4),
+    # a class comes to the package: its static method resolves
+    (
+        f"{MAIN}/app/Helper.java",
+        "package com.acme.app;\n\nclass Helper {\n    static void go() {\n    }\n}\n",
+    ),
+    # the wildcard import goes: ``Color`` and ``Shape`` no longer resolve
+    (APP, FILES[APP].replace("import com.acme.shapes.*;\n", "")),
+    # Strings moves to another package: the static imports resolve to nothing
+    (
+        f"{MAIN}/util/Strings.java",
+        FILES[f"{MAIN}/util/Strings.java"].replace(
+            "package com.acme.util;", "package com.acme.text;"
+        ),
+    ),
+    # a file goes, another comes back
+    (f"{MAIN}/shapes/Shape.java", None),
+    (f"{MAIN}/app/BaseApp.java", FILES[f"{MAIN}/app/BaseApp.java"]),
+]
+
+
+def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", FILES)
+    idx, _ = RepoIndex.build(root, save=False)
+    seen = []
+    for rel, text in EDITS:
+        if rel == APP and text is not None:
+            text = text.replace("Box.unit();", "Box.unit();\n        Helper.go();")
+        if text is None:
+            (root / rel).unlink()
+        else:
+            write_files(root, {rel: text})
+        idx.update_file(rel, text)
+        fresh, _ = RepoIndex.build(root, save=False)
+        assert _calls(idx) == _calls(fresh), rel
+        seen.append(_calls(idx))
+    assert_same(idx, fresh, ["lid.close();", "return new Box(1);", "public double area()"])
+    # the edits did change what resolves
+    assert len({repr(s) for s in seen}) >= 10
+
+
+def test_receivers_declared_below_a_line_comment_are_typed(index: RepoIndex) -> None:
+    left = _at("reader.hashCode()") + "// a comment\n        Box other = b;\n        "
+    (found,) = resolve_names(index, APP, left, ["other.area"])  # two ``area``: no guess
+    assert found is not None and found[:2] == (f"{MAIN}/shapes/Box.java", "Box.area")
