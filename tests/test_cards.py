@@ -210,8 +210,9 @@ def test_java_cards() -> None:
         "}"
     )
     cards = cards_of("a/b/Box.java", "java", JAVA)
-    assert cards["size"].text == "@Override\npublic int size()"
-    assert cards["of"].text == "public static <U> Box<U> of(U value)\n        throws IOException"
+    # Java's definitions are qualified by their class
+    assert cards["Box.size"].text == "@Override\npublic int size()"
+    assert cards["Box.of"].text == "public static <U> Box<U> of(U value)\n        throws IOException"
 
 
 GO = """\
