@@ -68,6 +68,8 @@ QUERY_EPSILON = 0.01
 QUERY_NODE_CAP = 256
 
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+# the same with ``a::b`` paths kept whole, for the families whose resolution reads them
+_PATH_NAME = re.compile(r"(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*")
 _STRING = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
 # a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` (a capitalised callee) or an
 # annotation ``x: Foo`` (parameters too), one pattern so that a block is scanned once
@@ -253,11 +255,12 @@ class _Finder:
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
-        for text in _names(draft, self.comment):
+        pattern = _PATH_NAME if self.language.scoped_names else _NAME
+        for text in _names(draft, self.comment, pattern):
             self._add(text, 0, "draft")
         first = max(0, self.cursor - NAME_LINES)
         for row in range(self.cursor, first - 1, -1):
-            for text in _names(self.lines[row], self.comment):
+            for text in _names(self.lines[row], self.comment, pattern):
                 self._add(text, self.cursor - row, "named here")
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
@@ -410,7 +413,7 @@ def code_text(line: str, comment: str = "#") -> str:
     return _STRING.sub('""', line).split(comment, 1)[0]
 
 
-def _names(text: str, comment: str) -> Iterator[str]:
-    """The dotted names of ``text``, last first."""
+def _names(text: str, comment: str, pattern: re.Pattern[str] = _NAME) -> Iterator[str]:
+    """The dotted names of ``text`` (``pattern``: with or without ``::`` paths), last first."""
     for line in reversed(split_lines(text)):
-        yield from reversed(_NAME.findall(code_text(line, comment)))
+        yield from reversed(pattern.findall(code_text(line, comment)))

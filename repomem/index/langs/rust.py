@@ -1,0 +1,888 @@
+"""Rust: names resolved through the module tree, ``use`` declarations and ``impl`` blocks.
+
+What a file holds (``extract``):
+
+* definitions qualified within the file: ``f``, ``Foo``, a method of an ``impl``/``trait``
+  block ``Foo.new``, an item of an inline ``mod a { }`` ``a.f``, a ``macro_rules!`` macro
+  ``m!``; types (struct, enum, union, trait, type alias) are classes;
+* imports: every name a ``use`` binds (``use a::{b, c::D as E}``, globs ``use a::*``) as an
+  ``ImportBinding(name, path, symbol, USE)`` whose ``module`` is the path as written
+  (``crate::a::b``); ``*`` globs are numbered per module (``*0``, ``*1``); an inline module is
+  a binding of level ``INLINE_MOD`` (``TEST_MOD`` for ``#[cfg(test)]``/``mod tests``). A
+  binding made inside an inline module is named ``a.b::name`` (its module, then the name);
+* bases: a struct's fields (``(".field", *type path)``) and a type alias's target
+  (``("=", *path)``), which typed receivers follow;
+* calls: a path as its segments (``("Foo", "new")``, ``("crate", "a", "f")``), a macro with
+  a ``!`` on its last segment, a method call on ``self`` as ``("self", ..., "m")`` and on any
+  other receiver as ``("?", "m")``; the call's ``scope`` is its inline module and, inside an
+  ``impl``/``trait`` block, ``#`` and the block's type (``tests#Foo``).
+
+Modules are files as Cargo lays them out: a crate root is ``lib.rs``/``main.rs`` (nearest
+above the file) or a file directly in ``tests/``, ``examples/``, ``benches/``, ``src/bin/``;
+``mod x;`` in ``a.rs`` is ``a/x.rs`` or ``a/x/mod.rs``. A crate is known to the others by its
+directory's name (``regex-syntax-0.6.27/src/lib.rs`` is ``regex_syntax``). ``#[path]``
+attributes and ``Cargo.toml`` renames are not read.
+
+A method on a type is found in the type's file or in any ``impl`` block of the repository
+whose type resolves, in that block's file, to the same definition. Names of the standard
+library and of crates outside the repository never resolve. A method call on a receiver
+whose type the code does not show is the one guess left: the repository's only method so
+named, never in test code for a caller outside it, and not a name the standard library's
+types have.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterable
+from functools import cache
+from typing import TYPE_CHECKING
+
+from repomem.index.langs import Language, is_test
+from repomem.index.parsing import CallSite, Definition, ImportBinding
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from repomem.index.parsing import ParsedFile
+    from repomem.index.resolve import Resolver, Target
+
+NS = "rust"
+#: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module
+USE, INLINE_MOD, TEST_MOD = 0, 1, 2
+_MAX_DEPTH = 8
+_CRATE_DIRS = frozenset({"tests", "examples", "benches"})
+_ROOT_FILES = ("lib.rs", "main.rs")
+_TYPES = frozenset({"struct_item", "enum_item", "union_item", "trait_item", "type_item"})
+_FUNCTIONS = frozenset({"function_item", "function_signature_item"})
+_PATH_NODES = frozenset(
+    {"identifier", "type_identifier", "crate", "self", "super", "metavariable", "field_identifier"}
+)
+
+# a resolved path: ("mod", file, inline module) or ("def", file, qualified name)
+Ref = tuple[str, str, str]
+
+
+class Rust(Language):
+    namespace = NS
+    scoped_names = True
+
+    # ---- parse time ----------------------------------------------------------------------
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        order = sorted(
+            range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
+        )
+        # enclosing items: (end byte, kind, qualified name, inline module)
+        stack: list[tuple[int, str, str, str]] = []
+        scopes: list[tuple[int, int, str]] = []  # (start, end, call scope) of mods and impls
+        globs: dict[str, int] = {}
+        for k in order:
+            node, name = defs[k]
+            while stack and stack[-1][0] < node.end_byte:
+                stack.pop()
+            kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
+            if kind == "fn":
+                continue  # items inside a function body are its own
+            t, i = node.type, def_nodes[k]
+            text = _text(name)
+            qual = f"{prefix}.{text}" if prefix else text
+            if t == "field_declaration":
+                if kind == "struct":
+                    ty = _type_path(node.child_by_field_name("type"))
+                    if ty:
+                        parsed.bases.setdefault(prefix, []).append((f".{text}", *ty))
+                continue
+            if t == "mod_item":
+                if node.child_by_field_name("body") is None:
+                    continue  # ``mod x;``: the file x.rs, found by its path
+                level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
+                parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
+                parsed.import_nodes.append(i)
+                stack.append((node.end_byte, "mod", qual, qual))
+                scopes.append((node.start_byte, node.end_byte, qual))
+                continue
+            if t == "impl_item":
+                ty = _type_path(name)
+                if not ty:
+                    continue
+                qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
+                stack.append((node.end_byte, "impl", qual, mod))
+                scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
+                continue
+            if t == "use_declaration":
+                for bound, path, glob in _use_tree(name, []):
+                    if glob:
+                        n = globs.get(mod, 0)
+                        globs[mod] = n + 1
+                        bound = f"*{n}"
+                    elif bound == "_":
+                        continue
+                    parsed.imports.append(
+                        ImportBinding(
+                            _scoped(mod, bound), "::".join(path), "*" if glob else None, USE
+                        )
+                    )
+                    parsed.import_nodes.append(i)
+                continue
+            if t == "extern_crate_declaration":
+                alias = node.child_by_field_name("alias")
+                bound = _text(alias) if alias is not None else text
+                parsed.imports.append(ImportBinding(_scoped(mod, bound), f"::{text}", None, USE))
+                parsed.import_nodes.append(i)
+                continue
+            if t == "macro_definition":
+                qual += "!"
+            if i >= 0:
+                parsed.definitions.append(Definition(qual, i, t in _TYPES))
+            if t in _FUNCTIONS:
+                stack.append((node.end_byte, "fn", qual, mod))
+            elif t == "trait_item":
+                stack.append((node.end_byte, "impl", qual, mod))
+                scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
+            elif t in ("struct_item", "union_item"):
+                stack.append((node.end_byte, "struct", qual, mod))
+            elif t == "type_item":
+                ty = _type_path(node.child_by_field_name("type"))
+                if ty:
+                    parsed.bases[qual] = [("=", *ty)]
+        scopes.sort(key=lambda s: (s[0], -s[1]))
+        for (call, fn), i in zip(calls, call_nodes, strict=True):
+            if i < 0:
+                continue
+            parts = _callee(call, fn)
+            if parts is not None:
+                parsed.calls.append(CallSite(i, parts, _scope_at(scopes, call.start_byte)))
+
+    # ---- tables --------------------------------------------------------------------------
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        name = _crate_name(path)
+        if name is not None:
+            _tables(r).setdefault(name, set()).add(path)
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        name = _crate_name(path)
+        if name is not None:
+            _tables(r).get(name, set()).discard(path)
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        yield f"file:{path}"
+        name = _crate_name(path)
+        if name is not None:
+            yield f"crate:{name}"
+        for d in pf.definitions:
+            yield d.name.rsplit(".", 1)[-1]
+
+    # ---- resolution ----------------------------------------------------------------------
+    def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
+        mod, self_type = _split_scope(call.scope)
+        found = _Resolution(r, path, mod, self_type).call(list(call.parts))
+        return None if found is None else found[0]
+
+    def resolve_name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
+    ) -> tuple[Target, str] | None:
+        if path not in r.files:
+            return None
+        mod, self_type = _cursor_scope(r, path, lines)
+        return _Resolution(r, path, mod, self_type, record=False).name(parts, lines)
+
+    def reserved(self, name: str) -> bool:
+        head = name.split("::", 1)[0].strip()
+        return head in RESERVED or (head != name and head in _STD_CRATES)
+
+
+def _tables(r: Resolver) -> dict[str, set[str]]:
+    """The crates of ``r`` by name -> their ``lib.rs`` files."""
+    found = _CRATES.get(r)
+    if found is None:
+        found = _CRATES[r] = {}
+    return found
+
+
+_CRATES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+class _Resolution:
+    """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
+    ``impl``/``trait`` block, the block's type name ``self_type``. ``record``: note what
+    it reads as dependencies (index time), or not (query time)."""
+
+    def __init__(
+        self, r: Resolver, path: str, mod: str, self_type: str, record: bool = True
+    ) -> None:
+        self.r = r
+        self.path = path
+        self.mod = mod
+        self.self_type = self_type
+        self.record = record
+        self.test = is_test(path) or _in_test_mod(r, path, mod)
+        self.guessed = False
+
+    # -- dependencies
+    def _lookup_noted(self, path: str, name: str) -> None:
+        if self.record:
+            self.r.note_lookup(path, name)
+
+    def _key_noted(self, key: str) -> None:
+        if self.record:
+            self.r.note_key(NS, key)
+
+    def _exists(self, path: str) -> bool:
+        self._key_noted(f"file:{path}")
+        return path in self.r.files and self.r.files[path].language == "rust"
+
+    # -- entry points
+    def call(self, parts: list[str]) -> tuple[Target, str] | None:
+        macro = parts[-1].endswith("!")
+        if macro:
+            parts = [*parts[:-1], parts[-1][:-1]]
+        if parts[0] == "?":
+            return self._guess(parts[-1])
+        found = self._walk(parts, macro)
+        if found is None and macro and len(parts) == 1:
+            found = self._crate_macro(parts[0])
+        return None if found is None else (self._target(found), "resolved through paths")
+
+    def name(self, parts: tuple[str, ...], lines: list[str]) -> tuple[Target, str] | None:
+        """A name written at the cursor: ``a::b::c`` (a path: the longest prefix that
+        resolves), ``x.m``/``self.a.m`` (members through the receiver's type)."""
+        head = [s.strip() for s in parts[0].split("::")]
+        rest = [p.strip() for p in parts[1:]]
+        if not all(head[1:]) or not all(rest):
+            return None
+        if len(head) > 1:  # a path
+            if head[0] == "self":
+                head = head[1:]
+            for end in range(len(head), 0, -1):
+                found = self._walk(head[:end], False)
+                if found is not None and found[0] == "def":
+                    if end == len(head) and rest:
+                        return None  # a member of a value whose type is not known
+                    return self._target(found), "resolved through paths"
+            return None
+        segs = head + rest
+        if segs[0] != "self" and len(segs) > 1:
+            ty = _local_types(lines).get(segs[0])
+            if ty is not None:
+                start = self._walk(list(ty), False)
+                found = self._members(start, segs[1:]) if start is not None else None
+                if found is None:
+                    return None
+                return self._target(found), f"receiver typed {'::'.join(ty)}"
+            if self._walk([segs[0]], False) is None:
+                return self._guess(segs[-1]) if len(segs) == 2 else None
+        found = self._walk(segs, False)
+        if found is None and len(segs) == 1:
+            found = self._crate_macro(segs[0])
+        if found is None or found[0] != "def":
+            return None
+        if segs[0] == "self":
+            return self._target(found), f"method of {self.self_type}"
+        return self._target(found), "this file" if found[
+            1
+        ] == self.path else "resolved through paths"
+
+    def _target(self, ref: Ref) -> Target:
+        return ref[1], self.r.defs[ref[1]][ref[2]]
+
+    # -- paths
+    def _walk(self, segs: list[str], macro: bool, depth: int = 0) -> Ref | None:
+        """What a path written at the resolution's place refers to."""
+        head = segs[0]
+        if head == "self" and len(segs) > 1:  # a value: ``self.a.m``
+            ref = self._self_ref(depth)
+            return None if ref is None else self._members(ref, segs[1:], macro, depth)
+        if head == "Self":
+            ref = self._self_ref(depth)
+            return None if ref is None else self._members(ref, segs[1:], macro, depth)
+        return self._path(self.path, self.mod, segs, macro, depth)
+
+    def _self_ref(self, depth: int) -> Ref | None:
+        if not self.self_type:
+            return None
+        ref = self._item(self.path, self.mod, self.self_type, False, depth)
+        return ref if ref is not None and ref[0] == "def" else None
+
+    def _path(self, path: str, mod: str, segs: list[str], macro: bool, depth: int) -> Ref | None:
+        if depth > _MAX_DEPTH:
+            return None
+        head, rest = segs[0], segs[1:]
+        cur: Ref | None
+        if head in ("crate", "$crate"):
+            root = self._crate_root(path)
+            cur = None if root is None else ("mod", root, "")
+        elif head == "self":
+            cur = ("mod", path, mod)
+        elif head == "super":
+            cur = self._parent(path, mod)
+        elif head == "":  # ``::name``: a crate by its name
+            if not rest:
+                return None
+            cur, rest = self._crate(rest[0]), rest[1:]
+        else:
+            cur = self._item(path, mod, head, macro and not rest, depth)
+            if cur is None and head not in _STD_CRATES:
+                cur = self._crate(head)
+        for k, seg in enumerate(rest):
+            if cur is None:
+                return None
+            last = k == len(rest) - 1
+            if cur[0] == "mod":
+                if seg == "super":
+                    cur = self._parent(cur[1], cur[2])
+                elif seg != "self":
+                    cur = self._item(cur[1], cur[2], seg, macro and last, depth + 1)
+            else:
+                return self._members(cur, rest[k:], macro, depth + 1)
+        return cur
+
+    def _item(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
+        """What ``name`` means in module ``mod`` of ``path``: an item defined there, an inline
+        module, a ``use`` binding, a file module, or a name a glob brings."""
+        if depth > _MAX_DEPTH or path not in self.r.files:
+            return None
+        defs = self.r.defs.get(path, {})
+        qual = f"{mod}.{name}" if mod else name
+        if macro:
+            self._lookup_noted(path, qual + "!")
+            if qual + "!" in defs:
+                return "def", path, qual + "!"
+        self._lookup_noted(path, qual)
+        if qual in defs:
+            return "def", path, qual
+        bindings = self.r.bindings.get(path, {})
+        bound = _scoped(mod, name)
+        self._lookup_noted(path, bound)
+        b = bindings.get(bound)
+        if b is not None:
+            if b.level == TEST_MOD and not self.test:
+                return None
+            if b.level != USE:
+                return "mod", path, qual
+            return self._path(path, mod, b.module.split("::"), macro, depth + 1)
+        child = _child_dir(path) + "".join(f"{p}/" for p in mod.split(".") if p)
+        for candidate in (f"{child}{name}.rs", f"{child}{name}/mod.rs"):
+            if self._exists(candidate):
+                if is_test(candidate) and not self.test:
+                    return None
+                return "mod", candidate, ""
+        n = 0
+        while True:
+            glob = _scoped(mod, f"*{n}")
+            self._lookup_noted(path, glob)
+            b = bindings.get(glob)
+            if b is None:
+                return None
+            target = self._path(path, mod, b.module.split("::"), False, depth + 1)
+            if target is not None and target[0] == "mod":
+                found = self._item(target[1], target[2], name, macro, depth + 1)
+                if found is not None:
+                    return found
+            n += 1
+
+    def _members(
+        self, ref: Ref, segs: list[str], macro: bool = False, depth: int = 0
+    ) -> Ref | None:
+        """``Type::f``, ``value.field.method``: each segment a field (all but the last) or
+        an associated item (the last) of the type before it."""
+        cur: Ref | None = ref
+        for k, seg in enumerate(segs):
+            if cur is None or cur[0] != "def" or depth > _MAX_DEPTH:
+                return None
+            if k == len(segs) - 1:
+                return self._member(cur, seg, depth)
+            cur = self._field(cur, seg, depth)
+        return cur
+
+    def _alias(self, ref: Ref, depth: int) -> Ref:
+        """The type a ``type X = Y;`` alias names (the alias itself when not resolvable)."""
+        for _ in range(3):
+            path, qual = ref[1], ref[2]
+            self._lookup_noted(path, qual)
+            target = next((b for b in self.r.files[path].bases.get(qual, ()) if b[0] == "="), None)
+            if target is None:
+                return ref
+            mod = _mod_of(self.r, path, qual)
+            found = self._path(path, mod, list(target[1:]), False, depth + 1)
+            if found is None or found[0] != "def":
+                return ref
+            ref = found
+        return ref
+
+    def _field(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        ref = self._alias(ref, depth)
+        path, qual = ref[1], ref[2]
+        self._lookup_noted(path, f"{qual}.{name}")
+        for base in self.r.files[path].bases.get(qual, ()):
+            if base[0] == f".{name}":
+                found = self._path(
+                    path, _mod_of(self.r, path, qual), list(base[1:]), False, depth + 1
+                )
+                return found if found is not None and found[0] == "def" else None
+        return None
+
+    def _member(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        """An associated function, method or constant of a type or trait: in its own file,
+        else in an ``impl`` block elsewhere whose type resolves to it."""
+        ref = self._alias(ref, depth)
+        path, qual = ref[1], ref[2]
+        self._lookup_noted(path, f"{qual}.{name}")
+        if f"{qual}.{name}" in self.r.defs[path]:
+            return "def", path, f"{qual}.{name}"
+        type_name = qual.rsplit(".", 1)[-1]
+        self._key_noted(name)
+        found = []
+        for other, node in self.r.by_name.get((NS, name), ()):
+            if other == path or (is_test(other) and not self.test):
+                continue
+            parts = self.r.qualnames[other][node].split(".")
+            if len(parts) < 2 or parts[-2] != type_name:
+                continue
+            mod = ".".join(parts[:-2])
+            if _in_test_mod(self.r, other, mod) and not self.test:
+                continue
+            if self._item(other, mod, type_name, False, depth + 1) == ref:
+                found.append((other, node, ".".join(parts)))
+        if not found:
+            return None
+        other, _, q = min(found)
+        return "def", other, q
+
+    # -- modules and crates
+    def _crate_root(self, path: str) -> str | None:
+        """The crate root file of ``path``: itself when it is one, else the nearest
+        ``lib.rs``/``main.rs`` above it."""
+        if _own_root(path):
+            return path
+        dirs = path.split("/")[:-1]
+        for j in range(len(dirs), -1, -1):
+            base = "".join(f"{d}/" for d in dirs[:j])
+            for name in _ROOT_FILES:
+                if self._exists(base + name):
+                    return base + name
+        return None
+
+    def _parent(self, path: str, mod: str) -> Ref | None:
+        """The module ``super`` names in module ``mod`` of ``path``."""
+        if mod:
+            return "mod", path, mod.rpartition(".")[0]
+        if _own_root(path):
+            return None
+        dirs, name = path.rsplit("/", 1) if "/" in path else ("", path)
+        if name == "mod.rs":
+            dirs = dirs.rpartition("/")[0] if "/" in dirs else ""
+        base = f"{dirs}/" if dirs else ""
+        candidates = [f"{dirs}.rs"] if dirs else []
+        candidates += [f"{base}mod.rs", *(base + r for r in _ROOT_FILES)]
+        for candidate in candidates:
+            if candidate != path and self._exists(candidate):
+                return "mod", candidate, ""
+        return None
+
+    def _crate(self, name: str) -> Ref | None:
+        """A crate of the repository by its name; in ``tests/``, ``examples/``, ``benches/``
+        (which use the library they sit beside by its name) the repository's own
+        ``src/lib.rs`` when no crate has that name."""
+        if name in _STD_CRATES or name in RESERVED:
+            return None
+        self._key_noted(f"crate:{name}")
+        roots = _tables(self.r).get(name)
+        if not roots and _CRATE_DIRS.intersection(self.path.split("/")[:-1]):
+            self._key_noted("crate:")
+            roots = _tables(self.r).get("")
+        if not roots or len(roots) != 1:
+            return None
+        root = next(iter(roots))
+        if is_test(root) and not self.test:
+            return None
+        return "mod", root, ""
+
+    def _crate_macro(self, name: str) -> Ref | None:
+        """A ``macro_rules!`` macro used by its bare name: the only one so named in the
+        crate (macros are in scope textually, and ``#[macro_export]`` ones crate-wide)."""
+        self._key_noted(f"{name}!")
+        root = self._crate_root(self.path)
+        hits = [
+            (other, node)
+            for other, node in self.r.by_name.get((NS, f"{name}!"), ())
+            if (self.test or not is_test(other)) and self._crate_root(other) == root
+        ]
+        if len(hits) != 1:
+            return None
+        other, node = hits[0]
+        return "def", other, self.r.qualnames[other][node]
+
+    def _guess(self, name: str) -> tuple[Target, str] | None:
+        """A method on a receiver of unknown type: the repository's only method so named,
+        unless the standard library's types have one (``push``, ``len``)."""
+        if name in _STD_METHODS or name in RESERVED:
+            return None
+        self._key_noted(name)
+        hits = [
+            (other, node)
+            for other, node in self.r.by_name.get((NS, name), ())
+            if "." in self.r.qualnames[other][node]
+        ]
+        if len(hits) != 1:
+            return None
+        other, node = hits[0]
+        qual = self.r.qualnames[other][node]
+        if not self.test and (is_test(other) or _in_test_mod(self.r, other, qual)):
+            return None
+        return (other, node), "guess: the only method so named"
+
+
+# ---- helpers over paths ----------------------------------------------------------------
+@cache
+def _own_root(path: str) -> bool:
+    """Whether ``path`` is a crate root by where it lies (``lib.rs``, ``main.rs``, a file
+    directly in ``tests/``, ``examples/``, ``benches/`` or ``src/bin/``, ``build.rs``)."""
+    parts = path.split("/")
+    name = parts[-1]
+    if name in _ROOT_FILES or (name == "build.rs" and "src" not in parts):
+        return True
+    return len(parts) > 1 and (parts[-2] in _CRATE_DIRS or parts[-3:-1] == ["src", "bin"])
+
+
+@cache
+def _child_dir(path: str) -> str:
+    """Where the file modules that ``path`` declares (``mod x;``) live, with a final ``/``."""
+    dirs, _, name = path.rpartition("/")
+    base = f"{dirs}/" if dirs else ""
+    if name == "mod.rs" or _own_root(path):
+        return base
+    return f"{base}{name.removesuffix('.rs')}/"
+
+
+_VERSION = re.compile(r"-\d+(?:\.\d+)*(?:[-+.][\w.]*)?$")
+
+
+@cache
+def _crate_name(path: str) -> str | None:
+    """The name a library crate root (``<dir>/src/lib.rs``) is used by: its directory's
+    name, less a version (``regex-syntax-0.6.27``), ``-`` read as ``_``; "" for the
+    repository's own ``src/lib.rs`` (whose name only ``Cargo.toml`` says); None for other
+    files."""
+    parts = path.split("/")
+    if parts[-2:] != ["src", "lib.rs"]:
+        return None
+    return _VERSION.sub("", parts[-3]).replace("-", "_") if len(parts) > 2 else ""
+
+
+def _scoped(mod: str, name: str) -> str:
+    return f"{mod}::{name}" if mod else name
+
+
+def _split_scope(scope: str | None) -> tuple[str, str]:
+    mod, _, self_type = (scope or "").partition("#")
+    return mod, self_type
+
+
+def _mod_of(r: Resolver, path: str, qual: str) -> str:
+    """The inline module a qualified name of ``path`` is in (``a.b`` of ``a.b.Foo.new``)."""
+    parts = qual.split(".")
+    mod = ""
+    bindings = r.bindings.get(path, {})
+    for p in parts[:-1]:
+        b = bindings.get(_scoped(mod, p))
+        if b is None or b.level == USE:
+            break
+        mod = f"{mod}.{p}" if mod else p
+    return mod
+
+
+def _in_test_mod(r: Resolver, path: str, mod: str) -> bool:
+    """Whether the inline module ``mod`` of ``path`` is, or is inside, a test module."""
+    bindings = r.bindings.get(path, {})
+    cur = ""
+    for p in mod.split(".") if mod else ():
+        b = bindings.get(_scoped(cur, p))
+        if b is not None and b.level == TEST_MOD:
+            return True
+        cur = f"{cur}.{p}" if cur else p
+    return False
+
+
+_scope_memo: tuple[tuple[int, int, int, str, int], tuple[str, str]] | None = None
+
+
+def _cursor_scope(r: Resolver, path: str, lines: list[str]) -> tuple[str, str]:
+    """(inline module, impl/trait type) at the end of ``lines``; kept for the same buffer,
+    which every name at a cursor reads."""
+    global _scope_memo
+    key = (id(r), id(r.files[path]), id(lines), path, len(lines))
+    memo = _scope_memo
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    found = _scope_of(r, path, lines)
+    _scope_memo = (key, found)
+    return found
+
+
+def _scope_of(r: Resolver, path: str, lines: list[str]) -> tuple[str, str]:
+    """From the index's parse of the file: the innermost definition holding the cursor's
+    line (its inline module, and its impl/trait type when it is a method)."""
+    pf = r.files[path]
+    cursor = len(lines) - 1
+    best: tuple[int, str] | None = None
+    last = pf.line_owner.size - 1
+    for d in pf.definitions:
+        start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
+        if start < cursor and (end >= cursor or end >= last) and (best is None or start > best[0]):
+            best = (start, d.name)
+    if best is None:
+        return _mod_at(r, path, pf, cursor), _impl_at(lines)
+    qual = best[1]
+    mod = _mod_of(r, path, qual)
+    rest = qual[len(mod) + 1 :].split(".") if mod else qual.split(".")
+    return mod, rest[0] if len(rest) > 1 else _impl_at(lines) if len(rest) == 1 else ""
+
+
+def _mod_at(r: Resolver, path: str, pf: ParsedFile, cursor: int) -> str:
+    """The innermost inline module whose statement holds line ``cursor``."""
+    best = ""
+    for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+        inside = 0 <= node < pf.n_nodes and pf.node_start[node] < cursor <= pf.node_end[node]
+        if b.level != USE and inside:
+            name = b.name.replace("::", ".")
+            best = name if len(name) > len(best) else best
+    return best
+
+
+_IMPL = re.compile(
+    r"^\s*(?:(?:pub(?:\([^)]*\))?|unsafe|default)\s+)*(?:impl\b(?:\s*<[^{]*?>)?\s+"
+    r"(?:[^{]*?\s+for\s+)?&?(?:[A-Za-z_]\w*::)*(?P<impl>[A-Za-z_]\w*)|trait\s+(?P<trait>\w+))"
+)
+
+
+def _impl_at(lines: list[str]) -> str:
+    """The type of the last ``impl``/``trait`` header above the cursor (lines newer than
+    the index's parse)."""
+    for row in range(len(lines) - 1, max(-1, len(lines) - 400), -1):
+        line = lines[row]
+        if "impl" in line or "trait" in line:
+            m = _IMPL.match(line)
+            if m is not None:
+                return m["impl"] or m["trait"]
+    return ""
+
+
+# a receiver's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
+# ``let x = T::new(..)`` / ``T { .. }`` / ``T(..)`` (the last segment capitalised)
+_TYPED = re.compile(
+    r"\b(?P<name>[a-z_]\w*)\s*(?::\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
+    r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Z]\w*)"
+    r"|=\s*(?:&\s*)?(?:mut\s+)?(?P<call>(?:[A-Za-z_]\w*::)*[A-Z]\w*)(?:::<[^>]*>)?"
+    r"(?:::[a-z_]\w*)?\s*[({])"
+)
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+_types_memo: tuple[int, int, dict[str, tuple[str, ...]]] | None = None
+
+
+def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
+    """``name -> type path`` of the bindings typed in the 200 lines before the cursor
+    (the last one wins); kept for the same buffer, which every name at a cursor reads."""
+    global _types_memo
+    memo = _types_memo
+    if memo is not None and memo[0] == id(lines) and memo[1] == len(lines):
+        return memo[2]
+    block = "\n".join(lines[max(0, len(lines) - 200) :])
+    types = {
+        m["name"]: tuple((m["annot"] or m["call"]).split("::"))
+        for m in _TYPED.finditer(_STRING.sub('""', block))
+        if m["name"] not in ("self", "mut")
+    }
+    _types_memo = (id(lines), len(lines), types)
+    return types
+
+
+# ---- helpers over syntax ---------------------------------------------------------------
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _cfg_test(node: Node) -> bool:
+    """Whether an item carries ``#[cfg(test)]`` (its attributes are its siblings before it)."""
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type == "attribute_item":
+        if re.search(rb"cfg\s*\(\s*test\s*\)", prev.text or b""):
+            return True
+        prev = prev.prev_named_sibling
+    return False
+
+
+def _path(node: Node | None) -> list[str] | None:
+    """``a::b::C`` as its segments (generic arguments dropped); None for anything else."""
+    out: list[str] = []
+    while node is not None:
+        t = node.type
+        if t in _PATH_NODES:
+            out.append(_text(node))
+            break
+        if t in ("scoped_identifier", "scoped_type_identifier"):
+            name = node.child_by_field_name("name")
+            if name is None:
+                return None
+            out.append(_text(name))
+            node = node.child_by_field_name("path")
+            if node is None:
+                out.append("")  # ``::name``
+                break
+        elif t == "generic_type":
+            node = node.child_by_field_name("type")
+        elif t == "generic_function":
+            node = node.child_by_field_name("function")
+        else:
+            return None
+    return out[::-1]
+
+
+def _type_path(node: Node | None) -> tuple[str, ...]:
+    """The named type of a type expression (``&mut Foo<T>``, ``Box<Foo>``: ``Foo``... the
+    outer one but for references and pointers), () when it has none."""
+    while node is not None and node.type in ("reference_type", "pointer_type"):
+        node = node.child_by_field_name("type")
+    found = _path(node)
+    return tuple(found) if found and all(found) else ()
+
+
+def _use_tree(node: Node, prefix: list[str]) -> Iterable[tuple[str, list[str], bool]]:
+    """(bound name, path, glob) of each name a ``use`` tree binds."""
+    t = node.type
+    if t == "use_as_clause":
+        path = _path(node.child_by_field_name("path"))
+        alias = node.child_by_field_name("alias")
+        if path is not None and alias is not None:
+            yield _text(alias), prefix + path, False
+    elif t == "use_wildcard":
+        inner = next((c for c in node.named_children), None)
+        path = _path(inner) if inner is not None else []
+        if path is not None:
+            yield "*", prefix + path, True
+    elif t == "scoped_use_list":
+        head = node.child_by_field_name("path")
+        path = _path(head) if head is not None else []
+        body = node.child_by_field_name("list")
+        if path is not None and body is not None:
+            yield from _use_tree(body, prefix + path)
+    elif t == "use_list":
+        for child in node.named_children:
+            yield from _use_tree(child, prefix)
+    else:
+        path = _path(node)
+        if path:
+            full = prefix + path
+            if full[-1] == "self":  # ``use a::b::{self}`` binds ``b``
+                full = full[:-1]
+            if full and full[-1] not in ("crate", "super", "self", ""):
+                yield full[-1], full, False
+
+
+def _callee(call: Node, fn: Node) -> tuple[str, ...] | None:
+    """A call's callee as ``CallSite.parts`` (see the module doc)."""
+    if call.type == "macro_invocation":
+        path = _path(fn)
+        return (*path[:-1], path[-1] + "!") if path and all(path) else None
+    if fn.type == "field_expression":
+        field = fn.child_by_field_name("field")
+        if field is None or field.type != "field_identifier":
+            return None
+        chain = [_text(field)]
+        value = fn.child_by_field_name("value")
+        while value is not None and value.type == "field_expression":
+            inner = value.child_by_field_name("field")
+            if inner is None or inner.type != "field_identifier":
+                break
+            chain.append(_text(inner))
+            value = value.child_by_field_name("value")
+        if value is not None and value.type == "self":
+            return ("self", *reversed(chain))
+        return "?", chain[0]
+    path = _path(fn)
+    if path and path[0] == "self" and len(path) > 1:
+        path = path[1:]  # ``self::f`` is ``f`` of this module
+    if not path or not all(p for p in path[1:]):
+        return None
+    return tuple(path)
+
+
+def _scope_at(scopes: list[tuple[int, int, str]], byte: int) -> str | None:
+    """The call scope (``mod#Type``) of the innermost module or impl holding ``byte``."""
+    found = None
+    for start, end, scope in scopes:
+        if start > byte:
+            break
+        if byte < end:
+            found = scope
+    return found
+
+
+# ---- the language's own names ----------------------------------------------------------
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_KEYWORDS = _words(
+    """
+    as async await break const continue crate dyn else enum extern false fn for if impl
+    in let loop match mod move mut pub ref return static struct trait true type union
+    unsafe use where while abstract become box do final macro override priv typeof
+    unsized virtual yield try macro_rules
+    """
+)
+_PRIMITIVES = _words(
+    """
+    bool char str u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize f32 f64
+    """
+)
+_PRELUDE = _words(
+    """
+    Option Some None Result Ok Err Vec String Box Default Clone Copy Debug Send
+    Sync Sized Unpin Drop Fn FnMut FnOnce From Into TryFrom TryInto AsRef AsMut Iterator
+    IntoIterator DoubleEndedIterator ExactSizeIterator Extend PartialEq Eq PartialOrd
+    Ord Hash ToOwned ToString FromIterator drop std core alloc
+    """
+)
+_STD_MACROS = _words(
+    """
+    println print eprintln eprint format format_args write writeln vec panic assert
+    assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne unreachable
+    unimplemented todo matches include include_str include_bytes concat stringify env
+    option_env cfg line column file module_path compile_error dbg thread_local
+    """
+)
+_STD_CRATES = frozenset({"std", "core", "alloc", "proc_macro", "test"})
+RESERVED = _KEYWORDS | _PRIMITIVES | _PRELUDE | _STD_MACROS | _STD_CRATES
+#: methods the standard library's common types have: a call of one on a receiver of
+#: unknown type is more likely theirs than the repository's
+_STD_METHODS = _words(
+    """
+    new default clone to_owned to_string len is_empty push pop insert remove get get_mut
+    contains iter iter_mut into_iter map and_then unwrap unwrap_or unwrap_or_else
+    unwrap_or_default expect ok err ok_or ok_or_else is_some is_none is_ok is_err as_ref
+    as_mut as_str as_slice as_bytes borrow borrow_mut take replace extend clear first
+    last split join trim starts_with ends_with find collect filter fold next count sum
+    max min rev zip chain skip enumerate any all sort sort_by dedup retain truncate
+    drain keys values entry or_insert or_insert_with lock read write flush fmt eq ne cmp
+    partial_cmp hash from into try_from try_into parse chars bytes lines with_capacity
+    capacity reserve append extend_from_slice split_at swap copied cloned position
+    windows chunks concat push_str to_vec to_lowercase to_uppercase deref send recv
+    spawn wait get_or_insert filter_map flat_map flatten peek peekable step_by last_mut
+    first_mut binary_search iter_rev set resize fill to_le_bytes to_be_bytes checked_add
+    checked_sub saturating_sub wrapping_add abs pow min_by_key max_by_key sort_unstable
+    index
+    """
+)
+
+
+LANGUAGE = Rust()
