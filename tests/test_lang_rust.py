@@ -374,3 +374,46 @@ def test_updates_equal_a_rebuild(tmp_path: Path, upto: int) -> None:
         idx.update_file(rel, text)
     fresh = RepoIndex.build(root, EXACT, save=False)[0]
     assert_same(idx, fresh, ["Ast::new(kind)", "fn width(&self)"])
+
+
+def test_macros_defined_once_per_cfg_and_calls_of_modules(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/macros.rs": '#[cfg(feature = "debug")]\nmacro_rules! trace {\n'
+        "    ($($a:tt)*) => { eprintln!($($a)*) };\n}\n\n"
+        '#[cfg(not(feature = "debug"))]\nmacro_rules! trace {\n    ($($a:tt)*) => {};\n}\n',
+        "src/user.rs": "pub fn go() {\n    trace!(1);\n    util();\n    crate::ast();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    # both ``trace!`` variants are one macro: the first is the one resolved
+    assert _edges(idx, "src/user.rs") == {"src/macros.rs:trace!"}
+    left = "\n".join(idx.file_lines("src/user.rs")[:2]) + "\n"
+    assert resolve_names(idx, "src/user.rs", left, ["trace"])[0][:2] == (
+        "src/macros.rs",
+        "trace!",
+    )
+
+
+def test_a_local_bound_again_loses_its_type(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/shadow.rs": "use crate::ast::Ast;\nuse crate::parse::Parser;\n\n"
+        "pub fn go(x: &Ast, p: &mut Parser) -> usize {\n"
+        "    let n = x.depth();\n    let x = other();\n    x.depth()\n}\n\n"
+        "pub fn next(y: u8) {\n    y.depth();\n    p.parse();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    lines = idx.file_lines("src/shadow.rs")
+    typed = "\n".join(lines[:5]) + "\n"
+    assert resolve_names(idx, "src/shadow.rs", typed, ["x.depth", "p.parse"]) == [
+        ("src/ast/mod.rs", "Ast.depth", idx.resolver.defs["src/ast/mod.rs"]["Ast.depth"]),
+        ("src/parse.rs", "Parser.parse", idx.resolver.defs["src/parse.rs"]["Parser.parse"]),
+    ]
+    # ``let x = other();``: the type is not known any more; the method is a labelled guess
+    again = "\n".join(lines[:6]) + "\n"
+    hits = {h.name: h.how for h in find_definitions(idx, "src/shadow.rs", again)}
+    assert "guess" in hits["x.depth"]
+    # a primitive's methods are never guessed, and another function's parameter
+    # ``p: &mut Parser`` does not type this one's ``p``
+    other = "\n".join(lines[:11]) + "\n"
+    assert resolve_names(idx, "src/shadow.rs", other, ["y.depth", "p.parse"]) == [None, None]

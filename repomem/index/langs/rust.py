@@ -33,13 +33,15 @@ types have.
 
 from __future__ import annotations
 
+import bisect
 import re
 import weakref
 from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from repomem.index.langs import Language, is_test
+from repomem.index.langs import Language
+from repomem.index.langs import is_test as _is_test
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from repomem.index.resolve import Resolver, Target
 
 NS = "rust"
+is_test = cache(_is_test)
 #: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module
 USE, INLINE_MOD, TEST_MOD = 0, 1, 2
 _MAX_DEPTH = 8
@@ -155,13 +158,13 @@ class Rust(Language):
                 ty = _type_path(node.child_by_field_name("type"))
                 if ty:
                     parsed.bases[qual] = [("=", *ty)]
-        scopes.sort(key=lambda s: (s[0], -s[1]))
+        spans = _Scopes(scopes)
         for (call, fn), i in zip(calls, call_nodes, strict=True):
             if i < 0:
                 continue
-            parts = _callee(call, fn)
+            parts = _callee(call, fn, source)
             if parts is not None:
-                parsed.calls.append(CallSite(i, parts, _scope_at(scopes, call.start_byte)))
+                parsed.calls.append(CallSite(i, parts, spans.at(call.start_byte)))
 
     # ---- tables --------------------------------------------------------------------------
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
@@ -193,8 +196,8 @@ class Rust(Language):
     ) -> tuple[Target, str] | None:
         if path not in r.files:
             return None
-        mod, self_type = _cursor_scope(r, path, lines)
-        return _Resolution(r, path, mod, self_type, record=False).name(parts, lines)
+        mod, self_type, memo = _cursor_scope(r, path, lines)
+        return _Resolution(r, path, mod, self_type, False, memo).name(parts, lines)
 
     def reserved(self, name: str) -> bool:
         head = name.split("::", 1)[0].strip()
@@ -215,18 +218,25 @@ _CRATES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.Weak
 class _Resolution:
     """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
     ``impl``/``trait`` block, the block's type name ``self_type``. ``record``: note what
-    it reads as dependencies (index time), or not (query time)."""
+    it reads as dependencies (index time), or not (query time, where ``memo`` keeps what
+    names mean in modules across the names of one cursor)."""
 
     def __init__(
-        self, r: Resolver, path: str, mod: str, self_type: str, record: bool = True
+        self,
+        r: Resolver,
+        path: str,
+        mod: str,
+        self_type: str,
+        record: bool = True,
+        memo: dict[tuple[str, str, str, bool], Ref | None] | None = None,
     ) -> None:
         self.r = r
         self.path = path
         self.mod = mod
         self.self_type = self_type
         self.record = record
+        self.memo = memo
         self.test = is_test(path) or _in_test_mod(r, path, mod)
-        self.guessed = False
 
     # -- dependencies
     def _lookup_noted(self, path: str, name: str) -> None:
@@ -251,7 +261,9 @@ class _Resolution:
         found = self._walk(parts, macro)
         if found is None and macro and len(parts) == 1:
             found = self._crate_macro(parts[0])
-        return None if found is None else (self._target(found), "resolved through paths")
+        if found is None or found[0] != "def":
+            return None
+        return self._target(found), "resolved through paths"
 
     def name(self, parts: tuple[str, ...], lines: list[str]) -> tuple[Target, str] | None:
         """A name written at the cursor: ``a::b::c`` (a path: the longest prefix that
@@ -273,6 +285,8 @@ class _Resolution:
         segs = head + rest
         if segs[0] != "self" and len(segs) > 1:
             ty = _local_types(lines).get(segs[0])
+            if ty == ():  # a binding of a type the code does not show
+                return self._guess(segs[-1]) if len(segs) == 2 else None
             if ty is not None:
                 start = self._walk(list(ty), False)
                 found = self._members(start, segs[1:]) if start is not None else None
@@ -349,6 +363,14 @@ class _Resolution:
     def _item(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
         """What ``name`` means in module ``mod`` of ``path``: an item defined there, an inline
         module, a ``use`` binding, a file module, or a name a glob brings."""
+        if self.memo is None:
+            return self._item_read(path, mod, name, macro, depth)
+        key = (path, mod, name, macro)
+        if key not in self.memo:
+            self.memo[key] = self._item_read(path, mod, name, macro, depth)
+        return self.memo[key]
+
+    def _item_read(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
         if depth > _MAX_DEPTH or path not in self.r.files:
             return None
         defs = self.r.defs.get(path, {})
@@ -508,18 +530,22 @@ class _Resolution:
         return "mod", root, ""
 
     def _crate_macro(self, name: str) -> Ref | None:
-        """A ``macro_rules!`` macro used by its bare name: the only one so named in the
-        crate (macros are in scope textually, and ``#[macro_export]`` ones crate-wide)."""
+        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
+        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
+        crate-wide; one file may define a macro once per ``#[cfg]``)."""
         self._key_noted(f"{name}!")
+        candidates = self.r.by_name.get((NS, f"{name}!"))
+        if not candidates:
+            return None
         root = self._crate_root(self.path)
         hits = [
             (other, node)
-            for other, node in self.r.by_name.get((NS, f"{name}!"), ())
+            for other, node in candidates
             if (self.test or not is_test(other)) and self._crate_root(other) == root
         ]
-        if len(hits) != 1:
+        if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
-        other, node = hits[0]
+        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
         return "def", other, self.r.qualnames[other][node]
 
     def _guess(self, name: str) -> tuple[Target, str] | None:
@@ -613,19 +639,24 @@ def _in_test_mod(r: Resolver, path: str, mod: str) -> bool:
     return False
 
 
-_scope_memo: tuple[tuple[int, int, int, str, int], tuple[str, str]] | None = None
+_Memo = dict[tuple[str, str, str, bool], "Ref | None"]
+# per resolver, the last cursor's (parse of its file, buffer, its length) and what was
+# found for it
+_QUERIES: weakref.WeakKeyDictionary[
+    Resolver, tuple[ParsedFile, list[str], int, tuple[str, str, _Memo]]
+] = weakref.WeakKeyDictionary()
 
 
-def _cursor_scope(r: Resolver, path: str, lines: list[str]) -> tuple[str, str]:
-    """(inline module, impl/trait type) at the end of ``lines``; kept for the same buffer,
-    which every name at a cursor reads."""
-    global _scope_memo
-    key = (id(r), id(r.files[path]), id(lines), path, len(lines))
-    memo = _scope_memo
-    if memo is not None and memo[0] == key:
-        return memo[1]
-    found = _scope_of(r, path, lines)
-    _scope_memo = (key, found)
+def _cursor_scope(r: Resolver, path: str, lines: list[str]) -> tuple[str, str, _Memo]:
+    """(inline module, impl/trait type) at the end of ``lines``, and a memo of what names
+    mean in modules; both kept for the same buffer, which every name at a cursor reads
+    (while the file's parse is the same: an update of the index makes new parses)."""
+    pf = r.files[path]
+    last = _QUERIES.get(r)
+    if last is not None and last[0] is pf and last[1] is lines and last[2] == len(lines):
+        return last[3]
+    found = (*_scope_of(r, path, lines), {})
+    _QUERIES[r] = (pf, lines, len(lines), found)
     return found
 
 
@@ -677,32 +708,40 @@ def _impl_at(lines: list[str]) -> str:
     return ""
 
 
-# a receiver's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
-# ``let x = T::new(..)`` / ``T { .. }`` / ``T(..)`` (the last segment capitalised)
+# a binding's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
+# ``let x = T::new(..)`` / ``T { .. }`` / ``T(..)``; any other ``x = ..`` or ``x: t`` leaves
+# its type unknown (a type is a path whose last segment is capitalised)
 _TYPED = re.compile(
-    r"\b(?P<name>[a-z_]\w*)\s*(?::\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
-    r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Z]\w*)"
-    r"|=\s*(?:&\s*)?(?:mut\s+)?(?P<call>(?:[A-Za-z_]\w*::)*[A-Z]\w*)(?:::<[^>]*>)?"
-    r"(?:::[a-z_]\w*)?\s*[({])"
+    r"\b(?P<name>[a-z_]\w*)\s*(?::(?!:)\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
+    r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
+    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:[A-Za-z_]\w*::)*[A-Z]\w*)(?:::<[^>]*>)?"
+    r"(?:::[a-z_]\w*)?\s*[({])?)"
 )
+_FN = re.compile(r"^\s*(?:(?:pub(?:\([^)]*\))?|const|async|unsafe|extern(?:\s+\"\w+\")?)\s+)*fn\b")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
-_types_memo: tuple[int, int, dict[str, tuple[str, ...]]] | None = None
+#: lines before the cursor searched for receivers' types (from the last ``fn`` among them)
+TYPE_LINES = 200
+_types_memo: tuple[list[str], int, dict[str, tuple[str, ...]]] | None = None
 
 
 def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
-    """``name -> type path`` of the bindings typed in the 200 lines before the cursor
-    (the last one wins); kept for the same buffer, which every name at a cursor reads."""
+    """``name -> type path`` (``()``: not known) of the bindings made in the function the
+    cursor is in, the last one winning; kept for the same buffer, which every name at a
+    cursor reads."""
     global _types_memo
     memo = _types_memo
-    if memo is not None and memo[0] == id(lines) and memo[1] == len(lines):
+    if memo is not None and memo[0] is lines and memo[1] == len(lines):
         return memo[2]
-    block = "\n".join(lines[max(0, len(lines) - 200) :])
-    types = {
-        m["name"]: tuple((m["annot"] or m["call"]).split("::"))
-        for m in _TYPED.finditer(_STRING.sub('""', block))
-        if m["name"] not in ("self", "mut")
-    }
-    _types_memo = (id(lines), len(lines), types)
+    first = max(0, len(lines) - TYPE_LINES)
+    start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), first)
+    types: dict[str, tuple[str, ...]] = {}
+    for m in _TYPED.finditer(_STRING.sub('""', "\n".join(lines[start:]))):
+        name, ty = m["name"], m["annot"] or m["call"]
+        if name not in ("self", "mut"):
+            last = ty.rsplit("::", 1)[-1] if ty else ""
+            known = last[:1].isupper() or last in _PRIMITIVES
+            types[name] = tuple(ty.split("::")) if known else ()
+    _types_memo = (lines, len(lines), types)
     return types
 
 
@@ -788,43 +827,65 @@ def _use_tree(node: Node, prefix: list[str]) -> Iterable[tuple[str, list[str], b
                 yield full[-1], full, False
 
 
-def _callee(call: Node, fn: Node) -> tuple[str, ...] | None:
+_SIMPLE_PATH = re.compile(rb"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+_SIMPLE_FIELD = re.compile(rb"self(?:\.[A-Za-z_]\w*)*")
+#: callees longer than this are not read as text (a long method chain would be copied once
+#: per call in it)
+_SHORT = 120
+
+
+def _callee(call: Node, fn: Node, source: bytes) -> tuple[str, ...] | None:
     """A call's callee as ``CallSite.parts`` (see the module doc)."""
-    if call.type == "macro_invocation":
-        path = _path(fn)
-        return (*path[:-1], path[-1] + "!") if path and all(path) else None
     if fn.type == "field_expression":
         field = fn.child_by_field_name("field")
-        if field is None or field.type != "field_identifier":
-            return None
-        chain = [_text(field)]
         value = fn.child_by_field_name("value")
-        while value is not None and value.type == "field_expression":
-            inner = value.child_by_field_name("field")
-            if inner is None or inner.type != "field_identifier":
-                break
-            chain.append(_text(inner))
-            value = value.child_by_field_name("value")
-        if value is not None and value.type == "self":
-            return ("self", *reversed(chain))
-        return "?", chain[0]
+        if field is None or value is None or field.type != "field_identifier":
+            return None
+        if value.end_byte - value.start_byte < _SHORT:
+            raw = source[value.start_byte : value.end_byte]
+            if _SIMPLE_FIELD.fullmatch(raw):  # ``self.a.m``
+                return (*raw.decode("ascii").split("."), _text(field))
+        return "?", _text(field)
+    if fn.end_byte - fn.start_byte < _SHORT:
+        raw = source[fn.start_byte : fn.end_byte]
+        if _SIMPLE_PATH.fullmatch(raw):  # the common case without walking the nodes
+            parts = raw.decode("ascii").split("::")
+            if call.type == "macro_invocation":
+                return (*parts[:-1], parts[-1] + "!")
+            if parts[0] == "self" and len(parts) > 1:
+                parts = parts[1:]  # ``self::f`` is ``f`` of this module
+            return tuple(parts)
     path = _path(fn)
-    if path and path[0] == "self" and len(path) > 1:
-        path = path[1:]  # ``self::f`` is ``f`` of this module
-    if not path or not all(p for p in path[1:]):
+    if not path or not all(path[1:]):
         return None
+    if call.type == "macro_invocation":
+        return (*path[:-1], path[-1] + "!")
+    if path[0] == "self" and len(path) > 1:
+        path = path[1:]
     return tuple(path)
 
 
-def _scope_at(scopes: list[tuple[int, int, str]], byte: int) -> str | None:
-    """The call scope (``mod#Type``) of the innermost module or impl holding ``byte``."""
-    found = None
-    for start, end, scope in scopes:
-        if start > byte:
-            break
-        if byte < end:
-            found = scope
-    return found
+class _Scopes:
+    """The modules and ``impl``/``trait`` blocks of a file, for the innermost one holding a
+    byte: spans in pre-order, each with the span around it."""
+
+    def __init__(self, spans: list[tuple[int, int, str]]) -> None:
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        self.spans = spans
+        self.starts = [start for start, _, _ in spans]
+        self.outer: list[int] = []
+        for k, (_, end, _) in enumerate(spans):
+            up = k - 1
+            while up >= 0 and spans[up][1] < end:
+                up = self.outer[up]
+            self.outer.append(up)
+
+    def at(self, byte: int) -> str | None:
+        """The call scope (``mod#Type``) of the innermost span holding ``byte``."""
+        k = bisect.bisect_right(self.starts, byte) - 1
+        while k >= 0 and byte >= self.spans[k][1]:
+            k = self.outer[k]
+        return self.spans[k][2] if k >= 0 else None
 
 
 # ---- the language's own names ----------------------------------------------------------
@@ -880,7 +941,19 @@ _STD_METHODS = _words(
     spawn wait get_or_insert filter_map flat_map flatten peek peekable step_by last_mut
     first_mut binary_search iter_rev set resize fill to_le_bytes to_be_bytes checked_add
     checked_sub saturating_sub wrapping_add abs pow min_by_key max_by_key sort_unstable
-    index
+    index to_str to_os_string to_string_lossy as_os_str as_path display exists is_file
+    is_dir file_name extension with_extension parent to_path_buf canonicalize metadata
+    into_string into_boxed_str into_bytes is_char_boundary char_indices split_whitespace
+    trim_start trim_end strip_prefix strip_suffix replace_all matches rfind rsplit
+    splitn to_ascii_lowercase to_ascii_uppercase eq_ignore_ascii_case is_ascii
+    is_alphabetic is_numeric is_alphanumeric is_whitespace is_digit to_digit
+    map_err map_or map_or_else or_else and unwrap_err expect_err transpose flatten
+    as_deref as_deref_mut get_or_insert_with copied filter_map take_while skip_while
+    scan inspect partition max_by min_by last nth for_each try_for_each product
+    contains_key get_key_value values_mut iter_rev split_off split_first split_last
+    starts_with ends_with as_ptr as_mut_ptr into_inner get_ref downcast downcast_ref
+    type_id name id kind message description source cause write_str write_fmt
+    write_all read_to_string read_line lines_any sort_by_key binary_search_by
     """
 )
 
