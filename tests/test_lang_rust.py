@@ -417,3 +417,22 @@ def test_a_local_bound_again_loses_its_type(tmp_path: Path) -> None:
     # ``p: &mut Parser`` does not type this one's ``p``
     other = "\n".join(lines[:11]) + "\n"
     assert resolve_names(idx, "src/shadow.rs", other, ["y.depth", "p.parse"]) == [None, None]
+
+
+def test_method_calls_on_bindings_typed_in_their_function(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/calls.rs": "use crate::ast::span::Span;\n\n"
+        "pub fn typed(x: &Span) -> usize {\n    x.width()\n}\n\n"
+        "pub fn primitive(x: u8) -> usize {\n    x.width()\n}\n\n"
+        "pub fn unknown() -> usize {\n    let x = make();\n    x.width()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    pf = idx.parsed["src/calls.rs"]
+    by_line = {
+        int(pf.node_start[s]): f"{t}:{idx.resolver.qualnames[t][n]}"
+        for s, t, n in idx.calls["src/calls.rs"]
+    }
+    assert by_line[3] == "src/util.rs:Span.width"  # ``x: &Span``
+    assert 7 not in by_line  # ``x: u8``: a primitive's method, never the repository's
+    assert by_line[12] == "src/util.rs:Span.width"  # untyped: the only method so named

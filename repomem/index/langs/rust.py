@@ -13,9 +13,11 @@ What a file holds (``extract``):
 * bases: a struct's fields (``(".field", *type path)``) and a type alias's target
   (``("=", *path)``), which typed receivers follow;
 * calls: a path as its segments (``("Foo", "new")``, ``("crate", "a", "f")``), a macro with
-  a ``!`` on its last segment, a method call on ``self`` as ``("self", ..., "m")`` and on any
-  other receiver as ``("?", "m")``; the call's ``scope`` is its inline module and, inside an
-  ``impl``/``trait`` block, ``#`` and the block's type (``tests#Foo``).
+  a ``!`` on its last segment, a method call on ``self`` as ``("self", ..., "m")``, on a
+  binding the function's code types before the call (``x: &Foo``, ``let x = Foo::new()``) as
+  ``("Foo", "m")``, on any other receiver as ``("?", "m")``; the call's ``scope`` is its
+  inline module and, inside an ``impl``/``trait`` block, ``#`` and the block's type
+  (``tests#Foo``).
 
 Modules are files as Cargo lays them out: a crate root is ``lib.rs``/``main.rs`` (nearest
 above the file) or a file directly in ``tests/``, ``examples/``, ``benches/``, ``src/bin/``;
@@ -36,7 +38,7 @@ from __future__ import annotations
 import bisect
 import re
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -89,6 +91,7 @@ class Rust(Language):
         stack: list[tuple[int, str, str, str]] = []
         scopes: list[tuple[int, int, str]] = []  # (start, end, call scope) of mods and impls
         globs: dict[str, int] = {}
+        fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
         for k in order:
             node, name = defs[k]
             while stack and stack[-1][0] < node.end_byte:
@@ -149,6 +152,7 @@ class Rust(Language):
                 parsed.definitions.append(Definition(qual, i, t in _TYPES))
             if t in _FUNCTIONS:
                 stack.append((node.end_byte, "fn", qual, mod))
+                fns.append((node.start_byte, node.end_byte))
             elif t == "trait_item":
                 stack.append((node.end_byte, "impl", qual, mod))
                 scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
@@ -159,10 +163,14 @@ class Rust(Language):
                 if ty:
                     parsed.bases[qual] = [("=", *ty)]
         spans = _Scopes(scopes)
+        types = _FnTypes(source, fns)
         for (call, fn), i in zip(calls, call_nodes, strict=True):
             if i < 0:
                 continue
             parts = _callee(call, fn, source)
+            if parts is not None and len(parts[0]) > 1 and parts[0][0] == "?":
+                ty = types.at(parts[0][1:], call.start_byte)
+                parts = (*ty, parts[-1]) if ty else ("?", parts[-1])
             if parts is not None:
                 parsed.calls.append(CallSite(i, parts, spans.at(call.start_byte)))
 
@@ -734,15 +742,50 @@ def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
         return memo[2]
     first = max(0, len(lines) - TYPE_LINES)
     start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), first)
-    types: dict[str, tuple[str, ...]] = {}
-    for m in _TYPED.finditer(_STRING.sub('""', "\n".join(lines[start:]))):
+    types = {name: ty for _, name, ty in _typed_bindings("\n".join(lines[start:]))}
+    _types_memo = (lines, len(lines), types)
+    return types
+
+
+def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(offset, name, type path or ``()`` when not known) of each binding ``text`` makes."""
+    code = _STRING.sub(lambda m: '"' + " " * (len(m[0]) - 2) + '"', text)  # offsets kept
+    for m in _TYPED.finditer(code):
         name, ty = m["name"], m["annot"] or m["call"]
         if name not in ("self", "mut"):
             last = ty.rsplit("::", 1)[-1] if ty else ""
             known = last[:1].isupper() or last in _PRIMITIVES
-            types[name] = tuple(ty.split("::")) if known else ()
-    _types_memo = (lines, len(lines), types)
-    return types
+            yield m.start(), name, tuple(ty.split("::")) if known else ()
+
+
+class _FnTypes:
+    """The receivers' types of a file's method calls, as the code of the function around
+    each call declares them before it."""
+
+    def __init__(self, source: bytes, fns: list[tuple[int, int]]) -> None:
+        self.source = source
+        self.fns = sorted(fns)
+        self.starts = [start for start, _ in self.fns]
+        self.bindings: dict[int, dict[str, list[tuple[int, tuple[str, ...]]]]] = {}
+
+    def at(self, name: str, byte: int) -> tuple[str, ...]:
+        """The type of the binding ``name`` in force at ``byte`` (``()``: not known)."""
+        k = bisect.bisect_right(self.starts, byte) - 1
+        if k < 0 or byte >= self.fns[k][1]:
+            return ()
+        if k not in self.bindings:
+            start, end = self.fns[k]
+            raw = self.source[start:end]
+            text = raw.decode("utf-8", "replace")
+            table: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+            for offset, bound, ty in _typed_bindings(text):
+                if not raw.isascii():
+                    offset = len(text[:offset].encode("utf-8"))
+                table.setdefault(bound, []).append((start + offset, ty))
+            self.bindings[k] = table
+        found = self.bindings[k].get(name, ())
+        before = [ty for offset, ty in found if offset < byte]
+        return before[-1] if before else ()
 
 
 # ---- helpers over syntax ---------------------------------------------------------------
@@ -841,6 +884,8 @@ def _callee(call: Node, fn: Node, source: bytes) -> tuple[str, ...] | None:
         value = fn.child_by_field_name("value")
         if field is None or value is None or field.type != "field_identifier":
             return None
+        if value.type == "identifier":  # ``x.m``: typed by the function's code, if it does
+            return f"?{_text(value)}", _text(field)
         if value.end_byte - value.start_byte < _SHORT:
             raw = source[value.start_byte : value.end_byte]
             if _SIMPLE_FIELD.fullmatch(raw):  # ``self.a.m``
