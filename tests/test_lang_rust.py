@@ -10,6 +10,7 @@ from repos import write_files
 from test_index import EXACT, assert_same
 
 from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index import store
 from repomem.index.repo import RepoIndex
 
 FILES = {
@@ -436,3 +437,42 @@ def test_method_calls_on_bindings_typed_in_their_function(tmp_path: Path) -> Non
     assert by_line[3] == "src/util.rs:Span.width"  # ``x: &Span``
     assert 7 not in by_line  # ``x: u8``: a primitive's method, never the repository's
     assert by_line[12] == "src/util.rs:Span.width"  # untyped: the only method so named
+
+
+def test_a_binding_takes_the_type_its_call_returns(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/ret.rs": "use crate::ast::span::Span;\nuse crate::ast::Ast;\n\n"
+        "pub fn make_span() -> Option<Span> {\n    None\n}\n\n"
+        "pub fn count() -> usize {\n    0\n}\n\n"
+        "pub fn go() -> Option<usize> {\n    let s = make_span()?;\n"
+        "    let a = Ast::new(crate::ast::Kind::Group);\n    let n = count();\n"
+        "    let w = make_span().unwrap().width();\n    s.width();\n    a.depth();\n"
+        "    n.width();\n    w.width()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/ret.rs")[:17]) + "\n"
+    found = resolve_names(idx, "src/ret.rs", left, ["s.width", "a.depth", "n.width", "w.width"])
+    assert [f[:2] if f else None for f in found] == [
+        ("src/util.rs", "Span.width"),  # ``Option<Span>`` through ``?``
+        ("src/ast/mod.rs", "Ast.depth"),  # ``Ast::new`` returns ``Ast``
+        None,  # ``usize``: known, and not the repository's
+        ("src/util.rs", "Span.width"),  # not ``make_span``'s value: a guess
+    ]
+    hits = {h.name: h.how for h in find_definitions(idx, "src/ret.rs", left)}
+    assert hits["s.width"] == "named here, receiver typed make_span()"
+
+
+def test_a_saved_index_resolves_as_the_built_one(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "regex-syntax-0.6.27", FILES)
+    built = RepoIndex.build(root, EXACT)[0]
+    loaded = store.load(root, EXACT)
+    assert {p: sorted(c) for p, c in loaded.calls.items()} == {
+        p: sorted(c) for p, c in built.calls.items()
+    }
+    left = _line(built, "src/parse.rs", "if w > MAX_DEPTH")
+    names = ["Ast::new", "node.depth", "self.last.depth", "deep", "bail"]
+    assert resolve_names(loaded, "src/parse.rs", left, names) == resolve_names(
+        built, "src/parse.rs", left, names
+    )
+    assert None not in resolve_names(loaded, "src/parse.rs", left, names)

@@ -153,6 +153,9 @@ class Rust(Language):
             if t in _FUNCTIONS:
                 stack.append((node.end_byte, "fn", qual, mod))
                 fns.append((node.start_byte, node.end_byte))
+                ret = _returned(node.child_by_field_name("return_type"))
+                if ret:
+                    parsed.bases[qual] = [("->", *ret)]
             elif t == "trait_item":
                 stack.append((node.end_byte, "impl", qual, mod))
                 scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
@@ -295,12 +298,19 @@ class _Resolution:
             ty = _local_types(lines).get(segs[0])
             if ty == ():  # a binding of a type the code does not show
                 return self._guess(segs[-1]) if len(segs) == 2 else None
+            if ty is not None and ty[0] == "<-":
+                known, start = self._returns(list(ty[1:]))
+                if not known:  # a call of something the repository does not declare
+                    return self._guess(segs[-1]) if len(segs) == 2 else None
+                shown = ".".join(ty[1:3]) if ty[1] == "self" else "::".join(ty[1:])
+                shown += "()"
+            elif ty is not None:
+                start, shown = self._walk(list(ty), False), "::".join(ty)
             if ty is not None:
-                start = self._walk(list(ty), False)
                 found = self._members(start, segs[1:]) if start is not None else None
                 if found is None:
                     return None
-                return self._target(found), f"receiver typed {'::'.join(ty)}"
+                return self._target(found), f"receiver typed {shown}"
             if self._walk([segs[0]], False) is None:
                 return self._guess(segs[-1]) if len(segs) == 2 else None
         found = self._walk(segs, False)
@@ -313,6 +323,25 @@ class _Resolution:
         return self._target(found), "this file" if found[
             1
         ] == self.path else "resolved through paths"
+
+    def _returns(self, segs: list[str]) -> tuple[bool, Ref | None]:
+        """Whether the type a call of the path ``segs`` returns is known, and the type when
+        the repository defines it: the callee's declared return type (``Self``: the type of
+        its ``impl``), else, for ``T::f``, ``T``."""
+        callee = self._walk(segs, False)
+        if callee is not None and callee[0] == "def":
+            path, qual = callee[1], callee[2]
+            ret = next((b for b in self.r.files[path].bases.get(qual, ()) if b[0] == "->"), None)
+            if ret is not None:
+                owner = qual.rpartition(".")[0]
+                if ret[1:] == ("Self",):
+                    return True, ("def", path, owner) if owner in self.r.defs[path] else None
+                mod = _mod_of(self.r, path, qual)
+                found = self._path(path, mod, list(ret[1:]), False, 0)
+                return True, found if found is not None and found[0] == "def" else None
+        if len(segs) > 1 and segs[-2][:1].isupper():
+            return True, self._walk(segs[:-1], False)
+        return callee is not None, None
 
     def _target(self, ref: Ref) -> Target:
         return ref[1], self.r.defs[ref[1]][ref[2]]
@@ -717,14 +746,18 @@ def _impl_at(lines: list[str]) -> str:
 
 
 # a binding's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
-# ``let x = T::new(..)`` / ``T { .. }`` / ``T(..)``; any other ``x = ..`` or ``x: t`` leaves
-# its type unknown (a type is a path whose last segment is capitalised)
+# ``let x = T { .. }`` / ``T(..)``, ``let x = f(..)`` / ``T::f(..)`` / ``self.f(..)`` (what ``f``
+# returns, else ``T``: a constructor); any other ``x = ..`` or ``x: t`` leaves its type unknown
+# (a type is a path whose last segment is capitalised)
 _TYPED = re.compile(
     r"\b(?P<name>[a-z_]\w*)\s*(?::(?!:)\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
     r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
-    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:[A-Za-z_]\w*::)*[A-Z]\w*)(?:::<[^>]*>)?"
-    r"(?:::[a-z_]\w*)?\s*[({])?)"
+    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:self\.)?(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
+    r"(?:::<[^>]*>)?\s*(?P<open>[({]))?)"
 )
+# what may follow a call whose value is bound: ``?``, ``.unwrap()``, ``.expect(..)`` and the
+# statement's end, or arguments going on to the next lines
+_CALL_END = re.compile(r"[^\n]*?\)\s*\.(?!unwrap\(\)|expect\()")
 _FN = re.compile(r"^\s*(?:(?:pub(?:\([^)]*\))?|const|async|unsafe|extern(?:\s+\"\w+\")?)\s+)*fn\b")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 #: lines before the cursor searched for receivers' types (from the last ``fn`` among them)
@@ -748,14 +781,22 @@ def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
-    """(offset, name, type path or ``()`` when not known) of each binding ``text`` makes."""
+    """(offset, name, type) of each binding ``text`` makes; the type is a path, ``()`` when
+    not known, or ``("<-", *callee)`` for what a call returns, ``T`` of ``T::f`` in last
+    place (``_returns``)."""
     code = _STRING.sub(lambda m: '"' + " " * (len(m[0]) - 2) + '"', text)  # offsets kept
     for m in _TYPED.finditer(code):
-        name, ty = m["name"], m["annot"] or m["call"]
-        if name not in ("self", "mut"):
-            last = ty.rsplit("::", 1)[-1] if ty else ""
-            known = last[:1].isupper() or last in _PRIMITIVES
-            yield m.start(), name, tuple(ty.split("::")) if known else ()
+        name = m["name"]
+        if name in ("self", "mut"):
+            continue
+        ty = m["annot"] or m["call"] or ""
+        segs = ty.replace("self.", "self::").split("::")
+        known = segs[-1][:1].isupper() or segs[-1] in _PRIMITIVES
+        if m["open"] == "(" and not segs[-1][:1].isupper():
+            # a call: its value unless a method of it is called on the same line
+            yield m.start(), name, () if _CALL_END.match(code, m.end()) else ("<-", *segs)
+        else:
+            yield m.start(), name, tuple(segs) if ty and known else ()
 
 
 class _FnTypes:
@@ -785,7 +826,10 @@ class _FnTypes:
             self.bindings[k] = table
         found = self.bindings[k].get(name, ())
         before = [ty for offset, ty in found if offset < byte]
-        return before[-1] if before else ()
+        ty = before[-1] if before else ()
+        if ty[:1] == ("<-",):  # what a function returns is not read here: ``T::f`` is a ``T``
+            return ty[1:-1] if len(ty) > 2 and ty[-2][:1].isupper() else ()
+        return ty
 
 
 # ---- helpers over syntax ---------------------------------------------------------------
@@ -836,6 +880,25 @@ def _type_path(node: Node | None) -> tuple[str, ...]:
         node = node.child_by_field_name("type")
     found = _path(node)
     return tuple(found) if found and all(found) else ()
+
+
+_WRAPPERS = frozenset({"Option", "Result", "Box", "Rc", "Arc"})
+
+
+def _returned(node: Node | None) -> tuple[str, ...]:
+    """The named type a function returns, through ``Option``/``Result``/``Box``/``Rc``/
+    ``Arc`` (what ``?``, ``unwrap`` and derefs reach), () when it has none."""
+    for _ in range(3):
+        while node is not None and node.type in ("reference_type", "pointer_type"):
+            node = node.child_by_field_name("type")
+        if node is None or node.type != "generic_type":
+            break
+        outer = node.child_by_field_name("type")
+        args = node.child_by_field_name("type_arguments")
+        if outer is None or args is None or _text(outer) not in _WRAPPERS:
+            break
+        node = next((c for c in args.named_children if c.type != "lifetime"), None)
+    return _type_path(node)
 
 
 def _use_tree(node: Node, prefix: list[str]) -> Iterable[tuple[str, list[str], bool]]:
