@@ -61,9 +61,7 @@ _CRATE_DIRS = frozenset({"tests", "examples", "benches"})
 _ROOT_FILES = ("lib.rs", "main.rs")
 _TYPES = frozenset({"struct_item", "enum_item", "union_item", "trait_item", "type_item"})
 _FUNCTIONS = frozenset({"function_item", "function_signature_item"})
-_PATH_NODES = frozenset(
-    {"identifier", "type_identifier", "crate", "self", "super", "metavariable", "field_identifier"}
-)
+_PATH_NODES = frozenset({"identifier", "type_identifier", "crate", "self", "super"})
 
 # a resolved path: ("mod", file, inline module) or ("def", file, qualified name)
 Ref = tuple[str, str, str]
@@ -207,12 +205,11 @@ class Rust(Language):
     ) -> tuple[Target, str] | None:
         if path not in r.files:
             return None
-        mod, self_type, memo = _cursor_scope(r, path, lines)
-        return _Resolution(r, path, mod, self_type, False, memo).name(parts, lines)
+        cursor = _cursor(r, path, lines)
+        return _Resolution(r, path, cursor.mod, cursor.self_type, record=False).name(parts, cursor)
 
     def reserved(self, name: str) -> bool:
-        head = name.split("::", 1)[0].strip()
-        return head in RESERVED or (head != name and head in _STD_CRATES)
+        return name.split("::", 1)[0].strip() in RESERVED
 
 
 def _tables(r: Resolver) -> dict[str, set[str]]:
@@ -229,8 +226,7 @@ _CRATES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.Weak
 class _Resolution:
     """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
     ``impl``/``trait`` block, the block's type name ``self_type``. ``record``: note what
-    it reads as dependencies (index time), or not (query time, where ``memo`` keeps what
-    names mean in modules across the names of one cursor)."""
+    it reads as dependencies (index time), or not (query time)."""
 
     def __init__(
         self,
@@ -239,14 +235,12 @@ class _Resolution:
         mod: str,
         self_type: str,
         record: bool = True,
-        memo: dict[tuple[str, str, str, bool], Ref | None] | None = None,
     ) -> None:
         self.r = r
         self.path = path
         self.mod = mod
         self.self_type = self_type
         self.record = record
-        self.memo = memo
         self.test = is_test(path) or _in_test_mod(r, path, mod)
 
     # -- dependencies
@@ -276,7 +270,7 @@ class _Resolution:
             return None
         return self._target(found), "resolved through paths"
 
-    def name(self, parts: tuple[str, ...], lines: list[str]) -> tuple[Target, str] | None:
+    def name(self, parts: tuple[str, ...], cursor: _Cursor) -> tuple[Target, str] | None:
         """A name written at the cursor: ``a::b::c`` (a path: the longest prefix that
         resolves), ``x.m``/``self.a.m`` (members through the receiver's type)."""
         head = [s.strip() for s in parts[0].split("::")]
@@ -295,7 +289,7 @@ class _Resolution:
             return None
         segs = head + rest
         if segs[0] != "self" and len(segs) > 1:
-            ty = _local_types(lines).get(segs[0])
+            ty = cursor.types.get(segs[0])
             if ty == ():  # a binding of a type the code does not show
                 return self._guess(segs[-1]) if len(segs) == 2 else None
             if ty is not None and ty[0] == "<-":
@@ -320,9 +314,8 @@ class _Resolution:
             return None
         if segs[0] == "self":
             return self._target(found), f"method of {self.self_type}"
-        return self._target(found), "this file" if found[
-            1
-        ] == self.path else "resolved through paths"
+        how = "this file" if found[1] == self.path else "resolved through paths"
+        return self._target(found), how
 
     def _returns(self, segs: list[str]) -> tuple[bool, Ref | None]:
         """Whether the type a call of the path ``segs`` returns is known, and the type when
@@ -400,14 +393,6 @@ class _Resolution:
     def _item(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
         """What ``name`` means in module ``mod`` of ``path``: an item defined there, an inline
         module, a ``use`` binding, a file module, or a name a glob brings."""
-        if self.memo is None:
-            return self._item_read(path, mod, name, macro, depth)
-        key = (path, mod, name, macro)
-        if key not in self.memo:
-            self.memo[key] = self._item_read(path, mod, name, macro, depth)
-        return self.memo[key]
-
-    def _item_read(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
         if depth > _MAX_DEPTH or path not in self.r.files:
             return None
         defs = self.r.defs.get(path, {})
@@ -676,25 +661,35 @@ def _in_test_mod(r: Resolver, path: str, mod: str) -> bool:
     return False
 
 
-_Memo = dict[tuple[str, str, str, bool], "Ref | None"]
-# per resolver, the last cursor's (parse of its file, buffer, its length) and what was
-# found for it
-_QUERIES: weakref.WeakKeyDictionary[
-    Resolver, tuple[ParsedFile, list[str], int, tuple[str, str, _Memo]]
-] = weakref.WeakKeyDictionary()
+class _Cursor:
+    """What every name written at one cursor reads: the inline module and ``impl``/``trait``
+    type there, and the types of the bindings before it (read once, when a name needs
+    them)."""
+
+    def __init__(self, r: Resolver, path: str, lines: list[str]) -> None:
+        self.pf = r.files[path]
+        self.lines = lines
+        self.rows = len(lines)
+        self.mod, self.self_type = _scope_of(r, path, lines)
+        self._types: dict[str, tuple[str, ...]] | None = None
+
+    @property
+    def types(self) -> dict[str, tuple[str, ...]]:
+        if self._types is None:
+            self._types = _local_types(self.lines)
+        return self._types
 
 
-def _cursor_scope(r: Resolver, path: str, lines: list[str]) -> tuple[str, str, _Memo]:
-    """(inline module, impl/trait type) at the end of ``lines``, and a memo of what names
-    mean in modules; both kept for the same buffer, which every name at a cursor reads
-    (while the file's parse is the same: an update of the index makes new parses)."""
-    pf = r.files[path]
-    last = _QUERIES.get(r)
-    if last is not None and last[0] is pf and last[1] is lines and last[2] == len(lines):
-        return last[3]
-    found = (*_scope_of(r, path, lines), {})
-    _QUERIES[r] = (pf, lines, len(lines), found)
-    return found
+#: per resolver, its last cursor (a buffer is kept while the file's parse is the same)
+_CURSORS: weakref.WeakKeyDictionary[Resolver, _Cursor] = weakref.WeakKeyDictionary()
+
+
+def _cursor(r: Resolver, path: str, lines: list[str]) -> _Cursor:
+    last = _CURSORS.get(r)
+    same = last is not None and last.pf is r.files[path] and last.lines is lines
+    if last is None or not same or last.rows != len(lines):
+        last = _CURSORS[r] = _Cursor(r, path, lines)
+    return last
 
 
 def _scope_of(r: Resolver, path: str, lines: list[str]) -> tuple[str, str]:
@@ -762,22 +757,14 @@ _FN = re.compile(r"^\s*(?:(?:pub(?:\([^)]*\))?|const|async|unsafe|extern(?:\s+\"
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 #: lines before the cursor searched for receivers' types (from the last ``fn`` among them)
 TYPE_LINES = 200
-_types_memo: tuple[list[str], int, dict[str, tuple[str, ...]]] | None = None
 
 
 def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
-    """``name -> type path`` (``()``: not known) of the bindings made in the function the
-    cursor is in, the last one winning; kept for the same buffer, which every name at a
-    cursor reads."""
-    global _types_memo
-    memo = _types_memo
-    if memo is not None and memo[0] is lines and memo[1] == len(lines):
-        return memo[2]
+    """``name -> type`` (``_typed_bindings``) of the bindings made in the function the cursor
+    is in, the last one winning."""
     first = max(0, len(lines) - TYPE_LINES)
     start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), first)
-    types = {name: ty for _, name, ty in _typed_bindings("\n".join(lines[start:]))}
-    _types_memo = (lines, len(lines), types)
-    return types
+    return {name: ty for _, name, ty in _typed_bindings("\n".join(lines[start:]))}
 
 
 def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
