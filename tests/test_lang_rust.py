@@ -393,6 +393,10 @@ def test_macros_defined_once_per_cfg_and_calls_of_modules(tmp_path: Path) -> Non
         "src/macros.rs",
         "trace!",
     )
+    # a name the draft brings, not written before the cursor, may be a macro too
+    first = idx.file_lines("src/user.rs")[0] + "\n"
+    hits = find_definitions(idx, "src/user.rs", first, draft="    trace!(2);")
+    assert ("src/macros.rs", "trace!") in {(h.card.path, h.card.name) for h in hits}
 
 
 def test_a_local_bound_again_loses_its_type(tmp_path: Path) -> None:
@@ -476,3 +480,23 @@ def test_a_saved_index_resolves_as_the_built_one(tmp_path: Path) -> None:
         built, "src/parse.rs", left, names
     )
     assert None not in resolve_names(loaded, "src/parse.rs", left, names)
+
+
+def test_a_local_binding_is_not_an_item_or_a_macro_of_its_name(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/locals.rs": "use crate::util::inner::deep;\n\n"
+        "pub fn go(bail: usize) -> usize {\n    let deep = bail + 1;\n    deep + bail\n}\n\n"
+        "pub fn later() -> usize {\n    bail!(1);\n    deep()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    lines = idx.file_lines("src/locals.rs")
+    inside = "\n".join(lines[:5]) + "\n"
+    # ``bail`` is a parameter, ``deep`` a local: not the macro, not the imported function
+    assert resolve_names(idx, "src/locals.rs", inside, ["bail", "deep"]) == [None, None]
+    later = "\n".join(lines[:10]) + "\n"
+    found = resolve_names(idx, "src/locals.rs", later, ["bail", "deep"])
+    assert [f[:2] if f else None for f in found] == [
+        ("src/lib.rs", "bail!"),  # written ``bail!(``
+        ("src/util.rs", "inner.deep"),
+    ]

@@ -39,7 +39,7 @@ import bisect
 import re
 import weakref
 from collections.abc import Iterable, Iterator
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from repomem.index.langs import Language
@@ -307,8 +307,10 @@ class _Resolution:
                 return self._target(found), f"receiver typed {shown}"
             if self._walk([segs[0]], False) is None:
                 return self._guess(segs[-1]) if len(segs) == 2 else None
+        if len(segs) == 1 and segs[0] in cursor.types:
+            return None  # a binding of the cursor's function, not an item
         found = self._walk(segs, False)
-        if found is None and len(segs) == 1:
+        if found is None and len(segs) == 1 and cursor.may_be_macro(segs[0]):
             found = self._crate_macro(segs[0])
         if found is None or found[0] != "def":
             return None
@@ -426,13 +428,16 @@ class _Resolution:
             self._lookup_noted(path, glob)
             b = bindings.get(glob)
             if b is None:
-                return None
+                break
             target = self._path(path, mod, b.module.split("::"), False, depth + 1)
             if target is not None and target[0] == "mod":
                 found = self._item(target[1], target[2], name, macro, depth + 1)
                 if found is not None:
                     return found
             n += 1
+        # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``)
+        self._lookup_noted(path, qual + "!")
+        return ("def", path, qual + "!") if not macro and qual + "!" in defs else None
 
     def _members(
         self, ref: Ref, segs: list[str], macro: bool = False, depth: int = 0
@@ -661,23 +666,37 @@ def _in_test_mod(r: Resolver, path: str, mod: str) -> bool:
     return False
 
 
+_MACRO_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*!\s*[(\[{]")
+_MACRO_LINES = 41  # the finder's names come from the cursor's line and the 40 above it
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
 class _Cursor:
     """What every name written at one cursor reads: the inline module and ``impl``/``trait``
-    type there, and the types of the bindings before it (read once, when a name needs
-    them)."""
+    type there, the types of the bindings before it and the macros invoked (read once,
+    when a name needs them)."""
 
     def __init__(self, r: Resolver, path: str, lines: list[str]) -> None:
         self.pf = r.files[path]
         self.lines = lines
         self.rows = len(lines)
         self.mod, self.self_type = _scope_of(r, path, lines)
-        self._types: dict[str, tuple[str, ...]] | None = None
 
-    @property
+    @cached_property
     def types(self) -> dict[str, tuple[str, ...]]:
-        if self._types is None:
-            self._types = _local_types(self.lines)
-        return self._types
+        return _local_types(self.lines)
+
+    def may_be_macro(self, name: str) -> bool:
+        """Whether a bare ``name`` may be a macro: the lines before the cursor invoke it as
+        one (``name!(``), or do not write it at all (a name of the draft)."""
+        return name in self._macros[0] or name not in self._macros[1]
+
+    @cached_property
+    def _macros(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names invoked as macros in the lines the finder reads names from, and all
+        the names written there."""
+        text = "\n".join(self.lines[-_MACRO_LINES:])
+        return frozenset(_MACRO_CALL.findall(text)), frozenset(_WORD.findall(text))
 
 
 #: per resolver, its last cursor (a buffer is kept while the file's parse is the same)
