@@ -212,7 +212,8 @@ def test_java_cards() -> None:
     cards = cards_of("a/b/Box.java", "java", JAVA)
     # Java's definitions are qualified by their class
     assert cards["Box.size"].text == "@Override\npublic int size()"
-    assert cards["Box.of"].text == "public static <U> Box<U> of(U value)\n        throws IOException"
+    of = "public static <U> Box<U> of(U value)\n        throws IOException"
+    assert cards["Box.of"].text == of
 
 
 GO = """\

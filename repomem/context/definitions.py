@@ -68,6 +68,8 @@ QUERY_EPSILON = 0.01
 QUERY_NODE_CAP = 256
 
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+# the same with ``a::b`` paths kept whole, for the families whose resolution reads them
+_PATH_NAME = re.compile(r"(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*")
 # a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` (a capitalised callee), an
 # annotation ``x: Foo`` (parameters too; ``Optional[Foo]``, ``list[Foo]`` with its first type
 # argument), or a loop variable ``for x in xs`` (typed by ``xs``'s elements where
@@ -286,11 +288,12 @@ class _Finder:
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
-        for text in reversed(_NAME.findall(code_only(draft, self.pf.language))):
+        pattern = _PATH_NAME if self.language.scoped_names else _NAME
+        for text in reversed(pattern.findall(code_only(draft, self.pf.language))):
             self._add(text, 0, "draft")
         first = max(0, self.cursor - NAME_LINES)
         for row in range(self.cursor, first - 1, -1):
-            for text in reversed(_NAME.findall(self.code[row])):
+            for text in reversed(pattern.findall(self.code[row])):
                 self._add(text, self.cursor - row, "named here")
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):

@@ -141,16 +141,30 @@ QUERIES: dict[str, LanguageQueries] = {
     "rust": LanguageQueries(
         containers=("source_file", "block", "declaration_list", "match_block"),
         clauses=("else_clause",),
+        # items, and what qualifies them: ``impl``/``trait`` blocks, inline modules, ``use``
+        # declarations, struct fields (``repomem.index.langs.rust``)
         definitions="""
 (function_item name: (identifier) @name) @def
+(function_signature_item name: (identifier) @name) @def
 (struct_item name: (type_identifier) @name) @def
 (enum_item name: (type_identifier) @name) @def
+(union_item name: (type_identifier) @name) @def
 (trait_item name: (type_identifier) @name) @def
+(type_item name: (type_identifier) @name) @def
+(const_item name: (identifier) @name) @def
+(static_item name: (identifier) @name) @def
+(macro_definition name: (identifier) @name) @def
+(mod_item name: (identifier) @name) @def
+(impl_item type: (_) @name) @def
+(use_declaration argument: (_) @name) @def
+(extern_crate_declaration name: (identifier) @name) @def
+(field_declaration name: (field_identifier) @name) @def
 """,
+        # whole callees (paths, ``self.a.m``), macros and struct literals
         calls="""
-(call_expression function: (identifier) @name) @call
-(call_expression function: (scoped_identifier name: (identifier) @name)) @call
-(call_expression function: (field_expression field: (field_identifier) @name)) @call
+(call_expression function: (_) @name) @call
+(macro_invocation macro: (_) @name) @call
+(struct_expression name: (_) @name) @call
 """,
     ),
     "c": LanguageQueries(

@@ -55,6 +55,9 @@ class Language:
 
     #: the resolver's ``by_name`` namespace of the family
     namespace: str = ""
+    #: whether ``a::b`` paths are names as written at the cursor (one part ``"a::b"`` of
+    #: the dotted name ``resolve_name`` gets), rather than two names ``a`` and ``b``
+    scoped_names: bool = False
 
     def extract(
         self,

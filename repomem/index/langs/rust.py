@@ -1,0 +1,1075 @@
+"""Rust: names resolved through the module tree, ``use`` declarations and ``impl`` blocks.
+
+What a file holds (``extract``):
+
+* definitions qualified within the file: ``f``, ``Foo``, a method of an ``impl``/``trait``
+  block ``Foo.new``, an item of an inline ``mod a { }`` ``a.f``, a ``macro_rules!`` macro
+  ``m!``; types (struct, enum, union, trait, type alias) are classes;
+* imports: every name a ``use`` binds (``use a::{b, c::D as E}``, globs ``use a::*``) as an
+  ``ImportBinding(name, path, symbol, USE)`` whose ``module`` is the path as written
+  (``crate::a::b``); ``*`` globs are numbered per module (``*0``, ``*1``); an inline module is
+  a binding of level ``INLINE_MOD`` (``TEST_MOD`` for ``#[cfg(test)]``/``mod tests``). A
+  binding made inside an inline module is named ``a.b::name`` (its module, then the name);
+* bases: a struct's fields (``(".field", *type path)``) and a type alias's target
+  (``("=", *path)``), which typed receivers follow;
+* calls: a path as its segments (``("Foo", "new")``, ``("crate", "a", "f")``), a macro with
+  a ``!`` on its last segment, a method call on ``self`` as ``("self", ..., "m")``, on a
+  binding the function's code types before the call (``x: &Foo``, ``let x = Foo::new()``) as
+  ``("Foo", "m")``, on any other receiver as ``("?", "m")``; the call's ``scope`` is its
+  inline module and, inside an ``impl``/``trait`` block, ``#`` and the block's type
+  (``tests#Foo``).
+
+Modules are files as Cargo lays them out: a crate root is ``lib.rs``/``main.rs`` (nearest
+above the file) or a file directly in ``tests/``, ``examples/``, ``benches/``, ``src/bin/``;
+``mod x;`` in ``a.rs`` is ``a/x.rs`` or ``a/x/mod.rs``. A crate is known to the others by its
+directory's name (``regex-syntax-0.6.27/src/lib.rs`` is ``regex_syntax``). ``#[path]``
+attributes and ``Cargo.toml`` renames are not read.
+
+A method on a type is found in the type's file or in any ``impl`` block of the repository
+whose type resolves, in that block's file, to the same definition. Names of the standard
+library and of crates outside the repository never resolve. A method call on a receiver
+whose type the code does not show is the one guess left: the repository's only method so
+named, never in test code for a caller outside it, and not a name the standard library's
+types have.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import weakref
+from collections.abc import Iterable, Iterator
+from functools import cache, cached_property
+from typing import TYPE_CHECKING
+
+from repomem.index.langs import Language
+from repomem.index.langs import is_test as _is_test
+from repomem.index.parsing import CallSite, Definition, ImportBinding
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from repomem.index.parsing import ParsedFile
+    from repomem.index.resolve import Resolver, Target
+
+NS = "rust"
+is_test = cache(_is_test)
+#: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module
+USE, INLINE_MOD, TEST_MOD = 0, 1, 2
+_MAX_DEPTH = 8
+_CRATE_DIRS = frozenset({"tests", "examples", "benches"})
+_ROOT_FILES = ("lib.rs", "main.rs")
+_TYPES = frozenset({"struct_item", "enum_item", "union_item", "trait_item", "type_item"})
+_FUNCTIONS = frozenset({"function_item", "function_signature_item"})
+_PATH_NODES = frozenset({"identifier", "type_identifier", "crate", "self", "super"})
+
+# a resolved path: ("mod", file, inline module) or ("def", file, qualified name)
+Ref = tuple[str, str, str]
+
+
+class Rust(Language):
+    namespace = NS
+    scoped_names = True
+
+    # ---- parse time ----------------------------------------------------------------------
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        order = sorted(
+            range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
+        )
+        # enclosing items: (end byte, kind, qualified name, inline module)
+        stack: list[tuple[int, str, str, str]] = []
+        scopes: list[tuple[int, int, str]] = []  # (start, end, call scope) of mods and impls
+        globs: dict[str, int] = {}
+        fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
+        for k in order:
+            node, name = defs[k]
+            while stack and stack[-1][0] < node.end_byte:
+                stack.pop()
+            kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
+            if kind == "fn":
+                continue  # items inside a function body are its own
+            t, i = node.type, def_nodes[k]
+            text = _text(name)
+            qual = f"{prefix}.{text}" if prefix else text
+            if t == "field_declaration":
+                if kind == "struct":
+                    ty = _type_path(node.child_by_field_name("type"))
+                    if ty:
+                        parsed.bases.setdefault(prefix, []).append((f".{text}", *ty))
+                continue
+            if t == "mod_item":
+                if node.child_by_field_name("body") is None:
+                    continue  # ``mod x;``: the file x.rs, found by its path
+                level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
+                parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
+                parsed.import_nodes.append(i)
+                stack.append((node.end_byte, "mod", qual, qual))
+                scopes.append((node.start_byte, node.end_byte, qual))
+                continue
+            if t == "impl_item":
+                ty = _type_path(name)
+                if not ty:
+                    continue
+                qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
+                stack.append((node.end_byte, "impl", qual, mod))
+                scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
+                continue
+            if t == "use_declaration":
+                for bound, path, glob in _use_tree(name, []):
+                    if glob:
+                        n = globs.get(mod, 0)
+                        globs[mod] = n + 1
+                        bound = f"*{n}"
+                    elif bound == "_":
+                        continue
+                    parsed.imports.append(
+                        ImportBinding(
+                            _scoped(mod, bound), "::".join(path), "*" if glob else None, USE
+                        )
+                    )
+                    parsed.import_nodes.append(i)
+                continue
+            if t == "extern_crate_declaration":
+                alias = node.child_by_field_name("alias")
+                bound = _text(alias) if alias is not None else text
+                parsed.imports.append(ImportBinding(_scoped(mod, bound), f"::{text}", None, USE))
+                parsed.import_nodes.append(i)
+                continue
+            if t == "macro_definition":
+                qual += "!"
+            if i >= 0:
+                parsed.definitions.append(Definition(qual, i, t in _TYPES))
+            if t in _FUNCTIONS:
+                stack.append((node.end_byte, "fn", qual, mod))
+                fns.append((node.start_byte, node.end_byte))
+                ret = _returned(node.child_by_field_name("return_type"))
+                if ret:
+                    parsed.bases[qual] = [("->", *ret)]
+            elif t == "trait_item":
+                stack.append((node.end_byte, "impl", qual, mod))
+                scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
+            elif t in ("struct_item", "union_item"):
+                stack.append((node.end_byte, "struct", qual, mod))
+            elif t == "type_item":
+                ty = _type_path(node.child_by_field_name("type"))
+                if ty:
+                    parsed.bases[qual] = [("=", *ty)]
+        spans = _Scopes(scopes)
+        types = _FnTypes(source, fns)
+        for (call, fn), i in zip(calls, call_nodes, strict=True):
+            if i < 0:
+                continue
+            parts = _callee(call, fn, source)
+            if parts is not None and len(parts[0]) > 1 and parts[0][0] == "?":
+                ty = types.at(parts[0][1:], call.start_byte)
+                parts = (*ty, parts[-1]) if ty else ("?", parts[-1])
+            if parts is not None:
+                parsed.calls.append(CallSite(i, parts, spans.at(call.start_byte)))
+
+    # ---- tables --------------------------------------------------------------------------
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        name = _crate_name(path)
+        if name is not None:
+            _tables(r).setdefault(name, set()).add(path)
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        name = _crate_name(path)
+        if name is not None:
+            _tables(r).get(name, set()).discard(path)
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        yield f"file:{path}"
+        name = _crate_name(path)
+        if name is not None:
+            yield f"crate:{name}"
+        for d in pf.definitions:
+            yield d.name.rsplit(".", 1)[-1]
+
+    # ---- resolution ----------------------------------------------------------------------
+    def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
+        mod, self_type = _split_scope(call.scope)
+        found = _Resolution(r, path, mod, self_type).call(list(call.parts))
+        return None if found is None else found[0]
+
+    def resolve_name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
+    ) -> tuple[Target, str] | None:
+        if path not in r.files:
+            return None
+        cursor = _cursor(r, path, lines)
+        return _Resolution(r, path, cursor.mod, cursor.self_type, record=False).name(parts, cursor)
+
+    def reserved(self, name: str) -> bool:
+        return name.split("::", 1)[0].strip() in RESERVED
+
+
+def _tables(r: Resolver) -> dict[str, set[str]]:
+    """The crates of ``r`` by name -> their ``lib.rs`` files."""
+    found = _CRATES.get(r)
+    if found is None:
+        found = _CRATES[r] = {}
+    return found
+
+
+_CRATES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+class _Resolution:
+    """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
+    ``impl``/``trait`` block, the block's type name ``self_type``. ``record``: note what
+    it reads as dependencies (index time), or not (query time)."""
+
+    def __init__(
+        self,
+        r: Resolver,
+        path: str,
+        mod: str,
+        self_type: str,
+        record: bool = True,
+    ) -> None:
+        self.r = r
+        self.path = path
+        self.mod = mod
+        self.self_type = self_type
+        self.record = record
+        self.test = is_test(path) or _in_test_mod(r, path, mod)
+
+    # -- dependencies
+    def _lookup_noted(self, path: str, name: str) -> None:
+        if self.record:
+            self.r.note_lookup(path, name)
+
+    def _key_noted(self, key: str) -> None:
+        if self.record:
+            self.r.note_key(NS, key)
+
+    def _exists(self, path: str) -> bool:
+        self._key_noted(f"file:{path}")
+        return path in self.r.files and self.r.files[path].language == "rust"
+
+    # -- entry points
+    def call(self, parts: list[str]) -> tuple[Target, str] | None:
+        macro = parts[-1].endswith("!")
+        if macro:
+            parts = [*parts[:-1], parts[-1][:-1]]
+        if parts[0] == "?":
+            return self._guess(parts[-1])
+        found = self._walk(parts, macro)
+        if found is None and macro and len(parts) == 1:
+            found = self._crate_macro(parts[0])
+        if found is None or found[0] != "def":
+            return None
+        return self._target(found), "resolved through paths"
+
+    def name(self, parts: tuple[str, ...], cursor: _Cursor) -> tuple[Target, str] | None:
+        """A name written at the cursor: ``a::b::c`` (a path: the longest prefix that
+        resolves), ``x.m``/``self.a.m`` (members through the receiver's type)."""
+        head = [s.strip() for s in parts[0].split("::")]
+        rest = [p.strip() for p in parts[1:]]
+        if not all(head[1:]) or not all(rest):
+            return None
+        if len(head) > 1:  # a path
+            if head[0] == "self":
+                head = head[1:]
+            for end in range(len(head), 0, -1):
+                found = self._walk(head[:end], False)
+                if found is not None and found[0] == "def":
+                    if end == len(head) and rest:
+                        return None  # a member of a value whose type is not known
+                    return self._target(found), "resolved through paths"
+            return None
+        segs = head + rest
+        if segs[0] != "self" and len(segs) > 1:
+            ty = cursor.types.get(segs[0])
+            if ty == ():  # a binding of a type the code does not show
+                return self._guess(segs[-1]) if len(segs) == 2 else None
+            if ty is not None and ty[0] == "<-":
+                known, start = self._returns(list(ty[1:]))
+                if not known:  # a call of something the repository does not declare
+                    return self._guess(segs[-1]) if len(segs) == 2 else None
+                shown = ".".join(ty[1:3]) if ty[1] == "self" else "::".join(ty[1:])
+                shown += "()"
+            elif ty is not None:
+                start, shown = self._walk(list(ty), False), "::".join(ty)
+            if ty is not None:
+                found = self._members(start, segs[1:]) if start is not None else None
+                if found is None:
+                    return None
+                return self._target(found), f"receiver typed {shown}"
+            if self._walk([segs[0]], False) is None:
+                return self._guess(segs[-1]) if len(segs) == 2 else None
+        if len(segs) == 1 and segs[0] in cursor.types:
+            return None  # a binding of the cursor's function, not an item
+        found = self._walk(segs, False)
+        if found is None and len(segs) == 1 and cursor.may_be_macro(segs[0]):
+            found = self._crate_macro(segs[0])
+        if found is None or found[0] != "def":
+            return None
+        if segs[0] == "self":
+            return self._target(found), f"method of {self.self_type}"
+        how = "this file" if found[1] == self.path else "resolved through paths"
+        return self._target(found), how
+
+    def _returns(self, segs: list[str]) -> tuple[bool, Ref | None]:
+        """Whether the type a call of the path ``segs`` returns is known, and the type when
+        the repository defines it: the callee's declared return type (``Self``: the type of
+        its ``impl``), else, for ``T::f``, ``T``."""
+        callee = self._walk(segs, False)
+        if callee is not None and callee[0] == "def":
+            path, qual = callee[1], callee[2]
+            ret = next((b for b in self.r.files[path].bases.get(qual, ()) if b[0] == "->"), None)
+            if ret is not None:
+                owner = qual.rpartition(".")[0]
+                if ret[1:] == ("Self",):
+                    return True, ("def", path, owner) if owner in self.r.defs[path] else None
+                mod = _mod_of(self.r, path, qual)
+                found = self._path(path, mod, list(ret[1:]), False, 0)
+                return True, found if found is not None and found[0] == "def" else None
+        if len(segs) > 1 and segs[-2][:1].isupper():
+            return True, self._walk(segs[:-1], False)
+        return callee is not None, None
+
+    def _target(self, ref: Ref) -> Target:
+        return ref[1], self.r.defs[ref[1]][ref[2]]
+
+    # -- paths
+    def _walk(self, segs: list[str], macro: bool, depth: int = 0) -> Ref | None:
+        """What a path written at the resolution's place refers to."""
+        head = segs[0]
+        if head == "self" and len(segs) > 1:  # a value: ``self.a.m``
+            ref = self._self_ref(depth)
+            return None if ref is None else self._members(ref, segs[1:], macro, depth)
+        if head == "Self":
+            ref = self._self_ref(depth)
+            return None if ref is None else self._members(ref, segs[1:], macro, depth)
+        return self._path(self.path, self.mod, segs, macro, depth)
+
+    def _self_ref(self, depth: int) -> Ref | None:
+        if not self.self_type:
+            return None
+        ref = self._item(self.path, self.mod, self.self_type, False, depth)
+        return ref if ref is not None and ref[0] == "def" else None
+
+    def _path(self, path: str, mod: str, segs: list[str], macro: bool, depth: int) -> Ref | None:
+        if depth > _MAX_DEPTH:
+            return None
+        head, rest = segs[0], segs[1:]
+        cur: Ref | None
+        if head in ("crate", "$crate"):
+            root = self._crate_root(path)
+            cur = None if root is None else ("mod", root, "")
+        elif head == "self":
+            cur = ("mod", path, mod)
+        elif head == "super":
+            cur = self._parent(path, mod)
+        elif head == "":  # ``::name``: a crate by its name
+            if not rest:
+                return None
+            cur, rest = self._crate(rest[0]), rest[1:]
+        else:
+            cur = self._item(path, mod, head, macro and not rest, depth)
+            if cur is None and head not in _STD_CRATES:
+                cur = self._crate(head)
+        for k, seg in enumerate(rest):
+            if cur is None:
+                return None
+            last = k == len(rest) - 1
+            if cur[0] == "mod":
+                if seg == "super":
+                    cur = self._parent(cur[1], cur[2])
+                elif seg != "self":
+                    cur = self._item(cur[1], cur[2], seg, macro and last, depth + 1)
+            else:
+                return self._members(cur, rest[k:], macro, depth + 1)
+        return cur
+
+    def _item(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
+        """What ``name`` means in module ``mod`` of ``path``: an item defined there, an inline
+        module, a ``use`` binding, a file module, or a name a glob brings."""
+        if depth > _MAX_DEPTH or path not in self.r.files:
+            return None
+        defs = self.r.defs.get(path, {})
+        qual = f"{mod}.{name}" if mod else name
+        if macro:
+            self._lookup_noted(path, qual + "!")
+            if qual + "!" in defs:
+                return "def", path, qual + "!"
+        self._lookup_noted(path, qual)
+        if qual in defs:
+            return "def", path, qual
+        bindings = self.r.bindings.get(path, {})
+        bound = _scoped(mod, name)
+        self._lookup_noted(path, bound)
+        b = bindings.get(bound)
+        if b is not None:
+            if b.level == TEST_MOD and not self.test:
+                return None
+            if b.level != USE:
+                return "mod", path, qual
+            return self._path(path, mod, b.module.split("::"), macro, depth + 1)
+        child = _child_dir(path) + "".join(f"{p}/" for p in mod.split(".") if p)
+        for candidate in (f"{child}{name}.rs", f"{child}{name}/mod.rs"):
+            if self._exists(candidate):
+                if is_test(candidate) and not self.test:
+                    return None
+                return "mod", candidate, ""
+        n = 0
+        while True:
+            glob = _scoped(mod, f"*{n}")
+            self._lookup_noted(path, glob)
+            b = bindings.get(glob)
+            if b is None:
+                break
+            target = self._path(path, mod, b.module.split("::"), False, depth + 1)
+            if target is not None and target[0] == "mod":
+                found = self._item(target[1], target[2], name, macro, depth + 1)
+                if found is not None:
+                    return found
+            n += 1
+        # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``)
+        self._lookup_noted(path, qual + "!")
+        return ("def", path, qual + "!") if not macro and qual + "!" in defs else None
+
+    def _members(
+        self, ref: Ref, segs: list[str], macro: bool = False, depth: int = 0
+    ) -> Ref | None:
+        """``Type::f``, ``value.field.method``: each segment a field (all but the last) or
+        an associated item (the last) of the type before it."""
+        cur: Ref | None = ref
+        for k, seg in enumerate(segs):
+            if cur is None or cur[0] != "def" or depth > _MAX_DEPTH:
+                return None
+            if k == len(segs) - 1:
+                return self._member(cur, seg, depth)
+            cur = self._field(cur, seg, depth)
+        return cur
+
+    def _alias(self, ref: Ref, depth: int) -> Ref:
+        """The type a ``type X = Y;`` alias names (the alias itself when not resolvable)."""
+        for _ in range(3):
+            path, qual = ref[1], ref[2]
+            self._lookup_noted(path, qual)
+            target = next((b for b in self.r.files[path].bases.get(qual, ()) if b[0] == "="), None)
+            if target is None:
+                return ref
+            mod = _mod_of(self.r, path, qual)
+            found = self._path(path, mod, list(target[1:]), False, depth + 1)
+            if found is None or found[0] != "def":
+                return ref
+            ref = found
+        return ref
+
+    def _field(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        ref = self._alias(ref, depth)
+        path, qual = ref[1], ref[2]
+        self._lookup_noted(path, f"{qual}.{name}")
+        for base in self.r.files[path].bases.get(qual, ()):
+            if base[0] == f".{name}":
+                found = self._path(
+                    path, _mod_of(self.r, path, qual), list(base[1:]), False, depth + 1
+                )
+                return found if found is not None and found[0] == "def" else None
+        return None
+
+    def _member(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        """An associated function, method or constant of a type or trait: in its own file,
+        else in an ``impl`` block elsewhere whose type resolves to it."""
+        ref = self._alias(ref, depth)
+        path, qual = ref[1], ref[2]
+        self._lookup_noted(path, f"{qual}.{name}")
+        if f"{qual}.{name}" in self.r.defs[path]:
+            return "def", path, f"{qual}.{name}"
+        type_name = qual.rsplit(".", 1)[-1]
+        self._key_noted(name)
+        found = []
+        for other, node in self.r.by_name.get((NS, name), ()):
+            if other == path or (is_test(other) and not self.test):
+                continue
+            parts = self.r.qualnames[other][node].split(".")
+            if len(parts) < 2 or parts[-2] != type_name:
+                continue
+            mod = ".".join(parts[:-2])
+            if _in_test_mod(self.r, other, mod) and not self.test:
+                continue
+            if self._item(other, mod, type_name, False, depth + 1) == ref:
+                found.append((other, node, ".".join(parts)))
+        if not found:
+            return None
+        other, _, q = min(found)
+        return "def", other, q
+
+    # -- modules and crates
+    def _crate_root(self, path: str) -> str | None:
+        """The crate root file of ``path``: itself when it is one, else the nearest
+        ``lib.rs``/``main.rs`` above it."""
+        if _own_root(path):
+            return path
+        dirs = path.split("/")[:-1]
+        for j in range(len(dirs), -1, -1):
+            base = "".join(f"{d}/" for d in dirs[:j])
+            for name in _ROOT_FILES:
+                if self._exists(base + name):
+                    return base + name
+        return None
+
+    def _parent(self, path: str, mod: str) -> Ref | None:
+        """The module ``super`` names in module ``mod`` of ``path``."""
+        if mod:
+            return "mod", path, mod.rpartition(".")[0]
+        if _own_root(path):
+            return None
+        dirs, name = path.rsplit("/", 1) if "/" in path else ("", path)
+        if name == "mod.rs":
+            dirs = dirs.rpartition("/")[0] if "/" in dirs else ""
+        base = f"{dirs}/" if dirs else ""
+        candidates = [f"{dirs}.rs"] if dirs else []
+        candidates += [f"{base}mod.rs", *(base + r for r in _ROOT_FILES)]
+        for candidate in candidates:
+            if candidate != path and self._exists(candidate):
+                return "mod", candidate, ""
+        return None
+
+    def _crate(self, name: str) -> Ref | None:
+        """A crate of the repository by its name; in ``tests/``, ``examples/``, ``benches/``
+        (which use the library they sit beside by its name) the repository's own
+        ``src/lib.rs`` when no crate has that name."""
+        if name in _STD_CRATES or name in RESERVED:
+            return None
+        self._key_noted(f"crate:{name}")
+        roots = _tables(self.r).get(name)
+        if not roots and _CRATE_DIRS.intersection(self.path.split("/")[:-1]):
+            self._key_noted("crate:")
+            roots = _tables(self.r).get("")
+        if not roots or len(roots) != 1:
+            return None
+        root = next(iter(roots))
+        if is_test(root) and not self.test:
+            return None
+        return "mod", root, ""
+
+    def _crate_macro(self, name: str) -> Ref | None:
+        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
+        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
+        crate-wide; one file may define a macro once per ``#[cfg]``)."""
+        self._key_noted(f"{name}!")
+        candidates = self.r.by_name.get((NS, f"{name}!"))
+        if not candidates:
+            return None
+        root = self._crate_root(self.path)
+        hits = [
+            (other, node)
+            for other, node in candidates
+            if (self.test or not is_test(other)) and self._crate_root(other) == root
+        ]
+        if not hits or any(other != hits[0][0] for other, _ in hits):
+            return None
+        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
+        return "def", other, self.r.qualnames[other][node]
+
+    def _guess(self, name: str) -> tuple[Target, str] | None:
+        """A method on a receiver of unknown type: the repository's only method so named,
+        unless the standard library's types have one (``push``, ``len``)."""
+        if name in _STD_METHODS or name in RESERVED:
+            return None
+        self._key_noted(name)
+        hits = [
+            (other, node)
+            for other, node in self.r.by_name.get((NS, name), ())
+            if "." in self.r.qualnames[other][node]
+        ]
+        if len(hits) != 1:
+            return None
+        other, node = hits[0]
+        qual = self.r.qualnames[other][node]
+        if not self.test and (is_test(other) or _in_test_mod(self.r, other, qual)):
+            return None
+        return (other, node), "guess: the only method so named"
+
+
+# ---- helpers over paths ----------------------------------------------------------------
+@cache
+def _own_root(path: str) -> bool:
+    """Whether ``path`` is a crate root by where it lies (``lib.rs``, ``main.rs``, a file
+    directly in ``tests/``, ``examples/``, ``benches/`` or ``src/bin/``, ``build.rs``)."""
+    parts = path.split("/")
+    name = parts[-1]
+    if name in _ROOT_FILES or (name == "build.rs" and "src" not in parts):
+        return True
+    return len(parts) > 1 and (parts[-2] in _CRATE_DIRS or parts[-3:-1] == ["src", "bin"])
+
+
+@cache
+def _child_dir(path: str) -> str:
+    """Where the file modules that ``path`` declares (``mod x;``) live, with a final ``/``."""
+    dirs, _, name = path.rpartition("/")
+    base = f"{dirs}/" if dirs else ""
+    if name == "mod.rs" or _own_root(path):
+        return base
+    return f"{base}{name.removesuffix('.rs')}/"
+
+
+_VERSION = re.compile(r"-\d+(?:\.\d+)*(?:[-+.][\w.]*)?$")
+
+
+@cache
+def _crate_name(path: str) -> str | None:
+    """The name a library crate root (``<dir>/src/lib.rs``) is used by: its directory's
+    name, less a version (``regex-syntax-0.6.27``), ``-`` read as ``_``; "" for the
+    repository's own ``src/lib.rs`` (whose name only ``Cargo.toml`` says); None for other
+    files."""
+    parts = path.split("/")
+    if parts[-2:] != ["src", "lib.rs"]:
+        return None
+    return _VERSION.sub("", parts[-3]).replace("-", "_") if len(parts) > 2 else ""
+
+
+def _scoped(mod: str, name: str) -> str:
+    return f"{mod}::{name}" if mod else name
+
+
+def _split_scope(scope: str | None) -> tuple[str, str]:
+    mod, _, self_type = (scope or "").partition("#")
+    return mod, self_type
+
+
+def _mod_of(r: Resolver, path: str, qual: str) -> str:
+    """The inline module a qualified name of ``path`` is in (``a.b`` of ``a.b.Foo.new``)."""
+    parts = qual.split(".")
+    mod = ""
+    bindings = r.bindings.get(path, {})
+    for p in parts[:-1]:
+        b = bindings.get(_scoped(mod, p))
+        if b is None or b.level == USE:
+            break
+        mod = f"{mod}.{p}" if mod else p
+    return mod
+
+
+def _in_test_mod(r: Resolver, path: str, mod: str) -> bool:
+    """Whether the inline module ``mod`` of ``path`` is, or is inside, a test module."""
+    bindings = r.bindings.get(path, {})
+    cur = ""
+    for p in mod.split(".") if mod else ():
+        b = bindings.get(_scoped(cur, p))
+        if b is not None and b.level == TEST_MOD:
+            return True
+        cur = f"{cur}.{p}" if cur else p
+    return False
+
+
+_MACRO_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*!\s*[(\[{]")
+_MACRO_LINES = 41  # the finder's names come from the cursor's line and the 40 above it
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+class _Cursor:
+    """What every name written at one cursor reads: the inline module and ``impl``/``trait``
+    type there, the types of the bindings before it and the macros invoked (read once,
+    when a name needs them)."""
+
+    def __init__(self, r: Resolver, path: str, lines: list[str]) -> None:
+        self.pf = r.files[path]
+        self.lines = lines
+        self.rows = len(lines)
+        self.mod, self.self_type = _scope_of(r, path, lines)
+
+    @cached_property
+    def types(self) -> dict[str, tuple[str, ...]]:
+        return _local_types(self.lines)
+
+    def may_be_macro(self, name: str) -> bool:
+        """Whether a bare ``name`` may be a macro: the lines before the cursor invoke it as
+        one (``name!(``), or do not write it at all (a name of the draft)."""
+        return name in self._macros[0] or name not in self._macros[1]
+
+    @cached_property
+    def _macros(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names invoked as macros in the lines the finder reads names from, and all
+        the names written there."""
+        text = "\n".join(self.lines[-_MACRO_LINES:])
+        return frozenset(_MACRO_CALL.findall(text)), frozenset(_WORD.findall(text))
+
+
+#: per resolver, its last cursor (a buffer is kept while the file's parse is the same)
+_CURSORS: weakref.WeakKeyDictionary[Resolver, _Cursor] = weakref.WeakKeyDictionary()
+
+
+def _cursor(r: Resolver, path: str, lines: list[str]) -> _Cursor:
+    last = _CURSORS.get(r)
+    same = last is not None and last.pf is r.files[path] and last.lines is lines
+    if last is None or not same or last.rows != len(lines):
+        last = _CURSORS[r] = _Cursor(r, path, lines)
+    return last
+
+
+def _scope_of(r: Resolver, path: str, lines: list[str]) -> tuple[str, str]:
+    """From the index's parse of the file: the innermost definition holding the cursor's
+    line (its inline module, and its impl/trait type when it is a method)."""
+    pf = r.files[path]
+    cursor = len(lines) - 1
+    best: tuple[int, str] | None = None
+    last = pf.line_owner.size - 1
+    for d in pf.definitions:
+        start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
+        if start < cursor and (end >= cursor or end >= last) and (best is None or start > best[0]):
+            best = (start, d.name)
+    if best is None:
+        return _mod_at(r, path, pf, cursor), _impl_at(lines)
+    qual = best[1]
+    mod = _mod_of(r, path, qual)
+    rest = qual[len(mod) + 1 :].split(".") if mod else qual.split(".")
+    return mod, rest[0] if len(rest) > 1 else _impl_at(lines) if len(rest) == 1 else ""
+
+
+def _mod_at(r: Resolver, path: str, pf: ParsedFile, cursor: int) -> str:
+    """The innermost inline module whose statement holds line ``cursor``."""
+    best = ""
+    for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+        inside = 0 <= node < pf.n_nodes and pf.node_start[node] < cursor <= pf.node_end[node]
+        if b.level != USE and inside:
+            name = b.name.replace("::", ".")
+            best = name if len(name) > len(best) else best
+    return best
+
+
+_IMPL = re.compile(
+    r"^\s*(?:(?:pub(?:\([^)]*\))?|unsafe|default)\s+)*(?:impl\b(?:\s*<[^{]*?>)?\s+"
+    r"(?:[^{]*?\s+for\s+)?&?(?:[A-Za-z_]\w*::)*(?P<impl>[A-Za-z_]\w*)|trait\s+(?P<trait>\w+))"
+)
+
+
+def _impl_at(lines: list[str]) -> str:
+    """The type of the last ``impl``/``trait`` header above the cursor (lines newer than
+    the index's parse)."""
+    for row in range(len(lines) - 1, max(-1, len(lines) - 400), -1):
+        line = lines[row]
+        if "impl" in line or "trait" in line:
+            m = _IMPL.match(line)
+            if m is not None:
+                return m["impl"] or m["trait"]
+    return ""
+
+
+# a binding's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
+# ``let x = T { .. }`` / ``T(..)``, ``let x = f(..)`` / ``T::f(..)`` / ``self.f(..)`` (what ``f``
+# returns, else ``T``: a constructor); any other ``x = ..`` or ``x: t`` leaves its type unknown
+# (a type is a path whose last segment is capitalised)
+_TYPED = re.compile(
+    r"\b(?P<name>[a-z_]\w*)\s*(?::(?!:)\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
+    r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
+    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:self\.)?(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
+    r"(?:::<[^>]*>)?\s*(?P<open>[({]))?)"
+)
+# what may follow a call whose value is bound: ``?``, ``.unwrap()``, ``.expect(..)`` and the
+# statement's end, or arguments going on to the next lines
+_CALL_END = re.compile(r"[^\n]*?\)\s*\.(?!unwrap\(\)|expect\()")
+_FN = re.compile(r"^\s*(?:(?:pub(?:\([^)]*\))?|const|async|unsafe|extern(?:\s+\"\w+\")?)\s+)*fn\b")
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+#: lines before the cursor searched for receivers' types (from the last ``fn`` among them)
+TYPE_LINES = 200
+
+
+def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
+    """``name -> type`` (``_typed_bindings``) of the bindings made in the function the cursor
+    is in, the last one winning."""
+    first = max(0, len(lines) - TYPE_LINES)
+    start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), first)
+    return {name: ty for _, name, ty in _typed_bindings("\n".join(lines[start:]))}
+
+
+def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(offset, name, type) of each binding ``text`` makes; the type is a path, ``()`` when
+    not known, or ``("<-", *callee)`` for what a call returns, ``T`` of ``T::f`` in last
+    place (``_returns``)."""
+    code = _STRING.sub(lambda m: '"' + " " * (len(m[0]) - 2) + '"', text)  # offsets kept
+    for m in _TYPED.finditer(code):
+        name = m["name"]
+        if name in ("self", "mut"):
+            continue
+        ty = m["annot"] or m["call"] or ""
+        segs = ty.replace("self.", "self::").split("::")
+        known = segs[-1][:1].isupper() or segs[-1] in _PRIMITIVES
+        if m["open"] == "(" and not segs[-1][:1].isupper():
+            # a call: its value unless a method of it is called on the same line
+            yield m.start(), name, () if _CALL_END.match(code, m.end()) else ("<-", *segs)
+        else:
+            yield m.start(), name, tuple(segs) if ty and known else ()
+
+
+class _FnTypes:
+    """The receivers' types of a file's method calls, as the code of the function around
+    each call declares them before it."""
+
+    def __init__(self, source: bytes, fns: list[tuple[int, int]]) -> None:
+        self.source = source
+        self.fns = sorted(fns)
+        self.starts = [start for start, _ in self.fns]
+        self.bindings: dict[int, dict[str, list[tuple[int, tuple[str, ...]]]]] = {}
+
+    def at(self, name: str, byte: int) -> tuple[str, ...]:
+        """The type of the binding ``name`` in force at ``byte`` (``()``: not known)."""
+        k = bisect.bisect_right(self.starts, byte) - 1
+        if k < 0 or byte >= self.fns[k][1]:
+            return ()
+        if k not in self.bindings:
+            start, end = self.fns[k]
+            raw = self.source[start:end]
+            text = raw.decode("utf-8", "replace")
+            table: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+            for offset, bound, ty in _typed_bindings(text):
+                if not raw.isascii():
+                    offset = len(text[:offset].encode("utf-8"))
+                table.setdefault(bound, []).append((start + offset, ty))
+            self.bindings[k] = table
+        found = self.bindings[k].get(name, ())
+        before = [ty for offset, ty in found if offset < byte]
+        ty = before[-1] if before else ()
+        if ty[:1] == ("<-",):  # what a function returns is not read here: ``T::f`` is a ``T``
+            return ty[1:-1] if len(ty) > 2 and ty[-2][:1].isupper() else ()
+        return ty
+
+
+# ---- helpers over syntax ---------------------------------------------------------------
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _cfg_test(node: Node) -> bool:
+    """Whether an item carries ``#[cfg(test)]`` (its attributes are its siblings before it)."""
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type == "attribute_item":
+        if re.search(rb"cfg\s*\(\s*test\s*\)", prev.text or b""):
+            return True
+        prev = prev.prev_named_sibling
+    return False
+
+
+def _path(node: Node | None) -> list[str] | None:
+    """``a::b::C`` as its segments (generic arguments dropped); None for anything else."""
+    out: list[str] = []
+    while node is not None:
+        t = node.type
+        if t in _PATH_NODES:
+            out.append(_text(node))
+            break
+        if t in ("scoped_identifier", "scoped_type_identifier"):
+            name = node.child_by_field_name("name")
+            if name is None:
+                return None
+            out.append(_text(name))
+            node = node.child_by_field_name("path")
+            if node is None:
+                out.append("")  # ``::name``
+                break
+        elif t == "generic_type":
+            node = node.child_by_field_name("type")
+        elif t == "generic_function":
+            node = node.child_by_field_name("function")
+        else:
+            return None
+    return out[::-1]
+
+
+def _type_path(node: Node | None) -> tuple[str, ...]:
+    """The named type of a type expression (``&mut Foo<T>``, ``Box<Foo>``: ``Foo``... the
+    outer one but for references and pointers), () when it has none."""
+    while node is not None and node.type in ("reference_type", "pointer_type"):
+        node = node.child_by_field_name("type")
+    found = _path(node)
+    return tuple(found) if found and all(found) else ()
+
+
+_WRAPPERS = frozenset({"Option", "Result", "Box", "Rc", "Arc"})
+
+
+def _returned(node: Node | None) -> tuple[str, ...]:
+    """The named type a function returns, through ``Option``/``Result``/``Box``/``Rc``/
+    ``Arc`` (what ``?``, ``unwrap`` and derefs reach), () when it has none."""
+    for _ in range(3):
+        while node is not None and node.type in ("reference_type", "pointer_type"):
+            node = node.child_by_field_name("type")
+        if node is None or node.type != "generic_type":
+            break
+        outer = node.child_by_field_name("type")
+        args = node.child_by_field_name("type_arguments")
+        if outer is None or args is None or _text(outer) not in _WRAPPERS:
+            break
+        node = next((c for c in args.named_children if c.type != "lifetime"), None)
+    return _type_path(node)
+
+
+def _use_tree(node: Node, prefix: list[str]) -> Iterable[tuple[str, list[str], bool]]:
+    """(bound name, path, glob) of each name a ``use`` tree binds."""
+    t = node.type
+    if t == "use_as_clause":
+        path = _path(node.child_by_field_name("path"))
+        alias = node.child_by_field_name("alias")
+        if path is not None and alias is not None:
+            yield _text(alias), prefix + path, False
+    elif t == "use_wildcard":
+        inner = next((c for c in node.named_children), None)
+        path = _path(inner) if inner is not None else []
+        if path is not None:
+            yield "*", prefix + path, True
+    elif t == "scoped_use_list":
+        head = node.child_by_field_name("path")
+        path = _path(head) if head is not None else []
+        body = node.child_by_field_name("list")
+        if path is not None and body is not None:
+            yield from _use_tree(body, prefix + path)
+    elif t == "use_list":
+        for child in node.named_children:
+            yield from _use_tree(child, prefix)
+    else:
+        path = _path(node)
+        if path:
+            full = prefix + path
+            if full[-1] == "self":  # ``use a::b::{self}`` binds ``b``
+                full = full[:-1]
+            if full and full[-1] not in ("crate", "super", "self", ""):
+                yield full[-1], full, False
+
+
+_SIMPLE_PATH = re.compile(rb"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+_SIMPLE_FIELD = re.compile(rb"self(?:\.[A-Za-z_]\w*)*")
+#: callees longer than this are not read as text (a long method chain would be copied once
+#: per call in it)
+_SHORT = 120
+
+
+def _callee(call: Node, fn: Node, source: bytes) -> tuple[str, ...] | None:
+    """A call's callee as ``CallSite.parts`` (see the module doc)."""
+    if fn.type == "field_expression":
+        field = fn.child_by_field_name("field")
+        value = fn.child_by_field_name("value")
+        if field is None or value is None or field.type != "field_identifier":
+            return None
+        if value.type == "identifier":  # ``x.m``: typed by the function's code, if it does
+            return f"?{_text(value)}", _text(field)
+        if value.end_byte - value.start_byte < _SHORT:
+            raw = source[value.start_byte : value.end_byte]
+            if _SIMPLE_FIELD.fullmatch(raw):  # ``self.a.m``
+                return (*raw.decode("ascii").split("."), _text(field))
+        return "?", _text(field)
+    if fn.end_byte - fn.start_byte < _SHORT:
+        raw = source[fn.start_byte : fn.end_byte]
+        if _SIMPLE_PATH.fullmatch(raw):  # the common case without walking the nodes
+            parts = raw.decode("ascii").split("::")
+            if call.type == "macro_invocation":
+                return (*parts[:-1], parts[-1] + "!")
+            if parts[0] == "self" and len(parts) > 1:
+                parts = parts[1:]  # ``self::f`` is ``f`` of this module
+            return tuple(parts)
+    path = _path(fn)
+    if not path or not all(path[1:]):
+        return None
+    if call.type == "macro_invocation":
+        return (*path[:-1], path[-1] + "!")
+    if path[0] == "self" and len(path) > 1:
+        path = path[1:]
+    return tuple(path)
+
+
+class _Scopes:
+    """The modules and ``impl``/``trait`` blocks of a file, for the innermost one holding a
+    byte: spans in pre-order, each with the span around it."""
+
+    def __init__(self, spans: list[tuple[int, int, str]]) -> None:
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        self.spans = spans
+        self.starts = [start for start, _, _ in spans]
+        self.outer: list[int] = []
+        for k, (_, end, _) in enumerate(spans):
+            up = k - 1
+            while up >= 0 and spans[up][1] < end:
+                up = self.outer[up]
+            self.outer.append(up)
+
+    def at(self, byte: int) -> str | None:
+        """The call scope (``mod#Type``) of the innermost span holding ``byte``."""
+        k = bisect.bisect_right(self.starts, byte) - 1
+        while k >= 0 and byte >= self.spans[k][1]:
+            k = self.outer[k]
+        return self.spans[k][2] if k >= 0 else None
+
+
+# ---- the language's own names ----------------------------------------------------------
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_KEYWORDS = _words(
+    """
+    as async await break const continue crate dyn else enum extern false fn for if impl
+    in let loop match mod move mut pub ref return static struct trait true type union
+    unsafe use where while abstract become box do final macro override priv typeof
+    unsized virtual yield try macro_rules
+    """
+)
+_PRIMITIVES = _words(
+    """
+    bool char str u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize f32 f64
+    """
+)
+_PRELUDE = _words(
+    """
+    Option Some None Result Ok Err Vec String Box Default Clone Copy Debug Send
+    Sync Sized Unpin Drop Fn FnMut FnOnce From Into TryFrom TryInto AsRef AsMut Iterator
+    IntoIterator DoubleEndedIterator ExactSizeIterator Extend PartialEq Eq PartialOrd
+    Ord Hash ToOwned ToString FromIterator drop std core alloc
+    """
+)
+_STD_MACROS = _words(
+    """
+    println print eprintln eprint format format_args write writeln vec panic assert
+    assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne unreachable
+    unimplemented todo matches include include_str include_bytes concat stringify env
+    option_env cfg line column file module_path compile_error dbg thread_local
+    """
+)
+_STD_CRATES = frozenset({"std", "core", "alloc", "proc_macro", "test"})
+RESERVED = _KEYWORDS | _PRIMITIVES | _PRELUDE | _STD_MACROS | _STD_CRATES
+#: methods the standard library's common types have: a call of one on a receiver of
+#: unknown type is more likely theirs than the repository's
+_STD_METHODS = _words(
+    """
+    new default clone to_owned to_string len is_empty push pop insert remove get get_mut
+    contains iter iter_mut into_iter map and_then unwrap unwrap_or unwrap_or_else
+    unwrap_or_default expect ok err ok_or ok_or_else is_some is_none is_ok is_err as_ref
+    as_mut as_str as_slice as_bytes borrow borrow_mut take replace extend clear first
+    last split join trim starts_with ends_with find collect filter fold next count sum
+    max min rev zip chain skip enumerate any all sort sort_by dedup retain truncate
+    drain keys values entry or_insert or_insert_with lock read write flush fmt eq ne cmp
+    partial_cmp hash from into try_from try_into parse chars bytes lines with_capacity
+    capacity reserve append extend_from_slice split_at swap copied cloned position
+    windows chunks concat push_str to_vec to_lowercase to_uppercase deref send recv
+    spawn wait get_or_insert filter_map flat_map flatten peek peekable step_by last_mut
+    first_mut binary_search iter_rev set resize fill to_le_bytes to_be_bytes checked_add
+    checked_sub saturating_sub wrapping_add abs pow min_by_key max_by_key sort_unstable
+    index to_str to_os_string to_string_lossy as_os_str as_path display exists is_file
+    is_dir file_name extension with_extension parent to_path_buf canonicalize metadata
+    into_string into_boxed_str into_bytes is_char_boundary char_indices split_whitespace
+    trim_start trim_end strip_prefix strip_suffix replace_all matches rfind rsplit
+    splitn to_ascii_lowercase to_ascii_uppercase eq_ignore_ascii_case is_ascii
+    is_alphabetic is_numeric is_alphanumeric is_whitespace is_digit to_digit
+    map_err map_or map_or_else or_else and unwrap_err expect_err transpose flatten
+    as_deref as_deref_mut get_or_insert_with copied filter_map take_while skip_while
+    scan inspect partition max_by min_by last nth for_each try_for_each product
+    contains_key get_key_value values_mut iter_rev split_off split_first split_last
+    starts_with ends_with as_ptr as_mut_ptr into_inner get_ref downcast downcast_ref
+    type_id name id kind message description source cause write_str write_fmt
+    write_all read_to_string read_line lines_any sort_by_key binary_search_by
+    """
+)
+
+
+LANGUAGE = Rust()

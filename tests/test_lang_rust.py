@@ -1,0 +1,502 @@
+"""Rust resolution: the module tree, ``use`` paths, ``impl`` blocks, typed receivers, macros,
+the language's own names, test code, and updates equal to a rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repos import write_files
+from test_index import EXACT, assert_same
+
+from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index import store
+from repomem.index.repo import RepoIndex
+
+FILES = {
+    "src/lib.rs": """\
+pub mod ast;
+pub mod parse;
+mod util;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub kind: usize,
+}
+
+#[macro_export]
+macro_rules! bail {
+    ($e:expr) => {
+        return Err($e)
+    };
+}
+""",
+    "src/ast/mod.rs": """\
+pub mod span;
+
+pub use self::span::Span as Position;
+
+pub const MAX_DEPTH: usize = 8;
+
+pub enum Kind {
+    Literal,
+    Group,
+}
+
+pub struct Ast {
+    pub kind: Kind,
+    pub span: span::Span,
+}
+
+impl Ast {
+    pub fn new(kind: Kind) -> Ast {
+        Ast { kind, span: span::Span::empty() }
+    }
+
+    pub fn depth(&self) -> usize {
+        self.span.width()
+    }
+}
+
+pub trait Visitor {
+    fn visit(&mut self, ast: &Ast);
+}
+""",
+    "src/ast/span.rs": """\
+#[derive(Debug, Default)]
+pub struct Span {
+    pub start: usize,
+}
+
+impl Span {
+    pub fn empty() -> Span {
+        Span { start: 0 }
+    }
+}
+""",
+    "src/util.rs": """\
+use crate::ast::span::Span;
+
+pub(crate) fn widen(s: &Span) -> usize {
+    s.start + 1
+}
+
+impl Span {
+    pub fn width(&self) -> usize {
+        widen(self)
+    }
+}
+
+pub fn u64_helper() -> u64 {
+    7
+}
+
+pub fn frobnicate_counter() -> usize {
+    0
+}
+
+pub mod inner {
+    pub fn deep() -> usize {
+        super::widen(&crate::ast::span::Span::empty())
+    }
+}
+""",
+    "src/parse.rs": """\
+use crate::ast::{self, Ast, Kind as AstKind, MAX_DEPTH};
+use crate::util::inner::deep;
+use crate::{bail, Error, Result};
+use std::fmt::Debug;
+
+pub struct Parser {
+    depth: usize,
+    last: Ast,
+}
+
+pub type Alias = Parser;
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser { depth: 0, last: Ast::new(AstKind::Literal) }
+    }
+
+    pub fn parse(&mut self) -> Result<Ast> {
+        let node = Ast::new(AstKind::Group);
+        let d = node.depth();
+        self.check(d)?;
+        self.last.depth();
+        let w = deep();
+        if w > MAX_DEPTH {
+            let e = Error { kind: w };
+            bail!(e);
+        }
+        Ok(ast::Ast::new(AstKind::Literal))
+    }
+
+    fn check(&self, d: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
+pub fn run(p: &mut Parser) -> usize {
+    let q = Alias::new();
+    let _ = p.parse();
+    q.depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Parser {
+        Parser::new()
+    }
+
+    #[test]
+    fn parses() {
+        let mut p = fixture();
+        p.parse().unwrap();
+    }
+}
+""",
+    "tests/integration.rs": """\
+use regex_syntax::parse::Parser;
+
+fn only_in_tests() -> usize {
+    3
+}
+
+#[test]
+fn parses() {
+    let mut p = Parser::new();
+    p.parse().unwrap();
+}
+""",
+}
+
+
+def _index(tmp_path: Path, files: dict[str, str] | None = None) -> RepoIndex:
+    root = write_files(tmp_path / "regex-syntax-0.6.27", files or FILES)
+    return RepoIndex.build(root, EXACT, save=False)[0]
+
+
+def _edges(idx: RepoIndex, path: str) -> set[str]:
+    """The qualified names ``path``'s calls resolve to, as ``file:name``."""
+    return {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.calls.get(path, ())}
+
+
+def _line(idx: RepoIndex, path: str, needle: str) -> str:
+    """The left context of ``path`` up to (and without) the line holding ``needle``."""
+    lines = idx.file_lines(path)
+    row = next(i for i, line in enumerate(lines) if needle in line)
+    return "\n".join(lines[:row]) + "\n"
+
+
+def test_calls_resolve_through_mod_tree_use_paths_and_impls(tmp_path: Path) -> None:
+    idx = _index(tmp_path)
+    edges = _edges(idx, "src/parse.rs")
+    assert "src/ast/mod.rs:Ast.new" in edges  # ``Ast::new`` through ``use crate::ast::{Ast}``
+    assert "src/parse.rs:Parser" in edges  # the struct literal ``Parser { .. }``
+    assert "src/parse.rs:Parser.check" in edges  # ``self.check`` in the impl
+    assert "src/ast/mod.rs:Ast.depth" in edges  # ``self.last.depth()`` through the field
+    assert "src/util.rs:inner.deep" in edges  # ``use crate::util::inner::deep``
+    assert "src/lib.rs:bail!" in edges  # a ``macro_rules!`` macro imported by ``use``
+    assert "src/lib.rs:Error" in edges  # a struct literal through ``use crate::{Error}``
+    assert "src/parse.rs:Parser.new" in edges  # ``Alias::new`` through ``type Alias = Parser``
+    # the impl of ``Span`` in another file than the struct, through ``super::``/``crate::``
+    assert "src/ast/span.rs:Span.empty" in _edges(idx, "src/ast/mod.rs")
+    assert "src/util.rs:Span.width" in _edges(idx, "src/ast/mod.rs")
+    util = _edges(idx, "src/util.rs")
+    assert {"src/util.rs:widen", "src/ast/span.rs:Span.empty"} <= util
+
+
+def test_use_globs_and_test_modules(tmp_path: Path) -> None:
+    idx = _index(tmp_path)
+    edges = _edges(idx, "src/parse.rs")
+    assert "src/parse.rs:tests.fixture" in edges  # inside ``mod tests``
+    # ``use super::*`` in the test module reaches the file's items
+    assert "src/parse.rs:Parser.new" in edges
+    # tests/ uses the library by its crate name
+    assert "src/parse.rs:Parser.new" in _edges(idx, "tests/integration.rs")
+
+
+def test_names_at_the_cursor_resolve_to_cards(tmp_path: Path) -> None:
+    idx = _index(tmp_path)
+    left = _line(idx, "src/parse.rs", "if w > MAX_DEPTH")
+    names = [
+        "Ast::new",
+        "node.depth",
+        "self.check",
+        "self.last.depth",
+        "deep",
+        "AstKind::Group",
+        "ast::Ast",
+        "Position",
+        "MAX_DEPTH",
+        "d.foo",
+    ]
+    got = resolve_names(idx, "src/parse.rs", left, names)
+    found = {
+        n: (g[0], idx.resolver.qualnames[g[0]][g[2]]) if g else None
+        for n, g in zip(names, got, strict=True)
+    }
+    assert found["Ast::new"] == ("src/ast/mod.rs", "Ast.new")
+    assert found["node.depth"] == ("src/ast/mod.rs", "Ast.depth")  # ``let node = Ast::new(..)``
+    assert found["self.check"] == ("src/parse.rs", "Parser.check")
+    assert found["self.last.depth"] == ("src/ast/mod.rs", "Ast.depth")
+    assert found["deep"] == ("src/util.rs", "inner.deep")
+    assert found["AstKind::Group"] == ("src/ast/mod.rs", "Kind")  # a variant: its enum
+    assert found["ast::Ast"] == ("src/ast/mod.rs", "Ast")
+    assert found["MAX_DEPTH"] == ("src/ast/mod.rs", "MAX_DEPTH")
+    assert found["d.foo"] is None  # ``d: usize``
+    # a parameter's type: ``p: &mut Parser``
+    left = _line(idx, "src/parse.rs", "let _ = p.parse()")
+    assert resolve_names(idx, "src/parse.rs", left, ["p.parse"])[0][:2] == (
+        "src/parse.rs",
+        "Parser.parse",
+    )
+    hits = find_definitions(idx, "src/parse.rs", _line(idx, "src/parse.rs", "let w = deep()"))
+    shown = {(h.card.path, h.card.name) for h in hits}
+    assert {("src/ast/mod.rs", "Ast.new"), ("src/ast/mod.rs", "Ast")} <= shown
+    assert ("src/util.rs", "inner.deep") in shown  # imported, not yet called
+
+
+def test_reserved_and_std_names_never_resolve(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/shadow.rs": "pub struct Debug;\npub fn usize() {}\npub struct Vec;\n"
+        "pub fn println() {}\npub struct HashMap;\n",
+        "src/user.rs": "use std::collections::HashMap;\nuse serde::Serialize;\n\n"
+        "#[derive(Debug, Serialize)]"
+        "\npub struct User {\n    id: usize,\n    m: HashMap<u64, Vec<u8>>,\n}\n\n"
+        'pub fn make() -> User {\n    println!("x");\n    let v: Vec<u64> = vec![];\n'
+        "    User { id: v.len(), m: HashMap::new() }\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/user.rs")) + "\n"
+    names = [
+        "Debug",
+        "usize",
+        "u64",
+        "Vec",
+        "println",
+        "HashMap",
+        "HashMap::new",
+        "Serialize",
+        "std::collections::HashMap",
+        "vec",
+        "Option",
+        "Some",
+    ]
+    assert resolve_names(idx, "src/user.rs", left, names) == [None] * len(names)
+    shown = {h.card.path for h in find_definitions(idx, "src/user.rs", left)}
+    assert "src/shadow.rs" not in shown
+    assert all(t != "src/shadow.rs" for _, t, _ in idx.calls["src/user.rs"])
+
+
+def test_test_code_is_not_reached_from_library_code(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/caller.rs": "pub fn go(x: &Thing) {\n    x.only_in_tests_method();\n"
+        "    x.frobnicate_counter();\n}\n",
+        "tests/helpers.rs": "pub struct T;\nimpl T {\n"
+        "    pub fn only_in_tests_method(&self) {}\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    assert not any(t.startswith("tests/") for _, t, _ in idx.calls.get("src/caller.rs", ()))
+    left = "\n".join(idx.file_lines("src/caller.rs")) + "\n"
+    got = resolve_names(
+        idx, "src/caller.rs", left, ["x.only_in_tests_method", "only_in_tests", "fixture"]
+    )
+    assert got == [None, None, None]
+    # an inline ``#[cfg(test)] mod tests`` is test code too
+    left = _line(idx, "src/parse.rs", "pub fn run(")
+    assert resolve_names(idx, "src/parse.rs", left, ["tests::fixture"]) == [None]
+
+
+def test_unknown_receiver_is_a_labelled_guess_only_when_unique(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/guess.rs": "pub fn go(x: i32) {\n    let y = make();\n    y.width();\n"
+        "    y.len();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/guess.rs")) + "\n"
+    hits = {h.card.name: h.how for h in find_definitions(idx, "src/guess.rs", left)}
+    assert "guess" in hits["Span.width"]
+    assert resolve_names(idx, "src/guess.rs", left, ["y.len"]) == [None]
+
+
+EDITS: list[tuple[str, str | None]] = [
+    # a new module file appears: ``util::extra`` now resolves
+    ("src/util/extra.rs", "pub fn extra() -> usize {\n    1\n}\n"),
+    (
+        "src/parse.rs",
+        FILES["src/parse.rs"].replace(
+            "let w = deep();", "let w = deep() + crate::util::extra::extra();"
+        ),
+    ),
+    # the impl moves to another file; the old one goes
+    (
+        "src/util.rs",
+        FILES["src/util.rs"].replace(
+            "impl Span {\n    pub fn width(&self) -> usize {\n        widen(self)\n    }\n}\n", ""
+        ),
+    ),
+    (
+        "src/ast/more.rs",
+        "use super::span::Span;\n\nimpl Span {\n"
+        "    pub fn width(&self) -> usize {\n        2\n    }\n}\n",
+    ),
+    # a glob appears where a name was unresolved, and a rename changes what a name means
+    ("src/ast/span.rs", FILES["src/ast/span.rs"] + "\npub fn stretch() {}\n"),
+    (
+        "src/ast/mod.rs",
+        FILES["src/ast/mod.rs"]
+        .replace("pub mod span;", "pub mod span;\nmod more;\nuse self::span::*;")
+        .replace("span::Span::empty()", "Span::empty(); stretch()"),
+    ),
+    # a field's type changes: ``self.last.depth()`` no longer reaches ``Ast.depth``
+    ("src/parse.rs", FILES["src/parse.rs"].replace("    last: Ast,", "    last: usize,")),
+    ("src/ast/span.rs", None),
+]
+
+
+@pytest.mark.parametrize("upto", [2, 4, 6, len(EDITS)])
+def test_updates_equal_a_rebuild(tmp_path: Path, upto: int) -> None:
+    idx = _index(tmp_path)
+    root = tmp_path / "regex-syntax-0.6.27"
+    for rel, text in EDITS[:upto]:
+        if text is None:
+            (root / rel).unlink()
+        else:
+            write_files(root, {rel: text})
+        idx.update_file(rel, text)
+    fresh = RepoIndex.build(root, EXACT, save=False)[0]
+    assert_same(idx, fresh, ["Ast::new(kind)", "fn width(&self)"])
+
+
+def test_macros_defined_once_per_cfg_and_calls_of_modules(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/macros.rs": '#[cfg(feature = "debug")]\nmacro_rules! trace {\n'
+        "    ($($a:tt)*) => { eprintln!($($a)*) };\n}\n\n"
+        '#[cfg(not(feature = "debug"))]\nmacro_rules! trace {\n    ($($a:tt)*) => {};\n}\n',
+        "src/user.rs": "pub fn go() {\n    trace!(1);\n    util();\n    crate::ast();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    # both ``trace!`` variants are one macro: the first is the one resolved
+    assert _edges(idx, "src/user.rs") == {"src/macros.rs:trace!"}
+    left = "\n".join(idx.file_lines("src/user.rs")[:2]) + "\n"
+    assert resolve_names(idx, "src/user.rs", left, ["trace"])[0][:2] == (
+        "src/macros.rs",
+        "trace!",
+    )
+    # a name the draft brings, not written before the cursor, may be a macro too
+    first = idx.file_lines("src/user.rs")[0] + "\n"
+    hits = find_definitions(idx, "src/user.rs", first, draft="    trace!(2);")
+    assert ("src/macros.rs", "trace!") in {(h.card.path, h.card.name) for h in hits}
+
+
+def test_a_local_bound_again_loses_its_type(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/shadow.rs": "use crate::ast::Ast;\nuse crate::parse::Parser;\n\n"
+        "pub fn go(x: &Ast, p: &mut Parser) -> usize {\n"
+        "    let n = x.depth();\n    let x = other();\n    x.depth()\n}\n\n"
+        "pub fn next(y: u8) {\n    y.depth();\n    p.parse();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    lines = idx.file_lines("src/shadow.rs")
+    typed = "\n".join(lines[:5]) + "\n"
+    assert resolve_names(idx, "src/shadow.rs", typed, ["x.depth", "p.parse"]) == [
+        ("src/ast/mod.rs", "Ast.depth", idx.resolver.defs["src/ast/mod.rs"]["Ast.depth"]),
+        ("src/parse.rs", "Parser.parse", idx.resolver.defs["src/parse.rs"]["Parser.parse"]),
+    ]
+    # ``let x = other();``: the type is not known any more; the method is a labelled guess
+    again = "\n".join(lines[:6]) + "\n"
+    hits = {h.name: h.how for h in find_definitions(idx, "src/shadow.rs", again)}
+    assert "guess" in hits["x.depth"]
+    # a primitive's methods are never guessed, and another function's parameter
+    # ``p: &mut Parser`` does not type this one's ``p``
+    other = "\n".join(lines[:11]) + "\n"
+    assert resolve_names(idx, "src/shadow.rs", other, ["y.depth", "p.parse"]) == [None, None]
+
+
+def test_method_calls_on_bindings_typed_in_their_function(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/calls.rs": "use crate::ast::span::Span;\n\n"
+        "pub fn typed(x: &Span) -> usize {\n    x.width()\n}\n\n"
+        "pub fn primitive(x: u8) -> usize {\n    x.width()\n}\n\n"
+        "pub fn unknown() -> usize {\n    let x = make();\n    x.width()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    pf = idx.parsed["src/calls.rs"]
+    by_line = {
+        int(pf.node_start[s]): f"{t}:{idx.resolver.qualnames[t][n]}"
+        for s, t, n in idx.calls["src/calls.rs"]
+    }
+    assert by_line[3] == "src/util.rs:Span.width"  # ``x: &Span``
+    assert 7 not in by_line  # ``x: u8``: a primitive's method, never the repository's
+    assert by_line[12] == "src/util.rs:Span.width"  # untyped: the only method so named
+
+
+def test_a_binding_takes_the_type_its_call_returns(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/ret.rs": "use crate::ast::span::Span;\nuse crate::ast::Ast;\n\n"
+        "pub fn make_span() -> Option<Span> {\n    None\n}\n\n"
+        "pub fn count() -> usize {\n    0\n}\n\n"
+        "pub fn go() -> Option<usize> {\n    let s = make_span()?;\n"
+        "    let a = Ast::new(crate::ast::Kind::Group);\n    let n = count();\n"
+        "    let w = make_span().unwrap().width();\n    s.width();\n    a.depth();\n"
+        "    n.width();\n    w.width()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/ret.rs")[:17]) + "\n"
+    found = resolve_names(idx, "src/ret.rs", left, ["s.width", "a.depth", "n.width", "w.width"])
+    assert [f[:2] if f else None for f in found] == [
+        ("src/util.rs", "Span.width"),  # ``Option<Span>`` through ``?``
+        ("src/ast/mod.rs", "Ast.depth"),  # ``Ast::new`` returns ``Ast``
+        None,  # ``usize``: known, and not the repository's
+        ("src/util.rs", "Span.width"),  # not ``make_span``'s value: a guess
+    ]
+    hits = {h.name: h.how for h in find_definitions(idx, "src/ret.rs", left)}
+    assert hits["s.width"] == "named here, receiver typed make_span()"
+
+
+def test_a_saved_index_resolves_as_the_built_one(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "regex-syntax-0.6.27", FILES)
+    built = RepoIndex.build(root, EXACT)[0]
+    loaded = store.load(root, EXACT)
+    assert {p: sorted(c) for p, c in loaded.calls.items()} == {
+        p: sorted(c) for p, c in built.calls.items()
+    }
+    left = _line(built, "src/parse.rs", "if w > MAX_DEPTH")
+    names = ["Ast::new", "node.depth", "self.last.depth", "deep", "bail"]
+    assert resolve_names(loaded, "src/parse.rs", left, names) == resolve_names(
+        built, "src/parse.rs", left, names
+    )
+    assert None not in resolve_names(loaded, "src/parse.rs", left, names)
+
+
+def test_a_local_binding_is_not_an_item_or_a_macro_of_its_name(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/locals.rs": "use crate::util::inner::deep;\n\n"
+        "pub fn go(bail: usize) -> usize {\n    let deep = bail + 1;\n    deep + bail\n}\n\n"
+        "pub fn later() -> usize {\n    bail!(1);\n    deep()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    lines = idx.file_lines("src/locals.rs")
+    inside = "\n".join(lines[:5]) + "\n"
+    # ``bail`` is a parameter, ``deep`` a local: not the macro, not the imported function
+    assert resolve_names(idx, "src/locals.rs", inside, ["bail", "deep"]) == [None, None]
+    later = "\n".join(lines[:10]) + "\n"
+    found = resolve_names(idx, "src/locals.rs", later, ["bail", "deep"])
+    assert [f[:2] if f else None for f in found] == [
+        ("src/lib.rs", "bail!"),  # written ``bail!(``
+        ("src/util.rs", "inner.deep"),
+    ]
