@@ -296,14 +296,17 @@ def test_rust_cards() -> None:
         "pub struct Point<T> {\n"
         "    pub x: T,\n"
         "    y: HashMap<String, Vec<u8>>,\n"
+        # Rust's methods are qualified by their type (``Point.fmt``), so an impl block's
+        # methods join the type's skeleton
+        "    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;\n"
         "}"
     )
-    assert cards["fmt"].text == (
+    assert cards["Point.fmt"].text == (
         "impl<T: Copy> fmt::Display for Point<T> {\n"
         "    /// Formats the point.\n"
         "    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result"
     )
-    assert cards["fmt"].header == "fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result"
+    assert cards["Point.fmt"].header == "fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result"
     assert cards["Shape"].text == (
         "pub trait Shape {\n    fn area(&self) -> f64;\n    fn name(&self) -> String;\n}"
     )
