@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,11 +56,48 @@ def parse_position(location: str) -> Position:
     """The cursor ``FILE:LINE[:COL]`` names, checked: the file exists inside a repository."""
     name, line, column = parse_location(location)
     path = Path(name).expanduser().absolute()
-    if not path.is_file():
-        raise RepomemError(f"{name}: no such file")
+    _check_file(path, name)
     root = find_root(path)
     resolved = path.resolve()
     if not resolved.is_relative_to(root.resolve()):
         raise RepomemError(f"{name} is outside the repository at {root}")
     rel = resolved.relative_to(root.resolve()).as_posix()
     return Position(root, rel, line - 1, column - 1, name)
+
+
+def _check_file(path: Path, name: str) -> None:
+    """An error saying what ``path`` is when it is not a readable regular file: a loop of
+    symbolic links or a broken link is not "no such file", and the fix differs."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RepomemError(
+                f"{name}: a loop of symbolic links (following them leads back to where they"
+                " started); point the link at a file"
+            ) from None
+        if path.is_symlink():
+            raise RepomemError(
+                f"{name}: a broken symbolic link (to {os.readlink(path)}, which does not exist)"
+            ) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise RepomemError(f"{name}: no such file") from None
+        raise RepomemError(f"{name}: cannot read: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise RepomemError(f"{name}: is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise RepomemError(f"{name}: not a regular file")
+
+
+def check_cursor_line(text: str, line: int, name: str) -> None:
+    """An error when the 1-based ``line`` lies past the end of ``text``. The file's lines are
+    counted as an editor shows them (a final newline ends the last line, it does not start
+    another), and the cursor may also sit on the empty line after a final newline, to write
+    a new last line. Every command says it the same way."""
+    last = text.count("\n") + 1  # the last line a cursor can be on
+    lines = last - 1 if text.endswith("\n") or not text else last
+    if line > last:
+        raise RepomemError(
+            f"{name}: line {line} is past the end ({name} has {lines}"
+            f" line{'' if lines == 1 else 's'}; a cursor goes on line 1 to {last})"
+        )

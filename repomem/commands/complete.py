@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from repomem.commands import add_backend_arguments, backend_overrides, open_index
 from repomem.errors import RepomemError
-from repomem.workspace import parse_position
+from repomem.workspace import check_cursor_line, parse_position
 
 if TYPE_CHECKING:
     from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
@@ -145,9 +145,8 @@ def run(args: argparse.Namespace) -> int:
 
 def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:
     """The text before and after the 1-based (line, column) cursor."""
+    check_cursor_line(text, line, name)
     lines = text.split("\n")
-    if line > len(lines):
-        raise RepomemError(f"{name}: line {line} is out of range (1 to {len(lines)})")
     current = lines[line - 1]
     if column > len(current) + 1:
         raise RepomemError(

@@ -11,10 +11,9 @@ from repomem.commands import open_index
 from repomem.commands.complete import explain_definitions
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion
-from repomem.errors import RepomemError
 from repomem.index.parsing import split_lines
 from repomem.settings import load_settings
-from repomem.workspace import parse_position
+from repomem.workspace import check_cursor_line, parse_position
 
 NAME = "retrieve"
 HELP = (
@@ -38,11 +37,8 @@ def run(args: argparse.Namespace) -> int:
     index = open_index(pos.root, settings.index, build=False)
     text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
     index.apply_buffer(pos.path, text)  # the file as it is now, not as indexed
+    check_cursor_line(text, pos.line + 1, pos.name)
     lines = split_lines(text)
-    if pos.line > len(lines):
-        raise RepomemError(
-            f"{pos.path} has {len(lines)} lines; line {pos.line + 1} is past the end"
-        )
     k, alpha, window = settings.completion.k, settings.completion.alpha, settings.completion.window
     query = "\n".join(lines[max(0, pos.line - window) : pos.line])
     exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
