@@ -10,13 +10,18 @@ pygls 2 files the future of every handler it runs under a message id in ``_reque
 so that ``$/cancelRequest`` and ``shutdown`` can find it, but only the answer to a client's
 request takes it out again. Notifications (each ``didChange``, under a fresh id) and the steps
 of pygls's built-in handlers stayed there for good: about 2 KB per keystroke, for as long as the
-server runs. Here every future leaves the table once it is done.
+server runs. Here every future leaves the table once it is done (on the next turn of the
+loop, so that pygls's ``shutdown``, which cancels the futures in the table as it walks it, does
+not see the table change under it). And a built-in handler whose step (one of ours) was
+cancelled ends cancelled, without a traceback in the log.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
@@ -87,7 +92,34 @@ class RepomemProtocol(LanguageServerProtocol):
             # runs after pygls's own callback (which answers a request), at once if already done
             future.add_done_callback(partial(self._forget_future, msg_id))
 
+    def _run_generator(
+        self,
+        future: Future[Any] | None,
+        *,
+        gen: Generator[Any, Any, Any],
+        result_future: Future[Any],
+    ) -> None:
+        """pygls's next step of a built-in handler (``initialized`` runs ours as a step), but a
+        cancelled step cancels the handler: pygls read the cancelled step's result in a loop
+        callback, and the ``CancelledError`` it raised was logged with its traceback (on
+        ``shutdown``, which cancels every handler still running)."""
+        if future is not None and future.cancelled():
+            gen.close()
+            result_future.cancel()
+            return
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
     def _forget_future(self, msg_id: MsgId, future: object) -> None:
+        # Later, not now: a future pygls cancels runs its callbacks at once, and pygls cancels
+        # them while iterating over the table (on ``shutdown``), which then fails.
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop in this thread: nothing iterates the table here
+            self._drop_future(msg_id, future)
+        else:
+            loop.call_soon(self._drop_future, msg_id, future)
+
+    def _drop_future(self, msg_id: MsgId, future: object) -> None:
         if self._request_futures.get(msg_id) is future:
             self._request_futures.pop(msg_id, None)
 

@@ -76,6 +76,7 @@ class RepomemServer(LanguageServer):
         self._progress_count = 0
         self._indexed_message = ""
         self._stopped = False
+        self._starting: asyncio.Task[Any] | None = None  # the ``initialized`` handler
         self._register()
 
     # ------------------------------------------------------------------ registration
@@ -134,6 +135,7 @@ class RepomemServer(LanguageServer):
 
     async def _on_initialized(self, params: types.InitializedParams) -> None:
         self.loop = asyncio.get_running_loop()
+        self._starting = asyncio.current_task()
         self.log_handler.attach(self.loop)
         data = self._init_options
         if self._client_supports("workspace.configuration"):
@@ -150,6 +152,12 @@ class RepomemServer(LanguageServer):
         self.index.start()
 
     async def _on_shutdown(self, params: None) -> None:
+        """Stop start-up if it still runs, then what it started: the completer's loop closed
+        under a start-up that goes on to use it logged errors when an editor quit at once."""
+        starting = self._starting
+        if starting is not None and not starting.done():
+            starting.cancel()
+            await asyncio.wait([starting])
         await self.completer.aclose()
         await asyncio.to_thread(self._stop_index)
 
