@@ -53,12 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_backend_arguments(parser)
     parser.add_argument(
-        "--iterations", type=int, help="retrieve-then-generate rounds (RepoCoder; default 2)"
+        "--iterations",
+        type=int,
+        help="retrieve-then-generate rounds, RepoCoder: completion.iterations (default 2)",
     )
     parser.add_argument(
-        "--alpha", type=float, help="FragRel relation weight; 0 is plain BM25 (default 0.5)"
+        "--alpha",
+        type=float,
+        help="FragRel relation weight, 0 is plain BM25: completion.alpha (default 0)",
     )
-    parser.add_argument("--k", type=int, help="fragments retrieved per iteration (default 10)")
+    parser.add_argument(
+        "--k", type=int, help="fragments retrieved per iteration: completion.k (default 10)"
+    )
     parser.add_argument(
         "--mode",
         choices=("line", "api"),

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="FILE:LINE", help="cursor position, 1-based line")
     parser.add_argument("--k", type=int, help="how many fragments: completion.k (default 10)")
     parser.add_argument(
-        "--alpha", type=float, help="environment weight: completion.alpha (default 0.5)"
+        "--alpha", type=float, help="environment weight: completion.alpha (default 0)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
