@@ -21,7 +21,11 @@ function M.check()
   else
     vim.health.error(
       ('"%s" is not an executable on PATH'):format(exe),
-      { 'pip install repomem', "or setup({ cmd = { '/path/to/venv/bin/repomem', 'serve' } })" }
+      {
+        'install it from a clone of the repomem repository: pip install . (the PyPI package'
+          .. ' named "repomem" is another project)',
+        "or setup({ cmd = { '/path/to/venv/bin/repomem', 'serve' } })",
+      }
     )
   end
 
