@@ -6,12 +6,17 @@ import errno
 import os
 import re
 import stat
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from repomem.errors import RepomemError
 
-ROOT_MARKERS = (".repomem", ".git")
+# A directory holding one of these is a repository root; so is one whose ``pyproject.toml``
+# has a ``[tool.repomem]`` table. The editor plugins find roots by the same rule
+# (editors/nvim/lua/repomem/init.lua, lsp_server/README.md).
+ROOT_MARKERS = (".git", ".repomem", ".repomem.toml")
+PYPROJECT = "pyproject.toml"
 _LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>-?\d+)(?::(?P<col>-?\d+))?$")
 
 
@@ -40,16 +45,33 @@ def parse_location(location: str) -> tuple[str, int, int]:
 
 
 def find_root(path: Path) -> Path:
-    """The nearest directory holding ``.repomem`` or ``.git``: ``path`` itself if it is a
-    directory, else one above it."""
+    """The nearest repository root at or above ``path`` (``path`` itself if it is a directory,
+    else one above it): a directory holding ``.git``, ``.repomem`` (an index),
+    ``.repomem.toml``, or a ``pyproject.toml`` with a ``[tool.repomem]`` table."""
     path = path.absolute()
     for directory in [path, *path.parents] if path.is_dir() else path.parents:
-        if any((directory / marker).exists() for marker in ROOT_MARKERS):
+        if is_root(directory):
             return directory
     raise RepomemError(
-        f"{path} is not inside a repository: no directory above it has .git or .repomem"
-        " (run `repomem index` on the repository first)"
+        f"{path} is not inside a repository: no directory above it has .git, .repomem,"
+        " .repomem.toml or a pyproject.toml with [tool.repomem] (run `repomem index` on the"
+        " project's directory first)"
     )
+
+
+def is_root(directory: Path) -> bool:
+    """Whether ``directory`` is a repository root (see :func:`find_root`)."""
+    if any((directory / marker).exists() for marker in ROOT_MARKERS):
+        return True
+    pyproject = directory / PYPROJECT
+    if not pyproject.is_file():
+        return False
+    try:
+        with pyproject.open("rb") as handle:
+            tool = tomllib.load(handle).get("tool")
+    except (OSError, tomllib.TOMLDecodeError):
+        return False  # not this file's job to report: the settings do, at a root found otherwise
+    return isinstance(tool, dict) and "repomem" in tool
 
 
 def parse_position(location: str) -> Position:

@@ -72,3 +72,29 @@ def test_the_cursor_may_sit_after_a_final_newline_and_no_further(text: str, line
         RepomemError, match=rf"f.py has {lines} lines?; a cursor goes on line 1 to {last}\)"
     ):
         check_cursor_line(text, last + 1, "f.py")
+
+
+@pytest.mark.parametrize(
+    ("marker", "text"),
+    [
+        (".repomem.toml", "[completion]\nk = 5\n"),
+        ("pyproject.toml", '[project]\nname = "e"\n\n[tool.repomem.completion]\nk = 5\n'),
+    ],
+)
+def test_a_folder_without_git_is_a_repository_by_its_settings_file(
+    tmp_path: Path, marker: str, text: str
+):
+    (tmp_path / "src").mkdir()
+    (tmp_path / marker).write_text(text, encoding="utf-8")
+    (tmp_path / "src/e.py").write_text("def e(x):\n    return x\n", encoding="utf-8")
+    out = run_repomem("complete", "e.py:2", "--json", cwd=tmp_path / "src")
+    assert out.returncode in (0, 1), out.stderr  # answered or not, the repository was found
+    assert (tmp_path / ".repomem").is_dir()
+
+
+def test_a_pyproject_without_a_repomem_table_is_no_root(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "e"\n', encoding="utf-8")
+    (tmp_path / "e.py").write_text("x = 1\n", encoding="utf-8")
+    assert "is not inside a repository" in error_line(
+        run_repomem("retrieve", "e.py:1", cwd=tmp_path)
+    )

@@ -2,7 +2,7 @@
 
 LINE and COL are 1-based. COL defaults to 1, the start of the line, so the whole line is
 completed: the line's existing text and everything below it are the right context. The
-repository is the nearest directory above FILE holding ``.repomem`` or ``.git``; its index is
+repository is the nearest root above FILE (``repomem.workspace.find_root``); its index is
 loaded, or built on first use. The file's text on disk is the buffer: if it changed since
 indexing, the index is updated in memory for this run. Retrieval does not see the file's own
 lines around the cursor (``window`` lines either side): the prompt shows them anyway. A file the

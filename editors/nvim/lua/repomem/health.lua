@@ -29,6 +29,17 @@ function M.check()
     )
   end
 
+  local cwd_root = repomem.root(vim.fn.getcwd())
+  if cwd_root then
+    vim.health.ok(('repository root of the current directory: %s'):format(cwd_root))
+  else
+    vim.health.info('the current directory is not inside a repository')
+  end
+  local unrooted = repomem.unrooted()
+  if unrooted then
+    vim.health.warn(repomem.no_root_message(unrooted))
+  end
+
   local clients = vim.lsp.get_clients({ name = 'repomem' })
   if #clients == 0 then
     vim.health.info('no repomem server is running (open a file inside a repository)')
