@@ -1,6 +1,7 @@
 """A clean stop of ``repomem serve``: ``shutdown`` then ``exit`` from a real client over stdio,
 at the moments an editor closes early (right after ``initialize``, while indexing, as the index
-becomes ready and the doc memory is read), answers ``shutdown`` and writes no traceback."""
+becomes ready and the doc memory is read, while a question waits for the doc memory), answers
+``shutdown`` and writes no traceback."""
 
 from __future__ import annotations
 
@@ -39,11 +40,18 @@ async def stop_after(root: Path, log: Path, moment: str) -> int | None:
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
             )
         )
+        asking = None
         if moment == "indexing":
             await asyncio.sleep(0.3)
         elif moment == "ready":
             await asyncio.wait_for(asyncio.wrap_future(ready), 60)
+        elif moment == "asking":  # a question waiting for the doc memory
+            params = types.ExecuteCommandParams(command="repomem.ask", arguments=["What?"])
+            asking = asyncio.ensure_future(client.workspace_execute_command_async(params))
+            await asyncio.sleep(0.3)
         await asyncio.wait_for(client.shutdown_async(None), 30)
+        if asking is not None:  # answered, or cancelled by the shutdown: not left hanging
+            await asyncio.wait_for(asyncio.gather(asking, return_exceptions=True), 30)
         client.exit(None)
         return await asyncio.wait_for(server.wait(), 30)
     finally:
@@ -53,7 +61,7 @@ async def stop_after(root: Path, log: Path, moment: str) -> int | None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("moment", ["started", "indexing", "ready"])
+@pytest.mark.parametrize("moment", ["started", "indexing", "ready", "asking"])
 async def test_shutdown_then_exit_logs_no_traceback(tmp_path: Path, moment: str):
     docs = {f"docs/page{i}.md": f"# Page {i}\n\n" + "Words about page. " * 80 for i in range(20)}
     root = make_repo(tmp_path / "repo", docs)
