@@ -33,7 +33,7 @@ M.defaults = {
   -- (repomem/workspace.py): a .repomem.toml deeper than the .git wins
   root_markers = { '.git', '.repomem', '.repomem.toml', 'pyproject.toml' },
   -- { enable = true, debounceMs = 75, backend = { backend = 'openai', url = ... },
-  --   completion = { alpha = 0.5, iterations = 2 }, index = { ... } }; unset keys come
+  --   completion = { iterations = 1 }, index = { ... } }; unset keys come
   -- from the repository's .repomem.toml / pyproject.toml, then the server's defaults
   settings = {},
   completion = { enable = true, autotrigger = false },
