@@ -17,6 +17,7 @@ import functools
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +39,7 @@ from lsp_server.suggestion_cache import Suggestion
 from lsp_server.workspace_index import DocsReport, IndexReport, WorkspaceIndex
 from repomem import __version__
 from repomem.commands.ask import FORMS, STRATEGIES, render
+from repomem.docmem.memory import DocMemory
 from repomem.docmem.strategies import AskError
 from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
 from repomem.index.languages import language_for_path
@@ -54,6 +56,8 @@ ASK_COMMAND = "repomem.ask"
 
 #: how long to wait for the client's answer to a request made during start-up
 CLIENT_TIMEOUT_S = 5.0
+#: how long ``repomem.ask`` waits for the doc memory (indexing, then reading the docs)
+DOCS_WAIT_S = 60.0
 #: share of the progress bar each indexing stage covers
 _STAGES = {"scan": (0, 5), "parse": (5, 60), "relations": (60, 100)}
 
@@ -77,6 +81,7 @@ class RepomemServer(LanguageServer):
         self._indexed_message = ""
         self._stopped = False
         self._told_untrusted = False  # the untrusted repository settings were shown
+        self._starting: asyncio.Task[Any] | None = None  # the ``initialized`` handler
         self._register()
 
     # ------------------------------------------------------------------ registration
@@ -135,6 +140,7 @@ class RepomemServer(LanguageServer):
 
     async def _on_initialized(self, params: types.InitializedParams) -> None:
         self.loop = asyncio.get_running_loop()
+        self._starting = asyncio.current_task()
         self.log_handler.attach(self.loop)
         data = self._init_options
         if self._client_supports("workspace.configuration"):
@@ -151,6 +157,12 @@ class RepomemServer(LanguageServer):
         self.index.start()
 
     async def _on_shutdown(self, params: None) -> None:
+        """Stop start-up if it still runs, then what it started: the completer's loop closed
+        under a start-up that goes on to use it logged errors when an editor quit at once."""
+        starting = self._starting
+        if starting is not None and not starting.done():
+            starting.cancel()
+            await asyncio.wait([starting])
         await self.completer.aclose()
         await asyncio.to_thread(self._stop_index)
 
@@ -275,17 +287,24 @@ class RepomemServer(LanguageServer):
     def on_docs(self, report: DocsReport) -> None:
         self._from_thread(self._docs_ready, report)
 
-    async def _begin_progress(self) -> None:
-        if self._progress_token is not None or not self._client_supports(
-            "window.work_done_progress"
-        ):
-            return
+    async def _create_progress(self, name: str) -> str | None:
+        """A new progress token the client accepted; None where it shows no progress."""
+        if not self._client_supports("window.work_done_progress"):
+            return None
         self._progress_count += 1
-        token = f"repomem-index-{self._progress_count}"
+        token = f"{name}-{self._progress_count}"
         try:
             await asyncio.wait_for(self.work_done_progress.create_async(token), CLIENT_TIMEOUT_S)
-        except Exception as exc:  # no progress bar, but indexing goes on
+        except Exception as exc:  # no progress bar, but the work goes on
             logger.info("window/workDoneProgress/create failed: %s", exc)
+            return None
+        return token
+
+    async def _begin_progress(self) -> None:
+        if self._progress_token is not None:
+            return
+        token = await self._create_progress("repomem-index")
+        if token is None:
             return
         self._progress_token = token
         self.work_done_progress.begin(
@@ -550,14 +569,9 @@ class RepomemServer(LanguageServer):
         question, strategy, form = _ask_arguments(args)
         memory = self.index.memory
         if memory is None:
-            state = self.index.doc_state
-            raise JsonRpcInternalError(
-                f"{ASK_COMMAND}: "
-                + {
-                    "none": "the repository has no docs to answer from",
-                    "failed": "the doc memory could not be opened (see the log)",
-                }.get(state, "the doc memory is not open yet; try again once indexing ends")
-            )
+            memory = await self._wait_for_docs()
+        if memory is None:
+            raise JsonRpcInternalError(f"{ASK_COMMAND}: {self._no_docs_reason()}")
         hold = self.index.asking()
         await asyncio.to_thread(hold.__enter__)
         try:
@@ -567,6 +581,49 @@ class RepomemServer(LanguageServer):
         finally:
             hold.__exit__(None, None, None)
         return {**result.to_dict(), "text": render(result)}
+
+    async def _wait_for_docs(self) -> DocMemory | None:
+        """The doc memory once the index and the docs are read, for a question asked before:
+        the user cannot know when that is. Waits at most ``DOCS_WAIT_S``, with a progress
+        bar where the client shows them."""
+        if not self.index.docs_pending():
+            return self.index.memory
+        token = await self._create_progress("repomem-ask")
+        stage = None
+        deadline = time.monotonic() + DOCS_WAIT_S
+        try:
+            while self.index.docs_pending() and (left := deadline - time.monotonic()) > 0:
+                now = "indexing" if self.index.state == "indexing" else "reading the docs"
+                if token is not None and now != stage:
+                    if stage is None:
+                        title = "repomem: waiting for the doc memory"
+                        begin = types.WorkDoneProgressBegin(title=title, message=now)
+                        self.work_done_progress.begin(token, begin)
+                    else:
+                        report = types.WorkDoneProgressReport(message=now)
+                        self.work_done_progress.report(token, report)
+                    stage = now
+                await asyncio.to_thread(self.index.wait_for_docs, min(left, 0.5))
+        finally:
+            if token is not None and stage is not None:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd())
+                self.work_done_progress.tokens.pop(token, None)
+        return self.index.memory
+
+    def _no_docs_reason(self) -> str:
+        """Why no doc memory answers a question."""
+        if self.index.doc_state == "none":
+            return "the repository has no docs to answer from"
+        if self.index.doc_state == "failed":
+            return "the doc memory could not be opened (see the log)"
+        if self.index.docs_pending():
+            return (
+                f"the doc memory is still being read after {DOCS_WAIT_S:.0f} s; ask again once"
+                " its progress ends"
+            )
+        if self.root is None:
+            return "no workspace folder is open, so there are no docs to answer from"
+        return "there is no index to read the docs from (indexing failed; see the log)"
 
 
 def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:

@@ -194,6 +194,21 @@ class WorkspaceIndex:
         """The doc memory (None before it is open, or when the repository has no docs)."""
         return self._memory
 
+    def docs_pending(self) -> bool:
+        """Whether a doc memory is still to come: the docs are being read, or will be once
+        the index about to be built, being built or just swapped in is ready."""
+        with self._cond:
+            if self.doc_state == "reading":
+                return True
+            building = self.state in ("idle", "indexing")
+            return self.doc_state == "waiting" and (building or self._docs_wanted)
+
+    def wait_for_docs(self, timeout: float) -> bool:
+        """Block until no doc memory is pending (True) or ``timeout`` seconds pass (False);
+        each job the worker ends wakes it. Call it off the event loop."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self.docs_pending(), timeout)
+
     @contextlib.contextmanager
     def asking(self) -> Iterator[None]:
         """Held while a question is answered from the doc memory, which reads the index

@@ -20,8 +20,10 @@ def _command_modules() -> list[ModuleType]:
         for info in pkgutil.iter_modules(repomem.commands.__path__)
         if not info.name.startswith("_")  # helpers the commands share
     ]
-    for ep in entry_points(group="repomem.commands"):
-        modules.append(ep.load())
+    # by name: an environment that also holds this project under an older distribution name
+    # lists each entry point twice
+    found = {ep.name: ep for ep in entry_points(group="repomem.commands")}
+    modules += [ep.load() for ep in found.values()]
     return sorted(modules, key=lambda m: m.NAME)
 
 

@@ -312,7 +312,7 @@ def small_repo(tmp_path: Path) -> Path:
     [
         ("app.py", "expected FILE:LINE[:COL], got 'app.py'"),
         ("app.py:0", "count from 1"),
-        ("app.py:9", "line 9 is out of range (1 to 4)"),
+        ("app.py:9", "line 9 is past the end (app.py has 3 lines; a cursor goes on line 1 to 4)"),
         ("app.py:3:40", "app.py:3: column 40 is out of range (1 to 19)"),
         ("missing.py:1", "missing.py: no such file"),
     ],

@@ -197,7 +197,8 @@ def test_the_precision_coverage_plot_is_optional(
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     said = curve_plot(_curve_runs(), png)
     assert said == (
-        "no precision_coverage.png: matplotlib is not installed (pip install 'repomem[plot]')"
+        "no precision_coverage.png: matplotlib is not installed"
+        " (in a clone of repomem: pip install '.[plot]')"
     )
     assert not png.exists()
 

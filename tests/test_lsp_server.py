@@ -79,11 +79,18 @@ def repo(tmp_path: Path) -> Path:
 async def start(client: LanguageClient, root: Path, options: Any = None) -> Any:
     """Initialize with the preset's capabilities plus inline completion; wait for the index
     and the doc memory read after it."""
+    ready = client.protocol.wait_for_notification("repomem/indexReady")
+    docs = client.protocol.wait_for_notification("repomem/docsReady")
+    await initialize(client, root, options)
+    await asyncio.wait_for(asyncio.wrap_future(docs), READY_TIMEOUT_S)
+    return ready.result()
+
+
+async def initialize(client: LanguageClient, root: Path, options: Any = None) -> None:
+    """Initialize with the preset's capabilities plus inline completion, and return."""
     capabilities = client_capabilities(client.preset)  # type: ignore[attr-defined]
     assert capabilities.text_document is not None
     capabilities.text_document.inline_completion = types.InlineCompletionClientCapabilities()
-    ready = client.protocol.wait_for_notification("repomem/indexReady")
-    docs = client.protocol.wait_for_notification("repomem/docsReady")
     client.registrations = []  # type: ignore[attr-defined]
     if "client/registerCapability" not in client.protocol.fm.features:
 
@@ -101,8 +108,6 @@ async def start(client: LanguageClient, root: Path, options: Any = None) -> Any:
     )
     assert result.capabilities.completion_provider is not None
     assert result.capabilities.inline_completion_provider is not None
-    await asyncio.wait_for(asyncio.wrap_future(docs), READY_TIMEOUT_S)
-    return ready.result()
 
 
 def open_doc(client: LanguageClient, path: Path, text: str | None = None) -> str:
@@ -722,6 +727,26 @@ async def test_doc_memory_completes_documented_names_and_answers_questions(
 
 async def _docs_in_completions(client: LanguageClient) -> str:
     return "on" if (await status(client)).docs.inCompletions else "off"
+
+
+@pytest.mark.asyncio
+async def test_ask_as_soon_as_started_waits_for_the_doc_memory(
+    client: LanguageClient, tmp_path: Path
+):
+    root = make_repo(tmp_path / "repo", {"docs/cache.mdx": DOC_MDX})
+    await initialize(client, root)
+    # before the index is built, and so before the docs are read: answered once they are
+    answer = await ask(client, "How often are cache entries written?")
+    assert answer["sources"][0]["path"] == "docs/cache.mdx"
+    capabilities = client_capabilities(client.preset)  # type: ignore[attr-defined]
+    if capabilities.window and capabilities.window.work_done_progress:
+        (waited,) = [
+            reports
+            for reports in client.progress_reports.values()
+            if reports[0].title == "repomem: waiting for the doc memory"
+        ]
+        assert waited[0].message in ("indexing", "reading the docs")
+        assert isinstance(waited[-1], types.WorkDoneProgressEnd)
 
 
 @pytest.mark.asyncio

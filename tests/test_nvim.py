@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repos import make_repo
+from repos import make_repo, write_files
+
+from repomem.errors import RepomemError
+from repomem.workspace import find_root
 
 NVIM = shutil.which("nvim")
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed")
@@ -192,3 +195,93 @@ def test_default_setup_completes_without_complaint(
     assert result["messages"] == [], "the server rejected the settings"
     assert result["server_settings"]["completion"]["iterations"] == 2
     assert result["items"] and result["items"][0]["newText"].endswith(EXPECTED)
+
+
+ROOTS = PLUGIN / "tests" / "roots.lua"
+LSP_README = PLUGIN.parents[1] / "lsp_server" / "README.md"
+
+
+def cli_root(path: Path) -> str | None:
+    try:
+        return str(find_root(path))
+    except RepomemError:
+        return None
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """Folders rooted every way the command line accepts, one rooted by none, and what the
+    plugin and lsp_server/README.md's snippet made of them in one Neovim session."""
+    top = tmp_path_factory.mktemp("roots").resolve()
+    files = {
+        "git/pkg/a.py": "a = 1\n",  # root: git (a .git directory)
+        "git/deeper/sub/b.py": "b = 1\n",  # root: git/deeper (its .repomem.toml)
+        "git/lib/c.py": "c = 1\n",  # root: git (lib's pyproject.toml has no [tool.repomem])
+        "indexed/src/d.py": "d = 1\n",  # root: indexed (.repomem/, as `repomem index` leaves)
+        "sdist/src/e.py": "def e():\n    return 1\n",  # root: sdist ([tool.repomem.*] table)
+        "nothing/f.py": "f = 1\n",  # no root
+        "nothing/g.py": "g = 1\n",
+    }
+    write_files(top, files)
+    (top / "git/.git").mkdir()
+    (top / "git/deeper/.repomem.toml").write_text("[completion]\nk = 5\n")
+    (top / "git/lib/pyproject.toml").write_text('[project]\nname = "lib"\n')
+    (top / "indexed/.repomem").mkdir()
+    (top / "sdist/pyproject.toml").write_text('[project]\nname = "e"\n\n[tool.repomem.index]\n')
+    assert cli_root(top) is None, "the temporary folder is inside a repository"
+    out = top / "roots.json"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    checked = [str(top / rel) for rel in files]
+    outside = [str(top / "nothing/f.py"), str(top / "nothing/g.py")]
+    args = [PLUGIN, LSP_README, json.dumps(checked), json.dumps(outside), top / "sdist/src/e.py"]
+    proc = subprocess.run(
+        [NVIM, "--clean", "--headless", "-l", str(ROOTS), *map(str, args), str(out)],
+        cwd=top / "nothing",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    return top, result
+
+
+def test_the_plugin_and_the_readme_find_the_roots_the_cli_finds(
+    roots: tuple[Path, dict[str, Any]],
+) -> None:
+    top, result = roots
+    want = {
+        "git/pkg/a.py": "git",
+        "git/deeper/sub/b.py": "git/deeper",
+        "git/lib/c.py": "git",
+        "indexed/src/d.py": "indexed",
+        "sdist/src/e.py": "sdist",
+        "nothing/f.py": None,
+        "nothing/g.py": None,
+    }
+    for seen in result["roots"]:
+        rel = Path(seen["file"]).relative_to(top).as_posix()
+        expected = None if want[rel] is None else str(top / want[rel])
+        assert cli_root(Path(seen["file"])) == expected, rel
+        assert (seen["plugin"], seen["readme"]) == (expected, expected), rel
+    assert len(result["roots"]) == len(want)
+    assert result["snippet_notifications"] == 2  # the README's snippet says why, too
+
+
+def test_a_file_outside_every_repository_gets_no_server_and_one_word_why(
+    roots: tuple[Path, dict[str, Any]],
+) -> None:
+    _, result = roots
+    assert result["outside_clients"] == 0
+    (said,) = [n["message"] for n in result["notifications"]]  # two files, said once
+    assert "f.py is not inside a repository" in said and "repomem index" in said
+    assert "g.py is not inside a repository" in result["health"]  # the last one
+    assert "the current directory is not inside a repository" in result["health"]
+
+
+def test_attaches_in_a_folder_without_git(roots: tuple[Path, dict[str, Any]]) -> None:
+    top, result = roots
+    assert result["attached"] is True
+    assert Path(result["attached_root"]).resolve() == top / "sdist"

@@ -227,7 +227,10 @@ def curve_plot(runs: Sequence[Run], path: Path) -> str:
         matplotlib.use("Agg")  # files only: no display is needed or wanted
         import matplotlib.pyplot as plt
     except ImportError:
-        return f"no {path.name}: matplotlib is not installed (pip install 'repomem[plot]')"
+        return (
+            f"no {path.name}: matplotlib is not installed"
+            " (in a clone of repomem: pip install '.[plot]')"
+        )
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     for name, curve in curves:
         points = [p for p in curve if p["precision"] is not None]

@@ -2,7 +2,7 @@
 
 LINE and COL are 1-based. COL defaults to 1, the start of the line, so the whole line is
 completed: the line's existing text and everything below it are the right context. The
-repository is the nearest directory above FILE holding ``.repomem`` or ``.git``; its index is
+repository is the nearest root above FILE (``repomem.workspace.find_root``); its index is
 loaded, or built on first use. The file's text on disk is the buffer: if it changed since
 indexing, the index is updated in memory for this run. Retrieval does not see the file's own
 lines around the cursor (``window`` lines either side): the prompt shows them anyway. A file the
@@ -36,7 +36,7 @@ from repomem.commands import (
     repository_settings,
 )
 from repomem.errors import RepomemError
-from repomem.workspace import parse_position
+from repomem.workspace import check_cursor_line, parse_position
 
 if TYPE_CHECKING:
     from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
@@ -57,12 +57,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_backend_arguments(parser)
     parser.add_argument(
-        "--iterations", type=int, help="retrieve-then-generate rounds (RepoCoder; default 2)"
+        "--iterations",
+        type=int,
+        help="retrieve-then-generate rounds, RepoCoder: completion.iterations (default 2)",
     )
     parser.add_argument(
-        "--alpha", type=float, help="FragRel relation weight; 0 is plain BM25 (default 0.5)"
+        "--alpha",
+        type=float,
+        help="FragRel relation weight, 0 is plain BM25: completion.alpha (default 0)",
     )
-    parser.add_argument("--k", type=int, help="fragments retrieved per iteration (default 10)")
+    parser.add_argument(
+        "--k", type=int, help="fragments retrieved per iteration: completion.k (default 10)"
+    )
     parser.add_argument(
         "--mode",
         choices=("line", "api"),
@@ -156,9 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
 def split_at(text: str, line: int, column: int, name: str) -> tuple[str, str]:
     """The text before and after the 1-based (line, column) cursor."""
+    check_cursor_line(text, line, name)
     lines = text.split("\n")
-    if line > len(lines):
-        raise RepomemError(f"{name}: line {line} is out of range (1 to {len(lines)})")
     current = lines[line - 1]
     if column > len(current) + 1:
         raise RepomemError(

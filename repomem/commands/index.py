@@ -28,7 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--index-dir", help="where to keep the index: index.index_dir (default: PATH/.repomem)"
     )
     parser.add_argument(
-        "--epsilon", type=float, help="relation strength cutoff: index.relation_epsilon (0.05)"
+        "--epsilon",
+        type=float,
+        help="relation strength cutoff: index.relation_epsilon (default 0.05)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -10,10 +10,9 @@ from repomem.commands import open_index, repository_settings
 from repomem.commands._explain import definition_line, fragment_line
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion
-from repomem.errors import RepomemError
 from repomem.index.parsing import split_lines
 from repomem.settings import Settings
-from repomem.workspace import Position, parse_position
+from repomem.workspace import Position, check_cursor_line, parse_position
 
 NAME = "retrieve"
 HELP = (
@@ -26,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="FILE:LINE", help="cursor position, 1-based line")
     parser.add_argument("--k", type=int, help="how many fragments: completion.k (default 10)")
     parser.add_argument(
-        "--alpha", type=float, help="environment weight: completion.alpha (default 0.5)"
+        "--alpha", type=float, help="environment weight: completion.alpha (default 0)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
@@ -44,11 +43,8 @@ def run(args: argparse.Namespace) -> int:
     index = open_index(pos.root, settings.index, build=False)
     text = (pos.root / pos.path).read_text(encoding="utf-8", errors="replace")
     index.apply_buffer(pos.path, text)  # the file as it is now, not as indexed
+    check_cursor_line(text, pos.line + 1, pos.name)
     lines = split_lines(text)
-    if pos.line > len(lines):
-        raise RepomemError(
-            f"{pos.path} has {len(lines)} lines; line {pos.line + 1} is past the end"
-        )
     k, alpha, window = settings.completion.k, settings.completion.alpha, settings.completion.window
     query = "\n".join(lines[max(0, pos.line - window) : pos.line])
     exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)

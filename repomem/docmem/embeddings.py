@@ -38,7 +38,7 @@ class Embedder:
         except ImportError as exc:
             raise EmbeddingError(
                 f"an embedding model needs torch and transformers ({exc.name} is missing):"
-                " pip install 'repomem[transformers]'"
+                " in a clone of repomem, pip install '.[transformers]'"
             ) from exc
         self._torch: Any = torch
         try:

@@ -94,7 +94,8 @@ function resolveExecutable(setting: string, environment: Environment): string {
   }
   const where = environment.workspaceFolder === undefined ? "PATH" : "PATH, .venv or venv";
   throw new ServerNotFoundError(
-    `"${expanded}" was not found on ${where}. Install repomem (pip install repomem) ` +
+    `"${expanded}" was not found on ${where}. Install repomem from a clone of its repository ` +
+      `(pip install .; the PyPI package named "repomem" is another project) ` +
       `or set ${SERVER_PATH_SETTING} to the repomem executable.`,
   );
 }

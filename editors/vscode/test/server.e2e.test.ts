@@ -115,6 +115,8 @@ describe("repomem serve with the extension's client options", {
       fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       fs.writeFileSync(path.join(root, rel), text);
     }
+    // a folder outside git (as an unpacked tarball is) is indexed as it is: the folder is the root
+    assert.ok(!fs.existsSync(path.join(root, ".git")));
     assert.ok(server);
     child = spawn(server.command, server.args, { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
     child.stderr!.on("data", (chunk: Buffer) => {

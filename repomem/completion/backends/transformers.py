@@ -39,7 +39,8 @@ def _import_torch_transformers() -> tuple[Any, Any]:
     except ImportError as exc:
         raise BackendError(
             f"backend 'transformers' needs torch and transformers ({exc.name or exc} is missing):"
-            " install the `transformers` extra: pip install 'repomem[transformers]'"
+            " install the `transformers` extra (in a clone of repomem: pip install"
+            " '.[transformers]')"
         ) from exc
     return torch, transformers
 

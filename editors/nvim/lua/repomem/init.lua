@@ -10,7 +10,8 @@ local NAME = 'repomem'
 --- @class repomem.Options
 --- @field cmd string[] the command that starts the server
 --- @field filetypes string[]
---- @field root_markers (string|string[])[] what marks the repository root (see |lsp-root_markers|)
+--- @field root_markers string[] what marks a repository root: the nearest directory holding one
+--- (a `pyproject.toml` only with a `[tool.repomem]` table), as `repomem` itself finds it
 --- @field settings table sent as `repomem` in initializationOptions and didChangeConfiguration
 --- @field completion { enable: boolean, autotrigger: boolean }
 --- @field inline { enable: boolean, accept: string|false }
@@ -28,10 +29,11 @@ M.defaults = {
     'c',
     'cpp',
   },
-  -- the nearest directory with either one: a .repomem.toml deeper than the .git wins
-  root_markers = { { '.repomem.toml', '.git' } },
+  -- the nearest directory holding any one is the root, as for the `repomem` command line
+  -- (repomem/workspace.py): a .repomem.toml deeper than the .git wins
+  root_markers = { '.git', '.repomem', '.repomem.toml', 'pyproject.toml' },
   -- { enable = true, debounceMs = 75, backend = { backend = 'openai', url = ... },
-  --   completion = { alpha = 0.5, iterations = 2 }, index = { ... } }; unset keys come
+  --   completion = { iterations = 1 }, index = { ... } }; unset keys come
   -- from the repository's .repomem.toml / pyproject.toml, then the server's defaults
   settings = {},
   completion = { enable = true, autotrigger = false },
@@ -40,6 +42,100 @@ M.defaults = {
 
 --- @type repomem.Options
 local options = vim.deepcopy(M.defaults)
+
+--- Whether the `pyproject.toml` at `file` has a `[tool.repomem]` (or `[tool.repomem.*]`) table.
+--- @param file string
+--- @return boolean
+local function configures_repomem(file)
+  local ok, lines = pcall(vim.fn.readfile, file)
+  if not ok then
+    return false
+  end
+  for _, line in ipairs(lines) do
+    if line:match('^%s*%[tool%.repomem[%]%.]') then
+      return true
+    end
+  end
+  return false
+end
+
+--- @param dir string
+--- @return boolean
+local function is_root(dir)
+  for _, marker in ipairs(vim.iter(options.root_markers):flatten():totable()) do
+    local path = vim.fs.joinpath(dir, marker)
+    if marker == 'pyproject.toml' then
+      if configures_repomem(path) then
+        return true
+      end
+    elseif vim.uv.fs_stat(path) then
+      return true
+    end
+  end
+  return false
+end
+
+--- The repository root of a buffer or a path: the nearest directory at or above it holding one
+--- of `root_markers`, as `repomem` finds it; nil outside any repository.
+--- @param source integer|string buffer number (0: the current one) or path
+--- @return string?
+function M.root(source)
+  local path = type(source) == 'number' and vim.api.nvim_buf_get_name(source) or source
+  if path == '' then
+    return nil
+  end
+  path = vim.fs.normalize(vim.fn.fnamemodify(path, ':p'))
+  local dir = vim.fn.isdirectory(path) == 1 and path or vim.fs.dirname(path)
+  if is_root(dir) then
+    return dir
+  end
+  for parent in vim.fs.parents(dir) do
+    if is_root(parent) then
+      return parent
+    end
+  end
+  return nil
+end
+
+--- Why no server starts for a file: said once a session, with what would make it start.
+--- @param path string
+--- @return string
+function M.no_root_message(path)
+  return ('repomem: %s is not inside a repository: no directory above it holds .git, .repomem,'
+    .. ' .repomem.toml or a pyproject.toml with [tool.repomem], so the server is not started.'
+    .. ' Run `repomem index` in the project\'s directory (or add a .repomem.toml there) and'
+    .. ' reopen the file.'):format(vim.fn.fnamemodify(path, ':~'))
+end
+
+--- the last file the server was not started for, for lack of a root
+--- @type string?
+local unrooted = nil
+
+--- The last file the server was not started for, for lack of a root (for `:checkhealth`).
+--- @return string?
+function M.unrooted()
+  return unrooted
+end
+
+--- `vim.lsp.config`'s root_dir: the buffer's repository root, or a word why there is none
+--- (once a session: every other file of such a folder would say it again).
+--- @param bufnr integer
+--- @param on_dir fun(root: string)
+local function root_dir(bufnr, on_dir)
+  local root = M.root(bufnr)
+  if root then
+    on_dir(root)
+    return
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or vim.bo[bufnr].buftype ~= '' then
+    return
+  end
+  if unrooted == nil then
+    vim.notify(M.no_root_message(name), vim.log.levels.WARN)
+  end
+  unrooted = name
+end
 
 --- @param client vim.lsp.Client
 --- @param bufnr integer
@@ -87,7 +183,7 @@ local function lsp_config()
   return {
     cmd = options.cmd,
     filetypes = options.filetypes,
-    root_markers = options.root_markers,
+    root_dir = root_dir,
     workspace_required = true,
     init_options = { repomem = wire(options.settings) },
     settings = { repomem = wire(options.settings) },
