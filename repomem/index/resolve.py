@@ -281,6 +281,9 @@ class Resolver:
             if self.imports:
                 modules = {self._imported(path, b) for b in self.files[path].imports}
                 out.extend((ROOT, m, ROOT) for m in sorted(modules - {None, path}))
+            # one edge per (statement, definition): ``f(1) + f(2)`` calls ``f`` once, as an
+            # update, which gathers each file's edges into a set, counts it
+            out = list(dict.fromkeys(out))
             reading, trying = self._reading, self._trying
         finally:
             self._reading = self._trying = None
