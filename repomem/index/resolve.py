@@ -46,8 +46,18 @@ class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
     with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
 
-    def __init__(self, files: Mapping[str, ParsedFile], *, imports: bool = False) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, ParsedFile],
+        *,
+        imports: bool = False,
+        settings: Mapping[str, object] | None = None,
+    ) -> None:
         self.imports = imports
+        # what each family read outside the indexed files when the index was built
+        # (``Language.settings``), by namespace; and each family's own tables
+        self.settings: dict[str, object] = dict(settings or {})
+        self.tables: dict[str, object] = {}
         self.files: dict[str, ParsedFile] = {}
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
@@ -296,7 +306,11 @@ class Resolver:
 
     def _imported(self, path: str, b: ImportBinding) -> str | None:
         """The repository module an import binding reads: ``from pkg import sub`` reads the
-        submodule when there is one, else ``pkg``; ``import a.b`` binds, and reads, ``a``."""
+        submodule when there is one, else ``pkg``; ``import a.b`` binds, and reads, ``a``.
+        Another family's: as its ``Language.imported`` says."""
+        language = self.files[path].language
+        if language != "python":
+            return langs.for_language(language).imported(self, path, b)
         module = self.resolve_module(b.module, b.level, path)
         if module is None or b.symbol is None:
             return module
