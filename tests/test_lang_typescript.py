@@ -62,6 +62,8 @@ export class Base implements Named {
     return new Base();
   }
 }
+
+export const instance = new Base();
 """,
     "src/models/user.ts": """\
 import { Base } from './base';
@@ -88,6 +90,7 @@ import mul from './util/math.js';
 import { User } from './models/user';
 import { helper } from './copies/two';
 import { main } from '@lib';
+import { instance } from './models/base';
 const legacy = require('./legacy');
 const { count } = require('./legacy');
 
@@ -100,6 +103,7 @@ export function run(u: User): number {
   count();
   helper();
   main();
+  instance.helper();
   return mul(2, 3);
 }
 """,
@@ -151,6 +155,7 @@ def test_calls_resolve_through_imports_and_declared_types(tmp_path: Path) -> Non
         "src/copies/two.ts:helper",  # the copy the file imports, not "ambiguous"
         "lib/main.js:main",  # tsconfig paths, exact pattern
         "src/util/math.ts:mul",  # default import, './math.js' is math.ts
+        "src/models/base.ts:Base.helper",  # a const's members are its type's
     }
     assert _edges(index, "src/models/user.ts") == {
         ("this.other = new Base();", "src/models/base.ts:Base"),
@@ -177,6 +182,7 @@ def test_definitions_are_qualified(tmp_path: Path) -> None:
         "Base.name": False,
         "Base.helper": False,
         "Base.create": False,
+        "instance": False,
     }
     math = [d.name for d in index.parsed["src/util/math.ts"].definitions]
     assert math == ["add", "double", "mul", "helper"]

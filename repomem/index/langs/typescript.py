@@ -15,7 +15,9 @@ Parse time (``extract``) reads, per file:
   ``export:NAME`` (``export {a as NAME} from``, ``export default X``, ``module.exports``), and
   all its ``export * from`` modules one entry named ``export*`` (modules one a line), so that
   any change to them is a change of that entry;
-* classes' and interfaces' ``extends``/``implements`` types as bases.
+* classes' and interfaces' ``extends``/``implements`` types as bases, and as a top-level
+  ``const``'s bases its declared or constructed type (``export const cache = new Cache()``:
+  ``cache.get`` is ``Cache.get``).
 
 Module specifiers resolve as TypeScript's ``node`` resolution does inside the repository:
 relative paths with ``.ts``/``.tsx``/``.d.ts``/``.js``/... extensions and ``index`` files
@@ -34,6 +36,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -69,6 +72,9 @@ class _Tables(NamedTuple):
     stars: dict[str, list[str]]  # file -> its ``export * from`` specifiers
     globals: dict[str, list[tuple[str, str]]]  # name -> scripts' top-level definitions
     configs: dict[str, dict]  # config directory -> {"base": dir | None, "paths": [...]}
+    # (directory, specifier) -> (the file it names or None, the "file:" keys tried): valid
+    # while the family's set of files stays the same
+    modules: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]]
 
 
 # ---- parse time ------------------------------------------------------------------------------
@@ -110,12 +116,10 @@ _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
+@cache
 def _query(language: str) -> Query:
     text = _IMPORTS if language == "javascript" else _IMPORTS + _TS_IMPORTS
-    return _queries.setdefault(language, Query(grammar(language), text))
-
-
-_queries: dict[str, Query] = {}
+    return Query(grammar(language), text)
 
 
 def _text(node: Node | None) -> str:
@@ -297,6 +301,10 @@ class TypeScript(Language):
                 k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
                 if k < 0:
                     continue
+            elif k >= 0 and kinds[k] == "variable_declarator" and spans[k][0] == node.start_byte:
+                # a top-level ``const x: Foo`` / ``= new Foo()``: its members are Foo's
+                parsed.bases.setdefault(spans[k][2], [ty])
+                k = scopes.enclosing[k]
             types.setdefault((k, name), ty)
 
         for (call, callee), i in zip(calls, call_nodes, strict=True):
@@ -326,6 +334,7 @@ class TypeScript(Language):
             else:
                 imports[b.name] = b
         t.imports[path], t.exports[path] = imports, exports
+        t.modules.clear()
         for name in _globals(pf):
             t.globals.setdefault(name, []).append((path, name))
 
@@ -333,6 +342,7 @@ class TypeScript(Language):
         t = _tables(r)
         for table in (t.imports, t.exports, t.stars):
             table.pop(path, None)
+        t.modules.clear()
         for name in _globals(pf):
             t.globals[name] = [g for g in t.globals[name] if g[0] != path]
 
@@ -373,27 +383,24 @@ class TypeScript(Language):
         if pf is None or not all(_IDENT.fullmatch(p) for p in parts):
             return None
         scope = _cursor_scope(r, path, pf, len(lines) - 1)
-        how = ""
-        head = parts[0]
-        if len(parts) > 1 and head not in ("super",):
+        head, ty = parts[0], None
+        # a receiver typed before the cursor: ``this.field.m`` (a field or a constructor's
+        # parameter property) or ``x.m``, where ``x`` is not a name of the file
+        if head == "this" and len(parts) > 2:
             types = _line_types(lines)
-            key = f"this.{parts[1]}" if head == "this" else head
-            ty = types.get(key) or (types.get(parts[1]) if head == "this" else None)
-            if ty is not None and len(parts) > (2 if head == "this" else 1):
-                rest = parts[2:] if head == "this" else parts[1:]
-                if rest:
-                    parts, how = (*ty, *rest), f"receiver typed {'.'.join(ty)}"
+            ty = types.get(f"this.{parts[1]}") or types.get(parts[1])
+            rest = parts[2:]
+        elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
+            ty, rest = _line_types(lines).get(head), parts[1:]
+        if ty is not None:
+            found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
+            return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
         found = _target(r, _resolve(r, path, parts, scope, 0))
-        if found is not None:
-            if not how:
-                if parts[0] in ("this", "super"):
-                    how = f"method of {_class_of(r, path, scope)}"
-                elif found[0] == path:
-                    how = "this file"
-                else:
-                    how = "resolved through imports"
-            return found, how
-        return None
+        if found is None:
+            return None
+        if head in ("this", "super"):
+            return found, f"method of {_class_of(r, path, scope)}"
+        return found, "this file" if found[0] == path else "resolved through imports"
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
@@ -414,7 +421,7 @@ def _tables(r: Resolver) -> _Tables:
     t = r.tables.get(NAMESPACE)
     if t is None:
         settings = r.settings.get(NAMESPACE) or {}
-        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, dict(settings))
+        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, dict(settings), {})
     return t  # type: ignore[return-value]
 
 
@@ -651,10 +658,22 @@ def _module(r: Resolver, path: str, spec: str) -> str | None:
     """The repository file a module specifier written in ``path`` names, or None."""
     if not spec:
         return path
+    t = _tables(r)
+    key = (posixpath.dirname(path), spec)
+    hit = t.modules.get(key)
+    if hit is None:
+        tried: list[str] = []
+        hit = t.modules[key] = (_find_module(r, key[0], spec, tried), tuple(tried))
+    for k in hit[1]:
+        r.note_key(NAMESPACE, k)
+    return hit[0]
+
+
+def _find_module(r: Resolver, directory: str, spec: str, tried: list[str]) -> str | None:
     if spec.startswith("."):
-        base = _inside(posixpath.join(posixpath.dirname(path), spec))
-        return None if base is None else _probe(r, base)
-    config = _config_of(r, path)
+        base = _inside(posixpath.join(directory, spec))
+        return None if base is None else _probe(r, base, tried)
+    config = _config_of(r, directory)
     if config is None:
         return None
     for pattern, targets in config["paths"]:
@@ -669,17 +688,17 @@ def _module(r: Resolver, path: str, spec: str) -> str | None:
         else:
             continue
         for c in candidates:
-            found = _probe(r, c)
+            found = _probe(r, c, tried)
             if found is not None:
                 return found
     if config["base"] is not None:
-        return _probe(r, _inside(posixpath.join(config["base"], spec)) or "")
+        return _probe(r, _inside(posixpath.join(config["base"], spec)) or "", tried)
     return None
 
 
-def _probe(r: Resolver, base: str) -> str | None:
+def _probe(r: Resolver, base: str, tried: list[str]) -> str | None:
     """``base`` as a file, with an extension, or as a directory's ``index``: the first that is
-    a file of the repository."""
+    a file of the repository (each one tried is added to ``tried`` as a ``file:`` key)."""
     stem = base
     for ext in (".js", ".jsx", ".mjs", ".cjs"):
         if base.endswith(ext):  # TypeScript's ``./a.js`` is ``a.ts`` before compilation
@@ -690,18 +709,19 @@ def _probe(r: Resolver, base: str) -> str | None:
         candidates += [stem + e for e in _EXTENSIONS]
     candidates += [posixpath.join(stem, "index" + e) if stem else "index" + e for e in _EXTENSIONS]
     for c in candidates:
-        r.note_key(NAMESPACE, f"file:{c}")
+        tried.append(f"file:{c}")
         pf = r.files.get(c)
         if pf is not None and pf.language in ("javascript", "typescript", "tsx"):
             return c
     return None
 
 
-def _config_of(r: Resolver, path: str) -> dict | None:
+def _config_of(r: Resolver, directory: str) -> dict | None:
+    """The configuration of the nearest directory at or above ``directory`` that has one."""
     configs = _tables(r).configs
     if not configs:
         return None
-    d = posixpath.dirname(path)
+    d = directory
     while True:
         if d in configs:
             return configs[d]
@@ -779,14 +799,12 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
 
 def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
     """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
-    included."""
+    included, or of a ``const``'s declared or constructed type (its ``bases``)."""
     if depth > _MAX_DEPTH:
         return None
     r.note_lookup(path, f"{qual}.{name}")
     if f"{qual}.{name}" in r.defs.get(path, {}):
         return path, f"{qual}.{name}"
-    if qual not in r.classes.get(path, set()):
-        return None
     for base in r.files[path].bases.get(qual, ()):
         found = _resolve(r, path, base, None, depth + 1)
         if found is not None and found[1] is not None:
@@ -883,10 +901,10 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> str | Non
 
 
 _TYPED = re.compile(
-    r"(?<![\w$.])(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
+    r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
+    r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
     r"(?::\s*(?P<annot>[A-Za-z_$][\w$.]*(?:<[^=;{}()]*>)?(?:\s*\|\s*(?:null|undefined))*)"
-    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*)"
-    r"|(?P<untyped>=)(?!=))"
+    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*)))"
 )
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 _types_cache: list = [None, None]
@@ -900,7 +918,7 @@ def _line_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for m in _TYPED.finditer(_STRING.sub('""', block)):
         if m["untyped"]:  # ``const x = ...``: what an earlier ``x: Foo`` said is not known
-            out.pop(m["name"], None)
+            out.pop(m["untyped"], None)
             continue
         ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
         if ty is not None:
