@@ -64,6 +64,10 @@ export class Base implements Named {
 }
 
 export const instance = new Base();
+
+export function makeBase(): Base {
+  return new Base();
+}
 """,
     "src/models/user.ts": """\
 import { Base } from './base';
@@ -90,7 +94,7 @@ import mul from './util/math.js';
 import { User } from './models/user';
 import { helper } from './copies/two';
 import { main } from '@lib';
-import { instance } from './models/base';
+import { instance, makeBase } from './models/base';
 const legacy = require('./legacy');
 const { count } = require('./legacy');
 
@@ -104,6 +108,8 @@ export function run(u: User): number {
   helper();
   main();
   instance.helper();
+  const made2 = makeBase();
+  made2.name();
   return mul(2, 3);
 }
 """,
@@ -156,6 +162,8 @@ def test_calls_resolve_through_imports_and_declared_types(tmp_path: Path) -> Non
         "lib/main.js:main",  # tsconfig paths, exact pattern
         "src/util/math.ts:mul",  # default import, './math.js' is math.ts
         "src/models/base.ts:Base.helper",  # a const's members are its type's
+        "src/models/base.ts:makeBase",
+        "src/models/base.ts:Base.name",  # a function's result has its return type
     }
     assert _edges(index, "src/models/user.ts") == {
         ("this.other = new Base();", "src/models/base.ts:Base"),
@@ -183,6 +191,7 @@ def test_definitions_are_qualified(tmp_path: Path) -> None:
         "Base.helper": False,
         "Base.create": False,
         "instance": False,
+        "makeBase": False,
     }
     math = [d.name for d in index.parsed["src/util/math.ts"].definitions]
     assert math == ["add", "double", "mul", "helper"]
@@ -194,12 +203,12 @@ def _cards(index: RepoIndex, path: str, left: str) -> list[tuple[str, str]]:
 
 def test_names_at_the_cursor_resolve_as_calls_do(tmp_path: Path) -> None:
     index = _index(tmp_path)
-    left = FILES["src/main.ts"].split("  u.total();")[0] + "  made.total();\n  util.times(1, 2);\n"
-    got = resolve_names(
-        index, "src/main.ts", left, ["made.total", "util.times", "helper", "User.create"]
-    )
+    left = FILES["src/main.ts"].split("  u.total();")[0] + "  const b = makeBase();\n"
+    names = ["made.total", "b.helper", "util.times", "helper", "User.create"]
+    got = resolve_names(index, "src/main.ts", left, names)
     assert [g[:2] if g else None for g in got] == [
         ("src/models/user.ts", "User.total"),  # a local typed by ``new``
+        ("src/models/base.ts", "Base.helper"),  # by the return type of what made it
         ("src/util/math.ts", "mul"),  # the barrel's renamed default export
         ("src/copies/two.ts", "helper"),
         ("src/models/base.ts", "Base.create"),  # inherited static method

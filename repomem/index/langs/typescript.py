@@ -91,6 +91,9 @@ _IMPORTS = """
   left: (member_expression object: (this) property: (property_identifier) @field)
   right: (new_expression constructor: (_) @ctor))
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @ctor))
+(variable_declarator name: (identifier) @var value: [
+  (call_expression function: [(identifier) (member_expression)] @ctor)
+  (await_expression (call_expression function: [(identifier) (member_expression)] @ctor))])
 """
 _TS_IMPORTS = """
 (extends_type_clause) @heritage
@@ -155,7 +158,16 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     if m is None:
         return None
     parts = tuple(m.group(1).split("."))
-    return None if parts[0] in _BUILTIN_TYPES else parts
+    return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
+
+
+def _declared_type(d: Node) -> tuple[str, ...] | None:
+    """The return type of a function, method or arrow ``const``, the type of a field."""
+    typed = d.child_by_field_name("type")
+    if typed is None:
+        fn = d.child_by_field_name("value") if "function" not in d.type else d
+        typed = None if fn is None else fn.child_by_field_name("return_type")
+    return None if typed is None else _type_parts(_text(typed))
 
 
 class _Scopes:
@@ -243,7 +255,7 @@ class TypeScript(Language):
                     if "ctor" in caps
                     else _type_parts(_text(caps["type"][0]))
                 )
-                if ty is None:
+                if ty is None or ty == ("require",):  # ``require`` binds a module
                     continue
                 if "field" in caps:
                     typed.append((caps["field"][0], "this." + _text(caps["field"][0]), ty))
@@ -285,6 +297,10 @@ class TypeScript(Language):
                 continue  # an overload: the implementation is the definition
             if i >= 0:
                 parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
+            if d.type not in _CLASS_KINDS:  # a function's members are its return type's
+                ty = _declared_type(d)
+                if ty is not None:
+                    parsed.bases[qual] = [ty]
         scopes = _Scopes(spans)
 
         for node in heritage:
@@ -835,19 +851,22 @@ def _resolve(
     head = parts[0]
     if head in ("this", "super"):
         cls = _class_of(r, path, scope)
-        if cls is None or len(parts) != 2:
+        if cls is None or len(parts) < 2:
             return None
         if head == "this":
-            return _member(r, path, cls, parts[1], depth + 1)
-        for base in r.files[path].bases.get(cls, ()):
-            found = _resolve(r, path, base, None, depth + 1)
-            if found is not None and found[1] is not None:
-                hit = _member(r, found[0], found[1], parts[1], depth + 1)
-                if hit is not None:
-                    return hit
-        return None
-    current = _local(r, path, head, scope, depth)
-    for part in parts[1:]:
+            current = _member(r, path, cls, parts[1], depth + 1)
+        else:
+            current = None
+            for base in r.files[path].bases.get(cls, ()):
+                found = _resolve(r, path, base, None, depth + 1)
+                if found is not None and found[1] is not None:
+                    current = _member(r, found[0], found[1], parts[1], depth + 1)
+                    if current is not None:
+                        break
+        rest = parts[2:]
+    else:
+        current, rest = _local(r, path, head, scope, depth), parts[1:]
+    for part in rest:
         if current is None:
             return None
         file, qual = current
@@ -901,7 +920,9 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> str | Non
 
 
 _TYPED = re.compile(
-    r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
+    r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
+    r"(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\("
+    r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
     r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
     r"(?::\s*(?P<annot>[A-Za-z_$][\w$.]*(?:<[^=;{}()]*>)?(?:\s*\|\s*(?:null|undefined))*)"
     r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*)))"
@@ -917,6 +938,9 @@ def _line_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
     block = "\n".join(lines[max(0, len(lines) - 1 - TYPE_LINES) :])
     out: dict[str, tuple[str, ...]] = {}
     for m in _TYPED.finditer(_STRING.sub('""', block)):
+        if m["called"]:  # ``const x = f()``: what ``f`` returns
+            out[m["called"]] = tuple(m["callee"].split("."))
+            continue
         if m["untyped"]:  # ``const x = ...``: what an earlier ``x: Foo`` said is not known
             out.pop(m["untyped"], None)
             continue
