@@ -258,9 +258,8 @@ def test_tsconfig_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> N
     root = write_files(tmp_path / "proj", FILES)
     config = IndexConfig(index_dir=str(tmp_path / "idx"))
     built, _ = RepoIndex.build(root, config)
-    assert built.settings == {
-        "js": {"": {"base": "", "paths": [["@app/*", ["src/*"]], ["@lib", ["lib/main.js"]]]}}
-    }
+    paths = [["@app/*", ["src/*"]], ["@lib", ["lib/main.js"]]]
+    assert built.settings == {"js": {"configs": {"": {"base": "", "paths": paths}}, "packages": {}}}
     (root / "tsconfig.json").write_text(json.dumps({"compilerOptions": {}}))
     # a loaded index resolves as the build did: its saved calls and an update agree
     loaded = RepoIndex.load(root, config)
@@ -269,8 +268,29 @@ def test_tsconfig_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> N
     assert "lib/main.js:main" in {t for _, t in _edges(loaded, "src/main.ts")}
     # the next build reads it again: '@lib' is a package outside the repository now
     rebuilt, _ = RepoIndex.build(root, config)
-    assert rebuilt.settings == {"js": {"": {"base": None, "paths": []}}}
+    assert rebuilt.settings == {
+        "js": {"configs": {"": {"base": None, "paths": []}}, "packages": {}}
+    }
     assert "lib/main.js:main" not in {t for _, t in _edges(rebuilt, "src/main.ts")}
+
+
+def test_workspace_packages_import_each_other_by_name(tmp_path: Path) -> None:
+    files = {
+        "packages/core/package.json": '{"name": "@demo/core", "main": "dist/index.js"}',
+        "packages/core/src/index.ts": "export { coreFn } from './impl';\n",
+        "packages/core/src/impl.ts": "export function coreFn(): number {\n  return 1;\n}\n",
+        "packages/core/src/extra.ts": "export function extraFn(): number {\n  return 2;\n}\n",
+        "packages/app/package.json": '{"name": "app"}',
+        "packages/app/src/app.ts": "import { coreFn } from '@demo/core';\n"
+        "import { extraFn } from '@demo/core/extra';\n"
+        "import { other } from 'left-pad';\n\n"
+        "export function app(): number {\n  return coreFn() + extraFn() + other();\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert {t for _, t in _edges(index, "packages/app/src/app.ts")} == {
+        "packages/core/src/impl.ts:coreFn",  # main: dist/index.js, sources in src/
+        "packages/core/src/extra.ts:extraFn",
+    }
 
 
 EDITS: list[tuple[str, str | None]] = [

@@ -22,10 +22,11 @@ Parse time (``extract``) reads, per file:
 Module specifiers resolve as TypeScript's ``node`` resolution does inside the repository:
 relative paths with ``.ts``/``.tsx``/``.d.ts``/``.js``/... extensions and ``index`` files
 (``./a.js`` also finds ``a.ts``), and bare specifiers through the ``paths`` and ``baseUrl`` of
-the nearest ``tsconfig.json``/``jsconfig.json`` (``extends`` followed). Those configuration
-files are not indexed code: they are read when the index is built (``settings``) and saved
-with it, so that updates and queries resolve as the build did; a change to them takes effect
-at the next ``repomem index``. Anything else (a package in ``node_modules``, a global) does
+the nearest ``tsconfig.json``/``jsconfig.json`` (``extends`` followed), then by the name of a
+``package.json`` of the repository (a workspace's packages). Those files are not indexed
+code: they are read when the index is built (``settings``) and saved with it, so that updates
+and queries resolve as the build did; a change to them takes effect at the next
+``repomem index``. Anything else (a package in ``node_modules``, a global) does
 not resolve.
 """
 
@@ -72,6 +73,7 @@ class _Tables(NamedTuple):
     stars: dict[str, list[str]]  # file -> its ``export * from`` specifiers
     globals: dict[str, list[tuple[str, str]]]  # name -> scripts' top-level definitions
     configs: dict[str, dict]  # config directory -> {"base": dir | None, "paths": [...]}
+    packages: dict[str, list]  # package name -> [directory, [entry file, ...]]
     # (directory, specifier) -> (the file it names or None, the "file:" keys tried): valid
     # while the family's set of files stays the same
     modules: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]]
@@ -366,22 +368,29 @@ class TypeScript(Language):
         return (f"file:{path}", *(f"global:{name}" for name in _globals(pf)))
 
     def settings(self, root: Path, paths: Iterable[str]) -> dict | None:
-        """The ``paths``/``baseUrl`` of every ``tsconfig.json``/``jsconfig.json`` in a
-        directory holding, or above, one of ``paths``: {config directory: {"base": the
-        baseUrl directory or None, "paths": [[pattern, [target, ...]], ...]}}, directories
-        relative to ``root``."""
+        """What module resolution reads from the directories holding, or above, one of
+        ``paths`` (relative to ``root``): ``configs``, the ``paths``/``baseUrl`` of each
+        ``tsconfig.json``/``jsconfig.json`` ({directory: {"base": the baseUrl directory or
+        None, "paths": [[pattern, [target, ...]], ...]}}), and ``packages``, the ``name`` of
+        each ``package.json`` ({name: [directory, [entry file, ...]]}: a workspace's
+        packages import each other by name)."""
         dirs = {""}
         for p in paths:
             parts = p.split("/")[:-1]
             dirs.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
-        out = {}
+        configs, packages = {}, {}
         for d in sorted(dirs):
             for name in _CONFIGS:
                 config = _read_config(root, posixpath.join(d, name) if d else name)
                 if config is not None:
-                    out[d] = config
+                    configs[d] = config
                     break
-        return out or None
+            package = _read_package(root, d)
+            if package is not None:
+                packages.setdefault(package[0], [d, package[1]])
+        if not configs and not packages:
+            return None
+        return {"configs": configs, "packages": packages}
 
     # ---- resolution ----------------------------------------------------------------------
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
@@ -437,7 +446,8 @@ def _tables(r: Resolver) -> _Tables:
     t = r.tables.get(NAMESPACE)
     if t is None:
         settings = r.settings.get(NAMESPACE) or {}
-        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, dict(settings), {})
+        configs, packages = settings.get("configs", {}), settings.get("packages", {})
+        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, configs, packages, {})
     return t  # type: ignore[return-value]
 
 
@@ -657,6 +667,23 @@ def _read_config(root: Path, rel: str, depth: int = 0) -> dict | None:
     return config
 
 
+def _read_package(root: Path, directory: str) -> tuple[str, list[str]] | None:
+    """A ``package.json``'s name and entry files (relative to the repository), or None."""
+    try:
+        data = json.loads((root / directory / "package.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    entries = [
+        e
+        for key in ("source", "types", "typings", "module", "main")
+        if isinstance(data.get(key), str)
+        and (e := _inside(posixpath.join(directory, data[key]))) is not None
+    ]
+    return data["name"], entries
+
+
 def _inside(path: str) -> str | None:
     """A repository-relative path normalised ("" is the root); None outside the repository."""
     norm = posixpath.normpath(path)
@@ -689,9 +716,7 @@ def _find_module(r: Resolver, directory: str, spec: str, tried: list[str]) -> st
     if spec.startswith("."):
         base = _inside(posixpath.join(directory, spec))
         return None if base is None else _probe(r, base, tried)
-    config = _config_of(r, directory)
-    if config is None:
-        return None
+    config = _config_of(r, directory) or {"base": None, "paths": []}
     for pattern, targets in config["paths"]:
         if "*" in pattern:
             head, _, tail = pattern.partition("*")
@@ -708,8 +733,44 @@ def _find_module(r: Resolver, directory: str, spec: str, tried: list[str]) -> st
             if found is not None:
                 return found
     if config["base"] is not None:
-        return _probe(r, _inside(posixpath.join(config["base"], spec)) or "", tried)
+        found = _probe(r, _inside(posixpath.join(config["base"], spec)) or "", tried)
+        if found is not None:
+            return found
+    return _package_module(r, spec, tried)
+
+
+def _package_module(r: Resolver, spec: str, tried: list[str]) -> str | None:
+    """``@scope/pkg`` or ``pkg/sub/path`` of a package of the repository: its entry files
+    (``source``, ``types``, ``module``, ``main``; built ones looked for under ``src`` too),
+    else ``src/index`` or ``index``; a path inside it, also under ``src``."""
+    packages = _tables(r).packages
+    name = spec
+    while name not in packages:
+        if "/" not in name:
+            return None
+        name = name.rsplit("/", 1)[0]
+    directory, entries = packages[name]
+    sub = spec[len(name) + 1 :]
+    if sub:
+        candidates = [posixpath.join(directory, sub), posixpath.join(directory, "src", sub)]
+    else:
+        candidates = [c for e in entries for c in (e, _source_of(directory, e))]
+        candidates += [posixpath.join(directory, *rest) for rest in (("src", "index"), ("index",))]
+    for c in candidates:
+        if c is not None:
+            found = _probe(r, c, tried)
+            if found is not None:
+                return found
     return None
+
+
+def _source_of(directory: str, entry: str) -> str | None:
+    """``dist/index.js`` of a package as ``src/index``: where its sources usually are."""
+    rel = entry[len(directory) :].lstrip("/") if directory else entry
+    head, _, rest = rel.partition("/")
+    if head not in ("dist", "lib", "build", "esm", "cjs", "out") or not rest:
+        return None
+    return posixpath.join(directory, "src", rest)
 
 
 def _probe(r: Resolver, base: str, tried: list[str]) -> str | None:
