@@ -661,3 +661,24 @@ def test_a_statement_calling_a_function_twice_has_one_edge(tmp_path: Path) -> No
     idx.update_file("b.py", files["b.py"] + "\n")
     fresh, _ = RepoIndex.build(root, EXACT, save=False)
     assert_same(idx, fresh, ["return f(1) + f(2)"])
+
+
+def test_a_nested_class_changing_its_bases_re_resolves_calls_through_it(tmp_path: Path) -> None:
+    files = {
+        "base.py": "class X:\n    def m(self):\n        return 1\n\n\n"
+        "class Y:\n    def m(self):\n        return 2\n",
+        "a.py": "from base import X, Y\n\n\nclass A:\n    class B(X):\n        pass\n",
+        "use.py": "from a import A\n\n\ndef u():\n    return A.B.m(None)\n",
+    }
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+
+    def targets() -> list[str]:
+        return [idx.resolver.qualnames[t][n] for _, t, n in idx.calls["use.py"]]
+
+    assert targets() == ["X.m"]
+    text = files["a.py"].replace("class B(X)", "class B(Y)")
+    apply_on_disk(root, {"a.py": text})
+    idx.update_file("a.py", text)
+    assert targets() == ["Y.m"]
+    assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return A.B.m(None)"])

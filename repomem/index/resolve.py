@@ -363,7 +363,7 @@ class Resolver:
                 f
                 for f in self.readers.get(path, ())
                 if any(
-                    n in names or n.split(".", 1)[0] in classes
+                    n in names or _under(n, classes)
                     for n in self.consulted.get(f, {}).get(path, ())
                 )
             }
@@ -382,6 +382,18 @@ class Resolver:
                 break
         out.discard(path)
         return out
+
+
+def _under(name: str, classes: set[str]) -> bool:
+    """Whether a dotted prefix of ``name`` is one of ``classes``: ``A.B.m`` was looked up
+    through ``A.B``'s bases (or a JavaScript/TypeScript ``A.B``'s return type) as much as
+    through ``A``'s."""
+    i = name.find(".")
+    while i != -1:
+        if name[:i] in classes:
+            return True
+        i = name.find(".", i + 1)
+    return False
 
 
 def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:
