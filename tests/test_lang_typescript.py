@@ -328,3 +328,23 @@ def test_updates_equal_a_rebuild(tmp_path: Path, config: IndexConfig) -> None:
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(index, fresh, ["util.double", "this.peer.helper()"])
         assert before != dict(index.calls) or rel == "src/legacy/index.js", rel
+
+
+def test_a_method_return_type_change_re_resolves_its_callers(tmp_path: Path) -> None:
+    files = {
+        "a.ts": "export class A {\n  run(): number {\n    return 1;\n  }\n}\n"
+        "export class B {\n  run(): number {\n    return 2;\n  }\n}\n",
+        "f.ts": "import { A } from './a';\n\nexport class Factory {\n"
+        "  make(): A {\n    return new A();\n  }\n}\n",
+        "use.ts": "import { Factory } from './f';\n\nexport function use(f: Factory): number {\n"
+        "  const made = f.make();\n  return made.run();\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert "a.ts:A.run" in {t for _, t in _edges(index, "use.ts")}
+    text = files["f.ts"].replace("{ A }", "{ A, B }").replace("make(): A", "make(): B")
+    apply_on_disk(root, {"f.ts": text})
+    index.update_file("f.ts", text)
+    assert "a.ts:B.run" in {t for _, t in _edges(index, "use.ts")}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["made.run()"])

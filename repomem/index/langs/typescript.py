@@ -165,10 +165,10 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
 
 def _declared_type(d: Node) -> tuple[str, ...] | None:
     """The return type of a function, method or arrow ``const``, the type of a field."""
-    typed = d.child_by_field_name("type")
+    typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
     if typed is None:
-        fn = d.child_by_field_name("value") if "function" not in d.type else d
-        typed = None if fn is None else fn.child_by_field_name("return_type")
+        value = d.child_by_field_name("value")
+        typed = None if value is None else value.child_by_field_name("return_type")
     return None if typed is None else _type_parts(_text(typed))
 
 
@@ -333,11 +333,14 @@ class TypeScript(Language):
                 continue
             k = scopes.of(call.start_byte)
             chain = list(scopes.chain(k))
-            if len(parts) > 1:
+            for _ in range(3):  # ``x = f.make()`` where ``f: Factory``: typed in turn
+                if len(parts) < 2:
+                    break
                 key = "this." + parts[1] if parts[0] == "this" and len(parts) > 2 else parts[0]
                 ty = next((types[j, key] for j in (*chain, -1) if (j, key) in types), None)
-                if ty is not None:
-                    parts = (*ty, *parts[2 if key.startswith("this.") else 1 :])
+                if ty is None:
+                    break
+                parts = (*ty, *parts[2 if key.startswith("this.") else 1 :])
             parsed.calls.append(CallSite(i, parts, spans[k][2] if k >= 0 else None))
 
     # ---- the family's tables -------------------------------------------------------------
@@ -417,6 +420,9 @@ class TypeScript(Language):
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
             ty, rest = _line_types(lines).get(head), parts[1:]
+            if ty is not None and _local(r, path, ty[0], scope, 0) is None:
+                inner = _line_types(lines).get(ty[0])  # ``x = f.make()``, ``f: Factory``
+                ty = None if inner is None else (*inner, *ty[1:])
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
             return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
