@@ -991,7 +991,9 @@ _TYPED = re.compile(
     r"(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\("
     r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
     r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
-    r"(?::\s*(?P<annot>[A-Za-z_$][\w$.]*(?:<[^=;{}()]*>)?(?:\s*\|\s*(?:null|undefined))*)"
+    # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
+    r"(?::\s*(?P<annot>(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?"
+    r"(?:\s*\|\s*(?:null|undefined))*)(?![\w$.])"
     r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*)))"
 )
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
