@@ -280,6 +280,8 @@ def test_workspace_packages_import_each_other_by_name(tmp_path: Path) -> None:
         "packages/core/src/index.ts": "export { coreFn } from './impl';\n",
         "packages/core/src/impl.ts": "export function coreFn(): number {\n  return 1;\n}\n",
         "packages/core/src/extra.ts": "export function extraFn(): number {\n  return 2;\n}\n",
+        # a copy elsewhere: the name alone says nothing
+        "packages/legacy/src/extra.ts": "export function extraFn(): number {\n  return 3;\n}\n",
         "packages/app/package.json": '{"name": "app"}',
         "packages/app/src/app.ts": "import { coreFn } from '@demo/core';\n"
         "import { extraFn } from '@demo/core/extra';\n"
