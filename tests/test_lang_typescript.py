@@ -350,3 +350,21 @@ def test_a_method_return_type_change_re_resolves_its_callers(tmp_path: Path) -> 
     index.update_file("f.ts", text)
     assert "a.ts:B.run" in {t for _, t in _edges(index, "use.ts")}
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["made.run()"])
+
+
+def test_declaration_files_and_anonymous_default_exports(tmp_path: Path) -> None:
+    files = {
+        "types/foo.d.ts": "export declare class Foo {\n  bar(x: number): string;\n}\n"
+        "export declare function makeFoo(): Foo;\n",
+        "src/use.ts": "import { makeFoo } from '../types/foo';\n\n"
+        "export function use(): string {\n  const f = makeFoo();\n  return f.bar(1);\n}\n",
+        # a module, though it names no export: its functions are not globals
+        "web/anon.js": "function notGlobal() {\n  return 1;\n}\n\nexport default function () {}\n",
+        "web/page.js": "function page() {\n  return notGlobal();\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "types/foo.d.ts:makeFoo",
+        "types/foo.d.ts:Foo.bar",
+    }
+    assert _edges(index, "web/page.js") == set()

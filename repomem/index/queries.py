@@ -56,6 +56,7 @@ _TS_DEFS = (
 (enum_declaration name: (identifier) @name) @def
 (internal_module name: (identifier) @name) @def
 (interface_body (method_signature name: (property_identifier) @name) @def)
+(class_body (method_signature name: (property_identifier) @name) @def)
 (class_body (abstract_method_signature name: (property_identifier) @name) @def)
 (function_signature name: (identifier) @name) @def
 """

@@ -522,11 +522,13 @@ def _export_bindings(node: Node) -> tuple[list[ImportBinding], str | None]:
             target = _text(declaration.child_by_field_name("name")) or None
         elif value is not None and value.type == "identifier":
             target = _text(value)
-        if target:
-            out.append(ImportBinding("export:default", "", target, 0))
+        # an anonymous one (``export default {...}``) names nothing, but makes a module
+        out.append(ImportBinding("export:default", "", target or None, 0))
         return out, None
     # ``export function f``, ``export const a = 1, b = 2``: the file is a module
     declaration = node.child_by_field_name("declaration")
+    if declaration is not None and declaration.type == "ambient_declaration":
+        declaration = next(iter(declaration.named_children), None)  # export declare class
     if declaration is None:
         return out, None
     names = [declaration.child_by_field_name("name")]
