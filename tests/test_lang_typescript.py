@@ -368,3 +368,33 @@ def test_declaration_files_and_anonymous_default_exports(tmp_path: Path) -> None
         "types/foo.d.ts:Foo.bar",
     }
     assert _edges(index, "web/page.js") == set()
+
+
+def test_callback_parameters_are_typed_by_the_function_they_are_passed_to(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "src/sub.ts": "export class Sub {\n  complete(): void {}\n  next(v: number): void {}\n}\n"
+        "export class Other {\n  complete(): void {}\n}\n",
+        "src/operate.ts": "import { Sub } from './sub';\n\n"
+        "export function operate(init: (source: Sub, subscriber: Sub) => void): void {}\n",
+        "src/op.ts": "import { operate } from './operate';\n\nexport function op(): void {\n"
+        "  operate((source, subscriber) => {\n    subscriber.complete();\n  });\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert {t for _, t in _edges(index, "src/op.ts")} == {
+        "src/operate.ts:operate",
+        "src/sub.ts:Sub.complete",
+    }
+    left = files["src/op.ts"].split("    subscriber.complete")[0] + "    subscriber.next(1);\n"
+    got = resolve_names(index, "src/op.ts", left, ["subscriber.next"])
+    assert got[0] is not None and got[0][:2] == ("src/sub.ts", "Sub.next")
+    # the callback's declared parameter type changes: the call re-resolves
+    text = files["src/operate.ts"].replace("{ Sub }", "{ Other, Sub }")
+    text = text.replace("subscriber: Sub", "subscriber: Other")
+    apply_on_disk(root, {"src/operate.ts": text})
+    index.update_file("src/operate.ts", text)
+    assert "src/sub.ts:Other.complete" in {t for _, t in _edges(index, "src/op.ts")}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["subscriber.complete()"])

@@ -93,6 +93,7 @@ _IMPORTS = """
   left: (member_expression object: (this) property: (property_identifier) @field)
   right: (new_expression constructor: (_) @ctor))
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @ctor))
+(arguments [(arrow_function) (function_expression)] @callback)
 (variable_declarator name: (identifier) @var value: [
   (call_expression function: [(identifier) (member_expression)] @ctor)
   (await_expression (call_expression function: [(identifier) (member_expression)] @ctor))])
@@ -105,6 +106,10 @@ _TS_IMPORTS = """
 (public_field_definition name: (property_identifier) @field type: (type_annotation) @type)
 (public_field_definition name: (property_identifier) @field
   value: (new_expression constructor: (_) @ctor))
+(required_parameter
+  type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
+(optional_parameter
+  type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
 """
 
 _CLASS_KINDS = frozenset(
@@ -119,6 +124,7 @@ _CLASS_KINDS = frozenset(
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
 _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
 
 
 @cache
@@ -225,6 +231,7 @@ class TypeScript(Language):
         stars: list[tuple[str, int]] = []
         heritage: list[Node] = []
         typed: list[tuple[Node, str, tuple[str, ...]]] = []  # (node, "x"/"this.x", type)
+        signatures: list[Node] = []  # the parameters of a parameter's function type
         for _, caps in matches:
             if "import" in caps:
                 node = caps["import"][0]
@@ -251,6 +258,10 @@ class TypeScript(Language):
                         parsed.import_nodes.append(stmt(node))
             elif "heritage" in caps:
                 heritage.append(caps["heritage"][0])
+            elif "callback" in caps:
+                typed.extend(_callback_params(caps["callback"][0]))
+            elif "signature" in caps:
+                signatures.append(caps["signature"][0])
             elif "ctor" in caps or "type" in caps:
                 ty = (
                     _dotted(caps["ctor"][0])
@@ -311,6 +322,16 @@ class TypeScript(Language):
                 continue
             bases = [p for t in _heritage_types(node) if (p := _dotted(t)) is not None]
             parsed.bases.setdefault(spans[k][2], []).extend(bases)
+
+        for node in signatures:  # ``f(init: (a: A, b: B) => void)``: bases "f#0": [A, B]
+            param = node.parent.parent.parent  # formal_parameters > type > annotation > param
+            k = scopes.of(node.start_byte)
+            if param is None or param.parent is None or k < 0:
+                continue
+            arg = [c.id for c in param.parent.named_children].index(param.id)
+            parsed.bases.setdefault(
+                f"{spans[k][2]}#{arg}", [_param_type(p) for p in node.named_children]
+            )
 
         types: dict[tuple[int, str], tuple[str, ...]] = {}
         for node, name, ty in typed:
@@ -605,6 +626,35 @@ def _require_bindings(name: Node, spec: str) -> list[ImportBinding]:
                 key, value = c.child_by_field_name("key"), c.child_by_field_name("value")
                 if value is not None and value.type == "identifier":
                     out.append(ImportBinding(_text(value), spec, _text(key), 0))
+    return out
+
+
+def _param_type(param: Node) -> tuple[str, ...]:
+    """A parameter's named type, () when it has none."""
+    annotation = param.child_by_field_name("type")
+    return (annotation and _type_parts(_text(annotation))) or ()
+
+
+def _callback_params(fn: Node) -> list[tuple[Node, str, tuple[str, ...]]]:
+    """The untyped parameters of a function passed as argument ``i`` of a call ``f(...)``,
+    each typed as ``f``'s parameter ``i`` types it: ``(*f, "#i", "#j")`` for the ``j``-th."""
+    args = fn.parent
+    call = None if args is None else args.parent
+    callee = None if call is None else call.child_by_field_name("function")
+    parts = None if callee is None else _dotted(callee)
+    if parts is None:
+        return []
+    arg = [c.id for c in args.named_children].index(fn.id)
+    single = fn.child_by_field_name("parameter")  # ``x => ...``
+    params = [single] if single is not None else []
+    if single is None:
+        formal = fn.child_by_field_name("parameters")
+        params = [] if formal is None else formal.named_children
+    out = []
+    for j, p in enumerate(params):
+        name = p if p.type == "identifier" else p.child_by_field_name("pattern")
+        if name is not None and name.type == "identifier" and p.child_by_field_name("type") is None:
+            out.append((name, _text(name), (*parts, f"#{arg}", f"#{j}")))
     return out
 
 
@@ -935,16 +985,34 @@ def _resolve(
         rest = parts[2:]
     else:
         current, rest = _local(r, path, head, scope, depth), parts[1:]
-    for part in rest:
+    while rest:
         if current is None:
             return None
         file, qual = current
+        if qual is not None and len(rest) > 1 and _ARGUMENT.fullmatch(rest[0]):
+            current, rest = _callback_param(r, file, qual, rest[0], rest[1], depth + 1), rest[2:]
+            continue
         current = (
-            _export(r, file, part, depth + 1)
+            _export(r, file, rest[0], depth + 1)
             if qual is None
-            else _member(r, file, qual, part, depth + 1)
+            else _member(r, file, qual, rest[0], depth + 1)
         )
+        rest = rest[1:]
     return current
+
+
+def _callback_param(
+    r: Resolver, path: str, qual: str, arg: str, param: str, depth: int
+) -> _Entity | None:
+    """The declared type of parameter ``param`` ("#j") of the function that ``qual`` takes as
+    argument ``arg`` ("#i"): what a callback passed there is called with."""
+    r.note_lookup(path, f"{qual}{arg}.{param}")  # re-resolved when ``qual{arg}`` changes
+    types = r.files[path].bases.get(f"{qual}{arg}", [])
+    j = int(param[1:])
+    if j >= len(types) or not types[j]:
+        return None
+    found = _resolve(r, path, types[j], None, depth + 1)
+    return found if found is not None and found[1] is not None else None
 
 
 def _target(r: Resolver, entity: _Entity | None) -> Target | None:
@@ -990,13 +1058,17 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> str | Non
 
 _TYPED = re.compile(
     r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
-    r"(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\("
+    r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\("
     r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
     r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
     # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
     r"(?::\s*(?P<annot>(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?"
     r"(?:\s*\|\s*(?:null|undefined))*)(?![\w$.])"
-    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*)))"
+    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*))"
+    # an arrow function passed to a call: ``operate((source, subscriber) => {``
+    r"|(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\((?P<before>[^()]*?)"
+    r"(?:async\s+)?(?:\((?P<params>[^()]*)\)|(?P<param>[A-Za-z_$][\w$]*))\s*"
+    r"(?::[^=;{}()]*)?=>)"
 )
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 _types_cache: list = [None, None]
@@ -1010,7 +1082,17 @@ def _line_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for m in _TYPED.finditer(_STRING.sub('""', block)):
         if m["called"]:  # ``const x = f()``: what ``f`` returns
-            out[m["called"]] = tuple(m["callee"].split("."))
+            out[m["called"]] = tuple(m["result"].split("."))
+            continue
+        if m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
+            callee, arg = tuple(m["callee"].split(".")), m["before"].count(",")
+            params = [m["param"]] if m["param"] else m["params"].split(",")
+            for j, p in enumerate(params):
+                name, _, annotation = p.partition(":")
+                name = name.strip().rstrip("?")
+                if _IDENT.fullmatch(name) and name not in RESERVED:
+                    typed = _type_parts(annotation) if annotation.strip() else None
+                    out[name] = typed or (*callee, f"#{arg}", f"#{j}")
             continue
         if m["untyped"]:  # ``const x = ...``: what an earlier ``x: Foo`` said is not known
             out.pop(m["untyped"], None)
