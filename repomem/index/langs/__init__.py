@@ -80,6 +80,10 @@ class Language:
             if i >= 0:
                 parsed.calls.append(CallSite(i, (_text(name),)))
 
+    def warm_up(self, language: str) -> None:
+        """Compile now what ``extract`` needs for ``language`` (its own queries), so that the
+        processes a build forks to parse inherit it."""
+
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         """Enter a file into the family's own tables (the resolver's are already set)."""
 

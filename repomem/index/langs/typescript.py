@@ -157,6 +157,8 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     "Bar"), ``Foo | undefined`` -> ("Foo",); None for anything else (arrays, unions, literals,
     built-in types)."""
     text = text.lstrip(":").strip()
+    if _IDENT.fullmatch(text):  # the common case, ``x: Foo``
+        return None if text in _BUILTIN_TYPES or text in _GLOBALS else (text,)
     alternatives = [
         t.strip() for t in text.split("|") if t.strip() not in ("null", "undefined", "")
     ]
@@ -275,8 +277,9 @@ class TypeScript(Language):
                 else:
                     var = caps["var"][0]
                     typed.append((var, _text(var), ty))
-                    if var.parent is not None and any(
-                        c.type == "accessibility_modifier" for c in var.parent.children
+                    param = var.parent
+                    if param.type.endswith("_parameter") and any(
+                        c.type in ("accessibility_modifier", "readonly") for c in param.children
                     ):  # ``constructor(private x: Foo)`` is also a field
                         typed.append((var, "this." + _text(var), ty))
         for b, i in exports:
@@ -346,6 +349,7 @@ class TypeScript(Language):
                 k = scopes.enclosing[k]
             types.setdefault((k, name), ty)
 
+        typed_names = {name for _, name in types}
         for (call, callee), i in zip(calls, call_nodes, strict=True):
             if i < 0:
                 continue
@@ -353,16 +357,21 @@ class TypeScript(Language):
             if parts is None:
                 continue
             k = scopes.of(call.start_byte)
-            chain = list(scopes.chain(k))
             for _ in range(3):  # ``x = f.make()`` where ``f: Factory``: typed in turn
                 if len(parts) < 2:
                     break
                 key = "this." + parts[1] if parts[0] == "this" and len(parts) > 2 else parts[0]
-                ty = next((types[j, key] for j in (*chain, -1) if (j, key) in types), None)
+                if key not in typed_names:
+                    break
+                chain = (*scopes.chain(k), -1)
+                ty = next((types[j, key] for j in chain if (j, key) in types), None)
                 if ty is None:
                     break
                 parts = (*ty, *parts[2 if key.startswith("this.") else 1 :])
             parsed.calls.append(CallSite(i, parts, spans[k][2] if k >= 0 else None))
+
+    def warm_up(self, language: str) -> None:
+        _query(language)
 
     # ---- the family's tables -------------------------------------------------------------
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
