@@ -1080,13 +1080,19 @@ _TYPED = re.compile(
     r"(?::[^=;{}()]*)?=>)"
 )
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
-_types_cache: list = [None, None]
+# the last query's buffer and its types: one query resolves many names over the same lines
+# (one tuple, replaced whole, so that a concurrent query never reads another's half)
+_types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
 
 
 def _line_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
-    """``name -> type`` from annotations and ``new`` before the cursor (the nearest wins)."""
-    if _types_cache[0] is lines:
-        return _types_cache[1]
+    """``name -> type`` before the cursor (the nearest wins): annotations, ``new``, the result
+    of a call (``const x = f()``: ``f``'s return type) and a callback's parameters (as the
+    function it is passed to types them); ``const x = ...`` otherwise forgets ``x``'s type."""
+    global _types_cache
+    cached_lines, cached = _types_cache
+    if cached_lines is lines:
+        return cached
     block = "\n".join(lines[max(0, len(lines) - 1 - TYPE_LINES) :])
     out: dict[str, tuple[str, ...]] = {}
     for m in _TYPED.finditer(_STRING.sub('""', block)):
@@ -1109,7 +1115,7 @@ def _line_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
         ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
         if ty is not None:
             out[m["name"]] = ty
-    _types_cache[:] = [lines, out]
+    _types_cache = (lines, out)
     return out
 
 
