@@ -8,16 +8,21 @@ Parse time (``extract``) reads, per file:
 * call sites with their whole callee (``f``, ``m.f``, ``this.m``, ``super.m``, ``new Cls``,
   JSX ``<Comp/>``); a receiver whose type the file declares (a parameter or local ``x: Foo``,
   ``x = new Foo()``, a class field ``this.x: Foo``) is replaced by its type: ``x.m()`` is
-  saved as ``Foo.m``;
+  saved as ``Foo.m``; ``x = f()`` by ``f``, whose bases are its return type; a callback's
+  untyped parameter ``j`` passed as argument ``i`` of ``f(...)`` by ``f #i #j``;
 * imports as ``ImportBinding``\\ s: ``import {a as b} from './x'`` binds ``b`` to symbol ``a``
   of module ``./x``, ``import d from`` to ``default``, ``import * as m`` / ``require`` to the
   module (symbol None); what the file exports under another name is an entry named
   ``export:NAME`` (``export {a as NAME} from``, ``export default X``, ``module.exports``), and
   all its ``export * from`` modules one entry named ``export*`` (modules one a line), so that
   any change to them is a change of that entry;
-* classes' and interfaces' ``extends``/``implements`` types as bases, and as a top-level
-  ``const``'s bases its declared or constructed type (``export const cache = new Cache()``:
-  ``cache.get`` is ``Cache.get``).
+* bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
+  declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
+  ``Cache.get``); a function's or method's return type and a field's type; and, under
+  ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
+
+A file that neither imports nor exports is a script: its top-level definitions are globals
+for the other scripts (where only one script defines the name).
 
 Module specifiers resolve as TypeScript's ``node`` resolution does inside the repository:
 relative paths with ``.ts``/``.tsx``/``.d.ts``/``.js``/... extensions and ``index`` files
