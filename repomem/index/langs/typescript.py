@@ -445,23 +445,26 @@ class TypeScript(Language):
         pf = r.files.get(path)
         if pf is None or not all(_IDENT.fullmatch(p) for p in parts):
             return None
-        scope = _cursor_scope(r, path, pf, len(lines) - 1)
+        scope, first = _cursor_scope(r, path, pf, len(lines) - 1)
         head, ty = parts[0], None
-        # a receiver typed before the cursor: ``this.field.m`` (a field or a constructor's
-        # parameter property) or ``x.m``, where ``x`` is not a name of the file
-        if head == "this" and len(parts) > 2:
-            types = _line_types(lines)
+        found = _target(r, _resolve(r, path, parts, scope, 0)) if head == "this" else None
+        # a receiver typed before the cursor: ``this.field.m`` (a constructor's parameter
+        # property; a declared field's type is the index's) or ``x.m``, where ``x`` is not a
+        # name of the file
+        if found is None and head == "this" and len(parts) > 2:
+            types = _line_types(lines, first)
             ty = types.get(f"this.{parts[1]}") or types.get(parts[1])
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
-            ty, rest = _line_types(lines).get(head), parts[1:]
+            ty, rest = _line_types(lines, first).get(head), parts[1:]
             if ty is not None and _local(r, path, ty[0], scope, 0) is None:
-                inner = _line_types(lines).get(ty[0])  # ``x = f.make()``, ``f: Factory``
+                inner = _line_types(lines, first).get(ty[0])  # ``x = f.make()``, ``f: Factory``
                 ty = None if inner is None else (*inner, *ty[1:])
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
             return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
-        found = _target(r, _resolve(r, path, parts, scope, 0))
+        if head != "this":
+            found = _target(r, _resolve(r, path, parts, scope, 0))
         if found is None:
             return None
         if head in ("this", "super"):
@@ -1046,16 +1049,18 @@ def _target(r: Resolver, entity: _Entity | None) -> Target | None:
 
 # ---- query time ----------------------------------------------------------------------------------
 
-_scope_cache: dict[tuple[str, int], tuple[ParsedFile, str | None]] = {}
+_scope_cache: dict[tuple[str, int], tuple[ParsedFile, tuple[str | None, int]]] = {}
 
 
-def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> str | None:
+def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> tuple[str | None, int]:
     """The innermost definition whose span holds the cursor's row (the buffer may end at the
-    cursor: a definition reaching the file's last line holds it)."""
+    cursor: a definition reaching the file's last line holds it), and the first row of the
+    outermost one (-1: none), where the types the cursor can see are declared."""
     hit = _scope_cache.get((path, row))
     if hit is not None and hit[0] is pf:
         return hit[1]
     best: tuple[int, int, str] | None = None
+    first = -1
     last = pf.line_owner.size - 1
     for d in pf.definitions:
         start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
@@ -1063,11 +1068,12 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> str | Non
             key = (start, -end, d.name)
             if best is None or key[:2] > best[:2]:
                 best = key
-    scope = None if best is None else best[2]
+            first = start if first < 0 else min(first, start)
+    found = (None if best is None else best[2], first)
     if len(_scope_cache) > 64:
         _scope_cache.clear()
-    _scope_cache[(path, row)] = (pf, scope)
-    return scope
+    _scope_cache[(path, row)] = (pf, found)
+    return found
 
 
 _TYPED = re.compile(
@@ -1090,15 +1096,21 @@ _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n
 _types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
 
 
-def _line_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
+def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
     """``name -> type`` before the cursor (the nearest wins): annotations, ``new``, the result
     of a call (``const x = f()``: ``f``'s return type) and a callback's parameters (as the
-    function it is passed to types them); ``const x = ...`` otherwise forgets ``x``'s type."""
+    function it is passed to types them); ``const x = ...`` otherwise forgets ``x``'s type.
+    ``first``: the first row of the outermost definition around the cursor (-1: none)."""
     global _types_cache
     cached_lines, cached = _types_cache
     if cached_lines is lines:
         return cached
-    block = "\n".join(lines[max(0, len(lines) - 1 - TYPE_LINES) :])
+    # from the outermost definition around the cursor (as the index last saw it: a few rows
+    # more, for lines deleted above it since), at most ``TYPE_LINES`` back
+    start = len(lines) - 1 - TYPE_LINES
+    if first >= 0:
+        start = max(start, first - 10)
+    block = "\n".join(lines[max(0, start) :])
     out: dict[str, tuple[str, ...]] = {}
     for m in _TYPED.finditer(_STRING.sub('""', block)):
         if m["called"]:  # ``const x = f()``: what ``f`` returns
