@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from repos import OTHER_LANG_FILES, long_module, make_repo, parsed_fields
+from repos import OTHER_LANG_FILES, long_module, make_repo, parsed_fields, write_files
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
@@ -647,3 +647,38 @@ def test_c_callers_are_resolved_again_only_for_definitions_that_changed(
         assert set(resolved) == again, rel
         fresh, _ = RepoIndex.build(root, EXACT, save=False)
         assert_same(idx, fresh, ["return helper_b(w);", "int helper_a(int x)"])
+
+
+def test_a_statement_calling_a_function_twice_has_one_edge(tmp_path: Path) -> None:
+    files = {
+        "a.py": "def f(x):\n    return x\n",
+        "b.py": "from a import f\n\n\ndef g():\n    return f(1) + f(2)\n",
+    }
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+    assert idx.calls["b.py"] == [(2, "a.py", 0)]
+    apply_on_disk(root, {"b.py": files["b.py"] + "\n"})
+    idx.update_file("b.py", files["b.py"] + "\n")
+    fresh, _ = RepoIndex.build(root, EXACT, save=False)
+    assert_same(idx, fresh, ["return f(1) + f(2)"])
+
+
+def test_a_nested_class_changing_its_bases_re_resolves_calls_through_it(tmp_path: Path) -> None:
+    files = {
+        "base.py": "class X:\n    def m(self):\n        return 1\n\n\n"
+        "class Y:\n    def m(self):\n        return 2\n",
+        "a.py": "from base import X, Y\n\n\nclass A:\n    class B(X):\n        pass\n",
+        "use.py": "from a import A\n\n\ndef u():\n    return A.B.m(None)\n",
+    }
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+
+    def targets() -> list[str]:
+        return [idx.resolver.qualnames[t][n] for _, t, n in idx.calls["use.py"]]
+
+    assert targets() == ["X.m"]
+    text = files["a.py"].replace("class B(X)", "class B(Y)")
+    apply_on_disk(root, {"a.py": text})
+    idx.update_file("a.py", text)
+    assert targets() == ["Y.m"]
+    assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return A.B.m(None)"])

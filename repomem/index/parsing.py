@@ -421,6 +421,8 @@ def warm_up(languages: set[str]) -> None:
     this one inherit them instead of each paying for it (~0.25 s)."""
     for language in languages:
         file_query(language)
+        if language in langs.MODULES:
+            langs.for_language(language).warm_up(language)
     empty = np.empty(0, np.int64)
     _nest(empty, empty, empty.astype(np.int32), empty.astype(np.int32), 0)
 

@@ -31,26 +31,51 @@ class LanguageQueries:
     conditionals: tuple[str, ...] = ()
 
 
+# JavaScript/TypeScript: qualified names, kinds and scopes are worked out in
+# ``repomem.index.langs.typescript``; calls capture the whole callee (``a.b.c``, ``this.m``)
 _JS_DEFS = """
 (function_declaration name: (identifier) @name) @def
 (generator_function_declaration name: (identifier) @name) @def
 (class_declaration name: (_) @name) @def
-(method_definition name: (property_identifier) @name) @def
-(variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @def
+(class_body
+  (method_definition name: [(property_identifier) (private_property_identifier)] @name) @def)
+(variable_declarator
+  name: (identifier) @name value: [(arrow_function) (function_expression) (class)]) @def
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @def))
+(program (export_statement
+  declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def)))
 """
-_JS_CALLS = """
-(call_expression function: (identifier) @name) @call
-(call_expression function: (member_expression property: (property_identifier) @name)) @call
-(new_expression constructor: (identifier) @name) @call
+_JS_FIELDS = """
+(field_definition
+  property: (property_identifier) @name value: [(arrow_function) (function_expression)]) @def
 """
 _TS_DEFS = (
     _JS_DEFS
     + """
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @def
+(interface_body (property_signature name: (property_identifier) @name) @def)
 (interface_declaration name: (type_identifier) @name) @def
 (abstract_class_declaration name: (type_identifier) @name) @def
+(type_alias_declaration name: (type_identifier) @name) @def
+(enum_declaration name: (identifier) @name) @def
+(internal_module name: (identifier) @name) @def
+(interface_body (method_signature name: (property_identifier) @name) @def)
+(class_body (method_signature name: (property_identifier) @name) @def)
+(class_body (abstract_method_signature name: (property_identifier) @name) @def)
+(function_signature name: (identifier) @name) @def
 """
 )
+_JS_CALLS = """
+(call_expression function: [(identifier) (member_expression)] @name) @call
+(new_expression constructor: [(identifier) (member_expression)] @name) @call
+"""
+_JSX_CALLS = """
+(jsx_opening_element name: (identifier) @name) @call
+(jsx_self_closing_element name: (identifier) @name) @call
+"""
 _JS_CONTAINERS = ("program", "statement_block", "class_body", "switch_body")
+# an interface's members are statements too, so that each method signature is a definition
+_TS_CONTAINERS = (*_JS_CONTAINERS, "interface_body")
 _JS_CLAUSES = ("else_clause", "catch_clause", "finally_clause")
 
 _C_DEFS = """
@@ -85,9 +110,11 @@ QUERIES: dict[str, LanguageQueries] = {
 (call function: [(identifier) (attribute)] @name) @call
 """,
     ),
-    "javascript": LanguageQueries(_JS_CONTAINERS, _JS_CLAUSES, _JS_DEFS, _JS_CALLS),
-    "typescript": LanguageQueries(_JS_CONTAINERS, _JS_CLAUSES, _TS_DEFS, _JS_CALLS),
-    "tsx": LanguageQueries(_JS_CONTAINERS, _JS_CLAUSES, _TS_DEFS, _JS_CALLS),
+    "javascript": LanguageQueries(
+        _JS_CONTAINERS, _JS_CLAUSES, _JS_DEFS + _JS_FIELDS, _JS_CALLS + _JSX_CALLS
+    ),
+    "typescript": LanguageQueries(_TS_CONTAINERS, _JS_CLAUSES, _TS_DEFS, _JS_CALLS),
+    "tsx": LanguageQueries(_TS_CONTAINERS, _JS_CLAUSES, _TS_DEFS, _JS_CALLS + _JSX_CALLS),
     "java": LanguageQueries(
         containers=(
             "program",

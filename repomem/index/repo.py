@@ -33,6 +33,7 @@ from repomem.context.scorer import (
     inverse_relations,
 )
 from repomem.context.usages import find_usages
+from repomem.index import langs
 from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.index.fragments import Window, shown_span, window_nodes, windows
@@ -209,6 +210,9 @@ class RepoIndex:
         self._frag_nodes: RowPool | None = None  # per fragment: its nodes, Eq. 8 weights
         self._node_frags: RowPool | None = None  # per node: the fragments holding it
         self._resolver: Resolver | None = None
+        # what name resolution read outside the indexed files when the index was built
+        # (``repomem.index.langs.read_settings``: tsconfig.json paths), by language family
+        self.settings: dict[str, object] = {}
         self._line_cache: dict[str, tuple[FileEntry, list[str]]] = {}
         # what each file's call resolution depended on, as loaded from a saved index
         self.saved_dependencies: Mapping[str, tuple[list[list], list[str]]] = {}
@@ -305,7 +309,10 @@ class RepoIndex:
         idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
         del state
         t_parse = time.perf_counter()
-        idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0)
+        idx.settings = langs.read_settings(root, idx.parsed)
+        idx._resolver = Resolver(
+            idx.parsed, imports=config.import_weight > 0, settings=idx.settings
+        )
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
         idx._frag_nodes = idx._assemble_frag_nodes()
@@ -613,7 +620,9 @@ class RepoIndex:
         """Call resolution tables; resolving every file once records what each depends on."""
         if self._resolver is None:
             with paused_gc(freeze=True):
-                self._resolver = Resolver(self.parsed, imports=self.config.import_weight > 0)
+                self._resolver = Resolver(
+                    self.parsed, imports=self.config.import_weight > 0, settings=self.settings
+                )
                 for path in self.parsed:
                     saved = self.saved_dependencies.get(path)
                     if saved is None:

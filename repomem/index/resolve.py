@@ -46,8 +46,18 @@ class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
     with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
 
-    def __init__(self, files: Mapping[str, ParsedFile], *, imports: bool = False) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, ParsedFile],
+        *,
+        imports: bool = False,
+        settings: Mapping[str, object] | None = None,
+    ) -> None:
         self.imports = imports
+        # what each family read outside the indexed files when the index was built
+        # (``Language.settings``), by namespace; and each family's own tables
+        self.settings: dict[str, object] = dict(settings or {})
+        self.tables: dict[str, object] = {}
         self.files: dict[str, ParsedFile] = {}
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
@@ -281,6 +291,9 @@ class Resolver:
             if self.imports:
                 modules = {self._imported(path, b) for b in self.files[path].imports}
                 out.extend((ROOT, m, ROOT) for m in sorted(modules - {None, path}))
+            # one edge per (statement, definition): ``f(1) + f(2)`` calls ``f`` once, as an
+            # update, which gathers each file's edges into a set, counts it
+            out = list(dict.fromkeys(out))
             reading, trying = self._reading, self._trying
         finally:
             self._reading = self._trying = None
@@ -293,7 +306,11 @@ class Resolver:
 
     def _imported(self, path: str, b: ImportBinding) -> str | None:
         """The repository module an import binding reads: ``from pkg import sub`` reads the
-        submodule when there is one, else ``pkg``; ``import a.b`` binds, and reads, ``a``."""
+        submodule when there is one, else ``pkg``; ``import a.b`` binds, and reads, ``a``.
+        Another family's: as its ``Language.imported`` says."""
+        language = self.files[path].language
+        if language != "python":
+            return langs.for_language(language).imported(self, path, b)
         module = self.resolve_module(b.module, b.level, path)
         if module is None or b.symbol is None:
             return module
@@ -346,7 +363,7 @@ class Resolver:
                 f
                 for f in self.readers.get(path, ())
                 if any(
-                    n in names or n.split(".", 1)[0] in classes
+                    n in names or _under(n, classes)
                     for n in self.consulted.get(f, {}).get(path, ())
                 )
             }
@@ -365,6 +382,18 @@ class Resolver:
                 break
         out.discard(path)
         return out
+
+
+def _under(name: str, classes: set[str]) -> bool:
+    """Whether a dotted prefix of ``name`` is one of ``classes``: ``A.B.m`` was looked up
+    through ``A.B``'s bases (or a JavaScript/TypeScript ``A.B``'s return type) as much as
+    through ``A``'s."""
+    i = name.find(".")
+    while i != -1:
+        if name[:i] in classes:
+            return True
+        i = name.find(".", i + 1)
+    return False
 
 
 def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:

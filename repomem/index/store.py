@@ -307,6 +307,7 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
         "arrays": sorted(gen.names),
         "relation_rows": rows,
         "skipped": index.skipped,
+        "settings": index.settings,
         "summary": summary or {},
     }
     with open(out / "manifest.json", "w", encoding="utf-8") as fh:
@@ -433,6 +434,7 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
 def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIndex:
     idx = RepoIndex(root, config)
     idx.skipped = dict(manifest["skipped"])
+    idx.settings = dict(manifest["settings"])
     paths = [f[0] for f in manifest["files"]]
     texts = Texts(a["texts"], a["texts_off"])
     idx.frag_text = Texts(a["frag_text"], a["frag_text_off"])

@@ -25,8 +25,9 @@ outside tests.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repomem.index.queries import NAMESPACE
@@ -34,7 +35,7 @@ from repomem.index.queries import NAMESPACE
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from repomem.index.parsing import CallSite, ParsedFile
+    from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
     from repomem.index.resolve import Resolver, Target
 
 #: language -> the module of its family
@@ -82,11 +83,22 @@ class Language:
             if i >= 0:
                 parsed.calls.append(CallSite(i, (_text(name),)))
 
+    def warm_up(self, language: str) -> None:
+        """Compile now what ``extract`` needs for ``language`` (its own queries), so that the
+        processes a build forks to parse inherit it."""
+
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         """Enter a file into the family's own tables (the resolver's are already set)."""
 
     def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         """Take a file out of the family's own tables."""
+
+    def settings(self, root: Path, paths: Iterable[str]) -> object | None:
+        """What resolution reads outside the indexed files (a ``tsconfig.json``), for the
+        family's files ``paths`` of the repository at ``root``: read when the index is built
+        and saved with it (``Resolver.settings``), so that updates resolve as the build did.
+        JSON-serialisable; None: nothing."""
+        return None
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         """The keys (``note_key``) a file answers: when they differ between two versions of
@@ -96,6 +108,11 @@ class Language:
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
         """The definition a call site of ``path`` refers to, or None."""
         return self._by_name(r, path, call.parts[-1])
+
+    def imported(self, r: Resolver, path: str, binding: ImportBinding) -> str | None:
+        """The repository file an import of ``path`` reads (the code graph's import edges,
+        ``IndexConfig.import_weight``), or None."""
+        return None
 
     def resolve_name(
         self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
@@ -121,6 +138,20 @@ class Language:
         if len(found) != 1 or (is_test(found[0][0]) and not is_test(path)):
             return None
         return found[0]
+
+
+def read_settings(root: Path, files: Mapping[str, ParsedFile]) -> dict[str, object]:
+    """Every family's ``Language.settings`` for the repository's files, by namespace."""
+    by_family: dict[Language, list[str]] = {}
+    for path, pf in files.items():
+        if pf.language in MODULES:
+            by_family.setdefault(for_language(pf.language), []).append(path)
+    out = {}
+    for lang, paths in by_family.items():
+        found = lang.settings(root, paths)
+        if found is not None:
+            out[lang.namespace] = found
+    return out
 
 
 def is_test(path: str) -> bool:

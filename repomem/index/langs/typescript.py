@@ -1,0 +1,1179 @@
+"""JavaScript, TypeScript and TSX: names resolve through ES modules and CommonJS.
+
+Parse time (``extract``) reads, per file:
+
+* definitions, qualified by what holds them: ``f``, ``Cls``, ``Cls.method``, ``Iface.method``,
+  ``outer.inner`` (a function or arrow ``const`` inside a function), top-level ``const``s,
+  type aliases, enums, namespaces, CommonJS ``exports.f = function``;
+* call sites with their whole callee (``f``, ``m.f``, ``this.m``, ``super.m``, ``new Cls``,
+  JSX ``<Comp/>``); a receiver whose type the file declares (a parameter or local ``x: Foo``,
+  ``x = new Foo()``, a class field ``this.x: Foo``) is replaced by its type: ``x.m()`` is
+  saved as ``Foo.m``; ``x = f()`` by ``f``, whose bases are its return type; a callback's
+  untyped parameter ``j`` passed as argument ``i`` of ``f(...)`` by ``f #i #j``;
+* imports as ``ImportBinding``\\ s: ``import {a as b} from './x'`` binds ``b`` to symbol ``a``
+  of module ``./x``, ``import d from`` to ``default``, ``import * as m`` / ``require`` to the
+  module (symbol None); what the file exports under another name is an entry named
+  ``export:NAME`` (``export {a as NAME} from``, ``export default X``, ``module.exports``), and
+  all its ``export * from`` modules one entry named ``export*`` (modules one a line), so that
+  any change to them is a change of that entry;
+* bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
+  declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
+  ``Cache.get``); a function's or method's return type and a field's type; and, under
+  ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
+
+A file that neither imports nor exports is a script: its top-level definitions are globals
+for the other scripts (where only one script defines the name).
+
+Module specifiers resolve as TypeScript's ``node`` resolution does inside the repository:
+relative paths with ``.ts``/``.tsx``/``.d.ts``/``.js``/... extensions and ``index`` files
+(``./a.js`` also finds ``a.ts``), and bare specifiers through the ``paths`` and ``baseUrl`` of
+the nearest ``tsconfig.json``/``jsconfig.json`` (``extends`` followed), then by the name of a
+``package.json`` of the repository (a workspace's packages). Those files are not indexed
+code: they are read when the index is built (``settings``) and saved with it, so that updates
+and queries resolve as the build did; a change to them takes effect at the next
+``repomem index``. Anything else (a package in ``node_modules``, a global) does
+not resolve.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import posixpath
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from tree_sitter import Node, Query, QueryCursor
+
+from repomem.index.langs import Language, is_test
+from repomem.index.languages import grammar
+from repomem.index.parsing import CallSite, Definition, ImportBinding
+
+if TYPE_CHECKING:
+    from repomem.index.parsing import ParsedFile
+    from repomem.index.resolve import Resolver, Target
+
+NAMESPACE = "js"
+#: how deep a name is followed through re-exports and bases
+_MAX_DEPTH = 10
+#: lines before the cursor searched for receivers' types
+TYPE_LINES = 200
+_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+_CONFIGS = ("tsconfig.json", "jsconfig.json")
+_STAR = "export*"
+
+# (module, file-level name) -> what it means: a definition (file, qualified name) or a module
+# (file, None)
+_Entity = tuple[str, str | None]
+
+
+class _Tables(NamedTuple):
+    """The family's tables over the resolver's files."""
+
+    imports: dict[str, dict[str, ImportBinding]]  # file -> local name -> binding
+    exports: dict[str, dict[str, ImportBinding]]  # file -> exported name -> binding
+    stars: dict[str, list[str]]  # file -> its ``export * from`` specifiers
+    globals: dict[str, list[tuple[str, str]]]  # name -> scripts' top-level definitions
+    configs: dict[str, dict]  # config directory -> {"base": dir | None, "paths": [...]}
+    packages: dict[str, list]  # package name -> [directory, [entry file, ...]]
+    # (directory, specifier) -> (the file it names or None, the "file:" keys tried): valid
+    # while the family's set of files stays the same
+    modules: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]]
+
+
+# ---- parse time ------------------------------------------------------------------------------
+
+_IMPORTS = """
+(import_statement) @import
+(export_statement) @export
+(program (expression_statement
+  (assignment_expression left: (member_expression) @lhs right: (_) @rhs)))
+(variable_declarator name: (_) @req_name value: (call_expression function: (identifier) @fn
+  arguments: (arguments . (string) @spec)) (#eq? @fn "require"))
+(class_heritage) @heritage
+(assignment_expression
+  left: (member_expression object: (this) property: (property_identifier) @field)
+  right: (new_expression constructor: (_) @ctor))
+(variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @ctor))
+(arguments [(arrow_function) (function_expression)] @callback)
+(variable_declarator name: (identifier) @var value: [
+  (call_expression function: [(identifier) (member_expression)] @ctor)
+  (await_expression (call_expression function: [(identifier) (member_expression)] @ctor))])
+"""
+_TS_IMPORTS = """
+(extends_type_clause) @heritage
+(required_parameter pattern: (identifier) @var type: (type_annotation) @type)
+(optional_parameter pattern: (identifier) @var type: (type_annotation) @type)
+(variable_declarator name: (identifier) @var type: (type_annotation) @type)
+(public_field_definition name: (property_identifier) @field type: (type_annotation) @type)
+(public_field_definition name: (property_identifier) @field
+  value: (new_expression constructor: (_) @ctor))
+(required_parameter
+  type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
+(optional_parameter
+  type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
+"""
+
+_CLASS_KINDS = frozenset(
+    {
+        "class_declaration",
+        "abstract_class_declaration",
+        "class",
+        "interface_declaration",
+        "enum_declaration",
+    }
+)
+_DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
+_TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
+
+
+@cache
+def _query(language: str) -> Query:
+    text = _IMPORTS if language == "javascript" else _IMPORTS + _TS_IMPORTS
+    return Query(grammar(language), text)
+
+
+def _text(node: Node | None) -> str:
+    return "" if node is None else node.text.decode("utf-8", "replace")
+
+
+def _string(node: Node | None) -> str | None:
+    """The value of a string literal node (no escapes are interpreted: module paths)."""
+    if node is None or node.type != "string":
+        return None
+    return _text(node)[1:-1]
+
+
+def _dotted(node: Node) -> tuple[str, ...] | None:
+    """``a.b?.c`` as ("a", "b", "c"); None when the expression holds more than names."""
+    raw = _text(node)
+    if not _DOTTED.fullmatch(raw):
+        return None
+    return tuple(p.strip().rstrip("?") for p in raw.replace("?.", ".").split("."))
+
+
+def _type_parts(text: str) -> tuple[str, ...] | None:
+    """The named type of a type annotation: ``Foo<T>`` -> ("Foo",), ``ns.Bar`` -> ("ns",
+    "Bar"), ``Foo | undefined`` -> ("Foo",); None for anything else (arrays, unions, literals,
+    built-in types)."""
+    text = text.lstrip(":").strip()
+    if _IDENT.fullmatch(text):  # the common case, ``x: Foo``
+        return None if text in _BUILTIN_TYPES or text in _GLOBALS else (text,)
+    alternatives = [
+        t.strip() for t in text.split("|") if t.strip() not in ("null", "undefined", "")
+    ]
+    if len(alternatives) != 1:
+        return None
+    m = _TYPE.fullmatch(alternatives[0])
+    if m is None:
+        return None
+    parts = tuple(m.group(1).split("."))
+    return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
+
+
+def _declared_type(d: Node) -> tuple[str, ...] | None:
+    """The return type of a function, method or arrow ``const``, the type of a field."""
+    typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
+    if typed is None:
+        value = d.child_by_field_name("value")
+        typed = None if value is None else value.child_by_field_name("return_type")
+    return None if typed is None else _type_parts(_text(typed))
+
+
+class _Scopes:
+    """Spans of the definitions, pre-ordered: the innermost one holding a byte."""
+
+    def __init__(self, spans: list[tuple[int, int, str]]) -> None:
+        self.spans = spans
+        self.starts = [s for s, _, _ in spans]
+        self.enclosing: list[int] = []
+        for k, (_, end, _) in enumerate(spans):
+            outer = k - 1
+            while outer >= 0 and spans[outer][1] < end:
+                outer = self.enclosing[outer]
+            self.enclosing.append(outer)
+
+    def of(self, byte: int) -> int:
+        k = bisect.bisect_right(self.starts, byte) - 1
+        while k >= 0 and byte >= self.spans[k][1]:
+            k = self.enclosing[k]
+        return k
+
+    def chain(self, k: int) -> Iterable[int]:
+        while k >= 0:
+            yield k
+            k = self.enclosing[k]
+
+
+class TypeScript(Language):
+    """ES modules and CommonJS over the repository's JavaScript/TypeScript/TSX files."""
+
+    namespace = NAMESPACE
+
+    # ---- parse time ----------------------------------------------------------------------
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        owner = parsed.line_owner
+
+        def stmt(node: Node) -> int:
+            row = node.start_point.row
+            return int(owner[row]) if row < owner.size else -1
+
+        matches = QueryCursor(_query(parsed.language)).matches(root)
+        extra_defs: list[tuple[Node, str, int]] = []  # CommonJS ``exports.f = function``
+        exports: list[tuple[ImportBinding, int]] = []
+        stars: list[tuple[str, int]] = []
+        heritage: list[Node] = []
+        typed: list[tuple[Node, str, tuple[str, ...]]] = []  # (node, "x"/"this.x", type)
+        signatures: list[Node] = []  # the parameters of a parameter's function type
+        for _, caps in matches:
+            if "import" in caps:
+                node = caps["import"][0]
+                for b in _import_bindings(node):
+                    parsed.imports.append(b)
+                    parsed.import_nodes.append(stmt(node))
+            elif "export" in caps:
+                node = caps["export"][0]
+                found, star = _export_bindings(node)
+                exports.extend((b, stmt(node)) for b in found)
+                if star is not None:
+                    stars.append((star, stmt(node)))
+            elif "lhs" in caps:
+                found, defined = _commonjs(caps["lhs"][0], caps["rhs"][0])
+                exports.extend((b, stmt(caps["lhs"][0])) for b in found)
+                if defined is not None:
+                    extra_defs.append((caps["rhs"][0], defined, stmt(caps["lhs"][0])))
+            elif "req_name" in caps:
+                spec = _string(caps["spec"][0])
+                if spec is not None:
+                    node = caps["req_name"][0]
+                    for b in _require_bindings(node, spec):
+                        parsed.imports.append(b)
+                        parsed.import_nodes.append(stmt(node))
+            elif "heritage" in caps:
+                heritage.append(caps["heritage"][0])
+            elif "callback" in caps:
+                typed.extend(_callback_params(caps["callback"][0]))
+            elif "signature" in caps:
+                signatures.append(caps["signature"][0])
+            elif "ctor" in caps or "type" in caps:
+                ty = (
+                    _dotted(caps["ctor"][0])
+                    if "ctor" in caps
+                    else _type_parts(_text(caps["type"][0]))
+                )
+                if ty is None or ty == ("require",):  # ``require`` binds a module
+                    continue
+                if "field" in caps:
+                    typed.append((caps["field"][0], "this." + _text(caps["field"][0]), ty))
+                else:
+                    var = caps["var"][0]
+                    typed.append((var, _text(var), ty))
+                    param = var.parent
+                    if param.type.endswith("_parameter") and any(
+                        c.type in ("accessibility_modifier", "readonly") for c in param.children
+                    ):  # ``constructor(private x: Foo)`` is also a field
+                        typed.append((var, "this." + _text(var), ty))
+        for b, i in exports:
+            parsed.imports.append(b)
+            parsed.import_nodes.append(i)
+        if stars:
+            parsed.imports.append(ImportBinding(_STAR, "\n".join(s for s, _ in stars), None, 0))
+            parsed.import_nodes.append(stars[0][1])
+
+        # definitions, pre-ordered, qualified by the definitions around them
+        items = [(d, _text(n), i) for (d, n), i in zip(defs, def_nodes, strict=True)] + extra_defs
+        items.sort(key=lambda x: (x[0].start_byte, -x[0].end_byte))
+        seen: set[int] = set()
+        spans: list[tuple[int, int, str]] = []
+        kinds: list[str] = []
+        stack: list[tuple[int, str, str]] = []  # (end byte, qualified name, kind)
+        implemented = {
+            name for d, name, _ in items if d.type in ("function_declaration", "function")
+        }
+        for d, name, i in items:
+            if d.type == "variable_declarator" and (d.start_byte in seen or _is_require(d)):
+                continue  # a top-level arrow ``const`` matched twice; an import
+            seen.add(d.start_byte)
+            while stack and stack[-1][0] <= d.start_byte:
+                stack.pop()
+            qual = f"{stack[-1][1]}.{name}" if stack else name
+            stack.append((d.end_byte, qual, d.type))
+            spans.append((d.start_byte, d.end_byte, qual))
+            kinds.append(d.type)
+            if d.type == "function_signature" and (stack[:-1] or name in implemented):
+                continue  # an overload: the implementation is the definition
+            if i >= 0:
+                parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
+            if d.type not in _CLASS_KINDS:  # a function's members are its return type's
+                ty = _declared_type(d)
+                if ty is not None:
+                    parsed.bases[qual] = [ty]
+        scopes = _Scopes(spans)
+
+        for node in heritage:
+            k = scopes.of(node.start_byte)
+            if k < 0:
+                continue
+            bases = [p for t in _heritage_types(node) if (p := _dotted(t)) is not None]
+            parsed.bases.setdefault(spans[k][2], []).extend(bases)
+
+        for node in signatures:  # ``f(init: (a: A, b: B) => void)``: bases "f#0": [A, B]
+            param = node.parent.parent.parent  # formal_parameters > type > annotation > param
+            k = scopes.of(node.start_byte)
+            if param is None or param.parent is None or k < 0:
+                continue
+            arg = [c.id for c in param.parent.named_children].index(param.id)
+            parsed.bases.setdefault(
+                f"{spans[k][2]}#{arg}", [_param_type(p) for p in node.named_children]
+            )
+
+        types: dict[tuple[int, str], tuple[str, ...]] = {}
+        for node, name, ty in typed:
+            k = scopes.of(node.start_byte)
+            if name.startswith("this."):  # a field: the class around it
+                k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
+                if k < 0:
+                    continue
+            elif k >= 0 and kinds[k] == "variable_declarator" and spans[k][0] == node.start_byte:
+                # a top-level ``const x: Foo`` / ``= new Foo()``: its members are Foo's
+                parsed.bases.setdefault(spans[k][2], [ty])
+                k = scopes.enclosing[k]
+            types.setdefault((k, name), ty)
+
+        typed_names = {name for _, name in types}
+        for (call, callee), i in zip(calls, call_nodes, strict=True):
+            if i < 0:
+                continue
+            parts = _dotted(callee)
+            if parts is None:
+                continue
+            k = scopes.of(call.start_byte)
+            for _ in range(3):  # ``x = f.make()`` where ``f: Factory``: typed in turn
+                if len(parts) < 2:
+                    break
+                key = "this." + parts[1] if parts[0] == "this" and len(parts) > 2 else parts[0]
+                if key not in typed_names:
+                    break
+                chain = (*scopes.chain(k), -1)
+                ty = next((types[j, key] for j in chain if (j, key) in types), None)
+                if ty is None:
+                    break
+                parts = (*ty, *parts[2 if key.startswith("this.") else 1 :])
+            parsed.calls.append(CallSite(i, parts, spans[k][2] if k >= 0 else None))
+
+    def warm_up(self, language: str) -> None:
+        _query(language)
+
+    # ---- the family's tables -------------------------------------------------------------
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        t = _tables(r)
+        imports, exports = {}, {}
+        for b in pf.imports:
+            if b.name == _STAR:
+                t.stars[path] = b.module.split("\n")
+            elif b.name.startswith("export:"):
+                exports[b.name[7:]] = b
+            else:
+                imports[b.name] = b
+        t.imports[path], t.exports[path] = imports, exports
+        t.modules.clear()
+        for name in _globals(pf):
+            t.globals.setdefault(name, []).append((path, name))
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        t = _tables(r)
+        for table in (t.imports, t.exports, t.stars):
+            table.pop(path, None)
+        t.modules.clear()
+        for name in _globals(pf):
+            t.globals[name] = [g for g in t.globals[name] if g[0] != path]
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        return (f"file:{path}", *(f"global:{name}" for name in _globals(pf)))
+
+    def settings(self, root: Path, paths: Iterable[str]) -> dict | None:
+        """What module resolution reads from the directories holding, or above, one of
+        ``paths`` (relative to ``root``): ``configs``, the ``paths``/``baseUrl`` of each
+        ``tsconfig.json``/``jsconfig.json`` ({directory: {"base": the baseUrl directory or
+        None, "paths": [[pattern, [target, ...]], ...]}}), and ``packages``, the ``name`` of
+        each ``package.json`` ({name: [directory, [entry file, ...]]}: a workspace's
+        packages import each other by name)."""
+        dirs = {""}
+        for p in paths:
+            parts = p.split("/")[:-1]
+            dirs.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+        configs, packages = {}, {}
+        for d in sorted(dirs):
+            for name in _CONFIGS:
+                config = _read_config(root, posixpath.join(d, name) if d else name)
+                if config is not None:
+                    configs[d] = config
+                    break
+            package = _read_package(root, d)
+            if package is not None:
+                packages.setdefault(package[0], [d, package[1]])
+        if not configs and not packages:
+            return None
+        return {"configs": configs, "packages": packages}
+
+    # ---- resolution ----------------------------------------------------------------------
+    def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
+        return _target(r, _resolve(r, path, call.parts, call.scope, 0))
+
+    def imported(self, r: Resolver, path: str, binding: ImportBinding) -> str | None:
+        if binding.name == _STAR or not binding.module:
+            return None
+        return _module(r, path, binding.module)
+
+    def resolve_name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
+    ) -> tuple[Target, str] | None:
+        pf = r.files.get(path)
+        if pf is None or not all(_IDENT.fullmatch(p) for p in parts):
+            return None
+        scope, first = _cursor_scope(r, path, pf, len(lines) - 1)
+        head, ty = parts[0], None
+        found = _target(r, _resolve(r, path, parts, scope, 0)) if head == "this" else None
+        # a receiver typed before the cursor: ``this.field.m`` (a constructor's parameter
+        # property; a declared field's type is the index's) or ``x.m``, where ``x`` is not a
+        # name of the file
+        if found is None and head == "this" and len(parts) > 2:
+            types = _line_types(lines, first)
+            ty = types.get(f"this.{parts[1]}") or types.get(parts[1])
+            rest = parts[2:]
+        elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
+            ty, rest = _line_types(lines, first).get(head), parts[1:]
+            if ty is not None and _local(r, path, ty[0], scope, 0) is None:
+                inner = _line_types(lines, first).get(ty[0])  # ``x = f.make()``, ``f: Factory``
+                ty = None if inner is None else (*inner, *ty[1:])
+        if ty is not None:
+            found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
+            return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
+        if head != "this":
+            found = _target(r, _resolve(r, path, parts, scope, 0))
+        if found is None:
+            return None
+        if head in ("this", "super"):
+            return found, f"method of {_class_of(r, path, scope)}"
+        return found, "this file" if found[0] == path else "resolved through imports"
+
+    def reserved(self, name: str) -> bool:
+        return name in RESERVED or not _IDENT.fullmatch(name)
+
+
+LANGUAGE = TypeScript()
+
+
+def _globals(pf: ParsedFile) -> list[str]:
+    """A script's top-level definitions (a file that neither imports nor exports anything
+    shares one global scope with the other scripts a page loads)."""
+    if pf.imports:
+        return []
+    return [d.name for d in pf.definitions if "." not in d.name]
+
+
+def _tables(r: Resolver) -> _Tables:
+    t = r.tables.get(NAMESPACE)
+    if t is None:
+        settings = r.settings.get(NAMESPACE) or {}
+        configs, packages = settings.get("configs", {}), settings.get("packages", {})
+        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, configs, packages, {})
+    return t  # type: ignore[return-value]
+
+
+# ---- parse-time helpers ------------------------------------------------------------------------
+
+
+def _import_bindings(node: Node) -> list[ImportBinding]:
+    """``import d, {a as b} from 'm'``, ``import * as m from 'm'``, ``import x = require('m')``."""
+    spec = _string(node.child_by_field_name("source"))
+    out = []
+    for child in node.named_children:
+        if child.type == "import_require_clause":
+            spec = _string(child.child_by_field_name("source"))
+            name = next((c for c in child.named_children if c.type == "identifier"), None)
+            if spec is not None and name is not None:
+                out.append(ImportBinding(_text(name), spec, None, 0))
+        elif child.type == "import_clause" and spec is not None:
+            for part in child.named_children:
+                if part.type == "identifier":
+                    out.append(ImportBinding(_text(part), spec, "default", 0))
+                elif part.type == "namespace_import":
+                    name = next((c for c in part.named_children if c.type == "identifier"), None)
+                    if name is not None:
+                        out.append(ImportBinding(_text(name), spec, None, 0))
+                elif part.type == "named_imports":
+                    for s in part.named_children:
+                        if s.type != "import_specifier":
+                            continue
+                        name = s.child_by_field_name("name")
+                        alias = s.child_by_field_name("alias") or name
+                        out.append(ImportBinding(_text(alias), spec, _text(name), 0))
+    return out
+
+
+def _export_bindings(node: Node) -> tuple[list[ImportBinding], str | None]:
+    """An ``export`` statement's entries (``export:NAME`` -> module and symbol; "" is this
+    file) and the module of an ``export * from``."""
+    spec = _string(node.child_by_field_name("source"))
+    out: list[ImportBinding] = []
+    clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+    if clause is not None:
+        for s in clause.named_children:
+            if s.type != "export_specifier":
+                continue
+            name = s.child_by_field_name("name")
+            alias = s.child_by_field_name("alias") or name
+            out.append(ImportBinding(f"export:{_text(alias)}", spec or "", _text(name), 0))
+        return out, None
+    ns = next((c for c in node.named_children if c.type == "namespace_export"), None)
+    if ns is not None and spec is not None:
+        name = next((c for c in ns.named_children), None)
+        if name is not None:
+            out.append(ImportBinding(f"export:{_text(name)}", spec, None, 0))
+        return out, None
+    if spec is not None:
+        return out, spec  # export * from 'm'
+    is_default = any(c.type == "default" for c in node.children)
+    is_assignment = any(c.type == "=" for c in node.children)  # TypeScript ``export = X``
+    if is_default or is_assignment:
+        declaration = node.child_by_field_name("declaration")
+        value = node.child_by_field_name("value")
+        if value is None and is_assignment:
+            value = next((c for c in node.named_children), None)
+        target = None
+        if declaration is not None:
+            target = _text(declaration.child_by_field_name("name")) or None
+        elif value is not None and value.type == "identifier":
+            target = _text(value)
+        # an anonymous one (``export default {...}``) names nothing, but makes a module
+        out.append(ImportBinding("export:default", "", target or None, 0))
+        return out, None
+    # ``export function f``, ``export const a = 1, b = 2``: the file is a module
+    declaration = node.child_by_field_name("declaration")
+    if declaration is not None and declaration.type == "ambient_declaration":
+        declaration = next(iter(declaration.named_children), None)  # export declare class
+    if declaration is None:
+        return out, None
+    names = [declaration.child_by_field_name("name")]
+    if declaration.type in ("lexical_declaration", "variable_declaration"):
+        names = [d.child_by_field_name("name") for d in declaration.named_children]
+    for name in names:
+        if name is not None and name.type in ("identifier", "type_identifier"):
+            out.append(ImportBinding(f"export:{_text(name)}", "", _text(name), 0))
+    return out, None
+
+
+def _commonjs(lhs: Node, rhs: Node) -> tuple[list[ImportBinding], str | None]:
+    """``module.exports = X`` / ``= {a, b: c}`` (entries) and ``exports.f = function`` (a
+    definition named ``f``) at the top of a file."""
+    target = _dotted(lhs)
+    if target is None:
+        return [], None
+    if target == ("module", "exports"):
+        if rhs.type == "identifier":
+            return [ImportBinding("export:default", "", _text(rhs), 0)], None
+        if rhs.type == "object":
+            out = []
+            for c in rhs.named_children:
+                if c.type == "shorthand_property_identifier":
+                    out.append(ImportBinding(f"export:{_text(c)}", "", _text(c), 0))
+                elif c.type == "pair":
+                    key, value = c.child_by_field_name("key"), c.child_by_field_name("value")
+                    if value is not None and value.type == "identifier":
+                        out.append(ImportBinding(f"export:{_text(key)}", "", _text(value), 0))
+            return out, None
+        return [], None
+    if (
+        len(target) == 2
+        and target[0] == "exports"
+        or (len(target) == 3 and target[:2] == ("module", "exports"))
+    ):
+        name = target[-1]
+        if rhs.type in ("function_expression", "arrow_function", "class", "function"):
+            return [], name
+        if rhs.type == "identifier" and _text(rhs) != name:
+            return [ImportBinding(f"export:{name}", "", _text(rhs), 0)], None
+    return [], None
+
+
+def _is_require(declarator: Node) -> bool:
+    value = declarator.child_by_field_name("value")
+    while value is not None and value.type == "await_expression":
+        value = value.named_children[0] if value.named_children else None
+    if value is None or value.type != "call_expression":
+        return False
+    fn = value.child_by_field_name("function")
+    return (
+        fn is not None
+        and fn.type in ("identifier", "import")
+        and _text(fn)
+        in (
+            "require",
+            "import",
+        )
+    )
+
+
+def _require_bindings(name: Node, spec: str) -> list[ImportBinding]:
+    """``const x = require('m')`` binds ``x`` to the module; ``const {a, b: c} = require('m')``
+    binds ``a`` and ``c`` to its exports."""
+    if name.type == "identifier":
+        return [ImportBinding(_text(name), spec, None, 0)]
+    out = []
+    if name.type == "object_pattern":
+        for c in name.named_children:
+            if c.type == "shorthand_property_identifier_pattern":
+                out.append(ImportBinding(_text(c), spec, _text(c), 0))
+            elif c.type == "pair_pattern":
+                key, value = c.child_by_field_name("key"), c.child_by_field_name("value")
+                if value is not None and value.type == "identifier":
+                    out.append(ImportBinding(_text(value), spec, _text(key), 0))
+    return out
+
+
+def _param_type(param: Node) -> tuple[str, ...]:
+    """A parameter's named type, () when it has none."""
+    annotation = param.child_by_field_name("type")
+    return (annotation and _type_parts(_text(annotation))) or ()
+
+
+def _callback_params(fn: Node) -> list[tuple[Node, str, tuple[str, ...]]]:
+    """The untyped parameters of a function passed as argument ``i`` of a call ``f(...)``,
+    each typed as ``f``'s parameter ``i`` types it: ``(*f, "#i", "#j")`` for the ``j``-th."""
+    args = fn.parent
+    call = None if args is None else args.parent
+    callee = None if call is None else call.child_by_field_name("function")
+    parts = None if callee is None else _dotted(callee)
+    if parts is None:
+        return []
+    arg = [c.id for c in args.named_children].index(fn.id)
+    single = fn.child_by_field_name("parameter")  # ``x => ...``
+    params = [single] if single is not None else []
+    if single is None:
+        formal = fn.child_by_field_name("parameters")
+        params = [] if formal is None else formal.named_children
+    out = []
+    for j, p in enumerate(params):
+        name = p if p.type == "identifier" else p.child_by_field_name("pattern")
+        if name is not None and name.type == "identifier" and p.child_by_field_name("type") is None:
+            out.append((name, _text(name), (*parts, f"#{arg}", f"#{j}")))
+    return out
+
+
+def _heritage_types(node: Node) -> list[Node]:
+    """The type expressions of a class's or interface's ``extends``/``implements``."""
+    out = []
+    for clause in node.named_children if node.type == "class_heritage" else [node]:
+        if clause.type == "extends_clause":
+            value = clause.child_by_field_name("value")
+            if value is not None:
+                out.append(value)
+        elif clause.type in ("implements_clause", "extends_type_clause"):
+            for t in clause.named_children:
+                if t.type == "generic_type":
+                    t = t.child_by_field_name("name") or t
+                out.append(t)
+        else:  # JavaScript: ``class A extends B``
+            out.append(clause)
+    return out
+
+
+# ---- configuration -----------------------------------------------------------------------------
+
+_JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+
+
+def _read_config(root: Path, rel: str, depth: int = 0) -> dict | None:
+    """A ``tsconfig.json``'s module resolution: its baseUrl and paths, directories relative to
+    the repository (``extends`` followed within it); None when the file is absent or is not
+    JSON with comments. Entries leading out of the repository are dropped."""
+    file = root / rel
+    try:
+        text = file.read_text(encoding="utf-8")
+        data = json.loads(_JSONC.sub(lambda m: m.group() if m.group()[0] == '"' else "", text))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    here = posixpath.dirname(rel)
+    config: dict = {"base": None, "paths": []}
+    parent = data.get("extends")
+    if isinstance(parent, str) and parent.startswith(".") and depth < 5:
+        parent_rel = _inside(posixpath.join(here, parent))
+        if parent_rel is not None:
+            if not parent_rel.endswith(".json"):
+                parent_rel += ".json"
+            inherited = _read_config(root, parent_rel, depth + 1)
+            if inherited is not None:
+                config = inherited
+    options = data.get("compilerOptions")
+    if not isinstance(options, dict):
+        return config
+    base = options.get("baseUrl")
+    if isinstance(base, str):
+        config["base"] = _inside(posixpath.join(here, base))
+    paths = options.get("paths")
+    if isinstance(paths, dict):
+        # targets are relative to baseUrl when it is set, else to this file's directory
+        origin = config["base"] if isinstance(base, str) else here
+        if origin is not None:
+            config["paths"] = [
+                [pattern, [t for x in targets if (t := _inside(posixpath.join(origin, x)))]]
+                for pattern, targets in paths.items()
+                if isinstance(pattern, str)
+                and isinstance(targets, list)
+                and all(isinstance(x, str) for x in targets)
+            ]
+    return config
+
+
+def _read_package(root: Path, directory: str) -> tuple[str, list[str]] | None:
+    """A ``package.json``'s name and entry files (relative to the repository), or None."""
+    try:
+        data = json.loads((root / directory / "package.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    entries = [
+        e
+        for key in ("source", "types", "typings", "module", "main")
+        if isinstance(data.get(key), str)
+        and (e := _inside(posixpath.join(directory, data[key]))) is not None
+    ]
+    return data["name"], entries
+
+
+def _inside(path: str) -> str | None:
+    """A repository-relative path normalised ("" is the root); None outside the repository."""
+    norm = posixpath.normpath(path)
+    if norm == ".":
+        return ""
+    if norm.startswith("../") or norm == ".." or norm.startswith("/"):
+        return None
+    return norm
+
+
+# ---- resolution --------------------------------------------------------------------------------
+
+
+def _module(r: Resolver, path: str, spec: str) -> str | None:
+    """The repository file a module specifier written in ``path`` names, or None."""
+    if not spec:
+        return path
+    t = _tables(r)
+    key = (posixpath.dirname(path), spec)
+    hit = t.modules.get(key)
+    if hit is None:
+        tried: list[str] = []
+        hit = t.modules[key] = (_find_module(r, key[0], spec, tried), tuple(tried))
+    for k in hit[1]:
+        r.note_key(NAMESPACE, k)
+    return hit[0]
+
+
+def _find_module(r: Resolver, directory: str, spec: str, tried: list[str]) -> str | None:
+    if spec.startswith("."):
+        base = _inside(posixpath.join(directory, spec))
+        return None if base is None else _probe(r, base, tried)
+    config = _config_of(r, directory) or {"base": None, "paths": []}
+    for pattern, targets in config["paths"]:
+        if "*" in pattern:
+            head, _, tail = pattern.partition("*")
+            if not (spec.startswith(head) and spec.endswith(tail)) or len(spec) < len(head + tail):
+                continue
+            star = spec[len(head) : len(spec) - len(tail)]
+            candidates = [t.replace("*", star, 1) for t in targets]
+        elif pattern == spec:
+            candidates = targets
+        else:
+            continue
+        for c in candidates:
+            found = _probe(r, c, tried)
+            if found is not None:
+                return found
+    if config["base"] is not None:
+        found = _probe(r, _inside(posixpath.join(config["base"], spec)) or "", tried)
+        if found is not None:
+            return found
+    return _package_module(r, spec, tried)
+
+
+def _package_module(r: Resolver, spec: str, tried: list[str]) -> str | None:
+    """``@scope/pkg`` or ``pkg/sub/path`` of a package of the repository: its entry files
+    (``source``, ``types``, ``module``, ``main``; built ones looked for under ``src`` too),
+    else ``src/index`` or ``index``; a path inside it, also under ``src``."""
+    packages = _tables(r).packages
+    name = spec
+    while name not in packages:
+        if "/" not in name:
+            return None
+        name = name.rsplit("/", 1)[0]
+    directory, entries = packages[name]
+    sub = spec[len(name) + 1 :]
+    if sub:
+        candidates = [posixpath.join(directory, sub), posixpath.join(directory, "src", sub)]
+    else:
+        candidates = [c for e in entries for c in (e, _source_of(directory, e))]
+        candidates += [posixpath.join(directory, *rest) for rest in (("src", "index"), ("index",))]
+    for c in candidates:
+        if c is not None:
+            found = _probe(r, c, tried)
+            if found is not None:
+                return found
+    return None
+
+
+def _source_of(directory: str, entry: str) -> str | None:
+    """``dist/index.js`` of a package as ``src/index``: where its sources usually are."""
+    rel = entry[len(directory) :].lstrip("/") if directory else entry
+    head, _, rest = rel.partition("/")
+    if head not in ("dist", "lib", "build", "esm", "cjs", "out") or not rest:
+        return None
+    return posixpath.join(directory, "src", rest)
+
+
+def _probe(r: Resolver, base: str, tried: list[str]) -> str | None:
+    """``base`` as a file, with an extension, or as a directory's ``index``: the first that is
+    a file of the repository (each one tried is added to ``tried`` as a ``file:`` key)."""
+    stem = base
+    for ext in (".js", ".jsx", ".mjs", ".cjs"):
+        if base.endswith(ext):  # TypeScript's ``./a.js`` is ``a.ts`` before compilation
+            stem = base[: -len(ext)]
+            break
+    candidates = [base] if base and base != stem or base.endswith(_EXTENSIONS) else []
+    if stem:
+        candidates += [stem + e for e in _EXTENSIONS]
+    candidates += [posixpath.join(stem, "index" + e) if stem else "index" + e for e in _EXTENSIONS]
+    for c in candidates:
+        tried.append(f"file:{c}")
+        pf = r.files.get(c)
+        if pf is not None and pf.language in ("javascript", "typescript", "tsx"):
+            return c
+    return None
+
+
+def _config_of(r: Resolver, directory: str) -> dict | None:
+    """The configuration of the nearest directory at or above ``directory`` that has one."""
+    configs = _tables(r).configs
+    if not configs:
+        return None
+    d = directory
+    while True:
+        if d in configs:
+            return configs[d]
+        if not d:
+            return None
+        d = posixpath.dirname(d)
+
+
+def _local(r: Resolver, path: str, name: str, scope: str | None, depth: int) -> _Entity | None:
+    """What a name written in ``path`` (inside the definition ``scope``) means: a definition
+    of an enclosing function, of the file, or an import."""
+    defs = r.defs.get(path, {})
+    if scope:
+        classes = r.classes.get(path, set())
+        parts = scope.split(".")
+        for end in range(len(parts), 0, -1):
+            outer = ".".join(parts[:end])
+            if outer in classes:
+                continue  # a class's members are not in scope by their bare names
+            r.note_lookup(path, f"{outer}.{name}")
+            if f"{outer}.{name}" in defs:
+                return path, f"{outer}.{name}"
+    r.note_lookup(path, name)
+    if name in defs:
+        return path, name
+    t = _tables(r)
+    b = t.imports.get(path, {}).get(name)
+    if b is not None:
+        return _binding(r, path, b, depth + 1)
+    if not r.files[path].imports:  # a script: another script's global, when only one has it
+        r.note_key(NAMESPACE, f"global:{name}")
+        found = t.globals.get(name, [])
+        if len(found) == 1 and (not is_test(found[0][0]) or is_test(path)):
+            return found[0]
+    return None
+
+
+def _binding(r: Resolver, path: str, b: ImportBinding, depth: int) -> _Entity | None:
+    if depth > _MAX_DEPTH:
+        return None
+    if not b.module:  # ``export {a as b}`` of this file's own name
+        return None if b.symbol is None else _local(r, path, b.symbol, None, depth + 1)
+    target = _module(r, path, b.module)
+    if target is None:
+        return None
+    if b.symbol is None:
+        return target, None
+    return _export(r, target, b.symbol, depth + 1)
+
+
+def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
+    """What module ``path`` exports as ``name``: its own definition, an export entry, or what
+    one of its ``export *`` modules exports so."""
+    if depth > _MAX_DEPTH:
+        return None
+    r.note_lookup(path, name)
+    if name in r.defs.get(path, {}):
+        return path, name
+    t = _tables(r)
+    r.note_lookup(path, f"export:{name}")
+    b = t.exports.get(path, {}).get(name)
+    if b is not None:
+        return _binding(r, path, b, depth + 1)
+    r.note_lookup(path, _STAR)
+    if name == "default":
+        return None
+    for spec in t.stars.get(path, ()):
+        target = _module(r, path, spec)
+        if target is not None and target != path:
+            found = _export(r, target, name, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
+    """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
+    included, or of a ``const``'s declared or constructed type (its ``bases``)."""
+    if depth > _MAX_DEPTH:
+        return None
+    r.note_lookup(path, f"{qual}.{name}")
+    if f"{qual}.{name}" in r.defs.get(path, {}):
+        return path, f"{qual}.{name}"
+    for base in r.files[path].bases.get(qual, ()):
+        found = _resolve(r, path, base, None, depth + 1)
+        if found is not None and found[1] is not None:
+            hit = _member(r, found[0], found[1], name, depth + 1)
+            if hit is not None:
+                return hit
+    return None
+
+
+def _class_of(r: Resolver, path: str, scope: str | None) -> str | None:
+    """The innermost class around the definition ``scope``."""
+    if not scope:
+        return None
+    classes = r.classes.get(path, set())
+    parts = scope.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in classes:
+            return ".".join(parts[:end])
+    return None
+
+
+def _resolve(
+    r: Resolver, path: str, parts: tuple[str, ...], scope: str | None, depth: int
+) -> _Entity | None:
+    """The definition or module a dotted name written in ``path`` refers to."""
+    if depth > _MAX_DEPTH:
+        return None
+    head = parts[0]
+    if head in ("this", "super"):
+        cls = _class_of(r, path, scope)
+        if cls is None or len(parts) < 2:
+            return None
+        if head == "this":
+            current = _member(r, path, cls, parts[1], depth + 1)
+        else:
+            current = None
+            for base in r.files[path].bases.get(cls, ()):
+                found = _resolve(r, path, base, None, depth + 1)
+                if found is not None and found[1] is not None:
+                    current = _member(r, found[0], found[1], parts[1], depth + 1)
+                    if current is not None:
+                        break
+        rest = parts[2:]
+    else:
+        current, rest = _local(r, path, head, scope, depth), parts[1:]
+    while rest:
+        if current is None:
+            return None
+        file, qual = current
+        if qual is not None and len(rest) > 1 and _ARGUMENT.fullmatch(rest[0]):
+            current, rest = _callback_param(r, file, qual, rest[0], rest[1], depth + 1), rest[2:]
+            continue
+        current = (
+            _export(r, file, rest[0], depth + 1)
+            if qual is None
+            else _member(r, file, qual, rest[0], depth + 1)
+        )
+        rest = rest[1:]
+    return current
+
+
+def _callback_param(
+    r: Resolver, path: str, qual: str, arg: str, param: str, depth: int
+) -> _Entity | None:
+    """The declared type of parameter ``param`` ("#j") of the function that ``qual`` takes as
+    argument ``arg`` ("#i"): what a callback passed there is called with."""
+    r.note_lookup(path, f"{qual}{arg}.{param}")  # re-resolved when ``qual{arg}`` changes
+    types = r.files[path].bases.get(f"{qual}{arg}", [])
+    j = int(param[1:])
+    if j >= len(types) or not types[j]:
+        return None
+    found = _resolve(r, path, types[j], None, depth + 1)
+    return found if found is not None and found[1] is not None else None
+
+
+def _target(r: Resolver, entity: _Entity | None) -> Target | None:
+    """The definition node of an entity; a module stands for its default export (a
+    ``require``d module called, ``new`` of a module)."""
+    if entity is None:
+        return None
+    file, qual = entity
+    if qual is None:
+        found = _export(r, file, "default", 0)
+        if found is None or found[1] is None:
+            return None
+        file, qual = found
+    node = r.defs.get(file, {}).get(qual)
+    return None if node is None else (file, node)
+
+
+# ---- query time ----------------------------------------------------------------------------------
+
+_scope_cache: dict[tuple[str, int], tuple[ParsedFile, tuple[str | None, int]]] = {}
+
+
+def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> tuple[str | None, int]:
+    """The innermost definition whose span holds the cursor's row (the buffer may end at the
+    cursor: a definition reaching the file's last line holds it), and the first row of the
+    outermost one (-1: none), where the types the cursor can see are declared."""
+    hit = _scope_cache.get((path, row))
+    if hit is not None and hit[0] is pf:
+        return hit[1]
+    best: tuple[int, int, str] | None = None
+    first = -1
+    last = pf.line_owner.size - 1
+    for d in pf.definitions:
+        start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
+        if start < row and (end >= row or end >= last):
+            key = (start, -end, d.name)
+            if best is None or key[:2] > best[:2]:
+                best = key
+            first = start if first < 0 else min(first, start)
+    found = (None if best is None else best[2], first)
+    if len(_scope_cache) > 64:
+        _scope_cache.clear()
+    _scope_cache[(path, row)] = (pf, found)
+    return found
+
+
+_TYPED = re.compile(
+    r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
+    r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\("
+    r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
+    r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
+    # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
+    r"(?::\s*(?P<annot>(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?"
+    r"(?:\s*\|\s*(?:null|undefined))*)(?![\w$.])"
+    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*))"
+    # an arrow function passed to a call: ``operate((source, subscriber) => {``
+    r"|(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\((?P<before>[^()]*?)"
+    r"(?:async\s+)?(?:\((?P<params>[^()]*)\)|(?P<param>[A-Za-z_$][\w$]*))\s*"
+    r"(?::[^=;{}()]*)?=>)"
+)
+_STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
+# the last query's buffer and its types: one query resolves many names over the same lines
+# (one tuple, replaced whole, so that a concurrent query never reads another's half)
+_types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
+
+
+def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
+    """``name -> type`` before the cursor (the nearest wins): annotations, ``new``, the result
+    of a call (``const x = f()``: ``f``'s return type) and a callback's parameters (as the
+    function it is passed to types them); ``const x = ...`` otherwise forgets ``x``'s type.
+    ``first``: the first row of the outermost definition around the cursor (-1: none)."""
+    global _types_cache
+    cached_lines, cached = _types_cache
+    if cached_lines is lines:
+        return cached
+    # from the outermost definition around the cursor (as the index last saw it: a few rows
+    # more, for lines deleted above it since), at most ``TYPE_LINES`` back
+    start = len(lines) - 1 - TYPE_LINES
+    if first >= 0:
+        start = max(start, first - 10)
+    block = "\n".join(lines[max(0, start) :])
+    out: dict[str, tuple[str, ...]] = {}
+    for m in _TYPED.finditer(_STRING.sub('""', block)):
+        if m["called"]:  # ``const x = f()``: what ``f`` returns
+            out[m["called"]] = tuple(m["result"].split("."))
+            continue
+        if m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
+            callee, arg = tuple(m["callee"].split(".")), m["before"].count(",")
+            params = [m["param"]] if m["param"] else m["params"].split(",")
+            for j, p in enumerate(params):
+                name, _, annotation = p.partition(":")
+                name = name.strip().rstrip("?")
+                if _IDENT.fullmatch(name) and name not in RESERVED:
+                    typed = _type_parts(annotation) if annotation.strip() else None
+                    out[name] = typed or (*callee, f"#{arg}", f"#{j}")
+            continue
+        if m["untyped"]:  # ``const x = ...``: what an earlier ``x: Foo`` said is not known
+            out.pop(m["untyped"], None)
+            continue
+        ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
+        if ty is not None:
+            out[m["name"]] = ty
+    _types_cache = (lines, out)
+    return out
+
+
+# ---- the language's own names ------------------------------------------------------------------
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_BUILTIN_TYPES = _words(
+    """any unknown never void string number boolean symbol object bigint null undefined true
+    false"""
+)
+_KEYWORDS = _words(
+    """break case catch class const continue debugger default delete do else export extends
+    finally for function if import in instanceof new return switch throw try typeof
+    var void while with yield let static enum await implements package protected interface
+    private public null true false arguments constructor prototype"""
+)
+# ECMAScript's global objects and functions, TypeScript's utility types, and the globals of
+# browsers and Node.js that projects do not define themselves
+_GLOBALS = _words(
+    """Object Function Array Number Boolean String Symbol BigInt Math JSON Date RegExp Promise
+    Proxy Reflect Map Set WeakMap WeakSet WeakRef FinalizationRegistry Error EvalError
+    RangeError ReferenceError SyntaxError TypeError URIError AggregateError ArrayBuffer
+    SharedArrayBuffer DataView Atomics Int8Array Uint8Array Uint8ClampedArray Int16Array
+    Uint16Array Int32Array Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array
+    Intl Iterator AsyncIterator Generator AsyncGenerator GeneratorFunction globalThis NaN
+    Infinity undefined eval isFinite isNaN parseFloat parseInt decodeURI decodeURIComponent
+    encodeURI encodeURIComponent escape unescape
+    Partial Required Readonly Record Pick Omit Exclude Extract NonNullable ReturnType
+    Parameters ConstructorParameters InstanceType ThisType ThisParameterType
+    OmitThisParameter Awaited Uppercase Lowercase Capitalize Uncapitalize PromiseLike
+    ArrayLike ReadonlyArray ReadonlyMap ReadonlySet Iterable IterableIterator AsyncIterable
+    AsyncIterableIterator PropertyKey PropertyDescriptor TemplateStringsArray
+    console window document navigator globalThis self process Buffer require module exports
+    __dirname __filename setTimeout clearTimeout setInterval clearInterval setImmediate
+    clearImmediate queueMicrotask structuredClone requestAnimationFrame
+    cancelAnimationFrame localStorage sessionStorage XMLHttpRequest WebSocket TextEncoder
+    TextDecoder URL URLSearchParams AbortController AbortSignal HTMLElement
+    EventTarget"""
+)
+RESERVED = _KEYWORDS | _GLOBALS | _BUILTIN_TYPES

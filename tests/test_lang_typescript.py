@@ -1,0 +1,400 @@
+"""JavaScript/TypeScript resolution (``repomem.index.langs.typescript``): calls become graph
+edges and names at the cursor become cards through ES modules, CommonJS, ``tsconfig.json``
+paths, declared types and class hierarchies; what the code does not bind stays unresolved."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from repos import write_files
+from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
+
+from repomem.config import IndexConfig
+from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index.langs import for_language
+from repomem.index.repo import RepoIndex
+
+FILES: dict[str, str] = {
+    "tsconfig.json": """{
+  // JSON with comments, as tsc reads it
+  "compilerOptions": {
+    "baseUrl": ".",
+    "paths": { "@app/*": ["src/*"], "@lib": ["lib/main.js"], },
+  },
+}
+""",
+    "src/util/math.ts": """\
+export function add(a: number, b: number): number {
+  return a + b;
+}
+
+export const double = (x: number) => x * 2;
+
+export default function mul(a: number, b: number): number {
+  return a * b;
+}
+
+function helper(): number {
+  return 1;
+}
+""",
+    "src/util/index.ts": "export * from './math';\nexport { default as times } from './math';\n",
+    "src/copies/one.ts": "export function helper(): number {\n  return 1;\n}\n",
+    "src/copies/two.ts": "export function helper(): number {\n  return 1;\n}\n",
+    "src/models/base.ts": """\
+export interface Named {
+  name(): string;
+}
+
+export class Base implements Named {
+  name(): string {
+    return 'base';
+  }
+
+  helper(): number {
+    return 1;
+  }
+
+  static create(): Base {
+    return new Base();
+  }
+}
+
+export const instance = new Base();
+
+export function makeBase(): Base {
+  return new Base();
+}
+""",
+    "src/models/user.ts": """\
+import { Base } from './base';
+import { add } from '@app/util';
+
+export class User extends Base {
+  private other: Base;
+
+  constructor(private peer: Base) {
+    super();
+    this.other = new Base();
+  }
+
+  total(): number {
+    this.peer.helper();
+    this.other.name();
+    return add(this.helper(), super.helper());
+  }
+}
+""",
+    "src/main.ts": """\
+import * as util from './util';
+import mul from './util/math.js';
+import { User } from './models/user';
+import { helper } from './copies/two';
+import { main } from '@lib';
+import { instance, makeBase } from './models/base';
+const legacy = require('./legacy');
+const { count } = require('./legacy');
+
+export function run(u: User): number {
+  const made = new User(u);
+  u.total();
+  made.total();
+  util.double(2);
+  legacy.legacy();
+  count();
+  helper();
+  main();
+  instance.helper();
+  const made2 = makeBase();
+  made2.name();
+  return mul(2, 3);
+}
+""",
+    "src/legacy.js": """\
+exports.legacy = function () {
+  return 1;
+};
+
+function count() {
+  return 2;
+}
+
+module.exports.count = count;
+""",
+    "lib/main.js": "export function main() {\n  return 0;\n}\n",
+    "web/shared.js": "function shared(x) {\n  return x + 1;\n}\n",
+    "web/page.js": "function page() {\n  return shared(2);\n}\n",
+    "web/page.test.js": "function only_in_tests() {\n  return 3;\n}\n",
+    "web/uses.js": "function uses() {\n  return only_in_tests();\n}\n",
+}
+
+
+def _index(tmp_path: Path, files: dict[str, str] = FILES) -> RepoIndex:
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    return RepoIndex.build(root, config, save=False)[0]
+
+
+def _edges(index: RepoIndex, path: str) -> set[tuple[str, str]]:
+    """(callee as written on the call's line, target's qualified name) of a file's edges."""
+    lines = index.file_lines(path)
+    pf = index.parsed[path]
+    out = set()
+    for node, target, target_node in index.calls[path]:
+        line = lines[int(pf.node_start[node])].strip()
+        out.add((line, f"{target}:{index.resolver.qualnames[target][target_node]}"))
+    return out
+
+
+def test_calls_resolve_through_imports_and_declared_types(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    main = {target for _, target in _edges(index, "src/main.ts")}
+    assert main == {
+        "src/models/user.ts:User",  # new User(u)
+        "src/models/user.ts:User.total",  # u: User, and made = new User(...)
+        "src/util/math.ts:double",  # util.* through the barrel's export *
+        "src/legacy.js:legacy",  # require + exports.legacy = function
+        "src/legacy.js:count",  # destructured require + module.exports.count = count
+        "src/copies/two.ts:helper",  # the copy the file imports, not "ambiguous"
+        "lib/main.js:main",  # tsconfig paths, exact pattern
+        "src/util/math.ts:mul",  # default import, './math.js' is math.ts
+        "src/models/base.ts:Base.helper",  # a const's members are its type's
+        "src/models/base.ts:makeBase",
+        "src/models/base.ts:Base.name",  # a function's result has its return type
+    }
+    assert _edges(index, "src/models/user.ts") == {
+        ("this.other = new Base();", "src/models/base.ts:Base"),
+        ("this.peer.helper();", "src/models/base.ts:Base.helper"),  # constructor field
+        ("this.other.name();", "src/models/base.ts:Base.name"),  # field type
+        ("return add(this.helper(), super.helper());", "src/util/math.ts:add"),  # @app/*
+        ("return add(this.helper(), super.helper());", "src/models/base.ts:Base.helper"),
+    }
+
+
+def test_scripts_share_globals_but_not_with_tests(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    assert _edges(index, "web/page.js") == {("return shared(2);", "web/shared.js:shared")}
+    assert _edges(index, "web/uses.js") == set()
+
+
+def test_definitions_are_qualified(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    defs = {d.name: d.is_class for d in index.parsed["src/models/base.ts"].definitions}
+    assert defs == {
+        "Named": True,
+        "Named.name": False,
+        "Base": True,
+        "Base.name": False,
+        "Base.helper": False,
+        "Base.create": False,
+        "instance": False,
+        "makeBase": False,
+    }
+    math = [d.name for d in index.parsed["src/util/math.ts"].definitions]
+    assert math == ["add", "double", "mul", "helper"]
+
+
+def _cards(index: RepoIndex, path: str, left: str) -> list[tuple[str, str]]:
+    return [(h.card.path, h.card.name) for h in find_definitions(index, path, left)]
+
+
+def test_names_at_the_cursor_resolve_as_calls_do(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    left = FILES["src/main.ts"].split("  u.total();")[0] + "  const b = makeBase();\n"
+    names = ["made.total", "b.helper", "util.times", "helper", "User.create"]
+    got = resolve_names(index, "src/main.ts", left, names)
+    assert [g[:2] if g else None for g in got] == [
+        ("src/models/user.ts", "User.total"),  # a local typed by ``new``
+        ("src/models/base.ts", "Base.helper"),  # by the return type of what made it
+        ("src/util/math.ts", "mul"),  # the barrel's renamed default export
+        ("src/copies/two.ts", "helper"),
+        ("src/models/base.ts", "Base.create"),  # inherited static method
+    ]
+    inside = FILES["src/models/user.ts"].split("    this.peer.helper();")[0] + "    this.peer.\n"
+    got = resolve_names(index, "src/models/user.ts", inside, ["this.peer.name", "this.total"])
+    assert [g[:2] if g else None for g in got] == [
+        ("src/models/base.ts", "Base.name"),  # a constructor's parameter property
+        ("src/models/user.ts", "User.total"),
+    ]
+
+
+def test_keywords_globals_and_unbound_names_make_no_cards(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        # repository definitions named like JavaScript's own: never what ``Object.create``,
+        # ``undefined`` or the ``of`` of ``for ... of`` mean
+        "src/rx/of.ts": "export function of<T>(x: T): T[] {\n  return [x];\n}\n",
+        "src/rx/undef.ts": "export function undefined_(): void {}\nexport const undefined = 0;\n",
+        "src/rx/sub.ts": "export class Subscriber {\n  static create(): Subscriber {\n"
+        "    return new Subscriber();\n  }\n}\n",
+        "src/rx/use.ts": "import { helper } from '../copies/one';\n\n"
+        "export function use(xs: number[]) {\n  for (const x of xs) {\n"
+        "    const o = Object.create(null);\n    if (o === undefined) {\n      helper();\n",
+    }
+    index = _index(tmp_path, files)
+    cards = _cards(index, "src/rx/use.ts", files["src/rx/use.ts"])
+    assert sorted(cards) == [("src/copies/one.ts", "helper"), ("src/rx/use.ts", "use")]
+    assert _edges(index, "src/rx/use.ts") == {("helper();", "src/copies/one.ts:helper")}
+    ts = for_language("typescript")
+    for name in ("Object", "undefined", "Promise", "console", "Map", "for", "string", "Partial"):
+        assert ts.reserved(name), name
+    assert not ts.reserved("of") and not ts.reserved("Subscriber")
+
+
+def test_a_test_file_is_not_reached_from_code_outside_tests(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    left = "function uses() {\n  return only_in_tests();\n"
+    assert resolve_names(index, "web/uses.js", left, ["only_in_tests"]) == [None]
+    assert resolve_names(index, "web/page.js", left, ["shared"])[0][:2] == (
+        "web/shared.js",
+        "shared",
+    )
+
+
+def test_tsconfig_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "proj", FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    built, _ = RepoIndex.build(root, config)
+    paths = [["@app/*", ["src/*"]], ["@lib", ["lib/main.js"]]]
+    assert built.settings == {"js": {"configs": {"": {"base": "", "paths": paths}}, "packages": {}}}
+    (root / "tsconfig.json").write_text(json.dumps({"compilerOptions": {}}))
+    # a loaded index resolves as the build did: its saved calls and an update agree
+    loaded = RepoIndex.load(root, config)
+    text = FILES["src/main.ts"].replace("  main();\n", "  main();\n  main();\n")
+    loaded.update_file("src/main.ts", text)
+    assert "lib/main.js:main" in {t for _, t in _edges(loaded, "src/main.ts")}
+    # the next build reads it again: '@lib' is a package outside the repository now
+    rebuilt, _ = RepoIndex.build(root, config)
+    assert rebuilt.settings == {
+        "js": {"configs": {"": {"base": None, "paths": []}}, "packages": {}}
+    }
+    assert "lib/main.js:main" not in {t for _, t in _edges(rebuilt, "src/main.ts")}
+
+
+def test_workspace_packages_import_each_other_by_name(tmp_path: Path) -> None:
+    files = {
+        "packages/core/package.json": '{"name": "@demo/core", "main": "dist/index.js"}',
+        "packages/core/src/index.ts": "export { coreFn } from './impl';\n",
+        "packages/core/src/impl.ts": "export function coreFn(): number {\n  return 1;\n}\n",
+        "packages/core/src/extra.ts": "export function extraFn(): number {\n  return 2;\n}\n",
+        # a copy elsewhere: the name alone says nothing
+        "packages/legacy/src/extra.ts": "export function extraFn(): number {\n  return 3;\n}\n",
+        "packages/app/package.json": '{"name": "app"}',
+        "packages/app/src/app.ts": "import { coreFn } from '@demo/core';\n"
+        "import { extraFn } from '@demo/core/extra';\n"
+        "import { other } from 'left-pad';\n\n"
+        "export function app(): number {\n  return coreFn() + extraFn() + other();\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert {t for _, t in _edges(index, "packages/app/src/app.ts")} == {
+        "packages/core/src/impl.ts:coreFn",  # main: dist/index.js, sources in src/
+        "packages/core/src/extra.ts:extraFn",
+    }
+
+
+EDITS: list[tuple[str, str | None]] = [
+    # the barrel stops re-exporting math: util.double no longer resolves
+    ("src/util/index.ts", "export { default as times } from './math';\n"),
+    # and gains it back through a new module
+    ("src/util/more.ts", "export { double, add } from './math';\n"),
+    ("src/util/index.ts", "export * from './more';\nexport { default as times } from './math';\n"),
+    # a directory index appears where './legacy' was a file: the file still wins
+    ("src/legacy/index.js", "exports.legacy = function () {\n  return 2;\n};\n"),
+    # the file goes: './legacy' is the directory's index now
+    ("src/legacy.js", None),
+    # the base class loses a method; the subclass's calls of it no longer resolve
+    (
+        "src/models/base.ts",
+        "export class Base {\n  name(): string {\n    return 'b';\n  }\n}\n",
+    ),
+    # user.ts imports another copy; a script becomes a module
+    ("src/main.ts", FILES["src/main.ts"].replace("./copies/two", "./copies/one")),
+    ("web/shared.js", "export function shared(x) {\n  return x;\n}\n"),
+    # the module the paths map to goes
+    ("lib/main.js", None),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+def test_updates_equal_a_rebuild(tmp_path: Path, config: IndexConfig) -> None:
+    root = write_files(tmp_path / "proj", FILES)
+    config = replace(config, index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    for rel, text in EDITS:
+        before = dict(index.calls)
+        apply_on_disk(root, {rel: text})
+        index.update_file(rel, text)
+        fresh, _ = RepoIndex.build(root, config, save=False)
+        assert_same(index, fresh, ["util.double", "this.peer.helper()"])
+        assert before != dict(index.calls) or rel == "src/legacy/index.js", rel
+
+
+def test_a_method_return_type_change_re_resolves_its_callers(tmp_path: Path) -> None:
+    files = {
+        "a.ts": "export class A {\n  run(): number {\n    return 1;\n  }\n}\n"
+        "export class B {\n  run(): number {\n    return 2;\n  }\n}\n",
+        "f.ts": "import { A } from './a';\n\nexport class Factory {\n"
+        "  make(): A {\n    return new A();\n  }\n}\n",
+        "use.ts": "import { Factory } from './f';\n\nexport function use(f: Factory): number {\n"
+        "  const made = f.make();\n  return made.run();\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert "a.ts:A.run" in {t for _, t in _edges(index, "use.ts")}
+    text = files["f.ts"].replace("{ A }", "{ A, B }").replace("make(): A", "make(): B")
+    apply_on_disk(root, {"f.ts": text})
+    index.update_file("f.ts", text)
+    assert "a.ts:B.run" in {t for _, t in _edges(index, "use.ts")}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["made.run()"])
+
+
+def test_declaration_files_and_anonymous_default_exports(tmp_path: Path) -> None:
+    files = {
+        "types/foo.d.ts": "export declare class Foo {\n  bar(x: number): string;\n}\n"
+        "export declare function makeFoo(): Foo;\n",
+        "src/use.ts": "import { makeFoo } from '../types/foo';\n\n"
+        "export function use(): string {\n  const f = makeFoo();\n  return f.bar(1);\n}\n",
+        # a module, though it names no export: its functions are not globals
+        "web/anon.js": "function notGlobal() {\n  return 1;\n}\n\nexport default function () {}\n",
+        "web/page.js": "function page() {\n  return notGlobal();\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "types/foo.d.ts:makeFoo",
+        "types/foo.d.ts:Foo.bar",
+    }
+    assert _edges(index, "web/page.js") == set()
+
+
+def test_callback_parameters_are_typed_by_the_function_they_are_passed_to(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "src/sub.ts": "export class Sub {\n  complete(): void {}\n  next(v: number): void {}\n}\n"
+        "export class Other {\n  complete(): void {}\n}\n",
+        "src/operate.ts": "import { Sub } from './sub';\n\n"
+        "export function operate(init: (source: Sub, subscriber: Sub) => void): void {}\n",
+        "src/op.ts": "import { operate } from './operate';\n\nexport function op(): void {\n"
+        "  operate((source, subscriber) => {\n    subscriber.complete();\n  });\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert {t for _, t in _edges(index, "src/op.ts")} == {
+        "src/operate.ts:operate",
+        "src/sub.ts:Sub.complete",
+    }
+    left = files["src/op.ts"].split("    subscriber.complete")[0] + "    subscriber.next(1);\n"
+    got = resolve_names(index, "src/op.ts", left, ["subscriber.next"])
+    assert got[0] is not None and got[0][:2] == ("src/sub.ts", "Sub.next")
+    # the callback's declared parameter type changes: the call re-resolves
+    text = files["src/operate.ts"].replace("{ Sub }", "{ Other, Sub }")
+    text = text.replace("subscriber: Sub", "subscriber: Other")
+    apply_on_disk(root, {"src/operate.ts": text})
+    index.update_file("src/operate.ts", text)
+    assert "src/sub.ts:Other.complete" in {t for _, t in _edges(index, "src/op.ts")}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["subscriber.complete()"])
