@@ -305,7 +305,7 @@ class RepoIndex:
         idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
         del state
         t_parse = time.perf_counter()
-        idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0)
+        idx._resolver = Resolver(idx.parsed, imports=config.import_weight > 0, root=root)
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
         idx._frag_nodes = idx._assemble_frag_nodes()
@@ -613,7 +613,9 @@ class RepoIndex:
         """Call resolution tables; resolving every file once records what each depends on."""
         if self._resolver is None:
             with paused_gc(freeze=True):
-                self._resolver = Resolver(self.parsed, imports=self.config.import_weight > 0)
+                self._resolver = Resolver(
+                    self.parsed, imports=self.config.import_weight > 0, root=self.root
+                )
                 for path in self.parsed:
                     saved = self.saved_dependencies.get(path)
                     if saved is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from functools import cache
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from repomem.index import langs
 from repomem.index.graph import ROOT
@@ -44,10 +44,20 @@ def _package_of(path: str) -> tuple[str, ...]:
 
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
-    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
+    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports;
+    ``root``: the repository's folder, for what a language reads beside its code (Go's
+    ``go.mod``)."""
 
-    def __init__(self, files: Mapping[str, ParsedFile], *, imports: bool = False) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, ParsedFile],
+        *,
+        imports: bool = False,
+        root: Path | None = None,
+    ) -> None:
         self.imports = imports
+        self.root = root
+        self.tables: dict[str, object] = {}  # each family's own tables, by namespace
         self.files: dict[str, ParsedFile] = {}
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
@@ -370,8 +380,8 @@ class Resolver:
 def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]] | None:
     """Module-level names whose meaning differs between two parses of a Python file, and
     classes whose bases differ (every method looked up through them may resolve anew); of
-    another family's file, the names ``_redefined`` and the import bindings that differ;
-    ``None``: the language or the declared package changed."""
+    another family's file, the names ``_redefined``, the import bindings and the ``bases``
+    entries that differ; ``None``: the language or the declared package changed."""
     if old.language != new.language or old.package != new.package:
         return None
     if old.language != "python":
@@ -383,7 +393,7 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
         classes = {
             c for c in old.bases.keys() | new.bases.keys() if old.bases.get(c) != new.bases.get(c)
         }
-        return names, classes
+        return names | classes, classes
     # a definition that only moved (lines above it changed) still means the same thing; the
     # calls into it follow it (``moved_definitions``) without resolving their files again
     kind_old = {d.name: d.is_class for d in old.definitions}

@@ -1,0 +1,682 @@
+"""Go: names resolve through packages (a directory's files), imports and declared types.
+
+A package is the files of one directory declaring the same package clause (``foo`` and its
+external test package ``foo_test`` are two). Every file of a package sees every definition of
+the others; a ``_test.go`` file's definitions are seen only from other test files. An import
+path names a directory through the module that holds it: the closest ``go.mod`` above the
+directory (read once per directory from the repository root; nested modules are their own),
+its ``module`` path followed by the directory's path below it. An import binds its alias, or
+the package's declared name, or (``.``) every name of the package; ``_`` binds nothing, and
+a package outside the repository (the standard library included) resolves nothing.
+
+Definitions are qualified as Go writes them: ``F``, ``T``, ``T.M`` (methods by their
+receiver's type), package-level ``const``/``var``. Members go through types: a receiver,
+parameter or local (``var x T``, ``x := T{}``, ``x := NewT()`` through the function's result
+type) and a struct field's type (``s.client.Do()``); a type's own methods, then those of the
+types it embeds; an interface's methods resolve to the interface. What a type declares is
+kept in ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit
+of it re-resolves exactly the files that read it.
+
+Not resolved: method calls on values whose type only inference through expressions would
+give (chained calls, map and slice elements, ``range`` variables, type switches), generic
+instantiation, ``replace`` directives of ``go.mod``. A ``go.mod`` edited after the index was
+built takes effect at the next ``repomem index``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from repomem.index.langs import Language, is_test
+from repomem.index.parsing import CallSite, Definition, ImportBinding
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tree_sitter import Node
+
+    from repomem.index.parsing import ParsedFile
+    from repomem.index.resolve import Resolver, Target
+
+#: a type expression: ("T",), ("pkg", "T"); ("()", *callee): the result type of a call
+TypeExpr = tuple[str, ...]
+_CALL = "()"
+#: ``bases`` key suffix of an interface's method (``I.M()``): the interface declares it
+_METHOD = "()"
+_MAX_DEPTH = 6
+
+_KEYWORDS = frozenset(
+    (
+        "break",
+        "case",
+        "chan",
+        "const",
+        "continue",
+        "default",
+        "defer",
+        "else",
+        "fallthrough",
+        "for",
+        "func",
+        "go",
+        "goto",
+        "if",
+        "import",
+        "interface",
+        "map",
+        "package",
+        "range",
+        "return",
+        "select",
+        "struct",
+        "switch",
+        "type",
+        "var",
+    )
+)
+# predeclared types, constants and functions
+_PREDECLARED = frozenset(
+    (
+        "any",
+        "bool",
+        "byte",
+        "comparable",
+        "complex64",
+        "complex128",
+        "error",
+        "float32",
+        "float64",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "rune",
+        "string",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+        "true",
+        "false",
+        "iota",
+        "nil",
+        "append",
+        "cap",
+        "clear",
+        "close",
+        "complex",
+        "copy",
+        "delete",
+        "imag",
+        "len",
+        "make",
+        "max",
+        "min",
+        "new",
+        "panic",
+        "print",
+        "println",
+        "real",
+        "recover",
+    )
+)
+_DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _dir(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _slot(pf: ParsedFile) -> str:
+    """Which package of its directory a file belongs to: the directory's own (""), or its
+    external test package (``package foo_test``)."""
+    return "|test" if pf.package.endswith("_test") else ""
+
+
+def _type_expr(node: Node | None) -> TypeExpr | None:
+    """A named type, pointers, parentheses and type arguments left out: ``*pkg.T[int]`` is
+    ("pkg", "T"); None for anything without methods of its own (slices, maps, funcs...)."""
+    while node is not None and node.type in ("pointer_type", "parenthesized_type", "generic_type"):
+        node = (
+            node.child_by_field_name("type") if node.type == "generic_type" else node.named_child(0)
+        )
+    if node is None:
+        return None
+    if node.type == "type_identifier":
+        name = _text(node)
+        return None if name in _PREDECLARED else (name,)
+    if node.type == "qualified_type":
+        pkg, name = node.child_by_field_name("package"), node.child_by_field_name("name")
+        if pkg is not None and name is not None:
+            return (_text(pkg), _text(name))
+    return None
+
+
+def _result(node: Node) -> list[TypeExpr]:
+    """A function's (first) result type, as a ``bases`` entry."""
+    result = node.child_by_field_name("result")
+    if result is not None and result.type == "parameter_list":
+        first = next((c for c in result.named_children if c.type == "parameter_declaration"), None)
+        result = first.child_by_field_name("type") if first is not None else None
+    found = _type_expr(result)
+    return [found] if found is not None else []
+
+
+def _receiver(node: Node) -> tuple[str, TypeExpr | None]:
+    """(receiver name, receiver type) of a method declaration."""
+    recv = node.child_by_field_name("receiver")
+    params = recv.named_children if recv is not None else []
+    decl = next((c for c in params if c.type == "parameter_declaration"), None)
+    if decl is None:
+        return "", None
+    name = decl.child_by_field_name("name")
+    return (_text(name) if name is not None else ""), _type_expr(decl.child_by_field_name("type"))
+
+
+def _params(node: Node, into: dict[str, TypeExpr]) -> None:
+    """Parameter names of a function or method -> their named types (``()``: a type with
+    no methods of its own; the name still hides the package's)."""
+    params = node.child_by_field_name("parameters")
+    for decl in params.named_children if params is not None else ():
+        if decl.type in ("parameter_declaration", "variadic_parameter_declaration"):
+            t = _type_expr(decl.child_by_field_name("type")) or ()
+            for name in decl.children_by_field_name("name"):
+                into[_text(name)] = t
+
+
+def _bases(bases: dict[str, list[TypeExpr]], name: str, spec: Node) -> None:
+    """What a type declaration says about members, in ``ParsedFile.bases``: ``T`` -> the
+    types it embeds (an alias: the type it names); ``T.f`` -> a struct field's type and
+    ``T.m()`` -> an interface method's result type ([] when it is not a named type: the
+    member exists)."""
+    kind = spec.child_by_field_name("type")
+    if kind is None:
+        return
+    if spec.type == "type_alias":
+        target = _type_expr(kind)
+        bases[name] = [target] if target is not None else []
+        return
+    embedded: list[TypeExpr] = []
+    if kind.type == "struct_type":
+        fields = next((c for c in kind.named_children if c.type == "field_declaration_list"), None)
+        for decl in fields.named_children if fields is not None else ():
+            if decl.type != "field_declaration":
+                continue
+            t = _type_expr(decl.child_by_field_name("type"))
+            names = decl.children_by_field_name("name")
+            if not names and t is not None:
+                embedded.append(t)
+            for n in names:
+                bases[f"{name}.{_text(n)}"] = [t] if t is not None else []
+    elif kind.type == "interface_type":
+        for elem in kind.named_children:
+            if elem.type == "method_elem":
+                n = elem.child_by_field_name("name")
+                if n is not None:
+                    bases[f"{name}.{_text(n)}{_METHOD}"] = _result(elem)
+            elif elem.type == "type_elem" and elem.named_child_count == 1:
+                t = _type_expr(elem.named_child(0))
+                if t is not None:
+                    embedded.append(t)
+    if embedded:
+        bases[name] = embedded
+
+
+@dataclass
+class _Tables:
+    """The Go tables of one resolver."""
+
+    root: Path | None
+    # package (directory + ``_slot``) -> name -> its definitions
+    defs: dict[str, dict[str, list[Target]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    # directory -> declared package names of its files (imports bind them)
+    names: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))
+    # directory -> (module path, module directory) from the closest go.mod, None: no module
+    module_of: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    modules: dict[str, str] = field(default_factory=dict)  # module path -> its directory
+
+    def module(self, d: str) -> tuple[str, str] | None:
+        if d not in self.module_of:
+            found = None
+            if self.root is not None:
+                gomod = self.root / d / "go.mod"
+                if gomod.is_file():
+                    m = _MODULE.search(gomod.read_text("utf-8", "replace"))
+                    found = (m.group(1), d) if m is not None else None
+                elif d:
+                    found = self.module(_dir(d))
+            self.module_of[d] = found
+            if found is not None:
+                self.modules.setdefault(*found)
+        return self.module_of[d]
+
+    def directory(self, import_path: str) -> str | None:
+        """The repository directory an import path names: through the module whose path
+        is its longest prefix, when that directory does belong to that module."""
+        best: tuple[int, str] | None = None
+        for mod_path, mod_dir in self.modules.items():
+            if import_path == mod_path:
+                rest = ""
+            elif import_path.startswith(mod_path + "/"):
+                rest = import_path[len(mod_path) + 1 :]
+            else:
+                continue
+            d = f"{mod_dir}/{rest}".strip("/") if rest else mod_dir
+            if self.module(d) == (mod_path, mod_dir) and (best is None or len(mod_path) > best[0]):
+                best = (len(mod_path), d)
+        return None if best is None else best[1]
+
+
+class Go(Language):
+    """Go's resolution (see the module doc)."""
+
+    namespace = "go"
+
+    # ---- parse time ------------------------------------------------------------------
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        top = [c for c in root.named_children if c.type != "comment"]
+        clause = next((c for c in top if c.type == "package_clause"), None)
+        if clause is not None and clause.named_child_count:
+            parsed.package = _text(clause.named_child(0))
+        self._imports(parsed, [c for c in top if c.type == "import_declaration"])
+        # function spans (start, end, name -> type of its receiver and parameters)
+        scopes: list[tuple[int, int, dict[str, TypeExpr]]] = []
+        for (d, name_node), i in zip(defs, def_nodes, strict=True):
+            if i < 0:
+                continue
+            name = _text(name_node)
+            if d.type in ("type_spec", "type_alias"):
+                parsed.definitions.append(Definition(name, i, True))
+                _bases(parsed.bases, name, d)
+                continue
+            if d.type in ("var_spec", "const_spec"):
+                parsed.definitions.append(Definition(name, i, False))
+                t = _type_expr(d.child_by_field_name("type"))
+                if t is not None:
+                    parsed.bases[name] = [t]
+                continue
+            local: dict[str, TypeExpr] = {}
+            if d.type == "method_declaration":
+                recv_name, recv = _receiver(d)
+                if recv is not None and len(recv) == 1:
+                    name = f"{recv[0]}.{name}"
+                if recv_name:
+                    local[recv_name] = recv or ()
+            _params(d, local)
+            parsed.definitions.append(Definition(name, i, False))
+            result = _result(d)
+            if result:
+                parsed.bases[name] = result
+            scopes.append((d.start_byte, d.end_byte, local))
+        scopes.sort()
+        starts = [s for s, _, _ in scopes]
+        for (call, fn), i in zip(calls, call_nodes, strict=True):
+            if i < 0:
+                continue
+            raw = source[fn.start_byte : fn.end_byte]
+            if not _DOTTED.fullmatch(raw):
+                continue
+            parts = tuple(raw.decode("ascii").split("."))
+            scope = None
+            if len(parts) > 1:
+                k = bisect.bisect_right(starts, call.start_byte) - 1
+                if k >= 0 and call.start_byte < scopes[k][1]:
+                    typed = scopes[k][2].get(parts[0])
+                    scope = ".".join(typed) if typed is not None else None
+            parsed.calls.append(CallSite(i, parts, scope))
+
+    def _imports(self, parsed: ParsedFile, decls: list[Node]) -> None:
+        """One binding per import: (alias, "." or "" for the package's own name; path)."""
+        tops = np.flatnonzero(parsed.node_parent == -1)
+        rows = parsed.node_start[tops]
+        for decl in decls:
+            k = int(np.searchsorted(rows, decl.start_point.row))
+            node = int(tops[k]) if k < rows.size else -1
+            specs = [c for c in decl.named_children if c.type == "import_spec"]
+            for spec_list in (c for c in decl.named_children if c.type == "import_spec_list"):
+                specs.extend(c for c in spec_list.named_children if c.type == "import_spec")
+            for spec in specs:
+                path = spec.child_by_field_name("path")
+                alias = spec.child_by_field_name("name")
+                name = _text(alias) if alias is not None else ""
+                if path is None or name == "_":
+                    continue
+                module = _text(path).strip('"`')
+                parsed.imports.append(ImportBinding(name, module, None, 0))
+                parsed.import_nodes.append(node)
+
+    # ---- tables ----------------------------------------------------------------------
+    def _tables(self, r: Resolver) -> _Tables:
+        tables = r.tables.get(self.namespace)
+        if tables is None:
+            tables = r.tables[self.namespace] = _Tables(r.root)
+        assert isinstance(tables, _Tables)
+        return tables
+
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        t = self._tables(r)
+        d = _dir(path)
+        t.module(d)
+        pkg = t.defs[d + _slot(pf)]
+        for definition in pf.definitions:
+            pkg[definition.name].append((path, definition.node))
+            pkg[definition.name].sort()
+        if not pf.package.endswith("_test"):
+            names = t.names[d]
+            names[pf.package] = names.get(pf.package, 0) + 1
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        t = self._tables(r)
+        d = _dir(path)
+        pkg = t.defs[d + _slot(pf)]
+        for definition in pf.definitions:
+            pkg[definition.name] = [x for x in pkg[definition.name] if x[0] != path]
+            if not pkg[definition.name]:
+                del pkg[definition.name]
+        if not pf.package.endswith("_test"):
+            names = t.names[d]
+            names[pf.package] -= 1
+            if not names[pf.package]:
+                del names[pf.package]
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        package = _dir(path) + _slot(pf)
+        yield f"{_dir(path)}={pf.package}"
+        for d in pf.definitions:
+            yield f"{package}:{d.name}"
+
+    # ---- resolution ------------------------------------------------------------------
+    def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
+        local = {} if call.scope is None else {call.parts[0]: (_split(call.scope),)}
+        found = _Resolution(r, self._tables(r), path, local).name(call.parts)
+        return None if found is None else found[0]
+
+    def resolve_name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
+    ) -> tuple[Target, str] | None:
+        if path not in r.files:
+            return None
+        buffer = self._buffer(lines)
+        if len(parts) == 1 and parts[0] in buffer.not_used:
+            return None
+        return _Resolution(r, self._tables(r), path, buffer.types).name(parts)
+
+    def reserved(self, name: str) -> bool:
+        return name in _KEYWORDS or name in _PREDECLARED
+
+    _last: tuple[list[str], _Buffer] | None = None
+
+    def _buffer(self, lines: list[str]) -> _Buffer:
+        """What the buffer says about the function the cursor is in; kept for the buffer
+        the last query passed (a query resolves many names in one buffer)."""
+        last = self._last
+        if last is None or last[0] is not lines:
+            last = self._last = (lines, _Buffer(lines))
+        return last[1]
+
+
+def _split(expr: str) -> TypeExpr:
+    return tuple(expr.split(".")) if expr else ()
+
+
+#: the lines whose names the cards look up (the cursor's and the 40 before it)
+_WINDOW = 41
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TYPE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")
+_RECEIVER = re.compile(r"func\s*\(\s*(?P<name>\w+)\s+\*?\s*(?P<type>\w+)(?:\[[^\]]*\])?\s*\)")
+_PARAMS = re.compile(r"^\s*\w+\s*(?:\[[^\]]*\])?\s*\(([^()]*)\)")
+_TYPED_LOCAL = re.compile(
+    r"\bvar\s+(?P<var>\w+)\s+\*?(?P<vtype>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*(?:$|=|//)"
+    r"|(?P<target>\w+)(?:\s*,\s*\w+)*\s*:=\s*(?:&?(?P<lit>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\{"
+    r"|(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\()"
+)
+# names a function declares: ``a, b :=`` (``for k, v := range`` too), ``var a``, ``type T``
+_DECLARES = re.compile(
+    r"(?<![\w.])(\w+(?:\s*,\s*\w+)*)\s*:=|\bvar\s+(\w+(?:\s*,\s*\w+)*)|\btype\s+(\w+)"
+)
+# a name that is no use of a definition: a method's name where it is declared, a key of a
+# composite literal (``Name: x``)
+_NOT_A_USE = re.compile(r"^func\s*\([^)]*\)\s*(\w+)|(?<![\w.])(\w+)\s*:(?!=)")
+
+
+class _Buffer:
+    """What the lines before the cursor say about the names they use: the locals the
+    functions there declare (parameters, ``:=``, ``var``, local types) with the type a
+    declaration shows (the last one in a function; every function's where there are
+    several, as
+    the window's names may come from either, unless they name the same type), and the
+    names written there only where they
+    are no use of a definition (a method's name where it is declared, a composite literal's
+    key)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        first = max(0, len(lines) - _WINDOW)
+        while first > 0 and not lines[first].startswith("func"):
+            first -= 1  # the header of the function the window starts in
+        self.types: dict[str, tuple[TypeExpr, ...]] = {}
+        function: dict[str, TypeExpr] = {}
+        for line in lines[first:]:
+            if line.startswith("func"):
+                self._merge(function)
+                function = _header(line)
+                continue
+            if line[:1].isalpha():  # a declaration at the top level ends the function
+                self._merge(function)
+                function = {}
+                continue
+            for m in _DECLARES.finditer(line):
+                for name in (m[1] or m[2] or m[3]).split(","):
+                    function.setdefault(name.strip(), ())
+            for m in _TYPED_LOCAL.finditer(line):
+                if m["var"]:
+                    function[m["var"]] = _split(m["vtype"])
+                elif m["lit"]:
+                    function[m["target"]] = _split(m["lit"])
+                else:
+                    function[m["target"]] = (_CALL, *_split(m["callee"]))
+        self._merge(function)
+        uses: set[str] = set()
+        others: set[str] = set()
+        for line in lines[max(0, len(lines) - _WINDOW) :]:
+            code = line.split("//", 1)[0]
+            if code.lstrip().startswith(("case ", "default")):
+                uses.update(_IDENT.findall(code))
+                continue
+            spans = []
+            for m in _NOT_A_USE.finditer(code):
+                group = 1 if m[1] else 2
+                others.add(m[group])
+                spans.append(m.span(group))
+            uses.update(m[0] for m in _IDENT.finditer(code) if m.span() not in spans)
+        self.not_used = others - uses
+
+    def _merge(self, function: dict[str, TypeExpr]) -> None:
+        for name, typed in function.items():
+            known = self.types.setdefault(name, ())
+            if typed not in known:
+                self.types[name] = (*known, typed)
+
+
+def _header(line: str) -> dict[str, TypeExpr]:
+    """The receiver's and parameters' types of a ``func`` line."""
+    out: dict[str, TypeExpr] = {}
+    recv = _RECEIVER.match(line)
+    rest = line[recv.end() :] if recv is not None else line[len("func") :]
+    if recv is not None:
+        out[recv["name"]] = (recv["type"],)
+    params = _PARAMS.search(rest)
+    pending: list[str] = []
+    for param in params.group(1).split(",") if params is not None else ():
+        words = param.replace("*", " ").replace("...", " ").split()
+        if len(words) == 1 and _IDENT.fullmatch(words[0]):
+            pending.append(words[0])
+            continue
+        if len(words) >= 2:
+            typed = _split(words[1]) if len(words) == 2 and _TYPE.fullmatch(words[1]) else ()
+            for name in (*pending, words[0]):
+                out[name] = typed
+        pending = []
+    return out
+
+
+class _Resolution:
+    """Names resolved in one file, recording what they read (``Resolver.note_*``)."""
+
+    def __init__(
+        self, r: Resolver, tables: _Tables, path: str, local: dict[str, tuple[TypeExpr, ...]]
+    ) -> None:
+        """``local``: the locals in scope -> the types their declarations give them (an
+        empty type: one without methods, or not known)."""
+        self.r, self.t, self.path, self.local = r, tables, path, local
+        self.test = is_test(path)
+
+    def at(self, path: str) -> _Resolution:
+        """The resolution of what is written in ``path`` (its imports, no locals)."""
+        return self if path == self.path else _Resolution(self.r, self.t, path, {})
+
+    def name(self, parts: tuple[str, ...], depth: int = 0) -> tuple[Target, str] | None:
+        """The definition a dotted name written in this file refers to, and how."""
+        head, rest = parts[0], parts[1:]
+        typed = self.local.get(head)
+        if typed is not None:  # a local: a member of its type, if it has a named one
+            owners = {self.type_of(self.path, t, depth + 1) if t else None for t in typed}
+            owner = owners.pop() if len(owners) == 1 and rest else None
+            found = None if owner is None else self.members(owner, rest, depth)
+            how = f"receiver typed {self.r.qualnames[owner[0]][owner[1]]}" if owner else ""
+            return None if found is None else (found, how)
+        pf = self.r.files[self.path]
+        hit = self.lookup(_dir(self.path) + _slot(pf), head)
+        how = "this package"
+        if hit is None and not rest:
+            for b in pf.imports:
+                d = self.t.directory(b.module) if b.name == "." else None
+                hit = self.lookup(d, head) if d is not None else None
+                if hit is not None:
+                    how = f"imported {b.module}"
+                    break
+        elif hit is None:
+            d, module = self.imported(head)
+            hit = self.lookup(d, rest[0]) if d is not None else None
+            how, rest = f"imported {module}", rest[1:]
+        found = None if hit is None else self.members(hit, rest, depth)
+        return None if found is None else (found, how)
+
+    def imported(self, name: str) -> tuple[str | None, str]:
+        """(directory, import path) of the repository package ``name`` is bound to in this
+        file: by its alias, else by the package's declared name."""
+        imports = self.r.files[self.path].imports
+        for b in imports:
+            if b.name == name:
+                return self.t.directory(b.module), b.module
+        for b in imports:
+            d = self.t.directory(b.module) if b.name == "" else None
+            if d is not None:
+                self.r.note_key("go", f"{d}={name}")
+                if name in self.t.names.get(d, {}):
+                    return d, b.module
+        return None, ""
+
+    def lookup(self, package: str, name: str) -> Target | None:
+        """A package's definition of ``name`` (a test file's only from a test file)."""
+        self.r.note_key("go", f"{package}:{name}")
+        for target in self.t.defs.get(package, {}).get(name, ()):
+            if self.test or not target[0].endswith("_test.go"):
+                self.r.note_lookup(target[0], name)
+                return target
+        return None
+
+    def members(self, found: Target, rest: tuple[str, ...], depth: int) -> Target | None:
+        """``found.rest[0].rest[1]...``: each part a member of the type of what precedes it;
+        the last one a method (an interface's: the interface), never a field."""
+        final = True
+        for part in rest:
+            owner = self.type_of_definition(found, depth + 1)
+            hit = self.member(owner, part, depth + 1) if owner is not None else None
+            if hit is None:
+                return None
+            found, final = hit
+        return found if final else None
+
+    def is_type(self, found: Target) -> bool:
+        return self.r.qualnames[found[0]][found[1]] in self.r.classes[found[0]]
+
+    def type_of_definition(self, found: Target, depth: int) -> Target | None:
+        """The type a definition is (a type) or has (a variable, a function's result)."""
+        if self.is_type(found):
+            return found
+        path, node = found
+        qual = self.r.qualnames[path][node]
+        self.r.note_lookup(path, qual)
+        declared = self.r.files[path].bases.get(qual)
+        return self.type_of(path, declared[0], depth + 1) if declared else None
+
+    def type_of(self, path: str, expr: TypeExpr, depth: int) -> Target | None:
+        """The type definition a type expression written in ``path`` names."""
+        if depth > _MAX_DEPTH:
+            return None
+        res = self.at(path)
+        if expr[0] == _CALL:
+            fn = res.name(expr[1:], depth + 1)
+            return None if fn is None else self.type_of_definition(fn[0], depth + 1)
+        if len(expr) == 1:
+            found = res.lookup(_dir(path) + _slot(self.r.files[path]), expr[0])
+        else:
+            d, _ = res.imported(expr[0])
+            found = res.lookup(d, expr[1]) if d is not None else None
+        return found if found is not None and self.is_type(found) else None
+
+    def member(self, owner: Target, name: str, depth: int) -> tuple[Target, bool] | None:
+        """A member of a type, or of a type it embeds: (its method, True), (an interface
+        declaring it, True) or (a field's type, False)."""
+        if depth > _MAX_DEPTH:
+            return None
+        path, node = owner
+        type_name = self.r.qualnames[path][node]
+        pf = self.r.files[path]
+        key = f"{type_name}.{name}"
+        method = self.lookup(_dir(path) + _slot(pf), key)
+        if method is not None:
+            return method, True
+        for k in (key, key + _METHOD, type_name):
+            self.r.note_lookup(path, k)
+        if key + _METHOD in pf.bases:
+            return owner, True
+        if key in pf.bases:
+            declared = pf.bases[key]
+            field_type = self.type_of(path, declared[0], depth + 1) if declared else None
+            return None if field_type is None else (field_type, False)
+        for embedded in pf.bases.get(type_name, ()):
+            inner = self.type_of(path, embedded, depth + 1)
+            hit = self.member(inner, name, depth + 1) if inner is not None else None
+            if hit is not None:
+                return hit
+        return None
+
+
+LANGUAGE = Go()
