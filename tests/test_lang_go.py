@@ -172,14 +172,17 @@ def test_calls_resolve_through_packages_receivers_fields_and_embedding(index: Re
     }
 
 
-def test_calls_resolve_through_aliases_dot_imports_and_parameters(index: RepoIndex) -> None:
+def test_calls_resolve_through_aliases_dot_imports_parameters_and_locals(index: RepoIndex) -> None:
     foo, main = "pkg/foo/foo.go", "cmd/main.go"
     assert calls(index, main) == {
         (12, foo, "NewClient"),  # f.NewClient through the alias
+        (13, foo, "Client.Do"),  # x := f.NewClient(): the function's result type
         (14, foo, "Base.Close"),  # c.Close: a parameter of type *f.Client, embedding Base
+        (17, foo, "Item.Size"),  # var y f.Item
         (18, foo, "Client.Do"),  # f.Default.Do through the package variable's type
         (19, "lib/v2/lib.go", "Version"),  # a dot import
         (20, foo, "Item"),  # &f.Item{}
+        (21, foo, "Item.Size"),  # z := &f.Item{}
         (22, foo, "Item.Size"),  # c.Cache.Size through the field's type
     }
 
@@ -301,3 +304,14 @@ def _parse(path: str, text: str):  # noqa: ANN202 - a ParsedFile
     from repomem.index.parsing import parse_source
 
     return parse_source(path, "go", text, "d")
+
+
+def test_a_file_built_for_another_system_comes_last(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a_windows.go": "package a\n\nfunc open() int { return 1 }\n",
+        "a/open.go": "package a\n\nfunc open() int { return 2 }\n",
+        "a/use.go": "package a\n\nfunc use() int { return open() }\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "a/use.go") == {(3, "a/open.go", "open")}

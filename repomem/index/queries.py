@@ -126,6 +126,9 @@ QUERIES: dict[str, LanguageQueries] = {
 (source_file (const_declaration (const_spec name: (identifier) @name) @def))
 (source_file (var_declaration (var_spec name: (identifier) @name) @def))
 (source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @def)))
+(statement_list (var_declaration (var_spec name: (identifier) @name type: (_)) @def))
+(statement_list (var_declaration
+    (var_spec_list (var_spec name: (identifier) @name type: (_)) @def)))
 """,
         calls="""
 (call_expression function: [(identifier) (selector_expression)] @name) @call

@@ -52,84 +52,21 @@ _CALL = "()"
 _METHOD = "()"
 _MAX_DEPTH = 6
 
-_KEYWORDS = frozenset(
-    (
-        "break",
-        "case",
-        "chan",
-        "const",
-        "continue",
-        "default",
-        "defer",
-        "else",
-        "fallthrough",
-        "for",
-        "func",
-        "go",
-        "goto",
-        "if",
-        "import",
-        "interface",
-        "map",
-        "package",
-        "range",
-        "return",
-        "select",
-        "struct",
-        "switch",
-        "type",
-        "var",
-    )
-)
+# fmt: off
+_KEYWORDS = frozenset((
+    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough",
+    "for", "func", "go", "goto", "if", "import", "interface", "map", "package", "range",
+    "return", "select", "struct", "switch", "type", "var"
+))
 # predeclared types, constants and functions
-_PREDECLARED = frozenset(
-    (
-        "any",
-        "bool",
-        "byte",
-        "comparable",
-        "complex64",
-        "complex128",
-        "error",
-        "float32",
-        "float64",
-        "int",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "rune",
-        "string",
-        "uint",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "uintptr",
-        "true",
-        "false",
-        "iota",
-        "nil",
-        "append",
-        "cap",
-        "clear",
-        "close",
-        "complex",
-        "copy",
-        "delete",
-        "imag",
-        "len",
-        "make",
-        "max",
-        "min",
-        "new",
-        "panic",
-        "print",
-        "println",
-        "real",
-        "recover",
-    )
-)
+_PREDECLARED = frozenset((
+    "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",
+    "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8",
+    "uint16", "uint32", "uint64", "uintptr", "true", "false", "iota", "nil", "append", "cap",
+    "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min", "new",
+    "panic", "print", "println", "real", "recover"
+))
+# fmt: on
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
 
@@ -140,6 +77,29 @@ def _text(node: Node) -> str:
 
 def _dir(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+# fmt: off
+# operating systems and architectures a file may be built for only (``x_windows.go``)
+_GOOS = frozenset((
+    "aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js", "nacl",
+    "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos"
+))
+_GOARCH = frozenset((
+    "386", "arm", "armbe", "arm64be", "loong64", "mips", "mipsle", "mips64", "mips64le",
+    "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv", "riscv64", "s390", "s390x",
+    "sparc", "sparc64", "wasm"
+))
+# fmt: on
+
+
+def _preferred(target: Target) -> tuple[bool, str, int]:
+    """The order in which one name's definitions in several files of a package are taken:
+    a file built only for another system than Linux on amd64/arm64 comes last (a name is
+    defined once per build; files name the build they are for, ``_windows.go``)."""
+    parts = target[0].rsplit("/", 1)[-1].removesuffix(".go").removesuffix("_test").split("_")
+    other = any(p in _GOOS or p in _GOARCH for p in parts[-2:]) if len(parts) > 1 else False
+    return other, target[0], target[1]
 
 
 def _slot(pf: ParsedFile) -> str:
@@ -165,6 +125,34 @@ def _type_expr(node: Node | None) -> TypeExpr | None:
         if pkg is not None and name is not None:
             return (_text(pkg), _text(name))
     return None
+
+
+def _top_level(spec: Node) -> bool:
+    """Whether a ``var``/``const`` spec is declared at the package's level."""
+    node = spec.parent
+    while node is not None and node.type in ("var_spec_list", "var_declaration"):
+        node = node.parent
+    return node is None or node.type in ("source_file", "const_declaration")
+
+
+def _assigned(value: Node) -> Node | None:
+    """The name a call or composite literal is the value of, in ``x := value``,
+    ``x, err := value`` or ``x := &value``."""
+    node = value.parent
+    if node is not None and node.type == "unary_expression":
+        value, node = node, node.parent
+    if node is None or node.type != "expression_list" or node.named_child(0) != value:
+        return None
+    decl = node.parent
+    if (
+        decl is None
+        or decl.type != "short_var_declaration"
+        or decl.child_by_field_name("right") != node
+    ):
+        return None
+    left = decl.child_by_field_name("left")
+    first = left.named_child(0) if left is not None else None
+    return first if first is not None and first.type == "identifier" else None
 
 
 def _result(node: Node) -> list[TypeExpr]:
@@ -305,8 +293,9 @@ class Go(Language):
         if clause is not None and clause.named_child_count:
             parsed.package = _text(clause.named_child(0))
         self._imports(parsed, [c for c in top if c.type == "import_declaration"])
-        # function spans (start, end, name -> type of its receiver and parameters)
-        scopes: list[tuple[int, int, dict[str, TypeExpr]]] = []
+        # function spans; the locals they declare: (byte, name, type), parameters first
+        scopes: list[tuple[int, int]] = []
+        declared: list[tuple[int, str, TypeExpr]] = []
         for (d, name_node), i in zip(defs, def_nodes, strict=True):
             if i < 0:
                 continue
@@ -316,8 +305,11 @@ class Go(Language):
                 _bases(parsed.bases, name, d)
                 continue
             if d.type in ("var_spec", "const_spec"):
-                parsed.definitions.append(Definition(name, i, False))
                 t = _type_expr(d.child_by_field_name("type"))
+                if not _top_level(d):
+                    declared.append((d.start_byte, name, t or ()))
+                    continue
+                parsed.definitions.append(Definition(name, i, False))
                 if t is not None:
                     parsed.bases[name] = [t]
                 continue
@@ -333,22 +325,37 @@ class Go(Language):
             result = _result(d)
             if result:
                 parsed.bases[name] = result
-            scopes.append((d.start_byte, d.end_byte, local))
-        scopes.sort()
-        starts = [s for s, _, _ in scopes]
+            scopes.append((d.start_byte, d.end_byte))
+            declared.extend((d.start_byte, n, t) for n, t in local.items())
+        sites: list[tuple[Node, tuple[str, ...], int]] = []
         for (call, fn), i in zip(calls, call_nodes, strict=True):
-            if i < 0:
-                continue
             raw = source[fn.start_byte : fn.end_byte]
-            if not _DOTTED.fullmatch(raw):
+            if i < 0 or not _DOTTED.fullmatch(raw):
                 continue
             parts = tuple(raw.decode("ascii").split("."))
+            sites.append((call, parts, i))
+            assigned = _assigned(call)
+            if assigned is not None:
+                made = parts if call.type == "composite_literal" else (_CALL, *parts)
+                declared.append((assigned.start_byte, _text(assigned), made))
+        scopes.sort()
+        starts = [start for start, _ in scopes]
+        # per function, per name: the bytes and types of its declarations, in order
+        types: dict[tuple[int, str], tuple[list[int], list[TypeExpr]]] = {}
+        for byte, name, t in sorted(declared):
+            k = bisect.bisect_right(starts, byte) - 1
+            if k >= 0 and byte < scopes[k][1]:
+                at, typed = types.setdefault((k, name), ([], []))
+                at.append(byte)
+                typed.append(t)
+        for call, parts, i in sites:
             scope = None
             if len(parts) > 1:
                 k = bisect.bisect_right(starts, call.start_byte) - 1
-                if k >= 0 and call.start_byte < scopes[k][1]:
-                    typed = scopes[k][2].get(parts[0])
-                    scope = ".".join(typed) if typed is not None else None
+                found = types.get((k, parts[0]))
+                n = bisect.bisect_left(found[0], call.start_byte) if found is not None else 0
+                if found is not None and n > 0:
+                    scope = ".".join(found[1][n - 1])
             parsed.calls.append(CallSite(i, parts, scope))
 
     def _imports(self, parsed: ParsedFile, decls: list[Node]) -> None:
@@ -386,7 +393,7 @@ class Go(Language):
         pkg = t.defs[d + _slot(pf)]
         for definition in pf.definitions:
             pkg[definition.name].append((path, definition.node))
-            pkg[definition.name].sort()
+            pkg[definition.name].sort(key=_preferred)
         if not pf.package.endswith("_test"):
             names = t.names[d]
             names[pf.package] = names.get(pf.package, 0) + 1
