@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,13 +94,17 @@ _GOARCH = frozenset((
 # fmt: on
 
 
+_SEPARATOR = re.compile(r"[_-]")
+
+
 def _preferred(target: Target) -> tuple[bool, str, int]:
     """The order in which one name's definitions in several files of a package are taken:
     a file built only for another system than Linux on amd64/arm64 comes last (a name is
-    defined once per build; files name the build they are for, ``_windows.go``)."""
-    parts = target[0].rsplit("/", 1)[-1].removesuffix(".go").removesuffix("_test").split("_")
-    other = any(p in _GOOS or p in _GOARCH for p in parts[-2:]) if len(parts) > 1 else False
-    return other, target[0], target[1]
+    defined once per build; files name the build they are for: ``x_windows.go`` by Go's
+    rule, ``x-plan9.go`` by a build constraint, as a name seldom says otherwise)."""
+    name = target[0].rsplit("/", 1)[-1].removesuffix(".go").removesuffix("_test")
+    parts = _SEPARATOR.split(name)[1:]
+    return any(p in _GOOS or p in _GOARCH for p in parts), target[0], target[1]
 
 
 def _slot(pf: ParsedFile) -> str:
@@ -239,6 +244,7 @@ class _Tables:
     # directory -> (module path, module directory) from the closest go.mod, None: no module
     module_of: dict[str, tuple[str, str] | None] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # module path -> its directory
+    directories: dict[str, str | None] = field(default_factory=dict)  # ``directory``'s
 
     def module(self, d: str) -> tuple[str, str] | None:
         if d not in self.module_of:
@@ -251,13 +257,19 @@ class _Tables:
                 elif d:
                     found = self.module(_dir(d))
             self.module_of[d] = found
-            if found is not None:
-                self.modules.setdefault(*found)
+            if found is not None and found[0] not in self.modules:
+                self.modules[found[0]] = found[1]
+                self.directories.clear()
         return self.module_of[d]
 
     def directory(self, import_path: str) -> str | None:
         """The repository directory an import path names: through the module whose path
         is its longest prefix, when that directory does belong to that module."""
+        if import_path not in self.directories:
+            self.directories[import_path] = self._directory(import_path)
+        return self.directories[import_path]
+
+    def _directory(self, import_path: str) -> str | None:
         best: tuple[int, str] | None = None
         for mod_path, mod_dir in self.modules.items():
             if import_path == mod_path:
@@ -448,13 +460,18 @@ class Go(Language):
         return last[1]
 
 
+_is_test = cache(is_test)
+
+
 def _split(expr: str) -> TypeExpr:
     return tuple(expr.split(".")) if expr else ()
 
 
-#: the lines whose names the cards look up (the cursor's and the 40 before it)
+#: the lines whose names the cards look up (the cursor's and the 40 before it), and those
+#: read for the types of locals
 _WINDOW = 41
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TYPE_LINES = 200
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _TYPE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")
 _RECEIVER = re.compile(r"func\s*\(\s*(?P<name>\w+)\s+\*?\s*(?P<type>\w+)(?:\[[^\]]*\])?\s*\)")
 _PARAMS = re.compile(r"^\s*\w+\s*(?:\[[^\]]*\])?\s*\(([^()]*)\)")
@@ -483,12 +500,14 @@ class _Buffer:
     key)."""
 
     def __init__(self, lines: list[str]) -> None:
-        first = max(0, len(lines) - _WINDOW)
-        while first > 0 and not lines[first].startswith("func"):
-            first -= 1  # the header of the function the window starts in
+        first = max(0, len(lines) - _TYPE_LINES)
+        header = max(0, len(lines) - _WINDOW)
+        while header > 0 and not lines[header].startswith("func"):
+            header -= 1  # the function the window starts in
         self.types: dict[str, tuple[TypeExpr, ...]] = {}
-        function: dict[str, TypeExpr] = {}
-        for line in lines[first:]:
+        opened = header < first and lines[header].startswith("func")
+        function = _header(lines[header]) if opened else {}
+        for line in lines[max(first, header) :]:
             if line.startswith("func"):
                 self._merge(function)
                 function = _header(line)
@@ -497,6 +516,8 @@ class _Buffer:
                 self._merge(function)
                 function = {}
                 continue
+            if ":=" not in line and "var " not in line and "type " not in line:
+                continue  # most lines declare nothing: spare them the patterns
             for m in _DECLARES.finditer(line):
                 for name in (m[1] or m[2] or m[3]).split(","):
                     function.setdefault(name.strip(), ())
@@ -508,20 +529,15 @@ class _Buffer:
                 else:
                     function[m["target"]] = (_CALL, *_split(m["callee"]))
         self._merge(function)
-        uses: set[str] = set()
-        others: set[str] = set()
-        for line in lines[max(0, len(lines) - _WINDOW) :]:
-            code = line.split("//", 1)[0]
-            if code.lstrip().startswith(("case ", "default")):
-                uses.update(_IDENT.findall(code))
-                continue
-            spans = []
-            for m in _NOT_A_USE.finditer(code):
-                group = 1 if m[1] else 2
-                others.add(m[group])
-                spans.append(m.span(group))
-            uses.update(m[0] for m in _IDENT.finditer(code) if m.span() not in spans)
-        self.not_used = others - uses
+        window = [line.split("//", 1)[0] for line in lines[max(0, len(lines) - _WINDOW) :]]
+        named = Counter(_IDENT.findall("\n".join(window)))
+        others = Counter(
+            m[1] or m[2]
+            for line in window
+            if not line.lstrip().startswith(("case ", "default"))
+            for m in _NOT_A_USE.finditer(line)
+        )
+        self.not_used = {name for name, n in others.items() if named[name] == n}
 
     def _merge(self, function: dict[str, TypeExpr]) -> None:
         for name, typed in function.items():
@@ -561,7 +577,7 @@ class _Resolution:
         """``local``: the locals in scope -> the types their declarations give them (an
         empty type: one without methods, or not known)."""
         self.r, self.t, self.path, self.local = r, tables, path, local
-        self.test = is_test(path)
+        self.test = _is_test(path)
 
     def at(self, path: str) -> _Resolution:
         """The resolution of what is written in ``path`` (its imports, no locals)."""
