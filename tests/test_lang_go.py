@@ -315,3 +315,22 @@ def test_a_file_built_for_another_system_comes_last(tmp_path: Path) -> None:
     }
     idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
     assert calls(idx, "a/use.go") == {(3, "a/open.go", "open")}
+
+
+def test_range_variables_take_the_element_type(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\ntype Item struct{}\n\nfunc (i *Item) Size() int { return 0 }\n\n"
+        "type Bag struct {\n\titems []*Item\n\tbyName map[string]Item\n}\n\n"
+        "func All() []Item { return nil }\n",
+        "a/use.go": "package a\n\nfunc (b *Bag) total(extra []*Item) {\n"
+        "\tfor _, it := range b.items {\n\t\tit.Size()\n\t}\n"
+        "\tfor _, named := range b.byName {\n\t\tnamed.Size()\n\t}\n"
+        "\tfor _, more := range extra {\n\t\tmore.Size()\n\t}\n"
+        "\tfor i, n := range b {\n\t\tn.Size()\n\t}\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    size = ("a/a.go", "Item.Size", idx.resolver.defs["a/a.go"]["Item.Size"])
+    names = ["it.Size", "named.Size", "more.Size", "n.Size"]
+    # b is no collection: n has no type to give
+    assert resolve_names(idx, "a/use.go", files["a/use.go"], names) == [size, size, size, None]

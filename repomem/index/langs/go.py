@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 #: a type expression: ("T",), ("pkg", "T"); ("()", *callee): the result type of a call
 TypeExpr = tuple[str, ...]
 _CALL = "()"
+#: a collection's type expression: ("[]", *its element's), for slices, arrays and maps;
+#: ("range", *value): the element type of the collection a dotted value is
+_COLLECTION = "[]"
+_RANGE = "range"
 #: ``bases`` key suffix of an interface's method (``I.M()``): the interface declares it
 _METHOD = "()"
 _MAX_DEPTH = 6
@@ -160,13 +164,26 @@ def _assigned(value: Node) -> Node | None:
     return first if first is not None and first.type == "identifier" else None
 
 
+def _declared(node: Node | None) -> TypeExpr | None:
+    """A declared type: a named one, or a slice, array or map of a named one, as
+    ``("[]", *element)``: what ``range`` gives."""
+    while node is not None and node.type == "pointer_type":
+        node = node.named_child(0)
+    if node is not None and node.type in ("slice_type", "array_type", "map_type"):
+        element = _type_expr(
+            node.child_by_field_name("value" if node.type == "map_type" else "element")
+        )
+        return None if element is None else (_COLLECTION, *element)
+    return _type_expr(node)
+
+
 def _result(node: Node) -> list[TypeExpr]:
     """A function's (first) result type, as a ``bases`` entry."""
     result = node.child_by_field_name("result")
     if result is not None and result.type == "parameter_list":
         first = next((c for c in result.named_children if c.type == "parameter_declaration"), None)
         result = first.child_by_field_name("type") if first is not None else None
-    found = _type_expr(result)
+    found = _declared(result)
     return [found] if found is not None else []
 
 
@@ -210,10 +227,11 @@ def _bases(bases: dict[str, list[TypeExpr]], name: str, spec: Node) -> None:
         for decl in fields.named_children if fields is not None else ():
             if decl.type != "field_declaration":
                 continue
-            t = _type_expr(decl.child_by_field_name("type"))
             names = decl.children_by_field_name("name")
-            if not names and t is not None:
-                embedded.append(t)
+            if not names:
+                t = _type_expr(decl.child_by_field_name("type"))
+                embedded.extend([t] if t is not None else [])
+            t = _declared(decl.child_by_field_name("type"))
             for n in names:
                 bases[f"{name}.{_text(n)}"] = [t] if t is not None else []
     elif kind.type == "interface_type":
@@ -317,7 +335,7 @@ class Go(Language):
                 _bases(parsed.bases, name, d)
                 continue
             if d.type in ("var_spec", "const_spec"):
-                t = _type_expr(d.child_by_field_name("type"))
+                t = _declared(d.child_by_field_name("type"))
                 if not _top_level(d):
                     declared.append((d.start_byte, name, t or ()))
                     continue
@@ -475,10 +493,15 @@ _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _TYPE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")
 _RECEIVER = re.compile(r"func\s*\(\s*(?P<name>\w+)\s+\*?\s*(?P<type>\w+)(?:\[[^\]]*\])?\s*\)")
 _PARAMS = re.compile(r"^\s*\w+\s*(?:\[[^\]]*\])?\s*\(([^()]*)\)")
+_ELEMENT = re.compile(r"(?:\[\w*\]|map\[[\w.*]+\])\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)")
 _TYPED_LOCAL = re.compile(
-    r"\bvar\s+(?P<var>\w+)\s+\*?(?P<vtype>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*(?:$|=|//)"
+    r"\bvar\s+(?P<var>\w+)\s+(?P<vtype>(?:\[\w*\]|map\[[\w.*]+\])?\*?[A-Za-z_][\w.]*)\s*(?:$|=|//)"
     r"|(?P<target>\w+)(?:\s*,\s*\w+)*\s*:=\s*(?:&?(?P<lit>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\{"
     r"|(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\()"
+)
+# ``for k, v := range x.items {``: v is an element of x.items
+_RANGED = re.compile(
+    r"\bfor\s+\w+\s*,\s*(?P<elem>\w+)\s*:=\s*range\s+(?P<over>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\{"
 )
 # names a function declares: ``a, b :=`` (``for k, v := range`` too), ``var a``, ``type T``
 _DECLARES = re.compile(
@@ -518,12 +541,16 @@ class _Buffer:
                 continue
             if ":=" not in line and "var " not in line and "type " not in line:
                 continue  # most lines declare nothing: spare them the patterns
+            ranged = _RANGED.search(line)
+            if ranged is not None:
+                function[ranged["elem"]] = (_RANGE, *_split(ranged["over"]))
+                continue
             for m in _DECLARES.finditer(line):
                 for name in (m[1] or m[2] or m[3]).split(","):
                     function.setdefault(name.strip(), ())
             for m in _TYPED_LOCAL.finditer(line):
                 if m["var"]:
-                    function[m["var"]] = _split(m["vtype"])
+                    function[m["var"]] = _written(m["vtype"].replace("*", ""))
                 elif m["lit"]:
                     function[m["target"]] = _split(m["lit"])
                 else:
@@ -546,6 +573,14 @@ class _Buffer:
                 self.types[name] = (*known, typed)
 
 
+def _written(text: str) -> TypeExpr:
+    """A type as written (pointers left out): ``T``, ``pkg.T``, ``[]T``, ``map[K]T``."""
+    element = _ELEMENT.fullmatch(text)
+    if element is not None:
+        return (_COLLECTION, *_split(element[1]))
+    return _split(text) if _TYPE.fullmatch(text) else ()
+
+
 def _header(line: str) -> dict[str, TypeExpr]:
     """The receiver's and parameters' types of a ``func`` line."""
     out: dict[str, TypeExpr] = {}
@@ -561,9 +596,8 @@ def _header(line: str) -> dict[str, TypeExpr]:
             pending.append(words[0])
             continue
         if len(words) >= 2:
-            typed = _split(words[1]) if len(words) == 2 and _TYPE.fullmatch(words[1]) else ()
             for name in (*pending, words[0]):
-                out[name] = typed
+                out[name] = _written("".join(words[1:]))
         pending = []
     return out
 
@@ -667,12 +701,65 @@ class _Resolution:
         if expr[0] == _CALL:
             fn = res.name(expr[1:], depth + 1)
             return None if fn is None else self.type_of_definition(fn[0], depth + 1)
+        if expr[0] == _COLLECTION:
+            return None  # no methods of its own
+        if expr[0] == _RANGE:
+            declared = res.declared_type(expr[1:], depth + 1)
+            if declared is None or declared[1][0] != _COLLECTION:
+                return None
+            return self.type_of(declared[0], declared[1][1:], depth + 1)
         if len(expr) == 1:
             found = res.lookup(_dir(path) + _slot(self.r.files[path]), expr[0])
         else:
             d, _ = res.imported(expr[0])
             found = res.lookup(d, expr[1]) if d is not None else None
         return found if found is not None and self.is_type(found) else None
+
+    def declared_type(self, parts: tuple[str, ...], depth: int) -> tuple[str, TypeExpr] | None:
+        """(file, type expression) of the declaration of a dotted value: a local, a
+        package variable or a field of one."""
+        if depth > _MAX_DEPTH:
+            return None
+        head, rest = parts[0], parts[1:]
+        found: tuple[str, TypeExpr] | None = None
+        if head in self.local:
+            typed = set(self.local[head])
+            found = (self.path, typed.pop()) if len(typed) == 1 else None
+        else:
+            pf = self.r.files[self.path]
+            hit = self.lookup(_dir(self.path) + _slot(pf), head)
+            if hit is None and rest:
+                d, _ = self.imported(head)
+                hit = self.lookup(d, rest[0]) if d is not None else None
+                rest = rest[1:]
+            if hit is not None and not self.is_type(hit):
+                qual = self.r.qualnames[hit[0]][hit[1]]
+                self.r.note_lookup(hit[0], qual)
+                declared = self.r.files[hit[0]].bases.get(qual)
+                found = (hit[0], declared[0]) if declared else None
+        for part in rest:
+            owner = self.type_of(*found, depth + 1) if found and found[1] else None
+            found = self.field(owner, part, depth + 1) if owner is not None else None
+        return found if found and found[1] else None
+
+    def field(self, owner: Target, name: str, depth: int) -> tuple[str, TypeExpr] | None:
+        """(file, declared type) of a field of a type or of a type it embeds."""
+        if depth > _MAX_DEPTH:
+            return None
+        path, node = owner
+        type_name = self.r.qualnames[path][node]
+        pf = self.r.files[path]
+        key = f"{type_name}.{name}"
+        self.r.note_lookup(path, key)
+        self.r.note_lookup(path, type_name)
+        if key in pf.bases:
+            return (path, pf.bases[key][0]) if pf.bases[key] else None
+        for embedded in pf.bases.get(type_name, ()):
+            inner = self.type_of(path, embedded, depth + 1)
+            hit = self.field(inner, name, depth + 1) if inner is not None else None
+            if hit is not None:
+                return hit
+        return None
 
     def member(self, owner: Target, name: str, depth: int) -> tuple[Target, bool] | None:
         """A member of a type, or of a type it embeds: (its method, True), (an interface
