@@ -334,3 +334,20 @@ def test_range_variables_take_the_element_type(tmp_path: Path) -> None:
     names = ["it.Size", "named.Size", "more.Size", "n.Size"]
     # b is no collection: n has no type to give
     assert resolve_names(idx, "a/use.go", files["a/use.go"], names) == [size, size, size, None]
+
+
+def test_a_type_switch_types_its_variable_in_each_case(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\ntype A struct{}\n\nfunc (A) Pos() int { return 0 }\n\n"
+        "type B struct{}\n\nfunc (B) Pos() int { return 1 }\n\nfunc (B) End() int { return 2 }\n",
+        "a/use.go": "package a\n\nfunc use(x any) {\n\tswitch t := x.(type) {\n\tcase *A:\n"
+        "\t\tt.Pos()\n\tcase B:\n\t\tt.End()\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    left = files["a/use.go"]
+    end = ("a/a.go", "B.End", idx.resolver.defs["a/a.go"]["B.End"])
+    # both cases are in the lines before the cursor: t.Pos may be A's or B's
+    assert resolve_names(idx, "a/use.go", left, ["t.End", "t.Pos"]) == [None, None]
+    only_b = left.replace("\tcase *A:\n\t\tt.Pos()\n", "")
+    assert resolve_names(idx, "a/use.go", only_b, ["t.End"]) == [end]

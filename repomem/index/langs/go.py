@@ -499,6 +499,9 @@ _TYPED_LOCAL = re.compile(
     r"|(?P<target>\w+)(?:\s*,\s*\w+)*\s*:=\s*(?:&?(?P<lit>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\{"
     r"|(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\()"
 )
+# ``switch v := x.(type) {``, and a case of one type
+_SWITCH = re.compile(r"\bswitch\s+(\w+)\s*:=.*\.\(type\)\s*\{")
+_CASE = re.compile(r"\s*case\s+\*?([A-Za-z_][\w.]*)\s*:")
 # ``for k, v := range x.items {``: v is an element of x.items
 _RANGED = re.compile(
     r"\bfor\s+\w+\s*,\s*(?P<elem>\w+)\s*:=\s*range\s+(?P<over>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\{"
@@ -530,7 +533,10 @@ class _Buffer:
         self.types: dict[str, tuple[TypeExpr, ...]] = {}
         opened = header < first and lines[header].startswith("func")
         function = _header(lines[header]) if opened else {}
-        for line in lines[max(first, header) :]:
+        window_start = len(lines) - _WINDOW
+        switched = ""  # the variable of the last type switch
+        for row in range(max(first, header), len(lines)):
+            line = lines[row]
             if line.startswith("func"):
                 self._merge(function)
                 function = _header(line)
@@ -539,8 +545,21 @@ class _Buffer:
                 self._merge(function)
                 function = {}
                 continue
+            case = _CASE.match(line) if switched else None
+            if case is not None:
+                # each case gives the variable its type; the window's names may come from
+                # any of the cases in it
+                if row > window_start and switched in function:
+                    self._merge({switched: function[switched]})
+                function[switched] = _written(case[1])
+                continue
             if ":=" not in line and "var " not in line and "type " not in line:
                 continue  # most lines declare nothing: spare them the patterns
+            switch = _SWITCH.search(line)
+            if switch is not None:
+                switched = switch[1]
+                function.pop(switched, None)  # typed by its cases
+                continue
             ranged = _RANGED.search(line)
             if ranged is not None:
                 function[ranged["elem"]] = (_RANGE, *_split(ranged["over"]))
