@@ -351,3 +351,15 @@ def test_a_type_switch_types_its_variable_in_each_case(tmp_path: Path) -> None:
     assert resolve_names(idx, "a/use.go", left, ["t.End", "t.Pos"]) == [None, None]
     only_b = left.replace("\tcase *A:\n\t\tt.Pos()\n", "")
     assert resolve_names(idx, "a/use.go", only_b, ["t.End"]) == [end]
+
+
+def test_a_repository_in_a_gopath_without_go_mod_is_the_module_of_its_path(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "a/a.go": "package a\n\nfunc F() {}\n",
+        "b/b.go": 'package b\n\nimport "example.com/m/a"\n\nfunc g() { a.F() }\n',
+    }
+    root = write_files(tmp_path / "src" / "example.com" / "m", files)
+    idx = RepoIndex.build(root, save=False)[0]
+    assert calls(idx, "b/b.go") == {(5, "a/a.go", "F")}

@@ -5,7 +5,8 @@ external test package ``foo_test`` are two). Every file of a package sees every 
 the others; a ``_test.go`` file's definitions are seen only from other test files. An import
 path names a directory through the module that holds it: the closest ``go.mod`` above the
 directory (read once per directory from the repository root; nested modules are their own),
-its ``module`` path followed by the directory's path below it. An import binds its alias, or
+its ``module`` path followed by the directory's path below it; a repository in a GOPATH
+without ``go.mod`` is the module of its path below ``src``. An import binds its alias, or
 the package's declared name, or (``.``) every name of the package; ``_`` binds nothing, and
 a package outside the repository (the standard library included) resolves nothing.
 
@@ -265,6 +266,9 @@ class _Tables:
     directories: dict[str, str | None] = field(default_factory=dict)  # ``directory``'s
 
     def module(self, d: str) -> tuple[str, str] | None:
+        """The module a directory belongs to: the closest ``go.mod`` above it; without
+        one, a repository inside a GOPATH (``.../src/example.com/m``) is the module of
+        its path there."""
         if d not in self.module_of:
             found = None
             if self.root is not None:
@@ -274,6 +278,9 @@ class _Tables:
                     found = (m.group(1), d) if m is not None else None
                 elif d:
                     found = self.module(_dir(d))
+                elif "src" in self.root.parts[:-1]:
+                    parts = self.root.parts
+                    found = ("/".join(parts[len(parts) - parts[::-1].index("src") :]), "")
             self.module_of[d] = found
             if found is not None and found[0] not in self.modules:
                 self.modules[found[0]] = found[1]
