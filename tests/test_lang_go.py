@@ -278,6 +278,10 @@ def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
         # the field's type changes from the interface to a struct with a Get method
         ("pkg/foo/foo.go", FOO.replace("store Store", "store *Item")),
         ("pkg/foo/item.go", "package foo\n\nfunc (i *Item) Get(k string) {}\n"),
+        # NewClient's result type changes (x := f.NewClient(); x.Do() in cmd/main.go), the
+        # method file goes
+        ("pkg/foo/foo.go", FOO.replace("func NewClient() *Client", "func NewClient() *Item")),
+        ("pkg/foo/item.go", None),
         # the helper moves to another file, then the lib package renames itself
         ("pkg/foo/util.go", None),
         ("pkg/foo/more.go", "package foo\n\n\nfunc helper() int { return B }\n"),
