@@ -13,15 +13,16 @@ a package outside the repository (the standard library included) resolves nothin
 Definitions are qualified as Go writes them: ``F``, ``T``, ``T.M`` (methods by their
 receiver's type), package-level ``const``/``var``. Members go through types: a receiver,
 parameter or local (``var x T``, ``x := T{}``, ``x := NewT()`` through the function's result
-type) and a struct field's type (``s.client.Do()``); a type's own methods, then those of the
-types it embeds; an interface's methods resolve to the interface. What a type declares is
-kept in ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit
-of it re-resolves exactly the files that read it.
+type; at the cursor also ``range`` over a declared slice or map and a type switch's case) and
+a struct field's type (``s.client.Do()``); a type's own methods, then those of the types it
+embeds; an interface's methods resolve to the interface. What a type declares is kept in
+``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit of it
+re-resolves exactly the files that read it.
 
 Not resolved: method calls on values whose type only inference through expressions would
-give (chained calls, map and slice elements, ``range`` variables, type switches), generic
-instantiation, ``replace`` directives of ``go.mod``. A ``go.mod`` edited after the index was
-built takes effect at the next ``repomem index``.
+give (chained calls, index expressions), generic instantiation, ``replace`` directives of
+``go.mod``; a method on a value of unknown type is never guessed. A ``go.mod`` edited after
+the index was built takes effect at the next ``repomem index``.
 """
 
 from __future__ import annotations
@@ -249,6 +250,14 @@ def _bases(bases: dict[str, list[TypeExpr]], name: str, spec: Node) -> None:
         bases[name] = embedded
 
 
+def _read(path: Path) -> str | None:
+    """A file's text, None where there is none to read."""
+    try:
+        return path.read_text("utf-8", "replace") if path.is_file() else None
+    except OSError:
+        return None
+
+
 @dataclass
 class _Tables:
     """The Go tables of one resolver."""
@@ -272,9 +281,9 @@ class _Tables:
         if d not in self.module_of:
             found = None
             if self.root is not None:
-                gomod = self.root / d / "go.mod"
-                if gomod.is_file():
-                    m = _MODULE.search(gomod.read_text("utf-8", "replace"))
+                text = _read(self.root / d / "go.mod")
+                if text is not None:
+                    m = _MODULE.search(text)
                     found = (m.group(1), d) if m is not None else None
                 elif d:
                     found = self.module(_dir(d))
