@@ -367,3 +367,27 @@ def test_a_repository_in_a_gopath_without_go_mod_is_the_module_of_its_path(
     root = write_files(tmp_path / "src" / "example.com" / "m", files)
     idx = RepoIndex.build(root, save=False)[0]
     assert calls(idx, "b/b.go") == {(5, "a/a.go", "F")}
+
+
+def test_an_interface_method_gives_its_declared_result(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\ntype Fs interface {\n\tOpen(name string) (File, error)\n}\n\n"
+        "type File interface {\n\tName() string\n}\n",
+        "a/use.go": 'package a\n\nfunc use(fs Fs) {\n\tf, err := fs.Open("x")\n\tf.Name()\n',
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    file = ("a/a.go", "File", idx.resolver.defs["a/a.go"]["File"])
+    assert resolve_names(idx, "a/use.go", files["a/use.go"], ["f.Name"]) == [file]
+    assert calls(idx, "a/use.go") == {(5, "a/a.go", "File"), (4, "a/a.go", "Fs")}
+
+
+def test_of_files_for_several_go_releases_the_latest_comes_first(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/env_go1_16.go": "package a\n\nfunc Setenv() {}\n",
+        "a/env_go1_17.go": "package a\n\nfunc Setenv() {}\n",
+        "a/use.go": "package a\n\nfunc use() { Setenv() }\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "a/use.go") == {(3, "a/env_go1_17.go", "Setenv")}

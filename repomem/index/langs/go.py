@@ -101,16 +101,20 @@ _GOARCH = frozenset((
 
 
 _SEPARATOR = re.compile(r"[_-]")
+_RELEASE = re.compile(r"go1[_.](\d+)")
 
 
-def _preferred(target: Target) -> tuple[bool, str, int]:
+def _preferred(target: Target) -> tuple[bool, int, str, int]:
     """The order in which one name's definitions in several files of a package are taken:
-    a file built only for another system than Linux on amd64/arm64 comes last (a name is
-    defined once per build; files name the build they are for: ``x_windows.go`` by Go's
-    rule, ``x-plan9.go`` by a build constraint, as a name seldom says otherwise)."""
+    a file built only for another system than Linux on amd64/arm64 comes last, and of files
+    for several Go releases the latest first (a name is defined once per build; files name
+    the build they are for: ``x_windows.go`` by Go's rule, ``x-plan9.go`` or ``x_go1_17.go``
+    by a build constraint, as a name seldom says otherwise)."""
     name = target[0].rsplit("/", 1)[-1].removesuffix(".go").removesuffix("_test")
     parts = _SEPARATOR.split(name)[1:]
-    return any(p in _GOOS or p in _GOARCH for p in parts), target[0], target[1]
+    release = _RELEASE.search(name)
+    other = any(p in _GOOS or p in _GOARCH for p in parts)
+    return other, -int(release[1]) if release else 0, target[0], target[1]
 
 
 def _slot(pf: ParsedFile) -> str:
@@ -394,15 +398,24 @@ class Go(Language):
                 at, typed = types.setdefault((k, name), ([], []))
                 at.append(byte)
                 typed.append(t)
+
+        def typed(k: int, name: str, byte: int) -> tuple[int, TypeExpr] | None:
+            """(where, type) of the declaration of local ``name`` of function ``k`` that
+            holds at ``byte``."""
+            found = types.get((k, name))
+            n = bisect.bisect_left(found[0], byte) if found is not None else 0
+            return (found[0][n - 1], found[1][n - 1]) if found is not None and n > 0 else None
+
         for call, parts, i in sites:
-            scope = None
-            if len(parts) > 1:
-                k = bisect.bisect_right(starts, call.start_byte) - 1
-                found = types.get((k, parts[0]))
-                n = bisect.bisect_left(found[0], call.start_byte) if found is not None else 0
-                if found is not None and n > 0:
-                    scope = ".".join(found[1][n - 1])
-            parsed.calls.append(CallSite(i, parts, scope))
+            k = bisect.bisect_right(starts, call.start_byte) - 1
+            local = typed(k, parts[0], call.start_byte) if len(parts) > 1 else None
+            t = local[1] if local is not None else None
+            if local is not None and len(local[1]) > 2 and local[1][0] == _CALL:
+                # x := y.M(): y's type, where the function shows it, stands for y
+                inner = typed(k, local[1][1], local[0])
+                if inner and inner[1] and inner[1][0] not in (_CALL, _COLLECTION, _RANGE):
+                    t = (_CALL, *inner[1], *local[1][2:])
+            parsed.calls.append(CallSite(i, parts, None if t is None else ".".join(t)))
 
     def _imports(self, parsed: ParsedFile, decls: list[Node]) -> None:
         """One binding per import: (alias, "." or "" for the package's own name; path)."""
@@ -735,7 +748,17 @@ class _Resolution:
         res = self.at(path)
         if expr[0] == _CALL:
             fn = res.name(expr[1:], depth + 1)
-            return None if fn is None else self.type_of_definition(fn[0], depth + 1)
+            if fn is None:
+                return None
+            fn_path, fn_node = fn[0]
+            qual = self.r.qualnames[fn_path][fn_node]
+            if self.is_type(fn[0]) and qual.rsplit(".", 1)[-1] != expr[-1]:
+                # an interface's method: its declared result
+                key = f"{qual}.{expr[-1]}{_METHOD}"
+                self.r.note_lookup(fn_path, key)
+                result = self.r.files[fn_path].bases.get(key)
+                return self.type_of(fn_path, result[0], depth + 1) if result else None
+            return self.type_of_definition(fn[0], depth + 1)
         if expr[0] == _COLLECTION:
             return None  # no methods of its own
         if expr[0] == _RANGE:
