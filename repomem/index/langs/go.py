@@ -395,9 +395,9 @@ class Go(Language):
         for byte, name, t in sorted(declared):
             k = bisect.bisect_right(starts, byte) - 1
             if k >= 0 and byte < scopes[k][1]:
-                at, typed = types.setdefault((k, name), ([], []))
+                at, given = types.setdefault((k, name), ([], []))
                 at.append(byte)
-                typed.append(t)
+                given.append(t)
 
         def typed(k: int, name: str, byte: int) -> tuple[int, TypeExpr] | None:
             """(where, type) of the declaration of local ``name`` of function ``k`` that
@@ -408,13 +408,13 @@ class Go(Language):
 
         for call, parts, i in sites:
             k = bisect.bisect_right(starts, call.start_byte) - 1
-            local = typed(k, parts[0], call.start_byte) if len(parts) > 1 else None
-            t = local[1] if local is not None else None
-            if local is not None and len(local[1]) > 2 and local[1][0] == _CALL:
+            head = typed(k, parts[0], call.start_byte) if len(parts) > 1 else None
+            t = head[1] if head is not None else None
+            if head is not None and len(head[1]) > 2 and head[1][0] == _CALL:
                 # x := y.M(): y's type, where the function shows it, stands for y
-                inner = typed(k, local[1][1], local[0])
+                inner = typed(k, head[1][1], head[0])
                 if inner and inner[1] and inner[1][0] not in (_CALL, _COLLECTION, _RANGE):
-                    t = (_CALL, *inner[1], *local[1][2:])
+                    t = (_CALL, *inner[1], *head[1][2:])
             parsed.calls.append(CallSite(i, parts, None if t is None else ".".join(t)))
 
     def _imports(self, parsed: ParsedFile, decls: list[Node]) -> None:
