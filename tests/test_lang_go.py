@@ -391,3 +391,18 @@ def test_of_files_for_several_go_releases_the_latest_comes_first(tmp_path: Path)
     }
     idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
     assert calls(idx, "a/use.go") == {(3, "a/env_go1_17.go", "Setenv")}
+
+
+def test_a_saved_index_loads_with_the_same_resolution(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", FILES)
+    built = RepoIndex.build(root, EXACT)[0]
+    loaded = RepoIndex.load(root, EXACT)
+    assert {p: loaded.parsed[p].bases for p in built.parsed} == {
+        p: pf.bases for p, pf in built.parsed.items()
+    }
+    # the saved dependencies stand in for resolving again: an edit after loading still
+    # re-resolves the importers, as a rebuild does
+    edited = FOO.replace("func NewClient() *Client", "func NewClient() *Item")
+    (root / "pkg/foo/foo.go").write_text(edited)
+    loaded.update_file("pkg/foo/foo.go", edited)
+    assert_same(loaded, RepoIndex.build(root, EXACT, save=False)[0], ["x.Do(2)"])
