@@ -27,7 +27,7 @@ type Client struct {
 \thc    *http.Client
 \tstore Store
 \tName  string
-\tCache *Item
+\tCache *Item; Items []Item
 }
 
 type Base struct{}
@@ -98,6 +98,9 @@ func run(c *f.Client, n int) {
 \tz := &f.Item{}
 \tz.Size()
 \tc.Cache.Size()
+\tfor _, it := range c.Items {
+\t\tit.Size()
+\t}
 }
 """,
     # a module of its own inside the repository
@@ -184,6 +187,7 @@ def test_calls_resolve_through_aliases_dot_imports_parameters_and_locals(index: 
         (20, foo, "Item"),  # &f.Item{}
         (21, foo, "Item.Size"),  # z := &f.Item{}
         (22, foo, "Item.Size"),  # c.Cache.Size through the field's type
+        (24, foo, "Item.Size"),  # it ranges over c.Items, a []Item
     }
 
 
@@ -268,6 +272,7 @@ def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
     edits: list[tuple[str, str | None]] = [
         # a field read from another package changes its type, then Client stops embedding
         ("pkg/foo/foo.go", FOO.replace("Cache *Item", "Cache *Base")),
+        ("pkg/foo/foo.go", FOO.replace("Items []Item", "Items []Base")),
         ("pkg/foo/foo.go", FOO.replace("\tBase\n", "\tbase Base\n")),
         # Base loses Close; Client gains a method of that name: c.Close resolves anew
         (
@@ -334,6 +339,9 @@ def test_range_variables_take_the_element_type(tmp_path: Path) -> None:
         "\tfor i, n := range b {\n\t\tn.Size()\n\t}\n",
     }
     idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "a/use.go") == {(5, "a/a.go", "Item.Size"), (11, "a/a.go", "Item.Size")} | {
+        (8, "a/a.go", "Item.Size")
+    }
     size = ("a/a.go", "Item.Size", idx.resolver.defs["a/a.go"]["Item.Size"])
     names = ["it.Size", "named.Size", "more.Size", "n.Size"]
     # b is no collection: n has no type to give

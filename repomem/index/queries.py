@@ -129,6 +129,7 @@ QUERIES: dict[str, LanguageQueries] = {
 (statement_list (var_declaration (var_spec name: (identifier) @name type: (_)) @def))
 (statement_list (var_declaration
     (var_spec_list (var_spec name: (identifier) @name type: (_)) @def)))
+(range_clause left: (expression_list (_) . (identifier) @name .)) @def
 """,
         calls="""
 (call_expression function: [(identifier) (selector_expression)] @name) @call

@@ -13,7 +13,7 @@ a package outside the repository (the standard library included) resolves nothin
 Definitions are qualified as Go writes them: ``F``, ``T``, ``T.M`` (methods by their
 receiver's type), package-level ``const``/``var``. Members go through types: a receiver,
 parameter or local (``var x T``, ``x := T{}``, ``x := NewT()`` through the function's result
-type; at the cursor also ``range`` over a declared slice or map and a type switch's case) and
+type, ``range`` over a slice or map so declared; at the cursor also a type switch's case) and
 a struct field's type (``s.client.Do()``); a type's own methods, then those of the types it
 embeds; an interface's methods resolve to the interface. What a type declares is kept in
 ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit of it
@@ -210,7 +210,7 @@ def _params(node: Node, into: dict[str, TypeExpr]) -> None:
     params = node.child_by_field_name("parameters")
     for decl in params.named_children if params is not None else ():
         if decl.type in ("parameter_declaration", "variadic_parameter_declaration"):
-            t = _type_expr(decl.child_by_field_name("type")) or ()
+            t = _declared(decl.child_by_field_name("type")) or ()
             for name in decl.children_by_field_name("name"):
                 into[_text(name)] = t
 
@@ -354,6 +354,12 @@ class Go(Language):
                 parsed.definitions.append(Definition(name, i, True))
                 _bases(parsed.bases, name, d)
                 continue
+            if d.type == "range_clause":  # for k, v := range x.items: v is an element
+                over = d.child_by_field_name("right")
+                raw = source[over.start_byte : over.end_byte] if over is not None else b""
+                if _DOTTED.fullmatch(raw):
+                    declared.append((d.start_byte, name, (_RANGE, *raw.decode().split("."))))
+                continue
             if d.type in ("var_spec", "const_spec"):
                 t = _declared(d.child_by_field_name("type"))
                 if not _top_level(d):
@@ -410,11 +416,15 @@ class Go(Language):
             k = bisect.bisect_right(starts, call.start_byte) - 1
             head = typed(k, parts[0], call.start_byte) if len(parts) > 1 else None
             t = head[1] if head is not None else None
-            if head is not None and len(head[1]) > 2 and head[1][0] == _CALL:
-                # x := y.M(): y's type, where the function shows it, stands for y
+            if head is not None and len(head[1]) > 1 and head[1][0] in (_CALL, _RANGE):
+                # x := y.M(), range y.items: y's type, where the function shows it, stands
+                # for y; range over a local collection: its element type
                 inner = typed(k, head[1][1], head[0])
-                if inner and inner[1] and inner[1][0] not in (_CALL, _COLLECTION, _RANGE):
-                    t = (_CALL, *inner[1], *head[1][2:])
+                given = inner[1] if inner is not None else ()
+                if given[:1] == (_COLLECTION,) and head[1][0] == _RANGE and len(head[1]) == 2:
+                    t = given[1:]
+                elif given and given[0] not in (_CALL, _COLLECTION, _RANGE) and len(head[1]) > 2:
+                    t = (head[1][0], *given, *head[1][2:])
             parsed.calls.append(CallSite(i, parts, None if t is None else ".".join(t)))
 
     def _imports(self, parsed: ParsedFile, decls: list[Node]) -> None:
@@ -790,7 +800,9 @@ class _Resolution:
                 d, _ = self.imported(head)
                 hit = self.lookup(d, rest[0]) if d is not None else None
                 rest = rest[1:]
-            if hit is not None and not self.is_type(hit):
+            if hit is not None and self.is_type(hit):  # a type standing for a value of it
+                found = (hit[0], (self.r.qualnames[hit[0]][hit[1]],)) if rest else None
+            elif hit is not None:
                 qual = self.r.qualnames[hit[0]][hit[1]]
                 self.r.note_lookup(hit[0], qual)
                 declared = self.r.files[hit[0]].bases.get(qual)
