@@ -34,7 +34,9 @@ class Definition(NamedTuple):
 class CallSite(NamedTuple):
     """A call made from statement ``node``. ``parts`` is the dotted callee (Python:
     ``("self", "meth")``, ``("m", "f")``, ``("f",)``; other languages: the bare name);
-    ``scope`` is the qualified name of the innermost enclosing Python class, if any."""
+    ``scope`` is the qualified name of the innermost enclosing Python class, if any (Go:
+    the declared type of the receiver or parameter ``parts[0]``, "" for one of a type
+    without methods of its own)."""
 
     node: int
     parts: tuple[str, ...]
@@ -68,7 +70,8 @@ class ParsedFile:
     imports: list[ImportBinding] = field(default_factory=list)
     import_nodes: list[int] = field(default_factory=list)  # the statement of each import
     # class qualified name -> dotted base-class expressions (Python's bases; other
-    # families': extends/implements, embedded structs, implemented traits)
+    # families': extends/implements, embedded structs, implemented traits); Go also keeps
+    # the declared types of fields, results and variables here (``repomem.index.langs.go``)
     bases: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
     # the package or namespace the file declares (Java ``package``, Go ``package``), if any
     package: str = ""

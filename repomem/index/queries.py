@@ -152,17 +152,34 @@ QUERIES: dict[str, LanguageQueries] = {
 (resource name: (identifier) @name) @call
 """,
     ),
+    # Go resolves dotted callees (``pkg.F``, ``x.M``) and types' composite literals; each
+    # spec of a grouped declaration is a statement of its own, so that it has its own node
     "go": LanguageQueries(
-        containers=("source_file", "block", "statement_list"),
+        containers=(
+            "source_file",
+            "block",
+            "statement_list",
+            "type_declaration",
+            "const_declaration",
+            "var_spec_list",
+        ),
         clauses=("expression_case", "default_case", "type_case", "communication_case"),
         definitions="""
 (function_declaration name: (identifier) @name) @def
 (method_declaration name: (field_identifier) @name) @def
-(type_spec name: (type_identifier) @name) @def
+(source_file (type_declaration (type_spec name: (type_identifier) @name) @def))
+(source_file (type_declaration (type_alias name: (type_identifier) @name) @def))
+(source_file (const_declaration (const_spec name: (identifier) @name) @def))
+(source_file (var_declaration (var_spec name: (identifier) @name) @def))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @def)))
+(statement_list (var_declaration (var_spec name: (identifier) @name type: (_)) @def))
+(statement_list (var_declaration
+    (var_spec_list (var_spec name: (identifier) @name type: (_)) @def)))
+(range_clause left: (expression_list (_) . (identifier) @name .)) @def
 """,
         calls="""
-(call_expression function: (identifier) @name) @call
-(call_expression function: (selector_expression field: (field_identifier) @name)) @call
+(call_expression function: [(identifier) (selector_expression)] @name) @call
+(composite_literal type: [(type_identifier) (qualified_type)] @name) @call
 """,
     ),
     "rust": LanguageQueries(

@@ -311,7 +311,10 @@ class RepoIndex:
         t_parse = time.perf_counter()
         idx.settings = langs.read_settings(root, idx.parsed)
         idx._resolver = Resolver(
-            idx.parsed, imports=config.import_weight > 0, settings=idx.settings
+            idx.parsed,
+            imports=config.import_weight > 0,
+            settings=idx.settings,
+            root=root,
         )
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
@@ -621,7 +624,10 @@ class RepoIndex:
         if self._resolver is None:
             with paused_gc(freeze=True):
                 self._resolver = Resolver(
-                    self.parsed, imports=self.config.import_weight > 0, settings=self.settings
+                    self.parsed,
+                    imports=self.config.import_weight > 0,
+                    settings=self.settings,
+                    root=self.root,
                 )
                 for path in self.parsed:
                     saved = self.saved_dependencies.get(path)

@@ -1,0 +1,416 @@
+"""Go resolution: packages, imports through go.mod, receivers, fields, embedding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repos import write_files
+from test_index import EXACT, assert_same
+
+from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index.langs import for_language
+from repomem.index.repo import RepoIndex
+
+FOO = """\
+package foo
+
+import (
+\t"net/http"
+
+\t"example.com/m/lib/v2"
+)
+
+// Client talks to a store.
+type Client struct {
+\tBase
+\thc    *http.Client
+\tstore Store
+\tName  string
+\tCache *Item; Items []Item
+}
+
+type Base struct{}
+
+func (b *Base) Close() error { return nil }
+
+type Store interface {
+\tGet(k string) (Item, error)
+}
+
+type Item struct{}
+
+func (i Item) Size() int { return 0 }
+
+func NewClient() *Client { return &Client{} }
+
+func (c *Client) Do(x int) Item {
+\tc.hc.Get("x")
+\treturn Item{}
+}
+
+func (c *Client) Run() {
+\tc.Do(1)
+\tc.store.Get("a")
+\tc.Close()
+\thelper()
+\tlib.Version()
+}
+
+const (
+\tA = 1
+\tB = 2
+)
+
+var Default Client
+"""
+
+FILES = {
+    "go.mod": "module example.com/m\n\ngo 1.21\n",
+    "pkg/foo/foo.go": FOO,
+    "pkg/foo/util.go": "package foo\n\nfunc helper() int { return A }\n",
+    "pkg/foo/foo_test.go": "package foo\n\nfunc testOnly() int { return helper() }\n",
+    "pkg/foo/ext_test.go": (
+        'package foo_test\n\nimport "example.com/m/pkg/foo"\n\nfunc use() { foo.NewClient() }\n'
+    ),
+    "lib/v2/lib.go": "package lib\n\nfunc Version() int { return 2 }\n",
+    "util/fmt.go": "package util\n\nfunc Println(a ...any) {}\n\nfunc Get() {}\n",
+    "cmd/main.go": """\
+package main
+
+import (
+\t"fmt"
+
+\tf "example.com/m/pkg/foo"
+\t. "example.com/m/lib/v2"
+\t_ "example.com/m/util"
+)
+
+func run(c *f.Client, n int) {
+\tx := f.NewClient()
+\tx.Do(2)
+\tc.Close()
+\tfmt.Println(f.A)
+\tvar y f.Item
+\ty.Size()
+\tf.Default.Do(3)
+\tVersion()
+\tz := &f.Item{}
+\tz.Size()
+\tc.Cache.Size()
+\tfor _, it := range c.Items {
+\t\tit.Size()
+\t}
+}
+""",
+    # a module of its own inside the repository
+    "tools/go.mod": "module example.com/tools\n",
+    "tools/gen/gen.go": "package gen\n\nfunc Generate() {}\n",
+    "cmd/tools.go": (
+        'package main\n\nimport (\n\t"example.com/tools/gen"\n'
+        '\tother "example.com/m/tools/gen"\n)\n\n'
+        "func tools() {\n\tgen.Generate()\n\tother.Generate()\n}\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
+    root = write_files(tmp_path_factory.mktemp("go"), FILES)
+    return RepoIndex.build(root, save=False)[0]
+
+
+def calls(index: RepoIndex, path: str) -> set[tuple[int, str, str]]:
+    """(caller's line, target file, target's qualified name) of a file's call edges."""
+    pf = index.parsed[path]
+    return {
+        (int(pf.node_start[node]) + 1, target, index.resolver.qualnames[target][tnode])
+        for node, target, tnode in index.calls[path]
+    }
+
+
+def test_definitions_are_qualified_and_package_level() -> None:
+    root_names = {d.name: d.is_class for d in _parse("pkg/foo/foo.go", FOO).definitions}
+    assert root_names == {
+        "Client": True,
+        "Base": True,
+        "Base.Close": False,
+        "Store": True,
+        "Item": True,
+        "Item.Size": False,
+        "NewClient": False,
+        "Client.Do": False,
+        "Client.Run": False,
+        "A": False,
+        "B": False,
+        "Default": False,
+    }
+
+
+def test_grouped_constants_have_nodes_of_their_own() -> None:
+    pf = _parse("pkg/foo/foo.go", FOO)
+    nodes = {d.name: d.node for d in pf.definitions}
+    assert nodes["A"] != nodes["B"]
+    assert int(pf.node_start[nodes["B"]]) == FOO.splitlines().index("\tB = 2")
+
+
+def test_package_clause_and_imports_are_read() -> None:
+    pf = _parse("cmd/main.go", FILES["cmd/main.go"])
+    assert pf.package == "main"
+    bound = [(b.name, b.module) for b in pf.imports]
+    # ``_`` binds nothing; an import without alias binds the package's declared name
+    assert bound == [("", "fmt"), ("f", "example.com/m/pkg/foo"), (".", "example.com/m/lib/v2")]
+
+
+def test_calls_resolve_through_packages_receivers_fields_and_embedding(index: RepoIndex) -> None:
+    foo = "pkg/foo/foo.go"
+    assert calls(index, foo) == {
+        (30, foo, "Client"),  # &Client{} in NewClient
+        (34, foo, "Item"),  # a composite literal
+        (38, foo, "Client.Do"),  # c.Do through the receiver
+        (39, foo, "Store"),  # c.store.Get: the field's interface declares Get
+        (40, foo, "Base.Close"),  # c.Close through the embedded Base
+        (41, "pkg/foo/util.go", "helper"),  # another file of the package
+        (42, "lib/v2/lib.go", "Version"),  # the package's declared name, not "v2"
+    }
+
+
+def test_calls_resolve_through_aliases_dot_imports_parameters_and_locals(index: RepoIndex) -> None:
+    foo, main = "pkg/foo/foo.go", "cmd/main.go"
+    assert calls(index, main) == {
+        (12, foo, "NewClient"),  # f.NewClient through the alias
+        (13, foo, "Client.Do"),  # x := f.NewClient(): the function's result type
+        (14, foo, "Base.Close"),  # c.Close: a parameter of type *f.Client, embedding Base
+        (17, foo, "Item.Size"),  # var y f.Item
+        (18, foo, "Client.Do"),  # f.Default.Do through the package variable's type
+        (19, "lib/v2/lib.go", "Version"),  # a dot import
+        (20, foo, "Item"),  # &f.Item{}
+        (21, foo, "Item.Size"),  # z := &f.Item{}
+        (22, foo, "Item.Size"),  # c.Cache.Size through the field's type
+        (24, foo, "Item.Size"),  # it ranges over c.Items, a []Item
+    }
+
+
+def test_standard_library_names_never_resolve_to_the_repository(index: RepoIndex) -> None:
+    # util defines Println and Get; fmt.Println and c.hc.Get (an *http.Client) are not them
+    assert all(target != "util/fmt.go" for _, target, _ in calls(index, "cmd/main.go"))
+    assert all(target != "util/fmt.go" for _, target, _ in calls(index, "pkg/foo/foo.go"))
+    left = FILES["cmd/main.go"]
+    assert resolve_names(index, "cmd/main.go", left, ["fmt.Println", "len", "string"]) == [
+        None,
+        None,
+        None,
+    ]
+    go = for_language("go")
+    for name in ("len", "make", "string", "error", "nil", "int64", "func", "range", "any"):
+        assert go.reserved(name), name
+    assert not go.reserved("Client")
+
+
+def test_nested_modules_resolve_by_their_own_path(index: RepoIndex) -> None:
+    # example.com/m/tools/gen is inside the directory of example.com/m, but tools/ is a
+    # module of its own: only example.com/tools/gen names it
+    assert calls(index, "cmd/tools.go") == {(9, "tools/gen/gen.go", "Generate")}
+
+
+def test_non_test_code_never_resolves_into_test_files(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "pkg/foo/util.go": "package foo\n\nfunc helper() int { return testOnly() }\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "pkg/foo/util.go") == set()
+    # a test file reaches both; an external test package reaches the package by import
+    assert calls(idx, "pkg/foo/foo_test.go") == {(3, "pkg/foo/util.go", "helper")}
+    assert calls(idx, "pkg/foo/ext_test.go") == {(5, "pkg/foo/foo.go", "NewClient")}
+    left = files["pkg/foo/util.go"]
+    assert resolve_names(idx, "pkg/foo/util.go", left, ["testOnly"]) == [None]
+
+
+def test_cards_follow_locals_parameters_and_results(index: RepoIndex) -> None:
+    text = FILES["cmd/main.go"]
+    left = text[: text.index("\tf.Default")]
+    foo = "pkg/foo/foo.go"
+    names = ["x.Do", "c.Close", "y.Size", "f.A", "c.store.Get", "c.hc", "f.Client.Run", "n.Foo"]
+    got = [None if r is None else r[:2] for r in resolve_names(index, "cmd/main.go", left, names)]
+    assert got == [
+        (foo, "Client.Do"),  # x := f.NewClient(): the result type of a repository function
+        (foo, "Base.Close"),  # a parameter, through the embedded struct
+        (foo, "Item.Size"),  # var y f.Item
+        (foo, "A"),  # a package-level constant
+        (foo, "Store"),  # a field's interface type declares Get
+        None,  # a field is no definition
+        (foo, "Client.Run"),  # a method expression
+        None,  # n is an int
+    ]
+    hits = {(h.card.path, h.card.name) for h in find_definitions(index, "cmd/main.go", left)}
+    assert {(foo, "Client.Do"), (foo, "Base.Close"), (foo, "Item.Size")} <= hits
+    assert all(path != "util/fmt.go" for path, _ in hits)
+
+
+def test_a_local_hides_the_package_names(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\nfunc state() int { return 1 }\n\ntype Parser struct{}\n\n"
+        "func Parse() {}\n",
+        "a/b.go": "package a\n\nfunc (p *Parser) Parse() {\n\tstate := 2\n\t_ = state\n"
+        "\tx := Parser{Parse: 1}\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    left = files["a/b.go"]
+    # the local ``state``, the method's own name where it is declared, a literal's key
+    assert resolve_names(idx, "a/b.go", left, ["state", "Parse", "Parser"]) == [
+        None,
+        None,
+        ("a/a.go", "Parser", idx.resolver.defs["a/a.go"]["Parser"]),
+    ]
+
+
+def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", FILES)
+    idx = RepoIndex.build(root, EXACT, save=False)[0]
+    edits: list[tuple[str, str | None]] = [
+        # a field read from another package changes its type, then Client stops embedding
+        ("pkg/foo/foo.go", FOO.replace("Cache *Item", "Cache *Base")),
+        ("pkg/foo/foo.go", FOO.replace("Items []Item", "Items []Base")),
+        ("pkg/foo/foo.go", FOO.replace("\tBase\n", "\tbase Base\n")),
+        # Base loses Close; Client gains a method of that name: c.Close resolves anew
+        (
+            "pkg/foo/foo.go",
+            FOO.replace("func (b *Base) Close() error { return nil }", "")
+            + "\nfunc (c *Client) Close() {}\n",
+        ),
+        # the field's type changes from the interface to a struct with a Get method
+        ("pkg/foo/foo.go", FOO.replace("store Store", "store *Item")),
+        ("pkg/foo/item.go", "package foo\n\nfunc (i *Item) Get(k string) {}\n"),
+        # NewClient's result type changes (x := f.NewClient(); x.Do() in cmd/main.go), the
+        # method file goes
+        ("pkg/foo/foo.go", FOO.replace("func NewClient() *Client", "func NewClient() *Item")),
+        ("pkg/foo/item.go", None),
+        # the helper moves to another file, then the lib package renames itself
+        ("pkg/foo/util.go", None),
+        ("pkg/foo/more.go", "package foo\n\n\nfunc helper() int { return B }\n"),
+        ("lib/v2/lib.go", "package lab\n\nfunc Version() int { return 2 }\n"),
+        ("lib/v2/lib.go", "package lib\n\nfunc Version() int { return 3 }\n"),
+        # the external test package becomes the package itself, then a new file appears
+        ("pkg/foo/ext_test.go", "package foo\n\nfunc use() { NewClient() }\n"),
+        ("cmd/extra.go", "package main\n\nfunc extra() { run(nil, 1) }\n"),
+        # an alias changes
+        ("cmd/main.go", FILES["cmd/main.go"].replace('f "example', 'g "example')),
+    ]
+    for rel, text in edits:
+        path = root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+        idx.update_file(rel, text)
+        fresh = RepoIndex.build(root, EXACT, save=False)[0]
+        assert_same(idx, fresh, ["c.Close()", "helper()"])
+
+
+def _parse(path: str, text: str):  # noqa: ANN202 - a ParsedFile
+    from repomem.index.parsing import parse_source
+
+    return parse_source(path, "go", text, "d")
+
+
+def test_a_file_built_for_another_system_comes_last(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a_windows.go": "package a\n\nfunc open() int { return 1 }\n",
+        "a/open.go": "package a\n\nfunc open() int { return 2 }\n",
+        "a/use.go": "package a\n\nfunc use() int { return open() }\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "a/use.go") == {(3, "a/open.go", "open")}
+
+
+def test_range_variables_take_the_element_type(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\ntype Item struct{}\n\nfunc (i *Item) Size() int { return 0 }\n\n"
+        "type Bag struct {\n\titems []*Item\n\tbyName map[string]Item\n}\n\n"
+        "func All() []Item { return nil }\n",
+        "a/use.go": "package a\n\nfunc (b *Bag) total(extra []*Item) {\n"
+        "\tfor _, it := range b.items {\n\t\tit.Size()\n\t}\n"
+        "\tfor _, named := range b.byName {\n\t\tnamed.Size()\n\t}\n"
+        "\tfor _, more := range extra {\n\t\tmore.Size()\n\t}\n"
+        "\tfor i, n := range b {\n\t\tn.Size()\n\t}\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "a/use.go") == {(5, "a/a.go", "Item.Size"), (11, "a/a.go", "Item.Size")} | {
+        (8, "a/a.go", "Item.Size")
+    }
+    size = ("a/a.go", "Item.Size", idx.resolver.defs["a/a.go"]["Item.Size"])
+    names = ["it.Size", "named.Size", "more.Size", "n.Size"]
+    # b is no collection: n has no type to give
+    assert resolve_names(idx, "a/use.go", files["a/use.go"], names) == [size, size, size, None]
+
+
+def test_a_type_switch_types_its_variable_in_each_case(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\ntype A struct{}\n\nfunc (A) Pos() int { return 0 }\n\n"
+        "type B struct{}\n\nfunc (B) Pos() int { return 1 }\n\nfunc (B) End() int { return 2 }\n",
+        "a/use.go": "package a\n\nfunc use(x any) {\n\tswitch t := x.(type) {\n\tcase *A:\n"
+        "\t\tt.Pos()\n\tcase B:\n\t\tt.End()\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    left = files["a/use.go"]
+    end = ("a/a.go", "B.End", idx.resolver.defs["a/a.go"]["B.End"])
+    # both cases are in the lines before the cursor: t.Pos may be A's or B's
+    assert resolve_names(idx, "a/use.go", left, ["t.End", "t.Pos"]) == [None, None]
+    only_b = left.replace("\tcase *A:\n\t\tt.Pos()\n", "")
+    assert resolve_names(idx, "a/use.go", only_b, ["t.End"]) == [end]
+
+
+def test_a_repository_in_a_gopath_without_go_mod_is_the_module_of_its_path(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "a/a.go": "package a\n\nfunc F() {}\n",
+        "b/b.go": 'package b\n\nimport "example.com/m/a"\n\nfunc g() { a.F() }\n',
+    }
+    root = write_files(tmp_path / "src" / "example.com" / "m", files)
+    idx = RepoIndex.build(root, save=False)[0]
+    assert calls(idx, "b/b.go") == {(5, "a/a.go", "F")}
+
+
+def test_an_interface_method_gives_its_declared_result(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/a.go": "package a\n\ntype Fs interface {\n\tOpen(name string) (File, error)\n}\n\n"
+        "type File interface {\n\tName() string\n}\n",
+        "a/use.go": 'package a\n\nfunc use(fs Fs) {\n\tf, err := fs.Open("x")\n\tf.Name()\n',
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    file = ("a/a.go", "File", idx.resolver.defs["a/a.go"]["File"])
+    assert resolve_names(idx, "a/use.go", files["a/use.go"], ["f.Name"]) == [file]
+    assert calls(idx, "a/use.go") == {(5, "a/a.go", "File"), (4, "a/a.go", "Fs")}
+
+
+def test_of_files_for_several_go_releases_the_latest_comes_first(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/m\n",
+        "a/env_go1_16.go": "package a\n\nfunc Setenv() {}\n",
+        "a/env_go1_17.go": "package a\n\nfunc Setenv() {}\n",
+        "a/use.go": "package a\n\nfunc use() { Setenv() }\n",
+    }
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    assert calls(idx, "a/use.go") == {(3, "a/env_go1_17.go", "Setenv")}
+
+
+def test_a_saved_index_loads_with_the_same_resolution(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", FILES)
+    built = RepoIndex.build(root, EXACT)[0]
+    loaded = RepoIndex.load(root, EXACT)
+    assert {p: loaded.parsed[p].bases for p in built.parsed} == {
+        p: pf.bases for p, pf in built.parsed.items()
+    }
+    # the saved dependencies stand in for resolving again: an edit after loading still
+    # re-resolves the importers, as a rebuild does
+    edited = FOO.replace("func NewClient() *Client", "func NewClient() *Item")
+    (root / "pkg/foo/foo.go").write_text(edited)
+    loaded.update_file("pkg/foo/foo.go", edited)
+    assert_same(loaded, RepoIndex.build(root, EXACT, save=False)[0], ["x.Do(2)"])
