@@ -151,12 +151,17 @@ def test_typescript_cards() -> None:
         "}"
     )
     lines = TS.splitlines()
+    # the TypeScript module qualifies members and makes public fields definitions too
     assert cards["Subscriber"].methods == (
+        lines.index("  protected isStopped: boolean = false;"),
         lines.index("  constructor(destination?: Observer<T>) {"),
         lines.index("  next(value: T): void {"),
         lines.index("  complete("),
     )
-    assert cards["complete"].text == "@Input()\ncomplete(\n  a: number,\n  b: string,\n): void"
+    assert (
+        cards["Subscriber.complete"].text
+        == "@Input()\ncomplete(\n  a: number,\n  b: string,\n): void"
+    )
     assert cards["Observer"].text == (
         "export interface Observer<T> {\n"
         "    closed?: boolean;\n"
@@ -244,10 +249,12 @@ type (
 
 def test_go_cards() -> None:
     cards = cards_of("kv/store.go", "go", GO)
+    # Go's methods are qualified by their receiver's type (``Store.Get``) and join its card
     assert cards["Store"].text == (
-        "// Store is a key value store.\ntype Store struct {\n    mu sync.Mutex\n    Name string\n}"
+        "// Store is a key value store.\ntype Store struct {\n    mu sync.Mutex\n    Name string\n"
+        "    func (s *Store) Get(key string) ([]byte, error);\n}"
     )
-    assert cards["Get"].text == (
+    assert cards["Store.Get"].text == (
         "// Get returns the value stored for key.\nfunc (s *Store) Get(key string) ([]byte, error)"
     )
     # a grouped declaration: each card starts at its own name, not at ``type (``
@@ -365,7 +372,7 @@ def test_a_large_types_skeleton_lists_its_constructor_and_the_most_called() -> N
     pf = parse_source("src/big.ts", "typescript", text, "digest")
     lines = split_lines(text)
     by_name = {d.name: d for d in pf.definitions}
-    calls = {by_name[f"m{i}"].node: 100 - i for i in (11, 3, 7, 0, 9, 5, 1, 8, 10)}
+    calls = {by_name[f"Big.m{i}"].node: 100 - i for i in (11, 3, 7, 0, 9, 5, 1, 8, 10)}
     card = definition_card("src/big.ts", pf, lines, by_name["Big"], calls)
     shown = [line.strip() for line in card.text.splitlines()[1:-1]]
     kept = sorted((0, 1, 3, 5, 7, 8, 9, 10, 11))  # the nine called most, in source order
