@@ -407,8 +407,15 @@ def test_spliced_cpp_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -
     parsed = parse_source("m.cpp", "cpp", text, "d0")
     assert not parsed.has_error
     parsed = _edit_chain(count, "m.cpp", text, parsed, CPP_EDITS)
-    names = [d.name for d in parsed.definitions]
-    assert {"twice", "Table", "size", "first", "more", "last"} <= set(names)
+    names = [d.name for d in parsed.definitions]  # qualified by the renamed namespace
+    assert {
+        "keep.twice",
+        "keep.Table",
+        "keep.Table.size",
+        "keep.first",
+        "keep.more",
+        "last",
+    } <= set(names)
 
 
 @pytest.mark.parametrize(

@@ -75,6 +75,7 @@ _TYPED = re.compile(
     r"(?P<target>(?:self\.)?[A-Za-z_]\w*)\s*"
     r"(?::\s*(?P<annot>[A-Za-z_][\w.]*)|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*\()"
 )
+_MEMBER_OPERATORS = {"c": ("->", "::")}
 _SKIP = frozenset(keyword.kwlist) | frozenset(dir(builtins)) - {"self", "cls"}
 _COMMON_METHODS = frozenset(
     name for t in (str, bytes, list, dict, set, tuple, int, float, object) for name in dir(t)
@@ -248,16 +249,17 @@ class _Finder:
         self.python = pf.language == "python"
         self.language = langs.for_language(pf.language)
         self.comment = LINE_COMMENT.get(pf.language, "#")
+        self.members = _MEMBER_OPERATORS.get(self.language.namespace, ())
         self.scope = self._enclosing_class()
         self.found: dict[tuple[str, str], _Found] = {}
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
-        for text in _names(draft, self.comment):
+        for text in _names(draft, self.comment, self.members):
             self._add(text, 0, "draft")
         first = max(0, self.cursor - NAME_LINES)
         for row in range(self.cursor, first - 1, -1):
-            for text in _names(self.lines[row], self.comment):
+            for text in _names(self.lines[row], self.comment, self.members):
                 self._add(text, self.cursor - row, "named here")
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
@@ -410,7 +412,11 @@ def code_text(line: str, comment: str = "#") -> str:
     return _STRING.sub('""', line).split(comment, 1)[0]
 
 
-def _names(text: str, comment: str) -> Iterator[str]:
-    """The dotted names of ``text``, last first."""
+def _names(text: str, comment: str, members: tuple[str, ...] = ()) -> Iterator[str]:
+    """The dotted names of ``text``, last first; ``members``: the language's other member
+    and scope operators, read as ``.`` (C's ``p->f`` is ``p.f``, C++'s ``ns::f`` is ``ns.f``)."""
     for line in reversed(split_lines(text)):
-        yield from reversed(_NAME.findall(code_text(line, comment)))
+        code = code_text(line, comment)
+        for op in members:
+            code = code.replace(op, ".")
+        yield from reversed(_NAME.findall(code))

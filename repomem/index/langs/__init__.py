@@ -87,7 +87,8 @@ class Language:
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         """The keys (``note_key``) a file answers: when they differ between two versions of
-        the file, the files that tried them are resolved again."""
+        the file (counted: a key given twice differs from one given once), the files that
+        tried them are resolved again."""
         return (d.name for d in pf.definitions)
 
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
