@@ -45,7 +45,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 
 class IndexNotFound(RepomemError):
