@@ -25,6 +25,8 @@ class LanguageQueries:
     definitions: str
     # captures: @call (the call expression) and @name (the called name, last component)
     calls: str
+    # more statement-level nodes (@s) than the containers' children
+    statements: str = ""
 
 
 _JS_DEFS = """
@@ -91,6 +93,23 @@ _CPP_CALLS = (
 (new_expression type: (_) @name) @call
 """
 )
+# a file tree-sitter could not parse as a whole has an ERROR node for its root (macros it
+# cannot expand; lz4.c): the declarations and directives it holds are statements still
+_C_TOP = (
+    "function_definition declaration type_definition struct_specifier union_specifier "
+    "enum_specifier linkage_specification preproc_if preproc_ifdef preproc_include preproc_def "
+    "preproc_function_def preproc_call expression_statement"
+)
+_CPP_TOP = (
+    _C_TOP + " namespace_definition class_specifier template_declaration using_declaration "
+    "alias_declaration namespace_alias_definition template_instantiation"
+)
+
+
+def _inside_error(kinds: str) -> str:
+    return "(ERROR [" + " ".join(f"({k})" for k in kinds.split()) + "] @s)"
+
+
 # an ``#if`` group's lines are statements of their own, as a block's are (a header's
 # definitions sit inside its include guard); their conditions are not (``_C_NOT_STATEMENTS``)
 _C_PREPROC = ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef")
@@ -180,6 +199,7 @@ QUERIES: dict[str, LanguageQueries] = {
         clauses=("else_clause",),
         definitions=_C_DEFS,
         calls=_C_CALLS,
+        statements=_inside_error(_C_TOP),
     ),
     "cpp": LanguageQueries(
         containers=(
@@ -192,6 +212,7 @@ QUERIES: dict[str, LanguageQueries] = {
         clauses=("else_clause", "catch_clause"),
         definitions=_CPP_DEFS,
         calls=_CPP_CALLS,
+        statements=_inside_error(_CPP_TOP),
     ),
 }
 
@@ -245,7 +266,7 @@ def file_query(language: str) -> Query:
     q = QUERIES[language]
     patterns = [f"({c} (_) @s)" for c in _known(language, q.containers)]
     patterns += [f"({c}) @s" for c in _known(language, q.clauses)]
-    patterns += [q.definitions, q.calls]
+    patterns += [q.statements, q.definitions, q.calls]
     if language == "python":
         patterns.append("(decorated_definition definition: (_) @s)")
         patterns.append(

@@ -47,11 +47,12 @@ from tree_sitter import QueryCursor
 
 from repomem.index.langs import Language, is_test
 from repomem.index.languages import grammar
+from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from repomem.index.parsing import CallSite, ParsedFile
+    from repomem.index.parsing import ParsedFile
     from repomem.index.resolve import Resolver, Target
 
 # ImportBinding.level of each fact (see the module doc)
@@ -75,6 +76,7 @@ _DECLARATORS = frozenset(
 )
 _TYPES = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
 _SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
+_STATIC = re.compile(rb"\bstatic\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 # an include guard's macro is no definition anyone asks for
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
@@ -118,7 +120,7 @@ class CFamily(Language):
         calls: list[tuple[Node, Node]],
         call_nodes: list[int],
     ) -> None:
-        _Extractor(parsed, root).run(defs, def_nodes, calls, call_nodes)
+        _Extractor(parsed, source, root).run(defs, def_nodes, calls, call_nodes)
 
     # ---- tables --------------------------------------------------------------------------
     def tables(self, r: Resolver) -> _Tables:
@@ -250,7 +252,8 @@ class CFamily(Language):
         cursor = len(lines) - 1
         scope = _scope_at(pf, r.qualnames.get(path, {}), cursor) if pf.language == "cpp" else ""
         if self._lines is not lines:  # one cursor's names come one after another
-            self._lines, self._declared = lines, _declared(lines)
+            start = _function_start(pf, cursor)
+            self._lines, self._declared = lines, _declared(lines[start : cursor + 1])
         declared = self._declared
         if len(parts) == 1 and parts[0] in declared:
             return None  # a local or a parameter, whatever else is so named
@@ -304,20 +307,23 @@ class CFamily(Language):
             if not head:
                 return None
             return self._method(r, path, ".".join(head), name, seen)
-        prefixes = _prefixes(scope)
         t = self.tables(r)
-        for alias, target, _ in t.usings.get(path, ()):
+        usings = t.usings.get(path, ())
+        r.note_key(self.namespace, name)
+        candidates = r.by_name.get((self.namespace, name), ())
+        if not head and not scope and not usings:  # all of C's names; C++'s at file level
+            return self._pick(r, path, list(candidates), fallback=True) if candidates else None
+        prefixes = _prefixes(scope)
+        for alias, target, _ in usings:
             if head and head[0] == alias and alias:
                 head = [*target.split("."), *head[1:]]
                 break
             if not head and alias == name and alias:
                 return self._qualified(r, path, target, "using")
-        for alias, target, _ in t.usings.get(path, ()):
+        for alias, target, _ in usings:
             if not alias:
                 prefixes.append(target)
-        r.note_key(self.namespace, name)
-        candidates = r.by_name.get((self.namespace, name), ())
-        if not candidates and not head:
+        if not candidates:
             return None
         for prefix in prefixes:
             want = ".".join([*([prefix] if prefix else []), *head, name])
@@ -332,10 +338,10 @@ class CFamily(Language):
                     found = self._method(r, path, cls, name, seen)
                     if found is not None:
                         return found
-        if head or scope:
-            hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == name]
-            return self._pick(r, path, hits, fallback=True) if hits else None
-        return self._pick(r, path, list(candidates), fallback=True)
+        if head:  # a member of a receiver whose type is not known: not guessed
+            return None
+        hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == name]
+        return self._pick(r, path, hits, fallback=True) if hits else None
 
     def _qualified(self, r: Resolver, path: str, qual: str, how: str) -> tuple[Target, str] | None:
         name = qual.rsplit(".", 1)[-1]
@@ -507,21 +513,36 @@ def _scope_at(pf: ParsedFile, qualnames: dict[int, str], row: int) -> str:
     return "" if best is None else best[1]
 
 
+def _function_start(pf: ParsedFile, row: int) -> int:
+    """The first row of the function around ``row`` as the index parsed it (its parameters
+    and locals are declared from there; ``_NEAR`` rows up at least, as the buffer may have
+    changed since), or ``_LOOKBACK`` rows up."""
+    floor, near = max(0, row - _LOOKBACK), max(0, row - _NEAR)
+    if row >= pf.line_owner.size:
+        return floor
+    functions = {d.node for d in pf.definitions if not d.is_class}
+    node = int(pf.line_owner[row])
+    while node >= 0 and node not in functions:
+        node = int(pf.node_parent[node])
+    return min(near, max(floor, int(pf.node_start[node]))) if node >= 0 else floor
+
+
 _DECLARATION = re.compile(
-    r"(?:^|[(,;{}]|\b(?:const|static|struct|class|union|enum|register|volatile)\s)\s*"
-    r"(?P<type>[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(?P<args><[^;(){}=]*>)?"
-    r"(?:\s*const\b)?\s*[*&\s]\s*(?P<var>[A-Za-z_]\w*)\s*(?=[;,=)\[{]|\((?![^)]*\)\s*[{;]))",
+    r"(?:^|[(,;{}])[ \t]*(?:(?:const|static|struct|class|union|enum|register|volatile)\s+)*"
+    r"(?P<type>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?P<args><[^;(){}=<>]*>)?(?:\s+const)?"
+    r"(?:\s*[*&]+\s*|\s+)(?P<var>[A-Za-z_]\w*)\s*(?=[;,=)\[{]|\((?![^)]*\)\s*[{;]))",
     re.M,
 )
 _STRINGS = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|//.*""")
 _LOOKBACK = 200
+_NEAR = 40
 
 
 def _declared(lines: list[str]) -> dict[str, tuple[str, ...]]:
-    """``var -> type`` of the parameters and locals declared in the lines before the cursor
-    (the last declaration wins); a type the language owns maps to ``()``."""
+    """``var -> type`` of the parameters and locals declared in ``lines`` (the last
+    declaration wins); a type the language owns maps to ``()``."""
     out: dict[str, tuple[str, ...]] = {}
-    block = _STRINGS.sub('""', "\n".join(lines[-_LOOKBACK:]))
+    block = _STRINGS.sub('""', "\n".join(lines))
     for m in _DECLARATION.finditer(block):
         typ = m["type"].replace(" ", "")
         if typ in _NOT_TYPES:
@@ -538,8 +559,9 @@ class _Extractor:
     """One file's definitions, calls and facts from the file query's matches; C++ names are
     qualified by a sweep over the definitions and calls in source order."""
 
-    def __init__(self, parsed: ParsedFile, root: Node) -> None:
+    def __init__(self, parsed: ParsedFile, source: bytes, root: Node) -> None:
         self.pf = parsed
+        self.source = source
         self.root = root
         self.cpp = parsed.language == "cpp"
         self.header = is_header(parsed.path)
@@ -551,8 +573,6 @@ class _Extractor:
         calls: list[tuple[Node, Node]],
         call_nodes: list[int],
     ) -> None:
-        from repomem.index.parsing import CallSite
-
         if not self.cpp:
             for (d, name), i in zip(defs, def_nodes, strict=True):
                 if i >= 0:
@@ -564,14 +584,10 @@ class _Extractor:
         self._cpp(defs, def_nodes, calls, call_nodes)
 
     def _fact(self, node: int, name: str, module: str, symbol: str | None, level: int) -> None:
-        from repomem.index.parsing import ImportBinding
-
         self.pf.imports.append(ImportBinding(name, module, symbol, level))
         self.pf.import_nodes.append(node)
 
     def _define(self, name: str, node: int, is_class: bool) -> None:
-        from repomem.index.parsing import Definition
-
         self.pf.definitions.append(Definition(name, node, is_class))
 
     def _c_definition(self, d: Node, name: Node, i: int, prefix: str, local: bool) -> None:
@@ -605,7 +621,7 @@ class _Extractor:
         if not parts:
             return
         qual = _qual(prefix, ".".join(parts))
-        static = _is_static(d) and not self._in_class
+        static = not self._in_class and _STATIC.search(self.source, d.start_byte, leaf.start_byte)
         if kind == "function_definition":
             self._define(qual, i, False)
             if static or local:
@@ -625,8 +641,6 @@ class _Extractor:
     ) -> None:
         """Definitions and calls in source order under a stack of scopes (namespaces,
         classes, functions), each entry (end byte, qualified prefix, file-local, class)."""
-        from repomem.index.parsing import CallSite
-
         events: list[tuple[int, int, int, int]] = []  # (start, -end, 0 def / 1 call, index)
         for k, (d, _) in enumerate(defs):
             events.append((d.start_byte, -d.end_byte, 0, k))
@@ -824,15 +838,6 @@ def _name_parts(node: Node) -> tuple[str, ...] | None:
             else None
         )
     return None
-
-
-def _is_static(d: Node) -> bool:
-    for c in d.children:
-        if c.type == "storage_class_specifier" and c.text == b"static":
-            return True
-        if c.type in ("function_declarator", "pointer_declarator", "compound_statement"):
-            return False
-    return False
 
 
 def _type_parts(node: Node) -> tuple[str, ...] | None:
