@@ -704,6 +704,10 @@ class _Extractor:
             self._type_receivers(receivers)
         if classes:
             self._fields(classes)
+            # in the order of their nodes, as a splice keeps them
+            order = sorted(range(len(self.pf.imports)), key=self.pf.import_nodes.__getitem__)
+            self.pf.imports = [self.pf.imports[k] for k in order]
+            self.pf.import_nodes = [self.pf.import_nodes[k] for k in order]
 
     def _callee(self, name: Node) -> tuple[str, ...] | None:
         kind = name.type
