@@ -83,6 +83,7 @@ int other(void)
     "src/libc.c": "int strlen_ours(void) { return 0; }\nint memcpy(void) { return 1; }\n",
     "src/uses.c": "int uses(void)\n{\n    return memcpy() + only_in_tests();\n}\n",
     "tests/helpers.c": "int only_in_tests(void)\n{\n    return 0;\n}\n",
+    "tools/state.h": "enum state { ON, OFF };\n",
 }
 
 CPP_FILES: dict[str, str] = {
@@ -199,6 +200,8 @@ def test_calls_follow_includes_prototypes_and_linkage(tmp_path: Path) -> None:
     assert ("src/other.c", "twice") in called(idx, "src/other.c")
     # nothing declares ``lonely`` where other.c can see: the only definition, a guess
     assert ("src/lonely.c", "lonely") in called(idx, "src/other.c")
+    # a type no include brings in is some other program's: not guessed
+    assert names(idx, "src/uses.c", "state") == [None]
     uses = called(idx, "src/uses.c")
     assert not any(q == "memcpy" for _, q in uses)  # the C library's, even when defined here
     assert not any(t.startswith("tests/") for t, _ in uses)  # never into tests from outside

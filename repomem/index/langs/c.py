@@ -403,33 +403,26 @@ class CFamily(Language):
         t = self.tables(r)
         visible = self._visible(r, path)
         outside_tests = not is_test(path)
-        plain: list[Target] = []
-        declared: list[Target] = []
-        unseen: list[Target] = []
+        plain: list[Target] = []  # definitions the file sees
+        declared: list[Target] = []  # prototypes it sees
+        elsewhere: list[Target] = []  # definitions with external linkage it does not see
+        unseen: list[Target] = []  # prototypes it does not see
         for p, node in hits:
             if outside_tests and p != path and is_test(p):
                 continue
             kind = t.kinds.get(p, {}).get((node, r.qualnames[p].get(node, "")))
             seen = p == path or p in visible
-            if kind == LOCAL and not seen:
-                continue
             if kind == DECLARED:
-                if seen:
-                    declared.append((p, node))
-                else:
-                    unseen.append((p, node))
+                (declared if seen else unseen).append((p, node))
             elif seen:
                 if p == path:
                     return (p, node), "this file"
                 plain.append((p, node))
-            else:
-                unseen.append((p, node))
+            elif kind != LOCAL:
+                elsewhere.append((p, node))
         if plain:
             best = min(plain, key=lambda c: visible[c[0]])
             return best, f"included from {best[0]}"
-        elsewhere = [
-            c for c in unseen if t.kinds.get(c[0], {}).get((c[1], r.qualnames[c[0]][c[1]])) is None
-        ]
         if declared:
             if len(elsewhere) > 1:
                 stems = {_stem(p) for p, _ in declared}
@@ -440,6 +433,8 @@ class CFamily(Language):
             return declared[0], "prototype"
         if not fallback or self.reserved(r.qualnames[hits[0][0]][hits[0][1]].rsplit(".", 1)[-1]):
             return None
+        # a type is seen through includes; one that is not is some other program's
+        elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
         if len(elsewhere) == 1:
             return elsewhere[0], "the only definition so named (a guess)"
         if not elsewhere and len(unseen) == 1:
