@@ -155,6 +155,15 @@ int run() {
   return static_cast<int>(geo::total(c));
 }
 """,
+    "cpp/alias.cc": """\
+#include "shape.h"
+namespace g = geo;
+using geo::Circle;
+
+double use(const Circle& c) {
+  return g::total(c) + c.radius();
+}
+""",
 }
 
 
@@ -241,6 +250,11 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     assert ("cpp/shape.cc", "geo.total") in app  # geo::total
     assert ("cpp/shape.h", "geo.Circle") in app  # new Circle
     assert not any(q.endswith("push_back") for _, q in app)
+    # a namespace alias, a using declaration, a parameter's type
+    assert called(idx, "cpp/alias.cc") == {
+        ("cpp/shape.cc", "geo.total"),
+        ("cpp/shape.h", "geo.Circle.radius"),
+    }
     shape = called(idx, "cpp/shape.cc")
     assert ("cpp/shape.cc", "geo.Shape.area") in shape  # this->area(), s.area()
     # a field's declared type, at the cursor
@@ -264,7 +278,7 @@ def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
     out = run_repomem("index", str(root), "--json", "--no-progress")
     assert out.returncode == 0, out.stderr
     counts = json.loads(out.stdout)["files_by_language"]
-    assert counts["cpp"] == 3 and counts["c"] == len(C_FILES)
+    assert counts["cpp"] == len(CPP_FILES) and counts["c"] == len(C_FILES)
 
 
 EDITS: list[tuple[str, str | None]] = [

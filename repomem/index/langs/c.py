@@ -62,7 +62,6 @@ MAX_INCLUDE_DEPTH = 6
 MAX_INCLUDED = 96
 _MAX_BASES = 4
 
-_HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".inc", ".inl", ".tcc", ""})
 _DECLARATORS = frozenset(
     {
         "function_declarator",
@@ -491,10 +490,6 @@ def _nearest(path: str, candidates: Iterable[str]) -> str | None:
     return best
 
 
-def is_header(path: str) -> bool:
-    return splitext(path)[1].lower() in _HEADER_SUFFIXES
-
-
 # ---- query time: the cursor's scope and the declarations before it --------------------------
 def _scope_at(pf: ParsedFile, qualnames: dict[int, str], row: int) -> str:
     """The scope of the innermost C++ definition around ``row``: a method's class, a class,
@@ -559,7 +554,6 @@ class _Extractor:
         self.source = source
         self.root = root
         self.cpp = parsed.language == "cpp"
-        self.header = is_header(parsed.path)
 
     def run(
         self,
@@ -571,7 +565,7 @@ class _Extractor:
         if not self.cpp:
             for (d, name), i in zip(defs, def_nodes, strict=True):
                 if i >= 0:
-                    self._c_definition(d, name, i, "", False)
+                    self._c_definition(d, name, i, "", local=False, member=False)
             for (_, name), i in zip(calls, call_nodes, strict=True):
                 if i >= 0:
                     self.pf.calls.append(CallSite(i, (_text(name),)))
@@ -585,47 +579,48 @@ class _Extractor:
     def _define(self, name: str, node: int, is_class: bool) -> None:
         self.pf.definitions.append(Definition(name, node, is_class))
 
-    def _c_definition(self, d: Node, name: Node, i: int, prefix: str, local: bool) -> None:
-        """A definition, prototype, type, macro or include (C, or C++ with its scope)."""
+    def _c_definition(
+        self, d: Node, name: Node, i: int, prefix: str, *, local: bool, member: bool
+    ) -> str | None:
+        """A definition, prototype, type, macro or include (C, or C++ in ``prefix``, file-local
+        or a class member); a function's qualified name."""
         kind = d.type
         if kind == "preproc_include":
             written = _text(name)
             quoted = name.type == "string_literal"
             self._fact(i, "", written.strip('"<> \t'), None, QUOTED if quoted else ANGLE)
-            return
+            return None
         if kind in ("preproc_def", "preproc_function_def"):
             macro = _text(name)
             if kind == "preproc_function_def" or not macro.endswith(_GUARDS):
                 self._define(macro, i, False)
-            return
+            return None
         if kind in _TYPES:
             qual = _qual(prefix, _text(name))
             self._define(qual, i, True)
             if local:
                 self._fact(i, "", "", qual, LOCAL)
-            return
+            return None
         if kind == "type_definition":
             leaf = _leaf(name)
             if leaf is not None and leaf.type == "type_identifier":
                 self._define(_qual(prefix, _text(leaf)), i, True)
-            return
+            return None
         leaf = _leaf(name)
-        if leaf is None:
-            return
-        parts = _name_parts(leaf)
-        if not parts:
-            return
+        parts = _name_parts(leaf) if leaf is not None else None
+        if leaf is None or not parts:
+            return None
         qual = _qual(prefix, ".".join(parts))
-        static = not self._in_class and _STATIC.search(self.source, d.start_byte, leaf.start_byte)
+        static = not member and _STATIC.search(self.source, d.start_byte, leaf.start_byte)
         if kind == "function_definition":
             self._define(qual, i, False)
             if static or local:
                 self._fact(i, "", "", qual, LOCAL)
-        elif not static:  # a prototype (a static one only forward-declares the file's own)
+            return qual
+        if not static:  # a prototype (a static one only forward-declares the file's own)
             self._define(qual, i, False)
             self._fact(i, "", "", qual, LOCAL if local else DECLARED)
-
-    _in_class = False
+        return None
 
     def _cpp(
         self,
@@ -644,7 +639,7 @@ class _Extractor:
         events.sort()
         stack: list[tuple[int, str, bool, bool]] = []
         classes: dict[tuple[int, int], tuple[str, int]] = {}  # span -> (name, node)
-        receivers: list[tuple[int, int, Node, str]] = []  # (call index, byte, receiver, scope)
+        receivers: list[tuple[int, int, Node]] = []  # (call index, byte, ``x.m`` expression)
         for start, neg_end, what, k in events:
             while stack and stack[-1][0] <= start:
                 stack.pop()
@@ -658,7 +653,7 @@ class _Extractor:
                 if parts is None:
                     continue
                 if parts[0] == "\0":  # a receiver to type: done below, by locals
-                    receivers.append((len(self.pf.calls), call.start_byte, name, prefix))
+                    receivers.append((len(self.pf.calls), call.start_byte, name))
                     parts = ("", parts[1])
                 self.pf.calls.append(CallSite(i, parts, prefix))
                 continue
@@ -673,13 +668,12 @@ class _Extractor:
             if i < 0:
                 continue
             if kind in ("using_declaration", "namespace_alias_definition"):
-                self._using(d, name, i, prefix)
+                self._using(d, name, i)
                 continue
             if kind == "alias_declaration":
                 self._define(_qual(prefix, _text(name)), i, True)
                 continue
-            self._in_class = in_class
-            if kind in _SCOPED or kind == "class_specifier":
+            if kind in _SCOPED:
                 label = ".".join(_name_parts(name) or (_text(name),))
                 qual = _qual(prefix, label)
                 self._define(qual, i, True)
@@ -689,12 +683,10 @@ class _Extractor:
                 classes[(d.start_byte, d.end_byte)] = (qual, i)
                 stack.append((-neg_end, qual, local, True))
                 continue
-            self._c_definition(d, name, i, prefix, local)
-            if kind == "function_definition" and self.pf.definitions:
-                qual = self.pf.definitions[-1].name
+            function = self._c_definition(d, name, i, prefix, local=local, member=in_class)
+            if function is not None:
                 # the function's calls are looked up from its class (a method) or namespace
-                stack.append((-neg_end, qual.rpartition(".")[0], local, False))
-        self._in_class = False
+                stack.append((-neg_end, function.rpartition(".")[0], local, False))
         if receivers:
             self._type_receivers(receivers)
         if classes:
@@ -727,7 +719,7 @@ class _Extractor:
             return None
         return None
 
-    def _type_receivers(self, receivers: list[tuple[int, int, Node, str]]) -> None:
+    def _type_receivers(self, receivers: list[tuple[int, int, Node]]) -> None:
         """``x.m()``/``x->m()``: ``x``'s declared type, from the parameters and locals in
         scope at the call; unknown, the call keeps ``x`` (a field: resolved at the cursor)."""
         locals_: dict[str, list[tuple[int, int, int, tuple[str, ...]]]] = defaultdict(list)
@@ -738,7 +730,7 @@ class _Extractor:
             if typed is None or scope is None:
                 continue
             locals_[_text(var)].append((decl.start_byte, scope.end_byte, scope.start_byte, typed))
-        for k, byte, expr, _ in receivers:
+        for k, byte, expr in receivers:
             obj = expr.child_by_field_name("argument")
             member = expr.child_by_field_name("field")
             assert obj is not None and member is not None
@@ -776,13 +768,11 @@ class _Extractor:
         if bases:
             self.pf.bases[qual] = bases
 
-    def _using(self, d: Node, name: Node, i: int, prefix: str) -> None:
+    def _using(self, d: Node, name: Node, i: int) -> None:
+        """``using namespace n;``, ``using n::x;`` and ``namespace a = n;`` (for the file)."""
         if d.type == "namespace_alias_definition":
-            target = next(
-                (c for c in d.named_children if c.type != "namespace_identifier" or c != name),
-                None,
-            )
-            if target is not None and target.id != name.id:
+            target = d.named_children[-1]
+            if target.start_byte != name.start_byte:
                 self._fact(i, _text(name), _text(target).replace("::", "."), None, USING)
             return
         dotted = _text(name).replace("::", ".").replace(" ", "").lstrip(".")
