@@ -105,8 +105,8 @@ class CFamily(Language):
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
-        self._lines: list[str] | None = None
-        self._declared: dict[str, tuple[str, ...]] = {}
+        # (lines, locals, scope) of the cursor whose names are being resolved
+        self._cursor: tuple[list[str] | None, dict[str, tuple[str, ...]], str] = (None, {}, "")
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -249,11 +249,12 @@ class CFamily(Language):
         if pf is None:
             return None
         cursor = len(lines) - 1
-        scope = _scope_at(pf, r.qualnames.get(path, {}), cursor) if pf.language == "cpp" else ""
-        if self._lines is not lines:  # one cursor's names come one after another
+        cached = self._cursor  # one cursor's names come one after another
+        if cached[0] is not lines:
             start = _function_start(pf, cursor)
-            self._lines, self._declared = lines, _declared(lines[start : cursor + 1])
-        declared = self._declared
+            scope = _scope_at(pf, cursor) if pf.language == "cpp" else ""
+            cached = self._cursor = (lines, _declared(lines[start : cursor + 1]), scope)
+        _, declared, scope = cached
         if len(parts) == 1 and parts[0] in declared:
             return None  # a local or a parameter, whatever else is so named
         how = ""
@@ -491,7 +492,7 @@ def _nearest(path: str, candidates: Iterable[str]) -> str | None:
 
 
 # ---- query time: the cursor's scope and the declarations before it --------------------------
-def _scope_at(pf: ParsedFile, qualnames: dict[int, str], row: int) -> str:
+def _scope_at(pf: ParsedFile, row: int) -> str:
     """The scope of the innermost C++ definition around ``row``: a method's class, a class,
     a function's namespace."""
     best: tuple[int, str] | None = None
