@@ -286,6 +286,8 @@ EDITS: list[tuple[str, str | None]] = [
     ("src/util.c", C_FILES["src/util.c"].replace("int util_sum", "static int util_sum")),
     # a header main.c includes comes to define ``twice``
     ("src/local.h", C_FILES["src/local.h"] + "static inline int twice(int v) { return v; }\n"),
+    # the header comes to hold C++: parsed as C++ from then on
+    ("src/local.h", C_FILES["src/local.h"] + "namespace extra {\nint f();\n}\n"),
     # the include directory's header goes, then comes back elsewhere
     ("include/lib/util.h", None),
     ("other/lib/util.h", C_FILES["include/lib/util.h"]),
@@ -299,7 +301,7 @@ EDITS: list[tuple[str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize("stop", [4, len(EDITS)])
+@pytest.mark.parametrize("stop", [3, len(EDITS)])
 def test_updates_equal_a_rebuild(tmp_path: Path, stop: int) -> None:
     files = {**C_FILES, **CPP_FILES}
     root = write_files(tmp_path / "r", files)
@@ -313,6 +315,9 @@ def test_updates_equal_a_rebuild(tmp_path: Path, stop: int) -> None:
             p.write_text(text)
         idx.update_file(rel, text)
     fresh, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    assert {p: pf.language for p, pf in idx.parsed.items()} == {
+        p: pf.language for p, pf in fresh.parsed.items()
+    }
     assert_same(idx, fresh, ["util_sum(1, 2)", "twice(n)"])
     assert {p: sorted(c) for p, c in idx.calls.items()} == {
         p: sorted(c) for p, c in fresh.calls.items()
