@@ -234,6 +234,14 @@ def test_names_at_the_cursor_resolve_as_calls_do(tmp_path: Path) -> None:
     assert card.text.startswith("typedef struct buffer")
 
 
+def test_cards_take_names_from_further_up_in_c(tmp_path: Path) -> None:
+    # an include names no function: a call 80 lines up is what the next line may call again
+    idx = build(tmp_path, C_FILES)
+    left = '#include "lib/util.h"\nint f(void)\n{\n    util_sum(1, 2);\n' + "    ;\n" * 80
+    cards = {(h.card.path, h.card.name) for h in find_definitions(idx, "src/main.c", left)}
+    assert ("src/util.c", "util_sum") in cards
+
+
 def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
     files = {**C_FILES, "src/count.c": "int count(void)\n{\n    return 0;\n}\n"}
     idx = build(tmp_path, files)

@@ -257,7 +257,7 @@ class _Finder:
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         for text in _names(draft, self.comment, self.members):
             self._add(text, 0, "draft")
-        first = max(0, self.cursor - NAME_LINES)
+        first = max(0, self.cursor - (self.language.name_lines or NAME_LINES))
         for row in range(self.cursor, first - 1, -1):
             for text in _names(self.lines[row], self.comment, self.members):
                 self._add(text, self.cursor - row, "named here")

@@ -55,6 +55,9 @@ class Language:
 
     #: the resolver's ``by_name`` namespace of the family
     namespace: str = ""
+    #: how many lines before the cursor the definition cards take names from (0: the
+    #: context engine's default)
+    name_lines: int = 0
 
     def extract(
         self,
