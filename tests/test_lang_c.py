@@ -61,6 +61,7 @@ int main(void)
 {
     buffer_t b;
     int n = util_sum(1, UTIL_MAX);
+    n = util_sum(util_sum(n, 1), 2);
     FREE(0, b.data);
     local_helper(n);
     printf("%d", n);

@@ -289,7 +289,9 @@ class Resolver:
         self.restore_dependencies(
             path, [[p, sorted(names)] for p, names in reading.items()], list(trying)
         )
-        return out
+        # one edge per (statement, definition), however often the statement calls it (a C
+        # macro nested in itself): an update keeps the edges as a set
+        return list(dict.fromkeys(out))
 
     def _imported(self, path: str, b: ImportBinding) -> str | None:
         """The repository module an import binding reads: ``from pkg import sub`` reads the
