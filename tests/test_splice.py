@@ -365,6 +365,7 @@ public:
 
 private:
     int n = 0;
+    Base* parent_ = nullptr;  // a field of a class type: a fact of its own, kept in node order
 };
 
 [[nodiscard]] int first(int v)
@@ -398,6 +399,12 @@ CPP_EDITS: list[tuple[str, Callable[[str], str], bool]] = [
     ("a raw string left open", _insert_after("int zero = 0;\n", 'auto s = R"(\n'), False),
     ("the raw string closed", lambda t: t.replace('auto s = R"(\n', ""), False),
     ("an edit once it is whole again", lambda t: t.replace("first(3)", "first(5)"), True),
+    # a static function after the class: its fact follows the class's field in node order
+    (
+        "static after a class",
+        _insert_after("first(5); }\n", "static int later() { return 1; }\n"),
+        True,
+    ),
 ]
 
 
@@ -407,8 +414,15 @@ def test_spliced_cpp_parses_equal_full_parses(monkeypatch: pytest.MonkeyPatch) -
     parsed = parse_source("m.cpp", "cpp", text, "d0")
     assert not parsed.has_error
     parsed = _edit_chain(count, "m.cpp", text, parsed, CPP_EDITS)
-    names = [d.name for d in parsed.definitions]
-    assert {"twice", "Table", "size", "first", "more", "last"} <= set(names)
+    names = [d.name for d in parsed.definitions]  # qualified by the renamed namespace
+    assert {
+        "keep.twice",
+        "keep.Table",
+        "keep.Table.size",
+        "keep.first",
+        "keep.more",
+        "last",
+    } <= set(names)
 
 
 @pytest.mark.parametrize(

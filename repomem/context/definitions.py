@@ -105,6 +105,7 @@ _CONTAINERS = frozenset(
         "Generator",
     ]
 )
+_MEMBER_OPERATORS = {"c": ("->", "::")}
 _SKIP = frozenset(keyword.kwlist) | frozenset(dir(builtins)) - {"self", "cls"}
 _COMMON_METHODS = frozenset(
     name for t in (str, bytes, list, dict, set, tuple, int, float, object) for name in dir(t)
@@ -281,19 +282,21 @@ class _Finder:
         self.python = pf.language == "python"
         self.language = langs.for_language(pf.language)
         # the lines' code alone: names are never read from comments, docstrings or strings
-        first = self.cursor - (TYPE_LINES if self.python else NAME_LINES)
+        self.name_lines = self.language.name_lines or NAME_LINES
+        first = self.cursor - (TYPE_LINES if self.python else self.name_lines)
         self.code = _code_lines(pf, lines, first)
+        self.members = _MEMBER_OPERATORS.get(self.language.namespace, ())
         self.scope = self._enclosing_class()
         self.found: dict[tuple[str, str], _Found] = {}
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         pattern = _PATH_NAME if self.language.scoped_names else _NAME
-        for text in reversed(pattern.findall(code_only(draft, self.pf.language))):
+        for text in reversed(pattern.findall(self._members(code_only(draft, self.pf.language)))):
             self._add(text, 0, "draft")
-        first = max(0, self.cursor - NAME_LINES)
+        first = max(0, self.cursor - self.name_lines)
         for row in range(self.cursor, first - 1, -1):
-            for text in reversed(pattern.findall(self.code[row])):
+            for text in reversed(pattern.findall(self._members(self.code[row]))):
                 self._add(text, self.cursor - row, "named here")
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
@@ -303,6 +306,13 @@ class _Finder:
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
+
+    def _members(self, code: str) -> str:
+        """``code`` with the language's other member and scope operators read as ``.``
+        (C's ``p->f`` is ``p.f``, C++'s ``ns::f`` is ``ns.f``)."""
+        for op in self.members:
+            code = code.replace(op, ".")
+        return code
 
     def _add(self, text: str, distance: int, source: str) -> None:
         if text not in self._resolved:  # a name is usually written many times

@@ -26,7 +26,7 @@ import pathspec
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.index.languages import is_code, language_for_path
+from repomem.index.languages import code_language, is_code, language_for_path
 
 try:
     import git as _git
@@ -183,6 +183,7 @@ def load_file(root: Path, rel_path: str, config: IndexConfig) -> SourceFile:
     ):
         raise FileSkipped("build_output", path)
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    language = code_language(path, text) if code else language
     return SourceFile(path=path, language=language, text=text, digest=digest, size=len(data))
 
 

@@ -7,6 +7,7 @@ parser, so nothing is downloaded at run time.
 from __future__ import annotations
 
 import importlib
+import re
 from functools import cache
 from pathlib import PurePosixPath
 
@@ -86,6 +87,26 @@ def language_for_path(path: str) -> str | None:
     if not suffix and p.name.upper() in DOC_FILENAMES:
         return "text"
     return None
+
+
+# a line that only C++ writes: a template, a namespace, a class with a body or a base, an
+# access label, ``using namespace``, ``extern "C++"`` or a standard header without ``.h``
+_CPP_LINE = re.compile(
+    r"^[ \t]*(?:template\s*<|namespace(?:\s+\w+)?\s*\{|using\s+namespace\s"
+    r"|class\s+\w+(?:\s+final)?\s*[:{]|(?:public|private|protected)\s*:"
+    r'|extern\s+"C\+\+"|#\s*include\s*<[a-z_]+>)',
+    re.M,
+)
+
+
+def code_language(path: str, text: str) -> str | None:
+    """The language of a file's code: by its extension, save that a ``.h`` header holding
+    C++ (``class``, ``namespace``, ``template``...) is C++ (a C header's ``extern "C"``
+    block for C++ readers is not)."""
+    language = language_for_path(path)
+    if language == "c" and path.lower().endswith(".h") and _CPP_LINE.search(text):
+        return "cpp"
+    return language
 
 
 def is_code(language: str | None) -> bool:

@@ -254,7 +254,7 @@ def parse_source(
     source = text.encode("utf-8")
     lines = split_lines(text) if lines is None else lines
     line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
-    if previous is not None and language in splice.LANGUAGES:
+    if previous is not None and language in splice.LANGUAGES and previous[1].language == language:
         old_text, old = previous
         region = splice.region(old_text.encode("utf-8"), old, source, line_len.size)
         if region is not None:

@@ -25,10 +25,8 @@ class LanguageQueries:
     definitions: str
     # captures: @call (the call expression) and @name (the called name, last component)
     calls: str
-    # blocks whose named children after the first (a condition or a name) are statements: C's
-    # ``#if``/``#ifdef`` groups, so that a function inside a header's include guard is its own
-    # statement, not the whole guarded file
-    conditionals: tuple[str, ...] = ()
+    # more statement-level nodes (@s) than the containers' children
+    statements: str = ""
 
 
 # JavaScript/TypeScript: qualified names, kinds and scopes are worked out in
@@ -78,17 +76,68 @@ _JS_CONTAINERS = ("program", "statement_block", "class_body", "switch_body")
 _TS_CONTAINERS = (*_JS_CONTAINERS, "interface_body")
 _JS_CLAUSES = ("else_clause", "catch_clause", "finally_clause")
 
+# C and C++ (``repomem.index.langs.c`` reads the matches): function definitions and
+# prototypes by their declarator (its name is found under pointers and parentheses), tagged
+# types, typedefs, macros (constants and function-like) and ``#include``s
 _C_DEFS = """
-(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def
-(function_definition declarator: (pointer_declarator declarator:
-    (function_declarator declarator: (identifier) @name))) @def
+(function_definition declarator: (_) @name) @def
+(declaration declarator: (function_declarator declarator: (_) @name)) @def
+(declaration declarator: (pointer_declarator declarator:
+    (function_declarator declarator: (_) @name))) @def
 (struct_specifier name: (type_identifier) @name body: (_)) @def
+(union_specifier name: (type_identifier) @name body: (_)) @def
+(enum_specifier name: (type_identifier) @name body: (_)) @def
+(type_definition declarator: (_) @name) @def
+(preproc_def name: (identifier) @name) @def
+(preproc_function_def name: (identifier) @name) @def
+(preproc_include path: (_) @name) @def
 """
-_C_CONDITIONALS = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef")
 _C_CALLS = """
 (call_expression function: (identifier) @name) @call
-(call_expression function: (field_expression field: (field_identifier) @name)) @call
 """
+# C++ adds classes, method declarations in class bodies, namespaces (for qualified names),
+# ``using`` declarations and aliases; calls by qualified name, through a receiver (the whole
+# ``a.m``/``p->m`` expression), of a template function and by ``new``
+_CPP_DEFS = (
+    _C_DEFS
+    + """
+(class_specifier name: (_) @name body: (_)) @def
+(field_declaration declarator: (function_declarator declarator: (_) @name)) @def
+(namespace_definition body: (_) @name) @def
+(using_declaration (_) @name) @def
+(namespace_alias_definition name: (_) @name) @def
+(alias_declaration name: (_) @name) @def
+"""
+)
+_CPP_CALLS = (
+    _C_CALLS
+    + """
+(call_expression function: (qualified_identifier) @name) @call
+(call_expression function: (field_expression) @name) @call
+(call_expression function: (template_function) @name) @call
+(new_expression type: (_) @name) @call
+"""
+)
+# a file tree-sitter could not parse as a whole has an ERROR node for its root (macros it
+# cannot expand; lz4.c): the declarations and directives it holds are statements still
+_C_TOP = (
+    "function_definition declaration type_definition struct_specifier union_specifier "
+    "enum_specifier linkage_specification preproc_if preproc_ifdef preproc_include preproc_def "
+    "preproc_function_def preproc_call expression_statement"
+)
+_CPP_TOP = (
+    _C_TOP + " namespace_definition class_specifier template_declaration using_declaration "
+    "alias_declaration namespace_alias_definition template_instantiation"
+)
+
+
+def _inside_error(kinds: str) -> str:
+    return "(ERROR [" + " ".join(f"({k})" for k in kinds.split()) + "] @s)"
+
+
+# an ``#if`` group's lines are statements of their own, as a block's are (a header's
+# definitions sit inside its include guard); their conditions are not (``_C_NOT_STATEMENTS``)
+_C_PREPROC = ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef")
 
 QUERIES: dict[str, LanguageQueries] = {
     "python": LanguageQueries(
@@ -216,12 +265,13 @@ QUERIES: dict[str, LanguageQueries] = {
             "translation_unit",
             "compound_statement",
             "field_declaration_list",
-            "preproc_else",
+            "declaration_list",
+            *_C_PREPROC,
         ),
         clauses=("else_clause",),
         definitions=_C_DEFS,
         calls=_C_CALLS,
-        conditionals=_C_CONDITIONALS,
+        statements=_inside_error(_C_TOP),
     ),
     "cpp": LanguageQueries(
         containers=(
@@ -229,21 +279,12 @@ QUERIES: dict[str, LanguageQueries] = {
             "compound_statement",
             "field_declaration_list",
             "declaration_list",
-            "preproc_else",
+            *_C_PREPROC,
         ),
         clauses=("else_clause", "catch_clause"),
-        definitions=_C_DEFS
-        + """
-(function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @def
-(function_definition declarator: (function_declarator declarator:
-    (qualified_identifier name: (identifier) @name))) @def
-(class_specifier name: (type_identifier) @name body: (_)) @def
-""",
-        calls=_C_CALLS
-        + """
-(call_expression function: (qualified_identifier name: (identifier) @name)) @call
-""",
-        conditionals=_C_CONDITIONALS,
+        definitions=_CPP_DEFS,
+        calls=_CPP_CALLS,
+        statements=_inside_error(_CPP_TOP),
     ),
 }
 
@@ -262,11 +303,29 @@ def _known(language: str, node_types: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in node_types if lang.id_for_node_kind(t, True))
 
 
+# the conditions of C's ``#if``/``#ifdef``/``#elif``, named children of those groups
+_C_NOT_STATEMENTS = frozenset(
+    {
+        "identifier",
+        "number_literal",
+        "char_literal",
+        "preproc_defined",
+        "unary_expression",
+        "binary_expression",
+        "parenthesized_expression",
+        "call_expression",
+    }
+)
+
+
 @cache
 def comment_kinds(language: str) -> np.ndarray:
-    """Kind ids of comments: named children of blocks that are never statements."""
+    """Kind ids of comments and, in C and C++, of ``#if`` conditions: named children of
+    blocks that are never statements."""
     lang = grammar(language)
     names = {"comment", "line_comment", "block_comment"}
+    if language in ("c", "cpp"):
+        names |= _C_NOT_STATEMENTS
     return np.array(
         [k for k in range(lang.node_kind_count) if lang.node_kind_for_id(k) in names], np.int64
     )
@@ -279,8 +338,7 @@ def file_query(language: str) -> Query:
     q = QUERIES[language]
     patterns = [f"({c} (_) @s)" for c in _known(language, q.containers)]
     patterns += [f"({c}) @s" for c in _known(language, q.clauses)]
-    patterns += [f"({c} . (_) (_) @s)" for c in _known(language, q.conditionals)]
-    patterns += [q.definitions, q.calls]
+    patterns += [q.statements, q.definitions, q.calls]
     if language == "python":
         patterns.append("(decorated_definition definition: (_) @s)")
         patterns.append(

@@ -39,7 +39,7 @@ from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
 from repomem.index.fragments import Window, shown_span, window_nodes, windows
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, RowChange, build_graph, multiset_hash
-from repomem.index.languages import language_for_path
+from repomem.index.languages import code_language
 from repomem.index.mapped import (
     LazyDict,
     Locations,
@@ -691,7 +691,7 @@ class RepoIndex:
         ``u`` can be affected only if the change lies within the radius its capped search
         settled, ``relations._search``).
         """
-        language = language_for_path(path) if text is not None else None
+        language = code_language(path, text) if text is not None else None
         new_pf = None
         if text is not None and language is not None and supported(language):
             digest = _digest(text)

@@ -306,7 +306,9 @@ class Resolver:
         self.restore_dependencies(
             path, [[p, sorted(names)] for p, names in reading.items()], list(trying)
         )
-        return out
+        # one edge per (statement, definition), however often the statement calls it (a C
+        # macro nested in itself): an update keeps the edges as a set
+        return list(dict.fromkeys(out))
 
     def _imported(self, path: str, b: ImportBinding) -> str | None:
         """The repository module an import binding reads: ``from pkg import sub`` reads the
@@ -379,8 +381,10 @@ class Resolver:
             if pf is not None and pf.language != "python":
                 lang = langs.for_language(pf.language)
                 keys = {k for name in _redefined(old, new) for k in (name, name.rsplit(".")[-1])}
-                before, after = (set(lang.provides(path, v)) if v else set() for v in versions)
-                keys |= before ^ after
+                # as multisets: a key a file provides twice (C: a function with external
+                # linkage) changes when one of the two goes
+                before, after = (Counter(lang.provides(path, v) if v else ()) for v in versions)
+                keys |= set((before - after) + (after - before))
                 for key in keys:
                     out.update(self.callers.get((lang.namespace, key), ()))
                 break

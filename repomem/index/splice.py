@@ -296,23 +296,27 @@ def join(
     old: ParsedFile, where: Region, part: ParsedFile, part_source: bytes, line_len: np.ndarray
 ) -> ParsedFile | None:
     """The old parse with ``where``'s statements replaced by ``part`` (``part_source``, the
-    region, parsed alone, without a syntax error); ``None`` when, in Python, a class name is
-    defined both inside and outside the region, or one of the region's top-level statements
-    is indented: tree-sitter accepts that without an error, but such a statement runs on over
-    the lines after it (``    b,`` and ``y = 1`` on the next line parse as ``b, y = 1``), so
-    where it ends depends on them; or, in C++, when the region's braces close the namespace
-    around it before its end (without an error: the text after parses at the top level)."""
+    region, parsed alone, without a syntax error); ``None`` when, in Python or C++, a class name
+    is defined both inside and outside the region; in Python, when one of the region's
+    top-level statements is indented: tree-sitter accepts that without an error, but such a
+    statement runs on over the lines after it (``    b,`` and ``y = 1`` on the next line parse
+    as ``b, y = 1``), so where it ends depends on them; or, in C++, when the region's braces
+    close the namespace around it before its end (without an error: the text after parses at
+    the top level)."""
     k0, k1 = where.first_node, where.end_node
     wrapped = int(where.parent >= 0)  # part's node 0 and rows 0 and last are the wrapping
     moved = part.n_nodes - wrapped - (k1 - k0)
     shift = where.new_rows - where.old_rows
-    inside: set[str] = set()
     if old.language == "python":
         newlines = np.flatnonzero(np.frombuffer(part_source, np.uint8) == 10)
         top_rows = part.node_start[part.node_parent == -1]
         line_starts = np.concatenate([[0], newlines + 1])[top_rows]
         if any(_indented(part_source, int(b)) for b in line_starts):
             return None
+    # the bases of the classes in the region are the part's; a class also defined outside it
+    # could take them from either (C has no bases)
+    inside: set[str] = set()
+    if old.language != "c":
         inside = {d.name for d in old.definitions if d.is_class and k0 <= d.node < k1}
         inside.update(d.name for d in part.definitions if d.is_class)
         if any(d.is_class and d.name in inside for d in old.definitions if not k0 <= d.node < k1):

@@ -59,6 +59,9 @@ class Language:
     #: whether ``a::b`` paths are names as written at the cursor (one part ``"a::b"`` of
     #: the dotted name ``resolve_name`` gets), rather than two names ``a`` and ``b``
     scoped_names: bool = False
+    #: how many lines before the cursor the definition cards take names from (0: the
+    #: context engine's default)
+    name_lines: int = 0
 
     def extract(
         self,
@@ -102,7 +105,8 @@ class Language:
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         """The keys (``note_key``) a file answers: when they differ between two versions of
-        the file, the files that tried them are resolved again."""
+        the file (counted: a key given twice differs from one given once), the files that
+        tried them are resolved again."""
         return (d.name for d in pf.definitions)
 
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:

@@ -1,0 +1,960 @@
+"""C and C++: names resolve through the ``#include`` graph, linkage and C++ scopes.
+
+What a file sees is what its translation unit sees: its own definitions, then those of the
+files it includes, transitively (``MAX_INCLUDE_DEPTH`` levels, ``MAX_INCLUDED`` files). A quoted
+include is looked up beside the including file first; any include then by its path's tail
+among the repository's files (``<linux/list.h>`` is ``include/linux/list.h``), which stands
+for the include directories of a build: a directory named ``include`` wins a tie, then the
+file nearest the includer. An include found nowhere (``<stdio.h>``) is the system's.
+
+A function declared by a prototype (in a header the file includes, or in the file) is one
+entity with its definition: the call resolves to the one definition with external linkage
+(the declaring header's namesake ``.c``/``.cc`` when there are several), else to the
+prototype. ``static`` definitions and those in an anonymous namespace are seen only by their
+own translation unit. A name neither defined nor declared where the file can see it resolves
+to the repository's only definition of it (a guess, labelled so), never one in a test for code
+outside tests and never a name the C library owns.
+
+C++ definitions are qualified by their namespaces and classes (``ns.Class.method``; an out of
+line ``void Class::method()`` is the class's). A name is looked up from the innermost scope
+out, then through ``using namespace`` and ``using``-declarations; ``obj.m()``/``p->m()``
+through the declared type of ``obj`` (a parameter or a local; at the cursor, also a field
+of the enclosing class), ``this->m()`` and a bare ``m()`` in a method through the class and
+its bases.
+
+Besides includes, ``ParsedFile.imports`` carries the facts of linkage and members, one
+``ImportBinding`` each, tied to its statement node:
+
+* ``#include "p"`` / ``#include <p>``: ``("", p, None, QUOTED / ANGLE)``;
+* ``using namespace n;``: ``("", n, None, USING)``; ``using n::x;``: ``("x", "n.x", "x",
+  USING)``; ``namespace a = n;``: ``("a", "n", None, USING)``;
+* a definition with internal linkage: ``("", "", qualified name, LOCAL)``; a prototype:
+  ``("", "", qualified name, DECLARED)``; a class's field: ``("", type, "Class.field", FIELD)``.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from posixpath import basename, dirname, normpath, splitext
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from tree_sitter import QueryCursor
+
+from repomem.index.langs import Language, is_test
+from repomem.index.languages import grammar
+from repomem.index.parsing import CallSite, Definition, ImportBinding
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from repomem.index.parsing import ParsedFile
+    from repomem.index.resolve import Resolver, Target
+
+# ImportBinding.level of each fact (see the module doc)
+ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD = 0, 1, 2, -1, -2, -3
+
+MAX_INCLUDE_DEPTH = 6
+MAX_INCLUDED = 96
+_MAX_BASES = 4
+
+_DECLARATORS = frozenset(
+    {
+        "function_declarator",
+        "pointer_declarator",
+        "reference_declarator",
+        "parenthesized_declarator",
+        "attributed_declarator",
+        "array_declarator",
+        "init_declarator",
+    }
+)
+_TYPES = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
+_SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
+_STATIC = re.compile(rb"\bstatic\b")
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+# an include guard's macro is no definition anyone asks for
+_GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
+_SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
+
+
+@dataclass
+class _Tables:
+    """One resolver's C/C++ tables."""
+
+    # path tail ("list.h", "linux/list.h", ...) -> files ending so
+    tails: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    includes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    signature: dict[str, str] = field(default_factory=dict)  # a file's includes, as a key
+    kinds: dict[str, dict[tuple[int, str], int]] = field(default_factory=dict)
+    fields: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    usings: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
+    # cleared whenever a file comes or goes: what includes resolve to, what files see
+    generation: int = 0
+    found: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
+    visible: dict[str, tuple[dict[str, int], list[str]]] = field(default_factory=dict)
+    noted: tuple[int, str] = (0, "")
+
+
+class CFamily(Language):
+    namespace = "c"
+    # an include names no function: what the next line calls was mostly called further up
+    # (API tasks whose definition is among the first 10 cards, names from 40 lines / 120: lz4
+    # 18.8 / 23.2%, llama.cpp 23.0 / 28.0%; 0.4 ms more per cursor)
+    name_lines = 120
+
+    def __init__(self) -> None:
+        self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
+        # (lines, locals, scope) of the cursor whose names are being resolved
+        self._cursor: tuple[list[str] | None, dict[str, tuple[str, ...]], str] = (None, {}, "")
+
+    # ---- parse time ----------------------------------------------------------------------
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        _Extractor(parsed, source, root).run(defs, def_nodes, calls, call_nodes)
+
+    # ---- tables --------------------------------------------------------------------------
+    def tables(self, r: Resolver) -> _Tables:
+        t = self._tables.get(r)
+        if t is None:
+            t = self._tables[r] = _Tables()
+        return t
+
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        t = self.tables(r)
+        for tail in _tails(path):
+            t.tails[tail].add(path)
+        includes = [(b.module, b.level) for b in pf.imports if b.level in (ANGLE, QUOTED)]
+        t.includes[path] = includes
+        t.signature[path] = _signature(includes)
+        kinds: dict[tuple[int, str], int] = {}
+        fields: dict[str, tuple[str, ...]] = {}
+        usings: list[tuple[str, str, int]] = []
+        for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+            if b.level in (LOCAL, DECLARED):
+                kinds[(node, b.symbol or "")] = b.level
+            elif b.level == FIELD:
+                fields[b.symbol or ""] = tuple(b.module.split("."))
+            elif b.level == USING:
+                usings.append((b.name, b.module, node))
+        t.kinds[path], t.fields[path], t.usings[path] = kinds, fields, usings
+        self._changed(t)
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        t = self.tables(r)
+        for tail in _tails(path):
+            t.tails[tail].discard(path)
+        for table in (t.includes, t.signature, t.kinds, t.fields, t.usings):
+            table.pop(path, None)
+        self._changed(t)
+
+    @staticmethod
+    def _changed(t: _Tables) -> None:
+        t.generation += 1
+        t.found.clear()
+        t.visible.clear()
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        """A definition's name once per definition, twice when it has external linkage (a
+        prototype's once, a static's not at all), so that a change of linkage alone changes
+        the count; the file's path tails and its includes."""
+        kinds = {
+            (node, name): k
+            for b, node in zip(pf.imports, pf.import_nodes, strict=True)
+            if (k := b.level) in (LOCAL, DECLARED) and (name := b.symbol or "")
+        }
+        for d in pf.definitions:
+            last = d.name.rsplit(".", 1)[-1]
+            kind = kinds.get((d.node, d.name))
+            if kind is None:
+                yield last
+            if kind != LOCAL:
+                yield last
+        for tail in _tails(path):
+            yield f"h:{tail}"
+        includes = [(b.module, b.level) for b in pf.imports if b.level in (ANGLE, QUOTED)]
+        yield f"i:{path}:{_signature(includes)}"
+        for d in pf.definitions:
+            if d.is_class:
+                yield f"b:{d.name}:{_bases_key(pf.bases.get(d.name, []))}"
+
+    # ---- includes ------------------------------------------------------------------------
+    def _include(self, r: Resolver, t: _Tables, path: str, written: str, level: int) -> str | None:
+        """The repository file an include of ``path`` names, or None (a system header)."""
+        key = (path, written, level)
+        if key in t.found:
+            return t.found[key]
+        found = None
+        if level == QUOTED:
+            beside = normpath(f"{dirname(path)}/{written}") if dirname(path) else normpath(written)
+            if beside in r.files:
+                found = beside
+        if found is None:
+            tail = normpath(written)
+            if not tail.startswith("../"):
+                found = _nearest(path, t.tails.get(tail, ()))
+        t.found[key] = found
+        return found
+
+    def _visible(self, r: Resolver, path: str) -> dict[str, int]:
+        """The files ``path``'s includes bring in, transitively (breadth first: file ->
+        order), noting what that read when a resolution is under way."""
+        t = self.tables(r)
+        hit = t.visible.get(path)
+        if hit is None:
+            order: dict[str, int] = {}
+            keys = [f"i:{path}:{t.signature.get(path, '')}"]
+            frontier = [path]
+            for _ in range(MAX_INCLUDE_DEPTH):
+                nxt = []
+                for g in frontier:
+                    for written, level in t.includes.get(g, ()):
+                        if level == QUOTED and dirname(g):
+                            keys.append(f"h:{normpath(f'{dirname(g)}/{written}')}")
+                        keys.append(f"h:{normpath(written)}")
+                        target = self._include(r, t, g, written, level)
+                        if target is None or target == path or target in order:
+                            continue
+                        if len(order) >= MAX_INCLUDED:
+                            break
+                        order[target] = len(order)
+                        keys.append(f"i:{target}:{t.signature.get(target, '')}")
+                        nxt.append(target)
+                frontier = nxt
+            hit = t.visible[path] = (order, keys)
+        trying = r._trying  # noqa: SLF001 - note the include graph once per resolution
+        if trying is not None and t.noted != (id(trying), path):
+            t.noted = (id(trying), path)
+            for key in hit[1]:
+                r.note_key(self.namespace, key)
+        return hit[0]
+
+    # ---- resolution ----------------------------------------------------------------------
+    def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
+        found = self._resolve(r, path, call.parts, call.scope or "", ())
+        return None if found is None else found[0]
+
+    def resolve_name(
+        self, r: Resolver, path: str, parts: tuple[str, ...], lines: list[str]
+    ) -> tuple[Target, str] | None:
+        pf = r.files.get(path)
+        if pf is None:
+            return None
+        cursor = len(lines) - 1
+        cached = self._cursor  # one cursor's names come one after another
+        if cached[0] is not lines:
+            start = _function_start(pf, cursor)
+            scope = _scope_at(pf, cursor) if pf.language == "cpp" else ""
+            cached = self._cursor = (lines, _declared(lines[start : cursor + 1]), scope)
+        _, declared, scope = cached
+        if len(parts) == 1 and parts[0] in declared:
+            return None  # a local or a parameter, whatever else is so named
+        how = ""
+        if len(parts) > 1 and parts[0] in declared:
+            typed = declared[parts[0]]
+            if not typed:
+                return None  # of a type the language owns
+            parts = (*typed, *parts[1:])
+            how = f"receiver typed {'::'.join(typed)}, "
+        elif len(parts) > 1 and parts[0] != "this" and scope and pf.language == "cpp":
+            typed = self._field_type(r, path, scope, parts[0])
+            if typed is not None:
+                parts = (*typed, *parts[1:])
+                how = f"field typed {'::'.join(typed)}, "
+        found = self._resolve(r, path, parts, scope, ())
+        if found is None:
+            return None
+        return found[0], how + found[1]
+
+    def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
+        """The declared type of field ``name`` of the class ``scope`` (or a class it is
+        nested in), from the file that defines the class."""
+        t = self.tables(r)
+        while scope:
+            last = scope.rsplit(".", 1)[-1]
+            for p, node in r.by_name.get((self.namespace, last), ()):
+                if r.qualnames[p].get(node) == scope:
+                    typed = t.fields.get(p, {}).get(f"{scope}.{name}")
+                    if typed is not None:
+                        return typed
+            scope = scope.rpartition(".")[0]
+        return None
+
+    def _resolve(
+        self,
+        r: Resolver,
+        path: str,
+        parts: tuple[str, ...],
+        scope: str,
+        seen: tuple[str, ...],
+    ) -> tuple[Target, str] | None:
+        """(definition, how) of a name written in ``path`` inside ``scope`` (the qualified
+        name of the enclosing namespace, class or method's class)."""
+        name = parts[-1]
+        if not parts[0] or (len(parts) == 1 and self.reserved(name)) or parts[0] == "std":
+            return None
+        head = list(parts[:-1])
+        if head and head[0] == "this":
+            head = scope.split(".") if scope else []
+            if not head:
+                return None
+            return self._method(r, path, ".".join(head), name, seen)
+        t = self.tables(r)
+        usings = t.usings.get(path, ())
+        r.note_key(self.namespace, name)
+        candidates = r.by_name.get((self.namespace, name), ())
+        if not head and not scope and not usings:  # all of C's names; C++'s at file level
+            return self._pick(r, path, list(candidates), fallback=True) if candidates else None
+        prefixes = _prefixes(scope)
+        for alias, target, _ in usings:
+            if head and head[0] == alias and alias:
+                head = [*target.split("."), *head[1:]]
+                break
+            if not head and alias == name and alias:
+                return self._qualified(r, path, target, "using")
+        for alias, target, _ in usings:
+            if not alias:
+                prefixes.append(target)
+        if not candidates:
+            return None
+        for prefix in prefixes:
+            want = ".".join([*([prefix] if prefix else []), *head, name])
+            hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == want]
+            if hits:
+                found = self._pick(r, path, hits, fallback=False)
+                if found is not None:
+                    return found
+            if head:  # a method a class inherits
+                cls = ".".join([*([prefix] if prefix else []), *head])
+                if self._is_class(r, cls):
+                    found = self._method(r, path, cls, name, seen)
+                    if found is not None:
+                        return found
+        if head:  # a member of a receiver whose type is not known: not guessed
+            return None
+        hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == name]
+        return self._pick(r, path, hits, fallback=True) if hits else None
+
+    def _qualified(self, r: Resolver, path: str, qual: str, how: str) -> tuple[Target, str] | None:
+        name = qual.rsplit(".", 1)[-1]
+        r.note_key(self.namespace, name)
+        hits = [
+            c
+            for c in r.by_name.get((self.namespace, name), ())
+            if r.qualnames[c[0]].get(c[1]) == qual
+        ]
+        found = self._pick(r, path, hits, fallback=False) if hits else None
+        return None if found is None else (found[0], f"{how}, {found[1]}")
+
+    def _is_class(self, r: Resolver, qual: str) -> bool:
+        last = qual.rsplit(".", 1)[-1]
+        r.note_key(self.namespace, last)
+        return any(
+            r.qualnames[p].get(node) == qual and qual in r.classes[p]
+            for p, node in r.by_name.get((self.namespace, last), ())
+        )
+
+    def _method(
+        self, r: Resolver, path: str, cls: str, name: str, seen: tuple[str, ...]
+    ) -> tuple[Target, str] | None:
+        """Method ``name`` of class ``cls`` or of its bases (breadth of ``_MAX_BASES``)."""
+        if cls in seen or len(seen) > _MAX_BASES:
+            return None
+        found = self._qualified(r, path, f"{cls}.{name}", f"member of {cls.replace('.', '::')}")
+        if found is not None:
+            return found
+        last = cls.rsplit(".", 1)[-1]
+        for p, node in r.by_name.get((self.namespace, last), ()):
+            if r.qualnames[p].get(node) != cls:
+                continue
+            bases = r.files[p].bases.get(cls, [])
+            r.note_key(self.namespace, f"b:{cls}:{_bases_key(bases)}")
+            for base in bases:
+                outer = cls.rpartition(".")[0]
+                base_cls = self._class_of(r, path, base, outer)
+                if base_cls is not None:
+                    found = self._method(r, path, base_cls, name, (*seen, cls))
+                    if found is not None:
+                        return found
+        return None
+
+    def _class_of(self, r: Resolver, path: str, parts: tuple[str, ...], scope: str) -> str | None:
+        """The qualified name of the class ``parts`` names from ``scope``."""
+        for prefix in _prefixes(scope):
+            qual = ".".join([*([prefix] if prefix else []), *parts])
+            if self._is_class(r, qual):
+                return qual
+        return None
+
+    def _pick(
+        self, r: Resolver, path: str, hits: list[Target], *, fallback: bool
+    ) -> tuple[Target, str] | None:
+        """One of the definitions of a name: the file's own, else one it includes, else the
+        definition of a prototype it sees, else that prototype; with ``fallback``, the only
+        definition of the repository (not the C library's, not a test's, not a static)."""
+        t = self.tables(r)
+        visible = self._visible(r, path)
+        outside_tests = not is_test(path)
+        plain: list[Target] = []  # definitions the file sees
+        declared: list[Target] = []  # prototypes it sees
+        elsewhere: list[Target] = []  # definitions with external linkage it does not see
+        unseen: list[Target] = []  # prototypes it does not see
+        for p, node in hits:
+            if outside_tests and p != path and is_test(p):
+                continue
+            kind = t.kinds.get(p, {}).get((node, r.qualnames[p].get(node, "")))
+            seen = p == path or p in visible
+            if kind == DECLARED:
+                (declared if seen else unseen).append((p, node))
+            elif seen:
+                if p == path:
+                    return (p, node), "this file"
+                plain.append((p, node))
+            elif kind != LOCAL:
+                elsewhere.append((p, node))
+        if plain:
+            best = min(plain, key=lambda c: visible[c[0]])
+            return best, f"included from {best[0]}"
+        if declared:
+            if len(elsewhere) > 1:
+                stems = {_stem(p) for p, _ in declared}
+                elsewhere = [c for c in elsewhere if _stem(c[0]) in stems]
+            if len(elsewhere) == 1:
+                return elsewhere[0], f"declared in {declared[0][0]}"
+            declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
+            return declared[0], "prototype"
+        if not fallback or self.reserved(r.qualnames[hits[0][0]][hits[0][1]].rsplit(".", 1)[-1]):
+            return None
+        # a type is seen through includes; one that is not is some other program's
+        elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
+        if len(elsewhere) == 1:
+            return elsewhere[0], "the only definition so named (a guess)"
+        if not elsewhere and len(unseen) == 1:
+            return unseen[0], "the only prototype so named (a guess)"
+        return None
+
+    def reserved(self, name: str) -> bool:
+        return name in RESERVED
+
+
+def _prefixes(scope: str) -> list[str]:
+    """``a.b.C`` -> ["a.b.C", "a.b", "a", ""]: where a name is looked up, innermost first."""
+    out = []
+    while scope:
+        out.append(scope)
+        scope = scope.rpartition(".")[0]
+    out.append("")
+    return out
+
+
+def _tails(path: str) -> Iterator[str]:
+    parts = path.split("/")
+    for i in range(len(parts)):
+        yield "/".join(parts[i:])
+
+
+def _signature(includes: list[tuple[str, int]]) -> str:
+    return format(zlib.crc32("\n".join(f"{lv}{m}" for m, lv in includes).encode()), "08x")
+
+
+def _bases_key(bases: list[tuple[str, ...]]) -> str:
+    return ",".join(".".join(b) for b in bases)
+
+
+def _stem(path: str) -> str:
+    return splitext(basename(path))[0]
+
+
+def _nearest(path: str, candidates: Iterable[str]) -> str | None:
+    """Of the files an include's tail names, the one a build would find: under a directory
+    named ``include`` first, then sharing the most directories with the includer."""
+    best, best_key = None, None
+    here = path.split("/")[:-1]
+    for c in candidates:
+        dirs = c.split("/")[:-1]
+        common = 0
+        for a, b in zip(here, dirs, strict=False):
+            if a != b:
+                break
+            common += 1
+        key = ("include" not in dirs, -common, len(dirs), c)
+        if best_key is None or key < best_key:
+            best, best_key = c, key
+    return best
+
+
+# ---- query time: the cursor's scope and the declarations before it --------------------------
+def _scope_at(pf: ParsedFile, row: int) -> str:
+    """The scope of the innermost C++ definition around ``row``: a method's class, a class,
+    a function's namespace."""
+    best: tuple[int, str] | None = None
+    for d in pf.definitions:
+        start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
+        holds = start <= row and (end >= row or end >= pf.line_owner.size - 1)
+        if holds and (best is None or start >= best[0]):
+            best = (start, d.name if d.is_class else d.name.rpartition(".")[0])
+    return "" if best is None else best[1]
+
+
+def _function_start(pf: ParsedFile, row: int) -> int:
+    """The first row of the function around ``row`` as the index parsed it (its parameters
+    and locals are declared from there; ``_NEAR`` rows up at least, as the buffer may have
+    changed since), or ``_LOOKBACK`` rows up."""
+    floor, near = max(0, row - _LOOKBACK), max(0, row - _NEAR)
+    if row >= pf.line_owner.size:
+        return floor
+    functions = {d.node for d in pf.definitions if not d.is_class}
+    node = int(pf.line_owner[row])
+    while node >= 0 and node not in functions:
+        node = int(pf.node_parent[node])
+    return min(near, max(floor, int(pf.node_start[node]))) if node >= 0 else floor
+
+
+_DECLARATION = re.compile(
+    r"(?:^|[(,;{}])[ \t]*(?:(?:const|static|struct|class|union|enum|register|volatile)\s+)*"
+    r"(?P<type>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?P<args><[^;(){}=<>]*>)?(?:\s+const)?"
+    r"(?:\s*[*&]+\s*|\s+)(?P<var>[A-Za-z_]\w*)\s*(?=[;,=)\[{]|\((?![^)]*\)\s*[{;]))",
+    re.M,
+)
+_STRINGS = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|//.*""")
+_LOOKBACK = 200
+_NEAR = 40
+
+
+def _declared(lines: list[str]) -> dict[str, tuple[str, ...]]:
+    """``var -> type`` of the parameters and locals declared in ``lines`` (the last
+    declaration wins); a type the language owns maps to ``()``."""
+    out: dict[str, tuple[str, ...]] = {}
+    block = _STRINGS.sub('""', "\n".join(lines))
+    for m in _DECLARATION.finditer(block):
+        typ = m["type"].replace(" ", "")
+        if typ in _NOT_TYPES:
+            continue
+        if typ.rsplit("::", 1)[-1] in _SMART and m["args"]:
+            typ = m["args"].strip("<> ").split(",")[0].strip()
+        parts = tuple(p for p in typ.split("::") if p)
+        out[m["var"]] = () if not parts or parts[0] == "std" or parts[-1] in RESERVED else parts
+    return out
+
+
+# ---- parse time ---------------------------------------------------------------------------
+class _Extractor:
+    """One file's definitions, calls and facts from the file query's matches; C++ names are
+    qualified by a sweep over the definitions and calls in source order."""
+
+    def __init__(self, parsed: ParsedFile, source: bytes, root: Node) -> None:
+        self.pf = parsed
+        self.source = source
+        self.root = root
+        self.cpp = parsed.language == "cpp"
+
+    def run(
+        self,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        if not self.cpp:
+            for (d, name), i in zip(defs, def_nodes, strict=True):
+                if i >= 0:
+                    self._c_definition(d, name, i, "", local=False, member=False)
+            for (_, name), i in zip(calls, call_nodes, strict=True):
+                if i >= 0:
+                    self.pf.calls.append(CallSite(i, (_text(name),)))
+            return
+        self._cpp(defs, def_nodes, calls, call_nodes)
+
+    def _fact(self, node: int, name: str, module: str, symbol: str | None, level: int) -> None:
+        self.pf.imports.append(ImportBinding(name, module, symbol, level))
+        self.pf.import_nodes.append(node)
+
+    def _define(self, name: str, node: int, is_class: bool) -> None:
+        self.pf.definitions.append(Definition(name, node, is_class))
+
+    def _c_definition(
+        self, d: Node, name: Node, i: int, prefix: str, *, local: bool, member: bool
+    ) -> str | None:
+        """A definition, prototype, type, macro or include (C, or C++ in ``prefix``, file-local
+        or a class member); a function's qualified name."""
+        kind = d.type
+        if kind == "preproc_include":
+            written = _text(name)
+            quoted = name.type == "string_literal"
+            self._fact(i, "", written.strip('"<> \t'), None, QUOTED if quoted else ANGLE)
+            return None
+        if kind in ("preproc_def", "preproc_function_def"):
+            macro = _text(name)
+            if kind == "preproc_function_def" or not macro.endswith(_GUARDS):
+                self._define(macro, i, False)
+            return None
+        if kind in _TYPES:
+            qual = _qual(prefix, _text(name))
+            self._define(qual, i, True)
+            if local:
+                self._fact(i, "", "", qual, LOCAL)
+            return None
+        if kind == "type_definition":
+            leaf = _leaf(name)
+            if leaf is not None and leaf.type == "type_identifier":
+                self._define(_qual(prefix, _text(leaf)), i, True)
+            return None
+        leaf = _leaf(name)
+        parts = _name_parts(leaf) if leaf is not None else None
+        if leaf is None or not parts:
+            return None
+        qual = _qual(prefix, ".".join(parts))
+        static = not member and _STATIC.search(self.source, d.start_byte, leaf.start_byte)
+        if kind == "function_definition":
+            self._define(qual, i, False)
+            if static or local:
+                self._fact(i, "", "", qual, LOCAL)
+            return qual
+        if not static:  # a prototype (a static one only forward-declares the file's own)
+            self._define(qual, i, False)
+            self._fact(i, "", "", qual, LOCAL if local else DECLARED)
+        return None
+
+    def _cpp(
+        self,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        """Definitions and calls in source order under a stack of scopes (namespaces,
+        classes, functions), each entry (end byte, qualified prefix, file-local, class)."""
+        events: list[tuple[int, int, int, int]] = []  # (start, -end, 0 def / 1 call, index)
+        for k, (d, _) in enumerate(defs):
+            events.append((d.start_byte, -d.end_byte, 0, k))
+        for k, (c, _) in enumerate(calls):
+            events.append((c.start_byte, -c.end_byte, 1, k))
+        events.sort()
+        stack: list[tuple[int, str, bool, bool]] = []
+        classes: dict[tuple[int, int], tuple[str, int]] = {}  # span -> (name, node)
+        receivers: list[tuple[int, int, Node]] = []  # (call index, byte, ``x.m`` expression)
+        for start, neg_end, what, k in events:
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            prefix, local, in_class = stack[-1][1:] if stack else ("", False, False)
+            if what == 1:
+                call, name = calls[k]
+                i = call_nodes[k]
+                if i < 0:
+                    continue
+                parts = self._callee(name)
+                if parts is None:
+                    continue
+                if parts[0] == "\0":  # a receiver to type: done below, by locals
+                    receivers.append((len(self.pf.calls), call.start_byte, name))
+                    parts = ("", parts[1])
+                self.pf.calls.append(CallSite(i, parts, prefix))
+                continue
+            d, name = defs[k]
+            i = def_nodes[k]
+            kind = d.type
+            if kind == "namespace_definition":
+                ns = d.child_by_field_name("name")
+                label = _text(ns).replace("::", ".").replace(" ", "") if ns is not None else ""
+                stack.append((-neg_end, _qual(prefix, label), local or ns is None, False))
+                continue
+            if i < 0:
+                continue
+            if kind in ("using_declaration", "namespace_alias_definition"):
+                self._using(d, name, i)
+                continue
+            if kind == "alias_declaration":
+                self._define(_qual(prefix, _text(name)), i, True)
+                continue
+            if kind in _SCOPED:
+                label = ".".join(_name_parts(name) or (_text(name),))
+                qual = _qual(prefix, label)
+                self._define(qual, i, True)
+                if local:
+                    self._fact(i, "", "", qual, LOCAL)
+                self._bases(d, qual)
+                classes[(d.start_byte, d.end_byte)] = (qual, i)
+                stack.append((-neg_end, qual, local, True))
+                continue
+            function = self._c_definition(d, name, i, prefix, local=local, member=in_class)
+            if function is not None:
+                # the function's calls are looked up from its class (a method) or namespace
+                stack.append((-neg_end, function.rpartition(".")[0], local, False))
+        if receivers:
+            self._type_receivers(receivers)
+        if classes:
+            self._fields(classes)
+            # in the order of their nodes, as a splice keeps them
+            order = sorted(range(len(self.pf.imports)), key=self.pf.import_nodes.__getitem__)
+            self.pf.imports = [self.pf.imports[k] for k in order]
+            self.pf.import_nodes = [self.pf.import_nodes[k] for k in order]
+
+    def _callee(self, name: Node) -> tuple[str, ...] | None:
+        kind = name.type
+        if kind == "identifier":
+            return (_text(name),)
+        if kind in (
+            "qualified_identifier",
+            "template_function",
+            "type_identifier",
+            "template_type",
+        ):
+            return _name_parts(name)
+        if kind == "field_expression":
+            member = name.child_by_field_name("field")
+            obj = name.child_by_field_name("argument")
+            if member is None or obj is None or member.type != "field_identifier":
+                return None
+            if obj.type == "this":
+                return ("this", _text(member))
+            if obj.type == "identifier":
+                return ("\0", _text(member))
+            return None
+        return None
+
+    def _type_receivers(self, receivers: list[tuple[int, int, Node]]) -> None:
+        """``x.m()``/``x->m()``: ``x``'s declared type, from the parameters and locals in
+        scope at the call; unknown, the call keeps ``x`` (a field: resolved at the cursor)."""
+        locals_: dict[str, list[tuple[int, int, int, tuple[str, ...]]]] = defaultdict(list)
+        for _, caps in QueryCursor(_locals_query()).matches(self.root):
+            decl, var = caps["decl"][0], caps["var"][0]
+            typed = _type_parts(caps["type"][0])
+            scope = decl.parent if decl.type == "declaration" else _function_of(decl)
+            if typed is None or scope is None:
+                continue
+            locals_[_text(var)].append((decl.start_byte, scope.end_byte, scope.start_byte, typed))
+        for k, byte, expr in receivers:
+            obj = expr.child_by_field_name("argument")
+            member = expr.child_by_field_name("field")
+            assert obj is not None and member is not None
+            var = _text(obj)
+            best = None
+            for declared_at, scope_end, scope_start, typed in locals_.get(var, ()):
+                if declared_at < byte < scope_end and (best is None or scope_start >= best[0]):
+                    best = (scope_start, typed)
+            call = self.pf.calls[k]
+            parts = (*best[1], _text(member)) if best is not None else (var, _text(member))
+            self.pf.calls[k] = call._replace(parts=parts)
+
+    def _fields(self, classes: dict[tuple[int, int], tuple[str, int]]) -> None:
+        """Each class's fields with their declared types (``FIELD`` facts)."""
+        for _, caps in QueryCursor(_fields_query()).matches(self.root):
+            decl, var = caps["decl"][0], caps["var"][0]
+            body = decl.parent
+            owner = body.parent if body is not None else None
+            if owner is None:
+                continue
+            cls = classes.get((owner.start_byte, owner.end_byte))
+            typed = _type_parts(caps["type"][0])
+            if cls is not None and typed is not None:
+                self._fact(cls[1], "", ".".join(typed), f"{cls[0]}.{_text(var)}", FIELD)
+
+    def _bases(self, d: Node, qual: str) -> None:
+        clause = next((c for c in d.named_children if c.type == "base_class_clause"), None)
+        if clause is None:
+            return
+        bases = [
+            parts
+            for c in clause.named_children
+            if c.type != "access_specifier" and (parts := _name_parts(c))
+        ]
+        if bases:
+            self.pf.bases[qual] = bases
+
+    def _using(self, d: Node, name: Node, i: int) -> None:
+        """``using namespace n;``, ``using n::x;`` and ``namespace a = n;`` (for the file)."""
+        if d.type == "namespace_alias_definition":
+            target = d.named_children[-1]
+            if target.start_byte != name.start_byte:
+                self._fact(i, _text(name), _text(target).replace("::", "."), None, USING)
+            return
+        dotted = _text(name).replace("::", ".").replace(" ", "").lstrip(".")
+        if any(c.type == "namespace" for c in d.children):
+            self._fact(i, "", dotted, None, USING)
+        else:
+            last = dotted.rsplit(".", 1)[-1]
+            self._fact(i, last, dotted, last, USING)
+
+
+def _qual(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _leaf(node: Node) -> Node | None:
+    """The name under a declarator (pointers, parentheses, a function's parameters)."""
+    for _ in range(16):
+        if node.type not in _DECLARATORS:
+            return node
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            return None
+        if node.type == "parenthesized_declarator" or inner.type == "parenthesized_declarator":
+            return None  # a pointer to a function, not a function
+        node = inner
+    return None
+
+
+def _name_parts(node: Node) -> tuple[str, ...] | None:
+    """``a::b<T>::c`` as ("a", "b", "c"); an operator or a destructor as written."""
+    kind = node.type
+    if kind in ("identifier", "field_identifier", "type_identifier", "namespace_identifier"):
+        return (_text(node),)
+    if kind in ("destructor_name", "operator_name"):
+        return (_text(node).replace(" ", ""),)
+    if kind in ("qualified_identifier", "template_function", "template_type", "template_method"):
+        text = _text(node)
+        while "<" in text:
+            stripped = _TEMPLATE_ARGS.sub("", text)
+            if stripped == text:
+                return None
+            text = stripped
+        parts = tuple(p.strip() for p in text.split("::"))
+        return (
+            parts
+            if all(p.isidentifier() or p.startswith(("~", "operator")) for p in parts if p)
+            and parts[-1]
+            else None
+        )
+    return None
+
+
+def _type_parts(node: Node) -> tuple[str, ...] | None:
+    """A declared type as a dotted name (``std::unique_ptr<ns::Foo>`` is ``ns.Foo``)."""
+    kind = node.type
+    if kind == "template_type":
+        base = node.child_by_field_name("name")
+        args = node.child_by_field_name("arguments")
+        if base is not None and _text(base) in _SMART and args is not None:
+            first = next((a for a in args.named_children), None)
+            inner = first.child_by_field_name("type") if first is not None else None
+            return _type_parts(inner) if inner is not None else None
+        return _type_parts(base) if base is not None else None
+    if kind in ("type_identifier", "qualified_identifier"):
+        parts = _name_parts(node)
+        if not parts or parts[0] == "std" or parts[-1] in RESERVED:
+            return None
+        return parts
+    return None
+
+
+def _function_of(node: Node) -> Node | None:
+    for _ in range(6):
+        parent = node.parent
+        if parent is None:
+            return None
+        if parent.type == "function_definition":
+            return parent
+        node = parent
+    return None
+
+
+_LOCALS = """
+(parameter_declaration type: (_) @type declarator: [
+    (identifier) @var
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)]) @decl
+(declaration type: (_) @type declarator: [
+    (identifier) @var
+    (init_declarator declarator: [
+        (identifier) @var
+        (pointer_declarator declarator: (identifier) @var)
+        (reference_declarator (identifier) @var)])
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)]) @decl
+"""
+_FIELDS = """
+(field_declaration type: (_) @type declarator: [
+    (field_identifier) @var
+    (pointer_declarator declarator: (field_identifier) @var)
+    (reference_declarator (field_identifier) @var)]) @decl
+"""
+
+
+def _locals_query():  # noqa: ANN202 - a tree_sitter.Query, compiled once
+    return _query("locals", _LOCALS)
+
+
+def _fields_query():  # noqa: ANN202
+    return _query("fields", _FIELDS)
+
+
+_QUERIES: dict[str, object] = {}
+
+
+def _query(key: str, text: str):  # noqa: ANN202
+    from tree_sitter import Query
+
+    q = _QUERIES.get(key)
+    if q is None:
+        q = _QUERIES[key] = Query(grammar("cpp"), text)
+    return q
+
+
+# ---- the language's own names ---------------------------------------------------------------
+_C_KEYWORDS = """
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic
+_Generic _Noreturn _Static_assert _Thread_local bool true false NULL defined
+"""
+_CPP_KEYWORDS = """
+alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl
+concept consteval constexpr constinit const_cast co_await co_return co_yield decltype delete
+dynamic_cast explicit export friend mutable namespace new noexcept not not_eq nullptr
+operator or or_eq private protected public reinterpret_cast requires static_assert
+static_cast template this thread_local throw try typeid typename using virtual wchar_t xor
+xor_eq override final std
+"""
+_C_TYPES = """
+size_t ssize_t ptrdiff_t intptr_t uintptr_t intmax_t uintmax_t off_t pid_t uid_t gid_t
+mode_t time_t clock_t wchar_t wint_t int8_t int16_t int32_t int64_t uint8_t uint16_t
+uint32_t uint64_t FILE va_list jmp_buf sig_atomic_t fpos_t div_t ldiv_t errno_t socklen_t
+bool max_align_t nullptr_t
+"""
+# the C library and POSIX functions and macros most code calls
+_LIBC = """
+printf fprintf sprintf snprintf vprintf vfprintf vsprintf vsnprintf scanf fscanf sscanf
+puts fputs fgets gets putc fputc getc fgetc putchar getchar ungetc fopen fclose fread
+fwrite fflush fseek ftell rewind feof ferror clearerr perror remove rename tmpfile fileno
+malloc calloc realloc free aligned_alloc abort exit atexit _Exit getenv setenv unsetenv
+system qsort bsearch abs labs llabs div atoi atol atoll atof strtol strtoul strtoll strtoull
+strtod strtof rand srand memcpy memmove memset memcmp memchr strcpy strncpy strcat strncat
+strcmp strncmp strchr strrchr strstr strlen strnlen strdup strndup strtok strerror strspn
+strcspn strpbrk strcoll strxfrm isalpha isdigit isalnum isspace isupper islower isxdigit
+ispunct isprint iscntrl tolower toupper assert errno offsetof va_start va_end va_arg
+va_copy setjmp longjmp signal raise time clock difftime mktime localtime gmtime strftime
+sqrt pow exp log log10 sin cos tan floor ceil fabs fmod round open close read write lseek
+stat fstat lstat mmap munmap fork execv execvp waitpid pipe dup dup2 unlink mkdir rmdir
+getpid sleep usleep nanosleep pthread_create pthread_join pthread_mutex_lock
+pthread_mutex_unlock pthread_mutex_init pthread_mutex_destroy select poll socket bind
+listen accept connect send recv sendto recvfrom getaddrinfo freeaddrinfo ioctl fcntl
+EXIT_SUCCESS EXIT_FAILURE EOF SEEK_SET SEEK_CUR SEEK_END stdin stdout stderr CHAR_BIT
+INT_MAX INT_MIN UINT_MAX LONG_MAX SIZE_MAX
+"""
+RESERVED: frozenset[str] = frozenset((_C_KEYWORDS + _CPP_KEYWORDS + _C_TYPES + _LIBC).split())
+# words that can stand before a name without declaring it
+_NOT_TYPES = frozenset(
+    {
+        *("return", "else", "goto", "case", "sizeof", "typedef", "do", "new", "delete"),
+        *("throw", "co_return", "co_yield", "co_await", "using", "namespace", "template"),
+        *("typename", "operator", "friend", "public", "private", "protected"),
+    }
+)
+
+LANGUAGE = CFamily()

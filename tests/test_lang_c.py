@@ -1,0 +1,333 @@
+"""C and C++ resolution: the include graph, prototypes and their definitions, ``static``,
+macros, types, C++ namespaces, classes and receivers, and updates equal to a rebuild."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from repos import run_repomem, write_files
+from test_index import assert_same
+
+from repomem.config import IndexConfig
+from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index.languages import code_language
+from repomem.index.repo import RepoIndex
+
+C_FILES: dict[str, str] = {
+    "include/lib/util.h": """\
+#ifndef LIB_UTIL_H
+#define LIB_UTIL_H
+#include <stddef.h>
+
+#define UTIL_MAX 64
+#define FREE(m, p) util_free((m), (p))
+
+typedef struct buffer {
+    char *data;
+    size_t len;
+} buffer_t;
+
+int util_sum(int a, int b);
+void util_free(void *m, void *p);
+#endif
+""",
+    "src/util.c": """\
+#include "lib/util.h"
+
+static int twice(int x)
+{
+    return x * 2;
+}
+
+int util_sum(int a, int b)
+{
+    return twice(a) + b;
+}
+
+void util_free(void *m, void *p)
+{
+    (void)m;
+    (void)p;
+}
+""",
+    "src/main.c": """\
+#include <stdio.h>
+#include <lib/util.h>
+#include "local.h"
+
+int main(void)
+{
+    buffer_t b;
+    int n = util_sum(1, UTIL_MAX);
+    n = util_sum(util_sum(n, 1), 2);
+    FREE(0, b.data);
+    local_helper(n);
+    printf("%d", n);
+    return twice(n);
+}
+""",
+    "src/local.h": "static inline int local_helper(int v) { return v + 1; }\n",
+    "src/other.c": """\
+static int twice(int x)
+{
+    return x + x;
+}
+
+int other(void)
+{
+    return twice(3) + lonely();
+}
+""",
+    "src/lonely.c": "int lonely(void)\n{\n    return 7;\n}\n",
+    "src/libc.c": "int strlen_ours(void) { return 0; }\nint memcpy(void) { return 1; }\n",
+    "src/uses.c": "int uses(void)\n{\n    return memcpy() + only_in_tests();\n}\n",
+    "tests/helpers.c": "int only_in_tests(void)\n{\n    return 0;\n}\n",
+    "tools/state.h": "enum state { ON, OFF };\n",
+}
+
+CPP_FILES: dict[str, str] = {
+    "cpp/shape.h": """\
+#pragma once
+namespace geo {
+class Shape {
+ public:
+  virtual ~Shape();
+  double area() const;
+  void scale(double k);
+};
+
+class Circle : public Shape {
+ public:
+  explicit Circle(double r);
+  double radius() const { return r_; }
+ private:
+  double r_;
+};
+
+double total(const Shape& s);
+}  // namespace geo
+""",
+    "cpp/shape.cc": """\
+#include "shape.h"
+
+namespace geo {
+Shape::~Shape() {}
+
+double Shape::area() const {
+  return 0.0;
+}
+
+void Shape::scale(double k) {
+  (void)k;
+  this->area();
+}
+
+Circle::Circle(double r) : r_(r) {}
+
+double total(const Shape& s) {
+  return s.area();
+}
+}  // namespace geo
+
+namespace {
+int hidden() { return 1; }
+}
+""",
+    "cpp/app.cc": """\
+#include "shape.h"
+#include <vector>
+
+using namespace geo;
+
+struct Holder {
+  Circle* c_;
+  double go() { return c_->radius(); }
+};
+
+int run() {
+  Circle c(2.0);
+  Circle* p = new Circle(1.0);
+  c.scale(2.0);
+  p->area();
+  std::vector<int> v;
+  v.push_back(1);
+  return static_cast<int>(geo::total(c));
+}
+""",
+    "cpp/alias.cc": """\
+#include "shape.h"
+namespace g = geo;
+using geo::Circle;
+
+double use(const Circle& c) {
+  return g::total(c) + c.radius();
+}
+""",
+}
+
+
+def build(tmp_path: Path, files: dict[str, str]) -> RepoIndex:
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    return idx
+
+
+def edges(idx: RepoIndex, path: str) -> set[tuple[int, str, str]]:
+    """(calling statement's first row, target file, target's qualified name)."""
+    pf = idx.parsed[path]
+    out = set()
+    for src, target, node in idx.calls.get(path, ()):
+        out.add((int(pf.node_start[src]), target, idx.resolver.qualnames[target][node]))
+    return out
+
+
+def called(idx: RepoIndex, path: str) -> set[tuple[str, str]]:
+    return {(t, q) for _, t, q in edges(idx, path)}
+
+
+def names(idx: RepoIndex, path: str, *wanted: str) -> list[tuple[str, str] | None]:
+    text = idx.files[path].text
+    found = resolve_names(idx, path, text, list(wanted))
+    return [None if f is None else (f[0], f[1]) for f in found]
+
+
+def test_calls_follow_includes_prototypes_and_linkage(tmp_path: Path) -> None:
+    idx = build(tmp_path, C_FILES)
+    main = called(idx, "src/main.c")
+    # a prototype in a header the file includes is one entity with its definition
+    assert ("src/util.c", "util_sum") in main
+    # a function-like macro is a definition; an inline function of an included header too
+    assert ("include/lib/util.h", "FREE") in main
+    assert ("src/local.h", "local_helper") in main
+    # ``twice`` is static in two other files: seen by neither, so not resolved
+    assert not any(q == "twice" for _, q in main)
+    # the C library's names never resolve to a repository definition of that name
+    assert not any(q == "printf" for _, q in main)
+    # a static function resolves in its own file
+    assert called(idx, "src/util.c") == {("src/util.c", "twice")}
+    assert ("src/other.c", "twice") in called(idx, "src/other.c")
+    # nothing declares ``lonely`` where other.c can see: the only definition, a guess
+    assert ("src/lonely.c", "lonely") in called(idx, "src/other.c")
+    # a type no include brings in is some other program's: not guessed
+    assert names(idx, "src/uses.c", "state") == [None]
+    uses = called(idx, "src/uses.c")
+    assert not any(q == "memcpy" for _, q in uses)  # the C library's, even when defined here
+    assert not any(t.startswith("tests/") for t, _ in uses)  # never into tests from outside
+
+
+def test_names_at_the_cursor_resolve_as_calls_do(tmp_path: Path) -> None:
+    idx = build(tmp_path, C_FILES)
+    assert names(idx, "src/main.c", "util_sum", "UTIL_MAX", "buffer_t", "twice", "printf") == [
+        ("src/util.c", "util_sum"),
+        ("include/lib/util.h", "UTIL_MAX"),
+        ("include/lib/util.h", "buffer_t"),
+        None,
+        None,
+    ]
+    hits = find_definitions(idx, "src/main.c", idx.files["src/main.c"].text)
+    cards = {(h.card.path, h.card.name) for h in hits}
+    assert ("src/util.c", "util_sum") in cards
+    assert not any(n in ("twice", "printf", "n", "b") for _, n in cards)
+    # a header's definition is carded from its own line, not from the include guard
+    card = next(h.card for h in hits if h.card.name == "buffer_t")
+    assert card.text.startswith("typedef struct buffer")
+
+
+def test_cards_take_names_from_further_up_in_c(tmp_path: Path) -> None:
+    # an include names no function: a call 80 lines up is what the next line may call again
+    idx = build(tmp_path, C_FILES)
+    left = '#include "lib/util.h"\nint f(void)\n{\n    util_sum(1, 2);\n' + "    ;\n" * 80
+    cards = {(h.card.path, h.card.name) for h in find_definitions(idx, "src/main.c", left)}
+    assert ("src/util.c", "util_sum") in cards
+
+
+def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
+    files = {**C_FILES, "src/count.c": "int count(void)\n{\n    return 0;\n}\n"}
+    idx = build(tmp_path, files)
+    left = '#include "lib/util.h"\nint f(void)\n{\n    int count = 0;\n    count'
+    assert resolve_names(idx, "src/main.c", left, ["count"]) == [None]
+    assert resolve_names(idx, "src/main.c", "int f(void)\n{\n    count", ["count"])[0] is not None
+
+
+def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
+    idx = build(tmp_path, CPP_FILES)
+    app = called(idx, "cpp/app.cc")
+    assert ("cpp/shape.cc", "geo.Shape.scale") in app  # c.scale: inherited, through the type
+    assert ("cpp/shape.cc", "geo.Shape.area") in app  # p->area()
+    assert ("cpp/shape.cc", "geo.total") in app  # geo::total
+    assert ("cpp/shape.h", "geo.Circle") in app  # new Circle
+    assert not any(q.endswith("push_back") for _, q in app)
+    # a namespace alias, a using declaration, a parameter's type
+    assert called(idx, "cpp/alias.cc") == {
+        ("cpp/shape.cc", "geo.total"),
+        ("cpp/shape.h", "geo.Circle.radius"),
+    }
+    shape = called(idx, "cpp/shape.cc")
+    assert ("cpp/shape.cc", "geo.Shape.area") in shape  # this->area(), s.area()
+    # a field's declared type, at the cursor
+    left = idx.files["cpp/app.cc"].text.split("double go()")[0] + "double go() { return c_->"
+    assert resolve_names(idx, "cpp/app.cc", left + "radius", ["c_.radius"]) == [
+        ("cpp/shape.h", "geo.Circle.radius", idx.resolver.defs["cpp/shape.h"]["geo.Circle.radius"])
+    ]
+    assert names(idx, "cpp/app.cc", "geo.total", "std.vector", "hidden") == [
+        ("cpp/shape.cc", "geo.total"),
+        None,
+        None,
+    ]
+
+
+def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
+    assert code_language("a/shape.h", CPP_FILES["cpp/shape.h"]) == "cpp"
+    assert code_language("a/util.h", C_FILES["include/lib/util.h"]) == "c"
+    c_header_for_cpp = '#ifdef __cplusplus\nextern "C" {\n#endif\nint f(void);\n'
+    assert code_language("a/x.h", c_header_for_cpp) == "c"
+    root = write_files(tmp_path / "r", {**CPP_FILES, **C_FILES})
+    out = run_repomem("index", str(root), "--json", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    counts = json.loads(out.stdout)["files_by_language"]
+    assert counts["cpp"] == len(CPP_FILES) and counts["c"] == len(C_FILES)
+
+
+EDITS: list[tuple[str, str | None]] = [
+    # util_sum becomes static: main.c's call no longer resolves to it
+    ("src/util.c", C_FILES["src/util.c"].replace("int util_sum", "static int util_sum")),
+    # a header main.c includes comes to define ``twice``
+    ("src/local.h", C_FILES["src/local.h"] + "static inline int twice(int v) { return v; }\n"),
+    # the header comes to hold C++: parsed as C++ from then on
+    ("src/local.h", C_FILES["src/local.h"] + "namespace extra {\nint f();\n}\n"),
+    # the include directory's header goes, then comes back elsewhere
+    ("include/lib/util.h", None),
+    ("other/lib/util.h", C_FILES["include/lib/util.h"]),
+    # a second definition of lonely: the guess stops
+    ("src/lonely2.c", "int lonely(void)\n{\n    return 8;\n}\n"),
+    ("src/util.c", C_FILES["src/util.c"]),
+    ("cpp/shape.h", CPP_FILES["cpp/shape.h"].replace("public Shape", "public Other")),
+    ("cpp/app.cc", CPP_FILES["cpp/app.cc"].replace("p->area()", "p->radius()")),
+    ("cpp/shape.h", CPP_FILES["cpp/shape.h"]),
+    ("src/local.h", None),
+]
+
+
+@pytest.mark.parametrize("stop", [3, len(EDITS)])
+def test_updates_equal_a_rebuild(tmp_path: Path, stop: int) -> None:
+    files = {**C_FILES, **CPP_FILES}
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    for rel, text in EDITS[:stop]:
+        p = root / rel
+        if text is None:
+            p.unlink()
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        idx.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    assert {p: pf.language for p, pf in idx.parsed.items()} == {
+        p: pf.language for p, pf in fresh.parsed.items()
+    }
+    assert_same(idx, fresh, ["util_sum(1, 2)", "twice(n)"])
+    assert {p: sorted(c) for p, c in idx.calls.items()} == {
+        p: sorted(c) for p, c in fresh.calls.items()
+    }
