@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from repos import write_files
 
 from repomem.config import IndexConfig
 from repomem.context.cards import Card
@@ -15,7 +16,6 @@ from repomem_eval.card_check import CardChecker
 from repomem_eval.code_langs import Callee, read_callees
 from repomem_eval.context_metrics import definitions_by_name, task_targets
 from repomem_eval.make_benchmark import make_benchmark
-from tests.repos import write_files
 
 
 @pytest.mark.parametrize(
