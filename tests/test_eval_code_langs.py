@@ -127,6 +127,7 @@ C_FILES = {
         '#include "util.h"\n\nint twice(int v) {\n  /* offset(v) */\n  return scale(v);\n}\n'
     ),
     "a/offset.c": "int offset(int v) {\n  return v + 1;\n}\n",
+    "a/mem.c": "void free(void *p) {\n}\n",
     "tests/check.c": "int checked(int v) {\n  return v;\n}\n",
 }
 
@@ -150,6 +151,11 @@ def test_card_verdicts(tmp_path: Path) -> None:
     ]
     verdicts = checker.verdicts("a/main.c", buffer, "  return scale(v) + checked(v);", cards)
     assert verdicts == ["right", "wrong", "wrong", "wrong"]
+    # a repository definition named as the standard library's is a wrong guess
+    assert (
+        checker.verdicts("a/main.c", buffer, "  free(p);", [_card(index, "a/mem.c", "free")])[0]
+        == "wrong"
+    )
     # a unique name is right wherever it is; a name in a file that includes nothing is open
     assert checker.verdicts("a/offset.c", "", "offset(1); scale(2);", cards[:3:2]) == [
         "undecided",

@@ -4,7 +4,9 @@ engine, whose resolution is what is measured.
 Each card of a task's final prompt gets one verdict, by the first rule that decides:
 
 1. **wrong** when the card's name is nowhere in the code of the task's left context and
-   ground truth (strings and comments left out: a card made from a word in a comment);
+   ground truth (strings and comments left out: a card made from a word in a comment), or is
+   a name the language or its standard library owns (``code_langs.RESERVED``: ``usize``,
+   ``Object``, ``len``; this assumes the project does not shadow them);
 2. **wrong** when the card comes from a test file and the task's file is not a test;
 3. TypeScript, with the compiler at hand (``devsuite fetch`` installs it): the compiler's
    language service ("go to definition", ``tsoracle.js``) at every place the file's code up to
@@ -38,7 +40,7 @@ from typing import Literal
 from repomem.context.cards import Card
 from repomem.index.langs import is_test
 from repomem.index.repo import RepoIndex
-from repomem_eval.code_langs import FAMILY_OF, code_only, identifiers
+from repomem_eval.code_langs import FAMILY_OF, RESERVED, code_only, identifiers
 
 Verdict = Literal["right", "wrong", "undecided"]
 ORACLE_SCRIPT = Path(__file__).with_name("tsoracle.js")
@@ -124,7 +126,11 @@ class CardChecker:
         out: list[Verdict] = []
         for card in cards:
             name = card.name.rsplit(".", 1)[-1]
-            if name not in named or (is_test(card.path) and not is_test(path)):
+            if (
+                name not in named
+                or name in RESERVED[family]
+                or (is_test(card.path) and not is_test(path))
+            ):
                 out.append("wrong")
                 continue
             if family == "js" and self.oracle is not None:

@@ -444,6 +444,50 @@ COMMON_METHODS: dict[str, frozenset[str]] = {
 }
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Names the language or its standard library owns wherever the code does not define them
+# itself: a card of a repository definition with such a name is a wrong guess.
+RESERVED: dict[str, frozenset[str]] = {
+    "python": _words(
+        "len print range dict list set str int float bool object type isinstance super open"
+        " tuple bytes iter next map filter zip enumerate sorted min max sum any all"
+    ),
+    "js": _words(
+        """Object Array Promise Map Set WeakMap WeakSet Error TypeError RangeError Symbol Number
+        String Boolean Date RegExp JSON Math console undefined NaN Infinity globalThis Function
+        Reflect Proxy parseInt parseFloat setTimeout clearTimeout setInterval clearInterval
+        queueMicrotask Partial Readonly Record Pick Omit ReturnType Parameters"""
+    ),
+    "java": _words(
+        """Object String Integer Long Short Byte Double Float Boolean Character Number Math
+        System Thread Runnable Exception RuntimeException Error Throwable Class Iterable
+        Comparable CharSequence StringBuilder Override Deprecated SuppressWarnings Void Enum
+        FunctionalInterface IllegalArgumentException IllegalStateException NullPointerException
+        UnsupportedOperationException IndexOutOfBoundsException ClassCastException"""
+    ),
+    "go": _words(
+        """append cap clear close complex copy delete imag len make max min new panic print
+        println real recover bool byte complex64 complex128 error float32 float64 int int8
+        int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr any
+        comparable"""
+    ),
+    "rust": _words(
+        """u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize f32 f64 bool char str String Vec
+        Option Some None Result Ok Err Box Clone Copy Send Sync Sized Drop Fn FnMut FnOnce
+        Default Debug Iterator IntoIterator Extend PartialEq Eq PartialOrd Ord Hash AsRef AsMut
+        Into From ToString ToOwned"""
+    ),
+    "c": _words(
+        """printf fprintf sprintf snprintf malloc calloc realloc free memcpy memset memmove
+        memcmp strlen strcmp size_t ssize_t uint8_t uint16_t uint32_t uint64_t int8_t int16_t
+        int32_t int64_t uintptr_t NULL bool"""
+    ),
+}
+
+
 @cache
 def definitions_query(language: str) -> Query:
     return Query(grammar(language), _DEFINITIONS[language])
