@@ -4,6 +4,7 @@ and the verdicts on the cards a prompt shows."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,10 @@ from repos import write_files
 from repomem.config import IndexConfig
 from repomem.context.cards import Card
 from repomem.index.repo import RepoIndex
-from repomem_eval.card_check import CardChecker
+from repomem_eval.card_check import CardChecker, typescript_oracle
 from repomem_eval.code_langs import Callee, read_callees
 from repomem_eval.context_metrics import definitions_by_name, task_targets
+from repomem_eval.devsuite import default_cache, typescript_dir
 from repomem_eval.make_benchmark import make_benchmark
 
 
@@ -161,3 +163,33 @@ def test_card_verdicts(tmp_path: Path) -> None:
         "undecided",
         "right",
     ]
+
+
+def _typescript() -> Path:
+    """The compiler ``devsuite fetch`` unpacked (the tests cannot download it)."""
+    found = typescript_dir(default_cache())
+    if shutil.which("node") is None or not (found / "lib" / "typescript.js").is_file():
+        pytest.skip("node or the dev suite's TypeScript compiler is not here")
+    return found
+
+
+def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
+    files = {
+        **TS_FILES,
+        "src/other.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+    }
+    repo = write_files(tmp_path / "ts", files)
+    index = _index(repo)
+    oracle = typescript_oracle(_typescript(), repo)
+    assert oracle is not None
+    try:
+        checker = CardChecker(index, definitions_by_name(index), oracle)
+        buffer = "\n".join(TS_FILES["src/main.ts"].splitlines()[:7])
+        cards = [_card(index, "src/util.ts", "helper"), _card(index, "src/other.ts", "helper")]
+        # main.ts imports util's helper: the other one is a wrong card, by the compiler
+        assert checker.verdicts("src/main.ts", buffer, "  return helper(b.v);", cards) == [
+            "right",
+            "wrong",
+        ]
+    finally:
+        oracle.close()
