@@ -15,7 +15,7 @@ from repomem.context.cards import Card
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
 from repomem_eval.code_langs import Callee, read_callees
-from repomem_eval.context_metrics import definitions_by_name, task_targets
+from repomem_eval.context_metrics import definitions_by_name, task_targets, type_names
 from repomem_eval.devsuite import default_cache, typescript_dir
 from repomem_eval.make_benchmark import make_benchmark
 
@@ -110,8 +110,9 @@ def test_a_type_path_call_targets_the_type_and_its_own_constructor(tmp_path: Pat
     tasks = make_benchmark(repo, "api", 10, 0, language="rust")
     assert [t.ground_truth.strip() for t in tasks] == ["let v = Value::new(n);"]
     index = _index(repo)
+    named, types = definitions_by_name(index), type_names(index)
     targets = task_targets(
-        index, "src/lib.rs", tasks[0].prompt, tasks[0].ground_truth, definitions_by_name(index)
+        index, "src/lib.rs", tasks[0].prompt, tasks[0].ground_truth, named, types
     )
     # Value and Value's new, not Other's new
     assert sorted((t.path, t.name) for t in targets) == [
@@ -193,3 +194,27 @@ def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
         ]
     finally:
         oracle.close()
+
+
+def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/demo\n",
+        "context.go": "package demo\n\ntype Context struct{}\n\nfunc (c *Context) JSON() {}\n",
+        "binding.go": (
+            "package demo\n\ntype jsonBinding struct{}\n\nvar JSON = jsonBinding{}\n\n"
+            "func (jsonBinding) Bind(v int) error {\n\treturn nil\n}\n"
+        ),
+        "main.go": "package demo\n\nfunc run() error {\n\treturn JSON.Bind(1)\n}\n",
+    }
+    repo = write_files(tmp_path / "go", files)
+    index = _index(repo)
+    targets = task_targets(
+        index,
+        "main.go",
+        "package demo\n\nfunc run() error {\n",
+        "\treturn JSON.Bind(1)",
+        definitions_by_name(index),
+        type_names(index),
+    )
+    # JSON is a variable here: the method called is Bind, not the Context's JSON
+    assert [(t.path, t.name) for t in targets] == [("binding.go", "Bind")]

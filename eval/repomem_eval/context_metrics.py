@@ -9,7 +9,7 @@ is measured: the callees are read with the language's own comment and string syn
 (``code_langs.read_callees``: ``f(``, ``obj.m(``, ``obj->m(``, ``pkg.F(``, ``Foo::new(``,
 ``new Foo(``, ``m!(``), and each counts every definition of the index with its last name in
 the language family, in another file (a test file only from a test file): any of them shown
-counts. ``Foo::new(``/``Foo.of(`` with ``Foo`` a repository type counts ``Foo`` and the
+counts. ``Foo::new(``/``Foo.of(`` with ``Foo`` a repository class or type counts ``Foo`` and the
 ``new``/``of`` defined in ``Foo``'s files; a call on a receiver is skipped when its name is a
 method of the language's everyday types (``code_langs.COMMON_METHODS``), and a bare name the
 task's file defines itself is local.
@@ -85,6 +85,18 @@ def definitions_by_name(index: RepoIndex) -> dict[tuple[str, str], list[tuple[st
     return dict(named)
 
 
+def type_names(index: RepoIndex) -> frozenset[tuple[str, str]]:
+    """(language family, name) of every class or type the index defines: the owners a
+    ``Foo::new(`` or ``Foo.of(`` call may name."""
+    return frozenset(
+        (FAMILY_OF[pf.language], d.name.rsplit(".", 1)[-1])
+        for pf in index.parsed.values()
+        if pf.language in FAMILY_OF
+        for d in pf.definitions
+        if d.is_class
+    )
+
+
 def callees(ground_truth: str, comment: str = "#") -> list[tuple[str, bool]]:
     """The dotted names the text calls, in order, each with whether it is an attribute of an
     expression that is not a name (``f().name(``, ``x[0].name(``)."""
@@ -98,15 +110,21 @@ def callees(ground_truth: str, comment: str = "#") -> list[tuple[str, bool]]:
 
 
 def task_targets(
-    index: RepoIndex, path: str, left_context: str, ground_truth: str, named: Named
+    index: RepoIndex,
+    path: str,
+    left_context: str,
+    ground_truth: str,
+    named: Named,
+    types: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[Target, ...]:
     """The targets of a task completed at the end of ``left_context`` in ``path`` (the index
-    holding the user's buffer), in the order the ground truth calls them."""
+    holding the user's buffer), in the order the ground truth calls them; ``types`` are the
+    index's :func:`type_names` (outside Python)."""
     pf = index.parsed.get(path)
     if pf is None:
         return ()
     if pf.language != "python":
-        return _code_targets(index, path, ground_truth, named)
+        return _code_targets(index, path, ground_truth, named, types)
     calls = callees(ground_truth, LINE_COMMENT.get(pf.language, "#"))
     names = list(dict.fromkeys(n for n, chained in calls if not chained))
     resolved = dict(zip(names, resolve_names(index, path, left_context, names), strict=True))
@@ -137,7 +155,11 @@ def task_targets(
 
 
 def _code_targets(
-    index: RepoIndex, path: str, ground_truth: str, named: Named
+    index: RepoIndex,
+    path: str,
+    ground_truth: str,
+    named: Named,
+    types: frozenset[tuple[str, str]],
 ) -> tuple[Target, ...]:
     """The targets of a task outside Python (see the module doc)."""
     pf = index.parsed[path]
@@ -156,7 +178,7 @@ def _code_targets(
     for callee in read_callees(ground_truth, family):
         bare = callee.parts[-1]
         owner = callee.parts[-2] if len(callee.parts) > 1 and not callee.new else None
-        if owner is not None and named.get((family, owner)):
+        if owner is not None and (family, owner) in types:
             # ``Foo::new(``: the type, and the ``new`` its own files define
             files = {file for file, _ in named[(family, owner)]}
             chosen = [(owner, p) for p in places(owner)]

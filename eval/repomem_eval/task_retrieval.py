@@ -32,7 +32,7 @@ from repomem.context.scorer import Exclusion, RetrievedFragment
 from repomem.index.occurrences import Occurrence
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
-from repomem_eval.context_metrics import Target, definitions_by_name, task_targets
+from repomem_eval.context_metrics import Target, definitions_by_name, task_targets, type_names
 from repomem_eval.task_view import TaskView
 
 
@@ -113,6 +113,7 @@ class SharedRetrieval:
         self._targets: dict[str, tuple[Target, ...]] = {}
         # the snapshot's definitions (no buffer is shown yet), for unresolved ``obj.name(``
         self._named = definitions_by_name(index)
+        self._types = type_names(index)
         self.checker = CardChecker(
             index,
             self._named,
@@ -223,7 +224,7 @@ class SharedRetrieval:
         task = view.task
         if task.task_id not in self._targets:
             self._targets[task.task_id] = task_targets(
-                self.index, task.rel_path, view.buffer, task.ground_truth, self._named
+                self.index, task.rel_path, view.buffer, task.ground_truth, self._named, self._types
             )
 
     def card_verdicts(self, view: TaskView, cards: Sequence[Card]) -> dict[str, int]:
