@@ -347,3 +347,10 @@ def test_task_counts_are_set_per_language() -> None:
     assert counts == {"python": DEFAULT_TASKS["python"], "go": {"line": 7, "api": 9}}
     with pytest.raises(DevSuiteError, match="go api must be at least 1"):
         task_counts(["go"], {"go": {"line": 1, "api": 0}})
+
+
+def test_an_unknown_source_or_language_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DevSuiteError, match="demo: unknown source 'cvs'"):
+        fetch(tmp_path, projects=(Project("demo", "1.0", source="cvs"),), log=print)
+    with pytest.raises(DevSuiteError, match="unknown language 'pl1'"):
+        fetch(tmp_path, projects=(Project("demo", "1.0", "pl1"),), log=print)

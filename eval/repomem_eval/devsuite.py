@@ -364,6 +364,12 @@ def fetch(
     unknown = [lang for lang in languages if lang not in FAMILIES]
     if unknown:
         raise DevSuiteError(f"unknown language {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    for project in projects:
+        if project.source not in SOURCES:
+            raise DevSuiteError(
+                f"{project.name}: unknown source {project.source!r}; choose from"
+                f" {', '.join(SOURCES)}"
+            )
     counts = task_counts(languages, tasks_per_repo)
     cache = Path(cache).expanduser()
     try:
