@@ -123,6 +123,8 @@ DEFAULT_TASKS: dict[str, dict[Kind, int]] = {
     language: {"line": 100, "api": 100} if language in ("java", "c") else {"line": 50, "api": 50}
     for language in LANGUAGES
 }
+# the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
+DEFAULT_METHODS = ("vanilla", "graph")
 _MANIFEST = "manifest.json"
 PLOT_FILE = "precision_coverage.png"
 
@@ -470,6 +472,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     r.add_argument("--limit-per-repo", type=int, help="only the first N tasks per repository")
     add_run_arguments(r)
+    for action in r._actions:
+        if action.dest == "method":
+            action.help = f"method to run, repeatable (default: {' and '.join(DEFAULT_METHODS)})"
     r.set_defaults(_devsuite_run=_run_suite)
 
 
@@ -505,9 +510,6 @@ def prepared_suite(
             " run `repomem eval devsuite fetch` first"
         )
     return repos, tasks
-
-
-DEFAULT_METHODS = ("vanilla", "graph")
 
 
 def _run_suite(args: argparse.Namespace) -> int:
