@@ -471,10 +471,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--kind", choices=(*KINDS, "both"), default="both", help="task kind (default both)"
     )
     r.add_argument("--limit-per-repo", type=int, help="only the first N tasks per repository")
-    add_run_arguments(r)
-    for action in r._actions:
-        if action.dest == "method":
-            action.help = f"method to run, repeatable (default: {' and '.join(DEFAULT_METHODS)})"
+    add_run_arguments(r, " and ".join(DEFAULT_METHODS))
     r.set_defaults(_devsuite_run=_run_suite)
 
 
