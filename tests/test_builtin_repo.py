@@ -12,12 +12,13 @@ import numpy as np
 from repos import make_repo, run_repomem
 
 from repomem.completion.backends.base import GenerationRequest
-from repomem.completion.backends.builtin import BuiltinBackend
+from repomem.completion.backends.builtin import CALIBRATION, BuiltinBackend, calibrate
 from repomem.config import IndexConfig
 from repomem.index.bm25 import BM25Index
 from repomem.index.occurrences import Occurrence, _head_lines, trailing_terms
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
+from repomem.settings import Settings
 
 HANDLER = """\
 def handle(request):
@@ -119,10 +120,54 @@ def test_a_split_vote_is_less_confident_than_a_unanimous_one() -> None:
     assert split.confidence <= sure.confidence / 2 + 1e-9
 
 
+def test_the_confidence_is_calibrated_per_language_and_mode() -> None:
+    one = (Occurrence("lib/a.py", 0, HANDLER, 0),)
+    backend = BuiltinBackend()
+
+    def confidence(language: str | None, multiline: bool = False) -> float:
+        request = GenerationRequest(
+            "", left_context=CURSOR, occurrences=one, language=language, multiline=multiline
+        )
+        found = backend.continuation(request).confidence
+        assert found is not None
+        return found
+
+    raw = confidence(None)  # a language without a table keeps the raw value
+    assert raw == confidence("markdown") and raw >= 0.5
+    assert confidence("python") == calibrate(raw, CALIBRATION[("python", "line")])
+    assert (
+        confidence("tsx") == confidence("typescript") == calibrate(raw, CALIBRATION[("js", "line")])
+    )
+    # the same unanimous match means less in a Java statement than on a Python line, and is
+    # not shown there
+    assert confidence("java", multiline=True) < confidence("python") < raw
+    assert confidence("java", multiline=True) < Settings().completion.min_confidence
+    assert (
+        BuiltinBackend("match")
+        .continuation(GenerationRequest("", left_context=CURSOR, fragments=(), language="java"))
+        .confidence
+        == 0.0
+    )
+
+
+def test_calibration_steps_are_read_from_the_highest_reached() -> None:
+    steps = ((0.0, 0.05), (0.3, 0.2), (0.9, 0.6))
+    assert [calibrate(raw, steps) for raw in (0.0, 0.29, 0.3, 0.89, 0.9, 1.0)] == [
+        0.05, 0.05, 0.2, 0.2, 0.6, 0.6,
+    ]  # fmt: skip
+    for family_mode, table in CALIBRATION.items():
+        lows = [low for low, _ in table]
+        estimates = [estimate for _, estimate in table]
+        assert lows == sorted(lows) and estimates == sorted(estimates), family_mode
+        assert all(0.0 <= e <= 1.0 for e in estimates)
+
+
 def test_complete_abstains_below_the_confidence_threshold(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"app/views.py": CURSOR + "\n", "lib/ledger.py": HANDLER})
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOMEM_")}
-    sure = run_repomem("complete", "app/views.py:3", cwd=root, env=env)
+    # one place to copy from: in Python such a match is right about a quarter of the time
+    shown = env | {"REPOMEM_COMPLETION_MIN_CONFIDENCE": "0.2"}
+    sure = run_repomem("complete", "app/views.py:3", cwd=root, env=shown)
     assert sure.returncode == 0, sure.stderr
     assert sure.stdout.strip() == "return settle_ledger_entry(record, request.user)"
 

@@ -110,6 +110,14 @@ def test_first_query_is_the_last_window_lines() -> None:
     assert retriever.queries[0].splitlines()[0] == "line_10 = 10"
 
 
+def test_the_backend_is_told_the_cursor_file_language() -> None:
+    backend = ScriptedBackend("x = 1\n", "y := 2\n")
+    engine = CompletionEngine(RecordingRetriever(), backend, settings(iterations=1))
+    asyncio.run(engine.complete("pkg/a.py", LEFT))
+    asyncio.run(engine.complete("cmd/main.go", LEFT))
+    assert [batch[0].language for batch in backend.batches] == ["python", "go"]
+
+
 def test_second_query_contains_the_first_completion_and_keeps_the_window() -> None:
     retriever = RecordingRetriever([fragment(1, "a = 1")])
     backend = ScriptedBackend("result = compute(line_29)\nignored()", "result = final()")
@@ -464,8 +472,10 @@ def test_cli_completes_from_the_repository_end_to_end(tmp_path: Path) -> None:
     )
     assert_clean_error(server_down, "http://127.0.0.1:9/v1")
 
-    # the file on disk is the buffer: after an edit the cursor is in `delete`
+    # the file on disk is the buffer: after an edit the cursor is in `delete` (a weaker
+    # match, shown at any confidence)
     ticket.write_text(TICKET.format(method="delete"), encoding="utf-8")
-    edited = run_cli(cursor, "--iterations", "1", cwd=repo)
+    shown = {"REPOMEM_COMPLETION_MIN_CONFIDENCE": "0"}
+    edited = run_cli(cursor, "--iterations", "1", cwd=repo, env=shown)
     assert edited.returncode == 0, edited.stderr
     assert edited.stdout == "        return self.remove(record)\n"

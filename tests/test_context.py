@@ -453,8 +453,13 @@ def test_a_card_of_the_completed_file_above_the_cursor_is_not_repeated() -> None
 
 
 # ---------------------------------------------------------------------------- end to end
+SHOW_ALL = "[completion]\nmin_confidence = 0\n"
+
+
 def test_complete_explains_and_reports_the_cards(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "r", {"pkg/net.py": MODULE, "pkg/app.py": APP})
+    # the completion is a weak copy: shown at any confidence
+    files = {"pkg/net.py": MODULE, "pkg/app.py": APP, ".repomem.toml": SHOW_ALL}
+    root = make_repo(tmp_path / "r", files)
     line = APP.splitlines().index('        made.send(b"x")') + 1
     proc = run_repomem("complete", f"{root / 'pkg/app.py'}:{line}", "--explain", "--json")
     assert proc.returncode == 0, proc.stderr

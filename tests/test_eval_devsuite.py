@@ -1,10 +1,12 @@
-"""The development suite's unpacking and task generation, fed a source distribution built here
-(no network), and its optional precision/coverage plot."""
+"""The development suite's unpacking and task generation, fed archives built here (a source
+distribution, an npm package, a Debian package; no network), and its optional
+precision/coverage plot."""
 
 from __future__ import annotations
 
 import io
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -13,11 +15,15 @@ import pytest
 
 from repomem_eval.compare import Run, curve_plot
 from repomem_eval.devsuite import (
+    DEFAULT_TASKS,
+    PROJECTS,
     DevSuiteError,
     Project,
-    extract_sdist,
+    download,
+    extract_archive,
     fetch,
-    pip_download,
+    select_projects,
+    task_counts,
 )
 from repomem_eval.tasks import read_tasks, resolve_file
 
@@ -89,7 +95,7 @@ class FakePyPI:
 def test_extract_strips_the_top_directory_and_skips_links(tmp_path: Path) -> None:
     archive = _sdist(tmp_path / "demo-1.0.tar.gz")
     dest = tmp_path / "repos" / "demo"
-    extract_sdist(archive, dest)
+    extract_archive(archive, dest)
     assert (dest / "demo" / "core.py").read_text() == CORE
     assert (dest / "PKG-INFO").is_file()
     assert not (dest / "demo" / "link.py").exists()
@@ -100,7 +106,7 @@ def test_extract_refuses_paths_outside_the_target(tmp_path: Path) -> None:
     archive = _sdist(tmp_path / "evil-1.0.tar.gz", extra={"demo-1.0/../../escape.py": b"x"})
     dest = tmp_path / "repos" / "demo"
     with pytest.raises(DevSuiteError, match="unsafe member path"):
-        extract_sdist(archive, dest)
+        extract_archive(archive, dest)
     assert not dest.exists()
     assert not (tmp_path / "escape.py").exists()
 
@@ -109,7 +115,7 @@ def test_extract_reports_a_broken_archive(tmp_path: Path) -> None:
     archive = tmp_path / "broken-1.0.tar.gz"
     archive.write_bytes(b"not a tarball")
     with pytest.raises(DevSuiteError, match="cannot unpack .*broken-1.0.tar.gz"):
-        extract_sdist(archive, tmp_path / "repos" / "broken")
+        extract_archive(archive, tmp_path / "repos" / "broken")
 
 
 def test_fetch_builds_tasks_and_skips_what_is_done(tmp_path: Path) -> None:
@@ -118,11 +124,14 @@ def test_fetch_builds_tasks_and_skips_what_is_done(tmp_path: Path) -> None:
     projects = (Project("demo", "1.0"),)
     logs: list[str] = []
     outputs = fetch(
-        cache, projects=projects, tasks_per_repo={"line": 5, "api": 3},
+        cache, projects=projects, tasks_per_repo={"python": {"line": 5, "api": 3}},
         downloader=pypi, log=logs.append,
-    )  # fmt: skip
+    )["python"]  # fmt: skip
     assert pypi.calls == ["demo==1.0"]
-    assert outputs == {"line": cache / "tasks" / "line.jsonl", "api": cache / "tasks" / "api.jsonl"}
+    assert outputs == {
+        "line": cache / "tasks" / "python" / "line.jsonl",
+        "api": cache / "tasks" / "python" / "api.jsonl",
+    }
     line_tasks = read_tasks(outputs["line"])
     api_tasks = read_tasks(outputs["api"])
     assert len(line_tasks) == 5 and len(api_tasks) == 3
@@ -139,7 +148,7 @@ def test_fetch_builds_tasks_and_skips_what_is_done(tmp_path: Path) -> None:
     fetch(
         cache,
         projects=projects,
-        tasks_per_repo={"line": 5, "api": 3},
+        tasks_per_repo={"python": {"line": 5, "api": 3}},
         downloader=pypi,
         log=logs.append,
     )
@@ -150,7 +159,7 @@ def test_fetch_builds_tasks_and_skips_what_is_done(tmp_path: Path) -> None:
     fetch(
         cache,
         projects=projects,
-        tasks_per_repo={"line": 2, "api": 3},
+        tasks_per_repo={"python": {"line": 2, "api": 3}},
         downloader=pypi,
         log=logs.append,
     )
@@ -163,13 +172,11 @@ def test_fetch_reuses_a_downloaded_archive_after_a_failed_unpack(tmp_path: Path)
     pypi = FakePyPI(_sdist(tmp_path / "demo-1.0.tar.gz"))
     cache = tmp_path / "cache"
     projects = (Project("demo", "1.0"),)
-    fetch(
-        cache, projects=projects, tasks_per_repo={"line": 1, "api": 1}, downloader=pypi, log=print
-    )
+    counts = {"python": {"line": 1, "api": 1}}
+    fetch(cache, projects=projects, tasks_per_repo=counts, downloader=pypi, log=print)
     shutil.rmtree(cache / "repos" / "demo")
-    fetch(
-        cache, projects=projects, tasks_per_repo={"line": 1, "api": 1}, downloader=pypi, log=print
-    )
+    counts = {"python": {"line": 1, "api": 1}}
+    fetch(cache, projects=projects, tasks_per_repo=counts, downloader=pypi, log=print)
     assert pypi.calls == ["demo==1.0"]
     assert (cache / "repos" / "demo" / "demo" / "app.py").is_file()
 
@@ -177,8 +184,8 @@ def test_fetch_reuses_a_downloaded_archive_after_a_failed_unpack(tmp_path: Path)
 def test_download_failure_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip fails at once, as without a network
     with pytest.raises(DevSuiteError, match=r"could not download demo-pkg==9\.9 from PyPI"):
-        pip_download(Project("demo-pkg", "9.9"), tmp_path / "sdists")
-    assert list((tmp_path / "sdists").iterdir()) == []
+        download(Project("demo-pkg", "9.9"), tmp_path / "archives")
+    assert list((tmp_path / "archives").iterdir()) == []
 
 
 def _curve_runs() -> list[Run]:
@@ -208,3 +215,143 @@ def test_the_precision_coverage_plot_is_drawn_with_matplotlib(tmp_path: Path) ->
     png = tmp_path / "precision_coverage.png"
     assert curve_plot(_curve_runs(), png) == f"wrote {png}"
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+GO_LIB = """\
+package lib
+
+// Scale multiplies: Scale(v, f) in a comment is no call.
+func Scale(v int, f int) int {
+	return v * f
+}
+"""
+
+GO_MAIN = """\
+package main
+
+import "example.com/demo/lib"
+
+func main() {
+	x := 2
+	y := lib.Scale(x, 3)
+	println(y)
+	z := lib.Scale(y, 2)
+	println(z)
+}
+"""
+
+
+def _tgz(path: Path, members: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            _add(tar, name, data)
+    return path
+
+
+def test_extract_keeps_only_the_project_root(tmp_path: Path) -> None:
+    archive = _tgz(
+        tmp_path / "lib-1.0.tgz",
+        {
+            "package/package.json": b"{}",
+            "package/src/index.ts": b"export const a = 1;\n",
+            "package/src/util/x.ts": b"export function x() {}\n",
+            "package/dist/index.js": b"exports.a = 1;\n",
+        },
+    )
+    dest = tmp_path / "repos" / "lib"
+    extract_archive(archive, dest, "src")
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*.*")) == [
+        "index.ts",
+        "util/x.ts",
+    ]
+    with pytest.raises(DevSuiteError, match="holds no files under lib"):
+        extract_archive(archive, tmp_path / "repos" / "none", "lib")
+
+
+def _deb(tmp_path: Path, files: dict[str, str]) -> Path:
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    tree = tmp_path / "debtree"
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN" / "control").write_text(
+        "Package: golang-demo-dev\nVersion: 1.0-1\nArchitecture: all\n"
+        "Maintainer: Nobody <nobody@example.com>\nDescription: demo\n"
+    )
+    for name, text in files.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    deb = tmp_path / "golang-demo-dev_1.0-1_all.deb"
+    subprocess.run(["dpkg-deb", "--build", str(tree), str(deb)], check=True, capture_output=True)
+    return deb
+
+
+def test_a_debian_package_is_unpacked_into_the_cache_not_installed(tmp_path: Path) -> None:
+    root = "usr/share/gocode/src/example.com/demo"
+    deb = _deb(tmp_path, {f"{root}/lib/lib.go": GO_LIB, f"{root}/main.go": GO_MAIN})
+    cache = tmp_path / "cache"
+
+    def apt(project: Project, dest: Path) -> Path:
+        assert project.requirement == "golang-demo-dev=1.0-1"
+        dest.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copy(deb, dest / deb.name))
+
+    project = Project("demo", "1.0-1", "go", "deb", "golang-demo-dev", root)
+    outputs = fetch(
+        cache,
+        projects=(project,),
+        tasks_per_repo={"go": {"line": 3, "api": 5}},
+        downloader=apt,
+        log=print,
+    )
+    assert (cache / "repos" / "demo" / "lib" / "lib.go").read_text() == GO_LIB
+    assert not (cache / "repos" / "demo" / "usr").exists()
+    api = read_tasks(outputs["go"]["api"])
+    # the two calls of lib.Scale, defined in another file; never the comment
+    assert sorted(t.ground_truth.strip() for t in api) == [
+        "y := lib.Scale(x, 3)",
+        "z := lib.Scale(y, 2)",
+    ]
+    assert all(t.fpath_tuple == ("demo", "main.go") for t in api)
+    assert len(read_tasks(outputs["go"]["line"])) == 3
+
+
+def test_same_pins_and_seed_give_the_same_tasks(tmp_path: Path) -> None:
+    pypi = FakePyPI(_sdist(tmp_path / "demo-1.0.tar.gz"))
+    made = []
+    for cache in (tmp_path / "a", tmp_path / "b"):
+        files = fetch(
+            cache,
+            projects=(Project("demo", "1.0"),),
+            tasks_per_repo={"python": {"line": 4, "api": 2}},
+            downloader=pypi,
+            log=print,
+        )["python"]
+        made.append([p.read_bytes() for p in files.values()])
+    assert made[0] == made[1]
+
+
+def test_projects_are_pinned_per_language() -> None:
+    assert len({p.name for p in PROJECTS}) == len(PROJECTS)
+    assert {p.language for p in PROJECTS} == {"python", "typescript", "go", "rust", "java", "c"}
+    assert set(DEFAULT_TASKS) == {p.language for p in PROJECTS}
+    rxjs = next(p for p in PROJECTS if p.name == "rxjs")
+    assert rxjs.requirement == "rxjs@7.8.1" and rxjs.root == "src"
+    gin = next(p for p in PROJECTS if p.name == "gin")
+    assert gin.requirement == "golang-github-gin-gonic-gin-dev=1.8.1-1"
+    assert [p.name for p in select_projects(["go"])] == ["gin", "go-toml"]
+    with pytest.raises(DevSuiteError, match="unknown language 'cobol'"):
+        select_projects(["cobol"])
+
+
+def test_task_counts_are_set_per_language() -> None:
+    counts = task_counts(["python", "go"], {"go": {"line": 7, "api": 9}})
+    assert counts == {"python": DEFAULT_TASKS["python"], "go": {"line": 7, "api": 9}}
+    with pytest.raises(DevSuiteError, match="go api must be at least 1"):
+        task_counts(["go"], {"go": {"line": 1, "api": 0}})
+
+
+def test_an_unknown_source_or_language_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DevSuiteError, match="demo: unknown source 'cvs'"):
+        fetch(tmp_path, projects=(Project("demo", "1.0", source="cvs"),), log=print)
+    with pytest.raises(DevSuiteError, match="unknown language 'pl1'"):
+        fetch(tmp_path, projects=(Project("demo", "1.0", "pl1"),), log=print)

@@ -93,10 +93,27 @@ def test_aggregate_of_nothing() -> None:
             "context_n": 0,
             "coverage": None,
             "precision": None,
+            "cards_shown": None,
+            "cards_wrong": None,
+            "cards_decided": None,
+            "wrong_cards": None,
         },
         "per_repo": {},
         "curve": [],
     }
+
+
+def test_the_wrong_card_rate_counts_only_decided_cards() -> None:
+    scores = [
+        score_task("a/0", "x", "x", cards={"shown": 4, "right": 2, "wrong": 1}),
+        score_task("a/1", "x", "x", cards={"shown": 3, "right": 1, "wrong": 0}),
+        score_task("a/2", "x", "x"),  # a method without cards
+    ]
+    overall = aggregate(scores, 0.0)["overall"]
+    assert (overall["cards_shown"], overall["cards_decided"], overall["cards_wrong"]) == (7, 4, 1)
+    assert overall["wrong_cards"] == pytest.approx(25.0)
+    undecided = [score_task("a/0", "x", "x", cards={"shown": 2, "right": 0, "wrong": 0})]
+    assert aggregate(undecided, 0.0)["overall"]["wrong_cards"] is None
 
 
 def test_context_measures_average_over_the_tasks_that_have_them() -> None:

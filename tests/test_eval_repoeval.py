@@ -227,6 +227,10 @@ def test_results_have_every_method_and_match_the_predictions(
                 assert p.hit == hit_at_k(task.ground_truth, shown)
                 assert p.targets is not None and (p.context is None) == (p.targets == [])
             assert p.seconds == pytest.approx(sum(p.timings.values()))
+            if METHODS[method].definitions:
+                assert p.cards is not None and p.cards["shown"] >= p.cards["wrong"]
+            else:
+                assert p.cards is None
             scores.append(
                 score_task(
                     p.task_id,
@@ -236,6 +240,7 @@ def test_results_have_every_method_and_match_the_predictions(
                     seconds=p.seconds,
                     context=p.context,
                     confidence=p.confidence,
+                    cards=p.cards,
                 )
             )
         expected = aggregate(scores, Settings().completion.min_confidence)
@@ -480,8 +485,9 @@ def test_devsuite_run_compares_both_kinds(
     _, repos, _ = bench
     cache = tmp_path / "cache"
     shutil.copytree(repos / "proj", cache / "repos" / "proj")
-    write_tasks(cache / "tasks" / "line.jsonl", make_benchmark(repos / "proj", "line", 8, seed=1))
-    write_tasks(cache / "tasks" / "api.jsonl", make_benchmark(repos / "proj", "api", 4, seed=1))
+    tasks = cache / "tasks" / "python"
+    write_tasks(tasks / "line.jsonl", make_benchmark(repos / "proj", "line", 8, seed=1))
+    write_tasks(tasks / "api.jsonl", make_benchmark(repos / "proj", "api", 4, seed=1))
     out = tmp_path / "out"
     proc = repomem(
         "eval",
@@ -491,6 +497,8 @@ def test_devsuite_run_compares_both_kinds(
         cache,
         "--out",
         out,
+        "--languages",
+        "python",
         "--method",
         "vanilla",
         "--method",
@@ -500,14 +508,17 @@ def test_devsuite_run_compares_both_kinds(
     )
     assert proc.returncode == 0, proc.stderr
     for kind in ("line", "api"):
-        results = json.loads((out / kind / "results.json").read_text())
+        results = json.loads((out / "python" / kind / "results.json").read_text())
         assert list(results["methods"]) == ["vanilla", "fragrel"]
         assert results["methods"]["fragrel"]["overall"]["n"] == 3
         assert results["config"]["mode"] == kind
-    assert {p.mode for p in predictions(out / "api", "vanilla")} == {"api"}
+    assert {p.mode for p in predictions(out / "python" / "api", "vanilla")} == {"api"}
     assert (out / "index" / "proj").is_dir()
     table = (out / "results.md").read_text()
-    assert "| line | vanilla |" in table and "| api | fragrel |" in table
+    assert "| python | line | vanilla | 3 |" in table and "| python | api | fragrel | 3 |" in table
+
+    proc = repomem("eval", "devsuite", "run", "--cache", cache, "--out", out, "--languages", "pl1")
+    assert "unknown language 'pl1'" in one_error_line(proc)
 
 
 def test_limits_keep_the_task_files_order(bench: tuple[Path, Path, list[Task]]) -> None:

@@ -94,11 +94,15 @@ def nvim_session(
     setup: dict[str, Any],
     midline: Sequence[tuple[str, int, str]] = (),
 ) -> tuple[Path, dict[str, Any]]:
-    """A fresh fixture repository, and what Neovim saw completing ``pkg/app.py`` in it."""
-    repo = make_repo(
-        tmp_path_factory.mktemp("nvim") / "repo",
-        {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY, "README.md": README},
-    )
+    """A fresh fixture repository, and what Neovim saw completing ``pkg/app.py`` in it (its
+    one place to copy from is a weak match, shown at any confidence)."""
+    files = {
+        "pkg/config.py": CONFIG_PY,
+        "pkg/app.py": APP_PY,
+        "README.md": README,
+        ".repomem.toml": "[completion]\nmin_confidence = 0\n",
+    }
+    repo = make_repo(tmp_path_factory.mktemp("nvim") / "repo", files)
     return repo, run_nvim(repo, "pkg/app.py", 1, TYPED, setup, midline)
 
 

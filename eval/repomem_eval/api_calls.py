@@ -12,6 +12,13 @@ intent (the answer depends on an API only this repository defines):
 
 Dunder names (``super().__init__(...)``) never count. The hole is the whole simple statement
 (expression, return, raise, assert) that starts a line with such a call, possibly several lines.
+
+Other languages (``code_langs``' queries): a code line holds a call ``f(``, ``obj.m(``,
+``Foo::new(``, ``new Foo(`` or ``m!(`` whose name (or, for ``Foo::new``, its type) is defined
+in another file of the repository's language family and not in the line's own file, and, for a
+call on a receiver, is not a method of the standard library's everyday types
+(``code_langs.COMMON_METHODS``). The hole is that one line: statements spread over lines are
+common there (builder chains, argument lists), and a line is what the editor completes.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from dataclasses import dataclass
 from tree_sitter import Node, Query, QueryCursor
 
 from repomem.index.languages import grammar
+from repomem_eval.code_langs import COMMON_METHODS as LANGUAGE_METHODS
+from repomem_eval.code_langs import FAMILY_OF, calls_query, definitions_query
 from repomem_eval.sources import SourceFile
 
 # Receivers of these types are everywhere; a repository method that shares a name with one of
@@ -176,7 +185,13 @@ def _enclosing_statement(node: Node) -> Node | None:
 
 def find_api_holes(files: Sequence[SourceFile]) -> list[ApiHole]:
     """All statements of ``files`` that begin a line with a call of a repository API, in file
-    and line order, one hole per statement."""
+    and line order, one hole per statement (per line outside Python)."""
+    python = [f for f in files if f.language == "python"]
+    others = [f for f in files if f.language != "python"]
+    return (_python_holes(python) if python else []) + (_code_holes(others) if others else [])
+
+
+def _python_holes(files: Sequence[SourceFile]) -> list[ApiHole]:
     defs = _collect_definitions(files)
     modules = repository_modules(files)
     query = _query(_CALLS)
@@ -207,4 +222,40 @@ def find_api_holes(files: Sequence[SourceFile]) -> list[ApiHole]:
                 continue
             rows[row] = stmt.end_point.row
         holes.extend(ApiHole(f, start, end) for start, end in sorted(rows.items()))
+    return holes
+
+
+def _code_holes(files: Sequence[SourceFile]) -> list[ApiHole]:
+    defined: dict[tuple[str, ...], set[str]] = {}
+    definers: dict[tuple[str, str], set[tuple[str, ...]]] = collections.defaultdict(set)
+    for f in files:
+        names = {
+            _text(caps["name"][0])
+            for _, caps in QueryCursor(definitions_query(f.language)).matches(f.root)
+        }
+        defined[f.parts] = names
+        for name in names:
+            definers[(FAMILY_OF[f.language], name)].add(f.parts)
+    holes: list[ApiHole] = []
+    for f in files:
+        family = FAMILY_OF[f.language]
+
+        def elsewhere(name: str, f: SourceFile = f, family: str = family) -> bool:
+            return name not in defined[f.parts] and bool(definers[(family, name)] - {f.parts})
+
+        rows: set[int] = set()
+        for _, caps in QueryCursor(calls_query(f.language)).matches(f.root):
+            name = _text(caps["name"][0])
+            row = caps["call"][0].start_point.row
+            if row in rows or row == 0 or not f.is_code_line(row):
+                continue
+            if "scope" in caps:
+                scope = re.sub(r"<.*", "", _text(caps["scope"][0])).split("::")[-1]
+                ok = elsewhere(scope) or (name not in LANGUAGE_METHODS[family] and elsewhere(name))
+            else:
+                common = "member" in caps and name in LANGUAGE_METHODS[family]
+                ok = not common and elsewhere(name)
+            if ok:
+                rows.add(row)
+        holes.extend(ApiHole(f, row, row) for row in sorted(rows))
     return holes

@@ -66,9 +66,11 @@ def prediction(
     retrieval: float,
     generation: float,
     targets: Sequence[Target] | None = None,
+    cards: dict[str, int] | None = None,
 ) -> Prediction:
     """The task's completion scored, with the fragments its final prompt showed and, given the
-    task's ``targets``, the context measures of that prompt."""
+    task's ``targets``, the context measures of that prompt; ``cards`` counts the final
+    prompt's cards shown, right and wrong (``card_check``)."""
     task = view.task
     shown = result.prompt.fragments
     prompt = result.timings["prompt"]
@@ -86,6 +88,7 @@ def prediction(
         shown_texts=[f.shown or f.text for f in shown] if method.retrieves else None,
         seconds=seconds,
         context=context,
+        cards=cards,
     )
     return Prediction(
         task_id=task.task_id,
@@ -103,6 +106,7 @@ def prediction(
         targets=None if targets is None else [[t.path, t.line, t.name] for t in targets],
         context=context,
         confidence=result.confidence,
+        cards=cards,
     )
 
 
@@ -136,6 +140,11 @@ async def evaluate_batch(
             for view, result, generation in zip(batch, results, shares, strict=True):
                 retrieval = sharing.take_served(view.task.task_id) if sharing is not None else 0.0
                 targets = sharing.targets(view) if sharing is not None else None
+                cards = (
+                    sharing.card_verdicts(view, result.iterations[-1].prompt.cards)
+                    if sharing is not None and run.method.definitions
+                    else None
+                )
                 made.append(
                     prediction(
                         view,
@@ -144,6 +153,7 @@ async def evaluate_batch(
                         retrieval=retrieval,
                         generation=generation,
                         targets=targets,
+                        cards=cards,
                     )
                 )
             record(run.method, made)

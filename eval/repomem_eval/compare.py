@@ -32,7 +32,16 @@ HELP = "Compare evaluation runs (their results.json) side by side as a Markdown 
 RESULTS_FILE = "results.json"
 OVERALL = "all"
 _SUMMARY_KEYS = ("em", "es", "hit_at_k", "n", "seconds_per_task")
-_OPTIONAL_KEYS = (*CONTEXT_KEYS, "context_n", "coverage", "precision")
+_OPTIONAL_KEYS = (
+    *CONTEXT_KEYS,
+    "context_n",
+    "coverage",
+    "precision",
+    "cards_shown",
+    "cards_wrong",
+    "cards_decided",
+    "wrong_cards",
+)
 
 
 class ResultsError(RepomemError):
@@ -60,6 +69,10 @@ class Row:
     context_n: int | None = None
     coverage: float | None = None
     precision: float | None = None
+    cards_shown: int | None = None
+    cards_wrong: int | None = None
+    cards_decided: int | None = None
+    wrong_cards: float | None = None
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,10 @@ def _check_summary(path: Path, where: str, summary: object) -> None:
         raise ResultsError(f"{path}: {where} lacks {', '.join(missing)}")
     if not all(_number(summary.get(k)) for k in (*_SUMMARY_KEYS, *_OPTIONAL_KEYS)):
         raise ResultsError(f"{path}: {where} holds a value that is not a number or null")
-    for key in ("n", "context_n"):
+    for key in ("n", "context_n", "cards_shown", "cards_wrong", "cards_decided"):
         count = summary.get(key, 0)
+        if count is None and key.startswith("cards_"):
+            continue
         if not isinstance(count, int) or count < 0:
             raise ResultsError(f"{path}: {where}.{key} must be a non-negative integer")
 

@@ -3,14 +3,25 @@ calls, and code that calls them?
 
 A task's *targets* are the functions, classes and constants of the repository that its ground
 truth calls and that are defined outside the task's file (the left context shows that file).
-The callees are the dotted names followed by ``(`` in the ground truth's code (comments,
-docstrings and literals left out, ``repomem.context.lexer``); each resolves at the cursor
-exactly as the context engine resolves the names it makes cards for
-(:func:`repomem.context.definitions.resolve_names`). An ``obj.name(`` call that does not
-resolve (a receiver whose type the left context does not show) counts every repository
-definition whose last name is ``name`` (any of them shown counts), unless ``name`` is a
-dunder or a method of common built-in types (``api_calls.COMMON_METHODS``) or ``obj`` is a
-module imported from outside the repository (``np.zeros(``).
+
+Outside Python the targets are found without the context engine's resolution, which is what
+is measured: the callees are read with the language's own comment and string syntax
+(``code_langs.read_callees``: ``f(``, ``obj.m(``, ``obj->m(``, ``pkg.F(``, ``Foo::new(``,
+``new Foo(``, ``m!(``), and each counts every definition of the index with its last name in
+the language family, in another file (a test file only from a test file): any of them shown
+counts. ``Foo::new(``/``Foo.of(`` with ``Foo`` a repository class or type counts ``Foo`` and the
+``new``/``of`` defined in ``Foo``'s files; a call on a receiver is skipped when its name is a
+method of the language's everyday types (``code_langs.COMMON_METHODS``), and a bare name the
+task's file defines itself is local.
+
+In Python the callees are the dotted names followed by ``(`` in the ground truth's code
+(comments, docstrings and literals left out, ``repomem.context.lexer``); each resolves at the
+cursor exactly as the context engine resolves the names it makes cards for
+(:func:`repomem.context.definitions.resolve_names`). An ``obj.name(`` call that does not resolve
+(a receiver whose type the left context does not show) counts every repository definition whose
+last name is ``name`` (any of them shown counts), unless ``name`` is a dunder or a method of
+common built-in types (``api_calls.COMMON_METHODS``) or ``obj`` is a module imported from
+outside the repository (``np.zeros(``).
 
 Per task and method (none for a task without targets):
 
@@ -35,15 +46,18 @@ from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit, resolve_names
 from repomem.context.lexer import code_only
 from repomem.context.scorer import RetrievedFragment
+from repomem.index.langs import is_test
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem_eval.api_calls import COMMON_METHODS
+from repomem_eval.code_langs import COMMON_METHODS as LANGUAGE_METHODS
+from repomem_eval.code_langs import FAMILY_OF, read_callees
 from repomem_eval.metrics import AT_K, code_lines
 
 _CALLEE = re.compile(r"(?P<dot>\.\s*)?(?<!\w)(?P<name>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
 _DEFINES = re.compile(r"(?:\bdef|\bclass)\s+$")
 
-# (language, last name component) -> (file, 0-based definition line) of each definition
+# (language family, last name component) -> (file, 0-based definition line) of each definition
 Named = Mapping[tuple[str, str], list[tuple[str, int]]]
 
 
@@ -59,14 +73,29 @@ class Target:
 
 
 def definitions_by_name(index: RepoIndex) -> dict[tuple[str, str], list[tuple[str, int]]]:
-    """Every definition of the index by language and last name component (``Cls.run`` is
-    ``run``): what an unresolved ``obj.name(`` may call."""
+    """Every definition of the index by language family (``code_langs.FAMILY_OF``) and last
+    name component (``Cls.run`` is ``run``): what an unresolved ``obj.name(`` may call."""
     named: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
     for path, pf in index.parsed.items():
+        family = FAMILY_OF.get(pf.language)
+        if family is None:
+            continue
         for d in pf.definitions:
-            key = (pf.language, d.name.rsplit(".", 1)[-1])
+            key = (family, d.name.rsplit(".", 1)[-1])
             named[key].append((path, int(pf.node_start[d.node])))
     return dict(named)
+
+
+def type_names(index: RepoIndex) -> frozenset[tuple[str, str]]:
+    """(language family, name) of every class or type the index defines: the owners a
+    ``Foo::new(`` or ``Foo.of(`` call may name."""
+    return frozenset(
+        (FAMILY_OF[pf.language], d.name.rsplit(".", 1)[-1])
+        for pf in index.parsed.values()
+        if pf.language in FAMILY_OF
+        for d in pf.definitions
+        if d.is_class
+    )
 
 
 def callees(ground_truth: str, language: str = "python") -> list[tuple[str, bool]]:
@@ -81,10 +110,16 @@ def callees(ground_truth: str, language: str = "python") -> list[tuple[str, bool
 
 
 def task_targets(
-    index: RepoIndex, path: str, left_context: str, ground_truth: str, named: Named
+    index: RepoIndex,
+    path: str,
+    left_context: str,
+    ground_truth: str,
+    named: Named,
+    types: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[Target, ...]:
     """The targets of a task completed at the end of ``left_context`` in ``path`` (the index
-    holding the user's buffer), in the order the ground truth calls them."""
+    holding the user's buffer), in the order the ground truth calls them; ``types`` are the
+    index's :func:`type_names` (outside Python)."""
     pf = index.parsed.get(path)
     if pf is None:
         return ()
@@ -110,10 +145,54 @@ def task_targets(
                 or (not chained and parts[0] in external)
             ):
                 continue
-            places = named.get((pf.language, bare), [])
+            places = named.get(("python", bare), [])
         for file, line in places:
             if file != path and (file, line) not in found:
                 found[(file, line)] = Target(file, line, bare, index.file_lines(file)[line].strip())
+    return tuple(found.values())
+
+
+def _code_targets(
+    index: RepoIndex,
+    path: str,
+    ground_truth: str,
+    named: Named,
+    types: frozenset[tuple[str, str]],
+) -> tuple[Target, ...]:
+    """The targets of a task outside Python (see the module doc)."""
+    pf = index.parsed[path]
+    family = FAMILY_OF[pf.language]
+    local = {d.name.rsplit(".", 1)[-1] for d in pf.definitions}
+    in_test = is_test(path)
+
+    def places(name: str) -> list[tuple[str, int]]:
+        return [
+            (file, line)
+            for file, line in named.get((family, name), [])
+            if file != path and (in_test or not is_test(file))
+        ]
+
+    found: dict[tuple[str, int], Target] = {}
+    for callee in read_callees(ground_truth, family):
+        bare = callee.parts[-1]
+        owner = callee.parts[-2] if len(callee.parts) > 1 and not callee.new else None
+        if owner is not None and (family, owner) in types:
+            # ``Foo::new(``: the type, and the ``new`` its own files define
+            files = {file for file, _ in named[(family, owner)]}
+            chosen = [(owner, p) for p in places(owner)]
+            chosen += [(bare, p) for p in places(bare) if p[0] in files]
+        elif owner is not None or callee.chained:
+            if bare in LANGUAGE_METHODS[family]:
+                continue
+            chosen = [(bare, p) for p in places(bare)]
+        elif bare in local:
+            continue
+        else:
+            chosen = [(bare, p) for p in places(bare)]
+        for name, (file, line) in chosen:
+            if (file, line) not in found:
+                header = index.file_lines(file)[line].strip()
+                found[(file, line)] = Target(file, line, name, header)
     return tuple(found.values())
 
 
@@ -159,13 +238,18 @@ def shows_definition(
 
 
 def shows_use(targets: Sequence[Target], fragments: Sequence[RetrievedFragment]) -> bool:
-    """A fragment with a line that calls a target's name and does not define it."""
+    """A fragment with a line that calls a target's name and does not define it (``def``,
+    ``class``, ``function``, ``fn``, ``func`` lines; a Java or C definition's header, which
+    names no such word, counts as a use)."""
     checks = [
-        (re.compile(rf"\b{name}\s*\("), re.compile(rf"^(?:async\s+)?(?:def|class)\s+{name}\b"))
+        (
+            re.compile(rf"\b{name}\s*\("),
+            re.compile(rf"\b(?:def|class|function\*?|fn|func(?:\s*\([^)]*\))?)\s+{name}\b"),
+        )
         for name in dict.fromkeys(t.name for t in targets)
     ]
     return any(
-        call.search(line) and not define.match(line)
+        call.search(line) and not define.search(line)
         for f in fragments
         for line in _shown(f)
         for call, define in checks

@@ -1,26 +1,35 @@
-"""``repomem eval devsuite fetch|run``: a development benchmark from pinned, real Python projects.
+"""``repomem eval devsuite fetch|run``: a development benchmark from pinned, real projects in
+several languages.
 
 RepoEval's own repositories are large and fixed; this suite is small enough to run often and
-still real. Exact source releases from PyPI make it reproducible: the same pins, seeds and task
-counts always give the same repositories and tasks. The cache (default
-``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``) holds::
+still real. Exact releases make it reproducible: the same pins, seeds and task counts always
+give the same repositories and tasks. Python projects are PyPI source distributions;
+TypeScript comes from npm packages that ship their ``src/``; Go and Rust from Debian's
+source-holding library packages (``golang-*-dev`` keep a module under
+``/usr/share/gocode/src``, ``librust-*-dev`` a crate under ``/usr/share/cargo/registry``),
+fetched with ``apt-get download`` and unpacked with ``dpkg-deb`` into the cache (nothing is
+installed); Java and C from the Java and C sources that PyPI source distributions carry. Only
+each project's ``root`` folder is kept, so compiled copies (``dist/``) never compete with the
+sources. The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else
+``~/.cache/repomem/devsuite``) holds::
 
-    sdists/<file>.tar.gz      the downloaded source distributions
-    repos/<name>/             each release, extracted (the directory to evaluate against)
-    tasks/line.jsonl          line tasks for every project
-    tasks/api.jsonl           API tasks for every project
+    archives/<file>           the downloaded archives (.tar.gz, .tgz, .deb)
+    repos/<name>/             each project's sources (the directory to evaluate against)
+    tasks/<language>/line.jsonl, api.jsonl   the tasks of each language's projects
+    tools/typescript/         the TypeScript compiler (npm), the TypeScript card oracle
     manifest.json             what is done, so a second fetch skips it
 
-``devsuite run --out OUT_DIR`` evaluates methods on it with ``repomem eval repoeval``'s runner:
-one run per kind in ``OUT_DIR/<kind>`` (line tasks in line mode, API tasks in api mode), the
-indexes shared in ``OUT_DIR/index``, and both kinds side by side in ``OUT_DIR/results.md``;
-with matplotlib (the ``plot`` extra) the precision/coverage curves are also drawn in
-``OUT_DIR/precision_coverage.png``.
+``devsuite run --out OUT_DIR`` evaluates methods (default: ``vanilla`` and ``graph``) on it
+with ``repomem eval repoeval``'s runner: one run per language and kind in
+``OUT_DIR/<language>/<kind>``, the indexes shared in ``OUT_DIR/index``, and every language
+side by side in ``OUT_DIR/results.md``; with matplotlib (the ``plot`` extra) the
+precision/coverage curves are also drawn in ``OUT_DIR/precision_coverage.png``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -28,13 +37,14 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 from repomem.errors import RepomemError
 from repomem.index.jit import cache_home
+from repomem_eval.code_langs import FAMILIES
 from repomem_eval.make_benchmark import (
     BUILDER_VERSION,
     DEFAULT_CONTEXT_TOKENS,
@@ -46,19 +56,34 @@ from repomem_eval.repoeval import add_run_arguments, run_options
 from repomem_eval.tasks import Task, write_tasks
 
 NAME = "devsuite"
-HELP = "Download and prepare the development benchmark (pinned PyPI source releases)."
+HELP = "Download and prepare the development benchmark (pinned releases, several languages)."
+
+SOURCES = ("pypi", "npm", "deb")
 
 
 @dataclass(frozen=True)
 class Project:
+    """A pinned release: ``package`` is its name in the ``source`` registry (default
+    ``name``), ``root`` the folder of the archive that becomes the repository (default all
+    of it), ``language`` the language its tasks are made in."""
+
     name: str
     version: str
+    language: str = "python"
+    source: str = "pypi"
+    package: str = ""
+    root: str = ""
 
     @property
     def requirement(self) -> str:
-        return f"{self.name}=={self.version}"
+        """The pin as the registry's own client spells it."""
+        package = self.package or self.name
+        separator = {"pypi": "==", "npm": "@", "deb": "="}[self.source]
+        return f"{package}{separator}{self.version}"
 
 
+_GOCODE = "usr/share/gocode/src/"
+_CARGO = "usr/share/cargo/registry/"
 PROJECTS: tuple[Project, ...] = (
     Project("requests", "2.32.3"),
     Project("flask", "3.1.0"),
@@ -67,9 +92,39 @@ PROJECTS: tuple[Project, ...] = (
     Project("httpx", "0.28.1"),
     Project("attrs", "24.3.0"),
     Project("networkx", "3.4.2"),
-)
+    Project("rxjs", "7.8.1", "typescript", "npm", root="src"),
+    Project("mobx", "6.13.5", "typescript", "npm", root="src"),
+    Project(
+        "gin", "1.8.1-1", "go", "deb", "golang-github-gin-gonic-gin-dev",
+        _GOCODE + "github.com/gin-gonic/gin",
+    ),
+    Project(
+        "go-toml", "2.0.6-1", "go", "deb", "golang-github-pelletier-go-toml.v2-dev",
+        _GOCODE + "github.com/pelletier/go-toml/v2",
+    ),
+    Project(
+        "serde_json", "1.0.87-1", "rust", "deb", "librust-serde-json-dev",
+        _CARGO + "serde_json-1.0.87",
+    ),
+    Project(
+        "toml_edit", "0.14.4-2", "rust", "deb", "librust-toml-edit-dev",
+        _CARGO + "toml_edit-0.14.4",
+    ),
+    Project("jpype", "1.5.0", "java", "pypi", "JPype1", "native/java"),
+    Project("brotli", "1.1.0", "c", "pypi", "Brotli", "c"),
+)  # fmt: skip
+LANGUAGES: tuple[str, ...] = tuple(dict.fromkeys(p.language for p in PROJECTS))
+# the TypeScript compiler, whose language service checks the TypeScript cards (card_check)
+TYPESCRIPT = Project("typescript", "5.4.5", "typescript", "npm")
 SEED = 20240601
-DEFAULT_TASKS: dict[Kind, int] = {"line": 200, "api": 100}
+# tasks per repository and kind, by language: about a hundred of each kind per language
+# (Python's seven projects: 350), so that the whole suite runs in about 20 minutes on 2 cores
+DEFAULT_TASKS: dict[str, dict[Kind, int]] = {
+    language: {"line": 100, "api": 100} if language in ("java", "c") else {"line": 50, "api": 50}
+    for language in LANGUAGES
+}
+# the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
+DEFAULT_METHODS = ("vanilla", "graph")
 _MANIFEST = "manifest.json"
 PLOT_FILE = "precision_coverage.png"
 
@@ -85,43 +140,94 @@ def default_cache() -> Path:
     return cache_home() / "devsuite"
 
 
-def pip_download(project: Project, dest: Path) -> Path:
-    """Download the project's source distribution with pip into ``dest``; returns its path."""
+def _run_client(cmd: list[str], project: Project, registry: str, cwd: Path) -> None:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=cwd)
+    except FileNotFoundError as exc:
+        raise DevSuiteError(
+            f"cannot download {project.requirement}: {cmd[0]} is not installed"
+        ) from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
+        raise DevSuiteError(
+            f"could not download {project.requirement} from {registry} ({cmd[0]} exited with "
+            f"{proc.returncode}); check the network connection or proxy settings.\n{tail}"
+        )
+
+
+def download(project: Project, dest: Path) -> Path:
+    """Download the project's archive with its registry's own client into ``dest``: ``pip
+    download`` (a source distribution), ``npm pack`` or ``apt-get download``; returns its
+    path."""
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".download-") as tmp:
-        # -P: the interpreter's pip, never a folder named pip in the working directory
-        cmd = [
-            sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-            "--disable-pip-version-check", "--dest", tmp, project.requirement,
-        ]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
-            raise DevSuiteError(
-                f"could not download {project.requirement} from PyPI (pip exited with "
-                f"{proc.returncode}); check the network connection or proxy settings.\n{tail}"
-            )
-        archives = [p for p in Path(tmp).iterdir() if p.name.endswith(".tar.gz")]
+        if project.source == "pypi":
+            # -P: the interpreter's pip, never a folder named pip in the working directory
+            cmd = [
+                sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--no-binary",
+                ":all:", "--disable-pip-version-check", "--dest", tmp, project.requirement,
+            ]  # fmt: skip
+            suffix, registry = ".tar.gz", "PyPI"
+        elif project.source == "npm":
+            cmd = ["npm", "pack", "--silent", "--pack-destination", tmp, project.requirement]
+            suffix, registry = ".tgz", "npm"
+        elif project.source == "deb":
+            cmd = ["apt-get", "download", project.requirement]
+            suffix, registry = ".deb", "the Debian archive"
+        else:
+            raise DevSuiteError(f"{project.name}: unknown source {project.source!r}")
+        _run_client(cmd, project, registry, Path(tmp))
+        archives = [p for p in Path(tmp).iterdir() if p.name.endswith(suffix)]
         if len(archives) != 1:
-            raise DevSuiteError(f"pip did not leave one .tar.gz for {project.requirement} in {tmp}")
+            raise DevSuiteError(f"no single {suffix} archive of {project.requirement} in {tmp}")
         target = dest / archives[0].name
         os.replace(archives[0], target)
     return target
 
 
-def _member_path(name: str) -> PurePosixPath | None:
-    """The member's path below the archive's top directory, or None for the top itself.
+def _member_path(name: str, *, strip_top: bool) -> PurePosixPath | None:
+    """The member's path below the archive's top directory (``strip_top``, as in source
+    archives) or below its root (Debian packages' ``./``); None for the top itself.
 
     Raises for absolute paths and ``..``: a crafted archive must not write outside its target.
     """
     parts = PurePosixPath(name).parts
     if name.startswith("/") or ".." in parts:
         raise ValueError(f"unsafe member path {name!r}")
-    return PurePosixPath(*parts[1:]) if len(parts) > 1 else None
+    kept = parts[1:] if strip_top else parts
+    return PurePosixPath(*kept) if kept else None
 
 
-def extract_sdist(archive: Path, dest: Path) -> None:
-    """Unpack a ``.tar.gz`` source distribution's top directory into ``dest`` (replacing it).
+@contextlib.contextmanager
+def _open_tar(archive: Path) -> Iterator[tarfile.TarFile]:
+    """A ``.tar.gz``/``.tgz`` archive, or the file tree of a ``.deb`` read through
+    ``dpkg-deb --fsys-tarfile`` (streamed: the package is never installed)."""
+    if archive.suffix != ".deb":
+        with tarfile.open(archive, "r:gz") as tar:
+            yield tar
+        return
+    try:
+        proc = subprocess.Popen(
+            ["dpkg-deb", "--fsys-tarfile", str(archive)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except FileNotFoundError as exc:
+        raise OSError("dpkg-deb is not installed") from exc
+    stdout: IO[bytes] = proc.stdout  # type: ignore[assignment]
+    try:
+        with tarfile.open(fileobj=stdout, mode="r|") as tar:
+            yield tar
+    finally:
+        stdout.close()
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if proc.wait() != 0:
+            raise OSError(f"dpkg-deb failed: {err.strip()}")
+
+
+def extract_archive(archive: Path, dest: Path, root: str = "") -> None:
+    """Unpack the folder ``root`` of ``archive`` (a source ``.tar.gz``/``.tgz`` below its top
+    directory, or a ``.deb``'s file tree) into ``dest``, replacing it.
 
     Only regular files and directories are written; links and devices are skipped. ``dest``
     appears only once complete, so an interrupted fetch never leaves half a repository.
@@ -129,12 +235,18 @@ def extract_sdist(archive: Path, dest: Path) -> None:
     partial = dest.with_name(dest.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
+    prefix = PurePosixPath(root) if root else None
+    written = 0
     try:
-        with tarfile.open(archive, "r:gz") as tar:
+        with _open_tar(archive) as tar:
             for member in tar:
-                rel = _member_path(member.name)
+                rel = _member_path(member.name, strip_top=archive.suffix != ".deb")
                 if rel is None or not (member.isfile() or member.isdir()):
                     continue
+                if prefix is not None:
+                    if not rel.is_relative_to(prefix) or rel == prefix:
+                        continue
+                    rel = rel.relative_to(prefix)
                 target = partial / rel
                 if member.isdir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -145,9 +257,13 @@ def extract_sdist(archive: Path, dest: Path) -> None:
                     continue
                 with source, target.open("wb") as out:
                     shutil.copyfileobj(source, out)
+                written += 1
     except (OSError, tarfile.TarError, ValueError, EOFError) as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise DevSuiteError(f"cannot unpack {archive}: {exc}") from exc
+    if not written:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise DevSuiteError(f"{archive} holds no files under {root or 'its top directory'}")
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(partial, dest)
 
@@ -168,41 +284,95 @@ def _save_manifest(cache: Path, manifest: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _fetch_project(
-    project: Project, cache: Path, manifest: dict[str, Any], downloader: Downloader, log: Log
+def _fetch_into(
+    project: Project,
+    dest: Path,
+    cache: Path,
+    manifest: dict[str, Any],
+    downloader: Downloader,
+    log: Log,
 ) -> None:
-    repos = manifest.setdefault("repos", {})
-    if repos.get(project.name) == project.version and (cache / "repos" / project.name).is_dir():
+    """Download (unless the archive is cached) and unpack ``project`` into ``dest``, unless
+    the manifest says ``dest`` already holds this pin and root."""
+    done = manifest.setdefault("unpacked", {})
+    key = str(dest.relative_to(cache))
+    wanted = {"pin": project.requirement, "root": project.root}
+    if done.get(key) == wanted and dest.is_dir():
         log(f"{project.requirement}: already prepared")
         return
-    sdists = manifest.setdefault("sdists", {})
-    known = sdists.get(project.name, {})
-    archive = cache / "sdists" / str(known.get("file", ""))
-    if known.get("version") != project.version or not archive.is_file():
+    archives = manifest.setdefault("archives", {})
+    known = archives.get(project.name, {})
+    archive = cache / "archives" / str(known.get("file", ""))
+    if known.get("pin") != project.requirement or not archive.is_file():
         log(f"{project.requirement}: downloading")
-        archive = downloader(project, cache / "sdists")
-        sdists[project.name] = {"version": project.version, "file": archive.name}
+        archive = downloader(project, cache / "archives")
+        archives[project.name] = {"pin": project.requirement, "file": archive.name}
         _save_manifest(cache, manifest)
-    log(f"{project.requirement}: unpacking into {cache / 'repos' / project.name}")
-    extract_sdist(archive, cache / "repos" / project.name)
-    repos[project.name] = project.version
+    log(f"{project.requirement}: unpacking {project.root or 'all'} into {dest}")
+    extract_archive(archive, dest, project.root)
+    done[key] = wanted
     _save_manifest(cache, manifest)
+
+
+def select_projects(
+    languages: Sequence[str] | None, projects: Sequence[Project] = PROJECTS
+) -> list[Project]:
+    """The projects of ``languages`` (all when None); an unknown language is an error."""
+    if languages is None:
+        return list(projects)
+    known = dict.fromkeys(p.language for p in projects)
+    unknown = [lang for lang in languages if lang not in known]
+    if unknown:
+        raise DevSuiteError(f"unknown language {unknown[0]!r}: the suite has {', '.join(known)}")
+    return [p for p in projects if p.language in languages]
+
+
+def task_counts(
+    languages: Sequence[str], overrides: Mapping[str, Mapping[Kind, int]] | None = None
+) -> dict[str, dict[Kind, int]]:
+    """Tasks per repository and kind for each language: the defaults with ``overrides``."""
+    counts: dict[str, dict[Kind, int]] = {}
+    for language in languages:
+        counts[language] = {
+            **DEFAULT_TASKS.get(language, {"line": 100, "api": 100}),
+            **(overrides or {}).get(language, {}),
+        }
+        for kind, n in counts[language].items():
+            if n < 1:
+                raise DevSuiteError(
+                    f"tasks per repository for {language} {kind} must be at least 1, got {n}"
+                )
+    return counts
+
+
+def task_file(cache: Path, language: str, kind: Kind) -> Path:
+    return cache / "tasks" / language / f"{kind}.jsonl"
 
 
 def fetch(
     cache: Path,
     *,
     projects: Sequence[Project] = PROJECTS,
-    tasks_per_repo: dict[Kind, int] | None = None,
-    downloader: Downloader = pip_download,
+    tasks_per_repo: Mapping[str, Mapping[Kind, int]] | None = None,
+    downloader: Downloader = download,
+    oracle: bool = True,
     log: Log = print,
-) -> dict[Kind, Path]:
-    """Make sure every project is extracted and every task file is current; returns the task
-    files by kind. Steps already done with the same pins and settings are skipped."""
-    counts = {**DEFAULT_TASKS, **(tasks_per_repo or {})}
-    for kind, n in counts.items():
-        if n < 1:
-            raise DevSuiteError(f"tasks per repository for {kind} must be at least 1, got {n}")
+) -> dict[str, dict[Kind, Path]]:
+    """Make sure every project is unpacked and every task file is current; returns the task
+    files by language and kind. ``tasks_per_repo`` overrides ``DEFAULT_TASKS`` per language;
+    ``oracle`` also fetches the TypeScript compiler when a TypeScript project is selected.
+    Steps already done with the same pins and settings are skipped."""
+    languages = list(dict.fromkeys(p.language for p in projects))
+    unknown = [lang for lang in languages if lang not in FAMILIES]
+    if unknown:
+        raise DevSuiteError(f"unknown language {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    for project in projects:
+        if project.source not in SOURCES:
+            raise DevSuiteError(
+                f"{project.name}: unknown source {project.source!r}; choose from"
+                f" {', '.join(SOURCES)}"
+            )
+    counts = task_counts(languages, tasks_per_repo)
     cache = Path(cache).expanduser()
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -210,53 +380,98 @@ def fetch(
         raise DevSuiteError(f"cannot create cache directory {cache}: {exc}") from exc
     manifest = _load_manifest(cache)
     for project in projects:
-        _fetch_project(project, cache, manifest, downloader, log)
-    outputs: dict[Kind, Path] = {}
-    for kind in KINDS:
-        out = cache / "tasks" / f"{kind}.jsonl"
-        outputs[kind] = out
-        spec = {
-            "n": counts[kind],
-            "seed": SEED,
-            "context_tokens": DEFAULT_CONTEXT_TOKENS,
-            "builder": BUILDER_VERSION,
-            "repos": {p.name: p.version for p in projects},
-        }
-        if manifest.get("tasks", {}).get(kind) == spec and out.is_file():
-            log(f"{out}: up to date")
-            continue
-        tasks: list[Task] = []
-        for project in projects:
-            made = make_benchmark(
-                cache / "repos" / project.name, kind, counts[kind], SEED, repo_name=project.name
-            )
-            log(f"{project.name}: {len(made)} {kind} tasks")
-            tasks.extend(made)
-        write_tasks(out, tasks)
-        manifest.setdefault("tasks", {})[kind] = spec
-        _save_manifest(cache, manifest)
-        log(f"{out}: {len(tasks)} tasks")
+        _fetch_into(project, cache / "repos" / project.name, cache, manifest, downloader, log)
+    if oracle and "typescript" in languages:
+        _fetch_into(TYPESCRIPT, typescript_dir(cache), cache, manifest, downloader, log)
+    outputs: dict[str, dict[Kind, Path]] = {}
+    for language in languages:
+        chosen = [p for p in projects if p.language == language]
+        for kind in KINDS:
+            out = task_file(cache, language, kind)
+            outputs.setdefault(language, {})[kind] = out
+            spec = {
+                "n": counts[language][kind],
+                "seed": SEED,
+                "context_tokens": DEFAULT_CONTEXT_TOKENS,
+                "builder": BUILDER_VERSION,
+                "repos": {p.name: p.requirement for p in chosen},
+            }
+            key = f"{language}/{kind}"
+            if manifest.get("tasks", {}).get(key) == spec and out.is_file():
+                log(f"{out}: up to date")
+                continue
+            tasks: list[Task] = []
+            for project in chosen:
+                made = make_benchmark(
+                    cache / "repos" / project.name,
+                    kind,
+                    counts[language][kind],
+                    SEED,
+                    repo_name=project.name,
+                    language=language,
+                )
+                log(f"{project.name}: {len(made)} {kind} tasks")
+                tasks.extend(made)
+            write_tasks(out, tasks)
+            manifest.setdefault("tasks", {})[key] = spec
+            _save_manifest(cache, manifest)
+            log(f"{out}: {len(tasks)} tasks")
     return outputs
+
+
+def typescript_dir(cache: Path) -> Path:
+    """Where ``fetch`` unpacks the TypeScript compiler (``lib/typescript.js``)."""
+    return Path(cache).expanduser() / "tools" / "typescript"
+
+
+def _languages(text: str | None) -> list[str] | None:
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _task_override(text: str) -> tuple[str, dict[Kind, int]]:
+    """``LANG=LINE,API`` (tasks per repository) from the command line."""
+    try:
+        language, counts = text.split("=", 1)
+        line, api = (int(n) for n in counts.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LANGUAGE=LINE,API, got {text!r}") from None
+    return language.strip(), {"line": line, "api": api}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="devsuite_command", required=True, metavar="ACTION")
+    languages = f"comma-separated languages to prepare or run (default all: {', '.join(LANGUAGES)})"
     summary = "Download, unpack and build the task files; steps already done are skipped."
     p = sub.add_parser("fetch", help=summary, description=summary)
     p.add_argument("--cache", type=Path, default=None, help=f"cache directory ({default_cache()})")
-    p.add_argument("--n-line", type=int, default=DEFAULT_TASKS["line"], help="line tasks per repo")
-    p.add_argument("--n-api", type=int, default=DEFAULT_TASKS["api"], help="API tasks per repo")
+    p.add_argument("--languages", help=languages)
+    p.add_argument(
+        "--tasks",
+        type=_task_override,
+        action="append",
+        default=[],
+        metavar="LANG=LINE,API",
+        help="line and API tasks per repository for one language, repeatable (default: "
+        + "; ".join(f"{lang} {c['line']},{c['api']}" for lang, c in DEFAULT_TASKS.items())
+        + ")",
+    )
+    p.add_argument(
+        "--no-oracle",
+        action="store_true",
+        help="do not fetch the TypeScript compiler that checks TypeScript cards",
+    )
     p.set_defaults(_devsuite_run=_run_fetch)
 
     summary = "Evaluate methods on the fetched suite and write the comparison table."
     r = sub.add_parser("run", help=summary, description=summary)
     r.add_argument("--cache", type=Path, default=None, help=f"cache directory ({default_cache()})")
     r.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
+    r.add_argument("--languages", help=languages)
     r.add_argument(
         "--kind", choices=(*KINDS, "both"), default="both", help="task kind (default both)"
     )
     r.add_argument("--limit-per-repo", type=int, help="only the first N tasks per repository")
-    add_run_arguments(r)
+    add_run_arguments(r, " and ".join(DEFAULT_METHODS))
     r.set_defaults(_devsuite_run=_run_suite)
 
 
@@ -266,19 +481,26 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_fetch(args: argparse.Namespace) -> int:
     cache = args.cache or default_cache()
-    outputs = fetch(cache, tasks_per_repo={"line": args.n_line, "api": args.n_api})
+    projects = select_projects(_languages(args.languages))
+    outputs = fetch(
+        cache, projects=projects, tasks_per_repo=dict(args.tasks), oracle=not args.no_oracle
+    )
     print(f"repositories: {Path(cache).expanduser() / 'repos'}")
-    for kind, path in outputs.items():
-        print(f"{kind} tasks: {path}")
+    for language, files in outputs.items():
+        for kind, path in files.items():
+            print(f"{language} {kind} tasks: {path}")
     return 0
 
 
-def prepared_suite(cache: Path, kinds: Sequence[Kind]) -> tuple[Path, dict[Kind, Path]]:
+def prepared_suite(
+    cache: Path, languages: Sequence[str], kinds: Sequence[Kind]
+) -> tuple[Path, dict[str, dict[Kind, Path]]]:
     """The fetched repositories and task files; an error says to fetch when any is missing."""
     cache = Path(cache).expanduser()
     repos = cache / "repos"
-    tasks = {kind: cache / "tasks" / f"{kind}.jsonl" for kind in kinds}
-    missing = [p for p in (repos, *tasks.values()) if not p.exists()]
+    tasks = {lang: {kind: task_file(cache, lang, kind) for kind in kinds} for lang in languages}
+    paths = [p for files in tasks.values() for p in files.values()]
+    missing = [p for p in (repos, *paths) if not p.exists()]
     if missing:
         raise DevSuiteError(
             f"the development suite is not prepared in {cache} ({missing[0]} is missing):"
@@ -288,49 +510,82 @@ def prepared_suite(cache: Path, kinds: Sequence[Kind]) -> tuple[Path, dict[Kind,
 
 
 def _run_suite(args: argparse.Namespace) -> int:
-    from repomem_eval.compare import (
-        Run,
-        comparison_rows,
-        curve_plot,
-        curve_table,
-        markdown_table,
-    )
+    import dataclasses
+
+    from repomem_eval.compare import Run, curve_plot, curve_table
     from repomem_eval.runner import run_repoeval
 
     kinds: tuple[Kind, ...] = KINDS if args.kind == "both" else (args.kind,)
-    repos, task_files = prepared_suite(args.cache or default_cache(), kinds)
+    cache = Path(args.cache or default_cache()).expanduser()
+    languages = list(dict.fromkeys(p.language for p in select_projects(_languages(args.languages))))
+    repos, task_files = prepared_suite(cache, languages, kinds)
     if args.index_cache is None:
         args.index_cache = args.out / "index"
-    runs = []
-    for kind in kinds:
-        options = run_options(
-            args,
-            tasks=task_files[kind],
-            repos=repos,
-            out=args.out / kind,
-            mode=kind,
-            limit_per_repo=args.limit_per_repo,
-        )
-        data = run_repoeval(options)
-        runs.append(Run(kind, data["methods"], data["config"]))
-    table = "\n".join(
-        [
-            "# Development suite",
-            "",
-            markdown_table(comparison_rows(runs)),
-            "",
-            "## Per repository",
-            "",
-            markdown_table(comparison_rows(runs, per_repo=True), per_repo=True),
-            "",
-        ]
-    )
-    curve = curve_table(runs)
+    if not args.method:
+        args.method = list(DEFAULT_METHODS)
+    typescript = typescript_dir(cache)
+    runs: list[tuple[str, Run]] = []
+    for language in languages:
+        for kind in kinds:
+            options = run_options(
+                args,
+                tasks=task_files[language][kind],
+                repos=repos,
+                out=args.out / language / kind,
+                mode=kind,
+                limit_per_repo=args.limit_per_repo,
+            )
+            options = dataclasses.replace(
+                options, typescript=typescript if typescript.is_dir() else None
+            )
+            data = run_repoeval(options)
+            runs.append((language, Run(f"{language} {kind}", data["methods"], data["config"])))
+    table = "\n".join(["# Development suite", "", language_table(runs), "", CARD_NOTE, ""])
+    curve = curve_table([run for _, run in runs])
     if curve:
         table += f"\n## Precision and coverage by confidence threshold\n\n{curve}\n"
     (args.out / "results.md").write_text(table, encoding="utf-8")
     print(table)
-    plotted = curve_plot(runs, args.out / PLOT_FILE)
+    plotted = curve_plot([run for _, run in runs], args.out / PLOT_FILE)
     if plotted:
         print(plotted, file=sys.stderr)
     return 0
+
+
+CARD_NOTE = (
+    "def@prompt, use@prompt and def@10 count the tasks whose answer calls a definition in"
+    " another file (ctx n); wrong cards: % of the cards whose verdict could be decided"
+    " (`card_check`: decided of shown in brackets); answered / EM answered: tasks whose"
+    " confidence reaches completion.min_confidence, and EM among them."
+)
+
+
+def language_table(runs: Sequence[tuple[str, Any]]) -> str:
+    """One row per language, kind and method: the measures of ``results.json`` that compare
+    the methods and languages."""
+
+    def fmt(value: float | None, digits: int = 1) -> str:
+        return "–" if value is None else f"{value:.{digits}f}"
+
+    header = [
+        "language", "kind", "method", "n", "ctx n", "def@prompt", "use@prompt", "def@10",
+        "hit@k", "EM", "ES", "wrong cards", "answered", "EM answered",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * 11) + "|"]
+    for language, run in runs:
+        kind = run.label.split()[-1]
+        for method, result in run.methods.items():
+            s = result["overall"]
+            wrong = (
+                "–"
+                if s.get("wrong_cards") is None
+                else f"{s['wrong_cards']:.1f} ({s['cards_decided']}/{s['cards_shown']})"
+            )
+            cells = [
+                language, kind, method, str(s["n"]), str(s.get("context_n", "–")),
+                fmt(s.get("def_prompt")), fmt(s.get("use_prompt")), fmt(s.get("def_at_10")),
+                fmt(s.get("hit_at_k")), fmt(s.get("em"), 2), fmt(s.get("es"), 2), wrong,
+                fmt(s.get("coverage")), fmt(s.get("precision")),
+            ]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

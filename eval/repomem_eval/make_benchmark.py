@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Literal
 
 from repomem_eval.api_calls import find_api_holes
-from repomem_eval.sources import BenchmarkError, SourceFile, load_python_files
+from repomem_eval.code_langs import FAMILIES
+from repomem_eval.sources import BenchmarkError, SourceFile, load_source_files
 from repomem_eval.tasks import Task, write_tasks
 
 NAME = "make-benchmark"
@@ -77,8 +78,10 @@ def make_benchmark(
     *,
     repo_name: str | None = None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    language: str = "python",
 ) -> list[Task]:
-    """Up to ``n`` tasks of ``kind`` from the Python files of ``repo_dir``.
+    """Up to ``n`` tasks of ``kind`` from the files of ``language`` (a ``code_langs.FAMILIES``
+    key: TypeScript takes ``.ts``, ``.tsx`` and ``.js`` files) in ``repo_dir``.
 
     ``fpath_tuple`` starts with ``repo_name`` (default: the directory's name), so the tasks
     resolve against the directory that holds the repository under that name.
@@ -89,11 +92,13 @@ def make_benchmark(
         raise BenchmarkError(f"--n must be at least 1, got {n}")
     if context_tokens < 1:
         raise BenchmarkError(f"--context-tokens must be at least 1, got {context_tokens}")
+    if language not in FAMILIES:
+        raise BenchmarkError(f"unknown language {language!r}; choose one of {', '.join(FAMILIES)}")
     repo_dir = Path(repo_dir)
     name = repo_name or repo_dir.resolve().name
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         raise BenchmarkError(f"repository name {name!r} must be a plain directory name")
-    files = load_python_files(repo_dir)
+    files = load_source_files(repo_dir, FAMILIES[language])
     candidates = _line_candidates(files) if kind == "line" else _api_candidates(files)
     random.Random(seed).shuffle(candidates)
     tasks: list[Task] = []
@@ -127,6 +132,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", choices=KINDS, default="line", help="task kind (default line)")
     parser.add_argument("--n", type=int, default=200, help="number of tasks (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--language",
+        choices=tuple(FAMILIES),
+        default="python",
+        help="the language whose files hold the tasks (default python)",
+    )
     parser.add_argument("--out", type=Path, required=True, metavar="TASKS.jsonl")
     parser.add_argument(
         "--repo-name", help="repository name in task ids and paths (default: the directory name)"
@@ -147,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         args.seed,
         repo_name=args.repo_name,
         context_tokens=args.context_tokens,
+        language=args.language,
     )
     if not tasks:
         raise BenchmarkError(f"no {args.kind} tasks could be made from {args.repo}")

@@ -96,6 +96,7 @@ class TaskScore:
     seconds: float
     context: Mapping[str, bool] | None = None
     confidence: float | None = None
+    cards: Mapping[str, int] | None = None
 
     @property
     def repo(self) -> str:
@@ -112,10 +113,12 @@ def score_task(
     seconds: float = 0.0,
     context: Mapping[str, bool] | None = None,
     confidence: float | None = None,
+    cards: Mapping[str, int] | None = None,
 ) -> TaskScore:
     """Score one prediction; pass ``shown_texts`` (what the prompt showed) to get hit@k, the
     task's ``context`` measures to have them averaged, and the backend's ``confidence`` for
-    coverage and precision."""
+    coverage and precision, and the ``cards`` verdicts (``card_check``) for the wrong-card
+    rate."""
     return TaskScore(
         task_id=task_id,
         em=exact_match(ground_truth, prediction),
@@ -124,6 +127,7 @@ def score_task(
         seconds=seconds,
         context=context,
         confidence=confidence,
+        cards=cards,
     )
 
 
@@ -152,6 +156,23 @@ def precision_coverage(scores: Iterable[TaskScore]) -> list[dict[str, float | No
     return [{"threshold": t, **_answered(scores, t)} for t in THRESHOLDS]
 
 
+def _cards(scores: Sequence[TaskScore]) -> dict[str, float | int | None]:
+    """Cards shown, decided right and wrong, and the wrong share of the decided (%); None
+    for a method that shows no cards."""
+    rated = [s.cards for s in scores if s.cards is not None]
+    if not rated:
+        return {"cards_shown": None, "cards_wrong": None, "cards_decided": None,
+                "wrong_cards": None}  # fmt: skip
+    wrong = sum(c.get("wrong", 0) for c in rated)
+    decided = wrong + sum(c.get("right", 0) for c in rated)
+    return {
+        "cards_shown": sum(c.get("shown", 0) for c in rated),
+        "cards_wrong": wrong,
+        "cards_decided": decided,
+        "wrong_cards": 100.0 * wrong / decided if decided else None,
+    }
+
+
 def _summary(scores: Sequence[TaskScore], threshold: float) -> dict[str, float | int | None]:
     n = len(scores)
     counted = [s.context for s in scores if s.context is not None]
@@ -159,6 +180,7 @@ def _summary(scores: Sequence[TaskScore], threshold: float) -> dict[str, float |
         **{key: _percent([c[key] for c in counted]) for key in CONTEXT_KEYS},
         "context_n": len(counted),
         **_answered(scores, threshold),
+        **_cards(scores),
     }
     if n == 0:
         return {

@@ -44,7 +44,8 @@ class Prediction:
     ``context`` the ``metrics.CONTEXT_KEYS`` measures of the prompt (``context_metrics``);
     both None for a method that retrieves nothing and in files written before they existed,
     ``context`` also for a task without targets. ``confidence``: the backend's (None: it
-    gives none, or the file predates it).
+    gives none, or the file predates it). ``cards``: how many cards the final prompt showed,
+    and how many of them ``card_check`` found right and wrong (None: a method without cards).
     """
 
     task_id: str
@@ -62,10 +63,18 @@ class Prediction:
     targets: list[list[Any]] | None = None
     context: dict[str, bool] | None = None
     confidence: float | None = None
+    cards: dict[str, int] | None = None
 
     def score(self) -> TaskScore:
         return TaskScore(
-            self.task_id, self.em, self.es, self.hit, self.seconds, self.context, self.confidence
+            self.task_id,
+            self.em,
+            self.es,
+            self.hit,
+            self.seconds,
+            self.context,
+            self.confidence,
+            self.cards,
         )
 
 

@@ -26,13 +26,16 @@ HELP = (
 )
 
 
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags shared with ``devsuite run``: methods, backend, retrieval and batching."""
+def add_run_arguments(
+    parser: argparse.ArgumentParser, default_methods: str = f"all of {', '.join(METHODS)}"
+) -> None:
+    """Flags shared with ``devsuite run``: methods (``default_methods`` says which run without
+    ``--method``), backend, retrieval and batching."""
     parser.add_argument(
         "--method",
         action="append",
         metavar="METHOD",
-        help=f"method to run, repeatable (default: all of {', '.join(METHODS)})",
+        help=f"method to run, repeatable (default: {default_methods})",
     )
     add_backend_arguments(parser)
     parser.add_argument("--context-window", type=int, help="model context window in tokens")

@@ -76,7 +76,8 @@ class RunOptions:
     """One evaluation run. ``settings`` carries the backend, the index configuration and the
     completion defaults (``k``, ``alpha``, ``iterations``, ...) the methods derive theirs from;
     ``mode`` is ``line``, ``api`` or ``auto`` (per task: ``api`` when the ground truth spans
-    several lines)."""
+    several lines); ``typescript``, the TypeScript compiler's folder, lets ``card_check``
+    decide TypeScript cards with it."""
 
     tasks_path: Path
     repos_dir: Path
@@ -88,6 +89,7 @@ class RunOptions:
     limit_per_repo: int | None = None
     batch_size: int = 64
     index_cache: Path | None = None
+    typescript: Path | None = None
 
     @property
     def index_root(self) -> Path:
@@ -269,7 +271,9 @@ async def _run_repo(
         )
         index, seconds, built = open_index(options.repos_dir / repo, config, log)
         stats[repo] = {"index_seconds": seconds, "index_built": built}
-        shared = SharedRetrieval(index, options.settings.completion.k)
+        shared = SharedRetrieval(
+            index, options.settings.completion.k, typescript=options.typescript
+        )
     window = options.settings.completion.window
     views: dict[str, TaskView] = {}
     for task in tasks:
@@ -297,14 +301,18 @@ async def _run_repo(
     unfinished = {t.task_id for m in options.methods for t in todo[m.name]}
     pending = sorted((views[i] for i in unfinished), key=view_order)
     finished, started = 0, time.perf_counter()
-    for batch in _batches(pending, options.batch_size):
-        per_method = {
-            m.name: [v for v in batch if v.task.task_id not in done[m.name]]
-            for m in options.methods
-        }
-        await evaluate_batch(runs, per_method, shared, record)
-        finished += len(batch)
-        log(f"{repo}: {finished}/{len(pending)} tasks, {time.perf_counter() - started:.1f} s")
+    try:
+        for batch in _batches(pending, options.batch_size):
+            per_method = {
+                m.name: [v for v in batch if v.task.task_id not in done[m.name]]
+                for m in options.methods
+            }
+            await evaluate_batch(runs, per_method, shared, record)
+            finished += len(batch)
+            log(f"{repo}: {finished}/{len(pending)} tasks, {time.perf_counter() - started:.1f} s")
+    finally:
+        if shared is not None:
+            shared.close()
     if shared is not None:
         stats[repo].update(
             buffer_updates=shared.swap.updates, buffer_update_seconds=shared.swap.seconds

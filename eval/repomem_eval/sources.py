@@ -1,4 +1,4 @@
-"""The Python files of a repository snapshot, parsed once for benchmark construction.
+"""The code files of a repository snapshot, parsed once for benchmark construction.
 
 Line numbers must mean the same thing to the benchmark, to RepoEval (``str.splitlines``) and to
 tree-sitter (rows end at ``\\n``). They disagree only on rare separators (a lone ``\\r``, form
@@ -15,12 +15,24 @@ from pathlib import Path
 from tree_sitter import Node, Tree
 
 from repomem.errors import RepomemError
-from repomem.index.languages import parser
+from repomem.index.languages import language_for_path, parser
 
 # Files the index skips (IndexConfig.max_file_bytes) cannot hold tasks either.
 MAX_FILE_BYTES = 1_000_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 _AMBIGUOUS_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# node types of each grammar that hold text, not code (Python's are handled with docstrings)
+_STRING_TYPES = frozenset(
+    {
+        "string",
+        "template_string",
+        "string_literal",
+        "raw_string_literal",
+        "interpreted_string_literal",
+        "char_literal",
+        "text_block",
+    }
+)
 
 
 class BenchmarkError(RepomemError):
@@ -29,11 +41,13 @@ class BenchmarkError(RepomemError):
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One parsed Python file: ``parts`` is its path inside the repository."""
+    """One parsed code file: ``parts`` is its path inside the repository, ``language`` its
+    tree-sitter language."""
 
     parts: tuple[str, ...]
     lines: list[str]
     tree: Tree
+    language: str = "python"
 
     @property
     def root(self) -> Node:
@@ -51,11 +65,12 @@ class SourceFile:
             return False
         col = self.indent_bytes(row)
         node: Node | None = self.root.descendant_for_point_range((row, col), (row, col))
+        python = self.language == "python"
         while node is not None:
-            if node.type == "comment":
+            if "comment" in node.type:
                 return False
-            if node.type == "string":
-                return node.start_point.row == row and not _is_docstring(node)
+            if node.type == "string" if python else node.type in _STRING_TYPES:
+                return node.start_point.row == row and not (python and _is_docstring(node))
             node = node.parent
         return True
 
@@ -81,17 +96,24 @@ def _read_lines(path: Path) -> tuple[str, list[str]] | None:
 
 
 def load_python_files(repo_dir: Path) -> list[SourceFile]:
-    """Every usable ``*.py`` file under ``repo_dir``, in path order.
+    """Every usable ``*.py`` file under ``repo_dir``, in path order (see
+    :func:`load_source_files`)."""
+    return load_source_files(repo_dir, frozenset({"python"}))
+
+
+def load_source_files(repo_dir: Path, languages: frozenset[str]) -> list[SourceFile]:
+    """Every usable file of ``languages`` (tree-sitter language names) under ``repo_dir``, in
+    path order.
 
     Empty files stay (an empty ``__init__.py`` still makes a package). Hidden directories,
     ``__pycache__`` and ``node_modules`` are skipped; so are files that are not UTF-8, larger
-    than the index accepts, use ambiguous line breaks, or do not parse (Python 2 fixtures are
-    common in source distributions).
+    than the index accepts, or use ambiguous line breaks, and Python files that do not parse
+    (Python 2 fixtures are common in source distributions; other languages keep files with a
+    parse error, since C's macros often make one the compiler would not).
     """
     repo_dir = Path(repo_dir)
     if not repo_dir.is_dir():
         raise BenchmarkError(f"repository {repo_dir} is not a directory")
-    py = parser("python")
     files: list[SourceFile] = []
     for dirpath, dirnames, filenames in os.walk(repo_dir):
         dirnames[:] = sorted(
@@ -99,7 +121,10 @@ def load_python_files(repo_dir: Path) -> list[SourceFile]:
         )
         for name in sorted(filenames):
             path = Path(dirpath, name)
-            if not name.endswith(".py") or path.is_symlink():
+            language = language_for_path(name)
+            if language not in languages or path.is_symlink():
+                continue
+            if language == "python" and not name.endswith(".py"):
                 continue
             if path.stat().st_size > MAX_FILE_BYTES:
                 continue
@@ -107,9 +132,9 @@ def load_python_files(repo_dir: Path) -> list[SourceFile]:
             if read is None:
                 continue
             text, lines = read
-            tree = py.parse(text.encode("utf-8"))
-            if tree.root_node.has_error:
+            tree = parser(language).parse(text.encode("utf-8"))
+            if language == "python" and tree.root_node.has_error:
                 continue
-            files.append(SourceFile(path.relative_to(repo_dir).parts, lines, tree))
+            files.append(SourceFile(path.relative_to(repo_dir).parts, lines, tree, language))
     files.sort(key=lambda f: f.parts)
     return files

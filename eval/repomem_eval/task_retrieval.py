@@ -23,13 +23,16 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from repomem.completion.engine import CompletionTask
+from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion, RetrievedFragment
 from repomem.index.occurrences import Occurrence
 from repomem.index.repo import RepoIndex
-from repomem_eval.context_metrics import Target, definitions_by_name, task_targets
+from repomem_eval.card_check import CardChecker, typescript_oracle
+from repomem_eval.context_metrics import Target, definitions_by_name, task_targets, type_names
 from repomem_eval.task_view import TaskView
 
 
@@ -96,7 +99,7 @@ class SharedRetrieval:
     run (also after an error): it restores the index and forgets the batch.
     """
 
-    def __init__(self, index: RepoIndex, k: int) -> None:
+    def __init__(self, index: RepoIndex, k: int, *, typescript: Path | None = None) -> None:
         self.index = index
         self.k = k
         self.swap = BufferSwap(index)
@@ -110,6 +113,14 @@ class SharedRetrieval:
         self._targets: dict[str, tuple[Target, ...]] = {}
         # the snapshot's definitions (no buffer is shown yet), for unresolved ``obj.name(``
         self._named = definitions_by_name(index)
+        self._types = type_names(index)
+        self.checker = CardChecker(
+            index,
+            self._named,
+            typescript_oracle(typescript, index.root)
+            if any(pf.language in ("typescript", "tsx") for pf in index.parsed.values())
+            else None,
+        )
 
     def add(self, view: TaskView, planned: Iterable[Lookup] = ()) -> None:
         self._views[id(view.completion)] = view
@@ -213,8 +224,25 @@ class SharedRetrieval:
         task = view.task
         if task.task_id not in self._targets:
             self._targets[task.task_id] = task_targets(
-                self.index, task.rel_path, view.buffer, task.ground_truth, self._named
+                self.index, task.rel_path, view.buffer, task.ground_truth, self._named, self._types
             )
+
+    def card_verdicts(self, view: TaskView, cards: Sequence[Card]) -> dict[str, int]:
+        """How many of ``cards`` (a prompt's, for ``view``) were shown, right and wrong
+        (``card_check``)."""
+        verdicts = self.checker.verdicts(
+            view.task.rel_path, view.buffer, view.task.ground_truth, cards
+        )
+        return {
+            "shown": len(verdicts),
+            "right": verdicts.count("right"),
+            "wrong": verdicts.count("wrong"),
+        }
+
+    def close(self) -> None:
+        """Stop the card oracle, if one runs."""
+        if self.checker.oracle is not None:
+            self.checker.oracle.close()
 
     def take_served(self, task_id: str) -> float:
         """Retrieval seconds served to the task since the last call (summed over iterations)."""

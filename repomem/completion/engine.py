@@ -414,4 +414,5 @@ class CompletionEngine:
             fragments=retrieved,
             multiline=task.mode == "api",
             occurrences=state.occurrences or (),
+            language=language_for_path(task.path),
         )

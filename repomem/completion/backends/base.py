@@ -27,7 +27,8 @@ class GenerationRequest:
     Model backends read ``prompt``; the built-in backend, which has no model, reads the
     structured context (``left_context``, ``right_context``, ``fragments``) the prompt was
     built from, and the repository's ``occurrences`` of the context's end when it asks for
-    them (``Backend.reads_occurrences``).
+    them (``Backend.reads_occurrences``). ``language``: the cursor file's (None: unknown),
+    which the built-in backend's confidence is calibrated by.
     """
 
     prompt: str
@@ -38,6 +39,7 @@ class GenerationRequest:
     fragments: tuple[RetrievedFragment, ...] = ()
     multiline: bool = False
     occurrences: tuple[Occurrence, ...] = ()
+    language: str | None = None
 
 
 @dataclass(frozen=True)

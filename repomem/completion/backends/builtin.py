@@ -27,11 +27,16 @@ benchmark like any other backend; it is not a language model. Three strategies:
     The baseline they are compared with: find the last non-empty line of the context in the
     shown windows, best fragment first, and copy the line that follows.
 
-Every completion carries a confidence from 0 to 1: how much of the candidates' pooled score
-the winner has, times how long its match is relative to ``_SURE_LENGTH`` tokens (a long match
-that all candidates agree on is usually right; a short one, or a split vote, is a guess). The
-caller hides a completion below ``completion.min_confidence``; ``naive`` says 1 when it found
-a line, 0 when not.
+Every completion carries a confidence from 0 to 1. Its raw form is how much of the candidates'
+pooled score the winner has, times how long its match is relative to ``_SURE_LENGTH`` tokens
+(a long match that all candidates agree on is usually right; a short one, or a split vote, is
+a guess). How often a raw value is right differs by language (repeated code is commoner in
+some), so ``repo`` reports the share of exact matches the dev suite's tasks of the cursor's
+language family and mode (one line or a statement) had at that raw value (``CALIBRATION``,
+fitted by ``eval/calibrate_builtin.py``): a confidence of 0.4 means about 40 % right in every
+language; a language without a table keeps the raw value. The caller hides a completion below
+``completion.min_confidence``; ``match`` gives the raw value; ``naive`` says 1 when it found a
+line, 0 when not.
 
 Multi-line requests get the source's continuation up to ``max_tokens``; where the statement
 ends is decided by :func:`repomem.completion.postprocess.postprocess`, which knows the language.
@@ -105,6 +110,45 @@ _WEIGHTS = {
 # A winning match this long (tokens) and unopposed is fully confident.
 _SURE_LENGTH = 16.0
 
+# language -> the family whose calibration it shares
+FAMILY_OF: dict[str, str] = {"typescript": "js", "tsx": "js", "javascript": "js", "cpp": "c"}
+# (family, "line" or "api") -> (lowest raw confidence, share of exact matches) steps, raw
+# ascending; fitted on the dev suite by eval/calibrate_builtin.py (see the module doc)
+# fmt: off
+CALIBRATION: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {
+    ("c", "api"): ((0.0, 0.014), (0.05, 0.024), (0.1, 0.032), (0.15, 0.123), (0.65, 0.255),
+        (0.9, 0.369), (0.95, 0.606),),
+    ("c", "line"): ((0.0, 0.003), (0.05, 0.046), (0.2, 0.071), (0.95, 0.485),),
+    ("go", "api"): ((0.0, 0.035), (0.05, 0.068), (0.1, 0.168), (0.15, 0.206), (0.35, 0.209),
+        (0.5, 0.277), (0.85, 0.294), (0.95, 0.71),),
+    ("go", "line"): ((0.0, 0.026), (0.05, 0.05), (0.15, 0.148), (0.35, 0.366), (0.6, 0.432),
+        (0.95, 0.664),),
+    ("java", "api"): ((0.0, 0.002), (0.05, 0.004), (0.1, 0.026), (0.95, 0.18),),
+    ("java", "line"): ((0.0, 0.045), (0.1, 0.112), (0.2, 0.115), (0.35, 0.217), (0.75, 0.248),
+        (0.9, 0.322), (0.95, 0.483),),
+    ("js", "api"): ((0.0, 0.032), (0.05, 0.066), (0.4, 0.144), (0.9, 0.375), (0.95, 0.421),),
+    ("js", "line"): ((0.0, 0.049), (0.05, 0.071), (0.1, 0.114), (0.15, 0.123), (0.25, 0.2),
+        (0.65, 0.243), (0.9, 0.308), (0.95, 0.462),),
+    ("python", "api"): ((0.0, 0.013), (0.05, 0.036), (0.1, 0.051), (0.2, 0.152), (0.45, 0.202),
+        (0.6, 0.203), (0.65, 0.22), (0.75, 0.23), (0.95, 0.564),),
+    ("python", "line"): ((0.0, 0.037), (0.05, 0.06), (0.1, 0.073), (0.15, 0.16), (0.3, 0.221),
+        (0.4, 0.263), (0.7, 0.332), (0.9, 0.427), (0.95, 0.706),),
+    ("rust", "api"): ((0.0, 0.031), (0.05, 0.101), (0.3, 0.138), (0.35, 0.151), (0.5, 0.235),
+        (0.75, 0.238), (0.85, 0.344), (0.9, 0.581),),
+    ("rust", "line"): ((0.0, 0.02), (0.05, 0.044), (0.1, 0.201), (0.9, 0.554), (0.95, 0.664),),
+}
+# fmt: on
+
+
+def calibrate(raw: float, steps: Sequence[tuple[float, float]]) -> float:
+    """The estimate of the highest step whose lowest raw confidence ``raw`` reaches."""
+    value = steps[0][1] if steps else raw
+    for low, estimate in steps:
+        if raw < low:
+            break
+        value = estimate
+    return value
+
 
 class BuiltinBackend(Backend):
     """Continuation by longest token match inside the retrieved fragments (see module doc)."""
@@ -147,6 +191,12 @@ class BuiltinBackend(Backend):
                 request.multiline,
                 weights,
             )
+            if self.strategy == "repo" and text:
+                language = request.language or ""
+                mode = "api" if request.multiline else "line"
+                steps = CALIBRATION.get((FAMILY_OF.get(language, language), mode))
+                if steps is not None:
+                    confidence = calibrate(confidence, steps)
         return Generation(_limit(text, request.stop, request.max_tokens), confidence)
 
 

@@ -1,0 +1,220 @@
+"""The benchmark's own view of each language: calls read from a line's code (never from its
+comments or strings), API holes in TypeScript, Rust and C repositories, the targets of a task,
+and the verdicts on the cards a prompt shows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from repos import write_files
+
+from repomem.config import IndexConfig
+from repomem.context.cards import Card
+from repomem.index.repo import RepoIndex
+from repomem_eval.card_check import CardChecker, typescript_oracle
+from repomem_eval.code_langs import Callee, read_callees
+from repomem_eval.context_metrics import definitions_by_name, task_targets, type_names
+from repomem_eval.devsuite import default_cache, typescript_dir
+from repomem_eval.make_benchmark import make_benchmark
+
+
+@pytest.mark.parametrize(
+    ("family", "line", "expected"),
+    [
+        (
+            "js",
+            "const s = new Subscriber(d); this.add(of(1)); // fromEvent(x)",
+            [Callee(("Subscriber",), new=True), Callee(("this", "add")), Callee(("of",))],
+        ),
+        ("js", 'log("pluck(a)", `map(${x})`);', [Callee(("log",))]),
+        ("js", "for (const x of (xs)) { f(x) }", [Callee(("f",))]),
+        ("js", "function helper(a) {", []),
+        (
+            "rust",
+            "let v = Value::new(x); m!(y); s.parse::<u8>(b'(')?; // f(z)",
+            [Callee(("Value", "new")), Callee(("m",)), Callee(("s", "parse"))],
+        ),
+        ("rust", "fn apply<'a>(x: &'a str) -> Foo<'a> { g(x) }", [Callee(("g",))]),
+        (
+            "c",
+            "p->alloc(s, n); BrotliFree(m, x); /* foo(1) */ if (x) {",
+            [Callee(("p", "alloc")), Callee(("BrotliFree",))],
+        ),
+        (
+            "go",
+            'c.engine.handle(ctx); fmt.Sprintf("%s(", x) // call(y)',
+            [Callee(("c", "engine", "handle")), Callee(("fmt", "Sprintf"))],
+        ),
+        ("go", "func (e *Engine) Run(addr string) error {", []),
+        (
+            "java",
+            "Foo f = new Foo<>(1); obj.get().bar(2);",
+            [Callee(("Foo",), new=True), Callee(("obj", "get")), Callee(("bar",), chained=True)],
+        ),
+    ],
+)
+def test_calls_are_read_from_code_only(family: str, line: str, expected: list[Callee]) -> None:
+    assert read_callees(line, family) == expected
+
+
+TS_FILES = {
+    "src/util.ts": "export function helper(x: number): number {\n  return x + 1;\n}\n",
+    "src/box.ts": (
+        "export class Box {\n  constructor(public v: number) {}\n"
+        "  map(f: (x: number) => number): Box {\n    return new Box(f(this.v));\n  }\n}\n"
+    ),
+    "src/main.ts": (
+        'import { helper } from "./util";\nimport { Box } from "./box";\n\n'
+        "export function run(n: number): number {\n"
+        "  // helper(n) in a comment is not a call\n"
+        "  const b = new Box(n);\n"
+        "  const xs = [1, 2].map((x) => x * 2);\n"
+        "  return helper(b.v);\n}\n"
+    ),
+}
+
+
+def test_typescript_api_tasks_call_definitions_of_other_files(tmp_path: Path) -> None:
+    repo = write_files(tmp_path / "ts", TS_FILES)
+    tasks = make_benchmark(repo, "api", 10, 0, language="typescript")
+    assert sorted((t.fpath_tuple[-1], t.ground_truth.strip()) for t in tasks) == [
+        ("main.ts", "const b = new Box(n);"),
+        ("main.ts", "return helper(b.v);"),
+    ]
+
+
+RUST_FILES = {
+    "src/value.rs": (
+        "pub struct Value {\n    n: u64,\n}\n\nimpl Value {\n"
+        "    pub fn new(n: u64) -> Value {\n        Value { n }\n    }\n}\n"
+    ),
+    "src/other.rs": (
+        "pub struct Other;\n\nimpl Other {\n    pub fn new() -> Other {\n        Other\n    }\n}\n"
+    ),
+    "src/lib.rs": (
+        "mod value;\nmod other;\nuse value::Value;\n\npub fn make(n: u64) -> Value {\n"
+        "    let v = Value::new(n);\n    v\n}\n"
+    ),
+}
+
+
+def _index(root: Path) -> RepoIndex:
+    index, _ = RepoIndex.build(root, IndexConfig(index_dir=str(root.parent / "idx")), save=False)
+    return index
+
+
+def test_a_type_path_call_targets_the_type_and_its_own_constructor(tmp_path: Path) -> None:
+    repo = write_files(tmp_path / "rs", RUST_FILES)
+    tasks = make_benchmark(repo, "api", 10, 0, language="rust")
+    assert [t.ground_truth.strip() for t in tasks] == ["let v = Value::new(n);"]
+    index = _index(repo)
+    named, types = definitions_by_name(index), type_names(index)
+    targets = task_targets(
+        index, "src/lib.rs", tasks[0].prompt, tasks[0].ground_truth, named, types
+    )
+    # Value and Value's new, not Other's new
+    assert sorted((t.path, t.name) for t in targets) == [
+        ("src/value.rs", "Value"),
+        ("src/value.rs", "new"),
+    ]
+
+
+C_FILES = {
+    "a/util.h": "#ifndef UTIL_H\n#define UTIL_H\nint scale(int v);\n#endif\n",
+    "a/util.c": '#include "util.h"\n\nint scale(int v) {\n  return v * 2;\n}\n',
+    "b/util.h": "#ifndef B_UTIL_H\n#define B_UTIL_H\nint scale(int v);\n#endif\n",
+    "b/util.c": '#include "util.h"\n\nint scale(int v) {\n  return v * 3;\n}\n',
+    "a/main.c": (
+        '#include "util.h"\n\nint twice(int v) {\n  /* offset(v) */\n  return scale(v);\n}\n'
+    ),
+    "a/offset.c": "int offset(int v) {\n  return v + 1;\n}\n",
+    "a/mem.c": "void free(void *p) {\n}\n",
+    "tests/check.c": "int checked(int v) {\n  return v;\n}\n",
+}
+
+
+def _card(index: RepoIndex, path: str, name: str) -> Card:
+    pf = index.parsed[path]
+    node = next(d.node for d in pf.definitions if d.name == name)
+    return Card(path, int(pf.node_start[node]), name, "function", name)
+
+
+def test_card_verdicts(tmp_path: Path) -> None:
+    repo = write_files(tmp_path / "c", C_FILES)
+    index = _index(repo)
+    checker = CardChecker(index, definitions_by_name(index))
+    buffer = "\n".join(C_FILES["a/main.c"].splitlines()[:4])
+    cards = [
+        _card(index, "a/util.c", "scale"),  # the definition a/main.c's include reaches
+        _card(index, "b/util.c", "scale"),  # another one of the same name
+        _card(index, "a/offset.c", "offset"),  # named only in a comment
+        _card(index, "tests/check.c", "checked"),  # a test's, from code outside tests
+    ]
+    verdicts = checker.verdicts("a/main.c", buffer, "  return scale(v) + checked(v);", cards)
+    assert verdicts == ["right", "wrong", "wrong", "wrong"]
+    # a repository definition named as the standard library's is a wrong guess
+    assert (
+        checker.verdicts("a/main.c", buffer, "  free(p);", [_card(index, "a/mem.c", "free")])[0]
+        == "wrong"
+    )
+    # a unique name is right wherever it is; a name in a file that includes nothing is open
+    assert checker.verdicts("a/offset.c", "", "offset(1); scale(2);", cards[:3:2]) == [
+        "undecided",
+        "right",
+    ]
+
+
+def _typescript() -> Path:
+    """The compiler ``devsuite fetch`` unpacked (the tests cannot download it)."""
+    found = typescript_dir(default_cache())
+    if shutil.which("node") is None or not (found / "lib" / "typescript.js").is_file():
+        pytest.skip("node or the dev suite's TypeScript compiler is not here")
+    return found
+
+
+def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
+    files = {
+        **TS_FILES,
+        "src/other.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+    }
+    repo = write_files(tmp_path / "ts", files)
+    index = _index(repo)
+    oracle = typescript_oracle(_typescript(), repo)
+    assert oracle is not None
+    try:
+        checker = CardChecker(index, definitions_by_name(index), oracle)
+        buffer = "\n".join(TS_FILES["src/main.ts"].splitlines()[:7])
+        cards = [_card(index, "src/util.ts", "helper"), _card(index, "src/other.ts", "helper")]
+        # main.ts imports util's helper: the other one is a wrong card, by the compiler
+        assert checker.verdicts("src/main.ts", buffer, "  return helper(b.v);", cards) == [
+            "right",
+            "wrong",
+        ]
+    finally:
+        oracle.close()
+
+
+def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/demo\n",
+        "context.go": "package demo\n\ntype Context struct{}\n\nfunc (c *Context) JSON() {}\n",
+        "binding.go": (
+            "package demo\n\ntype jsonBinding struct{}\n\nvar JSON = jsonBinding{}\n\n"
+            "func (jsonBinding) Bind(v int) error {\n\treturn nil\n}\n"
+        ),
+        "main.go": "package demo\n\nfunc run() error {\n\treturn JSON.Bind(1)\n}\n",
+    }
+    repo = write_files(tmp_path / "go", files)
+    index = _index(repo)
+    targets = task_targets(
+        index,
+        "main.go",
+        "package demo\n\nfunc run() error {\n",
+        "\treturn JSON.Bind(1)",
+        definitions_by_name(index),
+        type_names(index),
+    )
+    # JSON is a variable here: the method called is Bind, not the Context's JSON
+    assert [(t.path, t.name) for t in targets] == [("binding.go", "Bind")]
