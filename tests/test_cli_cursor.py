@@ -98,3 +98,23 @@ def test_a_pyproject_without_a_repomem_table_is_no_root(tmp_path: Path):
     assert "is not inside a repository" in error_line(
         run_repomem("retrieve", "e.py:1", cwd=tmp_path)
     )
+
+
+def test_typing_leaves_the_rest_of_the_cursors_line_out(tmp_path: Path) -> None:
+    from repos import make_repo
+
+    call = "    client = make_client(opts.host, opts.port, timeout=opts.timeout)\n"
+    root = make_repo(
+        tmp_path / "r",
+        {
+            "pkg/config.py": "def connect(opts):\n" + call + "    return client\n",
+            "pkg/app.py": "def run(opts):\n" + call + "    return client\n",
+            ".repomem.toml": "[completion]\nmin_confidence = 0\n",
+        },
+    )
+    cursor = f"pkg/app.py:2:{call.index('(') + 2}"
+    written = run_repomem("complete", cursor, cwd=root)
+    assert written.stdout == ""  # the line's own text is its right context: nothing to add
+    typing = run_repomem("complete", cursor, "--typing", cwd=root)
+    assert typing.returncode == 0, typing.stderr
+    assert typing.stdout == "opts.host, opts.port, timeout=opts.timeout)\n"

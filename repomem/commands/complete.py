@@ -88,6 +88,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " counts (to stderr)",
     )
     parser.add_argument(
+        "--typing",
+        action="store_true",
+        help="complete as while the line is being typed: the rest of the cursor's line is not"
+        " there (without it, FILE:LINE:COL keeps that text as right context)",
+    )
+    parser.add_argument(
         "--explain-all",
         action="store_true",
         help="--explain, and list the fragments and definitions found but left out",
@@ -120,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
     )
     text = _read(root, rel, file_arg, settings.index)
     left, right = split_at(text, line, column, file_arg)
+    if args.typing:
+        right = right[right.find("\n") :] if "\n" in right else ""
     line0 = line - 1
     window = settings.completion.window
     exclusion = Exclusion(rel, max(0, line0 - window), line0 + window)
