@@ -192,3 +192,56 @@ def test_default_setup_completes_without_complaint(
     assert result["messages"] == [], "the server rejected the settings"
     assert result["server_settings"]["completion"]["iterations"] == 2
     assert result["items"] and result["items"][0]["newText"].endswith(EXPECTED)
+
+
+def test_two_repositories_open_share_one_server_each_completing_from_its_own(
+    tmp_path: Path,
+) -> None:
+    """A file of a second repository adds its root to the running server's workspace
+    folders; each file completes from its own repository."""
+    other_py = CONFIG_PY.replace("make_client", "open_store").replace("host", "path")
+    roots = {
+        "alpha": make_repo(tmp_path / "alpha", {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY}),
+        "beta": make_repo(tmp_path / "beta", {"pkg/config.py": other_py, "pkg/app.py": APP_PY}),
+    }
+    typed = {"alpha": TYPED, "beta": TYPED.replace("make_client", "open_store")}
+    cases = [
+        {"file": str(root / "pkg/app.py"), "line": 1, "text": typed[name]}
+        for name, root in roots.items()
+    ]
+    out = tmp_path / "nvim-result.json"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    driver = PLUGIN / "tests" / "two_roots.lua"
+    proc = subprocess.run(
+        [
+            NVIM,
+            "--clean",
+            "--headless",
+            "-l",
+            str(driver),
+            str(PLUGIN),
+            str(out),
+            json.dumps(cases),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    assert result["messages"] == []
+    alpha, beta = result["cases"]
+    assert result["clients"] == 1 and alpha["client_id"] == beta["client_id"]
+    assert [Path(f).resolve() for f in result["workspace_folders"]] == [
+        roots["alpha"].resolve(),
+        roots["beta"].resolve(),
+    ]
+    assert alpha["items"][0]["newText"].endswith(EXPECTED)
+    assert beta["items"][0]["newText"].endswith(EXPECTED.replace("host", "path"))
+    assert [(f["root"], f["state"], f["completions"]) for f in result["status_folders"]] == [
+        (str(roots["alpha"].resolve()), "ready", 1),
+        (str(roots["beta"].resolve()), "ready", 1),
+    ]
