@@ -195,11 +195,13 @@ async def test_each_folder_completes_from_its_own_repository(
 async def test_a_folder_inside_another_serves_its_own_documents(
     client: LanguageClient, roots: dict[str, Path], tmp_path: Path
 ):
-    """The deepest folder holding a document serves it; settings are each repository's."""
+    """The deepest folder holding a document serves it; settings, and the trust of them, are
+    each repository's."""
     outer = roots["alpha"]
     inner = make_repo(outer / "vendor" / "beta", REPOS["beta"][0]).resolve()
     (inner / ".repomem.toml").write_text(
         '[completion]\nmin_confidence = 0\n[index]\nignore_patterns = ["pkg/sub/"]\n'
+        '[backend]\nurl = "http://127.0.0.1:9/v1"\n'
     )
     await start(client, outer, inner)
     state = await status(client)
@@ -207,6 +209,11 @@ async def test_a_folder_inside_another_serves_its_own_documents(
     assert by_root[str(inner)].settings.index.ignore_patterns == ["pkg/sub/"]
     assert by_root[str(outer)].settings.index.ignore_patterns == []
     assert by_root[str(inner)].files == 6  # its own files, two ignored
+    # the inner repository's server URL waits for the user's trust; the outer has none to wait
+    assert [u.key for u in by_root[str(inner)].untrustedSettings] == ["backend.url"]
+    assert by_root[str(outer)].untrustedSettings == []
+    shown = [m.message for m in client.messages if m.type == types.MessageType.Warning]
+    assert len(shown) == 1 and f"repomem trust {inner}" in shown[0], shown
 
     _, _, typed, expected = REPOS["beta"]
     assert await typed_completion(client, inner, "beta") == typed + expected
