@@ -1,22 +1,25 @@
 """``repomem serve``: the language server (pygls) that completes code from the repository.
 
-Life of a session: ``initialize`` reads the workspace root and the editor's settings;
+Life of a session: ``initialize`` reads the workspace folders and the editor's settings;
 ``initialized`` pulls the ``repomem`` configuration section where the client offers it, starts
 indexing in the background (with ``$/progress`` where the client supports server-created
-progress tokens) and registers for watched-file and configuration changes. Completion requests
-are answered meanwhile from what is indexed. When indexing ends the server says so with a
-``window/logMessage`` and the ``repomem/indexReady`` notification, reads the docs into the doc
-memory, and ends the progress (``repomem/docsReady``). See
+progress tokens) and registers for watched-file and configuration changes. Each workspace
+folder has its own index, doc memory and settings (:mod:`lsp_server.folders`), folders added
+later with ``workspace/didChangeWorkspaceFolders`` too; a document is served by the folder
+that holds it. Completion requests are answered meanwhile from what is indexed. When a folder's
+indexing ends the server says so with a ``window/logMessage`` and the ``repomem/indexReady``
+notification, reads the docs into the doc memory, and ends the progress
+(``repomem/docsReady``). See
 ``lsp_server/README.md`` for the settings, custom messages and commands.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +34,12 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_server import editor_settings, logs
-from lsp_server.completer import COMPLETION, INLINE, Completer, Cursor
-from lsp_server.editor_settings import EditorSettings
+from lsp_server.completer import COMPLETION, INLINE, Cursor
+from lsp_server.folders import Folder, Folders, folder_root
 from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item, rest_of_line
 from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
-from lsp_server.workspace_index import DocsReport, IndexReport, WorkspaceIndex
+from lsp_server.workspace_index import DocsReport, IndexReport
 from repomem import __version__
 from repomem.commands.ask import FORMS, STRATEGIES, render
 from repomem.docmem.memory import DocMemory
@@ -69,18 +72,14 @@ class RepomemServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("repomem", __version__, protocol_cls=RepomemProtocol, max_workers=4)
-        self.root: Path | None = None
-        self.editor = EditorSettings()
-        self.index = WorkspaceIndex(None, Settings().index, self)
-        self.completer = Completer(self.index, self.warn)
+        self._builds = threading.Semaphore()  # one folder is (re)indexed at a time
+        self.folders = Folders(self._new_folder(None, None, None))
         self.loop: asyncio.AbstractEventLoop | None = None
         self.log_handler = logs.EditorLogHandler(self.window_log_message)
         self._init_options: Any = None
-        self._progress_token: str | None = None
+        self._editor_data: Any = None  # the editor's settings as last received
         self._progress_count = 0
-        self._indexed_message = ""
         self._stopped = False
-        self._told_untrusted = False  # the untrusted repository settings were shown
         self._starting: asyncio.Task[Any] | None = None  # the ``initialized`` handler
         self._register()
 
@@ -100,6 +99,7 @@ class RepomemServer(LanguageServer):
         feature(types.TEXT_DOCUMENT_DID_CLOSE)(self._on_did_close)
         feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(self._on_watched_files)
         feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(self._on_configuration)
+        feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(self._on_workspace_folders)
         feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(self._on_completion)
         feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
             self._on_inline_completion
@@ -130,13 +130,15 @@ class RepomemServer(LanguageServer):
 
     # ------------------------------------------------------------------ lifecycle
     def _on_initialize(self, params: types.InitializeParams) -> None:
-        self.root = _workspace_root(params)
-        self._init_options = params.initialization_options
-        base, _ = self._base_settings()  # problems are reported once settings are final
-        self.editor, _ = editor_settings.resolve(base, self._init_options)
-        self.index = WorkspaceIndex(self.root, self.editor.settings.index, self)
-        self.index.update_delay_s = self.editor.index_delay_ms / 1000
-        self.completer.index = self.index
+        self._init_options = self._editor_data = params.initialization_options
+        for root, uri in _workspace_folders(params):
+            self.folders.add(self._new_folder(root, uri, self._editor_data))
+
+    def _new_folder(self, root: Path | None, uri: str | None, data: Any) -> Folder:
+        """A folder indexing with its settings from the start (problems with them are
+        reported once the settings are final)."""
+        editor, _ = editor_settings.resolve(self._base_settings(root)[0], data)
+        return Folder(root, uri, editor, self, self._builds, self.warn)
 
     async def _on_initialized(self, params: types.InitializedParams) -> None:
         self.loop = asyncio.get_running_loop()
@@ -149,12 +151,40 @@ class RepomemServer(LanguageServer):
                 data = pulled
         await self._apply_settings(data)
         self._register_watchers()
-        if self.root is None:
+        if not self.folders:
             logger.info("no workspace folder: completing from the open file only")
-            return
-        await self._begin_progress()
-        logger.info("indexing %s in the background", self.root)
-        self.index.start()
+        for folder in self.folders:
+            await self._start_folder(folder)
+
+    async def _start_folder(self, folder: Folder) -> None:
+        await self._begin_progress(folder)
+        logger.info("indexing %s in the background", folder.root)
+        folder.index.start()
+
+    async def _on_workspace_folders(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        """Folders removed stop (their index is persisted); folders added are indexed, each
+        after those before it, and take over the open documents they hold."""
+        for removed in params.event.removed:
+            root = folder_root(removed.uri)
+            folder = self.folders.remove(root) if root is not None else None
+            if folder is not None:
+                logger.info("no longer serving %s", folder.root)
+                self._end_progress(folder, "folder removed")
+                await folder.completer.aclose()
+                await asyncio.to_thread(folder.index.stop)
+        for added in params.event.added:
+            root = folder_root(added.uri)
+            if root is None or self.folders.get(root) is not None:
+                continue
+            folder = self._new_folder(root, added.uri, self._editor_data)
+            self.folders.add(folder)
+            await self._configure(folder, self._editor_data, problems := [])
+            if problems:
+                self.warn("repomem: " + "; ".join(problems))
+            for uri in list(self.workspace.text_documents):
+                if self.folders.for_uri(uri) is folder:
+                    self._buffer_changed(uri)
+            await self._start_folder(folder)
 
     async def _on_shutdown(self, params: None) -> None:
         """Stop start-up if it still runs, then what it started: the completer's loop closed
@@ -163,13 +193,15 @@ class RepomemServer(LanguageServer):
         if starting is not None and not starting.done():
             starting.cancel()
             await asyncio.wait([starting])
-        await self.completer.aclose()
+        for folder in self.folders.everyone():
+            await folder.completer.aclose()
         await asyncio.to_thread(self._stop_index)
 
     def _stop_index(self) -> None:
         if not self._stopped:
             self._stopped = True
-            self.index.stop()
+            for folder in self.folders.everyone():
+                folder.index.stop()
 
     def shutdown(self) -> None:
         """Also on a client that vanished without ``shutdown``: persist the index first."""
@@ -177,11 +209,11 @@ class RepomemServer(LanguageServer):
         super().shutdown()
 
     # ------------------------------------------------------------------ settings
-    def _base_settings(self) -> tuple[Settings, list[str]]:
+    def _base_settings(self, root: Path | None) -> tuple[Settings, list[str]]:
         """The user's settings file, the repository's own settings (pyproject.toml,
         .repomem.toml; the keys only the user may set once trusted) and the environment."""
         try:
-            return load_settings(self.root), []
+            return load_settings(root), []
         except SettingsError as exc:
             return Settings(), [f"{exc}; using the defaults"]
 
@@ -199,24 +231,36 @@ class RepomemServer(LanguageServer):
         return answer[0] if answer else None
 
     async def _apply_settings(self, data: Any) -> None:
-        base, problems = self._base_settings()
-        notice = untrusted_notice(base, self.root) if self.root is not None else None
-        if notice is not None and not self._told_untrusted:
-            self._told_untrusted = True
+        """The editor's settings over each folder's own; the loose folder only once it serves
+        (or with no folder at all), so that a problem with them is not reported twice."""
+        self._editor_data = data
+        problems: list[str] = []
+        for folder in self.folders.everyone():
+            if folder.root is not None or folder.configured or not self.folders:
+                await self._configure(folder, data, problems)
+        if problems:
+            self.warn("repomem: " + "; ".join(dict.fromkeys(problems)))
+
+    async def _configure(self, folder: Folder, data: Any, problems: list[str]) -> None:
+        base, more = self._base_settings(folder.root)
+        problems += more
+        notice = untrusted_notice(base, folder.root) if folder.root is not None else None
+        if notice is not None and not folder.told_untrusted:
+            folder.told_untrusted = True
             problems.append(notice)
         editor, more = editor_settings.resolve(base, data)
         problems += more
-        self.editor = editor
-        self.index.update_delay_s = editor.index_delay_ms / 1000
-        self.index.docs = editor.settings.completion.docs
-        self.index.configure_docs(editor.settings.docmem)
-        await self.completer.configure(editor.settings)
-        if self.index.config != editor.settings.index:
-            self.index.reconfigure(editor.settings.index)
-            if self.index.state == "indexing":
-                await self._begin_progress()
-        if problems:
-            self.warn("repomem: " + "; ".join(problems))
+        folder.editor = editor
+        folder.configured = True
+        index = folder.index
+        index.update_delay_s = editor.index_delay_ms / 1000
+        index.docs = editor.settings.completion.docs
+        index.configure_docs(editor.settings.docmem)
+        await folder.completer.configure(editor.settings)
+        if index.config != editor.settings.index:
+            index.reconfigure(editor.settings.index)
+            if index.state == "indexing":
+                await self._begin_progress(folder)
 
     async def _on_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         """Settings pushed as ``{"repomem": {...}}``; otherwise the client is asked for them
@@ -231,9 +275,7 @@ class RepomemServer(LanguageServer):
 
     def _register_watchers(self) -> None:
         registrations = []
-        if self.root is not None and self._client_supports(
-            "workspace.did_change_watched_files.dynamic_registration"
-        ):
+        if self._client_supports("workspace.did_change_watched_files.dynamic_registration"):
             registrations.append(
                 types.Registration(
                     id="repomem-watched-files",
@@ -268,24 +310,25 @@ class RepomemServer(LanguageServer):
         return bool(get_capability(self.client_capabilities, capability, False))
 
     # ------------------------------------------------------------------ index events (threads)
-    def on_progress(self, stage: str, done: int, total: int) -> None:
-        self._from_thread(self._report_progress, stage, done, total)
+    def on_progress(self, folder: Folder, stage: str, done: int, total: int) -> None:
+        self._from_thread(self._report_progress, folder, stage, done, total)
 
-    def on_loaded(self, files: int, fragments: int) -> None:
+    def on_loaded(self, folder: Folder, files: int, fragments: int) -> None:
         logger.info(
-            "answering from the saved index (%d files, %d fragments) while re-indexing",
+            "%s: answering from the saved index (%d files, %d fragments) while re-indexing",
+            folder.root,
             files,
             fragments,
         )
 
-    def on_ready(self, report: IndexReport) -> None:
-        self._from_thread(self._index_ready, report)
+    def on_ready(self, folder: Folder, report: IndexReport) -> None:
+        self._from_thread(self._index_ready, folder, report)
 
-    def on_failed(self, message: str) -> None:
-        self._from_thread(self._index_failed, message)
+    def on_failed(self, folder: Folder, message: str) -> None:
+        self._from_thread(self._index_failed, folder, message)
 
-    def on_docs(self, report: DocsReport) -> None:
-        self._from_thread(self._docs_ready, report)
+    def on_docs(self, folder: Folder, report: DocsReport) -> None:
+        self._from_thread(self._docs_ready, folder, report)
 
     async def _create_progress(self, name: str) -> str | None:
         """A new progress token the client accepted; None where it shows no progress."""
@@ -300,79 +343,78 @@ class RepomemServer(LanguageServer):
             return None
         return token
 
-    async def _begin_progress(self) -> None:
-        if self._progress_token is not None:
+    async def _begin_progress(self, folder: Folder) -> None:
+        if folder.progress_token is not None:
             return
         token = await self._create_progress("repomem-index")
         if token is None:
             return
-        self._progress_token = token
+        folder.progress_token = token
         self.work_done_progress.begin(
             token,
             types.WorkDoneProgressBegin(
-                title="repomem: indexing", message=str(self.root), percentage=0, cancellable=False
+                title="repomem: indexing", message=str(folder.root), percentage=0, cancellable=False
             ),
         )
 
-    def _report_progress(self, stage: str, done: int, total: int) -> None:
-        if self._progress_token is None:
+    def _report_progress(self, folder: Folder, stage: str, done: int, total: int) -> None:
+        if folder.progress_token is None:
             return
         low, high = _STAGES.get(stage, (0, 100))
         percentage = low + (high - low) * done // max(total, 1)
         self.work_done_progress.report(
-            self._progress_token,
+            folder.progress_token,
             types.WorkDoneProgressReport(message=f"{stage} {done}/{total}", percentage=percentage),
         )
 
-    def _end_progress(self, message: str) -> None:
-        if self._progress_token is None:
+    def _end_progress(self, folder: Folder, message: str) -> None:
+        if folder.progress_token is None:
             return
-        token, self._progress_token = self._progress_token, None
+        token, folder.progress_token = folder.progress_token, None
         self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
         # pygls keeps a cancellation future per token for good; one per indexing run adds up
         self.work_done_progress.tokens.pop(token, None)
 
-    def _index_ready(self, report: IndexReport) -> None:
+    def _index_ready(self, folder: Folder, report: IndexReport) -> None:
         message = (
             f"indexed {report.files} files ({report.fragments} fragments) in {report.seconds:.1f} s"
         )
-        if self.index.state == "indexing" and self._progress_token is not None:
+        if folder.index.state == "indexing" and folder.progress_token is not None:
             # the settings changed meanwhile and another build runs: the bar stays up
             self.work_done_progress.report(
-                self._progress_token,
+                folder.progress_token,
                 types.WorkDoneProgressReport(message="indexing again with the new settings"),
             )
-        elif self._progress_token is not None:
-            self._indexed_message = message
+        elif folder.progress_token is not None:
+            folder.indexed_message = message
             self.work_done_progress.report(
-                self._progress_token,
+                folder.progress_token,
                 types.WorkDoneProgressReport(message="reading the docs", percentage=100),
             )
         logger.info("%s: %s", report.root, message)
-        self.protocol.notify(INDEX_READY, report.to_dict())
+        self.protocol.notify(INDEX_READY, {**report.to_dict(), "folder": folder.uri})
 
-    def _docs_ready(self, report: DocsReport) -> None:
-        state = self.index.doc_state
+    def _docs_ready(self, folder: Folder, report: DocsReport) -> None:
+        state = folder.index.doc_state
         if state == "ready":
             docs = f"doc memory: {report.documents} documents ({report.segments} segments)"
         else:
             docs = "doc memory: no docs" if state == "none" else "doc memory: failed"
-        logger.info("%s in %.1f s", docs, report.seconds)
-        if self.index.state != "indexing":
-            self._end_progress("; ".join(m for m in (self._indexed_message, docs) if m))
-            self._indexed_message = ""
-        self.protocol.notify(DOCS_READY, {"state": state, **report.to_dict()})
+        logger.info("%s: %s in %.1f s", folder.root, docs, report.seconds)
+        if folder.index.state != "indexing":
+            self._end_progress(folder, "; ".join(m for m in (folder.indexed_message, docs) if m))
+            folder.indexed_message = ""
+        self.protocol.notify(
+            DOCS_READY,
+            {"state": state, **report.to_dict(), "root": str(folder.root), "folder": folder.uri},
+        )
 
-    def _index_failed(self, message: str) -> None:
-        if self.index.state != "indexing":
-            self._end_progress("indexing failed")
+    def _index_failed(self, folder: Folder, message: str) -> None:
+        if folder.index.state != "indexing":
+            self._end_progress(folder, "indexing failed")
         self.warn(f"repomem: {message}")
 
     # ------------------------------------------------------------------ documents
-    def _rel_path(self, uri: str) -> str | None:
-        """The repository-relative path of a document (None outside the workspace)."""
-        return _relative_path(self.root, uri)
-
     def _document(self, uri: str) -> TextDocument | None:
         """An open document (None if the client did not open it)."""
         return self.workspace.text_documents.get(unquote(uri))
@@ -384,29 +426,49 @@ class RepomemServer(LanguageServer):
         self._buffer_changed(params.text_document.uri)
 
     def _buffer_changed(self, uri: str) -> None:
-        path = self._rel_path(uri)
+        folder = self.folders.for_uri(uri)
+        path = folder.rel_path(uri)
         doc = self._document(uri)
         if path is not None and doc is not None:
-            self.index.set_buffer(path, doc.source)
+            folder.index.set_buffer(path, doc.source)
 
     def _on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
-        path = self._rel_path(params.text_document.uri)
+        folder = self.folders.for_uri(params.text_document.uri)
+        path = folder.rel_path(params.text_document.uri)
         if path is not None:
-            self.index.saved(path)
+            folder.index.saved(path)
 
     def _on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self.completer.forget(params.text_document.uri)
-        path = self._rel_path(params.text_document.uri)
+        folder = self.folders.for_uri(params.text_document.uri)
+        folder.completer.forget(params.text_document.uri)
+        path = folder.rel_path(params.text_document.uri)
         if path is not None:
-            self.index.close_buffer(path)
+            folder.index.close_buffer(path)
 
     def _on_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
-        paths = [self._rel_path(change.uri) for change in params.changes]
-        self.index.files_changed(path for path in paths if path is not None)
+        changed: dict[Folder, list[str]] = {}
+        for change in params.changes:
+            folder = self.folders.for_uri(change.uri)
+            path = folder.rel_path(change.uri)
+            if path is not None:
+                changed.setdefault(folder, []).append(path)
+        for folder, paths in changed.items():
+            folder.index.files_changed(paths)
 
     # ------------------------------------------------------------------ completion
+    async def _serving(self, uri: str) -> Folder:
+        """The folder that serves the document at ``uri``; the loose folder takes the
+        editor's settings when it first serves."""
+        folder = self.folders.for_uri(uri)
+        if not folder.configured:
+            problems: list[str] = []
+            await self._configure(folder, self._editor_data, problems)
+            if problems:
+                self.warn("repomem: " + "; ".join(dict.fromkeys(problems)))
+        return folder
+
     def _cursor(
-        self, uri: str, position: types.Position
+        self, folder: Folder, uri: str, position: types.Position
     ) -> tuple[Cursor, str, TextDocument] | None:
         """The cursor in an open document, its line's text before it, and the document;
         None if the document is not open."""
@@ -426,19 +488,20 @@ class RepomemServer(LanguageServer):
         source = doc.source
         left, right = source[:offset], source[offset:]
         line_prefix = left[left.rfind("\n") + 1 :]
-        cursor = Cursor(uri, self._rel_path(uri), left, right, left.count("\n"))
+        cursor = Cursor(uri, folder.rel_path(uri), left, right, left.count("\n"))
         return cursor, line_prefix, doc
 
     async def _on_completion(self, params: types.CompletionParams) -> types.CompletionList | None:
-        if not self.editor.enable:
+        folder = await self._serving(params.text_document.uri)
+        if not folder.editor.enable:
             return None
-        found = self._cursor(params.text_document.uri, params.position)
+        found = self._cursor(folder, params.text_document.uri, params.position)
         if found is None:
             return None
         cursor, line_prefix, doc = found
-        if self._kept_out(cursor, doc):
+        if self._kept_out(folder, cursor, doc):
             return types.CompletionList(is_incomplete=False, items=[])
-        suggestion = await self.completer.complete(cursor, COMPLETION, self.editor.debounce_ms)
+        suggestion = await folder.completer.complete(cursor, COMPLETION, folder.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.CompletionList(is_incomplete=True, items=[])
         formats = get_capability(
@@ -461,15 +524,16 @@ class RepomemServer(LanguageServer):
     async def _on_inline_completion(
         self, params: types.InlineCompletionParams
     ) -> types.InlineCompletionList | None:
-        if not self.editor.enable:
+        folder = await self._serving(params.text_document.uri)
+        if not folder.editor.enable:
             return None
-        found = self._cursor(params.text_document.uri, params.position)
+        found = self._cursor(folder, params.text_document.uri, params.position)
         if found is None:
             return None
         cursor, _, doc = found
-        if self._kept_out(cursor, doc):
+        if self._kept_out(folder, cursor, doc):
             return types.InlineCompletionList(items=[])
-        suggestion = await self.completer.complete(cursor, INLINE, self.editor.debounce_ms)
+        suggestion = await folder.completer.complete(cursor, INLINE, folder.editor.debounce_ms)
         if suggestion is None or not suggestion.text:
             return types.InlineCompletionList(items=[])
         item = inline_item(
@@ -481,17 +545,17 @@ class RepomemServer(LanguageServer):
         )
         return types.InlineCompletionList(items=_kept(item, suggestion))
 
-    def _kept_out(self, cursor: Cursor, doc: TextDocument) -> bool:
+    def _kept_out(self, folder: Folder, cursor: Cursor, doc: TextDocument) -> bool:
         """Whether the document's text must reach no prompt: the index leaves it out as secret
         or ignored, too large or binary (a file outside the workspace is judged by its name)."""
-        if cursor.path is not None and self.root is not None:
-            root, rel = self.root, cursor.path
+        if cursor.path is not None and folder.root is not None:
+            root, rel = folder.root, cursor.path
         else:
             fs_path = to_fs_path(cursor.uri)
             if fs_path is None:
                 return False
             root, rel = Path(fs_path).parent, Path(fs_path).name
-        config = self.index.config
+        config = folder.index.config
         data = doc.source.encode("utf-8", errors="replace")
         try:
             check_prompt_text(root, rel, config, data)
@@ -502,47 +566,34 @@ class RepomemServer(LanguageServer):
 
     # ------------------------------------------------------------------ custom requests
     def _on_status(self, params: Any) -> dict[str, Any]:
-        stats = self.completer.stats
+        """The first folder's status (what a single-folder client reads), and every folder's."""
         return {
-            "state": self.index.state,
-            "root": str(self.root) if self.root else None,
-            "files": self.index.files,
-            "fragments": self.index.fragments,
-            "pendingUpdates": self.index.pending,
-            "indexUpdates": self.index.updates,
-            "lastUpdateMs": round(self.index.last_update_s * 1e3, 2),
-            "docs": {
-                "state": self.index.doc_state,
-                "documents": self.index.doc_documents,
-                "segments": self.index.doc_segments,
-                "inCompletions": self.index.docs,
-            },
-            "backend": self.completer.backend_name,
-            "fallback": self.completer.falling_back,
-            "completions": stats.completions,
-            "cacheHits": stats.cache_hits,
-            "superseded": stats.superseded,
-            "cancelled": stats.cancelled,
-            "fallbacks": stats.fallbacks,
-            "accepted": stats.accepted,
-            "settings": self.editor.to_dict(),
-            "untrustedSettings": [
-                {"key": u.key, "file": str(u.source)} for u in self.editor.settings.untrusted
-            ],
+            **_folder_status(self.folders.first),
+            "folders": [_folder_status(folder) for folder in self.folders],
         }
 
     async def _on_retrieve(self, params: Any) -> dict[str, Any]:
         query = _param(params, "query", None)
         k = _param(params, "k", 10)
-        if not isinstance(query, str) or not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        uri = _param(params, "uri", None)
+        if (
+            not isinstance(query, str)
+            or not isinstance(k, int)
+            or isinstance(k, bool)
+            or k < 1
+            or not isinstance(uri, str | None)
+        ):
             raise JsonRpcInvalidParams(
-                f"{RETRIEVE} expects {{'query': string, 'k'?: positive integer}}, got {params!r}"
+                f"{RETRIEVE} expects {{'query': string, 'k'?: positive integer, 'uri'?: string}},"
+                f" got {params!r}"
             )
-        alpha = self.editor.settings.completion.alpha
+        folder = self.folders.first if uri is None else self.folders.for_uri(uri)
+        alpha = folder.editor.settings.completion.alpha
         found = await asyncio.to_thread(
-            self.index.retrieve, query, k=k, alpha=alpha, exclusion=None
+            folder.index.retrieve, query, k=k, alpha=alpha, exclusion=None
         )
         return {
+            "root": str(folder.root) if folder.root else None,
             "fragments": [
                 {
                     "locations": [
@@ -553,47 +604,64 @@ class RepomemServer(LanguageServer):
                     "text": fragment.text,
                 }
                 for fragment in found
-            ]
+            ],
         }
 
     def _on_accepted(self, *args: Any) -> None:
-        self.completer.stats.accepted += 1
+        uri = _param(args[0], "uri", None) if args else None
+        folder = self.folders.for_uri(uri) if isinstance(uri, str) else self.folders.first
+        folder.completer.stats.accepted += 1
 
     async def _on_reindex(self, *args: Any) -> None:
-        self.index.request_build()
-        await self._begin_progress()
+        """``repomem.reindex`` ``[folder?]``: that folder (a URI or path) or every one."""
+        folders = [self._named_folder(args[0], REINDEX_COMMAND)] if args else list(self.folders)
+        for folder in folders:
+            folder.index.request_build()
+            await self._begin_progress(folder)
+
+    def _named_folder(self, name: Any, command: str) -> Folder:
+        """The folder a command's argument names by a URI or path inside it."""
+        if not isinstance(name, str) or not name:
+            raise JsonRpcInvalidParams(f"{command}: a folder is a URI or a path, got {name!r}")
+        uri = name if "://" in name else Path(name).resolve().as_uri()
+        folder = self.folders.for_uri(uri)
+        if folder.root is None:
+            raise JsonRpcInvalidParams(f"{command}: {name} is in no workspace folder")
+        return folder
 
     async def _on_ask(self, *args: Any) -> dict[str, Any]:
         """``repomem.ask``: the answer to a question, with its ``path:line`` sources, from
-        the doc memory (as ``repomem ask`` gives it)."""
-        question, strategy, form = _ask_arguments(args)
-        memory = self.index.memory
+        the doc memory of the folder named (the first one by default), as ``repomem ask``
+        gives it."""
+        question, strategy, form, name = _ask_arguments(args)
+        folder = self.folders.first if name is None else self._named_folder(name, ASK_COMMAND)
+        memory = folder.index.memory
         if memory is None:
-            memory = await self._wait_for_docs()
+            memory = await self._wait_for_docs(folder)
         if memory is None:
-            raise JsonRpcInternalError(f"{ASK_COMMAND}: {self._no_docs_reason()}")
-        hold = self.index.asking()
+            raise JsonRpcInternalError(f"{ASK_COMMAND}: {self._no_docs_reason(folder)}")
+        hold = folder.index.asking()
         await asyncio.to_thread(hold.__enter__)
         try:
-            result = await self.completer.ask(memory, question, strategy, form)
+            result = await folder.completer.ask(memory, question, strategy, form)
         except AskError as exc:
             raise JsonRpcInvalidParams(f"{ASK_COMMAND}: {exc}") from None
         finally:
             hold.__exit__(None, None, None)
-        return {**result.to_dict(), "text": render(result)}
+        return {**result.to_dict(), "text": render(result), "root": str(folder.root)}
 
-    async def _wait_for_docs(self) -> DocMemory | None:
+    async def _wait_for_docs(self, folder: Folder) -> DocMemory | None:
         """The doc memory once the index and the docs are read, for a question asked before:
         the user cannot know when that is. Waits at most ``DOCS_WAIT_S``, with a progress
         bar where the client shows them."""
-        if not self.index.docs_pending():
-            return self.index.memory
+        if not folder.index.docs_pending():
+            return folder.index.memory
         token = await self._create_progress("repomem-ask")
         stage = None
         deadline = time.monotonic() + DOCS_WAIT_S
         try:
-            while self.index.docs_pending() and (left := deadline - time.monotonic()) > 0:
-                now = "indexing" if self.index.state == "indexing" else "reading the docs"
+            while folder.index.docs_pending() and (left := deadline - time.monotonic()) > 0:
+                now = "indexing" if folder.index.state == "indexing" else "reading the docs"
                 if token is not None and now != stage:
                     if stage is None:
                         title = "repomem: waiting for the doc memory"
@@ -603,31 +671,64 @@ class RepomemServer(LanguageServer):
                         report = types.WorkDoneProgressReport(message=now)
                         self.work_done_progress.report(token, report)
                     stage = now
-                await asyncio.to_thread(self.index.wait_for_docs, min(left, 0.5))
+                await asyncio.to_thread(folder.index.wait_for_docs, min(left, 0.5))
         finally:
             if token is not None and stage is not None:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd())
                 self.work_done_progress.tokens.pop(token, None)
-        return self.index.memory
+        return folder.index.memory
 
-    def _no_docs_reason(self) -> str:
+    def _no_docs_reason(self, folder: Folder) -> str:
         """Why no doc memory answers a question."""
-        if self.index.doc_state == "none":
+        if folder.index.doc_state == "none":
             return "the repository has no docs to answer from"
-        if self.index.doc_state == "failed":
+        if folder.index.doc_state == "failed":
             return "the doc memory could not be opened (see the log)"
-        if self.index.docs_pending():
+        if folder.index.docs_pending():
             return (
                 f"the doc memory is still being read after {DOCS_WAIT_S:.0f} s; ask again once"
                 " its progress ends"
             )
-        if self.root is None:
+        if folder.root is None:
             return "no workspace folder is open, so there are no docs to answer from"
         return "there is no index to read the docs from (indexing failed; see the log)"
 
 
-def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
-    """The command's arguments ``[question]`` or ``[question, {"strategy"?, "form"?}]``."""
+def _folder_status(folder: Folder) -> dict[str, Any]:
+    index, stats = folder.index, folder.completer.stats
+    return {
+        "state": index.state,
+        "root": str(folder.root) if folder.root else None,
+        "folder": folder.uri,
+        "files": index.files,
+        "fragments": index.fragments,
+        "pendingUpdates": index.pending,
+        "indexUpdates": index.updates,
+        "lastUpdateMs": round(index.last_update_s * 1e3, 2),
+        "docs": {
+            "state": index.doc_state,
+            "documents": index.doc_documents,
+            "segments": index.doc_segments,
+            "inCompletions": index.docs,
+        },
+        "backend": folder.completer.backend_name,
+        "fallback": folder.completer.falling_back,
+        "completions": stats.completions,
+        "cacheHits": stats.cache_hits,
+        "superseded": stats.superseded,
+        "cancelled": stats.cancelled,
+        "fallbacks": stats.fallbacks,
+        "accepted": stats.accepted,
+        "settings": folder.editor.to_dict(),
+        "untrustedSettings": [
+            {"key": u.key, "file": str(u.source)} for u in folder.editor.settings.untrusted
+        ],
+    }
+
+
+def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str, Any]:
+    """The command's arguments ``[question]`` or ``[question, {"strategy"?, "form"?,
+    "folder"?}]``."""
     values = list(args)
     options = values[1] if len(values) == 2 else {}
     if (
@@ -636,10 +737,11 @@ def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
         or not isinstance(values[0], str)
         or not values[0].strip()
         or not isinstance(options, dict)
-        or set(options) - {"strategy", "form"}
+        or set(options) - {"strategy", "form", "folder"}
     ):
         raise JsonRpcInvalidParams(
-            f"{ASK_COMMAND} expects [question] or [question, {{strategy?, form?}}], got {values!r}"
+            f"{ASK_COMMAND} expects [question] or [question, {{strategy?, form?, folder?}}],"
+            f" got {values!r}"
         )
     form = options.get("form", "chunk")
     strategy = options.get("strategy")
@@ -648,7 +750,7 @@ def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
             f"{ASK_COMMAND}: strategy must be one of {', '.join(STRATEGIES)} and form one of"
             f" {', '.join(FORMS)}, got {strategy!r} and {form!r}"
         )
-    return values[0], strategy, form
+    return values[0], strategy, form, options.get("folder")
 
 
 def _kept(item: _Item | None, suggestion: Suggestion) -> list[_Item]:
@@ -684,27 +786,18 @@ def _plain(method: Callable[..., Any]) -> Callable[..., Any]:
     return handler
 
 
-@functools.lru_cache(maxsize=1024)
-def _relative_path(root: Path | None, uri: str) -> str | None:
-    fs_path = to_fs_path(uri)
-    if root is None or fs_path is None:
-        return None
-    try:
-        return Path(fs_path).resolve().relative_to(root).as_posix()
-    except (ValueError, OSError):
-        return None
-
-
-def _workspace_root(params: types.InitializeParams) -> Path | None:
-    uri = None
-    if params.workspace_folders:
-        uri = params.workspace_folders[0].uri
-    elif params.root_uri:
-        uri = params.root_uri
-    path = to_fs_path(uri) if uri else params.root_path
-    if not path or not Path(path).is_dir():
-        return None
-    return Path(path).resolve()
+def _workspace_folders(params: types.InitializeParams) -> list[tuple[Path, str]]:
+    """The existing directories of the workspace folders (else of the root), each with the
+    URI the client gave, without repeats."""
+    given = [(f.uri, None) for f in params.workspace_folders or []]
+    if not given:
+        given = [(params.root_uri, params.root_path)]
+    folders: dict[Path, str] = {}
+    for uri, path in given:
+        root = folder_root(uri, path)
+        if root is not None and root not in folders:
+            folders[root] = uri or root.as_uri()
+    return list(folders.items())
 
 
 def serve(*, tcp: tuple[str, int] | None = None, log_level: str = "INFO") -> None:

@@ -119,10 +119,22 @@ class IndexEvents(Protocol):
 
 
 class WorkspaceIndex:
-    """The index of the repository at ``root`` (None: no workspace, nothing is indexed)."""
+    """The index of the repository at ``root`` (None: no workspace, nothing is indexed).
 
-    def __init__(self, root: Path | None, config: IndexConfig, events: IndexEvents) -> None:
+    ``builds`` is shared by the indexes of one server: a build holds it from loading the saved
+    index to loading the new one, so the folders of a workspace are indexed one at a time and
+    their peak memory does not add up.
+    """
+
+    def __init__(
+        self,
+        root: Path | None,
+        config: IndexConfig,
+        events: IndexEvents,
+        builds: threading.Semaphore,
+    ) -> None:
         self.root = root
+        self._builds = builds
         self._config = config
         self._events = events
         self._index: RepoIndex | None = None
@@ -434,8 +446,14 @@ class WorkspaceIndex:
             self._since_build = set()
             config = self._config
         threading.Thread(
-            target=self._build, args=(config,), name="repomem-build", daemon=True
+            target=self._build_in_turn, args=(config,), name="repomem-build", daemon=True
         ).start()
+
+    def _build_in_turn(self, config: IndexConfig) -> None:
+        """Build once no other index of the server is building (see ``builds``)."""
+        with self._builds:
+            if not self._stopping:
+                self._build(config)
 
     def _build(self, config: IndexConfig) -> None:
         assert self.root is not None

@@ -25,7 +25,7 @@ def server() -> Iterator[RepomemServer]:
     server = RepomemServer()
     server.protocol.set_writer(StdoutWriter(io.BytesIO()))
     yield server
-    asyncio.run(server.completer.aclose())
+    asyncio.run(server.folders.first.completer.aclose())
 
 
 def send(server: RepomemServer, message: dict[str, Any]) -> None:
@@ -89,5 +89,5 @@ def test_async_handlers_and_requests_leave_no_bookkeeping_behind(server: Repomem
             await asyncio.sleep(0.01)
 
     asyncio.run(session())
-    assert server.editor.debounce_ms == 4
+    assert server.folders.first.editor.debounce_ms == 4
     assert server.protocol._request_futures == {}

@@ -289,3 +289,64 @@ def test_attaches_in_a_folder_without_git(roots: tuple[Path, dict[str, Any]]) ->
     top, result = roots
     assert result["attached"] is True
     assert Path(result["attached_root"]).resolve() == top / "sdist"
+
+
+def test_two_repositories_open_share_one_server_each_completing_from_its_own(
+    tmp_path: Path,
+) -> None:
+    """A file of a second repository adds its root to the running server's workspace
+    folders; each file completes from its own repository."""
+    other_py = CONFIG_PY.replace("make_client", "open_store").replace("host", "path")
+    roots = {
+        name: make_repo(
+            tmp_path / name,
+            {
+                "pkg/config.py": config,
+                "pkg/app.py": APP_PY,
+                # the fixture's one copy is a weak one: shown whatever its confidence
+                ".repomem.toml": "[completion]\nmin_confidence = 0\n",
+            },
+        )
+        for name, config in (("alpha", CONFIG_PY), ("beta", other_py))
+    }
+    typed = {"alpha": TYPED, "beta": TYPED.replace("make_client", "open_store")}
+    cases = [
+        {"file": str(root / "pkg/app.py"), "line": 1, "text": typed[name]}
+        for name, root in roots.items()
+    ]
+    out = tmp_path / "nvim-result.json"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    driver = PLUGIN / "tests" / "two_roots.lua"
+    proc = subprocess.run(
+        [
+            NVIM,
+            "--clean",
+            "--headless",
+            "-l",
+            str(driver),
+            str(PLUGIN),
+            str(out),
+            json.dumps(cases),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    assert result["messages"] == []
+    alpha, beta = result["cases"]
+    assert result["clients"] == 1 and alpha["client_id"] == beta["client_id"]
+    assert [Path(f).resolve() for f in result["workspace_folders"]] == [
+        roots["alpha"].resolve(),
+        roots["beta"].resolve(),
+    ]
+    assert alpha["items"][0]["newText"].endswith(EXPECTED)
+    assert beta["items"][0]["newText"].endswith(EXPECTED.replace("host", "path"))
+    assert [(f["root"], f["state"], f["completions"]) for f in result["status_folders"]] == [
+        (str(roots["alpha"].resolve()), "ready", 1),
+        (str(roots["beta"].resolve()), "ready", 1),
+    ]

@@ -93,9 +93,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       try {
+        // the docs of the active editor's folder (the first folder's without one)
+        const active = vscode.window.activeTextEditor?.document.uri;
+        const folder = active && vscode.workspace.getWorkspaceFolder(active)?.uri.toString();
         const result = await client.sendRequest(ExecuteCommandRequest.type, {
           command: "repomem.ask",
-          arguments: [question],
+          arguments: folder ? [question, { folder }] : [question],
         });
         const document = await vscode.workspace.openTextDocument({ content: result.text });
         await vscode.window.showTextDocument(document, { preview: true });

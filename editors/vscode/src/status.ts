@@ -35,7 +35,8 @@ export class IndexStatus {
   private lifecycle: Lifecycle = "stopped";
   private failure = "";
   private enabled = true;
-  private ready: Record<string, unknown> | undefined;
+  /** The last `repomem/indexReady` of each workspace folder, by its root. */
+  private readonly ready = new Map<string, Record<string, unknown>>();
   /** Work-done tasks that began and have not ended, oldest first. */
   private readonly tasks = new Map<string | number, Task>();
 
@@ -44,7 +45,7 @@ export class IndexStatus {
   /** The client is (re)starting the server: whatever it had indexed is gone. */
   starting(): void {
     this.lifecycle = "starting";
-    this.ready = undefined;
+    this.ready.clear();
     this.tasks.clear();
     this.changed();
   }
@@ -93,7 +94,9 @@ export class IndexStatus {
   }
 
   indexReady(params: unknown): void {
-    this.ready = typeof params === "object" && params !== null ? { ...params } : {};
+    const ready: Record<string, unknown> =
+      typeof params === "object" && params !== null ? { ...params } : {};
+    this.ready.set(String(ready.root ?? ""), ready);
     this.changed();
   }
 
@@ -129,14 +132,14 @@ export class IndexStatus {
         error: false,
       };
     }
-    if (this.ready === undefined) {
+    if (this.ready.size === 0) {
       return {
         text: "$(sync~spin) repomem",
         tooltip: "repomem: waiting for the index",
         error: false,
       };
     }
-    const summary = `repomem: index ready${describeIndex(this.ready)}`;
+    const summary = `repomem: index ready${describeFolders([...this.ready.values()])}`;
     if (!this.enabled) {
       return {
         text: "$(circle-slash) repomem",
@@ -150,6 +153,20 @@ export class IndexStatus {
   private changed(): void {
     this.onChange(this.view());
   }
+}
+
+/** The folders' `repomem/indexReady` parameters in words: " (12 files, 80 fragments)" for
+ * one folder, " for app (12 files, 80 fragments), lib (3 files, 9 fragments)" for several. */
+function describeFolders(folders: Record<string, unknown>[]): string {
+  if (folders.length === 1) {
+    return describeIndex(folders[0]);
+  }
+  const named = folders.map((ready) => `${baseName(ready.root)}${describeIndex(ready)}`);
+  return ` for ${named.join(", ")}`;
+}
+
+function baseName(root: unknown): string {
+  return typeof root === "string" ? (root.split(/[\\/]/).pop() ?? root) : "?";
 }
 
 /** `repomem/indexReady` parameters in words, e.g. " (12 files, 80 fragments)". */

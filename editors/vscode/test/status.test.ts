@@ -62,6 +62,20 @@ describe("IndexStatus", () => {
     assert.equal(item.text, "$(check) repomem");
   });
 
+  it("names each folder of a multi-root workspace once its index is ready", () => {
+    const { status, item } = setUp();
+    status.running();
+    status.indexReady({ root: "/work/app", files: 7, fragments: 31 });
+    assert.equal(item.tooltip, "repomem: index ready (7 files, 31 fragments)");
+    status.indexReady({ root: "/work/lib", files: 2, fragments: 5 });
+    status.indexReady({ root: "/work/app", files: 8, fragments: 33 });
+    assert.equal(item.text, "$(check) repomem");
+    assert.equal(
+      item.tooltip,
+      "repomem: index ready for app (8 files, 33 fragments), lib (2 files, 5 fragments)",
+    );
+  });
+
   it("ignores reports for tasks that never began", () => {
     const { status, item } = setUp();
     status.running();

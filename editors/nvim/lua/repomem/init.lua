@@ -177,6 +177,24 @@ local function wire(settings)
   return out
 end
 
+--- One server for every repository: a buffer under another root reuses the running client,
+--- which adds that root as a workspace folder (the server indexes it, after the others).
+--- @param client vim.lsp.Client
+--- @param config vim.lsp.ClientConfig
+--- @return boolean
+local function reuse_client(client, config)
+  if client.name ~= config.name or client:is_stopped() then
+    return false
+  end
+  local known = vim.iter(client.workspace_folders or {}):any(function(folder)
+    return folder.name == config.root_dir
+  end)
+  if config.root_dir and not known then
+    client:_add_workspace_folder(config.root_dir)
+  end
+  return true
+end
+
 --- The config handed to `vim.lsp.config`.
 --- @return vim.lsp.Config
 local function lsp_config()
@@ -185,6 +203,7 @@ local function lsp_config()
     filetypes = options.filetypes,
     root_dir = root_dir,
     workspace_required = true,
+    reuse_client = reuse_client,
     init_options = { repomem = wire(options.settings) },
     settings = { repomem = wire(options.settings) },
     handlers = { [status.INDEX_READY] = status.on_index_ready },
@@ -257,6 +276,23 @@ local function client_for(bufnr)
   return vim.lsp.get_clients({ name = NAME, bufnr = bufnr or 0 })[1]
 end
 
+--- The workspace folder of `client` that serves the buffer (the deepest one holding it), as
+--- the server names it (the real path), or nil.
+--- @param client vim.lsp.Client
+--- @param bufnr? integer
+--- @return string?
+local function folder_for(client, bufnr)
+  local path = vim.uv.fs_realpath(vim.api.nvim_buf_get_name(bufnr or 0))
+  local best
+  for _, folder in ipairs(path and client.workspace_folders or {}) do
+    local root = vim.uv.fs_realpath(folder.name)
+    if root and vim.fs.relpath(root, path) and (not best or #root > #best) then
+      best = root
+    end
+  end
+  return best
+end
+
 --- For statuslines: "repomem: indexing 42%", "repomem: ready", "repomem: ready (off)" when
 --- completions are switched off, ... or "" when not attached.
 --- @param bufnr? integer
@@ -286,14 +322,15 @@ function M.ask(question, opts, on_result)
     vim.notify('usage: :Repomem ask {question}', vim.log.levels.WARN)
     return
   end
-  local arguments = opts and { question, opts } or { question }
+  local given = vim.tbl_extend('force', opts or {}, { folder = folder_for(client) })
+  local arguments = next(given) and { question, given } or { question }
   local params = { command = 'repomem.ask', arguments = arguments }
   client:request('workspace/executeCommand', params, function(err, result)
     if err then
       vim.notify('repomem: ' .. err.message, vim.log.levels.ERROR)
       return
     end
-    local root = client.root_dir or vim.fn.getcwd()
+    local root = result.root or client.root_dir or vim.fn.getcwd()
     local items = {}
     for _, source in ipairs(result.sources or {}) do
       local text = source.heading ~= '' and source.heading or vim.split(source.text, '\n')[1]
@@ -311,12 +348,12 @@ function M.ask(question, opts, on_result)
   end)
 end
 
---- Whether the server attached to the buffer has reported its index ready.
+--- Whether the server attached to the buffer has reported the index of its folder ready.
 --- @param bufnr? integer
 --- @return boolean
 function M.is_ready(bufnr)
   local client = client_for(bufnr)
-  return client ~= nil and status.is_ready(client.id)
+  return client ~= nil and status.is_ready(client.id, folder_for(client, bufnr))
 end
 
 --- The options in effect (for `:checkhealth repomem`).

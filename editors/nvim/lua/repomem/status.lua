@@ -13,6 +13,7 @@ M.INDEX_READY = 'repomem/indexReady'
 --- @field tasks table<integer|string, repomem.Task>
 --- @field order (integer|string)[] tokens of running tasks, oldest first
 --- @field ready? table the parameters of the last `repomem/indexReady`
+--- @field folders table<string, table> the last `repomem/indexReady` of each folder, by root
 
 --- @type table<integer, repomem.ClientState>
 local clients = {}
@@ -22,7 +23,7 @@ local clients = {}
 local function state(client_id)
   local s = clients[client_id]
   if not s then
-    s = { tasks = {}, order = {} }
+    s = { tasks = {}, order = {}, folders = {} }
     clients[client_id] = s
   end
   return s
@@ -53,7 +54,11 @@ end
 --- Handler for `repomem/indexReady`: marks the client ready and fires `User RepomemIndexReady`.
 --- @type lsp.Handler
 function M.on_index_ready(_, params, ctx)
-  state(ctx.client_id).ready = type(params) == 'table' and params or {}
+  local s = state(ctx.client_id)
+  s.ready = type(params) == 'table' and params or {}
+  if s.ready.root then
+    s.folders[s.ready.root] = s.ready
+  end
   vim.api.nvim_exec_autocmds('User', {
     pattern = 'RepomemIndexReady',
     modeline = false,
@@ -68,10 +73,17 @@ function M.forget(client_id)
   clients[client_id] = nil
 end
 
+--- Whether the client's server reported an index ready: that of the folder at `root` when
+--- given, else any.
 --- @param client_id integer
+--- @param root? string
 --- @return boolean
-function M.is_ready(client_id)
-  return clients[client_id] ~= nil and clients[client_id].ready ~= nil
+function M.is_ready(client_id, root)
+  local s = clients[client_id]
+  if s == nil then
+    return false
+  end
+  return root == nil and s.ready ~= nil or s.folders[root] ~= nil
 end
 
 --- One line for a statusline: the running task with its percentage ("repomem: indexing 42%"),
