@@ -106,6 +106,9 @@ async def ask(
         from repomem.docmem.graphnav import navigate
 
         await navigate(ctx, result)
+        if not result.sources:  # no entity or segment to start from (a few docs, a rare name)
+            result.sources = ctx.search(question, k)
+            result.steps.append(Step("retrieve", _retrieve_detail(ctx, question)))
         return result
     else:
         from repomem.docmem.factqa import fact_qa
