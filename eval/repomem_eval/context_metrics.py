@@ -123,6 +123,8 @@ def task_targets(
     pf = index.parsed.get(path)
     if pf is None:
         return ()
+    if pf.language != "python":
+        return _code_targets(index, path, ground_truth, named, types)
     calls = callees(ground_truth, pf.language)
     names = list(dict.fromkeys(n for n, chained in calls if not chained))
     resolved = dict(zip(names, resolve_names(index, path, left_context, names), strict=True))
