@@ -141,6 +141,10 @@ class CardChecker:
             places = [
                 p for p in self.named.get((family, name), []) if is_test(path) or not is_test(p[0])
             ]
+            if family == "c":
+                # a header's prototype and its definition are one entity: the definition stands
+                bodies = [p for p in places if not p[0].endswith((".h", ".hh", ".hpp", ".hxx"))]
+                places = bodies or places
             if places == [(card.path, card.line)]:
                 out.append("right")
                 continue
