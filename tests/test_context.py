@@ -241,12 +241,14 @@ def test_names_in_docstrings_and_comments_make_no_cards(tmp_path: Path) -> None:
 
 def test_jsdoc_and_block_comments_make_no_cards(tmp_path: Path) -> None:
     files = {
-        "src/of.ts": "export function of(...args: number[]) {\n  return args;\n}\n",
-        "src/pluck.ts": "export function pluck(key: string) {\n  return key;\n}\n",
+        # scripts (no import, no export) share their top-level functions, so ``of`` is
+        # reachable from use.ts, and only code may name it
+        "src/of.ts": "function of(...args: number[]) {\n  return args;\n}\n",
+        "src/pluck.ts": "function pluck(key: string) {\n  return key;\n}\n",
         "src/use.ts": (
             "/**\n * Emits a portion of the context.\n *\n * @example\n"
             " * const x = pluck('a');\n */\n"
-            "export function first() {\n  const s = `of(${1})`; /* pluck(2) */\n"
+            "function first() {\n  const s = `of(${1})`; /* pluck(2) */\n"
             "  // of(3)\n  return 'pluck(4)';\n}\n"
         ),
     }

@@ -301,6 +301,8 @@ def _declaration_start(code: list[str], bare: str) -> int:
     attributes) but never a preprocessor line or a statement ended above (an include guard,
     a grouped declaration's earlier members)."""
     row = next((r for r, text in enumerate(code[:60]) if _names(text, bare)), 0)
+    if code[row].lstrip().startswith("}"):
+        return 0  # ``typedef struct {…} name;``: the name closes the declaration it names
     while row > 0:
         above = code[row - 1].strip()
         if not above or above.endswith((";", "{", "}")) or _DIRECTIVE.match(code[row - 1]):
