@@ -88,6 +88,8 @@ def connect(settings):
     return client
 PY
 printf 'def run(opts):\n    pass\n' >"$out/workspace/pkg/app.py"
+# the fixture's one copy is a weak one: shown whatever its confidence
+printf '[completion]\nmin_confidence = 0\n' >"$out/workspace/.repomem.toml"
 git -C "$out/workspace" init -q
 git -C "$out/workspace" add -A
 git -C "$out/workspace" -c user.name=fixture -c user.email=fixture@example.invalid \

@@ -55,6 +55,8 @@ const FILES: Record<string, string> = {
     "",
   ].join("\n"),
   "pkg/app.py": "def run(opts):\n    pass\n",
+  // the fixture's one copy is a weak one: shown whatever its confidence
+  ".repomem.toml": "[completion]\nmin_confidence = 0\n",
 };
 // typed in pkg/app.py: the rest of the line is in pkg/config.py, copied with run()'s own
 // parameter in place of connect()'s
