@@ -8,11 +8,12 @@ from dataclasses import asdict
 
 from repomem.commands import open_index, repository_settings
 from repomem.commands._explain import definition_line, fragment_line
+from repomem.completion.prompt import unseen_cards
 from repomem.context.definitions import DefinitionHit
 from repomem.context.scorer import Exclusion
 from repomem.index.parsing import split_lines
 from repomem.settings import Settings
-from repomem.workspace import Position, check_cursor_line, parse_position
+from repomem.workspace import check_cursor_line, parse_position
 
 NAME = "retrieve"
 HELP = (
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         for u in usages:
             print(f"      {fragment_line(u, alpha)}")
     if definitions:
-        listed = definitions if args.all else _near(definitions, pos, settings)
+        listed = definitions if args.all else _near(definitions, pos.path, left, settings)
         hidden = len(definitions) - len(listed)
         more = (
             f"; {hidden} more that a prompt leaves out (the file's own above the cursor, or"
@@ -91,17 +92,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _near(
-    definitions: list[DefinitionHit], pos: Position, settings: Settings
+    definitions: list[DefinitionHit], path: str, left: str, settings: Settings
 ) -> list[DefinitionHit]:
     """The definitions a prompt can take: not the file's own above the cursor (the prompt
-    shows that code), named in the query window or reached on the code graph from it, at
-    most ``completion.max_definitions``."""
+    leaves those out, ``unseen_cards``), named in the query window or reached on the code
+    graph from it, at most ``completion.max_definitions``."""
     window = settings.completion.window
+    unseen = {id(c) for c in unseen_cards([d.card for d in definitions], path, left)}
     near = [
-        d
-        for d in definitions
-        if (d.distance <= window or d.strength > 0)
-        and not (d.card.path == pos.path and d.card.line < pos.line)
+        d for d in definitions if (d.distance <= window or d.strength > 0) and id(d.card) in unseen
     ]
     return near[: settings.completion.max_definitions]
 

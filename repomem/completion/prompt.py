@@ -175,7 +175,7 @@ def build_prompt(
 
     budget = min(int(retrieved_budget_fraction * window), available - overhead)
     shown_cards, card_blocks = _choose(
-        _unseen(cards, path, left_context),
+        unseen_cards(cards, path, left_context),
         lambda card: format_card(card, marker),
         count,
         count(_intro(marker, DEFINITIONS_INTRO) + "\n"),
@@ -329,7 +329,7 @@ def _choose(
     return chosen, blocks
 
 
-def _unseen(cards: Sequence[Card], path: str | None, left_context: str) -> list[Card]:
+def unseen_cards(cards: Sequence[Card], path: str | None, left_context: str) -> list[Card]:
     """``cards`` less those of the completed file that lie above the cursor: that is the
     left context's part (only a file too long for the prompt loses its top)."""
     cursor = left_context.count("\n")

@@ -91,8 +91,7 @@ async def ask(
     result = AskResult(question, strategy, form, mode, None, [])
     result.notes.append(_form_note(memory, ctx, form))
     if strategy == "single":
-        result.sources = ctx.search(question, k)
-        result.steps.append(Step("retrieve", _retrieve_detail(ctx, question)))
+        _single(ctx, result)
     elif strategy == "rerank":
         await _rerank(ctx, result)
     elif strategy == "iterative":
@@ -107,8 +106,7 @@ async def ask(
 
         await navigate(ctx, result)
         if not result.sources:  # no entity or segment to start from (a few docs, a rare name)
-            result.sources = ctx.search(question, k)
-            result.steps.append(Step("retrieve", _retrieve_detail(ctx, question)))
+            _single(ctx, result)
         return result
     else:
         from repomem.docmem.factqa import fact_qa
@@ -116,6 +114,12 @@ async def ask(
         await fact_qa(ctx, result)
         return result
     return await finish(ctx, result)
+
+
+def _single(ctx: Context, result: AskResult) -> None:
+    """One search for the question: the ``single`` strategy, and ``graph``'s fallback."""
+    result.sources = ctx.search(result.question, ctx.k)
+    result.steps.append(Step("retrieve", _retrieve_detail(ctx, result.question)))
 
 
 def _retrieve_detail(ctx: Context, query: str) -> str:
