@@ -414,3 +414,23 @@ def test_a_saved_index_loads_with_the_same_resolution(tmp_path: Path) -> None:
     (root / "pkg/foo/foo.go").write_text(edited)
     loaded.update_file("pkg/foo/foo.go", edited)
     assert_same(loaded, RepoIndex.build(root, EXACT, save=False)[0], ["x.Do(2)"])
+
+
+def test_go_mod_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", FILES)
+    built = RepoIndex.build(root, EXACT)[0]
+    assert built.settings["go"] == {
+        "gomods": {"": "example.com/m", "tools": "example.com/tools"},
+        "gopath": None,
+    }
+    version = {e for e in calls(built, "pkg/foo/foo.go") if e[2] == "Version"}
+    assert len(version) == 1
+    # a loaded index resolves as the build did, though go.mod has changed since
+    (root / "go.mod").write_text("module example.com/other\n")
+    loaded = RepoIndex.load(root, EXACT)
+    loaded.update_file("pkg/foo/foo.go", FOO + "\n")
+    assert version <= calls(loaded, "pkg/foo/foo.go")
+    # the next build reads it again: example.com/m/lib/v2 names no directory now
+    rebuilt = RepoIndex.build(root, EXACT, save=False)[0]
+    assert rebuilt.settings["go"]["gomods"][""] == "example.com/other"
+    assert not version & calls(rebuilt, "pkg/foo/foo.go")

@@ -314,7 +314,6 @@ class RepoIndex:
             idx.parsed,
             imports=config.import_weight > 0,
             settings=idx.settings,
-            root=root,
         )
         idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
         idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
@@ -627,7 +626,6 @@ class RepoIndex:
                     self.parsed,
                     imports=self.config.import_weight > 0,
                     settings=self.settings,
-                    root=self.root,
                 )
                 for path in self.parsed:
                     saved = self.saved_dependencies.get(path)

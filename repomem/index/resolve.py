@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from functools import cache
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from repomem.index import langs
 from repomem.index.graph import ROOT
@@ -44,9 +44,7 @@ def _package_of(path: str) -> tuple[str, ...]:
 
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
-    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports;
-    ``root``: the repository's folder, for what a language reads beside its code (Go's
-    ``go.mod``)."""
+    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
 
     def __init__(
         self,
@@ -54,14 +52,12 @@ class Resolver:
         *,
         imports: bool = False,
         settings: Mapping[str, object] | None = None,
-        root: Path | None = None,
     ) -> None:
         self.imports = imports
         # what each family read outside the indexed files when the index was built
         # (``Language.settings``), by namespace; and each family's own tables
         self.settings: dict[str, object] = dict(settings or {})
         self.tables: dict[str, object] = {}
-        self.root = root  # Go reads go.mod files from it
         self.files: dict[str, ParsedFile] = {}
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)

@@ -4,9 +4,10 @@ A package is the files of one directory declaring the same package clause (``foo
 external test package ``foo_test`` are two). Every file of a package sees every definition of
 the others; a ``_test.go`` file's definitions are seen only from other test files. An import
 path names a directory through the module that holds it: the closest ``go.mod`` above the
-directory (read once per directory from the repository root; nested modules are their own),
-its ``module`` path followed by the directory's path below it; a repository in a GOPATH
-without ``go.mod`` is the module of its path below ``src``. An import binds its alias, or
+directory (nested modules are their own), its ``module`` path followed by the directory's path
+below it; a repository in a GOPATH without ``go.mod`` is the module of its path below ``src``.
+The ``go.mod`` files are read when the index is built (``settings``) and saved with it, so that
+updates resolve as the build did. An import binds its alias, or
 the package's declared name, or (``.``) every name of the package; ``_`` binds nothing, and
 a package outside the repository (the standard library included) resolves nothing.
 
@@ -266,7 +267,10 @@ def _read(path: Path) -> str | None:
 class _Tables:
     """The Go tables of one resolver."""
 
-    root: Path | None
+    # directory -> the module path its go.mod declares; "" -> the GOPATH module of a
+    # repository without a go.mod at its top (``Go.settings``)
+    gomods: dict[str, str]
+    gopath: str | None
     # package (directory + ``_slot``) -> name -> its definitions
     defs: dict[str, dict[str, list[Target]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
@@ -283,17 +287,12 @@ class _Tables:
         one, a repository inside a GOPATH (``.../src/example.com/m``) is the module of
         its path there."""
         if d not in self.module_of:
-            found = None
-            if self.root is not None:
-                text = _read(self.root / d / "go.mod")
-                if text is not None:
-                    m = _MODULE.search(text)
-                    found = (m.group(1), d) if m is not None else None
-                elif d:
-                    found = self.module(_dir(d))
-                elif "src" in self.root.parts[:-1]:
-                    parts = self.root.parts
-                    found = ("/".join(parts[len(parts) - parts[::-1].index("src") :]), "")
+            if d in self.gomods:
+                found: tuple[str, str] | None = (self.gomods[d], d)
+            elif d:
+                found = self.module(_dir(d))
+            else:
+                found = (self.gopath, "") if self.gopath is not None else None
             self.module_of[d] = found
             if found is not None and found[0] not in self.modules:
                 self.modules[found[0]] = found[1]
@@ -447,11 +446,38 @@ class Go(Language):
                 parsed.imports.append(ImportBinding(name, module, None, 0))
                 parsed.import_nodes.append(node)
 
+    def settings(self, root: Path, paths: Iterable[str]) -> dict | None:
+        """The module paths of the ``go.mod`` files in the directories holding, or above,
+        one of ``paths`` (``gomods``: {directory: module path}), and ``gopath``, the module
+        path of a repository inside a GOPATH (``.../src/example.com/m``) without a
+        ``go.mod`` at its top."""
+        dirs = {""}
+        for p in paths:
+            parts = p.split("/")[:-1]
+            dirs.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+        gomods = {}
+        for d in sorted(dirs):
+            text = _read(root / d / "go.mod")
+            m = _MODULE.search(text) if text is not None else None
+            if m is not None:
+                gomods[d] = m.group(1)
+        gopath = None
+        if "" not in gomods and "src" in root.parts[:-1]:
+            parts = root.parts
+            gopath = "/".join(parts[len(parts) - parts[::-1].index("src") :])
+        if not gomods and gopath is None:
+            return None
+        return {"gomods": gomods, "gopath": gopath}
+
     # ---- tables ----------------------------------------------------------------------
     def _tables(self, r: Resolver) -> _Tables:
         tables = r.tables.get(self.namespace)
         if tables is None:
-            tables = r.tables[self.namespace] = _Tables(r.root)
+            saved = r.settings.get(self.namespace) or {}
+            assert isinstance(saved, dict)
+            tables = r.tables[self.namespace] = _Tables(
+                dict(saved.get("gomods", {})), saved.get("gopath")
+            )
         assert isinstance(tables, _Tables)
         return tables
 
