@@ -442,3 +442,32 @@ def test_receivers_declared_below_a_line_comment_are_typed(index: RepoIndex) -> 
     left = _at("reader.hashCode()") + "// a comment\n        Box other = b;\n        "
     (found,) = resolve_names(index, APP, left, ["other.area"])  # two ``area``: no guess
     assert found is not None and found[:2] == (f"{MAIN}/shapes/Box.java", "Box.area")
+
+
+def _far(body: str) -> str:
+    """``body`` below a method 60 lines long: what it names is out of the last lines' reach."""
+    filler = "".join(f"        int v{i} = {i};\n" for i in range(60))
+    return f"    void early() {{\n{body}{filler}    }}\n\n    void late() {{\n        "
+
+
+def test_the_enclosing_class_supertypes_are_in_scope(index: RepoIndex) -> None:
+    # ``App extends BaseApp``: the base's card comes though nothing near the cursor names it
+    left = FILES[APP][: FILES[APP].index("    public void run")] + _far("")
+    hits = find_definitions(index, APP, left)
+    how = {h.card.name: h.how for h in hits}
+    assert how.get("BaseApp") == "in scope"
+
+
+def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
+    # the buffer's file as the index holds it: its calls far above the cursor are candidates,
+    # the most called first
+    left = FILES[APP][: FILES[APP].index("    public void run")] + _far(
+        "        Box.unit();\n        Box.unit();\n        new Point(1, 2).sum();\n"
+    )
+    root = write_files(tmp_path, {**FILES, APP: left})
+    idx, _ = RepoIndex.build(root, save=False)
+    hits = find_definitions(idx, APP, left)
+    how = {h.card.name: h.how for h in hits}
+    assert how.get("Box.unit") == "called in this file"
+    assert how.get("Point") == "called in this file"
+    assert "Box.area" not in how  # called nowhere in the file

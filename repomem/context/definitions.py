@@ -301,11 +301,47 @@ class _Finder:
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
+        for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
+            self._add_target(target, max(self.cursor - row, 0), "in scope")
+        for target, row in self._file_callees(self.language.file_callees):
+            self._add_target(target, abs(self.cursor - row), "called in this file")
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name:  # a C ``#include`` binds no name
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
+
+    def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int]]:
+        """The ``n`` definitions of other files the file's calls resolve to most often (a
+        test's only from a test), each with the row of its call nearest the cursor."""
+        if n <= 0:
+            return []
+        test = langs.is_test(self.path)
+        starts = self.pf.node_start
+        counts: dict[tuple[str, int], list[int]] = {}
+        for src, target, node in self.index.calls.get(self.path, ()):
+            row = int(starts[src]) if 0 <= src < starts.size else self.cursor
+            if target == self.path or (langs.is_test(target) and not test):
+                continue
+            seen = counts.setdefault((target, node), [0, row])
+            seen[0] += 1
+            if abs(self.cursor - row) < abs(self.cursor - seen[1]):
+                seen[1] = row
+        ranked = sorted(
+            counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
+        )
+        return [(target, last) for target, (_, last) in ranked[:n]]
+
+    def _add_target(self, target: tuple[str, int], distance: int, source: str) -> None:
+        """A definition found without its name being read (``in_scope``, the file's calls)."""
+        path, node = target
+        qual = self.resolver.qualnames[path][node]
+        seen = self.found.get((path, qual))
+        if seen is not None:
+            seen.count += 1
+            return
+        name = qual.rsplit(".", 1)[-1]
+        self.found[(path, qual)] = _Found((path, qual), node, name, source, distance)
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``

@@ -270,6 +270,7 @@ class Java(Language):
     """Java's resolution (see the module doc)."""
 
     namespace = NAMESPACE
+    file_callees = 8
 
     def __init__(self) -> None:
         # per resolver: type's fully qualified name -> [(file, qualified name)], and per
@@ -534,6 +535,23 @@ class Java(Language):
         # not the method of the same name
         return found if r.qualnames[target][node] in r.classes[target] else None
 
+    def in_scope(self, r: Resolver, path: str, lines: list[str]) -> list[tuple[Target, int]]:
+        """The supertypes the enclosing types declare (``extends``/``implements``), innermost
+        first: their members are what unqualified calls and ``this.`` reach. Their own
+        supertypes are left out: the file does not name them (what it calls of them comes
+        with the file's callees)."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        cursor = self._cursor(pf, lines)
+        found: dict[tuple[str, str], None] = {}
+        for outer in _chain(cursor.scope):
+            for base in pf.bases.get(outer, ()):
+                hit = self._type(r, path, base, _outer(outer))
+                if hit is not None and hit[0] != path:  # the buffer shows its own types
+                    found[hit] = None
+        return [(self._target(r, hit), cursor.scope_row) for hit in found]
+
     def _name(
         self, r: Resolver, path: str, parts: tuple[str, ...], cursor: _Cursor
     ) -> tuple[Target, str] | None:
@@ -644,6 +662,7 @@ class _Cursor:
             if start < row and holds and (best is None or start >= best[0]):
                 best = (start, d.name)
         self.scope = None if best is None else best[1]
+        self.scope_row = 0 if best is None else best[0]
         block = "\n".join(lines[max(0, row - TYPE_LINES) : row + 1])
         block = _COMMENT.sub(" ", _STRING.sub('""', block))
         found: list[tuple[int, str, tuple[str, ...] | None]] = []
