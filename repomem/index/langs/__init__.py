@@ -66,6 +66,10 @@ class Language:
     #: most called first) are candidates for the cards, named or not in the last lines: the
     #: next line mostly calls what the file calls elsewhere (0: none)
     file_callees: int = 0
+    #: when this many methods of one type of another file are candidates, the type's card
+    #: stands for them: its skeleton lists them, and others of its members, in less room than
+    #: their cards take (0: never)
+    group_members: int = 0
 
     def extract(
         self,
