@@ -14,7 +14,7 @@ from repomem.config import IndexConfig
 from repomem.context.cards import Card
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
-from repomem_eval.code_langs import Callee, read_callees
+from repomem_eval.code_langs import Callee, identifiers, read_callees
 from repomem_eval.context_metrics import definitions_by_name, task_targets, type_names
 from repomem_eval.devsuite import default_cache, typescript_dir
 from repomem_eval.make_benchmark import make_benchmark
@@ -218,3 +218,12 @@ def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
     )
     # JSON is a variable here: the method called is Bind, not the Context's JSON
     assert [(t.path, t.name) for t in targets] == [("binding.go", "Bind")]
+
+
+@pytest.mark.parametrize("family", ["java", "go", "c"])
+def test_an_apostrophe_in_a_block_comment_opens_no_char_literal(family: str) -> None:
+    # the comment's inner lines are read as code: ``can't`` ... ``don't`` once hid every
+    # line between them, and a card named there was judged a name the code never wrote
+    text = "/*\n * It can't be tested here.\n */\nstart();\n// we don't stop\n"
+    assert "start" in identifiers(text, family)
+    assert [c.parts for c in read_callees(text, family)] == [("start",)]

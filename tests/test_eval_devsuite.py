@@ -339,6 +339,9 @@ def test_projects_are_pinned_per_language() -> None:
     gin = next(p for p in PROJECTS if p.name == "gin")
     assert gin.requirement == "golang-github-gin-gonic-gin-dev=1.8.1-1"
     assert [p.name for p in select_projects(["go"])] == ["gin", "go-toml"]
+    svg = next(p for p in PROJECTS if p.name == "react-native-svg")
+    assert (svg.language, svg.requirement) == ("java", "react-native-svg@15.8.0")
+    assert [p.name for p in select_projects(["java"])] == ["jpype", "react-native-svg"]
     with pytest.raises(DevSuiteError, match="unknown language 'cobol'"):
         select_projects(["cobol"])
 

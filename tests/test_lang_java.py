@@ -11,6 +11,7 @@ from test_index import assert_same
 
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index.langs import for_language
+from repomem.index.langs.java import FIELD, RESULT
 from repomem.index.parsing import parse_source
 from repomem.index.repo import RepoIndex
 
@@ -245,8 +246,9 @@ def test_definitions_are_qualified_and_types_are_classes(index: RepoIndex) -> No
     }
     assert kinds["Color"] and kinds["Point"] and kinds["Marker"] and kinds["Shape"]
     assert index.parsed[APP].package == "com.acme.app"
-    assert index.parsed[APP].bases == {"App": [("BaseApp",)]}
-    assert box.bases == {"Box": [("Shape",)]}
+    # supertypes, then the class types of fields and of methods' results
+    assert index.parsed[APP].bases == {"App": [("BaseApp",), (FIELD, "box", "Box")]}
+    assert box.bases == {"Box": [("Shape",), (RESULT, "unit", "Box")]}
 
 
 def test_overloads_are_one_target_their_first_declaration(index: RepoIndex) -> None:
@@ -415,6 +417,17 @@ EDITS: list[tuple[str, str | None]] = [
     # a file goes, another comes back
     (f"{MAIN}/shapes/Shape.java", None),
     (f"{MAIN}/app/BaseApp.java", FILES[f"{MAIN}/app/BaseApp.java"]),
+    # the types of fields and methods' results: one comes, changes, a body changes, it goes
+    (f"{MAIN}/shapes/Box.java", BOX_4.replace(LID, f"private Lid lid;\n\n    {LID}")),
+    (f"{MAIN}/shapes/Box.java", BOX_4.replace(LID, f"private Hinge lid;\n\n    {LID}")),
+    (
+        f"{MAIN}/shapes/Box.java",
+        BOX_4.replace(LID, f"private Hinge lid;\n\n    {LID}").replace(
+            "return new Box(1);", "return new Box(2);"
+        ),
+    ),
+    (f"{MAIN}/shapes/Box.java", BOX_4.replace("public static Box unit()", "static Lid unit()")),
+    (f"{MAIN}/shapes/Box.java", BOX_4),
 ]
 
 
@@ -432,6 +445,10 @@ def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
         idx.update_file(rel, text)
         fresh, _ = RepoIndex.build(root, save=False)
         assert _calls(idx) == _calls(fresh), rel
+        # supertypes and the types of fields and results, which the cursor's names read
+        assert {p: f.bases for p, f in idx.parsed.items()} == {
+            p: f.bases for p, f in fresh.parsed.items()
+        }, rel
         seen.append(_calls(idx))
     assert_same(idx, fresh, ["lid.close();", "return new Box(1);", "public double area()"])
     # the edits did change what resolves
@@ -442,3 +459,123 @@ def test_receivers_declared_below_a_line_comment_are_typed(index: RepoIndex) -> 
     left = _at("reader.hashCode()") + "// a comment\n        Box other = b;\n        "
     (found,) = resolve_names(index, APP, left, ["other.area"])  # two ``area``: no guess
     assert found is not None and found[:2] == (f"{MAIN}/shapes/Box.java", "Box.area")
+
+
+def _far(body: str) -> str:
+    """``body`` below a method 60 lines long: what it names is out of the last lines' reach."""
+    filler = "".join(f"        int v{i} = {i};\n" for i in range(60))
+    return f"    void early() {{\n{body}{filler}    }}\n\n    void late() {{\n        "
+
+
+def test_the_enclosing_class_supertypes_are_in_scope(index: RepoIndex) -> None:
+    # ``App extends BaseApp``: the base's card comes though nothing near the cursor names it
+    left = FILES[APP][: FILES[APP].index("    public void run")] + _far("")
+    hits = find_definitions(index, APP, left)
+    how = {h.card.name: h.how for h in hits}
+    assert how.get("BaseApp") == "in scope"
+
+
+def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
+    # the buffer's file as the index holds it: its calls far above the cursor are candidates,
+    # the most called first
+    left = FILES[APP][: FILES[APP].index("    public void run")] + _far(
+        "        Box.unit();\n        Box.unit();\n        new Point(1, 2).sum();\n"
+    )
+    root = write_files(tmp_path, {**FILES, APP: left})
+    idx, _ = RepoIndex.build(root, save=False)
+    hits = find_definitions(idx, APP, left)
+    how = {h.card.name: h.how for h in hits}
+    assert how.get("Box.unit") == "called in this file"
+    assert how.get("Point") == "called in this file"
+    assert "Box.area" not in how  # called nowhere in the file
+
+
+MEMBERS: dict[str, str] = {
+    "m/Part.java": "package m;\n\npublic class Part {\n    public void run() {\n    }\n}\n",
+    "m/Engine.java": (
+        "package m;\n\npublic class Engine {\n    public Part part;\n\n"
+        "    public Part make() {\n        return part;\n    }\n\n"
+        "    public void stop() {\n    }\n\n    public void start() {\n    }\n}\n"
+    ),
+    "m/Car.java": (
+        "package m;\n\npublic class Car extends Engine {\n    private Engine spare;\n\n"
+        "    void drive(Engine engine, Object o) {\n"
+        + "".join(f"        int v{i} = {i};\n" for i in range(250))
+        + "    }\n}\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def members(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
+    root = write_files(tmp_path_factory.mktemp("members"), MEMBERS)
+    idx, _ = RepoIndex.build(root, save=False)
+    return idx
+
+
+def _in_drive(extra: str = "") -> str:
+    car = MEMBERS["m/Car.java"]
+    return car[: car.index("    }\n}\n")] + extra + "        "
+
+
+PART_RUN = ("m/Part.java", "Part.run")
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("near.part.run", "a field of another file's class"),
+        ("spare.part.run", "a field declared more than 200 lines above"),
+        ("this.spare.part.run", "this.field through the index's field types"),
+        ("part.run", "an inherited field"),
+    ],
+)
+def test_receivers_typed_by_fields_of_other_classes(
+    members: RepoIndex, name: str, why: str
+) -> None:
+    left = _in_drive("        Engine near = engine;\n")
+    (found,) = resolve_names(members, "m/Car.java", left, [name])
+    assert found is not None and found[:2] == PART_RUN, why
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Engine near = engine;\n        near.make().run();\n",  # a method's declared result
+        "spare.make().run();\n",
+        "((Engine) o).part.run();\n",  # a cast, then a field
+        "new Engine().make().run();\n",
+    ],
+)
+def test_calls_on_results_and_casts_bring_their_cards(members: RepoIndex, line: str) -> None:
+    hits = find_definitions(members, "m/Car.java", _in_drive("        " + line))
+    assert {(h.card.path, h.card.name) for h in hits} >= {PART_RUN}, line
+
+
+def test_a_buffer_cut_inside_its_class_still_has_its_scope(tmp_path: Path) -> None:
+    # the index holds the buffer as the user has it: its class is never closed and a line
+    # does not parse, so the parse holds no class around the cursor; the enclosing class and
+    # its ``extends`` are read from the text
+    left = "package m;\n\nclass Van extends Engine {\n    void go() {\n        int x = (;\n"
+    left += "        start();\n        "
+    root = write_files(tmp_path, {**MEMBERS, "m/Van.java": left})
+    idx, _ = RepoIndex.build(root, save=False)
+    (found,) = resolve_names(idx, "m/Van.java", left, ["stop"])
+    assert found is not None and found[:2] == ("m/Engine.java", "Engine.stop")
+
+
+def test_methods_of_one_written_type_share_its_card(members: RepoIndex) -> None:
+    left = _in_drive("        Engine e = engine;\n        e.stop();\n        e.start();\n")
+    how = {h.card.name: h.how for h in find_definitions(members, "m/Car.java", left)}
+    assert "Engine" in how and "Engine.stop" not in how and "Engine.start" not in how
+
+
+def test_methods_of_an_unwritten_type_keep_their_cards(tmp_path: Path) -> None:
+    # inherited through ``Car``: ``Engine`` is nowhere in the file, a card of it would not
+    # be what the code names
+    truck = "package m;\n\nclass Truck extends Car {\n    void go() {\n        stop();\n"
+    truck += "        start();\n        "
+    root = write_files(tmp_path, {**MEMBERS, "m/Truck.java": truck})
+    idx, _ = RepoIndex.build(root, save=False)
+    how = {h.card.name: h.how for h in find_definitions(idx, "m/Truck.java", truck)}
+    assert "Engine.stop" in how and "Engine.start" in how and "Engine" not in how

@@ -504,11 +504,13 @@ _LINE_COMMENT: dict[str, str] = {"python": "#"}
 _STRINGS: dict[str, str] = {
     "python": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'",
     "js": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`",
-    "java": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])+'",
-    "go": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])+'|`[^`]*`",
+    # a char literal never spans lines: an apostrophe in the prose of a block comment's inner
+    # lines (which the line-by-line reading does not see as comment) must not open one
+    "java": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])+'",
+    "go": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])+'|`[^`]*`",
     # a char literal, not a lifetime: ``'a'`` but never ``'a``
     "rust": r"r#*\"[^\"]*\"#*|b?\"(?:\\.|[^\"\\])*\"|b?'(?:\\.[^']*|[^'\\])'",
-    "c": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])+'",
+    "c": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])+'",
 }
 
 

@@ -301,11 +301,90 @@ class _Finder:
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
+        for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
+            self._add_target(target, max(self.cursor - row, 0), "in scope")
+        for target, row in self._file_callees(self.language.file_callees):
+            self._add_target(target, abs(self.cursor - row), "called in this file")
+        if self.language.group_members:
+            self._group_members(self.language.group_members)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name:  # a C ``#include`` binds no name
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
+
+    def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int]]:
+        """The ``n`` definitions of other files the file's calls resolve to most often (a
+        test's only from a test), each with the row of its call nearest the cursor."""
+        if n <= 0:
+            return []
+        test = langs.is_test(self.path)
+        starts = self.pf.node_start
+        counts: dict[tuple[str, int], list[int]] = {}
+        for src, target, node in self.index.calls.get(self.path, ()):
+            row = int(starts[src]) if 0 <= src < starts.size else self.cursor
+            if target == self.path or (langs.is_test(target) and not test):
+                continue
+            seen = counts.setdefault((target, node), [0, row])
+            seen[0] += 1
+            if abs(self.cursor - row) < abs(self.cursor - seen[1]):
+                seen[1] = row
+        ranked = sorted(
+            counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
+        )
+        return [(target, last) for target, (_, last) in ranked[:n]]
+
+    def _group_members(self, n: int) -> None:
+        """Replace ``n`` or more found methods of one type of another file by the type's
+        card, as near as the nearest of them and named as often as all together."""
+        classes = self.resolver.classes
+        members: dict[tuple[str, str], list[_Found]] = {}
+        for f in self.found.values():
+            path, qual = f.target
+            owner, _, bare = qual.rpartition(".")
+            if (
+                path != self.path
+                and owner in classes[path]
+                and qual not in classes[path]  # a member type is carded whole
+                and bare != owner.rsplit(".", 1)[-1]  # a constructor is its class
+            ):
+                members.setdefault((path, owner), []).append(f)
+        for (path, owner), group in members.items():
+            if len(group) < n or not self._written(owner.rsplit(".", 1)[-1]):
+                continue
+            for f in group:
+                del self.found[f.target]
+            seen = self.found.get((path, owner))
+            if seen is None:
+                node = self.resolver.defs[path][owner]
+                names = ", ".join(f.name.rsplit(".", 1)[-1] for f in group)
+                seen = _Found((path, owner), node, owner, f"members {names}", self.cursor)
+                self.found[(path, owner)] = seen
+                seen.count = 0
+            seen.distance = min(seen.distance, *(f.distance for f in group))
+            seen.count += sum(f.count for f in group)
+
+    def _written(self, name: str) -> bool:
+        """Whether the buffer's code writes ``name`` (a line not commented out before it): a
+        type whose members the file reaches only by inheritance is not one it refers to."""
+        text = "\n".join(self.lines)
+        for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            before = text[start : m.start()]
+            if "//" not in before and not before.lstrip().startswith(("*", "/*")):
+                return True
+        return False
+
+    def _add_target(self, target: tuple[str, int], distance: int, source: str) -> None:
+        """A definition found without its name being read (``in_scope``, the file's calls)."""
+        path, node = target
+        qual = self.resolver.qualnames[path][node]
+        seen = self.found.get((path, qual))
+        if seen is not None:
+            seen.count += 1
+            return
+        name = qual.rsplit(".", 1)[-1]
+        self.found[(path, qual)] = _Found((path, qual), node, name, source, distance)
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``

@@ -62,6 +62,14 @@ class Language:
     #: how many lines before the cursor the definition cards take names from (0: the
     #: context engine's default)
     name_lines: int = 0
+    #: how many of the definitions in other files that the cursor's file already calls (the
+    #: most called first) are candidates for the cards, named or not in the last lines: the
+    #: next line mostly calls what the file calls elsewhere (0: none)
+    file_callees: int = 0
+    #: when this many methods of one type of another file are candidates, the type's card
+    #: stands for them: its skeleton lists them, and others of its members, in less room than
+    #: their cards take (0: never)
+    group_members: int = 0
 
     def extract(
         self,
@@ -128,6 +136,12 @@ class Language:
         if found is None:
             return None
         return found, "this file" if found[0] == path else "unique name"
+
+    def in_scope(self, r: Resolver, path: str, lines: list[str]) -> list[tuple[Target, int]]:
+        """Query time: definitions the code at the end of ``lines`` reaches without naming
+        them (the members of the enclosing class's supertypes), each with the 0-based row
+        that brings it into scope, nearest first. Nothing is recorded as a dependency."""
+        return []
 
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""

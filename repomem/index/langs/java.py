@@ -50,6 +50,11 @@ if TYPE_CHECKING:
 
 NAMESPACE = "java"
 _MAX_DEPTH = 8
+#: ``bases`` entries of a type that are not supertypes: ``(FIELD, name, *type)`` for a field of
+#: a class type, ``(RESULT, name, *type)`` for a method returning one (kept with the type, so
+#: that a change of either is a change of the type for the files that looked it up)
+FIELD = "#field"
+RESULT = "#result"
 #: lines above the cursor searched for the declarations that type a receiver
 TYPE_LINES = 200
 #: lines above the cursor whose names tell fields from methods
@@ -140,6 +145,22 @@ _DECLARED = re.compile(
     r"(?P<array>(?:\[\s*\])*)\s+(?P<name>[a-z_$][\w$]*)\s*(?=[=;,):])"
 )
 _VAR_NEW = re.compile(r"\bvar\s+(?P<name>[A-Za-z_$][\w$]*)\s*=\s*new\s+(?P<type>[\w$.]+)")
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+# a type declaration's header up to its ``{`` (``name``, its ``extends`` and ``implements``
+# clauses), else a brace
+_HEADER_OR_BRACE = re.compile(
+    r"\b(?:class|interface|enum|record)\s+(?P<name>[A-Za-z_$][\w$]*)[^{};=]*?"
+    r"(?:\bextends\s+(?P<extends>[^{};]*?))?(?:\bimplements\s+(?P<implements>[^{};]*?))?"
+    r"(?:\bpermits\s+[^{};]*?)?\{|[{}]"
+)
+# ``).b.c(``: members of a parenthesised expression's value, the last one called
+_AFTER_CALL = re.compile(r"\)\s*(?P<rest>(?:\.\s*[A-Za-z_$][\w$]*\s*)+)\(")
+# what a call's ``(`` follows: ``new Foo``, ``a.b.f``, or ``).f`` (``dot``: a chained call)
+_CALLEE_END = re.compile(
+    r"(?:(?P<new>\bnew\s+)|(?P<dot>\)\s*\.\s*)|(?<![\w$.]))"
+    r"(?P<name>[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*(?:<[^<>()]*>\s*)?$"
+)
+_CAST = re.compile(r"\s*\(\s*(?P<type>[A-Z][\w$.]*)(?:<[^()]*>)?\s*\)")
 _CALLED = re.compile(r"([A-Za-z_$][\w$]*)\s*\(|::\s*([A-Za-z_$][\w$]*)")
 _READ = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)(?!\s*[(\w$])")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
@@ -270,6 +291,8 @@ class Java(Language):
     """Java's resolution (see the module doc)."""
 
     namespace = NAMESPACE
+    file_callees = 8
+    group_members = 2
 
     def __init__(self) -> None:
         # per resolver: type's fully qualified name -> [(file, qualified name)], and per
@@ -305,6 +328,11 @@ class Java(Language):
                 bases = _bases(d)
                 if bases:
                     parsed.bases[qual] = bases
+            elif d.type == "method_declaration" and "." in qual:
+                result = _class_type(d)
+                if result is not None:
+                    owner, _, method = qual.rpartition(".")
+                    parsed.bases.setdefault(owner, []).append((RESULT, method, *result))
             if i >= 0:
                 parsed.definitions.append(Definition(qual, i, is_type))
         scopes = _Segments(types)
@@ -323,6 +351,11 @@ class Java(Language):
                 parsed.import_nodes.append(int(owner[row]) if row < owner.size else -1)
             else:
                 declared.add(c, name)
+                if kind == "field_declaration":
+                    span = scopes.at(c.start_byte)
+                    typed = _class_type(c)
+                    if span is not None and typed is not None:
+                        parsed.bases.setdefault(span[2], []).append((FIELD, _text(name), *typed))
 
         for c, name, i in invocations:
             if i < 0:
@@ -450,7 +483,7 @@ class Java(Language):
         if key in self._of(r).first.get(path, {}):
             return path, key
         r.note_lookup(path, qual)  # its bases
-        for base in r.files[path].bases.get(qual, ()):
+        for base in supertypes(r.files[path].bases.get(qual, ())):
             found = self._type(r, path, base, _outer(qual), depth + 1)
             if found is not None:
                 hit = self._member(r, *found, name, depth + 1)
@@ -465,7 +498,7 @@ class Java(Language):
         if scope is None:
             return None
         r.note_lookup(path, scope)
-        for base in r.files[path].bases.get(scope, ()):
+        for base in supertypes(r.files[path].bases.get(scope, ())):
             found = self._type(r, path, base, _outer(scope))
             if found is not None:
                 hit = self._member(r, *found, name)
@@ -473,13 +506,35 @@ class Java(Language):
                     return hit
         return None
 
+    def _member_type(
+        self, r: Resolver, path: str, qual: str, kind: str, name: str, depth: int = 0
+    ) -> tuple[str, str] | None:
+        """(file, qualified name) of the repository type of field (``FIELD``) or method
+        result (``RESULT``) ``name`` of type ``qual``, its own or inherited; the type is read
+        as the declaring file names it."""
+        if depth > _MAX_DEPTH:
+            return None
+        r.note_lookup(path, qual)
+        entries = r.files[path].bases.get(qual, ())
+        for entry in entries:
+            if entry[0] == kind and entry[1] == name:
+                return self._type(r, path, entry[2:], qual)
+        for base in supertypes(entries):
+            found = self._type(r, path, base, _outer(qual), depth + 1)
+            if found is not None:
+                hit = self._member_type(r, *found, kind, name, depth + 1)
+                if hit is not None:
+                    return hit
+        return None
+
     def _unqualified(
-        self, r: Resolver, path: str, name: str, scope: str | None
+        self, r: Resolver, path: str, name: str, scope: str | None, cursor: _Cursor | None = None
     ) -> tuple[tuple[str, str], str] | None:
         """A method called by its bare name: of the enclosing types (inherited ones too),
-        else statically imported."""
+        else statically imported; at the cursor, also through the supertypes the buffer
+        declares."""
         for outer in _chain(scope):
-            hit = self._member(r, path, outer, name)
+            hit = self._scope_member(r, path, outer, name, cursor)
             if hit is not None:
                 return hit, f"method of {outer}"
         r.note_lookup(path, name)
@@ -534,6 +589,114 @@ class Java(Language):
         # not the method of the same name
         return found if r.qualnames[target][node] in r.classes[target] else None
 
+    def in_scope(self, r: Resolver, path: str, lines: list[str]) -> list[tuple[Target, int]]:
+        """What the code at the cursor reaches without the last lines naming it: the
+        supertypes the enclosing types declare (their members are what unqualified calls and
+        ``this.`` reach; their own supertypes, which the file does not name, are left out),
+        the types of the enclosing types' fields (by the row where the buffer last uses the
+        field), and the methods called on a call's or a cast's result in the last lines
+        (``getHandler(p).start()``, ``((Html) p).handler.end()``)."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        cursor = self._cursor(pf, lines)
+        found: dict[tuple[str, str], int] = {}
+        for target, row in self._chained(r, path, cursor):
+            found.setdefault(target, row)
+        for outer in _chain(cursor.scope):
+            for base in supertypes(pf.bases.get(outer, ())) or cursor.text_bases.get(outer, ()):
+                hit = self._type(r, path, base, _outer(outer))
+                if hit is not None:  # as near as the last lines' names: all of them use it
+                    found.setdefault(hit, max(cursor.scope_row, len(lines) - 1 - NAME_LINES))
+        for target, row in self._field_types(r, path, pf, cursor, lines):
+            found.setdefault(target, row)
+        # the buffer shows its own file's definitions
+        return [(self._target(r, hit), row) for hit, row in found.items() if hit[0] != path]
+
+    def _field_types(
+        self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
+    ) -> list[tuple[tuple[str, str], int]]:
+        """The repository types of the enclosing types' own fields, each with the last row
+        above the cursor that names the field (else the enclosing type's first row)."""
+        fields: dict[str, tuple[str, ...]] = {}
+        scopes: dict[str, str] = {}
+        for outer in _chain(cursor.scope):
+            for entry in pf.bases.get(outer, ()):
+                if entry[0] == FIELD and entry[1] not in fields:
+                    fields[entry[1]] = entry[2:]
+                    scopes[entry[1]] = outer
+        if not fields:
+            return []
+        last: dict[str, int] = {}
+        row = len(lines) - 1
+        for i in range(row, max(-1, row - TYPE_LINES), -1):
+            for word in _WORD.findall(lines[i]):
+                if word in fields and word not in last:
+                    last[word] = i
+        out = []
+        for name, typed in fields.items():
+            hit = self._type(r, path, typed, scopes[name])
+            if hit is not None:
+                out.append((hit, last.get(name, cursor.scope_row)))
+        return out
+
+    def _chained(
+        self, r: Resolver, path: str, cursor: _Cursor
+    ) -> list[tuple[tuple[str, str], int]]:
+        """Members reached through a call's result or a cast in the last lines, each with
+        its row: ``a.b().c(`` is ``c`` of ``b``'s declared result type."""
+        text, first = cursor.code, cursor.code_row
+        out = []
+        for m in _AFTER_CALL.finditer(text):
+            owner = self._result_of(r, path, cursor, text, m.start())
+            if owner is None:
+                continue
+            parts = tuple(p.strip() for p in m["rest"].split(".") if p.strip())
+            found = self._walk(r, owner, parts, "chained")
+            if found is not None:
+                hit = (found[0][0], r.qualnames[found[0][0]][found[0][1]])
+                out.append((hit, first + text.count("\n", 0, m.start())))
+        return out
+
+    def _result_of(
+        self, r: Resolver, path: str, cursor: _Cursor, text: str, close: int, depth: int = 0
+    ) -> tuple[str, str] | None:
+        """The repository type of the parenthesised expression ending at ``text[close]``: a
+        call's declared result (``f(x)``, ``a.f(x)``, ``a.f().g()``), a constructor's class
+        (``new Foo()``) or a cast's type (``((Foo) x)``)."""
+        level, i = 0, close
+        while i >= 0:
+            if text[i] == ")":
+                level += 1
+            elif text[i] == "(":
+                level -= 1
+                if level == 0:
+                    break
+            i -= 1
+        if i < 0 or depth > 4:
+            return None
+        callee = _CALLEE_END.search(text, max(0, i - 200), i)
+        if callee is None:  # a parenthesised expression: a cast's type, if any
+            cast = _CAST.match(text, i + 1)
+            parts = _parts(cast["type"]) if cast is not None else None
+            return self._type(r, path, parts, cursor.scope) if parts else None
+        name = tuple(p.strip() for p in callee["name"].split("."))
+        if callee["new"]:
+            return self._type(r, path, name, cursor.scope)
+        if callee["dot"]:  # ``a.f().g(``: ``g`` of ``f``'s result
+            owner = self._result_of(r, path, cursor, text, callee.start("dot"), depth + 1)
+            method = self._walk(r, owner, name, "chained") if owner is not None else None
+        else:
+            method = self._name(r, path, name, cursor)
+        if method is None:
+            return None
+        (file, node), _ = method
+        qual = r.qualnames[file][node]
+        owner_qual, _, bare = qual.rpartition(".")
+        if not owner_qual or qual in r.classes[file]:
+            return None
+        return self._member_type(r, file, owner_qual, RESULT, bare)
+
     def _name(
         self, r: Resolver, path: str, parts: tuple[str, ...], cursor: _Cursor
     ) -> tuple[Target, str] | None:
@@ -554,8 +717,11 @@ class Java(Language):
                 return self._walk(r, member, rest[1:], f"member of a supertype of {scope}")
             if len(rest) > 1 and cursor.types.get(rest[0]):
                 head, rest = rest[0], rest[1:]  # ``this.field.m``: the field's type
+            elif len(rest) > 1 and (field := self._scope_field(r, path, rest[0], cursor)):
+                return self._walk(r, field, rest[1:], f"field {rest[0]}")
             else:
-                return self._walk(r, self._member(r, path, scope, rest[0]), rest[1:], "this")
+                member = self._scope_member(r, path, scope, rest[0], cursor)
+                return self._walk(r, member, rest[1:], "this")
         if head in cursor.types:  # a variable
             typed = cursor.types[head]
             if not rest:
@@ -567,8 +733,10 @@ class Java(Language):
             if not head[:1].islower():
                 found = type_of(parts)
                 return None if found is None else (self._target(r, found), "type")
-            hit = self._unqualified(r, path, head, scope)
+            hit = self._unqualified(r, path, head, scope, cursor)
             return None if hit is None else (self._target(r, hit[0]), hit[1])
+        elif head[:1].islower() and (field := self._scope_field(r, path, head, cursor)):
+            return self._walk(r, field, rest, f"field {head}")
         else:
             owner, how = type_of((head,)), "type"
             if owner is None and head[:1].islower():  # ``com.acme.Box.unit`` or a guess
@@ -584,16 +752,50 @@ class Java(Language):
             return None
         if not rest:
             return self._target(r, owner), how
-        return self._walk(r, self._member(r, *owner, rest[0]), rest[1:], how)
+        return self._walk(r, owner, rest, how)
+
+    def _scope_field(
+        self, r: Resolver, path: str, name: str, cursor: _Cursor
+    ) -> tuple[str, str] | None:
+        """The type of field ``name`` of the enclosing types (declared anywhere in their
+        files, or inherited), for a field the buffer's last lines do not declare."""
+        for outer in _chain(cursor.scope):
+            found = self._member_type(r, path, outer, FIELD, name)
+            for base in () if found is not None else cursor.text_bases.get(outer, ()):
+                owner = self._type(r, path, base, _outer(outer))
+                found = self._member_type(r, *owner, FIELD, name) if owner else None
+                if found is not None:
+                    break
+            if found is not None:
+                return found
+        return None
+
+    def _scope_member(
+        self, r: Resolver, path: str, outer: str, name: str, cursor: _Cursor | None
+    ) -> tuple[str, str] | None:
+        """Member ``name`` of enclosing type ``outer``, through the supertypes the buffer
+        declares where the index's parse lost them."""
+        hit = self._member(r, path, outer, name)
+        for base in () if hit is not None or cursor is None else cursor.text_bases.get(outer, ()):
+            owner = self._type(r, path, base, _outer(outer))
+            hit = self._member(r, *owner, name) if owner is not None else None
+            if hit is not None:
+                break
+        return hit
 
     def _walk(
         self, r: Resolver, found: tuple[str, str] | None, rest: tuple[str, ...], how: str
     ) -> tuple[Target, str] | None:
-        """Further members of a type reached so far (``Outer.Inner.run``)."""
-        for part in rest:
+        """Further members of a type reached so far (``Outer.Inner.run``); a part with more
+        after it that is no member type is a field, which stands for its type
+        (``box.lid.close``)."""
+        for i, part in enumerate(rest):
             if found is None or found[1] not in r.classes[found[0]]:
                 return None
-            found = self._member(r, *found, part)
+            hit = self._member(r, *found, part)
+            if i < len(rest) - 1 and (hit is None or hit[1] not in r.classes[hit[0]]):
+                hit = self._member_type(r, *found, FIELD, part)
+            found = hit
         return None if found is None else (self._target(r, found), how)
 
     def _guess(self, r: Resolver, path: str, parts: tuple[str, ...]) -> tuple[Target, str] | None:
@@ -644,6 +846,11 @@ class _Cursor:
             if start < row and holds and (best is None or start >= best[0]):
                 best = (start, d.name)
         self.scope = None if best is None else best[1]
+        self.scope_row = 0 if best is None else best[0]
+        # supertypes of enclosing types the index's parse lost, as the buffer declares them
+        self.text_bases: dict[str, list[tuple[str, ...]]] = {}
+        if best is None:
+            self._scope_from_text(lines)
         block = "\n".join(lines[max(0, row - TYPE_LINES) : row + 1])
         block = _COMMENT.sub(" ", _STRING.sub('""', block))
         found: list[tuple[int, str, tuple[str, ...] | None]] = []
@@ -663,8 +870,53 @@ class _Cursor:
         while end and (near[end - 1].isalnum() or near[end - 1] in "_$"):
             end -= 1
         near = near[:end]
+        self.code, self.code_row = near, max(0, row - NAME_LINES)
         called = {a or b for a, b in _CALLED.findall(near)}
         self.fields = {n for n in _READ.findall(near) if n not in called}
+
+    def _scope_from_text(self, lines: list[str]) -> None:
+        """The types open at the end of ``lines`` and their declared supertypes, read from
+        the text: a buffer cut at the cursor leaves its types unclosed, and the parse then
+        often holds no type around the cursor."""
+        text = _COMMENT.sub(" ", _STRING.sub('""', "\n".join(lines)))
+        stack: list[tuple[str, int, list[tuple[str, ...]]] | None] = []
+        for m in _HEADER_OR_BRACE.finditer(text):
+            if m["name"] is not None:
+                bases = [
+                    parts
+                    for clause in (m["extends"], m["implements"])
+                    if clause
+                    for t in _split_types(clause)
+                    if (parts := _parts(t)) is not None
+                ]
+                stack.append((m["name"], text.count("\n", 0, m.start()), bases))
+            elif m.group() == "{":
+                stack.append(None)
+            elif stack:
+                stack.pop()
+        named = [t for t in stack if t is not None]
+        if not named:
+            return
+        qual = ""
+        for name, _, bases in named:
+            qual = f"{qual}.{name}" if qual else name
+            self.text_bases[qual] = bases
+        self.scope, self.scope_row = qual, named[-1][1]
+
+
+def _split_types(clause: str) -> list[str]:
+    """``A<B, C>, D`` as ``A<B, C>`` and ``D``: commas outside type arguments."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(clause):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(clause[start:i])
+            start = i + 1
+    out.append(clause[start:])
+    return [t.strip() for t in out if t.strip()]
 
 
 def _is_type_or_constructor(r: Resolver, path: str, qual: str) -> bool:
@@ -709,6 +961,22 @@ def _qualify(node: Node, name: str, outer: dict[int, str | None]) -> str | None:
             return None
         parent = parent.parent
     return name
+
+
+def _class_type(node: Node) -> tuple[str, ...] | None:
+    """The declared type of a field or a method's result when it is a class type (by the
+    naming conventions, capitalised), as a dotted name; None for ``var``, primitives, arrays
+    and type variables too short to tell (``T``)."""
+    type_ = node.child_by_field_name("type")
+    parts = _parts(_text(type_)) if type_ is not None else None
+    if parts is None or not parts[-1][:1].isupper() or len(parts[-1]) < 2:
+        return None
+    return parts
+
+
+def supertypes(entries: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """A type's ``bases`` entries less its members' types: its ``extends``/``implements``."""
+    return [e for e in entries if e[0] not in (FIELD, RESULT)]
 
 
 def _bases(node: Node) -> list[tuple[str, ...]]:
