@@ -207,3 +207,27 @@ def test_recent_ranges_compete_within_the_prompts_budget():
     narrow = replace(settings.completion, max_fragments=2)
     two = _complete(replace(settings, completion=narrow), recent)
     assert len(two.prompt.fragments) == 2
+
+
+def test_a_whole_text_change_records_the_lines_that_differ():
+    recent = RecentContext(lambda _: None, context_lines=0)
+    old = "a\nb\nc\nd\ne"
+    recent.replaced("a.py", old, old)
+    assert recent.ranges() == []
+    recent.replaced("a.py", old, "a\nb\nX\nY\nd\ne")  # c became X, Y
+    assert [(r.start, r.end) for r in recent.ranges()] == [(2, 4)]
+    recent.replaced("b.py", old, "a\nb\nc\nd\ne\nf")  # a line added at the end
+    assert (recent.ranges()[0].path, recent.ranges()[0].start) == ("b.py", 5)
+
+
+def test_explain_labels_recent_ranges():
+    from io import StringIO
+
+    from repomem.commands._explain import explain
+
+    docs = {"lib.py": "import os\n\n\n" + EDITED, "app.py": CURSOR}
+    recent = RecentContext(docs.get, context_lines=2)
+    recent.edited("lib.py", 3, 3, 1)
+    out = StringIO()
+    explain(_complete(Settings(), recent), 4096, 0.0, out, every=False)
+    assert "recent edit lib.py:2-6  Jaccard" in out.getvalue()
