@@ -23,6 +23,7 @@ server's loop and the engine's).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import threading
@@ -65,6 +66,12 @@ def identifiers(text: str) -> frozenset[str]:
     return frozenset(_IDENTIFIER.findall(text))
 
 
+@functools.lru_cache(maxsize=2**16)
+def _line_identifiers(line: str) -> frozenset[str]:
+    """A line's identifiers, remembered: most lines are the same from one search to the next."""
+    return identifiers(line)
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     union = len(a | b)
     return len(a & b) / union if union else 0.0
@@ -94,6 +101,7 @@ class RecentContext:
         self._views: dict[str, list[RecentRange]] = {}  # insertion order: oldest first
         self._clock = itertools.count(1)
         self._lock = threading.Lock()
+        self._split: dict[str, tuple[str, list[str]]] = {}  # path: (text, its lines)
 
     def ranges(self) -> list[RecentRange]:
         """Every range kept, most recent first."""
@@ -181,8 +189,7 @@ class RecentContext:
         scored: list[tuple[float, int, Location, str]] = []
         for r in self.ranges():
             if r.path not in texts:
-                text = self.text_of(r.path)
-                texts[r.path] = None if text is None else text.split("\n")
+                texts[r.path] = self._lines(r.path)
             lines = texts[r.path]
             if lines is None:
                 continue
@@ -190,8 +197,8 @@ class RecentContext:
                 start, end = _uncovered(r.path, start, end, excludes)
                 if end - start < MIN_LINES:
                     continue
-                text = "\n".join(lines[start:end])
-                score = jaccard(wanted, identifiers(text))
+                found = frozenset().union(*map(_line_identifiers, lines[start:end]))
+                score = jaccard(wanted, found)
                 if score >= MIN_SCORE:
                     scored.append((score, r.stamp, Location(r.path, start, end), r.kind))
         scored.sort(key=lambda s: (-s[0], -s[1], s[2].path, s[2].start))
@@ -205,6 +212,22 @@ class RecentContext:
             _fragment(i, score, loc, kind, texts[loc.path] or [])
             for i, (score, loc, kind) in enumerate(chosen)
         ]
+
+    def _lines(self, path: str) -> list[str] | None:
+        """The document's lines now, split again only when its text changed."""
+        text = self.text_of(path)
+        if text is None:
+            self._split.pop(path, None)
+            return None
+        known = self._split.get(path)
+        if known is not None and known[0] is text:
+            return known[1]
+        lines = text.split("\n")
+        self._split[path] = (text, lines)
+        if len(self._split) > self.max_edits + self.max_viewed:  # documents no range names
+            paths = {r.path for r in self.ranges()}
+            self._split = {p: v for p, v in self._split.items() if p in paths}
+        return lines
 
     def _windows(self, r: RecentRange, size: int) -> list[tuple[int, int]]:
         """The range clipped to the document, in windows of ``2 * context_lines + 1`` lines
