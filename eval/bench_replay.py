@@ -243,7 +243,7 @@ class Replay:
                     }
                     if sources and line.strip() and tasks < self.per_commit:
                         named = named or definitions_by_name(index)
-                        left = "\n".join([*lines[:start], *hunk.added[:i]]) + "\n"
+                        left = "".join(f"{x}\n" for x in [*lines[:start], *hunk.added[:i]])
                         self.task(path, left, "\n".join(rest), line, sources, named, recent)
                         tasks += 1
                     for name in names(code[i]):
