@@ -504,6 +504,8 @@ class RepomemServer(LanguageServer):
             path = folder.rel_path(change.uri)
             if path is not None:
                 changed.setdefault(folder, []).append(path)
+                if change.type == types.FileChangeType.Deleted:
+                    folder.recent.forget(path)
         for folder, paths in changed.items():
             folder.index.files_changed(paths)
 

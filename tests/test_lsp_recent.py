@@ -66,7 +66,25 @@ async def test_an_edit_in_one_file_reaches_the_prompt_in_another(client: Languag
     await asyncio.sleep(0.2)
     insert(client, app, 3, 1, 30, " ")
     result = await complete(client, app, 1, 31)
-    assert all("fresh.py" not in documentation(i) for i in result.items)
+    (item,) = result.items
+    assert "fresh.py" not in documentation(item)
+    # on again: the range is back, until the file is deleted on disk
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"repomem": {"completion": {"recent": True}}})
+    )
+    await asyncio.sleep(0.2)
+    (item,) = (await complete(client, app, 1, 31)).items
+    assert "pkg/fresh.py:1-7 (edited)" in documentation(item)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=fresh, type=types.FileChangeType.Deleted)]
+        )
+    )
+    await asyncio.sleep(0.2)
+    insert(client, app, 4, 1, 31, " ")
+    result = await complete(client, app, 1, 32)
+    (item,) = result.items
+    assert "fresh.py" not in documentation(item)
 
 
 @pytest.mark.asyncio
