@@ -31,6 +31,7 @@ from repomem.completion.backends.registry import create_backend
 from repomem.completion.engine import CompletionEngine, CompletionResult
 from repomem.completion.postprocess import cut_at_right_context
 from repomem.config import BackendConfig
+from repomem.context.recent import EDIT, VIEW, RecentContext
 from repomem.context.scorer import Exclusion
 from repomem.docmem.answer import AskResult
 from repomem.docmem.memory import DocMemory
@@ -76,11 +77,18 @@ class _Slot:
 
 
 class Completer:
-    """Turns cursors into suggestions (see the module doc). ``warn`` shows a warning."""
+    """Turns cursors into suggestions (see the module doc). ``warn`` shows a warning;
+    ``recent``: the user's recent edits and views, a channel of the prompt."""
 
-    def __init__(self, index: WorkspaceIndex, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        index: WorkspaceIndex,
+        warn: Callable[[str], None],
+        recent: RecentContext | None = None,
+    ) -> None:
         self.index = index
         self.warn = warn
+        self.recent = recent
         self.cache = SuggestionCache()
         self.stats = Stats()
         self.settings = Settings()
@@ -198,7 +206,7 @@ class Completer:
         self.warn(message)
 
     async def _run(self, backend: Backend, cursor: Cursor) -> CompletionResult:
-        engine = CompletionEngine(self.index, backend, self.settings)
+        engine = CompletionEngine(self.index, backend, self.settings, self.recent)
         exclusion = None
         if cursor.path is not None:
             window = self.settings.completion.window
@@ -241,6 +249,9 @@ class Completer:
         self._loop.stop()
 
 
+_RECENT = {EDIT: "edited", VIEW: "viewed"}
+
+
 def _suggestion(result: CompletionResult, backend: str) -> Suggestion:
     sources: list[str] = []
     for fragment in result.prompt.fragments:
@@ -253,7 +264,17 @@ def _suggestion(result: CompletionResult, backend: str) -> Suggestion:
         for h in result.iterations[-1].definitions
         if h.card in shown
     )
+    recent = tuple(
+        f"{f.path}:{f.shown_start + 1}-{f.locations[0].end} ({_RECENT[f.recent]})"
+        for f in result.prompt.fragments
+        if f.recent and f.shown_start is not None
+    )
     before_rest = cut_at_right_context(result.iterations[-1].raw, result.text)
     return Suggestion(
-        result.text, tuple(sources), backend, before_rest=before_rest, definitions=definitions
+        result.text,
+        tuple(sources),
+        backend,
+        before_rest=before_rest,
+        definitions=definitions,
+        recent=recent,
     )

@@ -1,9 +1,10 @@
 """The workspace folders a server serves, and which one serves a document.
 
 Each folder is a repository of its own: its index and doc memory, its settings (the
-repository's own, trusted or not, under the editor's) and its completer (whose backend those
-settings choose). A document belongs to the deepest folder that contains it; one in no folder
-is served by the *loose* folder, which has no index: it completes from the open file alone.
+repository's own, trusted or not, under the editor's), the user's recent edits and views of
+its documents and its completer (whose backend those settings choose). A document belongs to
+the deepest folder that contains it; one in no folder is served by the *loose* folder, which
+has no index: it completes from the open file alone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pygls.uris import to_fs_path
 from lsp_server.completer import Completer
 from lsp_server.editor_settings import EditorSettings
 from lsp_server.workspace_index import DocsReport, IndexReport, WorkspaceIndex
+from repomem.context.recent import RecentContext
 
 
 class FolderEvents(Protocol):
@@ -33,6 +35,8 @@ class FolderEvents(Protocol):
     def on_failed(self, folder: Folder, message: str) -> None: ...
 
     def on_docs(self, folder: Folder, report: DocsReport) -> None: ...
+
+    def document_text(self, folder: Folder, path: str) -> str | None: ...
 
 
 class Folder:
@@ -55,7 +59,10 @@ class Folder:
         self.editor = editor
         self.index = WorkspaceIndex(root, editor.settings.index, self, builds)
         self.index.update_delay_s = editor.index_delay_ms / 1000
-        self.completer = Completer(self.index, warn)
+        self.recent = RecentContext(
+            self.text_of, context_lines=editor.settings.completion.recent_lines
+        )
+        self.completer = Completer(self.index, warn, self.recent)
         self.configured = False  # the completer has the folder's settings
         self.told_untrusted = False  # the untrusted repository settings were shown
         self.progress_token: str | None = None
@@ -65,6 +72,11 @@ class Folder:
     def rel_path(self, uri: str) -> str | None:
         """The folder-relative path of a document (None outside the folder)."""
         return _relative_path(self.root, uri)
+
+    def text_of(self, path: str) -> str | None:
+        """The current text of the document at folder-relative ``path``: the editor's buffer
+        if open, else the indexed file's."""
+        return self._events.document_text(self, path)
 
     def on_progress(self, stage: str, done: int, total: int) -> None:
         self._events.on_progress(self, stage, done, total)

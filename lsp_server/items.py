@@ -171,14 +171,18 @@ def _documentation(
         sources = "\n".join(f"  {path}" for path in suggestion.sources) or "  (none)"
         cards = "".join(f"\n  {d}" for d in suggestion.definitions)
         defined = f"\n\nDefinitions shown:{cards}" if cards else ""
+        ranges = "".join(f"\n  {r}" for r in suggestion.recent)
+        recent = f"\n\nRecently edited or viewed:{ranges}" if ranges else ""
         return types.MarkupContent(
             kind=types.MarkupKind.PlainText,
-            value=f"{line.strip()}\n\nContext from:\n{sources}{defined}",
+            value=f"{line.strip()}\n\nContext from:\n{sources}{defined}{recent}",
         )
     sources = "\n".join(f"- `{path}`" for path in suggestion.sources) or "- (none)"
     cards = "".join(f"\n- {d}" for d in suggestion.definitions)
     defined = f"\n\nDefinitions shown:\n{cards}" if cards else ""
+    ranges = "".join(f"\n- `{r}`" for r in suggestion.recent)
+    recent = f"\n\nRecently edited or viewed:\n{ranges}" if ranges else ""
     return types.MarkupContent(
         kind=types.MarkupKind.Markdown,
-        value=f"```{language}\n{line}\n```\n\nContext from:\n\n{sources}{defined}",
+        value=f"```{language}\n{line}\n```\n\nContext from:\n\n{sources}{defined}{recent}",
     )

@@ -51,6 +51,7 @@ from repomem.settings import Settings, SettingsError, load_settings, untrusted_n
 logger = logging.getLogger(__name__)
 
 INDEX_READY = "repomem/indexReady"
+VISIBLE_RANGES = "repomem/visibleRanges"
 DOCS_READY = "repomem/docsReady"
 STATUS = "repomem/status"
 RETRIEVE = "repomem/retrieve"
@@ -104,6 +105,7 @@ class RepomemServer(LanguageServer):
         feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
             self._on_inline_completion
         )
+        feature(VISIBLE_RANGES)(self._on_visible_ranges)
         feature(STATUS)(self._on_status)
         feature(RETRIEVE)(self._on_retrieve)
         self.command(ACCEPTED_COMMAND)(_plain(self._on_accepted))
@@ -254,6 +256,7 @@ class RepomemServer(LanguageServer):
         folder.configured = True
         index = folder.index
         index.update_delay_s = editor.index_delay_ms / 1000
+        folder.recent.context_lines = editor.settings.completion.recent_lines
         index.docs = editor.settings.completion.docs
         index.configure_docs(editor.settings.docmem)
         await folder.completer.configure(editor.settings)
@@ -423,7 +426,22 @@ class RepomemServer(LanguageServer):
         self._buffer_changed(params.text_document.uri)
 
     def _on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        self._buffer_changed(params.text_document.uri)
+        uri = params.text_document.uri
+        folder = self.folders.for_uri(uri)
+        path = folder.rel_path(uri)
+        if path is not None:
+            for change in params.content_changes:
+                if isinstance(change, types.TextDocumentContentChangePartial):
+                    r = change.range
+                    folder.recent.edited(
+                        path, r.start.line, max(r.end.line, r.start.line), change.text.count("\n")
+                    )
+                else:  # the whole text: what changed is what differs from the text before
+                    doc = self._document(uri)
+                    old = folder.index.buffer(path)
+                    if doc is not None and old is not None:
+                        folder.recent.replaced(path, old, doc.source)
+        self._buffer_changed(uri)
 
     def _buffer_changed(self, uri: str) -> None:
         folder = self.folders.for_uri(uri)
@@ -431,6 +449,40 @@ class RepomemServer(LanguageServer):
         doc = self._document(uri)
         if path is not None and doc is not None:
             folder.index.set_buffer(path, doc.source)
+
+    def document_text(self, folder: Folder, path: str) -> str | None:
+        """A document's text as the user has it (the open buffer, else the indexed file) for
+        the recent edits and views; None where it must reach no prompt (as ``_kept_out``)."""
+        if folder.root is None:
+            return None
+        doc = self._document((folder.root / path).as_uri())
+        text = doc.source if doc is not None else folder.index.file_text(path)
+        if text is None:
+            return None
+        try:
+            check_prompt_text(
+                folder.root, path, folder.index.config, text.encode("utf-8", "replace")
+            )
+        except FileSkipped:
+            return None
+        return text
+
+    def _on_visible_ranges(self, params: Any) -> None:
+        """``repomem/visibleRanges`` ``{uri, ranges: [Range]}``: the lines of a document now
+        on screen (end lines included), recorded as recently viewed. A malformed one is
+        logged and dropped."""
+        uri = _param(params, "uri", None)
+        ranges = _param(params, "ranges", None)
+        lines = _line_ranges(ranges)
+        if not isinstance(uri, str) or lines is None:
+            logger.warning(
+                "%s expects {uri: string, ranges: Range[]}, got %.200r", VISIBLE_RANGES, params
+            )
+            return
+        folder = self.folders.for_uri(uri)
+        path = folder.rel_path(uri)
+        if path is not None:
+            folder.recent.viewed(path, lines)
 
     def _on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         folder = self.folders.for_uri(params.text_document.uri)
@@ -452,6 +504,8 @@ class RepomemServer(LanguageServer):
             path = folder.rel_path(change.uri)
             if path is not None:
                 changed.setdefault(folder, []).append(path)
+                if change.type == types.FileChangeType.Deleted:
+                    folder.recent.forget(path)
         for folder, paths in changed.items():
             folder.index.files_changed(paths)
 
@@ -768,6 +822,23 @@ def _param(params: Any, name: str, default: Any) -> Any:
     if isinstance(params, tuple) and hasattr(params, "_fields"):
         return getattr(params, name, default)
     return None
+
+
+def _line_ranges(ranges: Any) -> list[tuple[int, int]] | None:
+    """LSP ranges (as dicts or pygls's named tuples) as ``[start, end)`` line pairs, the end
+    line included; None where any is malformed."""
+    if not isinstance(ranges, list | tuple) or len(ranges) > 100:
+        return None
+    out = []
+    for r in ranges:
+        start = _param(_param(r, "start", None), "line", None)
+        end = _param(_param(r, "end", None), "line", None)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+            return None
+        if start < 0 or end < start:
+            return None
+        out.append((start, end + 1))
+    return out
 
 
 def _plain(method: Callable[..., Any]) -> Callable[..., Any]:

@@ -26,7 +26,8 @@ class Suggestion:
     fragments the prompt showed, the backend that wrote it, and the definition cards the
     prompt showed (``path:line name``, and the name in the code that brought each).
     ``before_rest``: the engine cut the model's text where it re-typed the rest of the cursor's
-    line, so the text is meant to go in before that rest."""
+    line, so the text is meant to go in before that rest. ``recent``: the ranges the user just
+    edited or viewed that the prompt showed (``path:first-last (edited|viewed)``)."""
 
     text: str
     sources: tuple[str, ...] = ()
@@ -34,6 +35,7 @@ class Suggestion:
     cached: bool = False
     definitions: tuple[str, ...] = ()
     before_rest: bool = False
+    recent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -253,6 +253,11 @@ class WorkspaceIndex:
             self._pending[path] = (first, time.monotonic())
             self._cond.notify_all()
 
+    def buffer(self, path: str) -> str | None:
+        """The open document's text as last set (None: not open)."""
+        with self._cond:
+            return self._buffers.get(path)
+
     def close_buffer(self, path: str) -> None:
         """The document was closed: the file on disk is the truth again."""
         with self._cond:
@@ -341,6 +346,11 @@ class WorkspaceIndex:
             if self._index is None:
                 return []
             return self._index.definitions(path, left_context, draft=draft, window=window)
+
+    def file_text(self, path: str) -> str | None:
+        """The indexed text of ``path`` (None: not indexed)."""
+        with self._lock:
+            return None if self._index is None else self._index.file_text(path)
 
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
         """Where the context's end reappears in other files (none before the first index)."""

@@ -86,6 +86,9 @@ class CompletionConfig:
     latency.
     ``buffer_environment``: the fragments hidden around the cursor (the model sees them
     anyway) still count in other fragments' FragRel environment (Eq. 9).
+    ``recent``: in the language server, up to ``max_recent`` ranges the user just edited
+    (``recent_lines`` lines around each change) or has on screen compete for the fragments'
+    places (``repomem.context.recent``); without an editor there are none.
     """
 
     k: int = 10
@@ -103,6 +106,9 @@ class CompletionConfig:
     merge_overlaps: bool = True
     docs: bool = True
     buffer_environment: bool = False
+    recent: bool = True
+    max_recent: int = 3
+    recent_lines: int = 10
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,8 @@ _CHECKS: dict[tuple[str, str], _Check] = {
     ("completion", "max_definitions"): _at_least(0),
     ("completion", "min_confidence"): ((lambda v: 0 <= v <= 1), "between 0 and 1"),
     ("completion", "max_usages"): _at_least(0),
+    ("completion", "max_recent"): _at_least(0),
+    ("completion", "recent_lines"): _at_least(0),
     ("backend", "timeout"): _positive(),
     ("backend", "max_retries"): _at_least(0),
     ("backend", "context_window"): _at_least(16),

@@ -350,3 +350,46 @@ def test_two_repositories_open_share_one_server_each_completing_from_its_own(
         (str(roots["alpha"].resolve()), "ready", 1),
         (str(roots["beta"].resolve()), "ready", 1),
     ]
+
+
+VIEWED = (
+    "def quantize_sample(sample, levels):\n"
+    "    step = quantize_sample(sample.raw, levels=levels * 2)\n"
+    "    return step"
+)
+
+
+def test_the_lines_on_screen_reach_the_server_and_the_prompt(tmp_path: Path) -> None:
+    """The plugin sends ``repomem/visibleRanges`` on entering a buffer (throttled), and a
+    completion in another file shows the draft's visible lines (the index cannot know them:
+    the draft was never written)."""
+    files = {
+        "pkg/app.py": "def run(sample):\n    pass\n",
+        ".repomem.toml": "[completion]\nmin_confidence = 0\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    draft = repo / "pkg" / "draft.py"
+    text = "\n" * 40 + VIEWED + "\n" * 40
+    out = tmp_path / "nvim-result.json"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    args = [str(PLUGIN), str(draft), text, "39", str(repo / "pkg/app.py"), "1"]
+    args += ["    step = quantize_sample(", str(out)]
+    proc = subprocess.run(
+        [NVIM, "--clean", "--headless", "-l", str(PLUGIN / "tests" / "visible.lua"), *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    sent = {
+        (Path(s["uri"].removeprefix("file://")).name, s["ranges"][0]["start"]["line"])
+        for s in result["sent"]
+    }
+    assert ("draft.py", 38) in sent and any(name == "app.py" for name, _ in sent)
+    assert all(r["end"]["line"] >= r["start"]["line"] for s in result["sent"] for r in s["ranges"])
+    (documentation,) = result["items"]
+    assert "pkg/draft.py:39-" in documentation and "(viewed)" in documentation

@@ -1,6 +1,7 @@
 """What ``repomem complete --explain`` and ``repomem retrieve`` print about the context: one
-line per piece, labelled by its channel (similar code, code calling a definition, a
-definition card), and only the scores that mean something at the alpha in use."""
+line per piece, labelled by its channel (similar code, code calling a definition, a range
+the user just edited or viewed, a definition card), and only the scores that mean something
+at the alpha in use."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def fragment_line(fragment: RetrievedFragment, alpha: float) -> str:
         scores = f"s_rel={fragment.s_rel:.3f} s_ind={fragment.s_ind:.3f} s_env={fragment.s_env:.3f}"
     if fragment.usage_of:
         return f"{where}  calls {fragment.usage_of}  BM25 {fragment.s_ind:.3f}"
+    if fragment.recent:
+        return f"{where}  Jaccard {fragment.s_ind:.3f}"
     return f"{where}  {scores}"
 
 
@@ -36,6 +39,8 @@ def definition_line(hit: DefinitionHit) -> str:
 
 def _labelled(fragment: RetrievedFragment, alpha: float) -> str:
     channel = "usage" if fragment.usage_of else "similar"
+    if fragment.recent:
+        channel = f"recent {fragment.recent}"
     return f"{channel:<11} {fragment_line(fragment, alpha)}"
 
 

@@ -8,6 +8,11 @@ code the model should have seen. FragRel's relation-aware score applies at every
 The answer is the last iteration's completion; iterating stops early when a completion
 leaves the query unchanged (the retrieval would repeat itself).
 
+Ranges the user just edited or looked at (``repomem.context.recent``, where a front end keeps
+them: the language server) are searched with the same query and interleaved with what the
+index found, after its best fragment, leaving out what that already shows and the cursor's own
+code above and around it.
+
 A backend that reads occurrences (the built-in one) also gets, once per task, the places
 where the end of the left context reappears in the repository (``RepoIndex.occurrences``),
 looked up in the same scope as retrieval. Every result carries the backend's confidence, where
@@ -30,7 +35,7 @@ from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
 from repomem.completion.prompt import Prompt, build_prompt
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.context.scorer import Exclusion, Location, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings
 
@@ -65,6 +70,15 @@ class Retriever(Protocol):
         k: int,
         exclusion: Exclusion | None,
         retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]: ...
+
+
+class RecentSource(Protocol):
+    """What the engine needs from the recent edits and views
+    (``repomem.context.recent.RecentContext`` is one)."""
+
+    def search(
+        self, query: str, excludes: Sequence[Location], limit: int
     ) -> list[RetrievedFragment]: ...
 
 
@@ -191,6 +205,14 @@ def _iteration_dict(it: Iteration) -> dict[str, Any]:
     }
 
 
+def _shown_lines(fragment: RetrievedFragment) -> tuple[Location, ...]:
+    """Where the lines a fragment shows stand (its locations where that is not known)."""
+    if fragment.shown_start is None or len(fragment.locations) != 1:
+        return fragment.locations
+    count = (fragment.shown or fragment.text).count("\n") + 1
+    return (Location(fragment.path, fragment.shown_start, fragment.shown_start + count),)
+
+
 def query_window(text: str, window: int) -> str:
     """RepoCoder's query: the last ``window`` lines of ``text``, not counting a cursor line
     holding only indentation."""
@@ -225,12 +247,20 @@ class _Pending:
 
 
 class CompletionEngine:
-    """Completes cursors with ``retriever`` (None: in-file context only) and ``backend``."""
+    """Completes cursors with ``retriever`` (None: in-file context only) and ``backend``,
+    and with the user's ``recent`` edits and views where a front end keeps them."""
 
-    def __init__(self, retriever: Retriever | None, backend: Backend, settings: Settings) -> None:
+    def __init__(
+        self,
+        retriever: Retriever | None,
+        backend: Backend,
+        settings: Settings,
+        recent: RecentSource | None = None,
+    ) -> None:
         self.retriever = retriever
         self.backend = backend
         self.settings = settings
+        self.recent = recent
 
     async def complete(
         self,
@@ -314,6 +344,7 @@ class CompletionEngine:
             if state.occurrences is None:
                 state.occurrences = self._occurrences(state.task)
             retrieved = self._lift_usages(state.task, query, definitions, retrieved)
+        retrieved = self._add_recent(state.task, query, retrieved)
         retrieved_at = time.perf_counter()
         prompt = self._prompt(state.task, retrieved, definitions)
         return _Pending(
@@ -373,6 +404,26 @@ class CompletionEngine:
             query, task.path, definitions, k=limit, exclusion=task.exclusion, retrieved=retrieved
         )
         return (*retrieved[:USAGES_AFTER], *lifted, *retrieved[USAGES_AFTER:])
+
+    def _add_recent(
+        self, task: CompletionTask, query: str, retrieved: tuple[RetrievedFragment, ...]
+    ) -> tuple[RetrievedFragment, ...]:
+        """``retrieved`` with the recent ranges most like ``query`` interleaved, one after
+        each of its fragments from the first on (reciprocal-rank fusion of two lists, the
+        index's best first). Left out: the cursor's file above and around the cursor (the
+        left context and the cursor's window) and what the fragments the prompt may show
+        already show."""
+        config = self.settings.completion
+        if self.recent is None or not config.recent or not config.max_recent or not query.strip():
+            return retrieved
+        cursor = task.left_context.count("\n")
+        excludes = [Location(task.path, 0, cursor + config.window)]
+        excludes += [loc for f in retrieved[: config.max_fragments] for loc in _shown_lines(f)]
+        found = self.recent.search(query, excludes, config.max_recent)
+        fused: list[RetrievedFragment] = []
+        for i in range(max(len(retrieved), len(found))):
+            fused += [*retrieved[i : i + 1], *found[i : i + 1]]
+        return tuple(fused)
 
     def _max_tokens(self, task: CompletionTask) -> int:
         config = self.settings.completion

@@ -29,7 +29,8 @@ class RetrievedFragment:
     lifted because it calls a definition the cursor's code uses names it in ``usage_of``
     (``repomem.context.usages``); it shows itself, the call included. ``shown_start`` is the
     0-based line of ``locations[0]``'s file where ``shown`` begins (None: not known), so
-    that shown windows of one file that overlap can share a block.
+    that shown windows of one file that overlap can share a block. ``recent`` is ``edit`` or
+    ``view`` for a range the user just changed or looked at (``repomem.context.recent``).
     """
 
     fragment_id: int
@@ -41,6 +42,7 @@ class RetrievedFragment:
     s_rel: float
     usage_of: str = ""
     shown_start: int | None = None
+    recent: str = ""
 
     @property
     def path(self) -> str:

@@ -14,6 +14,7 @@ import { clientOptions } from "./clientOptions";
 import { processEnvironment, resolveServerCommand, SERVER_PATH_SETTING } from "./serverCommand";
 import { SECTION, serverSettingKeys, serverSettings } from "./settings";
 import { INDEX_READY, IndexStatus, StatusBar } from "./status";
+import { VISIBLE_RANGES, VisibleRangesSender } from "./visibleRanges";
 
 const SHOW_OUTPUT = "repomem.showOutput";
 /** The palette command; the server's own `repomem.ask` is registered by the language client. */
@@ -28,6 +29,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const keys = serverSettingKeys(context.extension.packageJSON);
   const readSettings = () => serverSettings(configuration(), keys);
   let client: LanguageClient | undefined;
+  // what is on screen, for the prompt (sent only while the server runs)
+  const visible = new VisibleRangesSender((params) => {
+    if (client?.isRunning()) {
+      void client.sendNotification(VISIBLE_RANGES, params);
+    }
+  });
 
   async function start(): Promise<void> {
     status.starting();
@@ -63,6 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client = started;
     try {
       await started.start();
+      visible.update(vscode.window.activeTextEditor);
     } catch (error) {
       fail(status, `the language server did not start: ${errorMessage(error)}`, SECTION);
     }
@@ -85,6 +93,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await start();
     }),
     vscode.commands.registerCommand(SHOW_OUTPUT, () => output.show()),
+    { dispose: () => visible.dispose() },
+    vscode.window.onDidChangeTextEditorVisibleRanges((event) => visible.update(event.textEditor)),
+    vscode.window.onDidChangeActiveTextEditor((editor) => visible.update(editor)),
     vscode.commands.registerCommand(ASK_DOCS, async () => {
       const question = await vscode.window.showInputBox({
         prompt: "Ask a question about this repository's docs",

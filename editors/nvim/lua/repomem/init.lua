@@ -2,6 +2,7 @@
 --- turns on LSP completion (and, on Neovim >= 0.12, inline completion) in the buffers it
 --- attaches to, and keeps the server's settings in step with `setup()` and `configure()`.
 local status = require('repomem.status')
+local visible = require('repomem.visible')
 
 local M = {}
 
@@ -226,6 +227,7 @@ function M.setup(opts)
   vim.lsp.enable(NAME)
 
   local group = vim.api.nvim_create_augroup('repomem', { clear = true })
+  visible.attach(group, NAME)
   vim.api.nvim_create_autocmd('LspProgress', {
     group = group,
     desc = 'repomem: indexing progress for the statusline',
