@@ -14,7 +14,7 @@ from repomem.config import IndexConfig
 from repomem.context.cards import Card
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
-from repomem_eval.code_langs import Callee, read_callees
+from repomem_eval.code_langs import Callee, code_only, identifiers, read_callees
 from repomem_eval.context_metrics import definitions_by_name, task_targets, type_names
 from repomem_eval.devsuite import default_cache, typescript_dir
 from repomem_eval.make_benchmark import make_benchmark
@@ -218,3 +218,15 @@ def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
     )
     # JSON is a variable here: the method called is Bind, not the Context's JSON
     assert [(t.path, t.name) for t in targets] == [("binding.go", "Bind")]
+
+
+def test_a_quote_in_a_block_comment_over_lines_opens_no_string() -> None:
+    """brotli's tools/brotli.c: a ``"`` in a two-line comment hid every later name from the
+    card check, so cards of names the code uses counted as made from comments."""
+    text = (
+        'int f(void) {\n  /* C99: "members argv[0] through\n     contain pointers"; NULL */\n'
+        "  return OpenFiles(ctx);\n}\n"
+    )
+    assert "OpenFiles" in identifiers(text, "c")
+    assert "members" not in identifiers(text, "c")
+    assert code_only(text, "c").count("\n") == text.count("\n")

@@ -513,12 +513,13 @@ _STRINGS: dict[str, str] = {
 
 
 def code_only(text: str, family: str) -> str:
-    """``text`` with strings emptied and comments removed (line by line for block comments
-    that open and close on the visible text; a comment opened before ``text`` is not seen)."""
+    """``text`` with strings emptied and comments removed (a block comment runs to its
+    ``*/`` across lines, so a quote in it opens no string; a comment opened before ``text``
+    is not seen)."""
     comment = _LINE_COMMENT.get(family, "//")
     pattern = re.compile(
         _STRINGS[family]
-        + (r"|/\*.*?(?:\*/|$)" if comment == "//" else "")
+        + (r"|/\*[\s\S]*?(?:\*/|\Z)" if comment == "//" else "")
         + "|"
         + re.escape(comment)
         + r".*",
@@ -528,7 +529,7 @@ def code_only(text: str, family: str) -> str:
     def blank(m: re.Match[str]) -> str:
         token = m.group()
         if token.startswith(comment) or token.startswith("/*"):
-            return " "
+            return " " + "\n" * token.count("\n")  # lines kept: the oracle counts them
         return '""'
 
     return pattern.sub(blank, text)
