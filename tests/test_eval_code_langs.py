@@ -225,7 +225,7 @@ def test_a_quote_in_a_block_comment_over_lines_opens_no_string() -> None:
     card check, so cards of names the code uses counted as made from comments."""
     text = (
         'int f(void) {\n  /* C99: "members argv[0] through\n     contain pointers"; NULL */\n'
-        "  return OpenFiles(ctx);\n}\n"
+        '  OpenFiles(ctx);\n  puts("done");\n}\n'
     )
     assert "OpenFiles" in identifiers(text, "c")
     assert "members" not in identifiers(text, "c")
