@@ -251,6 +251,38 @@ def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
     assert resolve_names(idx, "src/main.c", "int f(void)\n{\n    count", ["count"])[0] is not None
 
 
+MACRO_FILES: dict[str, str] = {
+    "include/api.h": "typedef struct StateStruct State;\nState* make(void);\n",
+    "src/mem.h": "void* alloc(int n);\n",
+    "src/state.h": (
+        '#include "api.h"\ntypedef struct StateStruct StateInternal;\n#define State StateInternal\n'
+    ),
+    "src/mem.c": (
+        '#include "api.h"\n#if defined(FAST)\nvoid* alloc(int n) {\n  return 0;\n}\n'
+        "#else\nvoid* alloc(int n) {\n  return (void*)0;\n}\n#endif\n"
+    ),
+    "src/other.c": "void* alloc(int n) {\n  return 0;\n}\n",
+    "src/use.c": (
+        '#include "state.h"\n#include "mem.h"\n'
+        "void run(void) {\n  State* s = make();\n  alloc(1);\n}\n"
+    ),
+}
+
+
+def test_a_macro_the_file_sees_hides_a_type_and_if_alternatives_are_one(tmp_path: Path) -> None:
+    """``#define State StateInternal`` renames ``State`` wherever it is seen (brotli's
+    ``BrotliDecoderState``); two definitions of ``alloc`` under ``#if``/``#else`` in the
+    header's namesake file are one function, so the call resolves to the first, not to the
+    prototype."""
+    idx = build(tmp_path, MACRO_FILES)
+    assert names(idx, "src/use.c", "State", "alloc") == [
+        ("src/state.h", "State"),
+        ("src/mem.c", "alloc"),
+    ]
+    # from a file that sees only the typedef, the name is the typedef
+    assert names(idx, "include/api.h", "State") == [("include/api.h", "State")]
+
+
 def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     idx = build(tmp_path, CPP_FILES)
     app = called(idx, "cpp/app.cc")
@@ -307,6 +339,9 @@ EDITS: list[tuple[str, str | None]] = [
     ("cpp/app.cc", CPP_FILES["cpp/app.cc"].replace("p->area()", "p->radius()")),
     ("cpp/shape.h", CPP_FILES["cpp/shape.h"]),
     ("src/local.h", None),
+    # a header comes to rename util_sum by a macro, then stops
+    ("include/lib/util.h", C_FILES["include/lib/util.h"] + "#define util_sum util_sum2\n"),
+    ("include/lib/util.h", C_FILES["include/lib/util.h"]),
 ]
 
 
