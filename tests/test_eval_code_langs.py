@@ -166,6 +166,33 @@ def test_card_verdicts(tmp_path: Path) -> None:
     ]
 
 
+def test_card_verdicts_of_prototypes_and_cpp_sources(tmp_path: Path) -> None:
+    """A header's prototype of a function the task's own file defines below the cursor (the
+    index is shown the file cut there) is that function; a C++ header's ``.cc`` is its
+    source, as a C header's ``.c`` is."""
+    files = {
+        **C_FILES,
+        "a/main.c": C_FILES["a/main.c"] + "int scale2(int v) {\n  return v;\n}\n",
+        "a/util.h": C_FILES["a/util.h"].replace("#endif", "int scale2(int v);\n#endif"),
+        "a/geo.hh": "namespace g {\nint area(int r);\n}\n",
+        "a/geo.cc": '#include "geo.hh"\nnamespace g {\nint area(int r) { return r; }\n}\n',
+        "b/geo.cc": "namespace h {\nint area(int r) { return 2 * r; }\n}\n",
+        "a/shape.cc": '#include "geo.hh"\nint f(int r) {\n  return 0;\n}\n',
+    }
+    index = _index(write_files(tmp_path / "c", files))
+    checker = CardChecker(index, definitions_by_name(index))
+    buffer = "\n".join(files["a/main.c"].splitlines()[:4])
+    prototype = _card(index, "a/util.h", "scale2")
+    assert checker.verdicts("a/main.c", buffer, "  scale2(v);", [prototype]) == ["right"]
+    area = [_card(index, "a/geo.cc", "g.area"), _card(index, "b/geo.cc", "h.area")]
+    for card in area:  # as the card check names them: by their last name
+        object.__setattr__(card, "name", "area")
+    assert checker.verdicts("a/shape.cc", '#include "geo.hh"\n', "  area(r);", area) == [
+        "right",
+        "wrong",
+    ]
+
+
 def _typescript() -> Path:
     """The compiler ``devsuite fetch`` unpacked (the tests cannot download it)."""
     found = typescript_dir(default_cache())

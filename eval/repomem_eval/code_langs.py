@@ -105,6 +105,11 @@ _DEFINITIONS["cpp"] = (
 (function_definition declarator: (function_declarator
   declarator: (qualified_identifier name: (identifier) @name)))
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name))
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name))
+(function_definition declarator: (reference_declarator
+  (function_declarator declarator: (field_identifier) @name)))
+(function_definition declarator: (pointer_declarator
+  declarator: (function_declarator declarator: (field_identifier) @name)))
 """
 )
 
@@ -442,6 +447,88 @@ COMMON_METHODS: dict[str, frozenset[str]] = {
     ),
     "python": frozenset(),
 }
+
+# C++'s standard containers, strings and streams: their methods are what ``v.size()`` or
+# ``m.find(k)`` calls in C++ code, whatever the repository defines (C code calls none)
+_CPP_METHODS = frozenset(
+    [
+        "push_back",
+        "pop_back",
+        "emplace_back",
+        "emplace",
+        "push",
+        "pop",
+        "front",
+        "back",
+        "begin",
+        "end",
+        "rbegin",
+        "rend",
+        "cbegin",
+        "cend",
+        "size",
+        "empty",
+        "clear",
+        "insert",
+        "erase",
+        "find",
+        "count",
+        "at",
+        "data",
+        "reserve",
+        "resize",
+        "swap",
+        "substr",
+        "c_str",
+        "length",
+        "append",
+        "compare",
+        "get",
+        "reset",
+        "release",
+        "lock",
+        "unlock",
+        "wait",
+        "notify_one",
+        "notify_all",
+        "load",
+        "store",
+        "first",
+        "second",
+        "top",
+        "str",
+        "what",
+        "value",
+        "has_value",
+        "value_or",
+        "emplace_hint",
+        "lower_bound",
+        "upper_bound",
+        "equal_range",
+        "contains",
+        "assign",
+        "capacity",
+        "shrink_to_fit",
+        "write",
+        "read",
+        "flush",
+        "close",
+        "open",
+        "good",
+        "fail",
+        "eof",
+        "seekg",
+        "tellg",
+        "getline",
+    ]
+)
+
+
+def common_methods(language: str) -> frozenset[str]:
+    """The methods of ``language``'s everyday standard types (a tree-sitter language name):
+    its family's, and for C++ also the standard library's containers' and strings'."""
+    common = COMMON_METHODS[FAMILY_OF[language]]
+    return common | _CPP_METHODS if language == "cpp" else common
 
 
 def _words(text: str) -> frozenset[str]:

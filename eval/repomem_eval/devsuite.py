@@ -8,8 +8,8 @@ TypeScript comes from npm packages that ship their ``src/``; Go and Rust from De
 source-holding library packages (``golang-*-dev`` keep a module under
 ``/usr/share/gocode/src``, ``librust-*-dev`` a crate under ``/usr/share/cargo/registry``),
 fetched with ``apt-get download`` and unpacked with ``dpkg-deb`` into the cache (nothing is
-installed); Java and C from the Java and C sources that PyPI source distributions carry. Only
-each project's ``root`` folder is kept, so compiled copies (``dist/``) never compete with the
+installed); Java, C and C++ from the sources that PyPI source distributions carry. Only each
+project's ``root`` folder is kept, so compiled copies (``dist/``) never compete with the
 sources. The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else
 ``~/.cache/repomem/devsuite``) holds::
 
@@ -112,6 +112,8 @@ PROJECTS: tuple[Project, ...] = (
     ),
     Project("jpype", "1.5.0", "java", "pypi", "JPype1", "native/java"),
     Project("brotli", "1.1.0", "c", "pypi", "Brotli", "c"),
+    Project("psutil", "6.1.0", "c", "pypi", root="psutil"),
+    Project("jsonnet", "0.20.0", "cpp", "pypi", root="core"),
 )  # fmt: skip
 LANGUAGES: tuple[str, ...] = tuple(dict.fromkeys(p.language for p in PROJECTS))
 # the TypeScript compiler, whose language service checks the TypeScript cards (card_check)
@@ -120,7 +122,9 @@ SEED = 20240601
 # tasks per repository and kind, by language: about a hundred of each kind per language
 # (Python's seven projects: 350), so that the whole suite runs in about 20 minutes on 2 cores
 DEFAULT_TASKS: dict[str, dict[Kind, int]] = {
-    language: {"line": 100, "api": 100} if language in ("java", "c") else {"line": 50, "api": 50}
+    language: {"line": 100, "api": 100}
+    if language in ("java", "c", "cpp")
+    else {"line": 50, "api": 50}
     for language in LANGUAGES
 }
 # the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
