@@ -243,6 +243,19 @@ def test_cards_take_names_from_further_up_in_c(tmp_path: Path) -> None:
     assert ("src/util.c", "util_sum") in cards
 
 
+def test_cards_offer_what_the_file_calls_most_beyond_the_names_read(tmp_path: Path) -> None:
+    """A function the file calls again and again, but not in the last 120 lines, is a card:
+    the next line often calls it once more."""
+    body = "    util_sum(1, 2);\n    FREE(0, 0);\n    FREE(0, 1);\n"
+    main = '#include "lib/util.h"\nint f(void)\n{\n' + body + "    ;\n" * 130
+    idx = build(tmp_path, {**C_FILES, "src/main.c": main})
+    hits = find_definitions(idx, "src/main.c", main)
+    found = {h.card.name: h.how for h in hits}
+    assert found.get("FREE") == "one of the file's most called (2 calls)"
+    assert found.get("util_sum") == "one of the file's most called (1 calls)"
+    assert "util_free" not in found  # FREE's expansion is not written in this file
+
+
 def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
     files = {**C_FILES, "src/count.c": "int count(void)\n{\n    return 0;\n}\n"}
     idx = build(tmp_path, files)

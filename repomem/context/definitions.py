@@ -11,6 +11,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   (``x = Foo(...)``, ``self.conn = pool.Connection(...)``);
 * the bases of the enclosing class (their methods are what ``self.`` reaches);
 * the file's imports (a name imported but not used yet is often about to be);
+* where the language asks for them (C and C++: ``Language.file_callees``), the other files'
+  definitions the file's code calls most above those lines (a project's checking macro,
+  its allocator: what the next line calls though the last lines did not);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -305,7 +308,28 @@ class _Finder:
             if binding.name:  # a C ``#include`` binds no name
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
+        if self.language.file_callees:
+            self._file_callees(self.language.file_callees, first)
         return self.found
+
+    def _file_callees(self, n: int, first: int) -> None:
+        """The ``n`` definitions of other files that the file's code above row ``first``
+        calls most, as its call edges resolved them: what the next line calls is often what
+        the file calls everywhere (a project's checking macro, its allocator), though not in
+        the last lines."""
+        counts: dict[tuple[str, int], int] = {}
+        for src, target, node in self.index.calls.get(self.path, ()):
+            if target != self.path and int(self.pf.node_start[src]) < first:
+                counts[(target, node)] = counts.get((target, node), 0) + 1
+        best = sorted(counts.items(), key=lambda kv: -kv[1])[:n]
+        for (target, node), count in best:
+            name = self.resolver.qualnames[target].get(node)
+            if name is None or (target, name) in self.found:
+                continue
+            how = f"one of the file's most called ({count} calls)"
+            self.found[(target, name)] = _Found(
+                (target, name), node, name, how, self.cursor - first + 1, count
+            )
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``

@@ -62,6 +62,9 @@ class Language:
     #: how many lines before the cursor the definition cards take names from (0: the
     #: context engine's default)
     name_lines: int = 0
+    #: how many of the definitions the file's code calls most often (above the lines names
+    #: are read from too) are candidates for cards (0: none)
+    file_callees: int = 0
 
     def extract(
         self,
