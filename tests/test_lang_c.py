@@ -296,6 +296,35 @@ def test_a_macro_the_file_sees_hides_a_type_and_if_alternatives_are_one(tmp_path
     assert names(idx, "include/api.h", "State") == [("include/api.h", "State")]
 
 
+PLATFORM_FILES: dict[str, str] = {
+    **{
+        f"arch/{os}/proc.h": "int proc_exe(int pid);\n"
+        "typedef struct {\n  int n;\n} COUNTERS, *PCOUNTERS;\n"
+        for os in ("osx", "bsd", "win")
+    },
+    **{f"arch/{os}/proc.c": "int proc_exe(int pid) {\n  return pid;\n}\n" for os in ("osx", "bsd")},
+    "arch/win/proc.c": "int proc_exe(int pid) {\n  return 0;\n}\n",
+    "_psutil_osx.c": (
+        '#include "arch/osx/proc.h"\nint f(void) {\n  COUNTERS c;\n  proc_exe(1);\n}\n'
+    ),
+}
+
+
+def test_platform_headers_declare_their_own_directorys_definitions(tmp_path: Path) -> None:
+    """psutil: every platform's ``arch/<os>/proc.h`` declares a ``proc_exe`` its own
+    ``proc.c`` defines; the one the file includes says which. A ``typedef`` naming a type and
+    its pointer (``COUNTERS, *PCOUNTERS``) is carded as the first name, the one used."""
+    idx = build(tmp_path, PLATFORM_FILES)
+    assert names(idx, "_psutil_osx.c", "proc_exe", "COUNTERS") == [
+        ("arch/osx/proc.c", "proc_exe"),
+        ("arch/osx/proc.h", "COUNTERS"),
+    ]
+    cards = {
+        h.card.name for h in find_definitions(idx, "_psutil_osx.c", PLATFORM_FILES["_psutil_osx.c"])
+    }
+    assert "COUNTERS" in cards and "PCOUNTERS" not in cards
+
+
 def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     idx = build(tmp_path, CPP_FILES)
     app = called(idx, "cpp/app.cc")

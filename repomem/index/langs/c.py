@@ -444,6 +444,10 @@ class CFamily(Language):
             best = min(plain, key=lambda c: visible[c[0]])
             return best, f"included from {best[0]}"
         if declared:
+            if len(elsewhere) > 1:  # the declaring header's namesake beside it, if one is
+                beside = {splitext(p)[0] for p, _ in declared}
+                found = _first_of_one_file([c for c in elsewhere if splitext(c[0])[0] in beside])
+                elsewhere = found if len(found) == 1 else elsewhere
             if len(elsewhere) > 1:
                 stems = {_stem(p) for p, _ in declared}
                 elsewhere = _first_of_one_file([c for c in elsewhere if _stem(c[0]) in stems])
@@ -631,6 +635,11 @@ class _Extractor:
                 self._fact(i, "", "", qual, LOCAL)
             return None
         if kind == "type_definition":
+            # ``typedef struct {...} T, *PT;`` is one statement, which names one definition
+            # (a node has one name): the first, ``T``
+            first = d.child_by_field_name("declarator")
+            if first is not None and name.start_byte != first.start_byte:
+                return None
             leaf = _leaf(name)
             if leaf is not None and leaf.type == "type_identifier":
                 self._define(_qual(prefix, _text(leaf)), i, True)
