@@ -355,6 +355,8 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
 def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
     assert code_language("a/shape.h", CPP_FILES["cpp/shape.h"]) == "cpp"
     assert code_language("a/util.h", C_FILES["include/lib/util.h"]) == "c"
+    # a nested namespace's definition (C++17, jsonnet's string_utils.h)
+    assert code_language("a/s.h", "namespace jsonnet::internal {\nint f();\n}\n") == "cpp"
     c_header_for_cpp = '#ifdef __cplusplus\nextern "C" {\n#endif\nint f(void);\n'
     assert code_language("a/x.h", c_header_for_cpp) == "c"
     root = write_files(tmp_path / "r", {**CPP_FILES, **C_FILES})
