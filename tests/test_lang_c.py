@@ -304,6 +304,9 @@ PLATFORM_FILES: dict[str, str] = {
     },
     **{f"arch/{os}/proc.c": "int proc_exe(int pid) {\n  return pid;\n}\n" for os in ("osx", "bsd")},
     "arch/win/proc.c": "int proc_exe(int pid) {\n  return 0;\n}\n",
+    "arch/aix/only.c": "int only_here(void) {\n  return 0;\n}\n",
+    "arch/sun/only.h": "int only_here(void);\n",
+    "lone.c": "int h(void) {\n  return only_here();\n}\n",
     "_psutil_osx.c": (
         '#include "arch/osx/proc.h"\nint f(void) {\n  COUNTERS c;\n  proc_exe(1);\n}\n'
     ),
@@ -319,6 +322,13 @@ def test_platform_headers_declare_their_own_directorys_definitions(tmp_path: Pat
         ("arch/osx/proc.c", "proc_exe"),
         ("arch/osx/proc.h", "COUNTERS"),
     ]
+    # two platforms' headers included (under #if): the first one's definition
+    both = '#include "arch/bsd/proc.h"\n#include "arch/osx/proc.h"\nint g(void) {\n  proc_exe(1);\n'
+    idx.update_file("_psutil_osx.c", both)
+    assert names(idx, "_psutil_osx.c", "proc_exe") == [("arch/bsd/proc.c", "proc_exe")]
+    # the only definition of a name another unit's header declares is that unit's: no guess
+    assert names(idx, "lone.c", "only_here") == [None]
+    idx.update_file("_psutil_osx.c", PLATFORM_FILES["_psutil_osx.c"])
     cards = {
         h.card.name for h in find_definitions(idx, "_psutil_osx.c", PLATFORM_FILES["_psutil_osx.c"])
     }

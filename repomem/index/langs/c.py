@@ -407,8 +407,9 @@ class CFamily(Language):
         the name before anything else reads it), the file's own definition, else one it
         includes, else the definition of a prototype it sees, else that prototype; with
         ``fallback``, the only definition of the repository (not the C library's, not a
-        test's, not a static). Several definitions in one file are one function's
-        alternatives under ``#if``: the first stands for them."""
+        test's, not a static, not one another file's prototype declares). Several
+        definitions in one file are one function's alternatives under ``#if``: the first
+        stands for them."""
         t = self.tables(r)
         visible = self._visible(r, path)
         outside_tests = not is_test(path)
@@ -444,22 +445,29 @@ class CFamily(Language):
             best = min(plain, key=lambda c: visible[c[0]])
             return best, f"included from {best[0]}"
         if declared:
+            declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
             if len(elsewhere) > 1:  # the declaring header's namesake beside it, if one is
-                beside = {splitext(p)[0] for p, _ in declared}
-                found = _first_of_one_file([c for c in elsewhere if splitext(c[0])[0] in beside])
-                elsewhere = found if len(found) == 1 else elsewhere
+                # (several headers each declaring it beside its own: the first included)
+                for header, _ in declared:
+                    found = [c for c in elsewhere if splitext(c[0])[0] == splitext(header)[0]]
+                    if found:
+                        elsewhere = _first_of_one_file(found)
+                        break
             if len(elsewhere) > 1:
                 stems = {_stem(p) for p, _ in declared}
                 elsewhere = _first_of_one_file([c for c in elsewhere if _stem(c[0]) in stems])
             if len(elsewhere) == 1:
                 return elsewhere[0], f"declared in {declared[0][0]}"
-            declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
             return declared[0], "prototype"
         if not fallback or self.reserved(r.qualnames[hits[0][0]][hits[0][1]].rsplit(".", 1)[-1]):
             return None
         # a type is seen through includes; one that is not is some other program's
         elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
-        if len(elsewhere) == 1:
+        # a prototype declaring it elsewhere than beside that definition declares another
+        # unit's (psutil's platforms: arch/bsd/proc.h is not arch/osx/proc.c's)
+        if len(elsewhere) == 1 and all(
+            splitext(p)[0] == splitext(elsewhere[0][0])[0] for p, _ in unseen
+        ):
             return elsewhere[0], "the only definition so named (a guess)"
         if not elsewhere and len(unseen) == 1:
             return unseen[0], "the only prototype so named (a guess)"
