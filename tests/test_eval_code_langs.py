@@ -184,6 +184,10 @@ def test_card_verdicts_of_prototypes_and_cpp_sources(tmp_path: Path) -> None:
     buffer = "\n".join(files["a/main.c"].splitlines()[:4])
     prototype = _card(index, "a/util.h", "scale2")
     assert checker.verdicts("a/main.c", buffer, "  scale2(v);", [prototype]) == ["right"]
+    # another directory (platform) defines it too, out of the file's reach: still right
+    index.update_file("b/util.c", files["b/util.c"] + "int scale2(int v) {\n  return 0;\n}\n")
+    checker = CardChecker(index, definitions_by_name(index))
+    assert checker.verdicts("a/main.c", buffer, "  scale2(v);", [prototype]) == ["right"]
     area = [_card(index, "a/geo.cc", "g.area"), _card(index, "b/geo.cc", "h.area")]
     for card in area:  # as the card check names them: by their last name
         object.__setattr__(card, "name", "area")

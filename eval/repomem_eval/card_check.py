@@ -21,8 +21,8 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
    package's folder and the classes or packages it imports; C: the headers it includes, by
    relative path or by name, transitively, with each header's own ``.c``). **Right** when the
    card is the only one reached, **wrong** when others are reached and it is not. C++ as C,
-   its sources ``.cc``/``.cpp`` too; a prototype whose only definitions are in the task's own
-   file (cut at the cursor when the index is shown the task) stands for them;
+   its sources ``.cc``/``.cpp`` too; a prototype whose only definition the file reaches is in
+   the task's own file (cut at the cursor when the index is shown the task) stands for it;
 6. otherwise undecided (Rust and Python names with several definitions, methods, ...).
 
 The wrong-card rate is wrong / (right + wrong): among the cards that could be decided.
@@ -149,11 +149,15 @@ class CardChecker:
                 # a header's prototype and its definition are one entity: the definition stands,
                 # unless it is the task's own file's, which the index was shown cut at the
                 # cursor: there the prototype is what the file sees of it
+                # (of the definitions the file reaches: other platforms' may be elsewhere)
                 bodies = [p for p in places if not p[0].endswith(_HEADERS)]
-                if bodies and all(p[0] == path for p in bodies) and card.path.endswith(_HEADERS):
-                    places = [p for p in places if p[0] != path]
-                else:
-                    places = bodies or places
+                if bodies and card.path.endswith(_HEADERS):
+                    if reached is None:
+                        reached = self._reached(path, buffer, family)
+                    own = [p for p in bodies if p[0] in reached]
+                    if own and all(p[0] == path for p in own):
+                        bodies = [p for p in places if p not in bodies]
+                places = bodies or places
             if places == [(card.path, card.line)]:
                 out.append("right")
                 continue
