@@ -14,7 +14,7 @@ from repomem.config import IndexConfig
 from repomem.context.cards import Card
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
-from repomem_eval.code_langs import Callee, identifiers, read_callees
+from repomem_eval.code_langs import Callee, code_only, identifiers, read_callees
 from repomem_eval.context_metrics import definitions_by_name, task_targets, type_names
 from repomem_eval.devsuite import default_cache, typescript_dir
 from repomem_eval.make_benchmark import make_benchmark
@@ -166,6 +166,37 @@ def test_card_verdicts(tmp_path: Path) -> None:
     ]
 
 
+def test_card_verdicts_of_prototypes_and_cpp_sources(tmp_path: Path) -> None:
+    """A header's prototype of a function the task's own file defines below the cursor (the
+    index is shown the file cut there) is that function; a C++ header's ``.cc`` is its
+    source, as a C header's ``.c`` is."""
+    files = {
+        **C_FILES,
+        "a/main.c": C_FILES["a/main.c"] + "int scale2(int v) {\n  return v;\n}\n",
+        "a/util.h": C_FILES["a/util.h"].replace("#endif", "int scale2(int v);\n#endif"),
+        "a/geo.hh": "namespace g {\nint area(int r);\n}\n",
+        "a/geo.cc": '#include "geo.hh"\nnamespace g {\nint area(int r) { return r; }\n}\n',
+        "b/geo.cc": "namespace h {\nint area(int r) { return 2 * r; }\n}\n",
+        "a/shape.cc": '#include "geo.hh"\nint f(int r) {\n  return 0;\n}\n',
+    }
+    index = _index(write_files(tmp_path / "c", files))
+    checker = CardChecker(index, definitions_by_name(index))
+    buffer = "\n".join(files["a/main.c"].splitlines()[:4])
+    prototype = _card(index, "a/util.h", "scale2")
+    assert checker.verdicts("a/main.c", buffer, "  scale2(v);", [prototype]) == ["right"]
+    # another directory (platform) defines it too, out of the file's reach: still right
+    index.update_file("b/util.c", files["b/util.c"] + "int scale2(int v) {\n  return 0;\n}\n")
+    checker = CardChecker(index, definitions_by_name(index))
+    assert checker.verdicts("a/main.c", buffer, "  scale2(v);", [prototype]) == ["right"]
+    area = [_card(index, "a/geo.cc", "g.area"), _card(index, "b/geo.cc", "h.area")]
+    for card in area:  # as the card check names them: by their last name
+        object.__setattr__(card, "name", "area")
+    assert checker.verdicts("a/shape.cc", '#include "geo.hh"\n', "  area(r);", area) == [
+        "right",
+        "wrong",
+    ]
+
+
 def _typescript() -> Path:
     """The compiler ``devsuite fetch`` unpacked (the tests cannot download it)."""
     found = typescript_dir(default_cache())
@@ -227,3 +258,15 @@ def test_an_apostrophe_in_a_block_comment_opens_no_char_literal(family: str) -> 
     text = "/*\n * It can't be tested here.\n */\nstart();\n// we don't stop\n"
     assert "start" in identifiers(text, family)
     assert [c.parts for c in read_callees(text, family)] == [("start",)]
+
+
+def test_a_quote_in_a_block_comment_over_lines_opens_no_string() -> None:
+    """brotli's tools/brotli.c: a ``"`` in a two-line comment hid every later name from the
+    card check, so cards of names the code uses counted as made from comments."""
+    text = (
+        'int f(void) {\n  /* C99: "members argv[0] through\n     contain pointers"; NULL */\n'
+        '  OpenFiles(ctx);\n  puts("done");\n}\n'
+    )
+    assert "OpenFiles" in identifiers(text, "c")
+    assert "members" not in identifiers(text, "c")
+    assert code_only(text, "c").count("\n") == text.count("\n")

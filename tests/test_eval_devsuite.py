@@ -332,7 +332,15 @@ def test_same_pins_and_seed_give_the_same_tasks(tmp_path: Path) -> None:
 
 def test_projects_are_pinned_per_language() -> None:
     assert len({p.name for p in PROJECTS}) == len(PROJECTS)
-    assert {p.language for p in PROJECTS} == {"python", "typescript", "go", "rust", "java", "c"}
+    assert {p.language for p in PROJECTS} == {
+        "python",
+        "typescript",
+        "go",
+        "rust",
+        "java",
+        "c",
+        "cpp",
+    }
     assert set(DEFAULT_TASKS) == {p.language for p in PROJECTS}
     rxjs = next(p for p in PROJECTS if p.name == "rxjs")
     assert rxjs.requirement == "rxjs@7.8.1" and rxjs.root == "src"

@@ -243,12 +243,96 @@ def test_cards_take_names_from_further_up_in_c(tmp_path: Path) -> None:
     assert ("src/util.c", "util_sum") in cards
 
 
+def test_cards_offer_what_the_file_calls_most_beyond_the_names_read(tmp_path: Path) -> None:
+    """A function the file calls again and again, but not in the last 120 lines, is a card:
+    the next line often calls it once more."""
+    body = "    util_sum(1, 2);\n    FREE(0, 0);\n    FREE(0, 1);\n"
+    main = '#include "lib/util.h"\nint f(void)\n{\n' + body + "    ;\n" * 130
+    idx = build(tmp_path, {**C_FILES, "src/main.c": main})
+    hits = find_definitions(idx, "src/main.c", main)
+    found = {h.card.name: h.how for h in hits}
+    assert found.get("FREE") == "called in this file (2 calls)"
+    assert found.get("util_sum") == "called in this file (1 call)"
+    assert "util_free" not in found  # FREE's expansion is not written in this file
+
+
 def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
     files = {**C_FILES, "src/count.c": "int count(void)\n{\n    return 0;\n}\n"}
     idx = build(tmp_path, files)
     left = '#include "lib/util.h"\nint f(void)\n{\n    int count = 0;\n    count'
     assert resolve_names(idx, "src/main.c", left, ["count"]) == [None]
     assert resolve_names(idx, "src/main.c", "int f(void)\n{\n    count", ["count"])[0] is not None
+
+
+MACRO_FILES: dict[str, str] = {
+    "include/api.h": "typedef struct StateStruct State;\nState* make(void);\n",
+    "src/mem.h": "void* alloc(int n);\n",
+    "src/state.h": (
+        '#include "api.h"\ntypedef struct StateStruct StateInternal;\n#define State StateInternal\n'
+    ),
+    "src/mem.c": (
+        '#include "api.h"\n#if defined(FAST)\nvoid* alloc(int n) {\n  return 0;\n}\n'
+        "#else\nvoid* alloc(int n) {\n  return (void*)0;\n}\n#endif\n"
+    ),
+    "src/other.c": "void* alloc(int n) {\n  return 0;\n}\n",
+    "src/use.c": (
+        '#include "state.h"\n#include "mem.h"\n'
+        "void run(void) {\n  State* s = make();\n  alloc(1);\n}\n"
+    ),
+}
+
+
+def test_a_macro_the_file_sees_hides_a_type_and_if_alternatives_are_one(tmp_path: Path) -> None:
+    """``#define State StateInternal`` renames ``State`` wherever it is seen (brotli's
+    ``BrotliDecoderState``); two definitions of ``alloc`` under ``#if``/``#else`` in the
+    header's namesake file are one function, so the call resolves to the first, not to the
+    prototype."""
+    idx = build(tmp_path, MACRO_FILES)
+    assert names(idx, "src/use.c", "State", "alloc") == [
+        ("src/state.h", "State"),
+        ("src/mem.c", "alloc"),
+    ]
+    # from a file that sees only the typedef, the name is the typedef
+    assert names(idx, "include/api.h", "State") == [("include/api.h", "State")]
+
+
+PLATFORM_FILES: dict[str, str] = {
+    **{
+        f"arch/{os}/proc.h": "int proc_exe(int pid);\n"
+        "typedef struct {\n  int n;\n} COUNTERS, *PCOUNTERS;\n"
+        for os in ("osx", "bsd", "win")
+    },
+    **{f"arch/{os}/proc.c": "int proc_exe(int pid) {\n  return pid;\n}\n" for os in ("osx", "bsd")},
+    "arch/win/proc.c": "int proc_exe(int pid) {\n  return 0;\n}\n",
+    "arch/aix/only.c": "int only_here(void) {\n  return 0;\n}\n",
+    "arch/sun/only.h": "int only_here(void);\n",
+    "lone.c": "int h(void) {\n  return only_here();\n}\n",
+    "_psutil_osx.c": (
+        '#include "arch/osx/proc.h"\nint f(void) {\n  COUNTERS c;\n  proc_exe(1);\n}\n'
+    ),
+}
+
+
+def test_platform_headers_declare_their_own_directorys_definitions(tmp_path: Path) -> None:
+    """psutil: every platform's ``arch/<os>/proc.h`` declares a ``proc_exe`` its own
+    ``proc.c`` defines; the one the file includes says which. A ``typedef`` naming a type and
+    its pointer (``COUNTERS, *PCOUNTERS``) is carded as the first name, the one used."""
+    idx = build(tmp_path, PLATFORM_FILES)
+    assert names(idx, "_psutil_osx.c", "proc_exe", "COUNTERS") == [
+        ("arch/osx/proc.c", "proc_exe"),
+        ("arch/osx/proc.h", "COUNTERS"),
+    ]
+    # two platforms' headers included (under #if): the first one's definition
+    both = '#include "arch/bsd/proc.h"\n#include "arch/osx/proc.h"\nint g(void) {\n  proc_exe(1);\n'
+    idx.update_file("_psutil_osx.c", both)
+    assert names(idx, "_psutil_osx.c", "proc_exe") == [("arch/bsd/proc.c", "proc_exe")]
+    # the only definition of a name another unit's header declares is that unit's: no guess
+    assert names(idx, "lone.c", "only_here") == [None]
+    idx.update_file("_psutil_osx.c", PLATFORM_FILES["_psutil_osx.c"])
+    cards = {
+        h.card.name for h in find_definitions(idx, "_psutil_osx.c", PLATFORM_FILES["_psutil_osx.c"])
+    }
+    assert "COUNTERS" in cards and "PCOUNTERS" not in cards
 
 
 def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
@@ -281,6 +365,8 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
 def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
     assert code_language("a/shape.h", CPP_FILES["cpp/shape.h"]) == "cpp"
     assert code_language("a/util.h", C_FILES["include/lib/util.h"]) == "c"
+    # a nested namespace's definition (C++17, jsonnet's string_utils.h)
+    assert code_language("a/s.h", "namespace jsonnet::internal {\nint f();\n}\n") == "cpp"
     c_header_for_cpp = '#ifdef __cplusplus\nextern "C" {\n#endif\nint f(void);\n'
     assert code_language("a/x.h", c_header_for_cpp) == "c"
     root = write_files(tmp_path / "r", {**CPP_FILES, **C_FILES})
@@ -307,6 +393,9 @@ EDITS: list[tuple[str, str | None]] = [
     ("cpp/app.cc", CPP_FILES["cpp/app.cc"].replace("p->area()", "p->radius()")),
     ("cpp/shape.h", CPP_FILES["cpp/shape.h"]),
     ("src/local.h", None),
+    # a header comes to rename util_sum by a macro, then stops
+    ("include/lib/util.h", C_FILES["include/lib/util.h"] + "#define util_sum util_sum2\n"),
+    ("include/lib/util.h", C_FILES["include/lib/util.h"]),
 ]
 
 

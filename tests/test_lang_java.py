@@ -485,8 +485,8 @@ def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
     idx, _ = RepoIndex.build(root, save=False)
     hits = find_definitions(idx, APP, left)
     how = {h.card.name: h.how for h in hits}
-    assert how.get("Box.unit") == "called in this file"
-    assert how.get("Point") == "called in this file"
+    assert how.get("Box.unit") == "called in this file (2 calls)"
+    assert how.get("Point") == "called in this file (1 call)"
     assert "Box.area" not in how  # called nowhere in the file
 
 

@@ -17,7 +17,7 @@ Other languages (``code_langs``' queries): a code line holds a call ``f(``, ``ob
 ``Foo::new(``, ``new Foo(`` or ``m!(`` whose name (or, for ``Foo::new``, its type) is defined
 in another file of the repository's language family and not in the line's own file, and, for a
 call on a receiver, is not a method of the standard library's everyday types
-(``code_langs.COMMON_METHODS``). The hole is that one line: statements spread over lines are
+(``code_langs.common_methods``). The hole is that one line: statements spread over lines are
 common there (builder chains, argument lists), and a line is what the editor completes.
 """
 
@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from tree_sitter import Node, Query, QueryCursor
 
 from repomem.index.languages import grammar
-from repomem_eval.code_langs import COMMON_METHODS as LANGUAGE_METHODS
-from repomem_eval.code_langs import FAMILY_OF, calls_query, definitions_query
+from repomem_eval.code_langs import FAMILY_OF, calls_query, common_methods, definitions_query
 from repomem_eval.sources import SourceFile
 
 # Receivers of these types are everywhere; a repository method that shares a name with one of
@@ -239,6 +238,7 @@ def _code_holes(files: Sequence[SourceFile]) -> list[ApiHole]:
     holes: list[ApiHole] = []
     for f in files:
         family = FAMILY_OF[f.language]
+        everyday = common_methods(f.language)
 
         def elsewhere(name: str, f: SourceFile = f, family: str = family) -> bool:
             return name not in defined[f.parts] and bool(definers[(family, name)] - {f.parts})
@@ -251,9 +251,9 @@ def _code_holes(files: Sequence[SourceFile]) -> list[ApiHole]:
                 continue
             if "scope" in caps:
                 scope = re.sub(r"<.*", "", _text(caps["scope"][0])).split("::")[-1]
-                ok = elsewhere(scope) or (name not in LANGUAGE_METHODS[family] and elsewhere(name))
+                ok = elsewhere(scope) or (name not in everyday and elsewhere(name))
             else:
-                common = "member" in caps and name in LANGUAGE_METHODS[family]
+                common = "member" in caps and name in everyday
                 ok = not common and elsewhere(name)
             if ok:
                 rows.add(row)

@@ -20,7 +20,9 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
    imports (Go: its own package's folder and the folders of the packages it imports; Java: its
    package's folder and the classes or packages it imports; C: the headers it includes, by
    relative path or by name, transitively, with each header's own ``.c``). **Right** when the
-   card is the only one reached, **wrong** when others are reached and it is not;
+   card is the only one reached, **wrong** when others are reached and it is not. C++ as C,
+   its sources ``.cc``/``.cpp`` too; a prototype whose only definition the file reaches is in
+   the task's own file (cut at the cursor when the index is shown the task) stands for it;
 6. otherwise undecided (Rust and Python names with several definitions, methods, ...).
 
 The wrong-card rate is wrong / (right + wrong): among the cards that could be decided.
@@ -46,6 +48,8 @@ Verdict = Literal["right", "wrong", "undecided"]
 ORACLE_SCRIPT = Path(__file__).with_name("tsoracle.js")
 _GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([^"]+)"', re.MULTILINE)
 _JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+?)(\.\*)?\s*;", re.MULTILINE)
+_HEADERS = (".h", ".hh", ".hpp", ".hxx")
+_SOURCES = (".c", ".cc", ".cpp", ".cxx")
 _C_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 
@@ -142,8 +146,17 @@ class CardChecker:
                 p for p in self.named.get((family, name), []) if is_test(path) or not is_test(p[0])
             ]
             if family == "c":
-                # a header's prototype and its definition are one entity: the definition stands
-                bodies = [p for p in places if not p[0].endswith((".h", ".hh", ".hpp", ".hxx"))]
+                # a header's prototype and its definition are one entity: the definition stands,
+                # unless it is the task's own file's, which the index was shown cut at the
+                # cursor: there the prototype is what the file sees of it
+                # (of the definitions the file reaches: other platforms' may be elsewhere)
+                bodies = [p for p in places if not p[0].endswith(_HEADERS)]
+                if bodies and card.path.endswith(_HEADERS):
+                    if reached is None:
+                        reached = self._reached(path, buffer, family)
+                    own = [p for p in bodies if p[0] in reached]
+                    if own and all(p[0] == path for p in own):
+                        bodies = [p for p in places if p not in bodies]
                 places = bodies or places
             if places == [(card.path, card.line)]:
                 out.append("right")
@@ -226,14 +239,16 @@ class CardChecker:
                     if found not in seen:
                         seen.add(found)
                         todo.append((found, self._text(found)))
-        # a header's functions are defined in the .c file of the same name, beside it if one is
-        for header in [p for p in seen if p.endswith(".h")]:
-            source = header[:-2] + ".c"
-            seen.update(
-                [source]
-                if source in self.index.parsed
-                else self._by_name.get(PurePosixPath(source).name, [])
-            )
+        # a header's functions are defined in the .c (.cc, .cpp) file of the same name, beside
+        # it if one is
+        for header in [p for p in seen if p.endswith(_HEADERS)]:
+            stem = posixpath.splitext(header)[0]
+            for source in (stem + suffix for suffix in _SOURCES):
+                seen.update(
+                    [source]
+                    if source in self.index.parsed
+                    else self._by_name.get(PurePosixPath(source).name, [])
+                )
         return seen
 
     def _text(self, path: str) -> str:

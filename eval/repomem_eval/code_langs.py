@@ -105,6 +105,11 @@ _DEFINITIONS["cpp"] = (
 (function_definition declarator: (function_declarator
   declarator: (qualified_identifier name: (identifier) @name)))
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name))
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name))
+(function_definition declarator: (reference_declarator
+  (function_declarator declarator: (field_identifier) @name)))
+(function_definition declarator: (pointer_declarator
+  declarator: (function_declarator declarator: (field_identifier) @name)))
 """
 )
 
@@ -443,6 +448,88 @@ COMMON_METHODS: dict[str, frozenset[str]] = {
     "python": frozenset(),
 }
 
+# C++'s standard containers, strings and streams: their methods are what ``v.size()`` or
+# ``m.find(k)`` calls in C++ code, whatever the repository defines (C code calls none)
+_CPP_METHODS = frozenset(
+    [
+        "push_back",
+        "pop_back",
+        "emplace_back",
+        "emplace",
+        "push",
+        "pop",
+        "front",
+        "back",
+        "begin",
+        "end",
+        "rbegin",
+        "rend",
+        "cbegin",
+        "cend",
+        "size",
+        "empty",
+        "clear",
+        "insert",
+        "erase",
+        "find",
+        "count",
+        "at",
+        "data",
+        "reserve",
+        "resize",
+        "swap",
+        "substr",
+        "c_str",
+        "length",
+        "append",
+        "compare",
+        "get",
+        "reset",
+        "release",
+        "lock",
+        "unlock",
+        "wait",
+        "notify_one",
+        "notify_all",
+        "load",
+        "store",
+        "first",
+        "second",
+        "top",
+        "str",
+        "what",
+        "value",
+        "has_value",
+        "value_or",
+        "emplace_hint",
+        "lower_bound",
+        "upper_bound",
+        "equal_range",
+        "contains",
+        "assign",
+        "capacity",
+        "shrink_to_fit",
+        "write",
+        "read",
+        "flush",
+        "close",
+        "open",
+        "good",
+        "fail",
+        "eof",
+        "seekg",
+        "tellg",
+        "getline",
+    ]
+)
+
+
+def common_methods(language: str) -> frozenset[str]:
+    """The methods of ``language``'s everyday standard types (a tree-sitter language name):
+    its family's, and for C++ also the standard library's containers' and strings'."""
+    common = COMMON_METHODS[FAMILY_OF[language]]
+    return common | _CPP_METHODS if language == "cpp" else common
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -515,12 +602,13 @@ _STRINGS: dict[str, str] = {
 
 
 def code_only(text: str, family: str) -> str:
-    """``text`` with strings emptied and comments removed (line by line for block comments
-    that open and close on the visible text; a comment opened before ``text`` is not seen)."""
+    """``text`` with strings emptied and comments removed (a block comment runs to its
+    ``*/`` across lines, so a quote in it opens no string; a comment opened before ``text``
+    is not seen)."""
     comment = _LINE_COMMENT.get(family, "//")
     pattern = re.compile(
         _STRINGS[family]
-        + (r"|/\*.*?(?:\*/|$)" if comment == "//" else "")
+        + (r"|/\*[\s\S]*?(?:\*/|\Z)" if comment == "//" else "")
         + "|"
         + re.escape(comment)
         + r".*",
@@ -530,7 +618,7 @@ def code_only(text: str, family: str) -> str:
     def blank(m: re.Match[str]) -> str:
         token = m.group()
         if token.startswith(comment) or token.startswith("/*"):
-            return " "
+            return " " + "\n" * token.count("\n")  # lines kept: the oracle counts them
         return '""'
 
     return pattern.sub(blank, text)

@@ -11,7 +11,7 @@ is measured: the callees are read with the language's own comment and string syn
 the language family, in another file (a test file only from a test file): any of them shown
 counts. ``Foo::new(``/``Foo.of(`` with ``Foo`` a repository class or type counts ``Foo`` and the
 ``new``/``of`` defined in ``Foo``'s files; a call on a receiver is skipped when its name is a
-method of the language's everyday types (``code_langs.COMMON_METHODS``), and a bare name the
+method of the language's everyday types (``code_langs.common_methods``), and a bare name the
 task's file defines itself is local.
 
 In Python the callees are the dotted names followed by ``(`` in the ground truth's code
@@ -50,8 +50,7 @@ from repomem.index.langs import is_test
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem_eval.api_calls import COMMON_METHODS
-from repomem_eval.code_langs import COMMON_METHODS as LANGUAGE_METHODS
-from repomem_eval.code_langs import FAMILY_OF, read_callees
+from repomem_eval.code_langs import FAMILY_OF, common_methods, read_callees
 from repomem_eval.metrics import AT_K, code_lines
 
 _CALLEE = re.compile(r"(?P<dot>\.\s*)?(?<!\w)(?P<name>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
@@ -184,7 +183,7 @@ def _code_targets(
             chosen = [(owner, p) for p in places(owner)]
             chosen += [(bare, p) for p in places(bare) if p[0] in files]
         elif owner is not None or callee.chained:
-            if bare in LANGUAGE_METHODS[family]:
+            if bare in common_methods(pf.language):
                 continue
             chosen = [(bare, p) for p in places(bare)]
         elif bare in local:

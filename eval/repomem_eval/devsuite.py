@@ -8,9 +8,9 @@ TypeScript comes from npm packages that ship their ``src/``; Go and Rust from De
 source-holding library packages (``golang-*-dev`` keep a module under
 ``/usr/share/gocode/src``, ``librust-*-dev`` a crate under ``/usr/share/cargo/registry``),
 fetched with ``apt-get download`` and unpacked with ``dpkg-deb`` into the cache (nothing is
-installed); Java and C from the Java and C sources that PyPI source distributions carry, and
-Java also from an npm package that ships its Android sources (react-native-svg). Only
-each project's ``root`` folder is kept, so compiled copies (``dist/``) never compete with the
+installed); Java, C and C++ from the sources that PyPI source distributions carry, and Java
+also from an npm package that ships its Android sources (react-native-svg). Only each
+project's ``root`` folder is kept, so compiled copies (``dist/``) never compete with the
 sources. The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else
 ``~/.cache/repomem/devsuite``) holds::
 
@@ -114,6 +114,8 @@ PROJECTS: tuple[Project, ...] = (
     Project("jpype", "1.5.0", "java", "pypi", "JPype1", "native/java"),
     Project("react-native-svg", "15.8.0", "java", "npm", root="android/src/main/java"),
     Project("brotli", "1.1.0", "c", "pypi", "Brotli", "c"),
+    Project("psutil", "6.1.0", "c", "pypi", root="psutil"),
+    Project("jsonnet", "0.20.0", "cpp", "pypi", root="core"),
 )  # fmt: skip
 LANGUAGES: tuple[str, ...] = tuple(dict.fromkeys(p.language for p in PROJECTS))
 # the TypeScript compiler, whose language service checks the TypeScript cards (card_check)
@@ -123,7 +125,9 @@ SEED = 20240601
 # (Python's seven projects: 350; Java's second project doubles its count rather than change
 # the first one's tasks), so that the whole suite runs in about 20 minutes on 2 cores
 DEFAULT_TASKS: dict[str, dict[Kind, int]] = {
-    language: {"line": 100, "api": 100} if language in ("java", "c") else {"line": 50, "api": 50}
+    language: {"line": 100, "api": 100}
+    if language in ("java", "c", "cpp")
+    else {"line": 50, "api": 50}
     for language in LANGUAGES
 }
 # the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine

@@ -11,6 +11,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   (``x = Foo(...)``, ``self.conn = pool.Connection(...)``);
 * the bases of the enclosing class (their methods are what ``self.`` reaches);
 * the file's imports (a name imported but not used yet is often about to be);
+* where the language asks for them (Java, C and C++: ``Language.file_callees``), the other
+  files' definitions the file's code calls most (a project's checking macro, its allocator:
+  what the next line calls though the last lines did not);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -303,8 +306,9 @@ class _Finder:
                 self._add(".".join(base), self.cursor, "base class")
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
-        for target, row in self._file_callees(self.language.file_callees):
-            self._add_target(target, abs(self.cursor - row), "called in this file")
+        for target, row, count in self._file_callees(self.language.file_callees):
+            how = f"called in this file ({count} call{'s' * (count != 1)})"
+            self._add_target(target, abs(self.cursor - row), how, count)
         if self.language.group_members:
             self._group_members(self.language.group_members)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
@@ -313,9 +317,11 @@ class _Finder:
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found
 
-    def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int]]:
+    def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a
-        test's only from a test), each with the row of its call nearest the cursor."""
+        test's only from a test), each with the row of its call nearest the cursor and how
+        many calls it has: what the next line calls is often what the file calls everywhere
+        (a project's checking macro, its allocator), though not in the last lines."""
         if n <= 0:
             return []
         test = langs.is_test(self.path)
@@ -332,7 +338,7 @@ class _Finder:
         ranked = sorted(
             counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
         )
-        return [(target, last) for target, (_, last) in ranked[:n]]
+        return [(target, last, count) for target, (count, last) in ranked[:n]]
 
     def _group_members(self, n: int) -> None:
         """Replace ``n`` or more found methods of one type of another file by the type's
@@ -375,7 +381,9 @@ class _Finder:
                 return True
         return False
 
-    def _add_target(self, target: tuple[str, int], distance: int, source: str) -> None:
+    def _add_target(
+        self, target: tuple[str, int], distance: int, source: str, count: int = 1
+    ) -> None:
         """A definition found without its name being read (``in_scope``, the file's calls)."""
         path, node = target
         qual = self.resolver.qualnames[path][node]
@@ -384,7 +392,7 @@ class _Finder:
             seen.count += 1
             return
         name = qual.rsplit(".", 1)[-1]
-        self.found[(path, qual)] = _Found((path, qual), node, name, source, distance)
+        self.found[(path, qual)] = _Found((path, qual), node, name, source, distance, count)
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``

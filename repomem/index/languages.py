@@ -92,7 +92,8 @@ def language_for_path(path: str) -> str | None:
 # a line that only C++ writes: a template, a namespace, a class with a body or a base, an
 # access label, ``using namespace``, ``extern "C++"`` or a standard header without ``.h``
 _CPP_LINE = re.compile(
-    r"^[ \t]*(?:template\s*<|namespace(?:\s+\w+)?\s*\{|using\s+namespace\s"
+    r"^[ \t]*(?:template\s*<|(?:inline\s+)?namespace(?:\s+\w+(?:\s*::\s*\w+)*)?\s*\{"
+    r"|using\s+namespace\s"
     r"|class\s+\w+(?:\s+final)?\s*[:{]|(?:public|private|protected)\s*:"
     r'|extern\s+"C\+\+"|#\s*include\s*<[a-z_]+>)',
     re.M,

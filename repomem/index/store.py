@@ -45,7 +45,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 
 
 class IndexNotFound(RepomemError):

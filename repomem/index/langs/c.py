@@ -29,7 +29,8 @@ Besides includes, ``ParsedFile.imports`` carries the facts of linkage and member
 * ``using namespace n;``: ``("", n, None, USING)``; ``using n::x;``: ``("x", "n.x", "x",
   USING)``; ``namespace a = n;``: ``("a", "n", None, USING)``;
 * a definition with internal linkage: ``("", "", qualified name, LOCAL)``; a prototype:
-  ``("", "", qualified name, DECLARED)``; a class's field: ``("", type, "Class.field", FIELD)``.
+  ``("", "", qualified name, DECLARED)``; a macro: ``("", "", name, MACRO)``; a class's field:
+  ``("", type, "Class.field", FIELD)``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from repomem.index.resolve import Resolver, Target
 
 # ImportBinding.level of each fact (see the module doc)
-ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD = 0, 1, 2, -1, -2, -3
+ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD, MACRO = 0, 1, 2, -1, -2, -3, -4
 
 MAX_INCLUDE_DEPTH = 6
 MAX_INCLUDED = 96
@@ -106,6 +107,7 @@ class CFamily(Language):
     # (API tasks whose definition is among the first 10 cards, names from 40 lines / 120: lz4
     # 18.8 / 23.2%, llama.cpp 23.0 / 28.0%; 0.4 ms more per cursor)
     name_lines = 120
+    file_callees = 8
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
@@ -143,7 +145,7 @@ class CFamily(Language):
         fields: dict[str, tuple[str, ...]] = {}
         usings: list[tuple[str, str, int]] = []
         for b, node in zip(pf.imports, pf.import_nodes, strict=True):
-            if b.level in (LOCAL, DECLARED):
+            if b.level in (LOCAL, DECLARED, MACRO):
                 kinds[(node, b.symbol or "")] = b.level
             elif b.level == FIELD:
                 fields[b.symbol or ""] = tuple(b.module.split("."))
@@ -168,12 +170,12 @@ class CFamily(Language):
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         """A definition's name once per definition, twice when it has external linkage (a
-        prototype's once, a static's not at all), so that a change of linkage alone changes
-        the count; the file's path tails and its includes."""
+        prototype's or a macro's once, a static's not at all), so that a change of linkage
+        alone changes the count; the file's path tails and its includes."""
         kinds = {
             (node, name): k
             for b, node in zip(pf.imports, pf.import_nodes, strict=True)
-            if (k := b.level) in (LOCAL, DECLARED) and (name := b.symbol or "")
+            if (k := b.level) in (LOCAL, DECLARED, MACRO) and (name := b.symbol or "")
         }
         for d in pf.definitions:
             last = d.name.rsplit(".", 1)[-1]
@@ -401,12 +403,18 @@ class CFamily(Language):
     def _pick(
         self, r: Resolver, path: str, hits: list[Target], *, fallback: bool
     ) -> tuple[Target, str] | None:
-        """One of the definitions of a name: the file's own, else one it includes, else the
-        definition of a prototype it sees, else that prototype; with ``fallback``, the only
-        definition of the repository (not the C library's, not a test's, not a static)."""
+        """One of the definitions of a name: a macro the file sees (the preprocessor replaces
+        the name before anything else reads it), the file's own definition, else one it
+        includes, else the definition of a prototype it sees, else that prototype; with
+        ``fallback``, the only definition of the repository (not the C library's, not a
+        test's, not a static, not one another file's prototype declares). Several
+        definitions in one file are one function's alternatives under ``#if``: the first
+        stands for them."""
         t = self.tables(r)
         visible = self._visible(r, path)
         outside_tests = not is_test(path)
+        macros: list[Target] = []  # macros the file sees
+        own: Target | None = None
         plain: list[Target] = []  # definitions the file sees
         declared: list[Target] = []  # prototypes it sees
         elsewhere: list[Target] = []  # definitions with external linkage it does not see
@@ -418,28 +426,48 @@ class CFamily(Language):
             seen = p == path or p in visible
             if kind == DECLARED:
                 (declared if seen else unseen).append((p, node))
+            elif seen and kind == MACRO:
+                macros.append((p, node))
             elif seen:
                 if p == path:
-                    return (p, node), "this file"
-                plain.append((p, node))
+                    own = own or (p, node)
+                else:
+                    plain.append((p, node))
             elif kind != LOCAL:
                 elsewhere.append((p, node))
+        if macros:
+            best = min(macros, key=lambda c: -1 if c[0] == path else visible[c[0]])
+            return best, "macro" if best[0] == path else f"macro included from {best[0]}"
+        if own is not None:
+            return own, "this file"
+        elsewhere = _first_of_one_file(elsewhere)
         if plain:
             best = min(plain, key=lambda c: visible[c[0]])
             return best, f"included from {best[0]}"
         if declared:
+            declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
+            if len(elsewhere) > 1:  # the declaring header's namesake beside it, if one is
+                # (several headers each declaring it beside its own: the first included)
+                for header, _ in declared:
+                    found = [c for c in elsewhere if splitext(c[0])[0] == splitext(header)[0]]
+                    if found:
+                        elsewhere = _first_of_one_file(found)
+                        break
             if len(elsewhere) > 1:
                 stems = {_stem(p) for p, _ in declared}
-                elsewhere = [c for c in elsewhere if _stem(c[0]) in stems]
+                elsewhere = _first_of_one_file([c for c in elsewhere if _stem(c[0]) in stems])
             if len(elsewhere) == 1:
                 return elsewhere[0], f"declared in {declared[0][0]}"
-            declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
             return declared[0], "prototype"
         if not fallback or self.reserved(r.qualnames[hits[0][0]][hits[0][1]].rsplit(".", 1)[-1]):
             return None
         # a type is seen through includes; one that is not is some other program's
         elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
-        if len(elsewhere) == 1:
+        # a prototype declaring it elsewhere than beside that definition declares another
+        # unit's (psutil's platforms: arch/bsd/proc.h is not arch/osx/proc.c's)
+        if len(elsewhere) == 1 and all(
+            splitext(p)[0] == splitext(elsewhere[0][0])[0] for p, _ in unseen
+        ):
             return elsewhere[0], "the only definition so named (a guess)"
         if not elsewhere and len(unseen) == 1:
             return unseen[0], "the only prototype so named (a guess)"
@@ -471,6 +499,13 @@ def _signature(includes: list[tuple[str, int]]) -> str:
 
 def _bases_key(bases: list[tuple[str, ...]]) -> str:
     return ",".join(".".join(b) for b in bases)
+
+
+def _first_of_one_file(found: list[Target]) -> list[Target]:
+    """Definitions all in one file are that file's ``#if`` alternatives: the first stands."""
+    if len(found) > 1 and len({p for p, _ in found}) == 1:
+        return [min(found, key=lambda c: c[1])]
+    return found
 
 
 def _stem(path: str) -> str:
@@ -599,6 +634,7 @@ class _Extractor:
             macro = _text(name)
             if kind == "preproc_function_def" or not macro.endswith(_GUARDS):
                 self._define(macro, i, False)
+                self._fact(i, "", "", macro, MACRO)
             return None
         if kind in _TYPES:
             qual = _qual(prefix, _text(name))
@@ -607,6 +643,11 @@ class _Extractor:
                 self._fact(i, "", "", qual, LOCAL)
             return None
         if kind == "type_definition":
+            # ``typedef struct {...} T, *PT;`` is one statement, which names one definition
+            # (a node has one name): the first, ``T``
+            first = d.child_by_field_name("declarator")
+            if first is not None and name.start_byte != first.start_byte:
+                return None
             leaf = _leaf(name)
             if leaf is not None and leaf.type == "type_identifier":
                 self._define(_qual(prefix, _text(leaf)), i, True)
