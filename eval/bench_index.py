@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from repomem.config import IndexConfig
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.index.bm25 import tokenize
 from repomem.index.files import scan_files
 from repomem.index.languages import parser

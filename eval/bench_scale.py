@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from repomem.config import IndexConfig
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.index.repo import RepoIndex
 
 # a one-line function appended to a file, in the file's language

@@ -31,7 +31,7 @@ from repomem.completion.backends.registry import create_backend
 from repomem.completion.engine import CompletionEngine, CompletionResult
 from repomem.completion.postprocess import cut_at_right_context
 from repomem.config import BackendConfig
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.docmem.answer import AskResult
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.model import TextModel

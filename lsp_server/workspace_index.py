@@ -43,7 +43,7 @@ import numpy as np
 
 from repomem.config import DocMemoryConfig, IndexConfig
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.docmem.memory import DocMemory, NoDocs, is_doc
 from repomem.docmem.model import EXTRACTIVE
 from repomem.docmem.retriever import merge_ranked

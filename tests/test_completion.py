@@ -19,7 +19,7 @@ from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, CompletionTask, query_window
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index.occurrences import Occurrence
 from repomem.settings import CompletionConfig, Settings
 

@@ -16,7 +16,7 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
 from repomem.index.relations import node_strengths
 from repomem.index.repo import RepoIndex

@@ -9,7 +9,7 @@ from test_docmem_memory import README, widget_repo
 
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.retriever import DocAwareRetriever, merge_ranked
 from repomem.index.repo import RepoIndex

@@ -17,7 +17,7 @@ from repos import run_repomem as repomem
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, query_window
 from repomem.config import IndexConfig
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.fragments import shown_lines
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex

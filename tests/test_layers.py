@@ -46,11 +46,9 @@ SIBLINGS: tuple[tuple[str, ...], ...] = (("repomem.commands", "repomem.cli"), ("
 #: upward imports and imports between sibling front ends that exist today: (importer, imported)
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
-        # the index fronts the context lookups and scores with FragRel in context/
+        # the index fronts the context lookups
         ("repomem.index.repo", "repomem.context.definitions"),
-        ("repomem.index.repo", "repomem.context.scorer"),
         ("repomem.index.repo", "repomem.context.usages"),
-        ("repomem.index.mapped", "repomem.context.scorer"),
         # settings check the FIM names against the prompt's templates
         ("repomem.settings", "repomem.completion.backends.fim"),
         ("repomem.settings", "repomem.completion.prompt"),

@@ -17,7 +17,7 @@ import pytest
 
 from repomem.completion.backends.fim import FIM_SENTINELS
 from repomem.completion.prompt import FIM_TEMPLATES, build_prompt, format_block
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.core import Location, RetrievedFragment
 
 GOLDEN = Path(__file__).parent / "golden"
 _TOKEN = re.compile(r"\w+|[^\w\s]|\s+")

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
 from repomem.docmem.retriever import DocAwareRetriever

@@ -28,7 +28,7 @@ from pathlib import Path
 from repomem.completion.engine import CompletionTask
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.occurrences import Occurrence
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle

@@ -41,7 +41,7 @@ from repomem.workspace import check_cursor_line, parse_position
 if TYPE_CHECKING:
     from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
     from repomem.config import IndexConfig
-    from repomem.context.scorer import Exclusion
+    from repomem.core import Exclusion
     from repomem.index.repo import RepoIndex
     from repomem.settings import Settings
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: every command module is imported for `repomem --help`, which must stay fast.
     from repomem.completion.backends.registry import create_backend
     from repomem.completion.engine import CompletionEngine
-    from repomem.context.scorer import Exclusion
+    from repomem.core import Exclusion
 
     pos = parse_position(args.location)
     root, rel = pos.root, pos.path

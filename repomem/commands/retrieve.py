@@ -10,7 +10,7 @@ from repomem.commands import open_index, repository_settings
 from repomem.commands._explain import definition_line, fragment_line
 from repomem.completion.prompt import unseen_cards
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.index.parsing import split_lines
 from repomem.settings import Settings
 from repomem.workspace import check_cursor_line, parse_position

@@ -30,7 +30,7 @@ from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
 from repomem.completion.prompt import Prompt, build_prompt
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from repomem.context.cards import Card
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
 from repomem.index.languages import LINE_COMMENT
 
 INTRO = "Here are some relevant code fragments from other files of the repo:"

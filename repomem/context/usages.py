@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
 
 if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex

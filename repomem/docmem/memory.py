@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from repomem.config import DocMemoryConfig
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
 from repomem.docmem.entities import CodeSymbols, EntityGraph

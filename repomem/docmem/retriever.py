@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.core import Exclusion, RetrievedFragment
 
 if TYPE_CHECKING:
     from repomem.context.definitions import DefinitionHit

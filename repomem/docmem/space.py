@@ -9,7 +9,7 @@ matrix spans both::
     [ code x entry    code x code     ]   (code x code: the index's FragRel relations)
 
 and FragRel's environment and relation-aware scores (Eq. 9 and 10) are computed over it by
-``repomem.context.scorer.relation_aware_scores``: a doc entry rises when the code it names
+``repomem.index.scorer.relation_aware_scores``: a doc entry rises when the code it names
 matches the query, and a code fragment when the docs that describe it do. The code part follows
 the index as it changes (an edited buffer, a benchmark task's file): fragments whose text
 changed are re-added to the BM25 index before the next query, or, where the memory does not
@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from repomem.context.scorer import Exclusion, relation_aware_scores, top_k
+from repomem.core import Exclusion
 from repomem.docmem.forms import Entry
 from repomem.docmem.relations import entry_code_relations, entry_relations
 from repomem.index.bm25 import BM25Index
+from repomem.index.scorer import relation_aware_scores, top_k
 
 if TYPE_CHECKING:
     from repomem.docmem.memory import DocMemory

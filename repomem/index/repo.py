@@ -25,14 +25,8 @@ import scipy.sparse as sp
 
 from repomem.config import IndexConfig
 from repomem.context.definitions import DefinitionHit, find_definitions
-from repomem.context.scorer import (
-    Exclusion,
-    Location,
-    RetrievedFragment,
-    bounded_top_k,
-    inverse_relations,
-)
 from repomem.context.usages import find_usages
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import langs
 from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
@@ -60,6 +54,7 @@ from repomem.index.parsing import (
 from repomem.index.relations import compute_relations, node_ball
 from repomem.index.resolve import Resolver, moved_definitions
 from repomem.index.rowpool import RowPool
+from repomem.index.scorer import bounded_top_k, inverse_relations
 from repomem.index.spool import spooled
 
 Progress = Callable[[str, int, int], None]

@@ -12,7 +12,7 @@ from repomem.errors import RepomemError
 if TYPE_CHECKING:
     # for annotations only: importing the scorer loads numba, which a model engine's spawned
     # workers (they import the script that started them) must not initialise
-    from repomem.context.scorer import RetrievedFragment
+    from repomem.core import RetrievedFragment
     from repomem.index.occurrences import Occurrence
 
 

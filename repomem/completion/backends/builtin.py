@@ -57,7 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from repomem.completion.backends.base import Backend, BackendError, Generation, GenerationRequest
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
 
 STRATEGIES = ("repo", "match", "naive")
 
