@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from repomem.config import IndexConfig
+from repomem.context.definitions import find_definitions
+from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.bm25 import tokenize
 from repomem.index.files import scan_files
@@ -129,12 +131,12 @@ def main() -> int:
         for path, line in positions:
             left = "\n".join(split_lines(idx.files[path].text)[:line]) + "\n"
             t = time.perf_counter()
-            hits = idx.definitions(path, left, window=idx.config.window)
+            hits = find_definitions(idx, path, left, window=idx.config.window)
             latencies["definitions"].append((time.perf_counter() - t) * 1000)
             found.append(len(hits))
             q, ex = query_of(path, line)
             t = time.perf_counter()
-            idx.usages(q, path, hits, k=2, exclusion=ex)
+            find_usages(idx, q, path, hits, k=2, exclusion=ex)
             latencies["usages"].append((time.perf_counter() - t) * 1000)
         results["definitions_per_query"] = {"p50": pct(found, 50), "max": max(found)}
         for name, vals in latencies.items():

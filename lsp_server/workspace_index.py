@@ -42,7 +42,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from repomem.config import DocMemoryConfig, IndexConfig
-from repomem.context.definitions import DefinitionHit
+from repomem.context.definitions import DefinitionHit, find_definitions
+from repomem.context.usages import find_usages
 from repomem.core import Exclusion, RetrievedFragment
 from repomem.docmem.memory import DocMemory, NoDocs, is_doc
 from repomem.docmem.model import EXTRACTIVE
@@ -50,7 +51,7 @@ from repomem.docmem.retriever import merge_ranked
 from repomem.errors import RepomemError
 from repomem.index.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
 from repomem.index.languages import language_for_path
-from repomem.index.occurrences import Occurrence
+from repomem.index.occurrences import Occurrence, find_occurrences
 from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
 
@@ -340,14 +341,14 @@ class WorkspaceIndex:
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.definitions(path, left_context, draft=draft, window=window)
+            return find_definitions(self._index, path, left_context, draft=draft, window=window)
 
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
         """Where the context's end reappears in other files (none before the first index)."""
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.occurrences(path, left_context)
+            return find_occurrences(self._index, path, left_context)
 
     def usages(
         self,
@@ -363,8 +364,8 @@ class WorkspaceIndex:
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.usages(
-                query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+            return find_usages(
+                self._index, query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
             )
 
     def stop(self, timeout: float = 10.0) -> None:

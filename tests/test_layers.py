@@ -46,9 +46,6 @@ SIBLINGS: tuple[tuple[str, ...], ...] = (("repomem.commands", "repomem.cli"), ("
 #: upward imports and imports between sibling front ends that exist today: (importer, imported)
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
-        # the index fronts the context lookups
-        ("repomem.index.repo", "repomem.context.definitions"),
-        ("repomem.index.repo", "repomem.context.usages"),
         # settings check the FIM names against the prompt's templates
         ("repomem.settings", "repomem.completion.backends.fim"),
         ("repomem.settings", "repomem.completion.prompt"),
@@ -70,16 +67,8 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
                 "repomem.index.splice",
             }
         ),
-        # the index fronts the context lookups, which take the index
-        frozenset(
-            {
-                "repomem.context.definitions",
-                "repomem.context.usages",
-                "repomem.index.occurrences",
-                "repomem.index.repo",
-                "repomem.index.store",
-            }
-        ),
+        # the store restores an index by filling an empty one, which saves and loads with it
+        frozenset({"repomem.index.repo", "repomem.index.store"}),
         # the registry builds the model backends, which resolve models with it
         frozenset(
             {

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine
+from repomem.context.retriever import CodeRetriever
 from repomem.core import Exclusion
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
@@ -254,7 +255,9 @@ async def run_completion(repos: dict[str, Repo], tasks: list[dict]) -> dict:
         for task in tasks:
             index, memory = repos[task["repo"]].index, repos[task["repo"]].memory
             index.update_file(task["path"], task["left_context"])  # the user's buffer
-            retriever = index if label == "code only" else DocAwareRetriever(index, memory)
+            retriever = (
+                CodeRetriever(index) if label == "code only" else DocAwareRetriever(index, memory)
+            )
             engine = CompletionEngine(retriever, BuiltinBackend(), settings)
             line0 = task["left_context"].count("\n")
             window = settings.completion.window

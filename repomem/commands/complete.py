@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: every command module is imported for `repomem --help`, which must stay fast.
     from repomem.completion.backends.registry import create_backend
     from repomem.completion.engine import CompletionEngine
+    from repomem.context.retriever import CodeRetriever
     from repomem.core import Exclusion
 
     pos = parse_position(args.location)
@@ -134,7 +135,11 @@ def run(args: argparse.Namespace) -> int:
     backend = create_backend(settings.backend)
     index = open_index(root, settings.index, build=True)
     index.apply_buffer(rel, text)
-    retriever = _retriever(index, settings, asked=args.docs) if settings.completion.docs else index
+    retriever = (
+        _retriever(index, settings, asked=args.docs)
+        if settings.completion.docs
+        else CodeRetriever(index)
+    )
     engine = CompletionEngine(retriever, backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain or args.explain_all:
@@ -204,6 +209,7 @@ def _read(root: Path, rel: str, name: str, config: IndexConfig) -> str:
 def _retriever(index: RepoIndex, settings: Settings, *, asked: bool | None) -> Retriever:
     """The index with its doc memory, or the index alone when the repository has no docs
     (said on stderr only when ``--docs`` asked for them: docs are on by default)."""
+    from repomem.context.retriever import CodeRetriever
     from repomem.docmem.memory import DocMemory, NoDocs
     from repomem.docmem.retriever import DocAwareRetriever
 
@@ -212,7 +218,7 @@ def _retriever(index: RepoIndex, settings: Settings, *, asked: bool | None) -> R
     except NoDocs as exc:
         if asked:
             print(f"repomem: {exc}; completing from code only", file=sys.stderr)
-        return index
+        return CodeRetriever(index)
 
 
 async def _complete(

@@ -9,7 +9,8 @@ from dataclasses import asdict
 from repomem.commands import open_index, repository_settings
 from repomem.commands._explain import definition_line, fragment_line
 from repomem.completion.prompt import unseen_cards
-from repomem.context.definitions import DefinitionHit
+from repomem.context.definitions import DefinitionHit, find_definitions
+from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import split_lines
 from repomem.settings import Settings
@@ -51,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
     hits = index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
     left = "\n".join(lines[: pos.line]) + "\n" if pos.line else ""
-    definitions = index.definitions(pos.path, left, window=window)
-    usages = index.usages(
+    definitions = find_definitions(index, pos.path, left, window=window)
+    usages = find_usages(
+        index,
         query,
         pos.path,
         definitions,

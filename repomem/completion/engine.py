@@ -9,7 +9,7 @@ The answer is the last iteration's completion; iterating stops early when a comp
 leaves the query unchanged (the retrieval would repeat itself).
 
 A backend that reads occurrences (the built-in one) also gets, once per task, the places
-where the end of the left context reappears in the repository (``RepoIndex.occurrences``),
+where the end of the left context reappears in the repository (``repomem.index.occurrences``),
 looked up in the same scope as retrieval. Every result carries the backend's confidence, where
 it gives one; the caller decides whether to show a completion it is not confident of
 (:meth:`CompletionResult.confident`).
@@ -42,9 +42,9 @@ USAGES_AFTER = 1
 
 
 class Retriever(Protocol):
-    """What the engine needs from an index (``repomem.index.repo.RepoIndex`` is one): fragments
-    like the query, the definitions the cursor's code (and a draft) uses, and where the end of
-    the left context reappears in other files."""
+    """What the engine needs from an index (``repomem.context.retriever.CodeRetriever`` is
+    one): fragments like the query, the definitions the cursor's code (and a draft) uses, and
+    where the end of the left context reappears in other files."""
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from repomem.context.definitions import find_definitions
+from repomem.context.usages import find_usages
 from repomem.core import Exclusion, RetrievedFragment
+from repomem.index.occurrences import find_occurrences
 
 if TYPE_CHECKING:
     from repomem.context.definitions import DefinitionHit
@@ -45,10 +48,10 @@ class DocAwareRetriever:
     def definitions(
         self, path: str, left_context: str, *, draft: str = "", window: int = 20
     ) -> list[DefinitionHit]:
-        return self.index.definitions(path, left_context, draft=draft, window=window)
+        return find_definitions(self.index, path, left_context, draft=draft, window=window)
 
     def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
-        return self.index.occurrences(path, left_context)
+        return find_occurrences(self.index, path, left_context)
 
     def usages(
         self,
@@ -60,4 +63,6 @@ class DocAwareRetriever:
         exclusion: Exclusion | None,
         retrieved: Sequence[RetrievedFragment] = (),
     ) -> list[RetrievedFragment]:
-        return self.index.usages(query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved)
+        return find_usages(
+            self.index, query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+        )
