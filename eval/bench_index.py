@@ -113,9 +113,7 @@ def main() -> int:
         def query_of(path: str, line: int) -> tuple[str, Exclusion]:
             lines = split_lines(idx.files[path].text)
             window = idx.config.window
-            return "\n".join(lines[line - window : line]), Exclusion(
-                path, line - window, line + window
-            )
+            return "\n".join(lines[line - window : line]), Exclusion.around(path, line, window)
 
         latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
         for path, line in positions:

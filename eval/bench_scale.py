@@ -127,7 +127,7 @@ def child_query(
         for path, line in at:
             lines = idx.file_lines(path)
             query = "\n".join(lines[line - window : line])
-            ex = Exclusion(path, line - window, line + window)
+            ex = Exclusion.around(path, line, window)
             t = time.perf_counter()
             idx.retrieve(query, k=10, alpha=alpha, exclusion=ex)
             latencies.append((time.perf_counter() - t) * 1000)

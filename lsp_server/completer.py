@@ -201,8 +201,7 @@ class Completer:
         engine = CompletionEngine(self.index, backend, self.settings)
         exclusion = None
         if cursor.path is not None:
-            window = self.settings.completion.window
-            exclusion = Exclusion(cursor.path, max(0, cursor.line - window), cursor.line + window)
+            exclusion = Exclusion.around(cursor.path, cursor.line, self.settings.completion.window)
         coro = engine.complete(
             cursor.path or cursor.uri, cursor.left, cursor.right, mode="line", exclusion=exclusion
         )

@@ -62,6 +62,12 @@ class Exclusion:
     end: int = 2**62
     in_environment: bool = False
 
+    @classmethod
+    def around(cls, path: str, line: int, radius: int) -> Exclusion:
+        """The lines within ``radius`` of a cursor on 0-based ``line``: the context the
+        prompt shows anyway, which retrieval must not repeat."""
+        return cls(path, max(0, line - radius), line + radius)
+
     def hides(self, loc: Location) -> bool:
         return loc.path == self.path and loc.end > self.start and loc.start < self.end
 

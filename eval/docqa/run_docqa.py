@@ -260,8 +260,7 @@ async def run_completion(repos: dict[str, Repo], tasks: list[dict]) -> dict:
             )
             engine = CompletionEngine(retriever, BuiltinBackend(), settings)
             line0 = task["left_context"].count("\n")
-            window = settings.completion.window
-            exclusion = Exclusion(task["path"], max(0, line0 - window), line0 + window)
+            exclusion = Exclusion.around(task["path"], line0, settings.completion.window)
             result = await engine.complete(
                 task["path"], task["left_context"], "", mode="line", exclusion=exclusion
             )

@@ -129,9 +129,7 @@ def run(args: argparse.Namespace) -> int:
     left, right = split_at(text, line, column, file_arg)
     if args.typing:
         right = right[right.find("\n") :] if "\n" in right else ""
-    line0 = line - 1
-    window = settings.completion.window
-    exclusion = Exclusion(rel, max(0, line0 - window), line0 + window)
+    exclusion = Exclusion.around(rel, line - 1, settings.completion.window)
     backend = create_backend(settings.backend)
     index = open_index(root, settings.index, build=True)
     index.apply_buffer(rel, text)

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     lines = split_lines(text)
     k, alpha, window = settings.completion.k, settings.completion.alpha, settings.completion.window
     query = "\n".join(lines[max(0, pos.line - window) : pos.line])
-    exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
+    exclusion = Exclusion.around(pos.path, pos.line, window)
     hits = index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
     left = "\n".join(lines[: pos.line]) + "\n" if pos.line else ""
     definitions = find_definitions(index, pos.path, left, window=window)
