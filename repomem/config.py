@@ -86,6 +86,47 @@ class BackendConfig:
 
 
 @dataclass(frozen=True)
+class CompletionConfig:
+    """How a completion is produced from retrieval (RepoCoder and FragRel defaults).
+
+    ``k`` fragments are retrieved per iteration with FragRel weight ``alpha`` (0 is plain
+    BM25); the query is the last ``window`` lines before the cursor; ``iterations`` rounds of
+    retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
+    ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
+    retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
+    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off),
+    and up to ``max_usages`` windows calling the best of those definitions are lifted in
+    among the fragments (0 turns them off). ``merge_overlaps`` shows fragments of one file
+    whose shown lines overlap as one block (off: RepoCoder's layout, a block per fragment).
+    ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
+    (multi-line) mode. A completion whose backend gives a confidence (the built-in one) below
+    ``min_confidence`` is not shown: ``repomem complete`` says so and the language server
+    offers no item (0 shows every completion). ``docs`` lets segments of the repository's docs
+    compete with code fragments for the retrieved places (``repomem.docmem.retriever``); on by
+    default, as it completes documented names and cost the language server no measurable
+    latency.
+    ``buffer_environment``: the fragments hidden around the cursor (the model sees them
+    anyway) still count in other fragments' FragRel environment (Eq. 9).
+    """
+
+    k: int = 10
+    alpha: float = 0.0
+    iterations: int = 2
+    window: int = 20
+    max_tokens_line: int = 64
+    max_tokens_api: int = 256
+    retrieved_budget_fraction: float = 0.5
+    max_fragments: int = 10
+    definitions_share: float = 0.4
+    max_definitions: int = 16
+    min_confidence: float = 0.3
+    max_usages: int = 2
+    merge_overlaps: bool = True
+    docs: bool = True
+    buffer_environment: bool = False
+
+
+@dataclass(frozen=True)
 class DocMemoryConfig:
     """How docs are segmented, paginated and related.
 

@@ -26,10 +26,11 @@ import tinymodel
 from repos import free_port
 
 from repomem.completion.backends.base import BackendError, GenerationRequest
-from repomem.completion.backends.fim import FIM_SENTINELS, detect_fim_style, resolve_fim_style
+from repomem.completion.backends.fim import resolve_fim_style
 from repomem.completion.backends.openai import APPROXIMATE_BYTES_PER_TOKEN, OpenAIBackend
 from repomem.completion.backends.registry import BACKEND_NAMES, create_backend
 from repomem.config import BackendConfig
+from repomem.fim import FIM_SENTINELS, detect_fim_style
 
 if TYPE_CHECKING:
     from repomem.completion.backends.transformers import TransformersBackend

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "repomem.errors",
             "repomem.core",
+            "repomem.fim",
             "repomem.config",
             "repomem.settings",
             "repomem.trust",
@@ -46,9 +47,6 @@ SIBLINGS: tuple[tuple[str, ...], ...] = (("repomem.commands", "repomem.cli"), ("
 #: upward imports and imports between sibling front ends that exist today: (importer, imported)
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
-        # settings check the FIM names against the prompt's templates
-        ("repomem.settings", "repomem.completion.backends.fim"),
-        ("repomem.settings", "repomem.completion.prompt"),
         # the language server renders answers with the CLI's renderer
         ("lsp_server.server", "repomem.commands.ask"),
     }
