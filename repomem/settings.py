@@ -29,14 +29,19 @@ import math
 import os
 import tomllib
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from repomem.config import BackendConfig, CompletionConfig, DocMemoryConfig, IndexConfig
+from repomem.config import (
+    BackendConfig,
+    CompletionConfig,
+    DocMemoryConfig,
+    IndexConfig,
+    out_of_range,
+)
 from repomem.errors import RepomemError
-from repomem.fim import FIM_OFF, FIM_TEMPLATES
 from repomem.trust import is_trusted
 
 ENV_PREFIX = "REPOMEM_"
@@ -91,61 +96,6 @@ SECTIONS: dict[str, type] = {
     "backend": BackendConfig,
     "completion": CompletionConfig,
     "docmem": DocMemoryConfig,
-}
-
-_Check = tuple[Callable[[Any], bool], str]
-
-
-def _at_least(n: float) -> _Check:
-    return (lambda v: v is None or v >= n), f"at least {n}"
-
-
-def _positive() -> _Check:
-    return (lambda v: v is None or v > 0), "greater than 0"
-
-
-# Range checks; a value that passes its type check but not these is still an error.
-_CHECKS: dict[tuple[str, str], _Check] = {
-    ("completion", "k"): _at_least(1),
-    ("completion", "alpha"): _at_least(0),
-    ("completion", "iterations"): _at_least(1),
-    ("completion", "window"): _at_least(1),
-    ("completion", "max_tokens_line"): _at_least(1),
-    ("completion", "max_tokens_api"): _at_least(1),
-    ("completion", "retrieved_budget_fraction"): ((lambda v: 0 < v < 1), "between 0 and 1"),
-    ("completion", "max_fragments"): _at_least(0),
-    ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("completion", "max_definitions"): _at_least(0),
-    ("completion", "min_confidence"): ((lambda v: 0 <= v <= 1), "between 0 and 1"),
-    ("completion", "max_usages"): _at_least(0),
-    ("backend", "timeout"): _positive(),
-    ("backend", "max_retries"): _at_least(0),
-    ("backend", "context_window"): _at_least(16),
-    ("backend", "temperature"): _at_least(0),
-    ("backend", "fim"): (
-        (lambda v: v is None or v in FIM_TEMPLATES or v == FIM_OFF),
-        "one of " + ", ".join([*FIM_TEMPLATES, FIM_OFF]),
-    ),
-    ("docmem", "min_segment_words"): _at_least(1),
-    ("docmem", "max_segment_words"): _at_least(1),
-    ("docmem", "min_page_words"): _at_least(1),
-    ("docmem", "max_page_words"): _at_least(1),
-    ("docmem", "w_rel"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("docmem", "alpha"): _at_least(0),
-    ("docmem", "epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("docmem", "neighbours"): _at_least(1),
-    ("docmem", "max_entity_segments"): _at_least(1),
-    ("index", "max_file_bytes"): _at_least(1),
-    ("index", "window"): _at_least(1),
-    ("index", "stride"): _at_least(1),
-    ("index", "relation_epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("index", "node_neighbours"): _at_least(1),
-    ("index", "fragment_neighbours"): _at_least(1),
-    # a weight of its own: rows list neighbours by (cost, key), one block of cost per kind
-    ("index", "import_weight"): (
-        (lambda v: v == 0 or (0 < v < 1 and v not in (0.3, 0.5, 0.8))),
-        "0 (no import edges) or in (0, 1), other than the weights 0.3, 0.5 and 0.8",
-    ),
 }
 
 
@@ -323,9 +273,9 @@ def _field_types(section: str) -> dict[str, Any]:
 
 
 def _checked(section: str, key: str, value: Any, source: str) -> Any:
-    check = _CHECKS.get((section, key))
-    if check is not None and not check[0](value):
-        raise SettingsError(f"{source}: {section}.{key} must be {check[1]}, got {value!r}")
+    wanted = out_of_range(SECTIONS[section], key, value)
+    if wanted is not None:
+        raise SettingsError(f"{source}: {section}.{key} must be {wanted}, got {value!r}")
     return value
 
 

@@ -501,6 +501,8 @@ def test_registry_model_directory_errors(backend_name: str, tmp_path: Path) -> N
         ({"timeout": 0.0}, "backend.timeout"),
         ({"max_retries": -1}, "backend.max_retries"),
         ({"context_window": 0}, "backend.context_window"),
+        # the bound the settings set: one check for a config loaded or built in code
+        ({"context_window": 8}, "backend.context_window` must be at least 16"),
         ({"temperature": -0.5}, "backend.temperature"),
         ({"fim": "fancy"}, "backend.fim"),
     ],

@@ -6,13 +6,11 @@ import and may not be installed, and ``import repomem`` must stay light.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from repomem.completion.backends.base import Backend, BackendError
-from repomem.completion.backends.fim import fim_style_setting
-from repomem.config import BackendConfig
+from repomem.config import BackendConfig, out_of_range
 
 # "builtin-match" (copying from the retrieved fragments only) and "builtin-naive" (the copy
 # baseline) are the built-in backend's earlier strategies, kept for side-by-side benchmarks
@@ -60,26 +58,18 @@ def model_source(model: str | None, backend: str) -> ModelSource:
 
 
 def check_backend_config(config: BackendConfig) -> None:
-    """Reject settings no backend can use, naming the setting."""
+    """Reject settings no backend can use, naming the setting: the backend's name, and each
+    value's range as the settings check it (for a config built in code, not loaded)."""
     if config.backend not in BACKEND_NAMES:
         raise BackendError(
             f"unknown backend {config.backend!r} in setting `backend`:"
             f" choose one of {', '.join(BACKEND_NAMES)}"
         )
-    if not (math.isfinite(config.timeout) and config.timeout > 0):
-        raise BackendError(
-            f"`backend.timeout` must be a positive number of seconds, not {config.timeout!r}"
-        )
-    if config.max_retries < 0:
-        raise BackendError(f"`backend.max_retries` must be 0 or more, not {config.max_retries!r}")
-    if config.context_window is not None and config.context_window <= 0:
-        raise BackendError(
-            f"`backend.context_window` must be a positive number of tokens,"
-            f" not {config.context_window!r}"
-        )
-    if not (math.isfinite(config.temperature) and config.temperature >= 0):
-        raise BackendError(f"`backend.temperature` must be 0 or more, not {config.temperature!r}")
-    fim_style_setting(config.fim)
+    for spec in fields(config):
+        value = getattr(config, spec.name)
+        wanted = out_of_range(BackendConfig, spec.name, value)
+        if wanted is not None:
+            raise BackendError(f"`backend.{spec.name}` must be {wanted}, not {value!r}")
 
 
 def create_backend(config: BackendConfig) -> Backend:
