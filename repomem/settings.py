@@ -99,6 +99,14 @@ SECTIONS: dict[str, type] = {
 }
 
 
+def with_default(key: str) -> str:
+    """``section.key (default VALUE)``: how a flag's help names the setting it sets, its
+    default read from the definition."""
+    section, _, name = key.partition(".")
+    value = getattr(SECTIONS[section](), name)
+    return f"{key} (default {value:g})"
+
+
 def load_settings(
     root: Path | None = None,
     *,

@@ -36,6 +36,7 @@ from repomem.commands import (
     repository_settings,
 )
 from repomem.errors import RepomemError
+from repomem.settings import with_default
 from repomem.workspace import check_cursor_line, parse_position
 
 if TYPE_CHECKING:
@@ -59,15 +60,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--iterations",
         type=int,
-        help="retrieve-then-generate rounds, RepoCoder: completion.iterations (default 2)",
+        help="retrieve-then-generate rounds, RepoCoder: " + with_default("completion.iterations"),
     )
     parser.add_argument(
         "--alpha",
         type=float,
-        help="FragRel relation weight, 0 is plain BM25: completion.alpha (default 0)",
+        help="FragRel relation weight, 0 is plain BM25: " + with_default("completion.alpha"),
     )
     parser.add_argument(
-        "--k", type=int, help="fragments retrieved per iteration: completion.k (default 10)"
+        "--k",
+        type=int,
+        help="fragments retrieved per iteration: " + with_default("completion.k"),
     )
     parser.add_argument(
         "--mode",

@@ -13,7 +13,7 @@ from repomem.context.definitions import DefinitionHit, find_definitions
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import split_lines
-from repomem.settings import Settings
+from repomem.settings import Settings, with_default
 from repomem.workspace import check_cursor_line, parse_position
 
 NAME = "retrieve"
@@ -25,9 +25,9 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="FILE:LINE", help="cursor position, 1-based line")
-    parser.add_argument("--k", type=int, help="how many fragments: completion.k (default 10)")
+    parser.add_argument("--k", type=int, help="how many fragments: " + with_default("completion.k"))
     parser.add_argument(
-        "--alpha", type=float, help="environment weight: completion.alpha (default 0)"
+        "--alpha", type=float, help="environment weight: " + with_default("completion.alpha")
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
