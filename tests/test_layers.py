@@ -67,8 +67,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
         ),
         # the store restores an index by filling an empty one, which saves and loads with it
         frozenset({"repomem.index.repo", "repomem.index.store"}),
-        # the doc memory owns its joint space, which is typed by the memory
-        frozenset({"repomem.docmem.memory", "repomem.docmem.space"}),
     }
 )
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,7 +35,9 @@ from repomem.index.bm25 import BM25Index
 from repomem.index.scorer import relation_aware_scores, top_k
 
 if TYPE_CHECKING:
-    from repomem.docmem.memory import DocMemory
+    from repomem.config import DocMemoryConfig
+    from repomem.docmem.segments import Segment
+    from repomem.index.repo import RepoIndex
 
 Terms = Callable[[str], list[str]]
 
@@ -51,9 +53,24 @@ class Hit:
     s_rel: float
 
 
+class Memory(Protocol):
+    """What a joint space reads of the doc memory that owns it
+    (:class:`repomem.docmem.memory.DocMemory`): its segments and their relations, the code
+    index and the segments' links into it, kept current by ``refresh_code``."""
+
+    index: RepoIndex
+    config: DocMemoryConfig
+    segments: list[Segment]
+    segment_relations: sp.csr_matrix
+    links: sp.csr_matrix
+    follow_code: bool
+
+    def refresh_code(self) -> None: ...
+
+
 class JointSpace:
     def __init__(
-        self, memory: DocMemory, entries: Sequence[Entry], terms: Terms, *, code: bool
+        self, memory: Memory, entries: Sequence[Entry], terms: Terms, *, code: bool
     ) -> None:
         self.memory = memory
         self.entries = list(entries)
