@@ -55,16 +55,8 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
 #: import circles that exist today, each as the set of modules in it
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
     {
-        # the parser hands each language its parsed-file types, which they name back
-        frozenset(
-            {
-                "repomem.index.graph",
-                "repomem.index.langs",
-                "repomem.index.parsing",
-                "repomem.index.resolve",
-                "repomem.index.splice",
-            }
-        ),
+        # a language's resolver hooks name the resolver, which dispatches to the languages
+        frozenset({"repomem.index.langs", "repomem.index.resolve"}),
         # the store restores an index by filling an empty one, which saves and loads with it
         frozenset({"repomem.index.repo", "repomem.index.store"}),
     }
