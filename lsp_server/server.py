@@ -41,7 +41,8 @@ from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
 from lsp_server.workspace_index import DocsReport, IndexReport
 from repomem import __version__
-from repomem.commands.ask import FORMS, STRATEGIES, render
+from repomem.commands.ask import FORMS, STRATEGIES
+from repomem.docmem.answer import render
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.strategies import AskError
 from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
