@@ -45,12 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 SIBLINGS: tuple[tuple[str, ...], ...] = (("repomem.commands", "repomem.cli"), ("lsp_server",))
 
 #: upward imports and imports between sibling front ends that exist today: (importer, imported)
-KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
-    {
-        # the language server renders answers with the CLI's renderer
-        ("lsp_server.server", "repomem.commands.ask"),
-    }
-)
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 
 #: import circles that exist today, each as the set of modules in it
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(

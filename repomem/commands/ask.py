@@ -22,6 +22,7 @@ from repomem.commands import (
     open_index,
     repository_settings,
 )
+from repomem.docmem.names import ALL_FORMS, LOOKUPS, STRATEGIES
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
@@ -31,10 +32,6 @@ if TYPE_CHECKING:
 
 NAME = "ask"
 HELP = "Answer a question about the repository from its docs, citing path:line."
-
-# Kept in step with repomem.docmem (not imported here: `repomem --help` imports every command).
-STRATEGIES = ("single", "rerank", "iterative", "readagent", "graph", "factqa")
-FORMS = ("chunk", "gist", "summary", "triple", "fact", "mixed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,11 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " the best on the doc-QA set; single for a --form other than chunk)",
     )
     parser.add_argument(
-        "--form", choices=FORMS, default="chunk", help="memory form to retrieve (default chunk)"
+        "--form", choices=ALL_FORMS, default="chunk", help="memory form to retrieve (default chunk)"
     )
     parser.add_argument(
         "--lookup",
-        choices=("parallel", "sequential"),
+        choices=LOOKUPS,
         default="parallel",
         help="readagent: look pages up all at once or one at a time (default parallel)",
     )
