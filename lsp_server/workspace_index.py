@@ -52,6 +52,7 @@ from repomem.errors import RepomemError
 from repomem.index.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
 from repomem.index.languages import language_for_path
 from repomem.index.occurrences import Occurrence, find_occurrences
+from repomem.index.opening import open_index
 from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
 
@@ -505,8 +506,8 @@ class WorkspaceIndex:
 
     def _load_saved(self, config: IndexConfig) -> None:
         assert self.root is not None
-        try:
-            index = RepoIndex.load(self.root, config)
+        try:  # the saved index as it is, served while the build brings it up to date
+            index = open_index(self.root, config, build=False, say=logger.info).index
         except RepomemError as exc:  # IndexNotFound, IndexUnreadable: build from scratch
             logger.info("no saved index to start from (%s)", exc)
             return
