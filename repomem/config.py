@@ -143,7 +143,9 @@ class CompletionConfig:
     """How a completion is produced from retrieval (RepoCoder and FragRel defaults).
 
     ``k`` fragments are retrieved per iteration with FragRel weight ``alpha`` (0 is plain
-    BM25); the query is the last ``window`` lines before the cursor; ``iterations`` rounds of
+    BM25); the query window is the last ``window`` lines before the cursor, and as many lines
+    either side of the cursor are hidden from retrieval (the exclusion radius: the prompt
+    shows them anyway); ``iterations`` rounds of
     retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
     ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
     retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``

@@ -191,13 +191,13 @@ def _iteration_dict(it: Iteration) -> dict[str, Any]:
     }
 
 
-def query_window(text: str, window: int) -> str:
-    """RepoCoder's query: the last ``window`` lines of ``text``, not counting a cursor line
-    holding only indentation."""
+def query_window(text: str, size: int) -> str:
+    """RepoCoder's query window: the last ``size`` lines of ``text``, not counting a cursor
+    line holding only indentation."""
     lines = text.splitlines()
     if lines and not lines[-1].strip():
         lines.pop()
-    return "\n".join(lines[-window:])
+    return "\n".join(lines[-size:])
 
 
 RetrievalScope = Callable[[CompletionTask], AbstractContextManager[object]]
