@@ -505,7 +505,7 @@ class RepoIndex:
             )
 
         # Many chunks run side by side, one thread each: splitting every chunk between the
-        # threads would leave one waiting for the other's slower half (3.8 s -> 2.5 s, stdlib).
+        # threads would leave one waiting for the other's slower half (docs/MEASUREMENTS.md).
         workers = min(len(parts), os.cpu_count() or 1)
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             results = (
