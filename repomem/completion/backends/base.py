@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
-    # for annotations only: importing the scorer loads numba, which a model engine's spawned
+    # for annotations only: importing the index loads numba, which a model engine's spawned
     # workers (they import the script that started them) must not initialise
     from repomem.core import RetrievedFragment
     from repomem.index.occurrences import Occurrence
