@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from repomem.config import IndexConfig
-from repomem.context.scorer import Exclusion
+from repomem.context.definitions import find_definitions
+from repomem.context.usages import find_usages
+from repomem.core import Exclusion
 from repomem.index.bm25 import tokenize
 from repomem.index.files import scan_files
 from repomem.index.languages import parser
@@ -111,9 +113,7 @@ def main() -> int:
         def query_of(path: str, line: int) -> tuple[str, Exclusion]:
             lines = split_lines(idx.files[path].text)
             window = idx.config.window
-            return "\n".join(lines[line - window : line]), Exclusion(
-                path, line - window, line + window
-            )
+            return "\n".join(lines[line - window : line]), Exclusion.around(path, line, window)
 
         latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
         for path, line in positions:
@@ -129,12 +129,12 @@ def main() -> int:
         for path, line in positions:
             left = "\n".join(split_lines(idx.files[path].text)[:line]) + "\n"
             t = time.perf_counter()
-            hits = idx.definitions(path, left, window=idx.config.window)
+            hits = find_definitions(idx, path, left, window=idx.config.window)
             latencies["definitions"].append((time.perf_counter() - t) * 1000)
             found.append(len(hits))
             q, ex = query_of(path, line)
             t = time.perf_counter()
-            idx.usages(q, path, hits, k=2, exclusion=ex)
+            find_usages(idx, q, path, hits, k=2, exclusion=ex)
             latencies["usages"].append((time.perf_counter() - t) * 1000)
         results["definitions_per_query"] = {"p50": pct(found, 50), "max": max(found)}
         for name, vals in latencies.items():

@@ -59,7 +59,8 @@ from repomem.completion.engine import CompletionEngine, CompletionResult
 from repomem.config import IndexConfig
 from repomem.context.lexer import code_only
 from repomem.context.recent import RecentContext, identifiers
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.context.retriever import CodeRetriever
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
@@ -279,12 +280,11 @@ class Replay:
         index = self.index
         assert index is not None
         line = left.count("\n")
-        window = self.settings.completion.window
-        exclusion = Exclusion(path, max(0, line - window), line + window)
+        exclusion = Exclusion.around(path, line, self.settings.completion.window)
         targets = task_targets(index, path, left, truth, named)
         outcome = []
         for condition, source in ((self.without, None), (self.with_recent, recent)):
-            engine = CompletionEngine(index, BuiltinBackend(), self.settings, source)
+            engine = CompletionEngine(CodeRetriever(index), BuiltinBackend(), self.settings, source)
             result: CompletionResult = asyncio.run(
                 engine.complete(path, left, right, mode="line", exclusion=exclusion)
             )

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from repomem.config import IndexConfig
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.index.repo import RepoIndex
 
 # a one-line function appended to a file, in the file's language
@@ -127,7 +127,7 @@ def child_query(
         for path, line in at:
             lines = idx.file_lines(path)
             query = "\n".join(lines[line - window : line])
-            ex = Exclusion(path, line - window, line + window)
+            ex = Exclusion.around(path, line, window)
             t = time.perf_counter()
             idx.retrieve(query, k=10, alpha=alpha, exclusion=ex)
             latencies.append((time.perf_counter() - t) * 1000)

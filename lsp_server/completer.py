@@ -32,7 +32,7 @@ from repomem.completion.engine import CompletionEngine, CompletionResult
 from repomem.completion.postprocess import cut_at_right_context
 from repomem.config import BackendConfig
 from repomem.context.recent import EDIT, VIEW, RecentContext
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.docmem.answer import AskResult
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.model import TextModel
@@ -209,8 +209,7 @@ class Completer:
         engine = CompletionEngine(self.index, backend, self.settings, self.recent)
         exclusion = None
         if cursor.path is not None:
-            window = self.settings.completion.window
-            exclusion = Exclusion(cursor.path, max(0, cursor.line - window), cursor.line + window)
+            exclusion = Exclusion.around(cursor.path, cursor.line, self.settings.completion.window)
         coro = engine.complete(
             cursor.path or cursor.uri, cursor.left, cursor.right, mode="line", exclusion=exclusion
         )

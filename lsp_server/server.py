@@ -41,8 +41,9 @@ from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
 from lsp_server.workspace_index import DocsReport, IndexReport
 from repomem import __version__
-from repomem.commands.ask import FORMS, STRATEGIES, render
+from repomem.docmem.answer import render
 from repomem.docmem.memory import DocMemory
+from repomem.docmem.names import ALL_FORMS, STRATEGIES
 from repomem.docmem.strategies import AskError
 from repomem.index.files import FileSkipped, check_prompt_text, skip_explanation
 from repomem.index.languages import language_for_path
@@ -799,10 +800,10 @@ def _ask_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str, Any]:
         )
     form = options.get("form", "chunk")
     strategy = options.get("strategy")
-    if strategy not in (*STRATEGIES, None) or form not in FORMS:
+    if strategy not in (*STRATEGIES, None) or form not in ALL_FORMS:
         raise JsonRpcInvalidParams(
             f"{ASK_COMMAND}: strategy must be one of {', '.join(STRATEGIES)} and form one of"
-            f" {', '.join(FORMS)}, got {strategy!r} and {form!r}"
+            f" {', '.join(ALL_FORMS)}, got {strategy!r} and {form!r}"
         )
     return values[0], strategy, form, options.get("folder")
 

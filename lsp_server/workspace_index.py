@@ -42,15 +42,17 @@ from typing import Any, Protocol
 import numpy as np
 
 from repomem.config import DocMemoryConfig, IndexConfig
-from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.context.definitions import DefinitionHit, find_definitions
+from repomem.context.usages import find_usages
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.docmem.memory import DocMemory, NoDocs, is_doc
 from repomem.docmem.model import EXTRACTIVE
 from repomem.docmem.retriever import merge_ranked
 from repomem.errors import RepomemError
 from repomem.index.files import FileSkipped, check_prompt_text, list_candidates, skip_explanation
 from repomem.index.languages import language_for_path
-from repomem.index.occurrences import Occurrence
+from repomem.index.occurrences import Occurrence, find_occurrences
+from repomem.index.opening import open_index
 from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
 
@@ -345,7 +347,7 @@ class WorkspaceIndex:
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.definitions(path, left_context, draft=draft, window=window)
+            return find_definitions(self._index, path, left_context, draft=draft, window=window)
 
     def file_text(self, path: str) -> str | None:
         """The indexed text of ``path`` (None: not indexed)."""
@@ -357,7 +359,7 @@ class WorkspaceIndex:
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.occurrences(path, left_context)
+            return find_occurrences(self._index, path, left_context)
 
     def usages(
         self,
@@ -373,8 +375,8 @@ class WorkspaceIndex:
         with self._lock:
             if self._index is None:
                 return []
-            return self._index.usages(
-                query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+            return find_usages(
+                self._index, query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved
             )
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -514,8 +516,8 @@ class WorkspaceIndex:
 
     def _load_saved(self, config: IndexConfig) -> None:
         assert self.root is not None
-        try:
-            index = RepoIndex.load(self.root, config)
+        try:  # the saved index as it is, served while the build brings it up to date
+            index = open_index(self.root, config, build=False, say=logger.info).index
         except RepomemError as exc:  # IndexNotFound, IndexUnreadable: build from scratch
             logger.info("no saved index to start from (%s)", exc)
             return

@@ -13,7 +13,7 @@ once the user trusts those files (``repomem trust``, :mod:`repomem.trust`), and 
 repository may tighten the exclusion of secret files but not loosen it. What was ignored is
 kept in ``Settings.untrusted`` for the front ends to say. Sections are ``index``
 (:class:`~repomem.config.IndexConfig`), ``backend`` (:class:`~repomem.config.BackendConfig`),
-``completion`` (:class:`CompletionConfig`) and ``docmem``
+``completion`` (:class:`~repomem.config.CompletionConfig`) and ``docmem``
 (:class:`~repomem.config.DocMemoryConfig`).
 
 A typo must not silently fall back to a default, so unknown sections, unknown keys, wrong
@@ -29,14 +29,18 @@ import math
 import os
 import tomllib
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from repomem.completion.backends.fim import FIM_OFF
-from repomem.completion.prompt import FIM_TEMPLATES
-from repomem.config import BackendConfig, DocMemoryConfig, IndexConfig
+from repomem.config import (
+    BackendConfig,
+    CompletionConfig,
+    DocMemoryConfig,
+    IndexConfig,
+    out_of_range,
+)
 from repomem.errors import RepomemError
 from repomem.trust import is_trusted
 
@@ -62,53 +66,6 @@ PROTECTED: frozenset[tuple[str, str]] = frozenset(
 
 class SettingsError(RepomemError):
     """A configuration value is unknown, of the wrong type or out of range."""
-
-
-@dataclass(frozen=True)
-class CompletionConfig:
-    """How a completion is produced from retrieval (RepoCoder and FragRel defaults).
-
-    ``k`` fragments are retrieved per iteration with FragRel weight ``alpha`` (0 is plain
-    BM25); the query is the last ``window`` lines before the cursor; ``iterations`` rounds of
-    retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
-    ``retrieved_budget_fraction`` of the model's context window and ``max_fragments`` blocks to
-    retrieved code; up to ``definitions_share`` of that goes to at most ``max_definitions``
-    cards of the definitions the cursor's code uses (``repomem.context``; 0 turns them off),
-    and up to ``max_usages`` windows calling the best of those definitions are lifted in
-    among the fragments (0 turns them off). ``merge_overlaps`` shows fragments of one file
-    whose shown lines overlap as one block (off: RepoCoder's layout, a block per fragment).
-    ``max_tokens_line`` / ``max_tokens_api`` bound the generated text in line and API
-    (multi-line) mode. A completion whose backend gives a confidence (the built-in one) below
-    ``min_confidence`` is not shown: ``repomem complete`` says so and the language server
-    offers no item (0 shows every completion). ``docs`` lets segments of the repository's docs
-    compete with code fragments for the retrieved places (``repomem.docmem.retriever``); on by
-    default, as it completes documented names and cost the language server no measurable
-    latency.
-    ``buffer_environment``: the fragments hidden around the cursor (the model sees them
-    anyway) still count in other fragments' FragRel environment (Eq. 9).
-    ``recent``: in the language server, up to ``max_recent`` ranges the user just edited
-    (``recent_lines`` lines around each change) or has on screen compete for the fragments'
-    places (``repomem.context.recent``); without an editor there are none.
-    """
-
-    k: int = 10
-    alpha: float = 0.0
-    iterations: int = 2
-    window: int = 20
-    max_tokens_line: int = 64
-    max_tokens_api: int = 256
-    retrieved_budget_fraction: float = 0.5
-    max_fragments: int = 10
-    definitions_share: float = 0.4
-    max_definitions: int = 16
-    min_confidence: float = 0.3
-    max_usages: int = 2
-    merge_overlaps: bool = True
-    docs: bool = True
-    buffer_environment: bool = False
-    recent: bool = True
-    max_recent: int = 3
-    recent_lines: int = 10
 
 
 @dataclass(frozen=True)
@@ -141,62 +98,13 @@ SECTIONS: dict[str, type] = {
     "docmem": DocMemoryConfig,
 }
 
-_Check = tuple[Callable[[Any], bool], str]
 
-
-def _at_least(n: float) -> _Check:
-    return (lambda v: v is None or v >= n), f"at least {n}"
-
-
-def _positive() -> _Check:
-    return (lambda v: v is None or v > 0), "greater than 0"
-
-
-# Range checks; a value that passes its type check but not these is still an error.
-_CHECKS: dict[tuple[str, str], _Check] = {
-    ("completion", "k"): _at_least(1),
-    ("completion", "alpha"): _at_least(0),
-    ("completion", "iterations"): _at_least(1),
-    ("completion", "window"): _at_least(1),
-    ("completion", "max_tokens_line"): _at_least(1),
-    ("completion", "max_tokens_api"): _at_least(1),
-    ("completion", "retrieved_budget_fraction"): ((lambda v: 0 < v < 1), "between 0 and 1"),
-    ("completion", "max_fragments"): _at_least(0),
-    ("completion", "definitions_share"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("completion", "max_definitions"): _at_least(0),
-    ("completion", "min_confidence"): ((lambda v: 0 <= v <= 1), "between 0 and 1"),
-    ("completion", "max_usages"): _at_least(0),
-    ("completion", "max_recent"): _at_least(0),
-    ("completion", "recent_lines"): _at_least(0),
-    ("backend", "timeout"): _positive(),
-    ("backend", "max_retries"): _at_least(0),
-    ("backend", "context_window"): _at_least(16),
-    ("backend", "temperature"): _at_least(0),
-    ("backend", "fim"): (
-        (lambda v: v is None or v in FIM_TEMPLATES or v == FIM_OFF),
-        "one of " + ", ".join([*FIM_TEMPLATES, FIM_OFF]),
-    ),
-    ("docmem", "min_segment_words"): _at_least(1),
-    ("docmem", "max_segment_words"): _at_least(1),
-    ("docmem", "min_page_words"): _at_least(1),
-    ("docmem", "max_page_words"): _at_least(1),
-    ("docmem", "w_rel"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("docmem", "alpha"): _at_least(0),
-    ("docmem", "epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("docmem", "neighbours"): _at_least(1),
-    ("docmem", "max_entity_segments"): _at_least(1),
-    ("index", "max_file_bytes"): _at_least(1),
-    ("index", "window"): _at_least(1),
-    ("index", "stride"): _at_least(1),
-    ("index", "relation_epsilon"): ((lambda v: 0 <= v < 1), "in [0, 1)"),
-    ("index", "node_neighbours"): _at_least(1),
-    ("index", "fragment_neighbours"): _at_least(1),
-    # a weight of its own: rows list neighbours by (cost, key), one block of cost per kind
-    ("index", "import_weight"): (
-        (lambda v: v == 0 or (0 < v < 1 and v not in (0.3, 0.5, 0.8))),
-        "0 (no import edges) or in (0, 1), other than the weights 0.3, 0.5 and 0.8",
-    ),
-}
+def with_default(key: str) -> str:
+    """``section.key (default VALUE)``: how a flag's help names the setting it sets, its
+    default read from the definition."""
+    section, _, name = key.partition(".")
+    value = getattr(SECTIONS[section](), name)
+    return f"{key} (default {value:g})"
 
 
 def load_settings(
@@ -373,9 +281,9 @@ def _field_types(section: str) -> dict[str, Any]:
 
 
 def _checked(section: str, key: str, value: Any, source: str) -> Any:
-    check = _CHECKS.get((section, key))
-    if check is not None and not check[0](value):
-        raise SettingsError(f"{source}: {section}.{key} must be {check[1]}, got {value!r}")
+    wanted = out_of_range(SECTIONS[section], key, value)
+    if wanted is not None:
+        raise SettingsError(f"{source}: {section}.{key} must be {wanted}, got {value!r}")
     return value
 
 

@@ -26,10 +26,11 @@ import tinymodel
 from repos import free_port
 
 from repomem.completion.backends.base import BackendError, GenerationRequest
-from repomem.completion.backends.fim import FIM_SENTINELS, detect_fim_style, resolve_fim_style
+from repomem.completion.backends.fim import resolve_fim_style
 from repomem.completion.backends.openai import APPROXIMATE_BYTES_PER_TOKEN, OpenAIBackend
 from repomem.completion.backends.registry import BACKEND_NAMES, create_backend
 from repomem.config import BackendConfig
+from repomem.fim import FIM_SENTINELS, detect_fim_style
 
 if TYPE_CHECKING:
     from repomem.completion.backends.transformers import TransformersBackend
@@ -500,6 +501,8 @@ def test_registry_model_directory_errors(backend_name: str, tmp_path: Path) -> N
         ({"timeout": 0.0}, "backend.timeout"),
         ({"max_retries": -1}, "backend.max_retries"),
         ({"context_window": 0}, "backend.context_window"),
+        # the bound the settings set: one check for a config loaded or built in code
+        ({"context_window": 8}, "backend.context_window` must be at least 16"),
         ({"temperature": -0.5}, "backend.temperature"),
         ({"fim": "fancy"}, "backend.fim"),
     ],

@@ -11,14 +11,9 @@ import pytest
 import scipy.sparse as sp
 from repos import write_files
 
-from repomem.context.scorer import (
-    bounded_top_k,
-    inverse_relations,
-    relation_aware_scores,
-    top_k,
-)
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
+from repomem.index.scorer import bounded_top_k, inverse_relations, relation_aware_scores, top_k
 
 
 def _padded(rng: np.random.Generator, n: int, cap: int, levels: int) -> tuple[np.ndarray, ...]:

@@ -11,7 +11,7 @@ import pytest
 from repomem.completion.backends.base import BackendError, GenerationRequest
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.postprocess import postprocess
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.core import Location, RetrievedFragment
 
 WINDOW, STRIDE = 20, 10
 

@@ -15,7 +15,7 @@ from repomem.completion.backends.base import GenerationRequest
 from repomem.completion.backends.builtin import CALIBRATION, BuiltinBackend, calibrate
 from repomem.config import IndexConfig
 from repomem.index.bm25 import BM25Index
-from repomem.index.occurrences import Occurrence, _head_lines, trailing_terms
+from repomem.index.occurrences import Occurrence, _head_lines, find_occurrences, trailing_terms
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem.settings import Settings
@@ -74,26 +74,26 @@ def test_occurrences_follow_incremental_edits_and_leave_out_the_cursors_file(
 ) -> None:
     root = make_repo(tmp_path / "r", {"app/views.py": CURSOR, "lib/ledger.py": "x = 1\n"})
     index, _ = RepoIndex.build(root, IndexConfig(), save=False)
-    assert index.occurrences("app/views.py", CURSOR) == []
+    assert find_occurrences(index, "app/views.py", CURSOR) == []
 
     index.update_file("lib/ledger.py", HANDLER)
-    (found,) = index.occurrences("app/views.py", CURSOR)
+    (found,) = find_occurrences(index, "app/views.py", CURSOR)
     assert (found.path, found.start, found.near) == ("lib/ledger.py", 0, 0)
     assert "settle_ledger_entry(record, request.user)" in found.text
     index.update_file("app/other.py", HANDLER)  # a new file in the cursor's directory
-    assert [(o.path, o.near) for o in index.occurrences("app/views.py", CURSOR)] == [
+    assert [(o.path, o.near) for o in find_occurrences(index, "app/views.py", CURSOR)] == [
         ("app/other.py", 2),
         ("lib/ledger.py", 0),
     ]
     # the cursor's own file is the left context, not an occurrence
-    assert [o.path for o in index.occurrences("app/other.py", CURSOR)] == [
+    assert [o.path for o in find_occurrences(index, "app/other.py", CURSOR)] == [
         "app/views.py",
         "lib/ledger.py",
     ]
 
     index.update_file("lib/ledger.py", "x = 2\n")
     index.update_file("app/other.py", None)
-    assert index.occurrences("app/views.py", CURSOR) == []
+    assert find_occurrences(index, "app/views.py", CURSOR) == []
 
 
 def test_the_repo_strategy_copies_from_occurrences_that_retrieval_did_not_rank() -> None:

@@ -10,6 +10,7 @@ from repos import write_files
 
 from repomem.config import IndexConfig
 from repomem.context.cards import Card, definition_card
+from repomem.context.definitions import find_definitions
 from repomem.index.parsing import Definition, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 
@@ -344,7 +345,7 @@ def test_an_indexed_header_shows_signatures_not_preambles(tmp_path: Path) -> Non
     )
     index, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
     left = index.file_text("main.c") or ""
-    cards = {h.card.name: h.card for h in index.definitions("main.c", left)}
+    cards = {h.card.name: h.card for h in find_definitions(index, "main.c", left)}
     assert cards["add"].header == "static inline int add(int a,"
 
 

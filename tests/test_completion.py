@@ -17,11 +17,12 @@ from repos import run_repomem
 from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, CompletionTask, query_window
+from repomem.config import CompletionConfig
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index.occurrences import Occurrence
-from repomem.settings import CompletionConfig, Settings
+from repomem.settings import Settings
 
 LEFT = "".join(f"line_{i} = {i}\n" for i in range(30)) + "    "
 

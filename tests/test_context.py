@@ -16,7 +16,9 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.scorer import Exclusion
+from repomem.context.definitions import find_definitions
+from repomem.context.usages import find_usages
+from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
 from repomem.index.relations import node_strengths
 from repomem.index.repo import RepoIndex
@@ -143,7 +145,7 @@ def app_index(tmp_path: Path) -> RepoIndex:
 
 def found(index: RepoIndex, left: str, draft: str = "") -> dict[str, tuple[str, str]]:
     """name as written -> (card path, card name)."""
-    hits = index.definitions("pkg/app.py", left, draft=draft)
+    hits = find_definitions(index, "pkg/app.py", left, draft=draft)
     return {h.name: (h.card.path, h.card.name) for h in hits}
 
 
@@ -158,7 +160,7 @@ def test_names_resolve_through_imports_self_bases_and_typed_receivers(app_index)
     assert names["TIMEOUT"] == ("pkg/net.py", "TIMEOUT")  # an imported constant
     assert names["helper"] == ("pkg/util.py", "helper")  # imported, not used yet
     # each definition is listed once, whatever the number of names for it
-    hits = app_index.definitions("pkg/app.py", APP)
+    hits = find_definitions(app_index, "pkg/app.py", APP)
     assert len({(h.card.path, h.card.name) for h in hits}) == len(hits)
 
 
@@ -168,7 +170,7 @@ def test_an_untyped_receiver_finds_the_only_method_so_named(app_index) -> None:
     assert names["opts.send"] == ("pkg/net.py", "Client.send")  # one `send` in the repository
     assert "data.get" not in names  # built-in types have a `get`: never guessed
     assert "x.run" not in names  # Base.run and Core.go's callers: `run` is not unique
-    hit = next(h for h in app_index.definitions("pkg/app.py", left) if h.name == "opts.send")
+    hit = next(h for h in find_definitions(app_index, "pkg/app.py", left) if h.name == "opts.send")
     assert hit.how.endswith("guessed: the only definition so named")
 
 
@@ -196,13 +198,13 @@ def test_a_typed_receivers_field_is_never_another_classs_method(tmp_path: Path) 
     # f, g and x are SourceFiles (annotated, Optional[...], items of list[...]): their
     # ``path`` is a field, not RetrievedFragment.path, the only definition named ``path``
     for cut in ("    b =", "    c =", "    for y"):
-        cards = {h.card.name for h in index.definitions("lib/app.py", typed.split(cut)[0])}
+        cards = {h.card.name for h in find_definitions(index, "lib/app.py", typed.split(cut)[0])}
         assert "RetrievedFragment.path" not in cards
     # y is a loop variable of unknown type: the method-by-name guess, labelled as one
-    names = {h.name: h for h in index.definitions("lib/app.py", left)}
+    names = {h.name: h for h in find_definitions(index, "lib/app.py", left)}
     assert names["y.path"].card.name == "RetrievedFragment.path"
     assert names["y.path"].how.endswith("guessed: the only definition so named")
-    typed = index.definitions("lib/app.py", left + "    f.read()\n")
+    typed = find_definitions(index, "lib/app.py", left + "    f.read()\n")
     assert [h.how for h in typed if h.name == "f.read"] == ["named here, receiver typed SourceFile"]
 
 
@@ -210,9 +212,9 @@ def test_the_method_by_name_guess_never_reaches_a_test_file_from_code(tmp_path: 
     root = make_repo(tmp_path / "r", TYPED_FILES)
     index, _ = RepoIndex.build(root, save=False)
     left = "def go(obj):\n    obj.check_all(1)\n"
-    assert "obj.check_all" not in {h.name for h in index.definitions("lib/app.py", left)}
+    assert "obj.check_all" not in {h.name for h in find_definitions(index, "lib/app.py", left)}
     index.update_file("tests/test_other.py", left)
-    tests = {h.name: h.card for h in index.definitions("tests/test_other.py", left)}
+    tests = {h.name: h.card for h in find_definitions(index, "tests/test_other.py", left)}
     assert tests["obj.check_all"].path == "tests/test_helpers.py"
 
 
@@ -228,14 +230,14 @@ def test_names_in_docstrings_and_comments_make_no_cards(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {**TYPED_FILES, "lib/doc.py": DOCUMENTED + '    """\n'})
     index, _ = RepoIndex.build(root, save=False)
     # the cursor is 50 lines into a docstring opened above the 40 lines names are read from
-    hits = index.definitions("lib/doc.py", DOCUMENTED)
+    hits = find_definitions(index, "lib/doc.py", DOCUMENTED)
     assert hits == []  # ``files`` is a module: only a name in the docstring could make a card
     code = "\n".join(
         ["from lib import files", "# files.SourceFile() in a comment", "x = 'files.SourceFile()'"]
     )
     index.update_file("lib/doc.py", code + "\n")
-    assert index.definitions("lib/doc.py", code) == []
-    called = {h.name for h in index.definitions("lib/doc.py", code + "\nfiles.SourceFile()")}
+    assert find_definitions(index, "lib/doc.py", code) == []
+    called = {h.name for h in find_definitions(index, "lib/doc.py", code + "\nfiles.SourceFile()")}
     assert "files.SourceFile" in called
 
 
@@ -254,23 +256,25 @@ def test_jsdoc_and_block_comments_make_no_cards(tmp_path: Path) -> None:
     }
     root = make_repo(tmp_path / "r", files)
     index, _ = RepoIndex.build(root, save=False)
-    hits = index.definitions("src/use.ts", files["src/use.ts"])
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
     assert {h.card.name for h in hits} <= {"first"}
-    called = index.definitions("src/use.ts", files["src/use.ts"] + "of(1);\n")
+    called = find_definitions(index, "src/use.ts", files["src/use.ts"] + "of(1);\n")
     assert "of" in {h.card.name for h in called}
 
 
 def test_the_draft_brings_its_names(app_index) -> None:
     left = APP.split("        conn =")[0]  # connect is imported, not called yet
-    before = {h.name: h for h in app_index.definitions("pkg/app.py", left)}
+    before = {h.name: h for h in find_definitions(app_index, "pkg/app.py", left)}
     assert not before["connect"].how.startswith("draft") and before["connect"].distance > 0
-    after = {h.name: h for h in app_index.definitions("pkg/app.py", left, draft="connect('h')")}
+    after = {
+        h.name: h for h in find_definitions(app_index, "pkg/app.py", left, draft="connect('h')")
+    }
     assert after["connect"].how.startswith("draft") and after["connect"].distance == 0
 
 
 def test_a_called_name_outranks_an_only_imported_one(app_index) -> None:
     left = APP.split("        made =")[0]  # connect is called, helper only imported
-    hits = app_index.definitions("pkg/app.py", left)
+    hits = find_definitions(app_index, "pkg/app.py", left)
     rank = {h.card.name: i for i, h in enumerate(hits)}
     strength = {h.card.name: h.strength for h in hits}
     assert strength["connect"] > strength["helper"] > 0
@@ -278,10 +282,10 @@ def test_a_called_name_outranks_an_only_imported_one(app_index) -> None:
 
 
 def test_cards_follow_the_index_as_files_change(app_index) -> None:
-    before = {h.card.name: h.card for h in app_index.definitions("pkg/app.py", APP)}
+    before = {h.card.name: h.card for h in find_definitions(app_index, "pkg/app.py", APP)}
     assert before["connect"].text.startswith("@cached(size=8)\ndef connect(host,")
     app_index.update_file("pkg/net.py", MODULE.replace("def connect(host,", "def connect(url,"))
-    after = {h.card.name: h.card for h in app_index.definitions("pkg/app.py", APP)}
+    after = {h.card.name: h.card for h in find_definitions(app_index, "pkg/app.py", APP)}
     assert after["connect"].text.startswith("@cached(size=8)\ndef connect(url,")
 
 
@@ -297,7 +301,9 @@ def test_a_large_class_lists_the_methods_the_repository_calls_most(tmp_path: Pat
     index, _ = RepoIndex.build(root, save=False)
 
     def skeleton() -> Card:
-        return next(h.card for h in index.definitions("pkg/use.py", use) if h.card.name == "Big")
+        return next(
+            h.card for h in find_definitions(index, "pkg/use.py", use) if h.card.name == "Big"
+        )
 
     card = skeleton()
     shown = [line.split("(")[0].split()[-1] for line in card.text.splitlines()[1:-1]]
@@ -330,9 +336,9 @@ def test_usages_lift_the_window_around_a_call_from_another_file(tmp_path: Path) 
         },
     )
     index, _ = RepoIndex.build(root, save=False)
-    hits = index.definitions("pkg/cursor.py", cursor)
+    hits = find_definitions(index, "pkg/cursor.py", cursor)
     assert hits[0].card.name == "scale"
-    (usage,) = index.usages("out = scale(points, 3)", "pkg/cursor.py", hits, k=2)
+    (usage,) = find_usages(index, "out = scale(points, 3)", "pkg/cursor.py", hits, k=2)
     # the window around the call (not moved forward by the stride), from the caller's file
     assert usage.path == "pkg/caller.py"
     assert "return scale(points, 2.0)" in usage.shown
@@ -340,7 +346,8 @@ def test_usages_lift_the_window_around_a_call_from_another_file(tmp_path: Path) 
     assert start <= 34 < usage.locations[0].end  # the call's 0-based line
     # a fragment already shown, or one the exclusion hides, is not lifted again
     shown = index.retrieve("return scale(points, 2.0)", k=10, alpha=0.0)
-    again = index.usages(
+    again = find_usages(
+        index,
         "out = scale(points, 3)",
         "pkg/cursor.py",
         hits,
@@ -349,14 +356,14 @@ def test_usages_lift_the_window_around_a_call_from_another_file(tmp_path: Path) 
     )
     assert all(u.fragment_id != usage.fragment_id for u in again)
     hidden = Exclusion("pkg/caller.py", 0)
-    assert index.usages("scale", "pkg/cursor.py", hits, k=2, exclusion=hidden) == []
+    assert find_usages(index, "scale", "pkg/cursor.py", hits, k=2, exclusion=hidden) == []
     # the cursor's own file is never a usage (the left context shows it)
-    from_caller = index.usages("scale", "pkg/caller.py", hits, k=2)
+    from_caller = find_usages(index, "scale", "pkg/caller.py", hits, k=2)
     assert [u.path for u in from_caller] == ["pkg/cursor.py"]
 
 
 def test_files_the_index_does_not_hold_get_no_definitions(app_index) -> None:
-    assert app_index.definitions("elsewhere/x.py", APP) == []
+    assert find_definitions(app_index, "elsewhere/x.py", APP) == []
 
 
 def test_other_languages_resolve_unique_names(tmp_path: Path) -> None:
@@ -366,7 +373,7 @@ def test_other_languages_resolve_unique_names(tmp_path: Path) -> None:
     }
     root = make_repo(tmp_path / "r", files)
     index, _ = RepoIndex.build(root, save=False)
-    hits = index.definitions("web/app.js", files["web/app.js"])
+    hits = find_definitions(index, "web/app.js", files["web/app.js"])
     cards = [(h.card.path, h.card.text) for h in hits]
     assert cards[0] == ("web/lib.js", "function formatDate(d, fmt)")  # called: the strongest
     assert set(cards[1:]) == {("web/app.js", "function main()")}  # the prompt drops this one

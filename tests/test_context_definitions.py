@@ -8,6 +8,7 @@ from pathlib import Path
 from repos import write_files
 
 from repomem.config import IndexConfig
+from repomem.context.definitions import find_definitions
 from repomem.index.repo import RepoIndex
 
 # Cut inside the open tuple: tree-sitter's error recovery leaves no statement node at all, so
@@ -31,5 +32,5 @@ def test_imports_without_a_statement_node_still_give_cards(tmp_path: Path) -> No
     index, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
     pf = index.parsed["pkg/broken.py"]
     assert pf.n_nodes == 0 and pf.import_nodes and set(pf.import_nodes) == {-1}
-    hits = index.definitions("pkg/broken.py", UNFINISHED)
+    hits = find_definitions(index, "pkg/broken.py", UNFINISHED)
     assert [(h.card.path, h.card.name) for h in hits] == [("pkg/util.py", "helper")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,8 +102,11 @@ def test_ask_reads_the_doc_comments_of_typescript_sources(tmp_path: Path) -> Non
     assert "most recently projected Observable" in first["text"]
 
 
-def test_the_commands_copy_of_the_strategies_is_docmems() -> None:
-    from repomem.commands import ask as command
-    from repomem.docmem import strategies
-
-    assert command.STRATEGIES == strategies.STRATEGIES
+def test_the_ask_command_offers_docmems_names_without_loading_the_memory() -> None:
+    # `repomem --help` imports every command: the choices must not pull in numpy and the index
+    code = (
+        "import sys; from repomem.commands import ask;"
+        " print(sorted(m for m in ('numpy', 'repomem.docmem.memory') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

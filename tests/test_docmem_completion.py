@@ -9,7 +9,8 @@ from test_docmem_memory import README, widget_repo
 
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.context.retriever import CodeRetriever
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.retriever import DocAwareRetriever, merge_ranked
 from repomem.index.repo import RepoIndex
@@ -75,7 +76,7 @@ def test_completion_uses_the_documented_example(widget: tuple[RepoIndex, DocMemo
         shown = {f.path for f in result.prompt.fragments}
         assert "README.md" in shown
         assert "# README.md" in result.prompt.text  # the prompt says where it comes from
-        code_only = CompletionEngine(index, BuiltinBackend(), settings)
+        code_only = CompletionEngine(CodeRetriever(index), BuiltinBackend(), settings)
         plain = asyncio.run(code_only.complete(USER_FILE, LEFT, exclusion=exclusion))
         assert plain.text != result.text
     finally:

@@ -26,8 +26,9 @@ from repomem.docmem import store as doc_store
 from repomem.docmem.forms import FALLBACK, MODEL, units
 from repomem.docmem.memory import DocMemory, DocMemoryConfig
 from repomem.docmem.model import TextModel
+from repomem.docmem.names import STRATEGIES
 from repomem.docmem.relations import semantic_relations
-from repomem.docmem.strategies import STRATEGIES, ask
+from repomem.docmem.strategies import ask
 from repomem.index.repo import RepoIndex
 
 WINDOW = 384

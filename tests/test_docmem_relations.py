@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 from test_docmem_memory import widget_repo
 
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.docmem.entities import EntityGraph
 from repomem.docmem.memory import DocMemory
 from repomem.docmem.model import EXTRACTIVE

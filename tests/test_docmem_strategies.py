@@ -11,10 +11,10 @@ from test_docmem_memory import README, widget_repo
 
 from repomem.docmem.answer import NO_MODEL_NOTE, AskResult, Context
 from repomem.docmem.factqa import best_fact, plan_questions
-from repomem.docmem.forms import FORMS
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
-from repomem.docmem.strategies import STRATEGIES, AskError, ask, expansion_terms
+from repomem.docmem.names import FORMS, STRATEGIES
+from repomem.docmem.strategies import AskError, ask, expansion_terms
 from repomem.index.repo import RepoIndex
 
 NO_MODEL = TextModel(None)

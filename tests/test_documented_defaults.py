@@ -4,15 +4,18 @@ one place still states the old way fails here."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from repos import run_repomem
 
 from lsp_server.editor_settings import EditorSettings, snake_case
+from repomem.config import CompletionConfig
 from repomem.settings import SECTIONS, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,3 +116,52 @@ def test_vscode_settings_default_to_the_defined_values():
         assert same(schema["default"], defined(name)), f"package.json {name}: {schema['default']!r}"
         checked += 1
     assert checked >= 20
+
+
+def readme_section_keys() -> dict[str, set[str]]:
+    """Per section, the keys the README's configuration paragraph lists
+    ("Sections: `backend` (`backend` = ..., `model`, ...), ...")."""
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    start = text.index("Sections: ")
+    listed = {}
+    for section in SECTIONS:
+        at = text.index(f"`{section}` (", start) + len(f"`{section}` (")
+        depth, end = 1, at
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        listed[section] = set(re.findall(r"`([a-z_]+)`", text[at : end - 1]))
+    return listed
+
+
+def test_readme_lists_every_setting_of_every_section():
+    listed = readme_section_keys()
+    for section, config in SECTIONS.items():
+        keys = {f.name for f in fields(config)}
+        assert listed[section] == keys, (
+            f"README's {section} keys: missing {sorted(keys - listed[section])},"
+            f" not settings {sorted(listed[section] - keys)}"
+        )
+
+
+def test_help_defaults_come_from_the_definitions(monkeypatch):
+    from repomem import settings
+
+    changed = {**settings.SECTIONS, "completion": make_dataclass_with(CompletionConfig, k=7)}
+    monkeypatch.setattr(settings, "SECTIONS", changed)
+    assert settings.with_default("completion.k") == "completion.k (default 7)"
+    assert settings.with_default("completion.alpha") == "completion.alpha (default 0)"
+    assert (
+        settings.with_default("index.relation_epsilon") == "index.relation_epsilon (default 0.05)"
+    )
+
+
+def make_dataclass_with(config: type, **defaults: Any) -> type:
+    """``config`` with other defaults, as a changed definition would have them."""
+    return dataclasses.make_dataclass(
+        config.__name__,
+        [
+            (f.name, f.type, dataclasses.field(default=defaults.get(f.name, f.default)))
+            for f in fields(config)
+        ],
+    )

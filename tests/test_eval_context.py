@@ -13,11 +13,10 @@ import pytest
 from repos import run_repomem, write_files
 
 from repomem.completion.prompt import Prompt
-from repomem.config import IndexConfig
+from repomem.config import CompletionConfig, IndexConfig
 from repomem.context.cards import Card
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.core import Location, RetrievedFragment
 from repomem.index.repo import RepoIndex
-from repomem.settings import CompletionConfig
 from repomem_eval.context_metrics import Target, callees, shows_definition, shows_use
 from repomem_eval.metrics import CONTEXT_KEYS
 from repomem_eval.task_retrieval import SharedRetrieval

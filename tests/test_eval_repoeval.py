@@ -16,12 +16,12 @@ from repos import run_repomem as repomem
 
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, query_window
-from repomem.config import IndexConfig
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.config import CompletionConfig, IndexConfig
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.fragments import shown_lines
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
-from repomem.settings import CompletionConfig, Settings
+from repomem.settings import Settings
 from repomem_eval.batch import MethodRun, evaluate_batch
 from repomem_eval.make_benchmark import make_benchmark
 from repomem_eval.methods import METHODS

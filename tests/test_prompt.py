@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from repomem.completion.backends.fim import FIM_SENTINELS
-from repomem.completion.prompt import FIM_TEMPLATES, build_prompt, format_block
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.completion.prompt import build_prompt, format_block
+from repomem.core import Location, RetrievedFragment
+from repomem.fim import FIM_SENTINELS, FIM_TEMPLATES
 
 GOLDEN = Path(__file__).parent / "golden"
 _TOKEN = re.compile(r"\w+|[^\w\s]|\s+")

@@ -17,7 +17,7 @@ from repomem.context.recent import (
     identifiers,
     jaccard,
 )
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.core import Location, RetrievedFragment
 from repomem.settings import CompletionConfig, Settings
 
 

@@ -10,15 +10,10 @@ import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 from repos import make_repo
 
-from repomem.context.scorer import (
-    Exclusion,
-    Location,
-    environment_scores,
-    relation_aware_scores,
-    top_k,
-)
+from repomem.core import Exclusion, Location
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
+from repomem.index.scorer import environment_scores, relation_aware_scores, top_k
 
 
 def test_environment_and_relation_aware_scores_by_hand() -> None:

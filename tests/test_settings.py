@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from repomem.config import BackendConfig, IndexConfig
+from repomem.config import BackendConfig, CompletionConfig, IndexConfig
 from repomem.settings import (
-    CompletionConfig,
     Settings,
     SettingsError,
     load_settings,

@@ -45,7 +45,8 @@ from pathlib import Path
 
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine
-from repomem.context.scorer import Exclusion
+from repomem.context.retriever import CodeRetriever
+from repomem.core import Exclusion
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
 from repomem.docmem.retriever import DocAwareRetriever
@@ -254,11 +255,12 @@ async def run_completion(repos: dict[str, Repo], tasks: list[dict]) -> dict:
         for task in tasks:
             index, memory = repos[task["repo"]].index, repos[task["repo"]].memory
             index.update_file(task["path"], task["left_context"])  # the user's buffer
-            retriever = index if label == "code only" else DocAwareRetriever(index, memory)
+            retriever = (
+                CodeRetriever(index) if label == "code only" else DocAwareRetriever(index, memory)
+            )
             engine = CompletionEngine(retriever, BuiltinBackend(), settings)
             line0 = task["left_context"].count("\n")
-            window = settings.completion.window
-            exclusion = Exclusion(task["path"], max(0, line0 - window), line0 + window)
+            exclusion = Exclusion.around(task["path"], line0, settings.completion.window)
             result = await engine.complete(
                 task["path"], task["left_context"], "", mode="line", exclusion=exclusion
             )

@@ -45,7 +45,7 @@ from repomem.completion.prompt import Prompt
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit, resolve_names
 from repomem.context.lexer import code_only
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
 from repomem.index.langs import is_test
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex

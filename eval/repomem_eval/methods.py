@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
-    from repomem.settings import CompletionConfig
+    from repomem.config import CompletionConfig
 
 # How a task is completed: one line, a whole (possibly multi-line) statement, or per task:
 # ``api`` when the ground truth spans lines (scores cut predictions to the target's lines anyway).

@@ -35,10 +35,11 @@ from repomem.completion.backends.registry import create_backend
 from repomem.completion.engine import CompletionEngine
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
+from repomem.index import opening
 from repomem.index.files import scan_files
 from repomem.index.parsing import split_lines, supported
 from repomem.index.repo import RepoIndex
-from repomem.index.store import IndexNotFound, IndexUnreadable
+from repomem.index.store import IndexUnreadable
 from repomem.settings import Settings
 from repomem_eval.batch import MethodRun, evaluate_batch
 from repomem_eval.methods import TASK_MODES, Method
@@ -169,13 +170,18 @@ def open_index(repo_dir: Path, config: IndexConfig, log: Log) -> tuple[RepoIndex
     """The repository's cached index if it matches the snapshot, else a freshly built one;
     returns the index, the seconds it took and whether it was built."""
     started = time.perf_counter()
-    with contextlib.suppress(IndexNotFound, IndexUnreadable):
-        index = RepoIndex.load(repo_dir, config)
-        if index.config == config and _snapshot_unchanged(index, repo_dir, config):
-            return index, time.perf_counter() - started, False
-    log(f"{repo_dir.name}: indexing into {config.index_dir}")
-    index, _ = RepoIndex.build(repo_dir, config)
-    return index, time.perf_counter() - started, True
+    try:
+        opened = opening.open_index(
+            repo_dir,
+            config,
+            build=True,
+            say=log,
+            current=lambda index: _snapshot_unchanged(index, repo_dir, config),
+        )
+    except IndexUnreadable:  # a damaged cache is built again
+        log(f"{repo_dir.name}: indexing into {config.index_dir}")
+        opened = opening.Opened(RepoIndex.build(repo_dir, config)[0], built=True)
+    return opened.index, time.perf_counter() - started, opened.built
 
 
 def _fingerprint(options: RunOptions, method: Method) -> dict[str, Any]:

@@ -27,9 +27,10 @@ from pathlib import Path
 
 from repomem.completion.engine import CompletionTask
 from repomem.context.cards import Card
-from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, RetrievedFragment
-from repomem.index.occurrences import Occurrence
+from repomem.context.definitions import DefinitionHit, find_definitions
+from repomem.context.usages import find_usages
+from repomem.core import Exclusion, RetrievedFragment
+from repomem.index.occurrences import Occurrence, find_occurrences
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
 from repomem_eval.context_metrics import Target, definitions_by_name, task_targets, type_names
@@ -170,8 +171,8 @@ class SharedRetrieval:
         if key not in self._definitions:
             self._show(view)
             started = time.perf_counter()
-            found = self.index.definitions(
-                view.task.rel_path, view.buffer, draft=draft, window=window
+            found = find_definitions(
+                self.index, view.task.rel_path, view.buffer, draft=draft, window=window
             )
             self._definitions[key] = (found, time.perf_counter() - started)
         found, seconds = self._definitions[key]
@@ -186,7 +187,7 @@ class SharedRetrieval:
         if task_id not in self._occurrences:
             self._show(view)
             started = time.perf_counter()
-            found = self.index.occurrences(view.task.rel_path, view.completion.left_context)
+            found = find_occurrences(self.index, view.task.rel_path, view.completion.left_context)
             self._occurrences[task_id] = (found, time.perf_counter() - started)
         found, seconds = self._occurrences[task_id]
         self._served.setdefault(task_id, []).append(seconds)
@@ -206,8 +207,14 @@ class SharedRetrieval:
         served to the task like a retrieval's."""
         self._show(view)
         started = time.perf_counter()
-        found = self.index.usages(
-            query, view.task.rel_path, hits, k=k, exclusion=exclusion, retrieved=retrieved
+        found = find_usages(
+            self.index,
+            query,
+            view.task.rel_path,
+            hits,
+            k=k,
+            exclusion=exclusion,
+            retrieved=retrieved,
         )
         self._served.setdefault(view.task.task_id, []).append(time.perf_counter() - started)
         return found

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repomem.completion.engine import CompletionTask
-from repomem.context.scorer import Exclusion
+from repomem.core import Exclusion
 from repomem.index.parsing import split_lines
 from repomem_eval.tasks import Task
 

@@ -7,7 +7,6 @@ way a command opens a repository's index, are defined here, once."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,34 +51,19 @@ def backend_overrides(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def open_index(root: Path, config: IndexConfig, *, build: bool) -> RepoIndex:
-    """The saved index of ``root`` as the repository's ``[index]`` settings ask for.
-
-    A saved index keeps the settings it was built with, whatever ``config`` says, so an index
-    built with other settings is rebuilt (``build``) or, for a read-only command, reported.
-    Without ``build`` a missing index raises ``IndexNotFound``; with it, one is built.
-    """
+    """The saved index of ``root`` as the repository's ``[index]`` settings ask for
+    (``repomem.index.opening``): built on first use or rebuilt with changed settings
+    (``build``), or, for a read-only command, reported when built with other settings."""
     # Imported here: every command module is imported for `repomem --help`, which must stay fast.
-    from repomem.index.repo import RepoIndex
-    from repomem.index.store import IndexNotFound
+    from repomem.index import opening
 
-    try:
-        index = RepoIndex.load(root, config)
-    except IndexNotFound:
-        if not build:
-            raise
-        print(f"repomem: indexing {root} (first use)", file=sys.stderr)
-        return RepoIndex.build(root, config)[0]  # persisted for the next run
-    saved, wanted = dataclasses.asdict(index.config), dataclasses.asdict(config)
-    # index_dir only says where the index is, and it was found there.
-    changed = [key for key in wanted if key != "index_dir" and saved[key] != wanted[key]]
-    if not changed:
-        return index
-    if not build:
-        print(
-            f"repomem: the index of {root} was built with other index settings"
-            f" ({', '.join(changed)}); run `repomem index` to apply them",
-            file=sys.stderr,
+    def say(message: str) -> None:
+        print(f"repomem: {message}", file=sys.stderr)
+
+    opened = opening.open_index(root, config, build=build, say=say)
+    if opened.changed:
+        say(
+            f"the index of {root} was built with other index settings"
+            f" ({', '.join(opened.changed)}); run `repomem index` to apply them"
         )
-        return index
-    print(f"repomem: indexing {root} again (changed: {', '.join(changed)})", file=sys.stderr)
-    return RepoIndex.build(root, config)[0]
+    return opened.index

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from repomem.completion.engine import CompletionResult, Iteration
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
 
 
 def fragment_line(fragment: RetrievedFragment, alpha: float) -> str:

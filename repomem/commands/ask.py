@@ -22,6 +22,7 @@ from repomem.commands import (
     open_index,
     repository_settings,
 )
+from repomem.docmem.names import ALL_FORMS, LOOKUPS, STRATEGIES
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
@@ -31,11 +32,6 @@ if TYPE_CHECKING:
 
 NAME = "ask"
 HELP = "Answer a question about the repository from its docs, citing path:line."
-
-# Kept in step with repomem.docmem (not imported here: `repomem --help` imports every command).
-STRATEGIES = ("single", "rerank", "iterative", "readagent", "graph", "factqa")
-FORMS = ("chunk", "gist", "summary", "triple", "fact", "mixed")
-_SHOWN_LINES = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,11 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " the best on the doc-QA set; single for a --form other than chunk)",
     )
     parser.add_argument(
-        "--form", choices=FORMS, default="chunk", help="memory form to retrieve (default chunk)"
+        "--form", choices=ALL_FORMS, default="chunk", help="memory form to retrieve (default chunk)"
     )
     parser.add_argument(
         "--lookup",
-        choices=("parallel", "sequential"),
+        choices=LOOKUPS,
         default="parallel",
         help="readagent: look pages up all at once or one at a time (default parallel)",
     )
@@ -76,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from repomem.completion.backends.registry import create_backend
+    from repomem.docmem.answer import render
     from repomem.docmem.memory import DocMemory
     from repomem.docmem.model import TextModel
     from repomem.workspace import find_root
@@ -129,29 +126,3 @@ async def _ask(
     finally:
         if model.backend is not None:
             await model.backend.aclose()
-
-
-def render(result: AskResult) -> str:
-    """The plain-text report: the answer (or why there is none), then the sources."""
-    from repomem.docmem.answer import NO_MODEL_NOTE
-
-    lines = []
-    if result.answer is not None:
-        lines += ["Answer:", result.answer or "(the model returned nothing)", ""]
-    elif result.mode == "extractive":
-        lines += [f"No answer: {NO_MODEL_NOTE}.", ""]
-    else:
-        lines += ["No answer: no source matches the question.", ""]
-    if result.sources:
-        lines.append("Sources:")
-    for i, source in enumerate(result.sources, start=1):
-        mark = "*" if i - 1 in result.cited else " "
-        where = f" ({source.heading})" if source.heading else ""
-        lines.append(f"[{i}]{mark} {source.label}{where}  [{source.kind}, {source.form}]")
-        shown = [ln for ln in source.text.splitlines() if ln.strip()][:_SHOWN_LINES]
-        lines += [f"      {ln.strip()[:120]}" for ln in shown]
-    if not result.sources:
-        lines.append("No source matches the question.")
-    lines += ["", f"strategy: {result.strategy}, mode: {result.mode}"]
-    lines += [f"note: {n}" for n in result.notes if n != NO_MODEL_NOTE]
-    return "\n".join(lines)

@@ -36,12 +36,13 @@ from repomem.commands import (
     repository_settings,
 )
 from repomem.errors import RepomemError
+from repomem.settings import with_default
 from repomem.workspace import check_cursor_line, parse_position
 
 if TYPE_CHECKING:
     from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
     from repomem.config import IndexConfig
-    from repomem.context.scorer import Exclusion
+    from repomem.core import Exclusion
     from repomem.index.repo import RepoIndex
     from repomem.settings import Settings
 
@@ -59,15 +60,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--iterations",
         type=int,
-        help="retrieve-then-generate rounds, RepoCoder: completion.iterations (default 2)",
+        help="retrieve-then-generate rounds, RepoCoder: " + with_default("completion.iterations"),
     )
     parser.add_argument(
         "--alpha",
         type=float,
-        help="FragRel relation weight, 0 is plain BM25: completion.alpha (default 0)",
+        help="FragRel relation weight, 0 is plain BM25: " + with_default("completion.alpha"),
     )
     parser.add_argument(
-        "--k", type=int, help="fragments retrieved per iteration: completion.k (default 10)"
+        "--k",
+        type=int,
+        help="fragments retrieved per iteration: " + with_default("completion.k"),
     )
     parser.add_argument(
         "--mode",
@@ -107,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: every command module is imported for `repomem --help`, which must stay fast.
     from repomem.completion.backends.registry import create_backend
     from repomem.completion.engine import CompletionEngine
-    from repomem.context.scorer import Exclusion
+    from repomem.context.retriever import CodeRetriever
+    from repomem.core import Exclusion
 
     pos = parse_position(args.location)
     root, rel = pos.root, pos.path
@@ -128,13 +132,15 @@ def run(args: argparse.Namespace) -> int:
     left, right = split_at(text, line, column, file_arg)
     if args.typing:
         right = right[right.find("\n") :] if "\n" in right else ""
-    line0 = line - 1
-    window = settings.completion.window
-    exclusion = Exclusion(rel, max(0, line0 - window), line0 + window)
+    exclusion = Exclusion.around(rel, line - 1, settings.completion.window)
     backend = create_backend(settings.backend)
     index = open_index(root, settings.index, build=True)
     index.apply_buffer(rel, text)
-    retriever = _retriever(index, settings, asked=args.docs) if settings.completion.docs else index
+    retriever = (
+        _retriever(index, settings, asked=args.docs)
+        if settings.completion.docs
+        else CodeRetriever(index)
+    )
     engine = CompletionEngine(retriever, backend, settings)
     result = asyncio.run(_complete(engine, rel, left, right, args.mode, exclusion))
     if args.explain or args.explain_all:
@@ -204,6 +210,7 @@ def _read(root: Path, rel: str, name: str, config: IndexConfig) -> str:
 def _retriever(index: RepoIndex, settings: Settings, *, asked: bool | None) -> Retriever:
     """The index with its doc memory, or the index alone when the repository has no docs
     (said on stderr only when ``--docs`` asked for them: docs are on by default)."""
+    from repomem.context.retriever import CodeRetriever
     from repomem.docmem.memory import DocMemory, NoDocs
     from repomem.docmem.retriever import DocAwareRetriever
 
@@ -212,7 +219,7 @@ def _retriever(index: RepoIndex, settings: Settings, *, asked: bool | None) -> R
     except NoDocs as exc:
         if asked:
             print(f"repomem: {exc}; completing from code only", file=sys.stderr)
-        return index
+        return CodeRetriever(index)
 
 
 async def _complete(

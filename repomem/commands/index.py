@@ -15,7 +15,7 @@ from repomem.errors import RepomemError
 from repomem.index.files import IGNORED_AT_TOP
 from repomem.index.jit import compile_notice
 from repomem.index.repo import IndexSummary, RepoIndex
-from repomem.settings import Settings
+from repomem.settings import Settings, with_default
 
 NAME = "index"
 HELP = "index a repository (tree-sitter graph, fragments, relations, BM25) into .repomem/"
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--epsilon",
         type=float,
-        help="relation strength cutoff: index.relation_epsilon (default 0.05)",
+        help="relation strength cutoff: " + with_default("index.relation_epsilon"),
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -9,10 +9,11 @@ from dataclasses import asdict
 from repomem.commands import open_index, repository_settings
 from repomem.commands._explain import definition_line, fragment_line
 from repomem.completion.prompt import unseen_cards
-from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion
+from repomem.context.definitions import DefinitionHit, find_definitions
+from repomem.context.usages import find_usages
+from repomem.core import Exclusion
 from repomem.index.parsing import split_lines
-from repomem.settings import Settings
+from repomem.settings import Settings, with_default
 from repomem.workspace import check_cursor_line, parse_position
 
 NAME = "retrieve"
@@ -24,9 +25,9 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="FILE:LINE", help="cursor position, 1-based line")
-    parser.add_argument("--k", type=int, help="how many fragments: completion.k (default 10)")
+    parser.add_argument("--k", type=int, help="how many fragments: " + with_default("completion.k"))
     parser.add_argument(
-        "--alpha", type=float, help="environment weight: completion.alpha (default 0)"
+        "--alpha", type=float, help="environment weight: " + with_default("completion.alpha")
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
@@ -46,13 +47,15 @@ def run(args: argparse.Namespace) -> int:
     index.apply_buffer(pos.path, text)  # the file as it is now, not as indexed
     check_cursor_line(text, pos.line + 1, pos.name)
     lines = split_lines(text)
-    k, alpha, window = settings.completion.k, settings.completion.alpha, settings.completion.window
-    query = "\n".join(lines[max(0, pos.line - window) : pos.line])
-    exclusion = Exclusion(pos.path, max(0, pos.line - window), pos.line + window)
+    k, alpha = settings.completion.k, settings.completion.alpha
+    query_window = settings.completion.window  # also the radius hidden around the cursor
+    query = "\n".join(lines[max(0, pos.line - query_window) : pos.line])
+    exclusion = Exclusion.around(pos.path, pos.line, query_window)
     hits = index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
     left = "\n".join(lines[: pos.line]) + "\n" if pos.line else ""
-    definitions = index.definitions(pos.path, left, window=window)
-    usages = index.usages(
+    definitions = find_definitions(index, pos.path, left, window=query_window)
+    usages = find_usages(
+        index,
         query,
         pos.path,
         definitions,
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"fragments": fragments, "definitions": cards, "usages": calls}, indent=2))
         return 0
     ranking = "BM25 (alpha 0)" if alpha == 0 else f"FragRel (alpha {alpha:g})"
-    print(f"similar code for the {window} lines before line {pos.line + 1}, by {ranking}:")
+    print(f"similar code for the {query_window} lines before line {pos.line + 1}, by {ranking}:")
     for rank, h in enumerate(hits, 1):
         print(f"  {rank:>2}. {fragment_line(h, alpha)}")
     if not hits:
@@ -97,10 +100,12 @@ def _near(
     """The definitions a prompt can take: not the file's own above the cursor (the prompt
     leaves those out, ``unseen_cards``), named in the query window or reached on the code
     graph from it, at most ``completion.max_definitions``."""
-    window = settings.completion.window
+    query_window = settings.completion.window
     unseen = {id(c) for c in unseen_cards([d.card for d in definitions], path, left)}
     near = [
-        d for d in definitions if (d.distance <= window or d.strength > 0) and id(d.card) in unseen
+        d
+        for d in definitions
+        if (d.distance <= query_window or d.strength > 0) and id(d.card) in unseen
     ]
     return near[: settings.completion.max_definitions]
 

@@ -14,7 +14,7 @@ index found, after its best fragment, leaving out what that already shows and th
 code above and around it.
 
 A backend that reads occurrences (the built-in one) also gets, once per task, the places
-where the end of the left context reappears in the repository (``RepoIndex.occurrences``),
+where the end of the left context reappears in the repository (``repomem.index.occurrences``),
 looked up in the same scope as retrieval. Every result carries the backend's confidence, where
 it gives one; the caller decides whether to show a completion it is not confident of
 (:meth:`CompletionResult.confident`).
@@ -35,7 +35,7 @@ from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
 from repomem.completion.prompt import Prompt, build_prompt
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings
 
@@ -47,9 +47,9 @@ USAGES_AFTER = 1
 
 
 class Retriever(Protocol):
-    """What the engine needs from an index (``repomem.index.repo.RepoIndex`` is one): fragments
-    like the query, the definitions the cursor's code (and a draft) uses, and where the end of
-    the left context reappears in other files."""
+    """What the engine needs from an index (``repomem.context.retriever.CodeRetriever`` is
+    one): fragments like the query, the definitions the cursor's code (and a draft) uses, and
+    where the end of the left context reappears in other files."""
 
     def retrieve(
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
@@ -213,13 +213,13 @@ def _shown_lines(fragment: RetrievedFragment) -> tuple[Location, ...]:
     return (Location(fragment.path, fragment.shown_start, fragment.shown_start + count),)
 
 
-def query_window(text: str, window: int) -> str:
-    """RepoCoder's query: the last ``window`` lines of ``text``, not counting a cursor line
-    holding only indentation."""
+def query_window(text: str, size: int) -> str:
+    """RepoCoder's query window: the last ``size`` lines of ``text``, not counting a cursor
+    line holding only indentation."""
     lines = text.splitlines()
     if lines and not lines[-1].strip():
         lines.pop()
-    return "\n".join(lines[-window:])
+    return "\n".join(lines[-size:])
 
 
 RetrievalScope = Callable[[CompletionTask], AbstractContextManager[object]]

@@ -43,23 +43,14 @@ from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from repomem.context.cards import Card
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
+from repomem.fim import FIM_TEMPLATES
 from repomem.index.languages import LINE_COMMENT
 
 INTRO = "Here are some relevant code fragments from other files of the repo:"
 DEFINITIONS_INTRO = "Here are the definitions of names the code uses:"
 HEADER = "the below code fragment can be found in:"
 SEPARATOR_WIDTH = 50
-
-# (before prefix, between prefix and suffix, after suffix), from each model family's tokenizer
-# and reference code. CodeLlama's spaces are part of its trained format ("<PRE> {pre} <SUF>{suf}
-# <MID>"); infilling quality drops without them.
-FIM_TEMPLATES: dict[str, tuple[str, str, str]] = {
-    "codellama": ("<PRE> ", " <SUF>", " <MID>"),
-    "starcoder": ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
-    "deepseek": ("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
-    "qwen": ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
-}
 
 # Share of what retrieval leaves that the right context may take in a fill-in-the-middle
 # prompt: the lines just before the cursor predict it best, so they get the larger part.

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from repomem.context.scorer import Location, RetrievedFragment
+from repomem.core import Location, RetrievedFragment
 
 EDIT, VIEW = "edit", "view"
 #: edited ranges kept, over all documents; the oldest go first

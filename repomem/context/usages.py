@@ -18,13 +18,32 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from repomem.context.definitions import DefinitionHit
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import Exclusion, RetrievedFragment
 
 if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
 
 
 def find_usages(
+    index: RepoIndex,
+    query: str,
+    path: str,
+    hits: Sequence[DefinitionHit],
+    *,
+    k: int,
+    exclusion: Exclusion | None = None,
+    retrieved: Sequence[RetrievedFragment] = (),
+) -> list[RetrievedFragment]:
+    """Up to ``k`` windows calling the definitions of ``hits`` (best first) from files
+    other than ``path``, the most like ``query`` for each, none of ``retrieved``."""
+    if k <= 0 or not hits:
+        return []
+    s_ind = index.query_scores(query)
+    taken = {f.fragment_id for f in retrieved}
+    return _callers(index, path, hits, s_ind, index.visible(exclusion), limit=k, taken=taken)
+
+
+def _callers(
     index: RepoIndex,
     path: str,
     hits: Sequence[DefinitionHit],

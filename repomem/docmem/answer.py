@@ -150,3 +150,31 @@ async def finish(ctx: Context, result: AskResult) -> AskResult:
     elif not ctx.model.available:
         result.notes.append(NO_MODEL_NOTE)
     return result
+
+
+# lines of each source's text a report shows
+_SHOWN_LINES = 4
+
+
+def render(result: AskResult) -> str:
+    """The plain-text report: the answer (or why there is none), then the sources."""
+    lines = []
+    if result.answer is not None:
+        lines += ["Answer:", result.answer or "(the model returned nothing)", ""]
+    elif result.mode == "extractive":
+        lines += [f"No answer: {NO_MODEL_NOTE}.", ""]
+    else:
+        lines += ["No answer: no source matches the question.", ""]
+    if result.sources:
+        lines.append("Sources:")
+    for i, source in enumerate(result.sources, start=1):
+        mark = "*" if i - 1 in result.cited else " "
+        where = f" ({source.heading})" if source.heading else ""
+        lines.append(f"[{i}]{mark} {source.label}{where}  [{source.kind}, {source.form}]")
+        shown = [ln for ln in source.text.splitlines() if ln.strip()][:_SHOWN_LINES]
+        lines += [f"      {ln.strip()[:120]}" for ln in shown]
+    if not result.sources:
+        lines.append("No source matches the question.")
+    lines += ["", f"strategy: {result.strategy}, mode: {result.mode}"]
+    lines += [f"note: {n}" for n in result.notes if n != NO_MODEL_NOTE]
+    return "\n".join(lines)

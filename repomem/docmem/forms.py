@@ -28,10 +28,6 @@ from repomem.docmem.model import TextModel
 from repomem.docmem.segments import CODE_DIRECTIVES, Segment
 from repomem.docmem.text import STOPWORDS, clean_inline, first_sentence, sentences, word_set
 
-FORMS = ("chunk", "gist", "summary", "triple", "fact")
-ALL_FORMS = (*FORMS, "mixed")
-BUILT_FORMS = ("gist", "summary", "triple", "fact")  # forms that need building
-
 MODEL, EXTRACTIVE, FALLBACK = "model", "extractive", "fallback"
 
 # Sections for summaries: segments sharing their first two headings.

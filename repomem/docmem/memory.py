@@ -25,12 +25,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from repomem.config import DocMemoryConfig
-from repomem.context.scorer import Exclusion, Location, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
 from repomem.docmem.entities import CodeSymbols, EntityGraph
 from repomem.docmem.forms import Entry
 from repomem.docmem.model import EXTRACTIVE, TextModel
+from repomem.docmem.names import BUILT_FORMS, FORMS
 from repomem.docmem.pagination import PauseChoice, next_choice, paginate, structural_break
 from repomem.docmem.relations import (
     code_links,
@@ -238,7 +239,7 @@ class DocMemory:
         """Make sure the forms in ``wanted`` (and the pages, when asked or needed for gists)
         exist for every document, built by ``model`` when it is a language model."""
         builder = self.builder(model)
-        needed = {f for w in wanted for f in (forms.BUILT_FORMS if w == "mixed" else (w,))}
+        needed = {f for w in wanted for f in (BUILT_FORMS if w == "mixed" else (w,))}
         needed.discard("chunk")
         built = {
             p: self.docs[p].builders.setdefault(builder, doc_store.Built()) for p in self.paths
@@ -251,7 +252,7 @@ class DocMemory:
                 for path, result in zip(todo, found, strict=True):
                     built[path].pages = result
                 changed = True
-        for form in forms.BUILT_FORMS:
+        for form in BUILT_FORMS:
             if form not in needed:
                 continue
             todo = [p for p in self.paths if form not in built[p].forms]
@@ -311,7 +312,7 @@ class DocMemory:
         """Entries of ``form`` (``mixed``: all forms) with global segment ids; built forms
         must have been prepared for ``builder``."""
         if form == "mixed":
-            return [e for f in forms.FORMS for e in self.entries(f, builder)]
+            return [e for f in FORMS for e in self.entries(f, builder)]
         out = []
         for path in self.paths:
             first = self.doc_first[path]

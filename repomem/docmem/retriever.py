@@ -8,15 +8,13 @@ prompt when it ranks, within the same fragment count and token budget.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from repomem.context.scorer import Exclusion, RetrievedFragment
+from repomem.context.retriever import CodeRetriever
+from repomem.core import Exclusion, RetrievedFragment
 
 if TYPE_CHECKING:
-    from repomem.context.definitions import DefinitionHit
     from repomem.docmem.memory import DocMemory
-    from repomem.index.occurrences import Occurrence
     from repomem.index.repo import RepoIndex
 
 
@@ -28,11 +26,11 @@ def merge_ranked(
     return sorted([*code, *docs], key=lambda f: -f.s_rel)[:k]
 
 
-class DocAwareRetriever:
-    """The completion engine's retriever protocol over an index and its doc memory."""
+class DocAwareRetriever(CodeRetriever):
+    """The code retriever over an index, its fragments merged with its doc memory's."""
 
     def __init__(self, index: RepoIndex, memory: DocMemory) -> None:
-        self.index = index
+        super().__init__(index)
         self.memory = memory
 
     def retrieve(
@@ -41,23 +39,3 @@ class DocAwareRetriever:
         code = self.index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
         docs = self.memory.retrieve_for_code(query, k, alpha=alpha, exclusion=exclusion)
         return merge_ranked(code, docs, k)
-
-    def definitions(
-        self, path: str, left_context: str, *, draft: str = "", window: int = 20
-    ) -> list[DefinitionHit]:
-        return self.index.definitions(path, left_context, draft=draft, window=window)
-
-    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
-        return self.index.occurrences(path, left_context)
-
-    def usages(
-        self,
-        query: str,
-        path: str,
-        hits: Sequence[DefinitionHit],
-        *,
-        k: int,
-        exclusion: Exclusion | None,
-        retrieved: Sequence[RetrievedFragment] = (),
-    ) -> list[RetrievedFragment]:
-        return self.index.usages(query, path, hits, k=k, exclusion=exclusion, retrieved=retrieved)

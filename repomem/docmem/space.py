@@ -9,7 +9,7 @@ matrix spans both::
     [ code x entry    code x code     ]   (code x code: the index's FragRel relations)
 
 and FragRel's environment and relation-aware scores (Eq. 9 and 10) are computed over it by
-``repomem.context.scorer.relation_aware_scores``: a doc entry rises when the code it names
+``repomem.index.scorer.relation_aware_scores``: a doc entry rises when the code it names
 matches the query, and a code fragment when the docs that describe it do. The code part follows
 the index as it changes (an edited buffer, a benchmark task's file): fragments whose text
 changed are re-added to the BM25 index before the next query, or, where the memory does not
@@ -23,18 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
-from repomem.context.scorer import Exclusion, relation_aware_scores, top_k
+from repomem.core import Exclusion
 from repomem.docmem.forms import Entry
 from repomem.docmem.relations import entry_code_relations, entry_relations
 from repomem.index.bm25 import BM25Index
+from repomem.index.scorer import relation_aware_scores, top_k
 
 if TYPE_CHECKING:
-    from repomem.docmem.memory import DocMemory
+    from repomem.config import DocMemoryConfig
+    from repomem.docmem.segments import Segment
+    from repomem.index.repo import RepoIndex
 
 Terms = Callable[[str], list[str]]
 
@@ -50,9 +53,24 @@ class Hit:
     s_rel: float
 
 
+class Memory(Protocol):
+    """What a joint space reads of the doc memory that owns it
+    (:class:`repomem.docmem.memory.DocMemory`): its segments and their relations, the code
+    index and the segments' links into it, kept current by ``refresh_code``."""
+
+    index: RepoIndex
+    config: DocMemoryConfig
+    segments: list[Segment]
+    segment_relations: sp.csr_matrix
+    links: sp.csr_matrix
+    follow_code: bool
+
+    def refresh_code(self) -> None: ...
+
+
 class JointSpace:
     def __init__(
-        self, memory: DocMemory, entries: Sequence[Entry], terms: Terms, *, code: bool
+        self, memory: Memory, entries: Sequence[Entry], terms: Terms, *, code: bool
     ) -> None:
         self.memory = memory
         self.entries = list(entries)

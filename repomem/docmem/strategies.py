@@ -22,13 +22,12 @@ from collections import Counter
 
 from repomem.docmem import prompts
 from repomem.docmem.answer import AskResult, Context, Step, finish
-from repomem.docmem.forms import ALL_FORMS, BUILT_FORMS
 from repomem.docmem.memory import DocMemory, Source
 from repomem.docmem.model import TextModel
+from repomem.docmem.names import ALL_FORMS, BUILT_FORMS, LOOKUPS, STRATEGIES
 from repomem.docmem.text import STOPWORDS, content_terms, terms
 from repomem.errors import RepomemError
 
-STRATEGIES = ("single", "rerank", "iterative", "readagent", "graph", "factqa")
 #: chosen on the doc-QA set (``eval/docqa/run_docqa.py``: 47 questions over nine projects,
 #: code competing with docs as ``repomem ask`` ranks them): hit@1 / @5 0.55 / 0.87 against
 #: 0.36 / 0.74 for ``single``, the best of every strategy and form with code competing. It
@@ -40,8 +39,6 @@ def default_strategy(form: str) -> str:
     """The strategy a question over ``form`` gets when none is named."""
     return DEFAULT_STRATEGY if form == "chunk" else "single"
 
-
-LOOKUPS = ("parallel", "sequential")
 
 # Candidates reranked per source wanted, and rounds of query refinement (the study found 2-3
 # rounds best).

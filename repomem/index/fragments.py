@@ -17,15 +17,16 @@ class Window:
     text: str
 
 
-def windows(lines: list[str], window: int, stride: int) -> list[Window]:
-    """Windows starting every ``stride`` lines until one reaches the end of the file.
+def windows(lines: list[str], size: int, stride: int) -> list[Window]:
+    """Fragment windows of ``size`` lines starting every ``stride`` lines until one reaches
+    the end of the file.
 
     All-blank windows are dropped: they can match nothing and carry no structure.
     """
     out = []
     n = len(lines)
     for start in range(0, n, stride):
-        end = min(start + window, n)
+        end = min(start + size, n)
         text = "\n".join(lines[start:end])
         if text.strip():
             out.append(Window(start, end, text))

@@ -2,12 +2,12 @@
 
 Building, saving or loading an index allocates millions of small acyclic objects (locations,
 symbol lists, fragment texts); every time the allocation count trips a threshold, a collection
-walks the whole heap again. Measured on the standard library's index: saving 1.8 s -> 0.8 s,
-loading 3.5 s -> 1.9 s with collection paused.
+walks the whole heap again; with collection paused, saving and loading take about half the
+time (docs/MEASUREMENTS.md).
 
 What a build or a load makes lives as long as the index, so those are also frozen
 (``gc.freeze``): later collections skip them instead of walking them all, which otherwise
-lands in the middle of an editor's update (one-file update p95 134 -> 88 ms measured).
+lands in the middle of an editor's update.
 Frozen objects are still freed by reference counting; only cyclic garbage among them would
 never be collected, and the index's structures hold no cycles.
 """

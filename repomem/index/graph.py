@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
-from repomem.index.parsing import ParsedFile
+from repomem.index.parsed import ParsedFile
 from repomem.index.rowpool import RowPool, ranges
 
 W_SYNTAX = 0.5

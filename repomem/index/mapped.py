@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from repomem.context.scorer import Location
+from repomem.core import Location
 from repomem.index.jit import numba
 from repomem.index.spool import TextWriter, file_id, mapped
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 from tree_sitter import Node, Point, QueryCursor, Tree
@@ -19,70 +17,8 @@ from tree_sitter import Node, Point, QueryCursor, Tree
 from repomem.index import langs, splice
 from repomem.index.jit import numba
 from repomem.index.languages import parser
+from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.queries import QUERIES, comment_kinds, file_query
-
-
-class Definition(NamedTuple):
-    """A function or class definition. Python names are qualified within the module
-    (``f``, ``A``, ``A.m``); other languages use the bare name."""
-
-    name: str
-    node: int
-    is_class: bool
-
-
-class CallSite(NamedTuple):
-    """A call made from statement ``node``. ``parts`` is the dotted callee (Python:
-    ``("self", "meth")``, ``("m", "f")``, ``("f",)``; other languages: the bare name);
-    ``scope`` is the qualified name of the innermost enclosing Python class, if any (Go:
-    the declared type of the receiver or parameter ``parts[0]``, "" for one of a type
-    without methods of its own)."""
-
-    node: int
-    parts: tuple[str, ...]
-    scope: str | None = None
-
-
-class ImportBinding(NamedTuple):
-    """A name bound by an import: ``name`` refers to ``module`` (relative with ``level``
-    leading dots) or, when ``symbol`` is set, to ``symbol`` inside it. Python's; other
-    families use the same four fields in their own way (``repomem.index.langs``)."""
-
-    name: str
-    module: str
-    symbol: str | None
-    level: int
-
-
-@dataclass
-class ParsedFile:
-    path: str
-    language: str
-    digest: str
-    line_len: np.ndarray  # int32, characters per line (trailing whitespace removed)
-    node_start: np.ndarray  # int32, first line of each statement node
-    node_end: np.ndarray  # int32, last line (inclusive)
-    node_parent: np.ndarray  # int32, nearest statement-level ancestor, -1 = the file's root
-    line_owner: np.ndarray  # int32, deepest statement node covering each line, -1 = none
-    has_error: bool  # tree-sitter found a syntax error (or a missing token)
-    definitions: list[Definition] = field(default_factory=list)
-    calls: list[CallSite] = field(default_factory=list)
-    imports: list[ImportBinding] = field(default_factory=list)
-    import_nodes: list[int] = field(default_factory=list)  # the statement of each import
-    # class qualified name -> dotted base-class expressions (Python's bases; other
-    # families': extends/implements, embedded structs, implemented traits); Go also keeps
-    # the declared types of fields, results and variables here (``repomem.index.langs.go``)
-    bases: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
-    # the package or namespace the file declares (Java ``package``, Go ``package``), if any
-    package: str = ""
-    # first and last rows of the top-level nodes holding a syntax error, so that an edit away
-    # from them can still be spliced (``repomem.index.splice``); None: not known (a parse read
-    # back from a stored index)
-    error_rows: np.ndarray | None = None
-
-    @property
-    def n_nodes(self) -> int:
-        return int(self.node_start.size)
 
 
 def split_lines(text: str) -> list[str]:

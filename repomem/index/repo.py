@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,15 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from repomem.config import IndexConfig
-from repomem.context.definitions import DefinitionHit, find_definitions
-from repomem.context.scorer import (
-    Exclusion,
-    Location,
-    RetrievedFragment,
-    bounded_top_k,
-    inverse_relations,
-)
-from repomem.context.usages import find_usages
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import langs
 from repomem.index.bm25 import BM25Index, TermCounts, count_terms, tokenize
 from repomem.index.files import FileSkipped, SourceFile, load_file, scan_files
@@ -48,7 +40,6 @@ from repomem.index.mapped import (
     text_key,
     window_locations,
 )
-from repomem.index.occurrences import Occurrence, find_occurrences
 from repomem.index.parsing import (
     ParsedFile,
     TreeCache,
@@ -60,6 +51,7 @@ from repomem.index.parsing import (
 from repomem.index.relations import compute_relations, node_ball
 from repomem.index.resolve import Resolver, moved_definitions
 from repomem.index.rowpool import RowPool
+from repomem.index.scorer import bounded_top_k, inverse_relations
 from repomem.index.spool import spooled
 
 Progress = Callable[[str, int, int], None]
@@ -512,7 +504,7 @@ class RepoIndex:
             )
 
         # Many chunks run side by side, one thread each: splitting every chunk between the
-        # threads would leave one waiting for the other's slower half (3.8 s -> 2.5 s, stdlib).
+        # threads would leave one waiting for the other's slower half (docs/MEASUREMENTS.md).
         workers = min(len(parts), os.cpu_count() or 1)
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             results = (
@@ -871,7 +863,7 @@ class RepoIndex:
         """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``, as
         ``top_k`` ranks them over every fragment (``bounded_top_k`` scores only those that can
         rank)."""
-        s_ind = self._scores(query)
+        s_ind = self.query_scores(query)
         vis = self.visible(exclusion)
         env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
         inverse = self.inverse_relations
@@ -904,7 +896,7 @@ class RepoIndex:
             )
         return out
 
-    def _scores(self, query: str) -> np.ndarray:
+    def query_scores(self, query: str) -> np.ndarray:
         """Every fragment's BM25 score for ``query``; the last query's are kept while the
         index is unchanged (a completion's retrieval and usages ask for the same one)."""
         key = (query, self.revision, len(self.frag_text))
@@ -913,25 +905,6 @@ class RepoIndex:
             scores.flags.writeable = False  # shared by the callers: none may change it
             self._last_scores = (key, scores)
         return self._last_scores[1]
-
-    def usages(
-        self,
-        query: str,
-        path: str,
-        hits: Sequence[DefinitionHit],
-        *,
-        k: int,
-        exclusion: Exclusion | None = None,
-        retrieved: Sequence[RetrievedFragment] = (),
-    ) -> list[RetrievedFragment]:
-        """Up to ``k`` windows calling the definitions of ``hits`` (best first) from files
-        other than ``path``, the most like ``query`` for each, none of ``retrieved``
-        (``repomem.context.usages``)."""
-        if k <= 0 or not hits:
-            return []
-        s_ind = self._scores(query)
-        taken = {f.fragment_id for f in retrieved}
-        return find_usages(self, path, hits, s_ind, self.visible(exclusion), limit=k, taken=taken)
 
     def _lines(self, path: str) -> list[str]:
         """A file's lines, kept for the few files recent results came from."""
@@ -947,19 +920,6 @@ class RepoIndex:
     def file_lines(self, path: str) -> list[str]:
         """The lines of an indexed file as the index holds it now (do not modify)."""
         return self._lines(path)
-
-    def definitions(
-        self, path: str, left_context: str, *, draft: str = "", window: int = 20
-    ) -> list[DefinitionHit]:
-        """Cards of the definitions the code before the cursor (and a first ``draft``) uses,
-        ranked on the code graph (``repomem.context.definitions``)."""
-        return find_definitions(self, path, left_context, draft=draft, window=window)
-
-    def occurrences(self, path: str, left_context: str) -> list[Occurrence]:
-        """Lines of other files where the end of ``left_context`` may reappear, found through
-        the BM25 postings (``repomem.index.occurrences``): what the built-in backend copies
-        from beyond the retrieved fragments."""
-        return find_occurrences(self, path, left_context)
 
     def file_text(self, path: str) -> str | None:
         entry = self.files.get(path)

@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 from repomem.index import langs
 from repomem.index.graph import ROOT
-from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
+from repomem.index.parsed import CallSite, ImportBinding, ParsedFile
 
 _MAX_DEPTH = 4
 

@@ -52,7 +52,7 @@ import numpy as np
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
+    from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
 
 
 LANGUAGES = frozenset({"python", "c", "cpp"})

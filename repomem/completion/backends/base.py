@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from repomem.errors import RepomemError
 
 if TYPE_CHECKING:
-    # for annotations only: importing the scorer loads numba, which a model engine's spawned
+    # for annotations only: importing the index loads numba, which a model engine's spawned
     # workers (they import the script that started them) must not initialise
-    from repomem.context.scorer import RetrievedFragment
+    from repomem.core import RetrievedFragment
     from repomem.index.occurrences import Occurrence
 
 

@@ -6,7 +6,7 @@ benchmark like any other backend; it is not a language model. Three strategies:
 ``repo`` (default, backend ``builtin``)
     ``match`` over more places: besides the retrieved fragments and the file's own earlier
     text, every place in the repository where the context's trailing names co-occur
-    (``RepoIndex.occurrences``, read from the BM25 postings, so current after every edit),
+    (``repomem.index.occurrences``, read from the BM25 postings, so current after every edit),
     weighted by nearness (same directory, same top-level package, elsewhere). A line of the
     repository is counted once, however many sources show it. A match may pass a few
     identifiers its source names differently, and the copied text takes the cursor's names
@@ -57,7 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from repomem.completion.backends.base import Backend, BackendError, Generation, GenerationRequest
-from repomem.context.scorer import RetrievedFragment
+from repomem.core import RetrievedFragment
 
 STRATEGIES = ("repo", "match", "naive")
 

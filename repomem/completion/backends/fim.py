@@ -1,30 +1,12 @@
-"""Which fill-in-the-middle template a model was trained with, read off its vocabulary.
-
-A model only infills well with the exact sentinel tokens it was trained on, and those are in
-its tokenizer's vocabulary as special tokens; their spelling tells the template apart.
-"""
+"""Which fill-in-the-middle format a backend's model uses: the ``fim`` setting, checked, else
+the one its vocabulary shows (the formats are in :mod:`repomem.fim`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from repomem.completion.backends.base import BackendError
-
-#: per style, alternative spellings of the (prefix, suffix, middle) sentinels; any one
-#: complete spelling in a vocabulary means the model infills in that style
-FIM_SENTINELS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    # CodeLlama's sentencepiece vocabulary stores them with the word-start marker
-    "codellama": (("▁<PRE>", "▁<SUF>", "▁<MID>"), ("<PRE>", "<SUF>", "<MID>")),
-    "starcoder": (
-        ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
-        ("<fim-prefix>", "<fim-suffix>", "<fim-middle>"),
-    ),
-    "deepseek": (("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),),
-    "qwen": (("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),),
-}
-
-#: the value of the ``fim`` setting that turns infilling off for a model that has sentinels
-FIM_OFF = "none"
+from repomem.fim import FIM_OFF, FIM_SENTINELS, detect_fim_style
 
 
 def fim_style_setting(value: str | None) -> str | None:
@@ -38,15 +20,6 @@ def fim_style_setting(value: str | None) -> str | None:
             f" choose one of {choices}"
         )
     return value
-
-
-def detect_fim_style(vocabulary: Iterable[str]) -> str | None:
-    """The style whose sentinels are all in ``vocabulary``, or None when the model has none."""
-    tokens = set(vocabulary)
-    for style, spellings in FIM_SENTINELS.items():
-        if any(all(token in tokens for token in spelling) for spelling in spellings):
-            return style
-    return None
 
 
 def resolve_fim_style(configured: str | None, vocabulary: Iterable[str] | None) -> str | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
 from repomem.completion.backends.fim import resolve_fim_style
-from repomem.completion.backends.registry import HUB_PREFIX, model_source
+from repomem.completion.backends.models import HUB_PREFIX, model_source
 
 if TYPE_CHECKING:
     import torch

@@ -13,7 +13,7 @@ from typing import Any
 
 from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
 from repomem.completion.backends.fim import resolve_fim_style
-from repomem.completion.backends.registry import model_source
+from repomem.completion.backends.models import model_source
 
 
 def _import_vllm() -> Any:

@@ -35,7 +35,7 @@ from repomem.index.queries import NAMESPACE
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
+    from repomem.index.parsed import CallSite, ImportBinding, ParsedFile
     from repomem.index.resolve import Resolver, Target
 
 #: language -> the module of its family
@@ -84,7 +84,7 @@ class Language:
         """Fill ``parsed``'s definitions, calls (and, where the family has them, imports,
         import nodes, bases and package) from the file query's matches; ``def_nodes`` and
         ``call_nodes`` are their statement nodes (-1: outside every statement)."""
-        from repomem.index.parsing import CallSite, Definition
+        from repomem.index.parsed import CallSite, Definition
 
         for (d, name), i in zip(defs, def_nodes, strict=True):
             if i >= 0:

@@ -1,0 +1,49 @@
+"""Opening an index: the saved one while current, else a build (the CLI, the language server
+and the benchmark runner share this rule)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from repos import make_repo
+
+from repomem.config import IndexConfig
+from repomem.index.opening import open_index
+from repomem.index.store import IndexNotFound
+
+
+def test_first_use_builds_and_then_the_saved_index_is_opened(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    config = IndexConfig()
+    with pytest.raises(IndexNotFound):
+        open_index(root, config, build=False)
+    said: list[str] = []
+    first = open_index(root, config, build=True, say=said.append)
+    assert first.built and said == [f"indexing {root} (first use)"]
+    again = open_index(root, config, build=True, say=said.append)
+    assert not again.built and again.changed == () and len(said) == 1
+    assert again.index.files.keys() == first.index.files.keys()
+
+
+def test_other_settings_are_kept_when_reading_and_rebuilt_when_building(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    open_index(root, IndexConfig(), build=True)
+    wider = dataclasses.replace(IndexConfig(), window=30, index_dir=".repomem")
+    kept = open_index(root, wider, build=False)
+    assert not kept.built and kept.changed == ("window",) and kept.index.config.window == 20
+    said: list[str] = []
+    rebuilt = open_index(root, wider, build=True, say=said.append)
+    assert rebuilt.built and rebuilt.index.config.window == 30
+    assert said == [f"indexing {root} again (changed: window)"]
+
+
+def test_a_caller_may_ask_for_a_rebuild_when_the_files_changed(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    open_index(root, IndexConfig(), build=True)
+    said: list[str] = []
+    opened = open_index(
+        root, IndexConfig(), build=True, say=said.append, current=lambda index: False
+    )
+    assert opened.built and said == [f"indexing {root} again (changed: files)"]
