@@ -500,3 +500,22 @@ def test_a_local_binding_is_not_an_item_or_a_macro_of_its_name(tmp_path: Path) -
         ("src/lib.rs", "bail!"),  # written ``bail!(``
         ("src/util.rs", "inner.deep"),
     ]
+
+
+def test_paths_from_crate_and_modules_beside_functions_of_their_name(tmp_path: Path) -> None:
+    files = {
+        "src/lib.rs": "mod item;\nmod value;\n\npub use crate::item::value;\n"
+        "pub use crate::value::Value;\n",
+        "src/item.rs": "pub fn value(n: i64) -> crate::Value {\n    crate::Value::Int(n)\n}\n",
+        "src/value.rs": "pub enum Value {\n    Int(i64),\n    Str(String),\n}\n",
+        "src/de.rs": "pub fn go(v: i64) -> usize {\n    match crate::value::Value::Int(v) {\n"
+        "        crate::Value::Int(_) => 0,\n        _ => 1,\n    }\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/de.rs")[:3]) + "\n"
+    value = ("src/value.rs", "Value", idx.resolver.defs["src/value.rs"]["Value"])
+    # ``crate::value`` is the module (``value.rs``), not the function ``lib.rs`` imports
+    names = ["crate::value::Value", "crate::Value::Int", "self::super::x"]
+    assert resolve_names(idx, "src/de.rs", left, names) == [value, value, None]
+    hits = find_definitions(idx, "src/de.rs", left)
+    assert ("src/value.rs", "Value") in {(h.card.path, h.card.name) for h in hits}

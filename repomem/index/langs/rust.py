@@ -62,6 +62,8 @@ _ROOT_FILES = ("lib.rs", "main.rs")
 _TYPES = frozenset({"struct_item", "enum_item", "union_item", "trait_item", "type_item"})
 _FUNCTIONS = frozenset({"function_item", "function_signature_item"})
 _PATH_NODES = frozenset({"identifier", "type_identifier", "crate", "self", "super"})
+#: keywords that begin a path (``crate::a::f``)
+_PATH_ROOTS = frozenset({"crate", "self", "super", "Self"})
 
 # a resolved path: ("mod", file, inline module) or ("def", file, qualified name)
 Ref = tuple[str, str, str]
@@ -209,7 +211,9 @@ class Rust(Language):
         return _Resolution(r, path, cursor.mod, cursor.self_type, record=False).name(parts, cursor)
 
     def reserved(self, name: str) -> bool:
-        return name.split("::", 1)[0].strip() in RESERVED
+        head, sep, _ = name.partition("::")
+        head = head.strip()
+        return head in RESERVED and not (sep and head in _PATH_ROOTS)
 
 
 def _tables(r: Resolver) -> dict[str, set[str]]:
@@ -376,7 +380,7 @@ class _Resolution:
                 return None
             cur, rest = self._crate(rest[0]), rest[1:]
         else:
-            cur = self._item(path, mod, head, macro and not rest, depth)
+            cur = self._item(path, mod, head, macro and not rest, depth, bool(rest))
             if cur is None and head not in _STD_CRATES:
                 cur = self._crate(head)
         for k, seg in enumerate(rest):
@@ -387,14 +391,18 @@ class _Resolution:
                 if seg == "super":
                     cur = self._parent(cur[1], cur[2])
                 elif seg != "self":
-                    cur = self._item(cur[1], cur[2], seg, macro and last, depth + 1)
+                    cur = self._item(cur[1], cur[2], seg, macro and last, depth + 1, not last)
             else:
                 return self._members(cur, rest[k:], macro, depth + 1)
         return cur
 
-    def _item(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
+    def _item(
+        self, path: str, mod: str, name: str, macro: bool, depth: int, scope: bool = False
+    ) -> Ref | None:
         """What ``name`` means in module ``mod`` of ``path``: an item defined there, an inline
-        module, a ``use`` binding, a file module, or a name a glob brings."""
+        module, a ``use`` binding, a file module, or a name a glob brings. ``scope``: the name
+        is followed by ``::`` and so is a module or a type (Rust keeps them apart from
+        functions: ``use item::value;`` beside ``mod value;``)."""
         if depth > _MAX_DEPTH or path not in self.r.files:
             return None
         defs = self.r.defs.get(path, {})
@@ -404,7 +412,7 @@ class _Resolution:
             if qual + "!" in defs:
                 return "def", path, qual + "!"
         self._lookup_noted(path, qual)
-        if qual in defs:
+        if qual in defs and (not scope or qual in self.r.classes[path]):
             return "def", path, qual
         bindings = self.r.bindings.get(path, {})
         bound = _scoped(mod, name)
@@ -415,7 +423,9 @@ class _Resolution:
                 return None
             if b.level != USE:
                 return "mod", path, qual
-            return self._path(path, mod, b.module.split("::"), macro, depth + 1)
+            found = self._path(path, mod, b.module.split("::"), macro, depth + 1)
+            if not scope or found is None or self._scope_like(found):
+                return found
         child = _child_dir(path) + "".join(f"{p}/" for p in mod.split(".") if p)
         for candidate in (f"{child}{name}.rs", f"{child}{name}/mod.rs"):
             if self._exists(candidate):
@@ -431,13 +441,17 @@ class _Resolution:
                 break
             target = self._path(path, mod, b.module.split("::"), False, depth + 1)
             if target is not None and target[0] == "mod":
-                found = self._item(target[1], target[2], name, macro, depth + 1)
+                found = self._item(target[1], target[2], name, macro, depth + 1, scope)
                 if found is not None:
                     return found
             n += 1
         # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``)
         self._lookup_noted(path, qual + "!")
         return ("def", path, qual + "!") if not macro and qual + "!" in defs else None
+
+    def _scope_like(self, ref: Ref) -> bool:
+        """Whether ``ref`` may be followed by ``::``: a module or a type."""
+        return ref[0] == "mod" or ref[2] in self.r.classes[ref[1]]
 
     def _members(
         self, ref: Ref, segs: list[str], macro: bool = False, depth: int = 0
