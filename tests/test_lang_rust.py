@@ -519,3 +519,51 @@ def test_paths_from_crate_and_modules_beside_functions_of_their_name(tmp_path: P
     assert resolve_names(idx, "src/de.rs", left, names) == [value, value, None]
     hits = find_definitions(idx, "src/de.rs", left)
     assert ("src/value.rs", "Value") in {(h.card.path, h.card.name) for h in hits}
+
+
+TRAITS = {
+    "src/lib.rs": "pub mod num;\npub mod big;\npub mod algo;\n",
+    "src/num.rs": "pub trait AsCast: Sized {\n    fn as_cast(n: u64) -> Self;\n}\n\n"
+    "pub trait Number: AsCast + Copy {}\n\n"
+    "pub trait Float: Number {\n    fn pow10(self, n: i32) -> Self;\n}\n\n"
+    "pub trait Math: Clone {\n    fn data(&self) -> usize;\n\n"
+    "    fn twice(&mut self) -> usize {\n        self.data() * 2\n    }\n}\n",
+    "src/big.rs": "use crate::num::Math;\n\n#[derive(Clone)]\n"
+    "pub struct Big {\n    n: usize,\n}\n\n"
+    "impl Math for Big {\n    fn data(&self) -> usize {\n        self.n\n    }\n}\n",
+    "src/algo.rs": "use crate::big::Big;\nuse crate::num::Float;\n\n"
+    "pub fn fast<F>(m: u64, b: Big) -> F\nwhere\n    F: Float,\n{\n"
+    "    let float = F::as_cast(m);\n    let mut copy = b;\n    copy.twice();\n"
+    "    float.pow10(2)\n}\n",
+}
+
+
+def test_generic_bounds_supertraits_and_default_methods_through_impls(tmp_path: Path) -> None:
+    idx = _index(tmp_path, TRAITS)
+    left = _line(idx, "src/algo.rs", "float.pow10(2)")
+    names = ["F::as_cast", "float.pow10", "copy.twice", "b.data"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/algo.rs", left, names)]
+    assert found == [
+        ("src/num.rs", "AsCast.as_cast"),  # ``F: Float``, ``Float: Number``, ``Number: AsCast``
+        ("src/num.rs", "Float.pow10"),  # ``F::as_cast`` returns ``Self``: an ``F``
+        ("src/num.rs", "Math.twice"),  # ``let mut copy = b;`` and ``impl Math for Big``
+        ("src/big.rs", "Big.data"),
+    ]
+    # the call edge of ``copy.twice()`` goes to the trait's default method
+    assert "src/num.rs:Math.twice" in _edges(idx, "src/algo.rs")
+
+
+def test_updates_of_trait_impls_equal_a_rebuild(tmp_path: Path) -> None:
+    idx = _index(tmp_path, TRAITS)
+    root = tmp_path / "regex-syntax-0.6.27"
+    edits = [
+        ("src/big.rs", TRAITS["src/big.rs"].replace("impl Math for Big", "impl Math for Small")),
+        ("src/big.rs", TRAITS["src/big.rs"]),
+        ("src/num.rs", TRAITS["src/num.rs"].replace("fn twice", "fn thrice")),
+    ]
+    for rel, text in edits:
+        write_files(root, {rel: text})
+        idx.update_file(rel, text)
+        fresh = RepoIndex.build(root, EXACT, save=False)[0]
+        assert_same(idx, fresh, ["copy.twice()"])
+    assert "src/num.rs:Math.twice" not in _edges(idx, "src/algo.rs")
