@@ -567,3 +567,18 @@ def test_updates_of_trait_impls_equal_a_rebuild(tmp_path: Path) -> None:
         fresh = RepoIndex.build(root, EXACT, save=False)[0]
         assert_same(idx, fresh, ["copy.twice()"])
     assert "src/num.rs:Math.twice" not in _edges(idx, "src/algo.rs")
+
+
+def test_macros_of_inline_modules_and_std_names_stay_there(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/checks.rs": "#[cfg(test)]\nmod tests {\n    macro_rules! assert_eq {\n"
+        "        ($a:expr, $b:expr) => {};\n    }\n\n    mod inner {\n"
+        "        macro_rules! helper {\n            () => {};\n        }\n    }\n\n"
+        "    fn t() {\n        assert_eq!(1, 1);\n    }\n}\n",
+        "src/user.rs": "pub fn go() {\n    assert_eq!(1, 2);\n    helper!();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    # the test module's own ``assert_eq!`` is its module's; elsewhere it is the standard one
+    assert "src/checks.rs:tests.assert_eq!" in _edges(idx, "src/checks.rs")
+    assert _edges(idx, "src/user.rs") == set()

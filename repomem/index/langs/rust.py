@@ -678,7 +678,11 @@ class _Resolution:
     def _crate_macro(self, name: str) -> Ref | None:
         """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
         one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
-        crate-wide; one file may define a macro once per ``#[cfg]``)."""
+        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
+        module is seen only inside it (found by the path walk), and a name of the standard
+        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
+        if name in _STD_MACROS:
+            return None
         self._key_noted(f"{name}!")
         candidates = self.r.by_name.get((NS, f"{name}!"))
         if not candidates:
@@ -687,7 +691,9 @@ class _Resolution:
         hits = [
             (other, node)
             for other, node in candidates
-            if (self.test or not is_test(other)) and self._crate_root(other) == root
+            if (self.test or not is_test(other))
+            and "." not in self.r.qualnames[other][node]
+            and self._crate_root(other) == root
         ]
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
