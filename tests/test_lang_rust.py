@@ -9,6 +9,7 @@ import pytest
 from repos import write_files
 from test_index import EXACT, assert_same
 
+from repomem.context import definitions
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import store
 from repomem.index.repo import RepoIndex
@@ -582,3 +583,25 @@ def test_macros_of_inline_modules_and_std_names_stay_there(tmp_path: Path) -> No
     # the test module's own ``assert_eq!`` is its module's; elsewhere it is the standard one
     assert "src/checks.rs:tests.assert_eq!" in _edges(idx, "src/checks.rs")
     assert _edges(idx, "src/user.rs") == set()
+
+
+def test_imports_rank_by_how_often_the_file_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as in a large repository, where the graph's search from the cursor reaches none of them
+    monkeypatch.setattr(definitions, "QUERY_EPSILON", 1.0)
+    calls = "".join(f"    let x{k} = Ast::new(Kind::Group);\n" for k in range(5))
+    other = "".join(f"    let y{k} = {k};\n" for k in range(50))
+    files = {
+        **FILES,
+        "src/many.rs": "use crate::ast::{Ast, Kind};\n"
+        "use crate::util::{frobnicate_counter, u64_helper};\n\n"
+        "pub fn first() {\n" + calls + "}\n\npub fn go() {\n" + other + "}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/many.rs")[:-1]) + "\n"
+    hits = [h.card.name for h in find_definitions(idx, "src/many.rs", left)]
+    # ``Ast`` is called in another function 50 lines up, out of the names read at the
+    # cursor: it comes before the imports the file never calls, whatever their order
+    assert hits[0] == "Ast"
+    assert set(hits) == {"Ast", "Kind", "frobnicate_counter", "u64_helper"}

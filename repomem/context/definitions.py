@@ -301,11 +301,34 @@ class _Finder:
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
+        by_use = self.language.rank_imports_by_use
+        named = set(self.found)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name:  # a C ``#include`` binds no name
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
-                self._add(binding.name, max(self.cursor - row, 0), "import")
+                distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
+                self._add(binding.name, distance, "import")
+        if by_use:
+            uses = self._uses()
+            for target, f in self.found.items():
+                if target not in named:
+                    f.count = uses.get(target, 0)
         return self.found
+
+    def _uses(self) -> dict[tuple[str, str], int]:
+        """How many of the file's resolved calls reach each definition, a type's members
+        counting for the type too."""
+        out: dict[tuple[str, str], int] = {}
+        qualnames = self.resolver.qualnames
+        for _, target, node in self.index.calls.get(self.path, ()):
+            name = qualnames.get(target, {}).get(node)
+            if name is None:
+                continue
+            out[(target, name)] = out.get((target, name), 0) + 1
+            if "." in name:
+                owner = (target, name.rpartition(".")[0])
+                out[owner] = out.get(owner, 0) + 1
+        return out
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``

@@ -62,6 +62,9 @@ class Language:
     #: how many lines before the cursor the definition cards take names from (0: the
     #: context engine's default)
     name_lines: int = 0
+    #: whether the file's imports not named near the cursor are ranked by how often the
+    #: file's resolved calls reach them (or their members), rather than by the import's line
+    rank_imports_by_use: bool = False
 
     def extract(
         self,

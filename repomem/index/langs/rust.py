@@ -72,6 +72,8 @@ Ref = tuple[str, str, str]
 class Rust(Language):
     namespace = NS
     scoped_names = True
+    # ``use`` lists are long and sorted by path: what the file calls most is what it will
+    rank_imports_by_use = True
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
