@@ -218,3 +218,23 @@ def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
     )
     # JSON is a variable here: the method called is Bind, not the Context's JSON
     assert [(t.path, t.name) for t in targets] == [("binding.go", "Bind")]
+
+
+def test_rust_cards_of_macros_and_after_continued_strings(tmp_path: Path) -> None:
+    files = {
+        "src/lib.rs": "mod a;\n\nmacro_rules! tri {\n    ($e:expr) => {\n        $e\n    };\n}\n",
+        "src/a.rs": "pub fn helper(x: u8) -> u8 {\n    x\n}\n",
+    }
+    index = _index(write_files(tmp_path / "r", files))
+    checker = CardChecker(index, definitions_by_name(index))
+    # a string going on over a ``\`` line ending is one string: the code after it is code
+    buffer = (
+        'fn go(x: u8) -> u8 {\n    let s = "tried \\\n        to";\n'
+        '    let y = helper(x);\n    let t = "z";\n'
+    )
+    macro = Card("src/lib.rs", 2, "tri!", "macro", "macro_rules! tri")
+    helper = _card(index, "src/a.rs", "helper")
+    assert checker.verdicts("src/a.rs", buffer, "    tri!(y)", [macro, helper]) == [
+        "right",  # the only ``tri!``, written ``tri!(``
+        "right",  # ``helper`` is code, not inside a string
+    ]
