@@ -131,6 +131,7 @@ class CardChecker:
             if (
                 written not in named
                 or written in RESERVED[family]
+                or name in RESERVED[family]
                 or (is_test(card.path) and not is_test(path))
             ):
                 out.append("wrong")

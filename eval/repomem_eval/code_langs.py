@@ -479,6 +479,17 @@ RESERVED: dict[str, frozenset[str]] = {
         Option Some None Result Ok Err Box Clone Copy Send Sync Sized Drop Fn FnMut FnOnce
         Default Debug Iterator IntoIterator Extend PartialEq Eq PartialOrd Ord Hash AsRef AsMut
         Into From ToString ToOwned"""
+    )
+    # the standard library's macros, named as the index names a ``macro_rules!`` (``m!``)
+    | frozenset(
+        f"{m}!"
+        for m in _words(
+            """println print eprintln eprint format format_args write writeln vec panic
+            assert assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne
+            unreachable unimplemented todo matches include include_str include_bytes concat
+            stringify env option_env cfg line column file module_path compile_error dbg
+            thread_local"""
+        )
     ),
     "c": _words(
         """printf fprintf sprintf snprintf malloc calloc realloc free memcpy memset memmove
@@ -598,12 +609,13 @@ class Callee:
 
 def read_callees(text: str, family: str) -> list[Callee]:
     """The calls ``text`` makes, in order, strings and comments left out: ``f(``, ``obj.m(``,
-    ``obj->m(``, ``pkg.F(``, ``Foo::new(``, ``new Foo(``, ``m!(``."""
+    ``obj->m(``, ``pkg.F(``, ``Foo::new(``, ``new Foo(``, ``m!(`` (a Rust macro, named
+    ``m!`` as the index names its ``macro_rules!``)."""
     code = code_only(text, family)
     found: list[Callee] = []
     for m in _CALLED.finditer(code):
         name = m.group(1)
-        parts = [name]
+        parts = [name + "!" if m.group(2) and family == "rust" else name]
         at = m.start(1)
         chained = False
         while True:
