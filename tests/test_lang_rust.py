@@ -604,4 +604,19 @@ def test_imports_rank_by_how_often_the_file_uses_them(
     # ``Ast`` is called in another function 50 lines up, out of the names read at the
     # cursor: it comes before the imports the file never calls, whatever their order
     assert hits[0] == "Ast"
-    assert set(hits) == {"Ast", "Kind", "frobnicate_counter", "u64_helper"}
+    assert hits.index("Ast") < min(hits.index("frobnicate_counter"), hits.index("u64_helper"))
+
+
+def test_what_the_file_calls_most_is_a_candidate(tmp_path: Path) -> None:
+    calls = "".join(f"    let x{k} = widen(&s);\n" for k in range(5))
+    other = "".join(f"    let y{k} = {k};\n" for k in range(50))
+    files = {
+        **FILES,
+        "src/glob.rs": "use crate::util::*;\nuse crate::ast::span::Span;\n\n"
+        "pub fn first(s: Span) {\n" + calls + "}\n\npub fn go() {\n" + other + "}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/glob.rs")[:-1]) + "\n"
+    hits = {h.card.name: h.how for h in find_definitions(idx, "src/glob.rs", left)}
+    # ``widen`` comes through a glob, named 50 lines up: the file's calls bring it
+    assert hits["widen"] == "called 5 times in this file"

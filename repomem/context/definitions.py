@@ -62,6 +62,9 @@ NAME_LINES = 40
 TYPE_LINES = 200
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
+#: where imports rank by use (``Language.rank_imports_by_use``), the definitions the file's
+#: calls reach most are candidates too, this many
+MOST_USED = 8
 #: query-time Eq. 8: strengths below this count as 0 (they would only reorder what nearness
 #: orders anyway); a search settles at most this many nodes
 QUERY_EPSILON = 0.01
@@ -309,26 +312,36 @@ class _Finder:
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
                 self._add(binding.name, distance, "import")
         if by_use:
-            uses = self._uses()
+            called, uses = self._uses()
             for target, f in self.found.items():
                 if target not in named:
                     f.count = uses.get(target, 0)
+            # what the file calls most, imported or not (a glob's, a path's): it calls it again
+            for target, count in sorted(called.items(), key=lambda u: -u[1])[:MOST_USED]:
+                node = self.resolver.defs.get(target[0], {}).get(target[1])
+                if node is not None and target[0] != self.path and target not in self.found:
+                    how = f"called {count} times in this file"
+                    self.found[target] = _Found(
+                        target, node, target[1], how, self.cursor + 1, count
+                    )
         return self.found
 
-    def _uses(self) -> dict[tuple[str, str], int]:
-        """How many of the file's resolved calls reach each definition, a type's members
-        counting for the type too."""
-        out: dict[tuple[str, str], int] = {}
+    def _uses(self) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+        """How many of the file's resolved calls reach each definition: the calls of it, and
+        those with its members' (a type's methods count for the type, which a file may use
+        without writing its name)."""
+        called: dict[tuple[str, str], int] = {}
         qualnames = self.resolver.qualnames
         for _, target, node in self.index.calls.get(self.path, ()):
             name = qualnames.get(target, {}).get(node)
-            if name is None:
-                continue
-            out[(target, name)] = out.get((target, name), 0) + 1
+            if name is not None:
+                called[(target, name)] = called.get((target, name), 0) + 1
+        uses = dict(called)
+        for (target, name), count in called.items():
             if "." in name:
                 owner = (target, name.rpartition(".")[0])
-                out[owner] = out.get(owner, 0) + 1
-        return out
+                uses[owner] = uses.get(owner, 0) + count
+        return called, uses
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``
