@@ -34,7 +34,7 @@ from repomem_eval.make_benchmark import make_benchmark
         (
             "rust",
             "let v = Value::new(x); m!(y); s.parse::<u8>(b'(')?; // f(z)",
-            [Callee(("Value", "new")), Callee(("m",)), Callee(("s", "parse"))],
+            [Callee(("Value", "new")), Callee(("m!",)), Callee(("s", "parse"))],
         ),
         ("rust", "fn apply<'a>(x: &'a str) -> Foo<'a> { g(x) }", [Callee(("g",))]),
         (
@@ -270,3 +270,44 @@ def test_a_quote_in_a_block_comment_over_lines_opens_no_string() -> None:
     assert "OpenFiles" in identifiers(text, "c")
     assert "members" not in identifiers(text, "c")
     assert code_only(text, "c").count("\n") == text.count("\n")
+
+
+def test_rust_cards_of_macros_and_after_continued_strings(tmp_path: Path) -> None:
+    files = {
+        "src/lib.rs": "mod a;\n\nmacro_rules! tri {\n    ($e:expr) => {\n        $e\n    };\n}\n",
+        "src/a.rs": "pub fn helper(x: u8) -> u8 {\n    x\n}\n",
+    }
+    index = _index(write_files(tmp_path / "r", files))
+    checker = CardChecker(index, definitions_by_name(index))
+    # a string going on over a ``\`` line ending is one string: the code after it is code
+    buffer = (
+        'fn go(x: u8) -> u8 {\n    let s = "tried \\\n        to";\n'
+        '    let y = helper(x);\n    let t = "z";\n'
+    )
+    macro = Card("src/lib.rs", 2, "tri!", "macro", "macro_rules! tri")
+    helper = _card(index, "src/a.rs", "helper")
+    assert checker.verdicts("src/a.rs", buffer, "    tri!(y)", [macro, helper]) == [
+        "right",  # the only ``tri!``, written ``tri!(``
+        "right",  # ``helper`` is code, not inside a string
+    ]
+
+
+def test_rust_targets_of_macros_and_of_the_prelude(tmp_path: Path) -> None:
+    files = {
+        **RUST_FILES,
+        "src/ser.rs": "pub trait Ser {\n    type Ok;\n}\n\npub struct S;\n\n"
+        "impl Ser for S {\n    type Ok = ();\n}\n\npub fn parse() {}\n",
+        "src/macros.rs": "macro_rules! parse {\n    () => {};\n}\n",
+    }
+    index = _index(write_files(tmp_path / "rs", files))
+    named, types = definitions_by_name(index), type_names(index)
+    files["src/checks.rs"] = (
+        "mod tests {\n    macro_rules! assert_eq {\n        () => {};\n    }\n}\n"
+    )
+    index = _index(write_files(tmp_path / "rs", files))
+    named = definitions_by_name(index)
+    truth = "    parse!(Ok(Vec::new())); assert_eq!(1, 1);"
+    targets = task_targets(index, "src/lib.rs", "", truth, named, types)
+    # the macro, not the function ``parse``; neither ``type Ok`` nor anything for
+    # ``Vec::new``, nor a test module's ``assert_eq!`` for the standard library's
+    assert [(t.path, t.name) for t in targets] == [("src/macros.rs", "parse!")]

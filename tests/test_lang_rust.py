@@ -9,6 +9,7 @@ import pytest
 from repos import write_files
 from test_index import EXACT, assert_same
 
+from repomem.context import definitions
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import store
 from repomem.index.repo import RepoIndex
@@ -500,3 +501,123 @@ def test_a_local_binding_is_not_an_item_or_a_macro_of_its_name(tmp_path: Path) -
         ("src/lib.rs", "bail!"),  # written ``bail!(``
         ("src/util.rs", "inner.deep"),
     ]
+
+
+def test_paths_from_crate_and_modules_beside_functions_of_their_name(tmp_path: Path) -> None:
+    files = {
+        "src/lib.rs": "mod item;\nmod value;\n\npub use crate::item::value;\n"
+        "pub use crate::value::Value;\n",
+        "src/item.rs": "pub fn value(n: i64) -> crate::Value {\n    crate::Value::Int(n)\n}\n",
+        "src/value.rs": "pub enum Value {\n    Int(i64),\n    Str(String),\n}\n",
+        "src/de.rs": "pub fn go(v: i64) -> usize {\n    match crate::value::Value::Int(v) {\n"
+        "        crate::Value::Int(_) => 0,\n        _ => 1,\n    }\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/de.rs")[:3]) + "\n"
+    value = ("src/value.rs", "Value", idx.resolver.defs["src/value.rs"]["Value"])
+    # ``crate::value`` is the module (``value.rs``), not the function ``lib.rs`` imports
+    names = ["crate::value::Value", "crate::Value::Int", "self::super::x"]
+    assert resolve_names(idx, "src/de.rs", left, names) == [value, value, None]
+    hits = find_definitions(idx, "src/de.rs", left)
+    assert ("src/value.rs", "Value") in {(h.card.path, h.card.name) for h in hits}
+
+
+TRAITS = {
+    "src/lib.rs": "pub mod num;\npub mod big;\npub mod algo;\n",
+    "src/num.rs": "pub trait AsCast: Sized {\n    fn as_cast(n: u64) -> Self;\n}\n\n"
+    "pub trait Number: AsCast + Copy {}\n\n"
+    "pub trait Float: Number {\n    fn pow10(self, n: i32) -> Self;\n}\n\n"
+    "pub trait Math: Clone {\n    fn data(&self) -> usize;\n\n"
+    "    fn twice(&mut self) -> usize {\n        self.data() * 2\n    }\n}\n",
+    "src/big.rs": "use crate::num::Math;\n\n#[derive(Clone)]\n"
+    "pub struct Big {\n    n: usize,\n}\n\n"
+    "impl Math for Big {\n    fn data(&self) -> usize {\n        self.n\n    }\n}\n",
+    "src/algo.rs": "use crate::big::Big;\nuse crate::num::Float;\n\n"
+    "pub fn fast<F>(m: u64, b: Big) -> F\nwhere\n    F: Float,\n{\n"
+    "    let float = F::as_cast(m);\n    let mut copy = b;\n    copy.twice();\n"
+    "    float.pow10(2)\n}\n",
+}
+
+
+def test_generic_bounds_supertraits_and_default_methods_through_impls(tmp_path: Path) -> None:
+    idx = _index(tmp_path, TRAITS)
+    left = _line(idx, "src/algo.rs", "float.pow10(2)")
+    names = ["F::as_cast", "float.pow10", "copy.twice", "b.data"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/algo.rs", left, names)]
+    assert found == [
+        ("src/num.rs", "AsCast.as_cast"),  # ``F: Float``, ``Float: Number``, ``Number: AsCast``
+        ("src/num.rs", "Float.pow10"),  # ``F::as_cast`` returns ``Self``: an ``F``
+        ("src/num.rs", "Math.twice"),  # ``let mut copy = b;`` and ``impl Math for Big``
+        ("src/big.rs", "Big.data"),
+    ]
+    # the call edge of ``copy.twice()`` goes to the trait's default method
+    assert "src/num.rs:Math.twice" in _edges(idx, "src/algo.rs")
+
+
+def test_updates_of_trait_impls_equal_a_rebuild(tmp_path: Path) -> None:
+    idx = _index(tmp_path, TRAITS)
+    root = tmp_path / "regex-syntax-0.6.27"
+    edits = [
+        ("src/big.rs", TRAITS["src/big.rs"].replace("impl Math for Big", "impl Math for Small")),
+        ("src/big.rs", TRAITS["src/big.rs"]),
+        ("src/num.rs", TRAITS["src/num.rs"].replace("fn twice", "fn thrice")),
+    ]
+    for rel, text in edits:
+        write_files(root, {rel: text})
+        idx.update_file(rel, text)
+        fresh = RepoIndex.build(root, EXACT, save=False)[0]
+        assert_same(idx, fresh, ["copy.twice()"])
+    assert "src/num.rs:Math.twice" not in _edges(idx, "src/algo.rs")
+
+
+def test_macros_of_inline_modules_and_std_names_stay_there(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "src/checks.rs": "#[cfg(test)]\nmod tests {\n    macro_rules! assert_eq {\n"
+        "        ($a:expr, $b:expr) => {};\n    }\n\n    mod inner {\n"
+        "        macro_rules! helper {\n            () => {};\n        }\n    }\n\n"
+        "    fn t() {\n        assert_eq!(1, 1);\n    }\n}\n",
+        "src/user.rs": "pub fn go() {\n    assert_eq!(1, 2);\n    helper!();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    # the test module's own ``assert_eq!`` is its module's; elsewhere it is the standard one
+    assert "src/checks.rs:tests.assert_eq!" in _edges(idx, "src/checks.rs")
+    assert _edges(idx, "src/user.rs") == set()
+
+
+def test_imports_rank_by_how_often_the_file_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as in a large repository, where the graph's search from the cursor reaches none of them
+    monkeypatch.setattr(definitions, "QUERY_EPSILON", 1.0)
+    calls = "".join(f"    let x{k} = Ast::new(Kind::Group);\n" for k in range(5))
+    other = "".join(f"    let y{k} = {k};\n" for k in range(50))
+    files = {
+        **FILES,
+        "src/many.rs": "use crate::ast::{Ast, Kind};\n"
+        "use crate::util::{frobnicate_counter, u64_helper};\n\n"
+        "pub fn first() {\n" + calls + "}\n\npub fn go() {\n" + other + "}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/many.rs")[:-1]) + "\n"
+    hits = [h.card.name for h in find_definitions(idx, "src/many.rs", left)]
+    # ``Ast`` is called in another function 50 lines up, out of the names read at the
+    # cursor: it (and the method called, one of the file's most called) comes before the
+    # imports the file never calls, whatever their order
+    assert hits[:2] == ["Ast.new", "Ast"]
+    assert hits.index("Ast") < min(hits.index("frobnicate_counter"), hits.index("u64_helper"))
+
+
+def test_what_the_file_calls_most_is_a_candidate(tmp_path: Path) -> None:
+    calls = "".join(f"    let x{k} = widen(&s);\n" for k in range(5))
+    other = "".join(f"    let y{k} = {k};\n" for k in range(50))
+    files = {
+        **FILES,
+        "src/glob.rs": "use crate::util::*;\nuse crate::ast::span::Span;\n\n"
+        "pub fn first(s: Span) {\n" + calls + "}\n\npub fn go() {\n" + other + "}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = "\n".join(idx.file_lines("src/glob.rs")[:-1]) + "\n"
+    hits = {h.card.name: h.how for h in find_definitions(idx, "src/glob.rs", left)}
+    # ``widen`` comes through a glob, named 50 lines up: the file's calls bring it
+    assert hits["widen"] == "called in this file (5 calls)"

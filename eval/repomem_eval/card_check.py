@@ -3,8 +3,9 @@ engine, whose resolution is what is measured.
 
 Each card of a task's final prompt gets one verdict, by the first rule that decides:
 
-1. **wrong** when the card's name is nowhere in the code of the task's left context and
-   ground truth (strings and comments left out: a card made from a word in a comment), or is
+1. **wrong** when the card's name (a Rust macro's without its ``!``) is nowhere in the code
+   of the task's left context and ground truth (strings and comments left out: a card made
+   from a word in a comment), or is
    a name the language or its standard library owns (``code_langs.RESERVED``: ``usize``,
    ``Object``, ``len``; this assumes the project does not shadow them);
 2. **wrong** when the card comes from a test file and the task's file is not a test;
@@ -130,8 +131,10 @@ class CardChecker:
         out: list[Verdict] = []
         for card in cards:
             name = card.name.rsplit(".", 1)[-1]
+            written = name.removesuffix("!")  # a Rust macro ``m!`` is written ``m!(``
             if (
-                name not in named
+                written not in named
+                or written in RESERVED[family]
                 or name in RESERVED[family]
                 or (is_test(card.path) and not is_test(path))
             ):

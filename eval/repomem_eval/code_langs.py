@@ -566,6 +566,17 @@ RESERVED: dict[str, frozenset[str]] = {
         Option Some None Result Ok Err Box Clone Copy Send Sync Sized Drop Fn FnMut FnOnce
         Default Debug Iterator IntoIterator Extend PartialEq Eq PartialOrd Ord Hash AsRef AsMut
         Into From ToString ToOwned"""
+    )
+    # the standard library's macros, named as the index names a ``macro_rules!`` (``m!``)
+    | frozenset(
+        f"{m}!"
+        for m in _words(
+            """println print eprintln eprint format format_args write writeln vec panic
+            assert assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne
+            unreachable unimplemented todo matches include include_str include_bytes concat
+            stringify env option_env cfg line column file module_path compile_error dbg
+            thread_local"""
+        )
     ),
     "c": _words(
         """printf fprintf sprintf snprintf malloc calloc realloc free memcpy memset memmove
@@ -595,8 +606,9 @@ _STRINGS: dict[str, str] = {
     # lines (which the line-by-line reading does not see as comment) must not open one
     "java": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])+'",
     "go": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])+'|`[^`]*`",
-    # a char literal, not a lifetime: ``'a'`` but never ``'a``
-    "rust": r"r#*\"[^\"]*\"#*|b?\"(?:\\.|[^\"\\])*\"|b?'(?:\\.[^']*|[^'\\])'",
+    # a char literal, not a lifetime: ``'a'`` but never ``'a``; a string goes on over a
+    # line ending in ``\``
+    "rust": r"r#*\"[^\"]*\"#*|b?\"(?:\\[\s\S]|[^\"\\])*\"|b?'(?:\\.[^']*|[^'\\])'",
     "c": r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])+'",
 }
 
@@ -687,12 +699,13 @@ class Callee:
 
 def read_callees(text: str, family: str) -> list[Callee]:
     """The calls ``text`` makes, in order, strings and comments left out: ``f(``, ``obj.m(``,
-    ``obj->m(``, ``pkg.F(``, ``Foo::new(``, ``new Foo(``, ``m!(``."""
+    ``obj->m(``, ``pkg.F(``, ``Foo::new(``, ``new Foo(``, ``m!(`` (a Rust macro, named
+    ``m!`` as the index names its ``macro_rules!``)."""
     code = code_only(text, family)
     found: list[Callee] = []
     for m in _CALLED.finditer(code):
         name = m.group(1)
-        parts = [name]
+        parts = [name + "!" if m.group(2) and family == "rust" else name]
         at = m.start(1)
         chained = False
         while True:

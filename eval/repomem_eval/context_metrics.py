@@ -12,7 +12,10 @@ the language family, in another file (a test file only from a test file): any of
 counts. ``Foo::new(``/``Foo.of(`` with ``Foo`` a repository class or type counts ``Foo`` and the
 ``new``/``of`` defined in ``Foo``'s files; a call on a receiver is skipped when its name is a
 method of the language's everyday types (``code_langs.common_methods``), and a bare name the
-task's file defines itself is local.
+task's file defines itself is local. A Rust macro call ``m!(`` counts the macros ``m!``, not
+functions named ``m``; a Rust call of a name the prelude owns (``Ok(``, ``Some(``) or through
+one (``Vec::new(``, ``usize::from_str(``) counts nothing (a card of a repository ``type Ok``
+would be a wrong card, ``card_check``).
 
 In Python the callees are the dotted names followed by ``(`` in the ground truth's code
 (comments, docstrings and literals left out, ``repomem.context.lexer``); each resolves at the
@@ -50,7 +53,7 @@ from repomem.index.langs import is_test
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem_eval.api_calls import COMMON_METHODS
-from repomem_eval.code_langs import FAMILY_OF, common_methods, read_callees
+from repomem_eval.code_langs import FAMILY_OF, RESERVED, common_methods, read_callees
 from repomem_eval.metrics import AT_K, code_lines
 
 _CALLEE = re.compile(r"(?P<dot>\.\s*)?(?<!\w)(?P<name>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
@@ -177,6 +180,8 @@ def _code_targets(
     for callee in read_callees(ground_truth, family):
         bare = callee.parts[-1]
         owner = callee.parts[-2] if len(callee.parts) > 1 and not callee.new else None
+        if family == "rust" and (bare in RESERVED[family] or owner in RESERVED[family]):
+            continue  # the prelude's: ``Ok(x)`` is no call of a ``type Ok``, nor ``Vec::new(``
         if owner is not None and (family, owner) in types:
             # ``Foo::new(``: the type, and the ``new`` its own files define
             files = {file for file, _ in named[(family, owner)]}

@@ -11,7 +11,7 @@ usually needs is the signature of what it calls. Those names are mostly written 
   (``x = Foo(...)``, ``self.conn = pool.Connection(...)``);
 * the bases of the enclosing class (their methods are what ``self.`` reaches);
 * the file's imports (a name imported but not used yet is often about to be);
-* where the language asks for them (Java, C and C++: ``Language.file_callees``), the other
+* where the language asks for them (Java, Rust, C and C++: ``Language.file_callees``), the other
   files' definitions the file's code calls most (a project's checking macro, its allocator:
   what the next line calls though the last lines did not);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
@@ -311,10 +311,18 @@ class _Finder:
             self._add_target(target, abs(self.cursor - row), how, count)
         if self.language.group_members:
             self._group_members(self.language.group_members)
+        by_use = self.language.rank_imports_by_use
+        named = set(self.found)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name:  # a C ``#include`` binds no name
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
-                self._add(binding.name, max(self.cursor - row, 0), "import")
+                distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
+                self._add(binding.name, distance, "import")
+        if by_use:
+            uses = self._uses()
+            for target, f in self.found.items():
+                if target not in named:
+                    f.count = uses.get(target, 0)
         return self.found
 
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
@@ -393,6 +401,23 @@ class _Finder:
             return
         name = qual.rsplit(".", 1)[-1]
         self.found[(path, qual)] = _Found((path, qual), node, name, source, distance, count)
+
+    def _uses(self) -> dict[tuple[str, str], int]:
+        """How many of the file's resolved calls reach each definition: the calls of it, and
+        those of its members (a type's methods count for the type, which a file may use
+        without writing its name)."""
+        called: dict[tuple[str, str], int] = {}
+        qualnames = self.resolver.qualnames
+        for _, target, node in self.index.calls.get(self.path, ()):
+            name = qualnames.get(target, {}).get(node)
+            if name is not None:
+                called[(target, name)] = called.get((target, name), 0) + 1
+        uses = dict(called)
+        for (target, name), count in called.items():
+            if "." in name:
+                owner = (target, name.rpartition(".")[0])
+                uses[owner] = uses.get(owner, 0) + count
+        return uses
 
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``

@@ -70,6 +70,9 @@ class Language:
     #: stands for them: its skeleton lists them, and others of its members, in less room than
     #: their cards take (0: never)
     group_members: int = 0
+    #: whether the file's imports not named near the cursor are ranked by how often the
+    #: file's resolved calls reach them (or their members), rather than by the import's line
+    rank_imports_by_use: bool = False
 
     def extract(
         self,

@@ -62,6 +62,8 @@ _ROOT_FILES = ("lib.rs", "main.rs")
 _TYPES = frozenset({"struct_item", "enum_item", "union_item", "trait_item", "type_item"})
 _FUNCTIONS = frozenset({"function_item", "function_signature_item"})
 _PATH_NODES = frozenset({"identifier", "type_identifier", "crate", "self", "super"})
+#: keywords that begin a path (``crate::a::f``)
+_PATH_ROOTS = frozenset({"crate", "self", "super", "Self"})
 
 # a resolved path: ("mod", file, inline module) or ("def", file, qualified name)
 Ref = tuple[str, str, str]
@@ -70,6 +72,9 @@ Ref = tuple[str, str, str]
 class Rust(Language):
     namespace = NS
     scoped_names = True
+    # ``use`` lists are long and sorted by path: what the file calls most is what it will
+    rank_imports_by_use = True
+    file_callees = 8
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -120,6 +125,9 @@ class Rust(Language):
                 if not ty:
                     continue
                 qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
+                trait = _type_path(node.child_by_field_name("trait"))
+                if trait and all(trait):
+                    parsed.bases.setdefault(f"{mod}#impl", []).append(("::".join(trait), *ty))
                 stack.append((node.end_byte, "impl", qual, mod))
                 scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
                 continue
@@ -155,6 +163,9 @@ class Rust(Language):
                 if ret:
                     parsed.bases[qual] = [("->", *ret)]
             elif t == "trait_item":
+                supers = [_type_path(b) for b in _bounds(node.child_by_field_name("bounds"))]
+                if any(supers):
+                    parsed.bases[qual] = [(":", *b) for b in supers if b]
                 stack.append((node.end_byte, "impl", qual, mod))
                 scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
             elif t in ("struct_item", "union_item"):
@@ -180,11 +191,17 @@ class Rust(Language):
         name = _crate_name(path)
         if name is not None:
             _tables(r).setdefault(name, set()).add(path)
+        impls = _impl_tables(r)
+        for trait in _impl_traits(pf):
+            impls.setdefault(trait, set()).add(path)
 
     def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         name = _crate_name(path)
         if name is not None:
             _tables(r).get(name, set()).discard(path)
+        impls = _impl_tables(r)
+        for trait in _impl_traits(pf):
+            impls.get(trait, set()).discard(path)
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         yield f"file:{path}"
@@ -193,6 +210,8 @@ class Rust(Language):
             yield f"crate:{name}"
         for d in pf.definitions:
             yield d.name.rsplit(".", 1)[-1]
+        for trait in _impl_traits(pf):
+            yield f"impl:{trait}"
 
     # ---- resolution ----------------------------------------------------------------------
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
@@ -206,10 +225,14 @@ class Rust(Language):
         if path not in r.files:
             return None
         cursor = _cursor(r, path, lines)
-        return _Resolution(r, path, cursor.mod, cursor.self_type, record=False).name(parts, cursor)
+        return _Resolution(
+            r, path, cursor.mod, cursor.self_type, record=False, generics=cursor.generics
+        ).name(parts, cursor)
 
     def reserved(self, name: str) -> bool:
-        return name.split("::", 1)[0].strip() in RESERVED
+        head, sep, _ = name.partition("::")
+        head = head.strip()
+        return head in RESERVED and not (sep and head in _PATH_ROOTS)
 
 
 def _tables(r: Resolver) -> dict[str, set[str]]:
@@ -221,6 +244,27 @@ def _tables(r: Resolver) -> dict[str, set[str]]:
 
 
 _CRATES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def _impl_tables(r: Resolver) -> dict[str, set[str]]:
+    """The files of ``r`` by the (last) names of the traits they implement for a type."""
+    found = _IMPLS.get(r)
+    if found is None:
+        found = _IMPLS[r] = {}
+    return found
+
+
+_IMPLS: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def _impl_traits(pf: ParsedFile) -> set[str]:
+    """The last names of the traits ``pf``'s ``impl Trait for Type`` blocks implement."""
+    return {
+        b[0].rsplit("::", 1)[-1]
+        for key, found in pf.bases.items()
+        if key.endswith("#impl")
+        for b in found
+    }
 
 
 class _Resolution:
@@ -235,12 +279,15 @@ class _Resolution:
         mod: str,
         self_type: str,
         record: bool = True,
+        generics: dict[str, list[tuple[str, ...]]] | None = None,
     ) -> None:
         self.r = r
         self.path = path
         self.mod = mod
         self.self_type = self_type
         self.record = record
+        # the type parameters in scope and their bounds (``F: Float``; query time only)
+        self.generics = generics or {}
         self.test = is_test(path) or _in_test_mod(r, path, mod)
 
     # -- dependencies
@@ -330,6 +377,10 @@ class _Resolution:
             if ret is not None:
                 owner = qual.rpartition(".")[0]
                 if ret[1:] == ("Self",):
+                    # ``T::f()`` is a ``T`` (a type parameter too, not the trait of ``f``)
+                    receiver = self._walk(segs[:-1], False) if segs[0] != "self" else None
+                    if receiver is not None and receiver[0] in ("def", "gen"):
+                        return True, receiver
                     return True, ("def", path, owner) if owner in self.r.defs[path] else None
                 mod = _mod_of(self.r, path, qual)
                 found = self._path(path, mod, list(ret[1:]), False, 0)
@@ -351,6 +402,9 @@ class _Resolution:
         if head == "Self":
             ref = self._self_ref(depth)
             return None if ref is None else self._members(ref, segs[1:], macro, depth)
+        if head in self.generics:  # a type parameter: its members are its bounds'
+            ref = "gen", "", head
+            return ref if len(segs) == 1 else self._members(ref, segs[1:], macro, depth)
         return self._path(self.path, self.mod, segs, macro, depth)
 
     def _self_ref(self, depth: int) -> Ref | None:
@@ -376,7 +430,7 @@ class _Resolution:
                 return None
             cur, rest = self._crate(rest[0]), rest[1:]
         else:
-            cur = self._item(path, mod, head, macro and not rest, depth)
+            cur = self._item(path, mod, head, macro and not rest, depth, bool(rest))
             if cur is None and head not in _STD_CRATES:
                 cur = self._crate(head)
         for k, seg in enumerate(rest):
@@ -387,14 +441,18 @@ class _Resolution:
                 if seg == "super":
                     cur = self._parent(cur[1], cur[2])
                 elif seg != "self":
-                    cur = self._item(cur[1], cur[2], seg, macro and last, depth + 1)
+                    cur = self._item(cur[1], cur[2], seg, macro and last, depth + 1, not last)
             else:
                 return self._members(cur, rest[k:], macro, depth + 1)
         return cur
 
-    def _item(self, path: str, mod: str, name: str, macro: bool, depth: int) -> Ref | None:
+    def _item(
+        self, path: str, mod: str, name: str, macro: bool, depth: int, scope: bool = False
+    ) -> Ref | None:
         """What ``name`` means in module ``mod`` of ``path``: an item defined there, an inline
-        module, a ``use`` binding, a file module, or a name a glob brings."""
+        module, a ``use`` binding, a file module, or a name a glob brings. ``scope``: the name
+        is followed by ``::`` and so is a module or a type (Rust keeps them apart from
+        functions: ``use item::value;`` beside ``mod value;``)."""
         if depth > _MAX_DEPTH or path not in self.r.files:
             return None
         defs = self.r.defs.get(path, {})
@@ -404,7 +462,7 @@ class _Resolution:
             if qual + "!" in defs:
                 return "def", path, qual + "!"
         self._lookup_noted(path, qual)
-        if qual in defs:
+        if qual in defs and (not scope or qual in self.r.classes[path]):
             return "def", path, qual
         bindings = self.r.bindings.get(path, {})
         bound = _scoped(mod, name)
@@ -415,7 +473,9 @@ class _Resolution:
                 return None
             if b.level != USE:
                 return "mod", path, qual
-            return self._path(path, mod, b.module.split("::"), macro, depth + 1)
+            found = self._path(path, mod, b.module.split("::"), macro, depth + 1)
+            if not scope or found is None or self._scope_like(found):
+                return found
         child = _child_dir(path) + "".join(f"{p}/" for p in mod.split(".") if p)
         for candidate in (f"{child}{name}.rs", f"{child}{name}/mod.rs"):
             if self._exists(candidate):
@@ -431,13 +491,17 @@ class _Resolution:
                 break
             target = self._path(path, mod, b.module.split("::"), False, depth + 1)
             if target is not None and target[0] == "mod":
-                found = self._item(target[1], target[2], name, macro, depth + 1)
+                found = self._item(target[1], target[2], name, macro, depth + 1, scope)
                 if found is not None:
                     return found
             n += 1
         # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``)
         self._lookup_noted(path, qual + "!")
         return ("def", path, qual + "!") if not macro and qual + "!" in defs else None
+
+    def _scope_like(self, ref: Ref) -> bool:
+        """Whether ``ref`` may be followed by ``::``: a module or a type."""
+        return ref[0] == "mod" or ref[2] in self.r.classes[ref[1]]
 
     def _members(
         self, ref: Ref, segs: list[str], macro: bool = False, depth: int = 0
@@ -446,10 +510,12 @@ class _Resolution:
         an associated item (the last) of the type before it."""
         cur: Ref | None = ref
         for k, seg in enumerate(segs):
-            if cur is None or cur[0] != "def" or depth > _MAX_DEPTH:
+            if cur is None or depth > _MAX_DEPTH:
                 return None
-            if k == len(segs) - 1:
+            if k == len(segs) - 1 and cur[0] in ("def", "gen"):
                 return self._member(cur, seg, depth)
+            if cur[0] != "def":
+                return None
             cur = self._field(cur, seg, depth)
         return cur
 
@@ -482,7 +548,16 @@ class _Resolution:
 
     def _member(self, ref: Ref, name: str, depth: int) -> Ref | None:
         """An associated function, method or constant of a type or trait: in its own file,
-        else in an ``impl`` block elsewhere whose type resolves to it."""
+        else in an ``impl`` block elsewhere whose type resolves to it, else through a trait
+        (``_trait_member``); of a type parameter, its bounds' first that has it."""
+        if ref[0] == "gen":
+            for bound in self.generics.get(ref[2], ()):
+                found = self._path(self.path, self.mod, list(bound), False, depth + 1)
+                if found is not None and found[0] == "def":
+                    member = self._member(found, name, depth + 1)
+                    if member is not None:
+                        return member
+            return None
         ref = self._alias(ref, depth)
         path, qual = ref[1], ref[2]
         self._lookup_noted(path, f"{qual}.{name}")
@@ -502,10 +577,57 @@ class _Resolution:
                 continue
             if self._item(other, mod, type_name, False, depth + 1) == ref:
                 found.append((other, node, ".".join(parts)))
-        if not found:
-            return None
-        other, _, q = min(found)
-        return "def", other, q
+        if found:
+            other, _, q = min(found)
+            return "def", other, q
+        return self._trait_member(ref, name, depth)
+
+    def _trait_member(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        """A method ``ref`` has through a trait: a supertrait's when ``ref`` is a trait
+        (``trait Float: Number``), else one a trait declares (a default method) and an
+        ``impl Trait for Type`` block of the repository implements for ``ref``."""
+        path, qual = ref[1], ref[2]
+        for base in self.r.files[path].bases.get(qual, ()):
+            if base[0] == ":" and depth < _MAX_DEPTH:
+                sup = self._path(
+                    path, _mod_of(self.r, path, qual), list(base[1:]), False, depth + 1
+                )
+                if sup is not None and sup[0] == "def":
+                    found = self._member(sup, name, depth + 1)
+                    if found is not None:
+                        return found
+        impls = _impl_tables(self.r)
+        for other, node in self.r.by_name.get((NS, name), ()):
+            parts = self.r.qualnames[other][node].split(".")
+            if len(parts) < 2 or (is_test(other) and not self.test):
+                continue
+            trait = ("def", other, ".".join(parts[:-1]))
+            self._key_noted(f"impl:{parts[-2]}")
+            for where in sorted(impls.get(parts[-2], ())):
+                if self._implements(where, trait, ref, depth):
+                    return "def", other, ".".join(parts)
+        return None
+
+    def _implements(self, where: str, trait: Ref, ref: Ref, depth: int) -> bool:
+        """Whether a block ``impl Trait for Type`` of file ``where`` implements ``trait`` for
+        the type ``ref``."""
+        pf = self.r.files.get(where)
+        if pf is None or depth >= _MAX_DEPTH:
+            return False
+        for key, found in pf.bases.items():
+            if not key.endswith("#impl"):
+                continue
+            mod = key[: -len("#impl")]
+            self._lookup_noted(where, key)
+            for trait_path, *type_path in found:
+                segs = trait_path.split("::")
+                if segs[-1] != trait[2].rsplit(".", 1)[-1]:
+                    continue
+                if self._path(where, mod, type_path, False, depth + 1) != ref:
+                    continue
+                if self._path(where, mod, segs, False, depth + 1) == trait:
+                    return True
+        return False
 
     # -- modules and crates
     def _crate_root(self, path: str) -> str | None:
@@ -559,7 +681,11 @@ class _Resolution:
     def _crate_macro(self, name: str) -> Ref | None:
         """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
         one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
-        crate-wide; one file may define a macro once per ``#[cfg]``)."""
+        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
+        module is seen only inside it (found by the path walk), and a name of the standard
+        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
+        if name in _STD_MACROS:
+            return None
         self._key_noted(f"{name}!")
         candidates = self.r.by_name.get((NS, f"{name}!"))
         if not candidates:
@@ -568,7 +694,9 @@ class _Resolution:
         hits = [
             (other, node)
             for other, node in candidates
-            if (self.test or not is_test(other)) and self._crate_root(other) == root
+            if (self.test or not is_test(other))
+            and "." not in self.r.qualnames[other][node]
+            and self._crate_root(other) == root
         ]
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
@@ -686,6 +814,10 @@ class _Cursor:
     def types(self) -> dict[str, tuple[str, ...]]:
         return _local_types(self.lines)
 
+    @cached_property
+    def generics(self) -> dict[str, list[tuple[str, ...]]]:
+        return _generics(self.lines)
+
     def may_be_macro(self, name: str) -> bool:
         """Whether a bare ``name`` may be a macro: the lines before the cursor invoke it as
         one (``name!(``), or do not write it at all (a name of the draft)."""
@@ -772,10 +904,69 @@ _TYPED = re.compile(
 # what may follow a call whose value is bound: ``?``, ``.unwrap()``, ``.expect(..)`` and the
 # statement's end, or arguments going on to the next lines
 _CALL_END = re.compile(r"[^\n]*?\)\s*\.(?!unwrap\(\)|expect\()")
+_MOVED = re.compile(r"([a-z_]\w*)\s*;")
 _FN = re.compile(r"^\s*(?:(?:pub(?:\([^)]*\))?|const|async|unsafe|extern(?:\s+\"\w+\")?)\s+)*fn\b")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 #: lines before the cursor searched for receivers' types (from the last ``fn`` among them)
 TYPE_LINES = 200
+
+
+_BOUNDED = re.compile(r"(?<![\w:'])([A-Z]\w*)\s*:(?!:)")
+_IMPL_LINE = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
+
+
+def _generics(lines: list[str]) -> dict[str, list[tuple[str, ...]]]:
+    """The type parameters in scope at the cursor with their trait bounds, from the header
+    of the function it is in and of the ``impl`` block around it (``<F: Float>``,
+    ``where V: de::Visitor<'de> + Clone``)."""
+    first = max(0, len(lines) - TYPE_LINES)
+    start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), None)
+    if start is None:
+        return {}
+    headers = [_header(lines, start)]
+    impl = next((k for k in range(start - 1, first - 1, -1) if _IMPL_LINE.match(lines[k])), None)
+    if impl is not None:
+        headers.append(_header(lines, impl))
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for text in headers:
+        for m in _BOUNDED.finditer(text):
+            for bound in _bound_list(text, m.end()):
+                out.setdefault(m[1], []).append(bound)
+    return out
+
+
+def _header(lines: list[str], start: int) -> str:
+    """An item's header: its lines from ``start`` up to the body's ``{`` (12 lines at most)."""
+    text = "\n".join(lines[start : start + 12])
+    depth = 0
+    for k, c in enumerate(text):
+        if c in "<(":
+            depth += 1
+        elif c in ">)" and k and text[k - 1] != "-":
+            depth -= 1
+        elif c in "{;" and depth <= 0:
+            return text[:k]
+    return text
+
+
+def _bound_list(text: str, at: int) -> Iterator[tuple[str, ...]]:
+    """The trait paths of the bounds written from ``at`` (``A + b::C<T> + 'a + ?Sized``),
+    up to the ``,``, ``>`` or ``{`` that ends them."""
+    depth = 0
+    start = at
+    for k in range(at, len(text) + 1):
+        c = text[k] if k < len(text) else ","
+        if c == "<":
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+        elif depth == 0 and c in "+,>{\n" or k == len(text):
+            m = re.match(r"\s*(?:dyn\s+)?((?:[A-Za-z_]\w*::)*[A-Z]\w*)", text[start:k])
+            if m is not None and m[1] not in RESERVED:
+                yield tuple(m[1].split("::"))
+            if c != "+":
+                return
+            start = k + 1
 
 
 def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
@@ -791,6 +982,7 @@ def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
     not known, or ``("<-", *callee)`` for what a call returns, ``T`` of ``T::f`` in last
     place (``_returns``)."""
     code = _STRING.sub(lambda m: '"' + " " * (len(m[0]) - 2) + '"', text)  # offsets kept
+    seen: dict[str, tuple[str, ...]] = {}
     for m in _TYPED.finditer(code):
         name = m["name"]
         if name in ("self", "mut"):
@@ -800,9 +992,13 @@ def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         known = segs[-1][:1].isupper() or segs[-1] in _PRIMITIVES
         if m["open"] == "(" and not segs[-1][:1].isupper():
             # a call: its value unless a method of it is called on the same line
-            yield m.start(), name, () if _CALL_END.match(code, m.end()) else ("<-", *segs)
+            found = () if _CALL_END.match(code, m.end()) else ("<-", *segs)
+        elif not ty and (moved := _MOVED.match(code, m.end())):
+            found = seen.get(moved[1], ())  # ``let x = y;``: ``y``'s type
         else:
-            yield m.start(), name, tuple(segs) if ty and known else ()
+            found = tuple(segs) if ty and known else ()
+        seen[name] = found
+        yield m.start(), name, found
 
 
 class _FnTypes:
@@ -905,6 +1101,13 @@ def _returned(node: Node | None) -> tuple[str, ...]:
             break
         node = next((c for c in args.named_children if c.type != "lifetime"), None)
     return _type_path(node)
+
+
+def _bounds(node: Node | None) -> list[Node]:
+    """The trait types of a ``trait_bounds`` node (``: A + b::C<T> + 'a``)."""
+    if node is None:
+        return []
+    return [c for c in node.named_children if c.type != "lifetime"]
 
 
 def _use_tree(node: Node, prefix: list[str]) -> Iterable[tuple[str, list[str], bool]]:
