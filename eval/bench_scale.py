@@ -266,10 +266,11 @@ def typing_plan(root: Path, rng: random.Random, files: int) -> list[tuple[str, i
 _DEFINED = re.compile(r"^[a-z][\w \*]*?\b([a-z_]\w*)\(")
 
 
-def child_lsp(root: Path, edits: int, seed: int) -> dict:
-    """The language server over stdio on ``root`` (which it indexes, or updates from an index
-    saved there): RSS once it is ready, then every 100 ``didChange`` edits typed into a few
-    C files with a completion request after each."""
+def child_lsp(root: Path, work: Path, ignore: list[str], edits: int, seed: int) -> dict:
+    """The language server over stdio on ``root``, starting from the index saved in ``work``
+    (which it brings up to date): RSS once it is ready, then every 100 ``didChange`` edits
+    typed into a few C files with a completion request after each."""
+    os.environ["REPOMEM_INDEX_INDEX_DIR"] = config_for(work, ignore).index_dir
     return asyncio.run(_lsp_session(root, edits, seed))
 
 
@@ -374,6 +375,18 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def session_line(size: str, s: dict, lsp: dict) -> str:
+    by_edits = ", ".join(f"{n}: {mb:,.0f}" for n, mb in s["rss_by_edits_mb"])
+    return (
+        f"{size}: session RSS after load {s['rss_after_load_mb']:,.0f} MB, after retrievals "
+        f"{s['rss_after_retrievals_mb']:,.0f} MB, by edits {by_edits} MB, slope "
+        f"{s['slope_mb_per_100_edits']:.1f} MB / 100 edits, max {s['peak_rss_mb']:,.0f} MB; "
+        f"first edit {s['first_edit_ms']:,.0f} ms, then p50 / p95 {_ms(s['edit_ms'])} ms; "
+        f"language server RSS ready {lsp['rss_ready_mb']:,.0f} MB, after edits "
+        f"{lsp['rss_after_edits_mb']:,.0f} MB (slope {lsp['slope_mb_per_100_edits']:.1f})"
+    )
+
+
 def _ms(p: dict) -> str:
     return f"{p['p50']:.1f} / {p['p95']:.1f}"
 
@@ -445,7 +458,7 @@ def main() -> int:
         print(json.dumps(result))
         return 0
     if args.child == "lsp":
-        print(json.dumps(child_lsp(args.tree, args.edits, args.seed)))
+        print(json.dumps(child_lsp(args.tree, args.work, args.ignore, args.edits, args.seed)))
         return 0
     if not args.tree.is_dir():
         ap.error(f"{args.tree} is not a folder")
@@ -460,6 +473,9 @@ def main() -> int:
             row: dict = {"size": size}
             row.update(run_child("build", root, work, args))
             row.update(run_child("query", root, work, args))
+            if args.edits:
+                row["session"] = run_child("session", root, work, args)
+                row["lsp"] = run_child("lsp", root, work, args)
             print(json.dumps(row), file=sys.stderr)
             rows.append(row)
     print(json.dumps(rows, indent=2))
@@ -468,6 +484,9 @@ def main() -> int:
     if args.plot:
         plot(rows, args.plot)
     print("\n" + table(rows), file=sys.stderr)
+    for r in rows:
+        if "session" in r:
+            print(session_line(r["size"], r["session"], r["lsp"]), file=sys.stderr)
     return 0
 
 
