@@ -91,41 +91,16 @@ class SavedDependencies:
         rows = self._rows(self.tries, 0, self.names.get(key))
         return [self.paths[f] for f in rows[:, 1].tolist()]
 
-    def of(self, path: str) -> tuple[list[tuple[str, str]], list[str]]:
-        """``path``'s own rows: (file read, name) pairs and keys tried (what a save writes of
-        a file not resolved again since the load)."""
-        f = self.number[path]
-        reads = self.reads[self.reads[:, 1] == f]
-        tries = self.tries[self.tries[:, 1] == f]
-        word = self.names.word
-        return (
-            [(word(p), word(n)) for p, n in reads[:, [0, 2]].tolist()],
-            [word(n) for n in tries[:, 0].tolist()],
-        )
 
-
-def dependency_arrays(
-    paths: list[str], of: Iterable[tuple[list[tuple[str, str]], list[str]]]
-) -> dict[str, np.ndarray]:
-    """``SavedDependencies``' arrays for the files ``paths`` whose (reads, tries) ``of``
-    yields in the same order."""
-    ids: dict[str, int] = {}
-    reads: list[tuple[int, int, int]] = []
-    tries: list[tuple[int, int]] = []
-    for f, (read, tried) in enumerate(of):
-        reads.extend((ids.setdefault(p, len(ids)), f, ids.setdefault(n, len(ids))) for p, n in read)
-        tries.extend((ids.setdefault(n, len(ids)), f) for n in tried)
-    r = np.array(reads, np.int32).reshape(-1, 3)
-    t = np.array(tries, np.int32).reshape(-1, 2)
-    encoded = [w.encode("utf-8", "surrogatepass") for w in ids]
+def _vocabulary_arrays(words: Iterable[str]) -> dict[str, np.ndarray]:
+    """``words`` (in id order) as the arrays a ``Vocabulary`` reads."""
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
     offsets = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     data = np.frombuffer(b"".join(encoded), np.uint8).copy()
     hashes = fnv1a(data, offsets)
     order = np.argsort(hashes, kind="stable")
     return {
-        "dep_reads": r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))],
-        "dep_tries": t[np.lexsort((t[:, 1], t[:, 0]))],
         "dep_names": data,
         "dep_names_off": offsets,
         "dep_names_hash": hashes[order],
@@ -421,13 +396,45 @@ class Resolver:
             return module
         return self._submodule(module, b.symbol) or module
 
-    def dependencies(self, path: str) -> tuple[list[tuple[str, str]], list[str]]:
-        """What ``path``'s last resolution read ((file, name) pairs) and tried, to be saved
-        with the index (``dependency_arrays``)."""
-        if path not in self.consulted and self.saved is not None and path not in self._overridden:
-            return self.saved.of(path)
-        reads = [(p, n) for p, names in self.consulted.get(path, {}).items() for n in names]
-        return reads, list(self._tried_by.get(path, ()))
+    def dependency_arrays(self, paths: list[str]) -> dict[str, np.ndarray]:
+        """What the resolution of each of ``paths`` read and tried, as the arrays of
+        ``SavedDependencies``: the rows of files not resolved again since the load are
+        copied from the saved ones, renumbered, without decoding them file by file."""
+        number = {p: i for i, p in enumerate(paths)}
+        saved, ids = self.saved, {}
+        reads: list[tuple[int, int, int]] = []
+        tries: list[tuple[int, int]] = []
+        for p in paths:
+            if saved is not None and p not in self._overridden and p in saved.number:
+                continue
+            f = number[p]
+            for q, names in self.consulted.get(p, {}).items():
+                read = ids.setdefault(q, len(ids))
+                reads.extend((read, f, ids.setdefault(n, len(ids))) for n in names)
+            tries.extend((ids.setdefault(n, len(ids)), f) for n in self._tried_by.get(p, ()))
+        r = np.array(reads, np.int32).reshape(-1, 3)
+        t = np.array(tries, np.int32).reshape(-1, 2)
+        if saved is not None:
+            renumber = np.full(len(saved.paths), -1, np.int32)
+            for p, i in saved.number.items():
+                if p in number and p not in self._overridden:
+                    renumber[i] = number[p]
+            kept_r = saved.reads[renumber[saved.reads[:, 1]] >= 0]
+            kept_t = saved.tries[renumber[saved.tries[:, 1]] >= 0]
+            used = np.unique(np.r_[kept_r[:, 0], kept_r[:, 2], kept_t[:, 0]])
+            rename = np.full(len(saved.names), -1, np.int32)
+            word = saved.names.word
+            rename[used] = [ids.setdefault(word(n), len(ids)) for n in used.tolist()]
+            r = np.r_[
+                r,
+                np.c_[rename[kept_r[:, 0]], renumber[kept_r[:, 1]], rename[kept_r[:, 2]]],
+            ].astype(np.int32)
+            t = np.r_[t, np.c_[rename[kept_t[:, 0]], renumber[kept_t[:, 1]]]].astype(np.int32)
+        return {
+            "dep_reads": r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))],
+            "dep_tries": t[np.lexsort((t[:, 1], t[:, 0]))],
+            **_vocabulary_arrays(ids),
+        }
 
     def _record(self, path: str, reading: dict[str, set[str]], trying: set[str]) -> None:
         self._forget(path)

@@ -35,7 +35,7 @@ from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, window_locations
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
-from repomem.index.resolve import dependency_arrays, saved_dependencies
+from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.spool import (
     ArrayWriter,
@@ -282,7 +282,7 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
         gen.put(f"bm25__{key}", value)
     resolver = index.resolver
     # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
-    deps = dependency_arrays(paths, (resolver.dependencies(p) for p in paths))
+    deps = resolver.dependency_arrays(paths)
     for name, value in deps.items():
         gen.put(name, value)
     del deps
