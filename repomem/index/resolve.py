@@ -54,41 +54,47 @@ class SavedDependencies:
 
     ``names``: the files read, the names looked up there and the keys tried, as
     ``Vocabulary`` ids; ``reads``: rows (file read, reader, name), sorted; ``tries``: rows
-    (key, file), sorted; a reader or a file that tried by its position in ``paths``.
+    (key, file), sorted; a reader or a file that tried by its position in ``paths``. Each
+    table's first column is also saved on its own (``keys``): searched in place, where a
+    column of the table would be copied whole by every search.
     """
 
     def __init__(
-        self, paths: list[str], names: Vocabulary, reads: np.ndarray, tries: np.ndarray
+        self,
+        paths: list[str],
+        names: Vocabulary,
+        reads: tuple[np.ndarray, np.ndarray],
+        tries: tuple[np.ndarray, np.ndarray],
     ) -> None:
         self.paths = paths
         self.number = {p: i for i, p in enumerate(paths)}
         self.names = names
-        self.reads = reads
-        self.tries = tries
+        self.reads, self._read_keys = reads
+        self.tries, self._try_keys = tries
 
     @staticmethod
-    def _rows(table: np.ndarray, col: int, value: int | None) -> np.ndarray:
-        """The rows of ``table`` (sorted by column ``col``) holding ``value`` there."""
+    def _rows(table: np.ndarray, keys: np.ndarray, value: int | None) -> np.ndarray:
+        """The rows of ``table`` whose key (``keys``, sorted) is ``value``."""
         if value is None:
             return table[:0]
-        lo = np.searchsorted(table[:, col], value)
-        return table[lo : np.searchsorted(table[:, col], value, side="right")]
+        lo = np.searchsorted(keys, value)
+        return table[lo : np.searchsorted(keys, value, side="right")]
 
     def readers(self, path: str) -> list[str]:
-        rows = self._rows(self.reads, 0, self.names.get(path))
+        rows = self._rows(self.reads, self._read_keys, self.names.get(path))
         return [self.paths[f] for f in np.unique(rows[:, 1]).tolist()]
 
     def readers_where(self, path: str, keep: Callable[[str], bool]) -> list[str]:
         """The files that looked up in ``path`` a name ``keep`` holds true of (each name
         tested once, however many files looked it up)."""
-        rows = self._rows(self.reads, 0, self.names.get(path))
+        rows = self._rows(self.reads, self._read_keys, self.names.get(path))
         word = self.names.word
         hit = [n for n in np.unique(rows[:, 2]).tolist() if keep(word(n))]
         return [self.paths[f] for f in np.unique(rows[np.isin(rows[:, 2], hit), 1]).tolist()]
 
     def triers(self, key: str) -> list[str]:
         """The files that tried ``key`` (a module name, or ``namespace:name``)."""
-        rows = self._rows(self.tries, 0, self.names.get(key))
+        rows = self._rows(self.tries, self._try_keys, self.names.get(key))
         return [self.paths[f] for f in rows[:, 1].tolist()]
 
 
@@ -111,7 +117,9 @@ def _vocabulary_arrays(words: Iterable[str]) -> dict[str, np.ndarray]:
 def saved_dependencies(paths: list[str], a: Mapping[str, np.ndarray]) -> SavedDependencies:
     """``dependency_arrays`` of a saved index, as it maps them."""
     names = Vocabulary(a["dep_names"], a["dep_names_off"], a["dep_names_hash"], a["dep_names_ids"])
-    return SavedDependencies(paths, names, a["dep_reads"], a["dep_tries"])
+    return SavedDependencies(
+        paths, names, (a["dep_reads"], a["dep_reads_key"]), (a["dep_tries"], a["dep_tries_key"])
+    )
 
 
 class Resolver:
@@ -430,9 +438,13 @@ class Resolver:
                 np.c_[rename[kept_r[:, 0]], renumber[kept_r[:, 1]], rename[kept_r[:, 2]]],
             ].astype(np.int32)
             t = np.r_[t, np.c_[rename[kept_t[:, 0]], renumber[kept_t[:, 1]]]].astype(np.int32)
+        r = r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))]
+        t = t[np.lexsort((t[:, 1], t[:, 0]))]
         return {
-            "dep_reads": r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))],
-            "dep_tries": t[np.lexsort((t[:, 1], t[:, 0]))],
+            "dep_reads": r,
+            "dep_reads_key": np.ascontiguousarray(r[:, 0]),
+            "dep_tries": t,
+            "dep_tries_key": np.ascontiguousarray(t[:, 0]),
             **_vocabulary_arrays(ids),
         }
 
