@@ -19,9 +19,11 @@ because the index never follows a directory symlink.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -160,9 +162,186 @@ def child_query(
     return out
 
 
+def edit_plan(idx: RepoIndex, rng: random.Random, files: int) -> list[tuple[str, int, list[str]]]:
+    """``files`` C files (spread over the tree's folders), each with a line before one of its
+    top-level definitions where functions are typed in, and names the file defines (what the
+    typed code calls)."""
+    paths = sorted(p for p in idx.files if idx.files[p].language == "c")
+    chosen: list[tuple[str, int, list[str]]] = []
+    for path in rng.sample(paths, len(paths)):
+        lines = idx.file_lines(path)
+        tops = [i for i in range(1, len(lines)) if lines[i][:1].isalpha() and not lines[i - 1]]
+        names = sorted({d.name for d in idx.parsed[path].definitions if d.name.isidentifier()})
+        if tops and names:
+            chosen.append((path, rng.choice(tops), names))
+        if len(chosen) == files:
+            break
+    return chosen
+
+
+def child_session(
+    root: Path, work: Path, ignore: list[str], retrievals: int, edits: int, seed: int
+) -> dict:
+    """An editor session: load, retrievals as a completion makes them (fragments, definition
+    cards, usages), then edits typed into a few files, a retrieval after every tenth; RSS
+    after each phase and every 100 edits."""
+    from repomem.context.scorer import Exclusion as _Exclusion
+    from repomem.settings import CompletionConfig
+
+    rng = random.Random(seed)
+    completion = CompletionConfig()
+    out: dict = {"rss_before_load_mb": rss_mb()}
+    t = time.perf_counter()
+    idx = RepoIndex.load(root, config_for(work, ignore))
+    out["load_s"] = time.perf_counter() - t
+    out["rss_after_load_mb"] = rss_mb()
+    paths = sorted(idx.files)
+    window = completion.window
+
+    def retrieval(path: str, line: int) -> float:
+        lines = idx.file_lines(path)
+        line = max(1, min(line, len(lines)))
+        query = "\n".join(lines[max(0, line - window) : line])
+        ex = _Exclusion(path, max(0, line - window), line + window)
+        t = time.perf_counter()
+        idx.retrieve(query, k=completion.k, alpha=completion.alpha, exclusion=ex)
+        left = "\n".join(lines[:line]) + "\n"
+        hits = idx.definitions(path, left, window=window)
+        idx.usages(query, path, hits, k=completion.max_usages, exclusion=ex)
+        return (time.perf_counter() - t) * 1000
+
+    at = []
+    while len(at) < retrievals:
+        path = rng.choice(paths)
+        n = len(idx.file_lines(path))
+        if n > window + 5:
+            at.append((path, rng.randrange(window, n)))
+    latencies = [retrieval(p, line) for p, line in at]
+    out["retrieve_ms"] = {"p50": pct(latencies, 50), "p95": pct(latencies, 95)}
+    out["rss_after_retrievals_mb"] = rss_mb()
+    plan = edit_plan(idx, rng, max(1, edits // 50))
+    typed: dict[str, int] = {}  # per file, the lines typed in so far
+    update_ms: list[float] = []
+    rss_by_edits: list[tuple[int, float]] = [(0, rss_mb())]
+    for i in range(edits):
+        path, line, names = plan[(i // 50) % len(plan)]
+        lines = list(idx.file_lines(path))
+        k = typed.get(path, 0)
+        new = f"static int bench_typed_{k}(int v) {{ return {rng.choice(names)}(v); }}"
+        lines[line + k : line + k] = [new]
+        typed[path] = k + 1
+        t = time.perf_counter()
+        idx.update_file(path, "\n".join(lines))
+        update_ms.append((time.perf_counter() - t) * 1000)
+        if i % 10 == 9:
+            retrieval(path, line + k + 1)
+        if (i + 1) % 100 == 0:
+            rss_by_edits.append((i + 1, rss_mb()))
+    out["first_edit_ms"] = update_ms[0] if update_ms else float("nan")
+    out["edit_ms"] = {"p50": pct(update_ms[1:], 50), "p95": pct(update_ms[1:], 95)}
+    out["rss_by_edits_mb"] = rss_by_edits
+    out["slope_mb_per_100_edits"] = slope(rss_by_edits[1:])
+    out["peak_rss_mb"] = peak_mb()
+    return out
+
+
+def typing_plan(root: Path, rng: random.Random, files: int) -> list[tuple[str, int, list[str]]]:
+    """``edit_plan`` for a process without the index: C files of ``root`` and, from their
+    text, a line before a top-level definition and the functions they define."""
+    paths = sorted(str(p.relative_to(root)) for p in root.rglob("*.c"))
+    chosen: list[tuple[str, int, list[str]]] = []
+    for path in rng.sample(paths, len(paths)):
+        lines = (root / path).read_text(encoding="utf-8", errors="replace").split("\n")
+        tops = [i for i in range(1, len(lines)) if lines[i][:1].isalpha() and not lines[i - 1]]
+        names = sorted(
+            {m.group(1) for line in lines if (m := _DEFINED.match(line)) and m.group(1) != "if"}
+        )
+        if tops and names:
+            chosen.append((path, rng.choice(tops), names))
+        if len(chosen) == files:
+            break
+    return chosen
+
+
+_DEFINED = re.compile(r"^[a-z][\w \*]*?\b([a-z_]\w*)\(")
+
+
+def child_lsp(root: Path, work: Path, ignore: list[str], edits: int, seed: int) -> dict:
+    """The language server over stdio on ``root``, starting from the index saved in ``work``
+    (which it brings up to date): RSS once it is ready, then every 100 ``didChange`` edits
+    typed into a few C files with a completion request after each."""
+    os.environ["REPOMEM_INDEX_INDEX_DIR"] = config_for(work, ignore).index_dir
+    return asyncio.run(_lsp_session(root, edits, seed))
+
+
+async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
+    from bench_lsp import completion_params, editor_settings, insert, start_server
+    from bench_lsp import rss_mb as server_rss_mb
+    from bench_lsp import status as server_status
+    from lsprotocol import types
+
+    rng = random.Random(seed)
+    t = time.perf_counter()
+    session = await start_server(root, editor_settings(0, 0, True))
+    client, pid = session.client, session.pid
+    out: dict = {}
+    try:
+        await asyncio.wait_for(session.ready, 3600)
+        await asyncio.wait_for(session.docs, 3600)
+        out["ready_s"] = time.perf_counter() - t
+        out["rss_ready_mb"] = server_rss_mb(pid)
+        plan = typing_plan(root, rng, max(1, edits // 100))
+        versions: dict[str, int] = {}
+        rss_by_edits = [(0, out["rss_ready_mb"])]
+        completion_ms: list[float] = []
+        for i in range(edits // 2):
+            path, line, names = plan[(i // 50) % len(plan)]
+            uri = (root / path).as_uri()
+            if path not in versions:
+                text = (root / path).read_text(encoding="utf-8", errors="replace")
+                client.text_document_did_open(
+                    types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "c", 1, text))
+                )
+                versions[path] = 1
+            row = line + (i // 50 // len(plan)) * 50 + i % 50
+            new = f"static int bench_typed_{i}(int v) {{ return {rng.choice(names)}(v); }}"
+            cut = new.index("return")
+            for piece, col in ((new[:cut], 0), (new[cut:] + "\n", cut)):
+                versions[path] += 1
+                insert(client, uri, versions[path], row, col, piece)
+                if col == 0:
+                    t = time.perf_counter()
+                    await client.text_document_completion_async(completion_params(uri, row, cut))
+                    completion_ms.append((time.perf_counter() - t) * 1000)
+            if (2 * i + 2) % 100 == 0:
+                rss_by_edits.append((2 * i + 2, server_rss_mb(pid)))
+        while (await server_status(client)).pendingUpdates:
+            await asyncio.sleep(0.2)
+        rss_by_edits.append((edits, server_rss_mb(pid)))
+        out["rss_by_edits_mb"] = rss_by_edits
+        out["rss_after_edits_mb"] = rss_by_edits[-1][1]
+        out["slope_mb_per_100_edits"] = slope([p for p in rss_by_edits if p[0] >= 100])
+        out["completion_ms"] = {"p50": pct(completion_ms, 50), "p95": pct(completion_ms, 95)}
+        await asyncio.wait_for(client.shutdown_async(None), 60)
+        client.exit(None)
+    finally:
+        if client._server is not None and client._server.returncode is None:
+            client._server.kill()
+    return out
+
+
+def slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares RSS growth per 100 edits (nan with fewer than two points)."""
+    if len(points) < 2:
+        return float("nan")
+    x, y = np.array(points, float).T
+    return float(np.polyfit(x, y, 1)[0] * 100)
+
+
 def run_child(step: str, root: Path, work: Path, args: argparse.Namespace) -> dict:
     cmd = [sys.executable, __file__, "--child", step, str(root), "--work", str(work)]
     cmd += ["--queries", str(args.queries), "--updates", str(args.updates)]
+    cmd += ["--retrievals", str(args.retrievals), "--edits", str(args.edits)]
     cmd += ["--seed", str(args.seed)] + [f"--ignore={p}" for p in args.ignore]
     done = subprocess.run(cmd, stdout=subprocess.PIPE, check=True, text=True)
     return json.loads(done.stdout.splitlines()[-1])
@@ -194,6 +373,18 @@ def table(rows: list[dict]) -> str:
             f"({r['first_update_ms']:,.0f}) |"
         )
     return "\n".join(out)
+
+
+def session_line(size: str, s: dict, lsp: dict) -> str:
+    by_edits = ", ".join(f"{n}: {mb:,.0f}" for n, mb in s["rss_by_edits_mb"])
+    return (
+        f"{size}: session RSS after load {s['rss_after_load_mb']:,.0f} MB, after retrievals "
+        f"{s['rss_after_retrievals_mb']:,.0f} MB, by edits {by_edits} MB, slope "
+        f"{s['slope_mb_per_100_edits']:.1f} MB / 100 edits, max {s['peak_rss_mb']:,.0f} MB; "
+        f"first edit {s['first_edit_ms']:,.0f} ms, then p50 / p95 {_ms(s['edit_ms'])} ms; "
+        f"language server RSS ready {lsp['rss_ready_mb']:,.0f} MB, after edits "
+        f"{lsp['rss_after_edits_mb']:,.0f} MB (slope {lsp['slope_mb_per_100_edits']:.1f})"
+    )
 
 
 def _ms(p: dict) -> str:
@@ -243,7 +434,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--plot", type=Path, help="draw the growth into this PNG (matplotlib)")
-    ap.add_argument("--child", choices=("build", "query"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--edits", type=int, default=1000, help="edits in the editor session (0: no session)"
+    )
+    ap.add_argument("--retrievals", type=int, default=40, help="retrievals before the edits")
+    ap.add_argument("--child", choices=("build", "query", "session", "lsp"), help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -255,6 +450,15 @@ def main() -> int:
             args.tree, args.work, args.ignore, args.queries, args.updates, args.seed
         )
         print(json.dumps(result))
+        return 0
+    if args.child == "session":
+        result = child_session(
+            args.tree, args.work, args.ignore, args.retrievals, args.edits, args.seed
+        )
+        print(json.dumps(result))
+        return 0
+    if args.child == "lsp":
+        print(json.dumps(child_lsp(args.tree, args.work, args.ignore, args.edits, args.seed)))
         return 0
     if not args.tree.is_dir():
         ap.error(f"{args.tree} is not a folder")
@@ -269,6 +473,9 @@ def main() -> int:
             row: dict = {"size": size}
             row.update(run_child("build", root, work, args))
             row.update(run_child("query", root, work, args))
+            if args.edits:
+                row["session"] = run_child("session", root, work, args)
+                row["lsp"] = run_child("lsp", root, work, args)
             print(json.dumps(row), file=sys.stderr)
             rows.append(row)
     print(json.dumps(rows, indent=2))
@@ -277,6 +484,9 @@ def main() -> int:
     if args.plot:
         plot(rows, args.plot)
     print("\n" + table(rows), file=sys.stderr)
+    for r in rows:
+        if "session" in r:
+            print(session_line(r["size"], r["session"], r["lsp"]), file=sys.stderr)
     return 0
 
 

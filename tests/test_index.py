@@ -148,6 +148,32 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert_same(loaded, RepoIndex.load(root), QUERIES)
 
 
+def test_a_load_maps_what_resolution_depended_on(tmp_path: Path) -> None:
+    """A loaded index decodes no file's resolution dependencies: which files a change
+    affects is read from the saved arrays, and only files resolved again hold theirs. Saved
+    again after updates (the others' rows copied from the arrays) and loaded, it still
+    updates exactly."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    resolver = loaded.resolver
+    assert not resolver.consulted and not resolver.callers and not resolver.tried
+    first, second = list(EDITS.items())[:2], list(EDITS.items())[2:]
+    apply_on_disk(root, dict(first))
+    for rel, text in first:
+        loaded.update_file(rel, text)
+    assert 0 < len(resolver.consulted) < len(loaded.parsed)
+    loaded.save()
+    again = RepoIndex.load(root)
+    apply_on_disk(root, dict(second))
+    for rel, text in second:
+        again.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, save=False)
+    got, want = snapshot(again), snapshot(fresh)
+    assert got[0] == want[0]
+    assert got[2] == want[2]
+
+
 def _is_mapped(a: np.ndarray) -> bool:
     while a is not None and not isinstance(a, mmap.mmap):
         a = getattr(a, "base", None)

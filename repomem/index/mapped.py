@@ -350,6 +350,10 @@ class Vocabulary:
         self._new[word] = tid
         return tid
 
+    def word(self, tid: int) -> str:
+        """The word of a saved id."""
+        return _decode(self._data, self._offsets, tid)
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(data, offsets, hashes, ids) as given, while no word has been added since."""
         if self._new:

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,7 +49,7 @@ from repomem.index.parsing import (
     warm_up,
 )
 from repomem.index.relations import compute_relations, node_ball
-from repomem.index.resolve import Resolver, moved_definitions
+from repomem.index.resolve import Resolver, SavedDependencies, moved_definitions
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import bounded_top_k, inverse_relations
 from repomem.index.spool import spooled
@@ -206,8 +206,8 @@ class RepoIndex:
         # (``repomem.index.langs.read_settings``: tsconfig.json paths), by language family
         self.settings: dict[str, object] = {}
         self._line_cache: dict[str, tuple[FileEntry, list[str]]] = {}
-        # what each file's call resolution depended on, as loaded from a saved index
-        self.saved_dependencies: Mapping[str, tuple[list[list], list[str]]] = {}
+        # what each file's call resolution depended on, as a saved index holds it
+        self.saved_dependencies: SavedDependencies | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -618,14 +618,12 @@ class RepoIndex:
                     self.parsed,
                     imports=self.config.import_weight > 0,
                     settings=self.settings,
+                    saved=self.saved_dependencies,
                 )
-                for path in self.parsed:
-                    saved = self.saved_dependencies.get(path)
-                    if saved is None:
+                if self.saved_dependencies is None:
+                    for path in self.parsed:
                         self._resolver.calls_of(path)
-                    else:
-                        self._resolver.restore_dependencies(path, *saved)
-            self.saved_dependencies = {}
+            self.saved_dependencies = None
         return self._resolver
 
     @property

@@ -10,12 +10,15 @@ dropped, never guessed.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
+import numpy as np
+
 from repomem.index import langs
 from repomem.index.graph import ROOT
+from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.parsed import CallSite, ImportBinding, ParsedFile
 
 _MAX_DEPTH = 4
@@ -42,6 +45,83 @@ def _package_of(path: str) -> tuple[str, ...]:
     return pkg if PurePosixPath(path).name.startswith("__init__.") else pkg[:-1]
 
 
+class SavedDependencies:
+    """What every file's call resolution read and tried when the index was saved, as the
+    arrays a saved index maps (``dep_*``): a loaded index answers which files a change
+    affects from them, and only the files resolved again since keep theirs in memory (on
+    the Linux kernel's kernel/ mm/ fs/ include/ the decoded tables took 200 MB and a second
+    of the first edit after a load).
+
+    ``names``: the files read, the names looked up there and the keys tried, as
+    ``Vocabulary`` ids; ``reads``: rows (file read, reader, name), sorted; ``tries``: rows
+    (key, file), sorted; a reader or a file that tried by its position in ``paths``. Each
+    table's first column is also saved on its own (``keys``): searched in place, where a
+    column of the table would be copied whole by every search.
+    """
+
+    def __init__(
+        self,
+        paths: list[str],
+        names: Vocabulary,
+        reads: tuple[np.ndarray, np.ndarray],
+        tries: tuple[np.ndarray, np.ndarray],
+    ) -> None:
+        self.paths = paths
+        self.number = {p: i for i, p in enumerate(paths)}
+        self.names = names
+        self.reads, self._read_keys = reads
+        self.tries, self._try_keys = tries
+
+    @staticmethod
+    def _rows(table: np.ndarray, keys: np.ndarray, value: int | None) -> np.ndarray:
+        """The rows of ``table`` whose key (``keys``, sorted) is ``value``."""
+        if value is None:
+            return table[:0]
+        lo = np.searchsorted(keys, value)
+        return table[lo : np.searchsorted(keys, value, side="right")]
+
+    def readers(self, path: str) -> list[str]:
+        rows = self._rows(self.reads, self._read_keys, self.names.get(path))
+        return [self.paths[f] for f in np.unique(rows[:, 1]).tolist()]
+
+    def readers_where(self, path: str, keep: Callable[[str], bool]) -> list[str]:
+        """The files that looked up in ``path`` a name ``keep`` holds true of (each name
+        tested once, however many files looked it up)."""
+        rows = self._rows(self.reads, self._read_keys, self.names.get(path))
+        word = self.names.word
+        hit = [n for n in np.unique(rows[:, 2]).tolist() if keep(word(n))]
+        return [self.paths[f] for f in np.unique(rows[np.isin(rows[:, 2], hit), 1]).tolist()]
+
+    def triers(self, key: str) -> list[str]:
+        """The files that tried ``key`` (a module name, or ``namespace:name``)."""
+        rows = self._rows(self.tries, self._try_keys, self.names.get(key))
+        return [self.paths[f] for f in rows[:, 1].tolist()]
+
+
+def _vocabulary_arrays(words: Iterable[str]) -> dict[str, np.ndarray]:
+    """``words`` (in id order) as the arrays a ``Vocabulary`` reads."""
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    data = np.frombuffer(b"".join(encoded), np.uint8).copy()
+    hashes = fnv1a(data, offsets)
+    order = np.argsort(hashes, kind="stable")
+    return {
+        "dep_names": data,
+        "dep_names_off": offsets,
+        "dep_names_hash": hashes[order],
+        "dep_names_ids": order.astype(np.int64),
+    }
+
+
+def saved_dependencies(paths: list[str], a: Mapping[str, np.ndarray]) -> SavedDependencies:
+    """``dependency_arrays`` of a saved index, as it maps them."""
+    names = Vocabulary(a["dep_names"], a["dep_names_off"], a["dep_names_hash"], a["dep_names_ids"])
+    return SavedDependencies(
+        paths, names, (a["dep_reads"], a["dep_reads_key"]), (a["dep_tries"], a["dep_tries_key"])
+    )
+
+
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
     with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
@@ -52,6 +132,7 @@ class Resolver:
         *,
         imports: bool = False,
         settings: Mapping[str, object] | None = None,
+        saved: SavedDependencies | None = None,
     ) -> None:
         self.imports = imports
         # what each family read outside the indexed files when the index was built
@@ -74,6 +155,9 @@ class Resolver:
         self.tried: dict[str, set[str]] = defaultdict(set)  # module name -> files trying it
         self.callers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (ns, name) -> files
         self._tried_by: dict[str, set[str]] = {}
+        # what a saved index says of the files not resolved again since (``_forget``)
+        self.saved = saved
+        self._overridden: set[str] = set()
         self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
         for path, pf in files.items():
@@ -299,9 +383,7 @@ class Resolver:
             self._reading = self._trying = None
         reading.pop(path, None)
         # "ns:name" entries are bare names called in a name-resolved language
-        self.restore_dependencies(
-            path, [[p, sorted(names)] for p, names in reading.items()], list(trying)
-        )
+        self._record(path, reading, trying)
         # one edge per (statement, definition), however often the statement calls it (a C
         # macro nested in itself): an update keeps the edges as a set
         return list(dict.fromkeys(out))
@@ -318,20 +400,57 @@ class Resolver:
             return module
         return self._submodule(module, b.symbol) or module
 
-    def dependencies(self, path: str) -> tuple[list[list], list[str]]:
-        """What ``path``'s last resolution read (per file, the names looked up there) and
-        tried, to be saved with the index."""
-        reads = [[p, sorted(names)] for p, names in sorted(self.consulted.get(path, {}).items())]
-        return reads, sorted(self._tried_by.get(path, ()))
+    def dependency_arrays(self, paths: list[str]) -> dict[str, np.ndarray]:
+        """What the resolution of each of ``paths`` read and tried, as the arrays of
+        ``SavedDependencies``: the rows of files not resolved again since the load are
+        copied from the saved ones, renumbered, without decoding them file by file."""
+        number = {p: i for i, p in enumerate(paths)}
+        saved, ids = self.saved, {}
+        reads: list[tuple[int, int, int]] = []
+        tries: list[tuple[int, int]] = []
+        for p in paths:
+            if saved is not None and p not in self._overridden and p in saved.number:
+                continue
+            f = number[p]
+            for q, names in self.consulted.get(p, {}).items():
+                read = ids.setdefault(q, len(ids))
+                reads.extend((read, f, ids.setdefault(n, len(ids))) for n in names)
+            tries.extend((ids.setdefault(n, len(ids)), f) for n in self._tried_by.get(p, ()))
+        r = np.array(reads, np.int32).reshape(-1, 3)
+        t = np.array(tries, np.int32).reshape(-1, 2)
+        if saved is not None:
+            renumber = np.full(len(saved.paths), -1, np.int32)
+            for p, i in saved.number.items():
+                if p in number and p not in self._overridden:
+                    renumber[i] = number[p]
+            kept_r = saved.reads[renumber[saved.reads[:, 1]] >= 0]
+            kept_t = saved.tries[renumber[saved.tries[:, 1]] >= 0]
+            used = np.unique(np.r_[kept_r[:, 0], kept_r[:, 2], kept_t[:, 0]])
+            rename = np.full(len(saved.names), -1, np.int32)
+            word = saved.names.word
+            rename[used] = [ids.setdefault(word(n), len(ids)) for n in used.tolist()]
+            r = np.r_[
+                r,
+                np.c_[rename[kept_r[:, 0]], renumber[kept_r[:, 1]], rename[kept_r[:, 2]]],
+            ].astype(np.int32)
+            t = np.r_[t, np.c_[rename[kept_t[:, 0]], renumber[kept_t[:, 1]]]].astype(np.int32)
+        r = r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))]
+        t = t[np.lexsort((t[:, 1], t[:, 0]))]
+        return {
+            "dep_reads": r,
+            "dep_reads_key": np.ascontiguousarray(r[:, 0]),
+            "dep_tries": t,
+            "dep_tries_key": np.ascontiguousarray(t[:, 0]),
+            **_vocabulary_arrays(ids),
+        }
 
-    def restore_dependencies(self, path: str, reads: list[list], tries: list[str]) -> None:
-        """Reinstate a saved ``dependencies(path)`` instead of resolving the file again."""
+    def _record(self, path: str, reading: dict[str, set[str]], trying: set[str]) -> None:
         self._forget(path)
-        self.consulted[path] = {p: set(names) for p, names in reads}
-        for p, _ in reads:
+        self.consulted[path] = reading
+        for p in reading:
             self.readers[p].add(path)
-        self._tried_by[path] = set(tries)
-        for name in tries:
+        self._tried_by[path] = trying
+        for name in trying:
             if ":" in name:
                 ns, bare = name.split(":", 1)
                 self.callers[(ns, bare)].add(path)
@@ -339,7 +458,9 @@ class Resolver:
                 self.tried[name].add(path)
 
     def _forget(self, path: str) -> None:
-        """Drop what ``path``'s last resolution recorded."""
+        """Drop what ``path``'s last resolution recorded (a saved index's rows included)."""
+        if self.saved is not None:
+            self._overridden.add(path)
         for p in self.consulted.pop(path, ()):
             self.readers[p].discard(path)
         for name in self._tried_by.pop(path, ()):
@@ -348,6 +469,19 @@ class Resolver:
                 self.callers[(ns, bare)].discard(path)
             else:
                 self.tried[name].discard(path)
+
+    def _readers(self, path: str) -> set[str]:
+        out = set(self.readers.get(path, ()))
+        if self.saved is not None:
+            out.update(f for f in self.saved.readers(path) if f not in self._overridden)
+        return out
+
+    def _triers(self, key: str) -> set[str]:
+        ns, colon, bare = key.partition(":")
+        out = set(self.callers.get((ns, bare), ()) if colon else self.tried.get(key, ()))
+        if self.saved is not None:
+            out.update(f for f in self.saved.triers(key) if f not in self._overridden)
+        return out
 
     def dependents(self, path: str, versions: Iterable[ParsedFile | None]) -> set[str]:
         """Files whose resolved calls may change when ``path`` changes between ``versions``
@@ -358,21 +492,25 @@ class Resolver:
         old, new = versions
         changed = _changed_names(old, new) if old is not None and new is not None else None
         if changed is None:
-            out = set(self.readers.get(path, ()))
+            out = self._readers(path)
         else:
             names, classes = changed
+
+            def matters(name: str) -> bool:
+                return name in names or _under(name, classes)
+
             out = {
                 f
                 for f in self.readers.get(path, ())
-                if any(
-                    n in names or _under(n, classes)
-                    for n in self.consulted.get(f, {}).get(path, ())
-                )
+                if any(matters(n) for n in self.consulted.get(f, {}).get(path, ()))
             }
+            if self.saved is not None:
+                found = self.saved.readers_where(path, matters)
+                out.update(f for f in found if f not in self._overridden)
         if path.endswith((".py", ".pyi")) and changed is None:
             parts = module_name(path).split(".")
             for i in range(len(parts)):
-                out.update(self.tried.get(".".join(parts[i:]), ()))
+                out.update(self._triers(".".join(parts[i:])))
         for pf in versions:
             if pf is not None and pf.language != "python":
                 lang = langs.for_language(pf.language)
@@ -382,7 +520,7 @@ class Resolver:
                 before, after = (Counter(lang.provides(path, v) if v else ()) for v in versions)
                 keys |= set((before - after) + (after - before))
                 for key in keys:
-                    out.update(self.callers.get((lang.namespace, key), ()))
+                    out.update(self._triers(f"{lang.namespace}:{key}"))
                 break
         out.discard(path)
         return out

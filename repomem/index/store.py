@@ -35,6 +35,7 @@ from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, window_locations
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.repo import FileEntry, RepoIndex
+from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.spool import (
     ArrayWriter,
@@ -45,7 +46,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 12
+FORMAT_VERSION = 13
 
 
 class IndexNotFound(RepomemError):
@@ -280,12 +281,12 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
     for key, value in index.bm25.state().items():
         gen.put(f"bm25__{key}", value)
     resolver = index.resolver
-    # dumps, not dump: only the one-shot encoder is the C one (6x faster here); what call
-    # resolution depended on is apart, as only files whose calls are resolved again read it
-    gen.texts(
-        "deps",
-        (json.dumps(resolver.dependencies(p), separators=(",", ":")).encode() for p in paths),
-    )
+    # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
+    deps = resolver.dependency_arrays(paths)
+    for name, value in deps.items():
+        gen.put(name, value)
+    del deps
+    # dumps, not dump: only the one-shot encoder is the C one (6x faster here)
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
     gen.texts(
@@ -444,7 +445,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         for name in (
             *("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"),
             *("line_len", "node_start", "node_end", "node_parent", "line_owner"),
-            *("symbols", "callsites", "deps", "calls"),
+            *("symbols", "callsites", "calls"),
         )
     }
 
@@ -485,10 +486,6 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
             callsites=callsites,
         )
 
-    def dependencies(i: int) -> tuple[list[list], list[str]]:
-        deps = json.loads(part("deps", i).tobytes())
-        return deps[0], deps[1]
-
     def calls(i: int) -> list[tuple[int, str, int]]:
         return [(s, paths[t], n) for _, s, t, n in part("calls", i).tolist()]
 
@@ -504,7 +501,7 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         )
     idx.parsed = LazyDict(paths, parsed)
     idx.calls = LazyDict(paths, calls)
-    idx.saved_dependencies = LazyDict(paths, dependencies)
+    idx.saved_dependencies = saved_dependencies(paths, a)
     idx.live = a["live"]
     idx.frag_key = a["frag_key"]
     idx.free_ids = np.flatnonzero(~idx.live).tolist()
