@@ -682,3 +682,44 @@ def test_a_nested_class_changing_its_bases_re_resolves_calls_through_it(tmp_path
     idx.update_file("a.py", text)
     assert targets() == ["Y.m"]
     assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return A.B.m(None)"])
+
+
+STAR_FILES = {
+    "pkg/__init__.py": "from pkg.core import *\nfrom pkg.extra import *\n",
+    "pkg/core.py": "class Graph:\n    def add(self, x):\n        return x\n\n\n"
+    "def _hidden():\n    return 0\n",
+    "pkg/extra.py": "def grow(g):\n    return g\n",
+    "use.py": "import pkg\n\n\ndef u():\n    g = pkg.Graph()\n    pkg._hidden()\n"
+    "    return pkg.grow(g), pkg.later(g)\n",
+}
+
+
+def test_names_resolve_through_star_imports_and_follow_their_modules(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", STAR_FILES)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+
+    def targets() -> set[str]:
+        return {idx.resolver.qualnames[t][n] for _, t, n in idx.calls["use.py"]}
+
+    # ``from pkg.core import *`` brings Graph, not the private _hidden
+    assert targets() == {"Graph", "grow"}
+    steps = [
+        # a star module gains the name a caller looked up
+        ("pkg/extra.py", STAR_FILES["pkg/extra.py"] + "\n\ndef later(g):\n    return g\n"),
+        # a star import goes: what it brought goes with it
+        ("pkg/__init__.py", "from pkg.core import *\n"),
+        # and comes back with a module that does not exist yet, then does
+        ("pkg/__init__.py", "from pkg.core import *\nfrom pkg.more import *\n"),
+        ("pkg/more.py", "def grow(g):\n    return [g]\n"),
+    ]
+    expected = [
+        {"pkg/core.py:Graph", "pkg/extra.py:grow", "pkg/extra.py:later"},
+        {"pkg/core.py:Graph"},
+        {"pkg/core.py:Graph"},
+        {"pkg/core.py:Graph", "pkg/more.py:grow"},
+    ]
+    for (rel, text), want in zip(steps, expected, strict=True):
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        assert {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.calls["use.py"]} == want
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return pkg.grow(g)"])

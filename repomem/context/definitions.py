@@ -49,7 +49,7 @@ from repomem.context.cards import (
 from repomem.context.lexer import code_only, starts_in_code
 from repomem.index import langs
 from repomem.index.fragments import Window, window_nodes
-from repomem.index.parsing import ImportBinding, ParsedFile
+from repomem.index.parsing import STAR, ImportBinding, ParsedFile
 from repomem.index.relations import node_strengths
 from repomem.index.resolve import PYTHON_NS
 
@@ -302,7 +302,7 @@ class _Finder:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
-            if binding.name:  # a C ``#include`` binds no name
+            if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 self._add(binding.name, max(self.cursor - row, 0), "import")
         return self.found

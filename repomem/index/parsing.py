@@ -43,10 +43,15 @@ class CallSite(NamedTuple):
     scope: str | None = None
 
 
+#: the name of a Python ``from module import *`` binding
+STAR = "*"
+
+
 class ImportBinding(NamedTuple):
     """A name bound by an import: ``name`` refers to ``module`` (relative with ``level``
-    leading dots) or, when ``symbol`` is set, to ``symbol`` inside it. Python's; other
-    families use the same four fields in their own way (``repomem.index.langs``)."""
+    leading dots) or, when ``symbol`` is set, to ``symbol`` inside it; a Python
+    ``from module import *`` is named ``STAR``. Python's; other families use the same four
+    fields in their own way (``repomem.index.langs``)."""
 
     name: str
     module: str
@@ -407,6 +412,10 @@ def _import_bindings(node: Node) -> list[ImportBinding]:
             prefix = next((c for c in mod.children if c.type == "import_prefix"), None)
             level = len(text(prefix))
             module = text(next((c for c in mod.named_children if c.type == "dotted_name"), None))
+        if any(c.type == "wildcard_import" for c in node.named_children):
+            # ``from m import *`` binds every public name of ``m``: the resolver looks names
+            # up there after the file's own
+            out.append(ImportBinding(STAR, module, None, level))
         for child in node.children_by_field_name("name"):
             if child.type == "dotted_name":
                 sym = text(child)

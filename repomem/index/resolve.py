@@ -1,8 +1,8 @@
 """Call resolution: which definition does a call site refer to?
 
 Python is resolved here through imports (``from a.b import f``, ``import a.b as m; m.f()``,
-relative imports, ``self.meth()`` through the enclosing class and its bases, class
-constructors). Every other language family resolves through its own module system in
+relative imports, ``from a import *``, ``self.meth()`` through the enclosing class and its
+bases, class constructors). Every other language family resolves through its own module system in
 ``repomem.index.langs``, over the tables kept here. Anything ambiguous or unknown is
 dropped, never guessed.
 """
@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from repomem.index import langs
 from repomem.index.graph import ROOT
-from repomem.index.parsing import CallSite, ImportBinding, ParsedFile
+from repomem.index.parsing import STAR, CallSite, ImportBinding, ParsedFile
 
 _MAX_DEPTH = 4
 
@@ -69,6 +69,8 @@ class Resolver:
         self.classes: dict[str, set[str]] = {}
         self.qualnames: dict[str, dict[int, str]] = {}
         self.bindings: dict[str, dict[str, ImportBinding]] = {}
+        # a Python file's ``from m import *`` imports, in the order the file makes them
+        self.stars: dict[str, list[ImportBinding]] = {}
         # (namespace, name) -> definitions; Python's by the last part of their name
         self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
         # what each file's resolution looked at, so that a change re-resolves only the files
@@ -101,7 +103,8 @@ class Resolver:
             parts = mod.split(".")
             for i in range(len(parts)):
                 self.suffixes[".".join(parts[i:])].append(path)
-            self.bindings[path] = {b.name: b for b in pf.imports}
+            self.bindings[path] = {b.name: b for b in pf.imports if b.name != STAR}
+            self.stars[path] = [b for b in pf.imports if b.name == STAR]
             for d in pf.definitions:  # by the last part of the name: ``obj.meth`` untyped
                 self.by_name[(PYTHON_NS, d.name.rsplit(".", 1)[-1])].append((path, d.node))
         else:
@@ -113,7 +116,7 @@ class Resolver:
 
     def _remove(self, path: str) -> None:
         pf = self.files.pop(path)
-        for table in (self.defs, self.classes, self.qualnames, self.bindings):
+        for table in (self.defs, self.classes, self.qualnames, self.bindings, self.stars):
             table.pop(path, None)
         if pf.language == "python":
             mod = module_name(path)
@@ -194,6 +197,14 @@ class Resolver:
         b = self.bindings.get(path, {}).get(name)
         if b is not None:
             return self._binding_target(path, b, depth)
+        if name.startswith("_"):
+            return None  # ``import *`` leaves private names behind
+        for star in reversed(self.stars.get(path, ())):  # the last one made wins
+            module = self.resolve_module(star.module, star.level, path)
+            if module is not None and module != path:
+                found = self._lookup(module, name, depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def _method(self, path: str, cls: str, name: str, depth: int) -> Target | None:
@@ -430,6 +441,8 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
     kind_old = {d.name: d.is_class for d in old.definitions}
     kind_new = {d.name: d.is_class for d in new.definitions}
     names = {n for n in kind_old.keys() | kind_new.keys() if kind_old.get(n) != kind_new.get(n)}
+    if [b for b in old.imports if b.name == STAR] != [b for b in new.imports if b.name == STAR]:
+        return None  # an ``import *`` that came, went or moved may change what any name means
     bind_old = {b.name: b for b in old.imports}
     bind_new = {b.name: b for b in new.imports}
     names.update(n for n in bind_old.keys() | bind_new.keys() if bind_old.get(n) != bind_new.get(n))

@@ -45,7 +45,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 
 
 class IndexNotFound(RepomemError):
