@@ -723,3 +723,33 @@ def test_names_resolve_through_star_imports_and_follow_their_modules(tmp_path: P
         idx.update_file(rel, text)
         assert {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.calls["use.py"]} == want
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return pkg.grow(g)"])
+
+
+SHADOWED = {
+    "src/lib/__init__.py": "class App:\n    def run(self):\n        return 1\n",
+    "tests/apps/__init__.py": "",
+    "tests/apps/inner/__init__.py": "",
+    "tests/apps/inner/lib.py": "class App:\n    def run(self):\n        return 2\n",
+    "tests/test_app.py": "import lib\n\n\ndef test_run():\n    return lib.App().run()\n",
+}
+
+
+def test_an_absolute_import_takes_the_module_nearest_the_top(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", SHADOWED)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+
+    def target() -> set[str]:
+        return {t for _, t, _ in idx.calls["tests/test_app.py"]}
+
+    # ``lib`` is src/lib, a root's package, not the test app's tests/apps/inner/lib.py
+    assert target() == {"src/lib/__init__.py"}
+    steps: list[tuple[str, str | None, set[str]]] = [
+        ("lib/__init__.py", SHADOWED["src/lib/__init__.py"], {"lib/__init__.py"}),
+        ("lib/__init__.py", None, {"src/lib/__init__.py"}),
+        ("tests/lib.py", SHADOWED["src/lib/__init__.py"], set()),  # as near as src/lib: none
+    ]
+    for rel, text, want in steps:
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        assert target() == want
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return lib.App().run()"])

@@ -146,8 +146,7 @@ class Resolver:
         self._note_name(name)
         if name in self.modules:
             return self.modules[name]
-        found = self.suffixes.get(name, [])
-        return found[0] if len(found) == 1 else None
+        return _shallowest(self.suffixes.get(name, []))
 
     def _submodule(self, path: str, attr: str) -> str | None:
         mod = module_name(path)
@@ -401,6 +400,18 @@ class Resolver:
                 break
         out.discard(path)
         return out
+
+
+def _shallowest(paths: list[str]) -> str | None:
+    """Of the files whose module names end with an absolute import's name, the one nearest
+    the repository's top (``src/flask/__init__.py``, not a test's
+    ``tests/apps/inner/flask.py``), as the roots Python searches usually are; None when two
+    are as near."""
+    if len(paths) <= 1:
+        return paths[0] if paths else None
+    depths = [module_name(p).count(".") for p in paths]
+    best = min(depths)
+    return paths[depths.index(best)] if depths.count(best) == 1 else None
 
 
 def _under(name: str, classes: set[str]) -> bool:
