@@ -173,6 +173,7 @@ class PythonTypes:
             lines = index.file_lines(path)
             start, end = int(pf.node_start[node]), int(pf.node_end[node])
             body_indent: str | None = None
+            method = -1  # the row of the last ``def`` of the class's body
             for row in range(start + 1, min(end + 1, len(lines))):
                 line = lines[row]
                 m = _SELF_ATTR.match(line)
@@ -182,7 +183,7 @@ class PythonTypes:
                     elif m["value"] is not None and m["value"].strip() != "None":
                         value = m["value"].strip()
                         if _NAME_ONLY.fullmatch(value):
-                            annot = _parameter_annotation(lines, row, value)
+                            annot = _parameter_annotation(lines, method, value)
                             entry = ("annot", annot) if annot else ("value", value)
                         else:
                             entry = ("value", value)
@@ -194,7 +195,9 @@ class PythonTypes:
                 indent = line[: len(line) - len(stripped)]
                 if body_indent is None:
                     body_indent = indent
-                if indent == body_indent:
+                if stripped.startswith(("def ", "async def ")) and indent == body_indent:
+                    method = row
+                elif indent == body_indent:
                     c = _CLASS_ATTR.match(line)
                     if c is not None and not c["annot"].lstrip().startswith(("=", ":")):
                         out.setdefault(c["name"], []).append(("annot", c["annot"]))
@@ -243,14 +246,9 @@ def _balanced(text: str) -> bool:
 
 
 def _parameter_annotation(lines: list[str], row: int, name: str) -> str | None:
-    """The annotation of parameter ``name`` of the method whose body holds ``row``."""
-    indent = len(lines[row]) - len(lines[row].lstrip())
-    for r in range(row - 1, max(-1, row - 400), -1):
-        m = _DEF.match(lines[r])
-        if m is not None and len(m["indent"]) < indent:
-            header = _header(lines, r)
-            if header is None:
-                return None
-            found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
-            return found[1].strip() if found else None
-    return None
+    """The annotation of parameter ``name`` of the method defined at ``row`` (-1: none)."""
+    header = _header(lines, row) if row >= 0 else None
+    if header is None:
+        return None
+    found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
+    return found[1].strip() if found else None
