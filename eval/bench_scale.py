@@ -185,8 +185,9 @@ def child_session(
     """An editor session: load, retrievals as a completion makes them (fragments, definition
     cards, usages), then edits typed into a few files, a retrieval after every tenth; RSS
     after each phase and every 100 edits."""
-    from repomem.context.scorer import Exclusion as _Exclusion
-    from repomem.settings import CompletionConfig
+    from repomem.config import CompletionConfig
+    from repomem.context.definitions import find_definitions
+    from repomem.context.usages import find_usages
 
     rng = random.Random(seed)
     completion = CompletionConfig()
@@ -202,12 +203,12 @@ def child_session(
         lines = idx.file_lines(path)
         line = max(1, min(line, len(lines)))
         query = "\n".join(lines[max(0, line - window) : line])
-        ex = _Exclusion(path, max(0, line - window), line + window)
+        ex = Exclusion.around(path, line, window)
         t = time.perf_counter()
         idx.retrieve(query, k=completion.k, alpha=completion.alpha, exclusion=ex)
         left = "\n".join(lines[:line]) + "\n"
-        hits = idx.definitions(path, left, window=window)
-        idx.usages(query, path, hits, k=completion.max_usages, exclusion=ex)
+        hits = find_definitions(idx, path, left, window=window)
+        find_usages(idx, query, path, hits, k=completion.max_usages, exclusion=ex)
         return (time.perf_counter() - t) * 1000
 
     at = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -16,7 +17,7 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.definitions import find_definitions
+from repomem.context.definitions import find_definitions, resolve_names
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
@@ -522,8 +523,71 @@ def test_retrieve_shows_the_scores_that_mean_something_and_hides_far_cards(
     assert "s_rel=" in relational and "s_env=" in relational
     listed = json.loads(run_repomem("retrieve", where, "--json").stdout)["definitions"]
     near = [d for d in listed if d["distance"] <= 20 or d["strength"] > 0]
-    shown = [row for row in plain.stdout.splitlines() if row.lstrip().startswith("d")]
+    shown = [row for row in plain.stdout.splitlines() if re.match(r"\s*d\d", row)]
     assert len(shown) <= len(near)
     assert len(run_repomem("retrieve", where, "--all").stdout.splitlines()) >= len(
         plain.stdout.splitlines()
     )
+
+
+DECLARED = {
+    "lib/__init__.py": "from lib.app import *\n",
+    "lib/config.py": "class Config(dict):\n    def load(self, name):\n        return name\n",
+    "lib/client.py": (
+        "class Client:\n    def __enter__(self):\n        return self\n\n"
+        "    def fetch(self, url):\n        return url\n"
+    ),
+    "lib/app.py": (
+        "from typing import Optional\n\nfrom lib.client import Client\n"
+        "from lib.config import Config\n\n\n"
+        "class Base:\n    def __init__(self, client: Client):\n        self.client = client\n"
+        "        self.other = None\n        self.config = self.make_config()\n\n"
+        "    def make_config(self) -> Config:\n        return Config()\n\n\n"
+        "class App(Base):\n    cache: Optional[Config]\n\n"
+        "    def test_client(self) -> 'Client':\n        return Client()\n"
+    ),
+    "lib/other.py": "class Other:\n    def load(self):\n        pass\n",
+}
+
+
+def test_receivers_are_typed_by_return_annotations_and_declared_attributes(
+    tmp_path: Path,
+) -> None:
+    root = make_repo(tmp_path / "r", DECLARED)
+    index, _ = RepoIndex.build(root, save=False)
+    left = (
+        "import lib\n\n\ndef test_app():\n    app = lib.App()\n    app.config.load('x')\n"
+        "    app.cache.load('y')\n    app.client.fetch('u')\n"
+        "    with app.test_client() as c:\n        c.fetch('v')\n"
+    )
+    index.update_file("tests/test_app.py", left)
+    asked = ["app.config.load", "app.cache.load", "app.client.fetch", "c.fetch", "app.other.load"]
+    found = resolve_names(index, "tests/test_app.py", left, asked)
+    # through ``import *``, a base class's attributes (a call of a method annotated to return
+    # a Config; an annotated parameter), a class-level annotation and a ``with`` statement;
+    # ``self.other = None`` says nothing, and an attribute nothing types is not guessed
+    assert [f[:2] if f else None for f in found] == [
+        ("lib/config.py", "Config.load"),  # not Other.load
+        ("lib/config.py", "Config.load"),
+        ("lib/client.py", "Client.fetch"),
+        ("lib/client.py", "Client.fetch"),
+        None,
+    ]
+    hits = {h.name: h.how for h in find_definitions(index, "tests/test_app.py", left)}
+    assert hits["c.fetch"] == "named here, receiver typed Client"
+
+
+def test_a_receiver_bound_just_above_puts_its_class_first(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", DECLARED)
+    index, _ = RepoIndex.build(root, save=False)
+    left = (
+        "from lib.app import App\n\n\n"
+        "def test_fetch():\n    app = App()\n    client = app.test_client()\n"
+    )
+    index.update_file("tests/test_fetch.py", left)
+    hits = find_definitions(index, "tests/test_fetch.py", left)
+    # the next line is about to use ``client``: its class comes first; ``test_fetch`` is
+    # defined on its line, not used there, so it has no card
+    assert hits[0].card.name == "Client"
+    assert hits[0].how == "bound just above, receiver typed Client"
+    assert "test_fetch" not in {h.card.name for h in hits}

@@ -708,3 +708,74 @@ def test_a_nested_class_changing_its_bases_re_resolves_calls_through_it(tmp_path
     idx.update_file("a.py", text)
     assert targets() == ["Y.m"]
     assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return A.B.m(None)"])
+
+
+STAR_FILES = {
+    "pkg/__init__.py": "from pkg.core import *\nfrom pkg.extra import *\n",
+    "pkg/core.py": "class Graph:\n    def add(self, x):\n        return x\n\n\n"
+    "def _hidden():\n    return 0\n",
+    "pkg/extra.py": "def grow(g):\n    return g\n",
+    "use.py": "import pkg\n\n\ndef u():\n    g = pkg.Graph()\n    pkg._hidden()\n"
+    "    return pkg.grow(g), pkg.later(g)\n",
+}
+
+
+def test_names_resolve_through_star_imports_and_follow_their_modules(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", STAR_FILES)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+
+    def targets() -> set[str]:
+        return {idx.resolver.qualnames[t][n] for _, t, n in idx.calls["use.py"]}
+
+    # ``from pkg.core import *`` brings Graph, not the private _hidden
+    assert targets() == {"Graph", "grow"}
+    steps = [
+        # a star module gains the name a caller looked up
+        ("pkg/extra.py", STAR_FILES["pkg/extra.py"] + "\n\ndef later(g):\n    return g\n"),
+        # a star import goes: what it brought goes with it
+        ("pkg/__init__.py", "from pkg.core import *\n"),
+        # and comes back with a module that does not exist yet, then does
+        ("pkg/__init__.py", "from pkg.core import *\nfrom pkg.more import *\n"),
+        ("pkg/more.py", "def grow(g):\n    return [g]\n"),
+    ]
+    expected = [
+        {"pkg/core.py:Graph", "pkg/extra.py:grow", "pkg/extra.py:later"},
+        {"pkg/core.py:Graph"},
+        {"pkg/core.py:Graph"},
+        {"pkg/core.py:Graph", "pkg/more.py:grow"},
+    ]
+    for (rel, text), want in zip(steps, expected, strict=True):
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        assert {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.calls["use.py"]} == want
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return pkg.grow(g)"])
+
+
+SHADOWED = {
+    "src/lib/__init__.py": "class App:\n    def run(self):\n        return 1\n",
+    "tests/apps/__init__.py": "",
+    "tests/apps/inner/__init__.py": "",
+    "tests/apps/inner/lib.py": "class App:\n    def run(self):\n        return 2\n",
+    "tests/test_app.py": "import lib\n\n\ndef test_run():\n    return lib.App().run()\n",
+}
+
+
+def test_an_absolute_import_takes_the_module_nearest_the_top(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", SHADOWED)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+
+    def target() -> set[str]:
+        return {t for _, t, _ in idx.calls["tests/test_app.py"]}
+
+    # ``lib`` is src/lib, a root's package, not the test app's tests/apps/inner/lib.py
+    assert target() == {"src/lib/__init__.py"}
+    steps: list[tuple[str, str | None, set[str]]] = [
+        ("lib/__init__.py", SHADOWED["src/lib/__init__.py"], {"lib/__init__.py"}),
+        ("lib/__init__.py", None, {"src/lib/__init__.py"}),
+        ("tests/lib.py", SHADOWED["src/lib/__init__.py"], set()),  # as near as src/lib: none
+    ]
+    for rel, text, want in steps:
+        apply_on_disk(root, {rel: text})
+        idx.update_file(rel, text)
+        assert target() == want
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return lib.App().run()"])

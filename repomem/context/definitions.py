@@ -50,9 +50,10 @@ from repomem.context.cards import (
     public_methods,
 )
 from repomem.context.lexer import code_only, starts_in_code
+from repomem.context.pytypes import Owner, PythonTypes
 from repomem.index import langs
 from repomem.index.fragments import Window, window_nodes
-from repomem.index.parsing import ImportBinding, ParsedFile
+from repomem.index.parsed import STAR, ImportBinding, ParsedFile
 from repomem.index.relations import node_strengths
 from repomem.index.resolve import PYTHON_NS
 
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
 NAME_LINES = 40
 #: lines before the cursor searched for receivers' types
 TYPE_LINES = 200
+#: lines before the cursor where a receiver bound and not used yet puts its class first
+FRESH_LINES = 3
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
 #: query-time Eq. 8: strengths below this count as 0 (they would only reorder what nearness
@@ -73,17 +76,20 @@ QUERY_NODE_CAP = 256
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 # the same with ``a::b`` paths kept whole, for the families whose resolution reads them
 _PATH_NAME = re.compile(r"(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*")
-# a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` (a capitalised callee), an
-# annotation ``x: Foo`` (parameters too; ``Optional[Foo]``, ``list[Foo]`` with its first type
-# argument), or a loop variable ``for x in xs`` (typed by ``xs``'s elements where
-# ``xs: list[Foo]`` shows them); one pattern so that a block is scanned once, tried only where
-# a name begins (three times faster than at every character)
+# a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` / ``x = make(`` (the class called,
+# or what the function called is annotated to return), ``with f(...) as x``, an annotation
+# ``x: Foo`` (parameters too; ``Optional[Foo]``, ``list[Foo]`` with its first type argument),
+# or a loop variable ``for x in xs`` (typed by ``xs``'s elements where ``xs: list[Foo]`` shows
+# them); one pattern so that a block is scanned once, tried only where a name begins (three
+# times faster than at every character)
 _TYPED = re.compile(
     r"(?<![\w.])(?:for[ \t]+(?P<loop>[A-Za-z_]\w*)[ \t]+in[ \t]+"
     r"(?P<items>(?:self\.)?[A-Za-z_]\w*)"
+    r"|with[ \t]+(?P<enter>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)[ \t]*\([^\n]*?\)[ \t]+as[ \t]+"
+    r"(?P<bound>[A-Za-z_]\w*)[ \t]*:"
     r"|(?P<target>(?:self\.)?[A-Za-z_]\w*)[ \t]*"
     r"(?::[ \t]*(?P<annot>[A-Za-z_][\w.]*)(?:\[[ \t]*(?P<arg>[A-Za-z_][\w.]*))?"
-    r"|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*\())"
+    r"|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\())"
 )
 # annotations whose first type argument is the type of the value (``Optional``) or of the
 # items a loop over it binds
@@ -108,6 +114,8 @@ _CONTAINERS = frozenset(
         "Generator",
     ]
 )
+# a Python ``def``/``class`` line's own name
+_DEFINES = re.compile(r"\b(def|class)[ \t]+[A-Za-z_]\w*")
 _MEMBER_OPERATORS = {"c": ("->", "::")}
 _SKIP = frozenset(keyword.kwlist) | frozenset(dir(builtins)) - {"self", "cls"}
 _COMMON_METHODS = frozenset(
@@ -138,6 +146,7 @@ class _Found:
     how: str
     distance: int
     count: int = 1
+    fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
 
 
 class _Cards:
@@ -186,6 +195,7 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
 
 
 _cards = _Cards()
+_types = PythonTypes()
 
 
 def find_definitions(
@@ -213,7 +223,13 @@ def find_definitions(
     ranked = sorted(found.values(), key=lambda f: (f.distance, -f.count))[: limit * 2]
     strengths = _strengths(index, path, pf, cursor, window, ranked)
     order = sorted(
-        range(len(ranked)), key=lambda i: (-strengths[i], ranked[i].distance, -ranked[i].count)
+        range(len(ranked)),
+        key=lambda i: (
+            not ranked[i].fresh,
+            -strengths[i],
+            ranked[i].distance,
+            -ranked[i].count,
+        ),
     )
     hits = []
     for i in order:
@@ -292,6 +308,7 @@ class _Finder:
         self.scope = self._enclosing_class()
         self.found: dict[tuple[str, str], _Found] = {}
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
+        self._owners: dict[str, tuple[bool, Owner | None]] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         pattern = _PATH_NAME if self.language.scoped_names else _NAME
@@ -299,11 +316,18 @@ class _Finder:
             self._add(text, 0, "draft")
         first = max(0, self.cursor - self.name_lines)
         for row in range(self.cursor, first - 1, -1):
-            for text in reversed(pattern.findall(self._members(self.code[row]))):
+            code = self.code[row]
+            if self.python:
+                code = _DEFINES.sub(r"\1", code)  # ``def f`` defines f: no use of it
+            for text in reversed(pattern.findall(self._members(code))):
                 self._add(text, self.cursor - row, "named here")
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
+            for name in self._fresh_receivers():
+                owner = self._receiver(tuple(name.split(".")))[1]
+                if owner is not None:
+                    self._add_fresh(owner, name)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
         for target, row, count in self._file_callees(self.language.file_callees):
@@ -314,7 +338,7 @@ class _Finder:
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
-            if binding.name:  # a C ``#include`` binds no name
+            if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
                 self._add(binding.name, distance, "import")
@@ -419,6 +443,33 @@ class _Finder:
                 uses[owner] = uses.get(owner, 0) + count
         return uses
 
+    def _fresh_receivers(self) -> list[str]:
+        """Names bound in the last ``FRESH_LINES`` lines before the cursor (``x = Foo()``,
+        ``x = make()``, ``with f() as x``, a parameter ``x: Foo``) and not used since: the
+        next line is likely to use them, through members no line names yet. (Measured: on
+        starlette's API tasks, annotated parameters count: ``request: Request`` then
+        ``await request.body()``, 52.9 -> 58.8%; the dev suite is the same either way.)"""
+        first = max(0, self.cursor - FRESH_LINES)
+        rows = self.code[first : self.cursor + 1]
+        out = []
+        for i, row in enumerate(rows):
+            for m in _TYPED.finditer(row):
+                name = m["target"] or m["bound"] or m["loop"]
+                later = "\n".join([row[m.end() :], *rows[i + 1 :]])
+                if name and not re.search(rf"(?<![\w.]){re.escape(name)}\b", later):
+                    out.append(name)
+        return out
+
+    def _add_fresh(self, owner: Owner, name: str) -> None:
+        node = self.resolver.defs[owner[0]].get(owner[1])
+        if node is None:
+            return
+        seen = self.found.get(owner)
+        if seen is None:
+            how = f"bound just above, receiver typed {owner[1]}"
+            seen = self.found[owner] = _Found(owner, node, name, how, 0)
+        seen.fresh = True
+
     def _members(self, code: str) -> str:
         """``code`` with the language's other member and scope operators read as ``.``
         (C's ``p->f`` is ``p.f``, C++'s ``ns::f`` is ``ns.f``)."""
@@ -461,13 +512,17 @@ class _Finder:
             return (target_path, self.resolver.qualnames[target_path][node]), node, how
         if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
             return None
-        typed = self.types.get(parts[0]) if len(parts) > 1 and self._unbound(parts[0]) else None
-        if parts[0] in ("self", "cls") and len(parts) > 2:
-            typed = self.types.get(".".join(parts[:2]))
-            parts = parts[1:]
-        if typed is not None:
-            hit = self.resolver.definition(self.path, (*typed, *parts[1:]))
-            how = f"receiver typed {'.'.join(typed)}"
+        receiver = 0
+        if parts[0] in ("self", "cls"):
+            receiver = 2 if len(parts) > 2 else 0
+        elif len(parts) > 1 and self._unbound(parts[0]):
+            receiver = 1
+        typed, owner = self._receiver(parts[:receiver]) if receiver else (False, None)
+        if owner is not None:
+            hit = self._member(owner, parts[receiver:])
+            how = f"receiver typed {owner[1]}"
+        elif typed:
+            return None  # a type the repository does not define: no other name stands in
         elif parts[0] in ("self", "cls"):
             hit = self.resolver.definition(self.path, parts, self.scope)
             how = f"method of {self.scope}" if self.scope else ""
@@ -476,9 +531,70 @@ class _Finder:
             how = "resolved through imports" if parts[0] not in self._local() else "this file"
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how
-        if typed is not None:
+        if owner is not None:
             return None  # an attribute of a known type (a field): no other name stands in
         return self._constant(parts) or self._method_by_name(parts)
+
+    def _receiver(self, parts: tuple[str, ...]) -> tuple[bool, Owner | None]:
+        """Whether the code declares the type of the receiver ``x`` or ``self.x``, and the
+        repository class it is: from the lines before the cursor, else (``self.x``) from
+        what the enclosing class and its bases assign to ``x``."""
+        key = ".".join(parts)
+        if key in self._owners:
+            return self._owners[key]
+        self._owners[key] = (False, None)  # ``x = x.next()``: no type from itself
+        declared = self.types.get(key)
+        found: tuple[bool, Owner | None] = (False, None)
+        if declared is not None:
+            kind, name = declared
+            if kind == "class":
+                found = (True, _types.class_named(self.index, self.path, name))
+            else:  # a call: the class called, or what the function called returns
+                callee = self.resolve(name)
+                owner = None
+                if callee is not None and not callee[2].startswith("guessed"):
+                    (path, qual), node, _ = callee
+                    if qual in self.resolver.classes.get(path, ()):
+                        owner = (path, qual)
+                    else:
+                        owner = _types.returns(self.index, path, node)
+                    if owner is not None and kind == "enter":
+                        owner = self._entered(owner)
+                found = (owner is not None or name[-1][:1].isupper(), owner)
+        elif parts[0] in ("self", "cls") and self.scope is not None and key not in self.types:
+            owner = _types.attribute(self.index, (self.path, self.scope), parts[1])
+            found = (owner is not None, owner)
+        self._owners[key] = found
+        return found
+
+    def _entered(self, owner: Owner) -> Owner | None:
+        """What ``with owner(...) as x`` binds: ``__enter__``'s annotated class, else the
+        instance itself (``return self``, as context managers mostly do)."""
+        enter = self.resolver.definition(owner[0], ("self", "__enter__"), owner[1])
+        if enter is None:
+            return owner
+        node = self.resolver.defs[enter[0]][enter[1]]
+        returned = _types.returns(self.index, enter[0], node)
+        return returned if returned is not None else owner
+
+    def _member(self, owner: Owner, parts: tuple[str, ...]) -> tuple[str, str] | None:
+        """The method ``parts`` reaches from an instance of ``owner``: attributes on the way
+        by their declared types, properties by their return annotations."""
+        for i, part in enumerate(parts):
+            found = self.resolver.definition(owner[0], ("self", part), owner[1])
+            if i == len(parts) - 1:
+                return found
+            step: Owner | None
+            if found is None:
+                step = _types.attribute(self.index, owner, part)
+            elif found[1] in self.resolver.classes.get(found[0], ()):
+                step = found  # a nested class
+            else:
+                step = _types.returns(self.index, found[0], self.resolver.defs[found[0]][found[1]])
+            if step is None:
+                return None
+            owner = step
+        return None
 
     def _method_by_name(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
         """``obj.meth`` that did not resolve (a local or parameter of unknown type, ``self``
@@ -557,25 +673,29 @@ class _Finder:
         return None if best is None else best[1]
 
     @cached_property
-    def types(self) -> dict[str, tuple[str, ...] | None]:
-        """``name -> dotted type`` from annotations, constructor calls and loops before the
-        cursor (the last one wins; None: a loop variable of unknown type); read only when a
-        name has a receiver to type."""
+    def types(self) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+        """``name -> (kind, dotted name)`` from annotations and loops over annotated
+        containers (``class``: the type), assignments of calls (``call``: the callee) and
+        ``with`` statements (``enter``) before the cursor (the last one wins; None: a loop
+        variable of unknown type); read only when a name has a receiver to type."""
         block = "\n".join(self.code[max(0, self.cursor - TYPE_LINES) : self.cursor + 1])
-        types: dict[str, tuple[str, ...] | None] = {}
+        types: dict[str, tuple[str, tuple[str, ...]] | None] = {}
         items: dict[str, tuple[str, ...]] = {}  # the element type of a typed container
         for m in _TYPED.finditer(block):
             if m["loop"]:
-                types[m["loop"]] = items.get(m["items"])
+                item = items.get(m["items"])
+                types[m["loop"]] = ("class", item) if item is not None else None
+            elif m["enter"]:
+                types[m["bound"]] = ("enter", tuple(m["enter"].split(".")))
             elif m["call"]:
-                types[m["target"]] = tuple(m["call"].split("."))
+                types[m["target"]] = ("call", tuple(m["call"].split(".")))
             else:
                 last = m["annot"].rsplit(".", 1)[-1]
                 arg = tuple(m["arg"].split(".")) if m["arg"] else None
                 if last in _OPTIONAL and arg is not None:
-                    types[m["target"]] = arg
+                    types[m["target"]] = ("class", arg)
                     continue
-                types[m["target"]] = tuple(m["annot"].split("."))
+                types[m["target"]] = ("class", tuple(m["annot"].split(".")))
                 if last in _CONTAINERS and arg is not None:
                     items[m["target"]] = arg
         return types

@@ -31,10 +31,15 @@ class CallSite(NamedTuple):
     scope: str | None = None
 
 
+#: the name of a Python ``from module import *`` binding
+STAR = "*"
+
+
 class ImportBinding(NamedTuple):
     """A name bound by an import: ``name`` refers to ``module`` (relative with ``level``
-    leading dots) or, when ``symbol`` is set, to ``symbol`` inside it. Python's; other
-    families use the same four fields in their own way (``repomem.index.langs``)."""
+    leading dots) or, when ``symbol`` is set, to ``symbol`` inside it; a Python
+    ``from module import *`` is named ``STAR``. Python's; other families use the same four
+    fields in their own way (``repomem.index.langs``)."""
 
     name: str
     module: str

@@ -17,7 +17,7 @@ from tree_sitter import Node, Point, QueryCursor, Tree
 from repomem.index import langs, splice
 from repomem.index.jit import numba
 from repomem.index.languages import parser
-from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
+from repomem.index.parsed import STAR, CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.queries import QUERIES, comment_kinds, file_query
 
 
@@ -343,6 +343,10 @@ def _import_bindings(node: Node) -> list[ImportBinding]:
             prefix = next((c for c in mod.children if c.type == "import_prefix"), None)
             level = len(text(prefix))
             module = text(next((c for c in mod.named_children if c.type == "dotted_name"), None))
+        if any(c.type == "wildcard_import" for c in node.named_children):
+            # ``from m import *`` binds every public name of ``m``: the resolver looks names
+            # up there after the file's own
+            out.append(ImportBinding(STAR, module, None, level))
         for child in node.children_by_field_name("name"):
             if child.type == "dotted_name":
                 sym = text(child)

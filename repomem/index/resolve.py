@@ -1,8 +1,8 @@
 """Call resolution: which definition does a call site refer to?
 
 Python is resolved here through imports (``from a.b import f``, ``import a.b as m; m.f()``,
-relative imports, ``self.meth()`` through the enclosing class and its bases, class
-constructors). Every other language family resolves through its own module system in
+relative imports, ``from a import *``, ``self.meth()`` through the enclosing class and its
+bases, class constructors). Every other language family resolves through its own module system in
 ``repomem.index.langs``, over the tables kept here. Anything ambiguous or unknown is
 dropped, never guessed.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from repomem.index import langs
 from repomem.index.graph import ROOT
 from repomem.index.mapped import Vocabulary, fnv1a
-from repomem.index.parsed import CallSite, ImportBinding, ParsedFile
+from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 
 _MAX_DEPTH = 4
 
@@ -146,6 +146,8 @@ class Resolver:
         self.classes: dict[str, set[str]] = {}
         self.qualnames: dict[str, dict[int, str]] = {}
         self.bindings: dict[str, dict[str, ImportBinding]] = {}
+        # a Python file's ``from m import *`` imports, in the order the file makes them
+        self.stars: dict[str, list[ImportBinding]] = {}
         # (namespace, name) -> definitions; Python's by the last part of their name
         self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
         # what each file's resolution looked at, so that a change re-resolves only the files
@@ -181,7 +183,8 @@ class Resolver:
             parts = mod.split(".")
             for i in range(len(parts)):
                 self.suffixes[".".join(parts[i:])].append(path)
-            self.bindings[path] = {b.name: b for b in pf.imports}
+            self.bindings[path] = {b.name: b for b in pf.imports if b.name != STAR}
+            self.stars[path] = [b for b in pf.imports if b.name == STAR]
             for d in pf.definitions:  # by the last part of the name: ``obj.meth`` untyped
                 self.by_name[(PYTHON_NS, d.name.rsplit(".", 1)[-1])].append((path, d.node))
         else:
@@ -193,7 +196,7 @@ class Resolver:
 
     def _remove(self, path: str) -> None:
         pf = self.files.pop(path)
-        for table in (self.defs, self.classes, self.qualnames, self.bindings):
+        for table in (self.defs, self.classes, self.qualnames, self.bindings, self.stars):
             table.pop(path, None)
         if pf.language == "python":
             mod = module_name(path)
@@ -223,8 +226,7 @@ class Resolver:
         self._note_name(name)
         if name in self.modules:
             return self.modules[name]
-        found = self.suffixes.get(name, [])
-        return found[0] if len(found) == 1 else None
+        return _shallowest(self.suffixes.get(name, []))
 
     def _submodule(self, path: str, attr: str) -> str | None:
         mod = module_name(path)
@@ -274,6 +276,14 @@ class Resolver:
         b = self.bindings.get(path, {}).get(name)
         if b is not None:
             return self._binding_target(path, b, depth)
+        if name.startswith("_"):
+            return None  # ``import *`` leaves private names behind
+        for star in reversed(self.stars.get(path, ())):  # the last one made wins
+            module = self.resolve_module(star.module, star.level, path)
+            if module is not None and module != path:
+                found = self._lookup(module, name, depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def _method(self, path: str, cls: str, name: str, depth: int) -> Target | None:
@@ -526,6 +536,18 @@ class Resolver:
         return out
 
 
+def _shallowest(paths: list[str]) -> str | None:
+    """Of the files whose module names end with an absolute import's name, the one nearest
+    the repository's top (``src/flask/__init__.py``, not a test's
+    ``tests/apps/inner/flask.py``), as the roots Python searches usually are; None when two
+    are as near."""
+    if len(paths) <= 1:
+        return paths[0] if paths else None
+    depths = [module_name(p).count(".") for p in paths]
+    best = min(depths)
+    return paths[depths.index(best)] if depths.count(best) == 1 else None
+
+
 def _under(name: str, classes: set[str]) -> bool:
     """Whether a dotted prefix of ``name`` is one of ``classes``: ``A.B.m`` was looked up
     through ``A.B``'s bases (or a JavaScript/TypeScript ``A.B``'s return type) as much as
@@ -564,6 +586,8 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
     kind_old = {d.name: d.is_class for d in old.definitions}
     kind_new = {d.name: d.is_class for d in new.definitions}
     names = {n for n in kind_old.keys() | kind_new.keys() if kind_old.get(n) != kind_new.get(n)}
+    if [b for b in old.imports if b.name == STAR] != [b for b in new.imports if b.name == STAR]:
+        return None  # an ``import *`` that came, went or moved may change what any name means
     bind_old = {b.name: b for b in old.imports}
     bind_new = {b.name: b for b in new.imports}
     names.update(n for n in bind_old.keys() | bind_new.keys() if bind_old.get(n) != bind_new.get(n))

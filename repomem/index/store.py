@@ -46,7 +46,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 13
+FORMAT_VERSION = 14
 
 
 class IndexNotFound(RepomemError):

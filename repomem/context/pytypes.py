@@ -1,0 +1,254 @@
+"""Python types as the repository's code declares them, read at query time from the index's
+lines: what a function returns (its return annotation), what a class's attributes hold
+(``self.x = Foo(...)``, ``self.x: Foo``, ``self.x = param`` with ``param: Foo``, a class-level
+``x: Foo``, ``self.x = self.make()`` with ``make`` annotated), through the class's bases.
+
+The context engine uses them to follow a receiver's attributes and calls to the definition a
+dotted name at the cursor refers to (``app.config.from_envvar``: ``app`` is a ``Flask``, whose
+``config`` is what ``make_config`` returns, a ``Config``). Only what the code writes down is
+read: an attribute assigned twice with different types, an annotation naming a union of two
+classes or a container, an unannotated function, has no type. Read per class and function
+from the file's current parse, so the answers change as the index does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from repomem.index.parsing import ParsedFile
+
+if TYPE_CHECKING:
+    from repomem.index.repo import RepoIndex
+
+#: a class: (file, qualified name)
+Owner = tuple[str, str]
+
+#: how many attribute, base and return-type steps one lookup may take
+MAX_STEPS = 8
+
+_DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+# ``self.x: T = ...``, ``self.x = value`` (one target), class-level ``x: T``
+_SELF_ATTR = re.compile(
+    r"^[ \t]+self\.(?P<name>\w+)[ \t]*(?::[ \t]*(?P<annot>[^=\n]+?))?[ \t]*"
+    r"(?:=(?!=)[ \t]*(?P<value>.*))?$"
+)
+_CLASS_ATTR = re.compile(r"^[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*:[ \t]*(?P<annot>[^=\n]+)")
+_CALL = re.compile(rf"(?P<callee>{_DOTTED})[ \t]*\(")
+_NAME_ONLY = re.compile(r"[A-Za-z_]\w*")
+_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+\w+")
+_RETURNS = re.compile(r"->\s*(?P<annot>.+?)\s*:\s*(?:#.*)?$")
+# wrappers whose first argument is the value's type
+_WRAPPERS = frozenset({"Optional", "ClassVar", "Final", "Annotated", "InitVar"})
+
+
+def annotation_type(text: str) -> tuple[str, ...] | None:
+    """The one class an annotation names, as dotted parts: ``Foo``, ``mod.Foo``, ``"Foo"``,
+    ``Optional[Foo]``, ``Foo | None``, ``Foo[int]``; None for a union of two types, a
+    literal, or nothing readable. (A container, ``list[Foo]``, names ``list``.)"""
+    text = text.strip().strip("'\"").strip()
+    while True:
+        head, _, inner = text.partition("[")
+        if not inner or head.strip().rsplit(".", 1)[-1] not in _WRAPPERS:
+            break
+        text = _first_argument(inner.rsplit("]", 1)[0]).strip().strip("'\"").strip()
+    options = [p.strip().strip("'\"").strip() for p in _top_level(text, "|")]
+    options = [p for p in options if p != "None"]
+    if len(options) != 1:
+        return None
+    head = options[0].split("[", 1)[0].strip()
+    if not re.fullmatch(_DOTTED, head):
+        return None
+    return tuple(head.split("."))
+
+
+def _top_level(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
+def _first_argument(text: str) -> str:
+    return _top_level(text, ",")[0]
+
+
+class PythonTypes:
+    """Types read from one index's Python files, cached while a file's parse is the same
+    object (an update replaces it)."""
+
+    def __init__(self) -> None:
+        self._members: dict[Owner, tuple[ParsedFile, dict[str, list[tuple[str, str]]]]] = {}
+        self._returns: dict[tuple[str, int], tuple[ParsedFile, str | None]] = {}
+
+    def returns(self, index: RepoIndex, path: str, node: int) -> Owner | None:
+        """The class a function (``path``'s definition ``node``) is annotated to return."""
+        annot = self._return_annotation(index, path, node)
+        if annot is None:
+            return None
+        parts = annotation_type(annot)
+        if parts is None:
+            return None
+        if parts[-1] == "Self":
+            qual = index.resolver.qualnames[path].get(node, "")
+            owner = qual.rsplit(".", 1)[0] if "." in qual else None
+            return (path, owner) if owner in index.resolver.classes.get(path, ()) else None
+        return self.class_named(index, path, parts)
+
+    def class_named(self, index: RepoIndex, path: str, parts: tuple[str, ...]) -> Owner | None:
+        """The repository class a dotted name means at module level of ``path``."""
+        found = index.resolver.definition(path, parts)
+        if found is None or found[1] not in index.resolver.classes.get(found[0], ()):
+            return None
+        return found
+
+    def attribute(self, index: RepoIndex, owner: Owner, name: str, steps: int = 0) -> Owner | None:
+        """The class an attribute of ``owner``'s instances holds, as the class or one of its
+        bases assigns or annotates it; None where it is not written down, or written down as
+        two different classes."""
+        if steps > MAX_STEPS:
+            return None
+        path, cls = owner
+        found: set[Owner] = set()
+        for kind, text in self._attributes(index, owner).get(name, ()):
+            hit = self._value_type(index, path, cls, kind, text, steps + 1)
+            if hit is None:
+                return None  # one assignment of another type (or of none known)
+            found.add(hit)
+        if len(found) == 1:
+            return found.pop()
+        if found:
+            return None
+        pf = index.parsed.get(path)
+        for base in pf.bases.get(cls, ()) if pf is not None else ():
+            base_owner = self.class_named(index, path, base)
+            if base_owner is not None and base_owner != owner:
+                hit = self.attribute(index, base_owner, name, steps + 1)
+                if hit is not None:
+                    return hit
+        return None
+
+    def _value_type(
+        self, index: RepoIndex, path: str, cls: str, kind: str, text: str, steps: int
+    ) -> Owner | None:
+        if kind == "annot":
+            parts = annotation_type(text)
+            return self.class_named(index, path, parts) if parts is not None else None
+        call = _CALL.match(text)
+        if call is None:
+            return None
+        callee = tuple(call["callee"].split("."))
+        if callee[0] == "self" and len(callee) == 2:
+            found = index.resolver.definition(path, callee, cls)
+        else:
+            found = index.resolver.definition(path, callee)
+        if found is None:
+            return None
+        if found[1] in index.resolver.classes.get(found[0], ()):
+            return found
+        node = index.resolver.defs[found[0]].get(found[1])
+        return self.returns(index, found[0], node) if node is not None else None
+
+    def _attributes(self, index: RepoIndex, owner: Owner) -> dict[str, list[tuple[str, str]]]:
+        """Attribute name -> what its assignments and annotations in the class's body say:
+        ("annot", annotation) or ("value", the assigned expression)."""
+        path, cls = owner
+        pf = index.parsed.get(path)
+        if pf is None:
+            return {}
+        hit = self._members.get(owner)
+        if hit is not None and hit[0] is pf:
+            return hit[1]
+        node = index.resolver.defs.get(path, {}).get(cls)
+        out: dict[str, list[tuple[str, str]]] = {}
+        if node is not None:
+            lines = index.file_lines(path)
+            start, end = int(pf.node_start[node]), int(pf.node_end[node])
+            body_indent: str | None = None
+            method = -1  # the row of the last ``def`` of the class's body
+            for row in range(start + 1, min(end + 1, len(lines))):
+                line = lines[row]
+                m = _SELF_ATTR.match(line)
+                if m is not None:
+                    if m["annot"]:
+                        out.setdefault(m["name"], []).append(("annot", m["annot"]))
+                    elif m["value"] is not None and m["value"].strip() != "None":
+                        value = m["value"].strip()
+                        if _NAME_ONLY.fullmatch(value):
+                            annot = _parameter_annotation(lines, method, value)
+                            entry = ("annot", annot) if annot else ("value", value)
+                        else:
+                            entry = ("value", value)
+                        out.setdefault(m["name"], []).append(entry)
+                    continue
+                stripped = line.lstrip()
+                if not stripped or stripped.startswith(("#", "@")):
+                    continue
+                indent = line[: len(line) - len(stripped)]
+                if body_indent is None:
+                    body_indent = indent
+                if stripped.startswith(("def ", "async def ")) and indent == body_indent:
+                    method = row
+                elif indent == body_indent:
+                    c = _CLASS_ATTR.match(line)
+                    if c is not None and not c["annot"].lstrip().startswith(("=", ":")):
+                        out.setdefault(c["name"], []).append(("annot", c["annot"]))
+        if len(self._members) >= 4096:
+            self._members.clear()
+        self._members[owner] = (pf, out)
+        return out
+
+    def _return_annotation(self, index: RepoIndex, path: str, node: int) -> str | None:
+        pf = index.parsed.get(path)
+        if pf is None or not 0 <= node < pf.n_nodes:
+            return None
+        hit = self._returns.get((path, node))
+        if hit is not None and hit[0] is pf:
+            return hit[1]
+        lines = index.file_lines(path)
+        start = int(pf.node_start[node])
+        header = _header(lines, start)
+        m = _RETURNS.search(header) if header is not None else None
+        annot = m["annot"] if m is not None else None
+        if len(self._returns) >= 8192:
+            self._returns.clear()
+        self._returns[(path, node)] = (pf, annot)
+        return annot
+
+
+def _header(lines: list[str], row: int) -> str | None:
+    """A ``def``'s header from its line on (decorators above skipped), one line, or None."""
+    for r in range(row, min(row + 8, len(lines))):
+        if _DEF.match(lines[r]):
+            row = r
+            break
+    else:
+        return None
+    parts = []
+    for r in range(row, min(row + 30, len(lines))):
+        text = lines[r].split("#", 1)[0].rstrip() if "#" in lines[r] else lines[r].rstrip()
+        parts.append(text.strip())
+        if text.endswith(":") and _balanced(" ".join(parts)):
+            return " ".join(parts)
+    return None
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")") and text.count("[") == text.count("]")
+
+
+def _parameter_annotation(lines: list[str], row: int, name: str) -> str | None:
+    """The annotation of parameter ``name`` of the method defined at ``row`` (-1: none)."""
+    header = _header(lines, row) if row >= 0 else None
+    if header is None:
+        return None
+    found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
+    return found[1].strip() if found else None
