@@ -91,6 +91,17 @@ def test_a_malformed_chunk_mid_stream_is_an_error(model: ModelServer) -> None:
         asyncio.run(_pieces(backend, GenerationRequest(PROMPT, max_tokens=64)))
 
 
+def test_the_model_server_tells_its_own_suggestions_from_stale_ones() -> None:
+    server = ModelServer([CORPUS])
+    text = server.continuation(PROMPT, 64, ("\n",))
+    server.log.append((PROMPT, text))
+    assert server.wrote(PROMPT, "client(opts.host")
+    assert server.wrote(PROMPT + "client(", "opts.host, opts.port)")
+    # the same words shown one key later, or after other text: not what the model wrote there
+    assert not server.wrote(PROMPT + "c", "client(opts.host")
+    assert not server.wrote(PROMPT.replace("run", "go"), "client(opts.host")
+
+
 # -- which cursors a stream answers ---------------------------------------------------------
 
 

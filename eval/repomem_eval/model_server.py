@@ -38,6 +38,8 @@ from typing import Any
 #: the prompt's end holds more than the text: the file's start below the retrieved code)
 ANCHOR_CHARS = (48, 32, 16)
 CHARS_PER_TOKEN = 4
+#: how much of the text before the cursor a suggestion must follow to count as the model's
+LEFT_CHECKED = 200
 #: what the model writes where the corpus does not continue the prompt
 FALLBACK_TEXT = "pass\n"
 
@@ -89,6 +91,20 @@ class ModelServer:
             if s and s in text:
                 text = text[: text.index(s)]
         return text
+
+    def wrote(self, left: str, shown: str) -> bool:
+        """Whether the model wrote ``shown`` right after text ending like ``left`` (its last
+        ``LEFT_CHECKED`` characters): some answer ``g`` to a prompt ``p`` with ``p + g[:k]``
+        ending there and ``g[k:]`` starting with ``shown``. A suggestion shown that it did not
+        write is stale: made for other text than the one before the cursor."""
+        tail = left[-LEFT_CHECKED:]
+        for prompt, text in reversed(self.log):
+            k = text.find(shown)
+            while k >= 0:
+                if (prompt + text[:k]).endswith(tail):
+                    return True
+                k = text.find(shown, k + 1)
+        return False
 
     # -- HTTP -------------------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
