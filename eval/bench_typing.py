@@ -15,7 +15,7 @@ what the later ones reuse); the model's count starts after it.
 
 The model is ``repomem_eval.model_server``: an OpenAI-compatible server answering after
 ``--latency-ms`` (300) with what follows the prompt in the typed files, streamed when asked so
-(``--error-rate`` of its answers, 25 %, get a wrong word in their first line).
+(``--error-rate`` of the lines it writes, 25 %, get a wrong word).
 
 Reported, per server code (``--code DIR``, repeatable: run main's code beside this checkout's
 in one run, each on the same keys and model):

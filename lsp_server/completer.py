@@ -123,6 +123,9 @@ class Completer:
         """
         self.settings = settings
         self.cache.clear()
+        for stream in self._streams.values():
+            stream.cancel()
+        self._streams.clear()
         if settings.backend == self._backend_config:
             return
         old, self._backend_config = self._backend, settings.backend
@@ -248,11 +251,12 @@ class Completer:
             stream.orphaned()
             raise
         self.rhythm.measured(time.monotonic() - started)
+        stream.template = replace(self._suggestion(result, backend.name), text="")
         return result
 
     async def _generate(self, cursor: Cursor, epoch: int) -> Suggestion:
         backend = self._backend
-        if backend is not self._builtin and not self._resting():
+        if self._streaming():
             try:
                 result = await self._streamed(cursor, epoch)
             except BackendError as exc:
@@ -265,11 +269,7 @@ class Completer:
                 if self._failed_at is not None:
                     logger.info("the %s backend answers again", backend.name)
                     self._failed_at, self._warned = None, False
-                suggestion = self._suggestion(result, backend.name)
-                stream = self._streams.get(cursor.uri)
-                if stream is not None:
-                    stream.template = replace(suggestion, text="")
-                return suggestion
+                return self._suggestion(result, backend.name)
         if backend is not self._builtin:
             self.stats.fallbacks += 1
         return self._suggestion(await self._run(self._builtin, cursor), self._builtin.name)

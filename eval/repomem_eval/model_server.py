@@ -9,9 +9,9 @@ offered (404), as on llama.cpp's server.
 
 The "model" continues the prompt from ``corpus``: it finds the prompt's last characters (48,
 else 32, else 16) in one of the texts given and writes what follows there, so a typing replay
-of those texts gets the suggestions a good model would make. A share ``error_rate`` of
-prompts (chosen by a hash of the prompt's end, so a run repeats) get a wrong word in their
-first line, so that a typist who types the real text leaves the model's. Every completion is
+of those texts gets the suggestions a good model would make. A share ``error_rate`` of the
+lines it writes (chosen by a hash of the prompt's end and the line's number, so a run repeats)
+get a wrong word, so that a typist who types the real text leaves the model's. Every completion is
 logged (prompt, text) so that a benchmark can check that a suggestion shown was written by the
 model after the text shown.
 
@@ -81,12 +81,13 @@ class ModelServer:
                 text, anchor = found[0], prompt[-size:]
                 break
         text = text[: max(1, max_tokens) * CHARS_PER_TOKEN]
-        digest = hashlib.sha256(anchor.encode()).digest()
-        if digest[0] < 256 * self.error_rate:
-            line_end = text.find("\n")
-            line_end = len(text) if line_end < 0 else line_end
-            at = digest[1] % (line_end + 1)
-            text = text[:at] + "wrong_" + text[at:]
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            digest = hashlib.sha256(f"{i}:{anchor}".encode()).digest()
+            if line.strip() and digest[0] < 256 * self.error_rate:
+                at = digest[1] % (len(line) + 1)
+                lines[i] = line[:at] + "wrong_" + line[at:]
+        text = "\n".join(lines)
         for s in stop:
             if s and s in text:
                 text = text[: text.index(s)]
