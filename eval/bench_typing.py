@@ -15,7 +15,9 @@ what the later ones reuse); the model's count starts after it.
 
 The model is ``repomem_eval.model_server``: an OpenAI-compatible server answering after
 ``--latency-ms`` (300) with what follows the prompt in the typed files, streamed when asked so
-(``--error-rate`` of the lines it writes, 25 %, get a wrong word).
+(``--error-rate`` of the lines it writes, 25 %, get a wrong word); or, with ``--upstream URL``,
+a real server (llama.cpp's) that it relays to, adding the latency given (``--latency-ms 0``:
+none).
 
 Reported, per server code (``--code DIR``, repeatable: run main's code beside this checkout's
 in one run, each on the same keys and model):
@@ -262,7 +264,9 @@ async def run_one(
     code: Path, root: Path, regions: list[Region], args: argparse.Namespace
 ) -> dict[str, Any]:
     corpus = [(root / r.path).read_text(encoding="utf-8") for r in regions]
-    model = ModelServer(corpus, args.latency_ms / 1000, error_rate=args.error_rate).start()
+    model = ModelServer(
+        corpus, args.latency_ms / 1000, error_rate=args.error_rate, upstream=args.upstream
+    ).start()
     client = LanguageClient("repomem-typing-bench", "1")
     ready = asyncio.get_running_loop().create_future()
 
@@ -349,6 +353,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     head = (
         f"typing replay: {args.regions} regions x {args.lines} lines, <= {args.keys} keys,"
         f" model latency {args.latency_ms:g} ms, error rate {args.error_rate:g}, seed {args.seed}"
+        + (f", relayed to {args.upstream}" if args.upstream else "")
     )
     rows = [
         "| code | keys | model requests / 100 keys | pause -> ghost p50 / p90 ms (pauses with"
@@ -388,6 +393,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=300)
     parser.add_argument("--error-rate", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--upstream", help="a real server's /v1 URL (llama.cpp's): the model server relays to it"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     results = asyncio.run(main_async(args))

@@ -18,6 +18,9 @@ model after the text shown.
 Faults for tests: ``drop_after`` closes the connection after that many streamed characters,
 ``malformed`` sends a chunk that is not JSON after the first one.
 
+With ``upstream`` (another server's ``/v1`` URL, e.g. llama.cpp's), the requests are passed on
+to it after the latency and its answers relayed as they come, counted and logged the same way.
+
     python -m repomem_eval.model_server --corpus FILE... [--port 8012] [--latency-ms 300]
 """
 
@@ -33,6 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 #: how many of the prompt's last characters are looked up in the corpus (fewer, then, where
 #: the prompt's end holds more than the text: the file's start below the retrieved code)
@@ -59,6 +64,7 @@ class ModelServer:
     requests: int = 0
     log: list[tuple[str, str]] = field(default_factory=list)
     closed_early: int = 0  # requests the client closed before their end
+    upstream: str | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _server: asyncio.Server | None = None
@@ -134,6 +140,9 @@ class ModelServer:
         """Answer one completion; False when the connection is to be dropped."""
         self.requests += 1
         prompt = str(payload.get("prompt", ""))
+        if self.upstream is not None:
+            await asyncio.sleep(self.latency_s)
+            return await self._relay(prompt, payload, writer)
         stop = payload.get("stop") or ()
         text = self.continuation(prompt, int(payload.get("max_tokens", 16)), stop)
         self.log.append((prompt, text))
@@ -179,6 +188,48 @@ class ModelServer:
             return False
         return True
 
+    async def _relay(
+        self, prompt: str, payload: dict[str, Any], writer: asyncio.StreamWriter
+    ) -> bool:
+        """Pass the request on to ``upstream`` and its answer back, logging the text as it
+        grows (a suggestion may be shown before the answer ends)."""
+        entry = len(self.log)
+        self.log.append((prompt, ""))
+        text = ""
+        url = f"{self.upstream}/completions"
+        async with (
+            httpx.AsyncClient(timeout=60) as client,
+            client.stream("POST", url, json=payload) as response,
+        ):
+            if not payload.get("stream"):
+                body = await response.aread()
+                text = json.loads(body)["choices"][0]["text"]
+                self.log[entry] = (prompt, text)
+                writer.write(
+                    b"HTTP/1.1 %d OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (response.status_code, len(body), body)
+                )
+                await writer.drain()
+                return True
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n"
+            )
+            try:
+                async for line in response.aiter_lines():
+                    data = line[5:].strip() if line.startswith("data:") else ""
+                    if data and data != "[DONE]":
+                        text += json.loads(data)["choices"][0].get("text") or ""
+                        self.log[entry] = (prompt, text)
+                    _write_chunk(writer, line + "\n")
+                    await writer.drain()
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+            except ConnectionError:
+                self.closed_early += 1
+                return False
+        return True
+
     # -- running --------------------------------------------------------------------------
     def start(self) -> ModelServer:
         started = threading.Event()
@@ -222,9 +273,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8012)
     parser.add_argument("--latency-ms", type=float, default=300)
     parser.add_argument("--error-rate", type=float, default=0.0)
+    parser.add_argument("--upstream", help="pass requests on to this /v1 URL")
     args = parser.parse_args(argv)
     corpus = [p.read_text(encoding="utf-8") for p in args.corpus]
-    server = ModelServer(corpus, args.latency_ms / 1000, error_rate=args.error_rate, port=args.port)
+    server = ModelServer(
+        corpus,
+        args.latency_ms / 1000,
+        error_rate=args.error_rate,
+        port=args.port,
+        upstream=args.upstream,
+    )
     server.start()
     print(f"serving {server.url} (latency {args.latency_ms:g} ms); Ctrl-C stops", flush=True)
     try:
