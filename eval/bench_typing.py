@@ -344,7 +344,14 @@ async def run_one(
         "accepted_chars": c.accepted_chars,
         "server": {
             k: getattr(state, k, None)
-            for k in ("completions", "cacheHits", "superseded", "cancelled", "reused")
+            for k in (
+                "completions",
+                "cacheHits",
+                "superseded",
+                "cancelled",
+                "reused",
+                "debounceNowMs",
+            )
         },
     }
 
