@@ -19,6 +19,7 @@ latency.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import time
 from collections import deque
@@ -199,16 +200,21 @@ class StreamingBackend(Backend):
     ) -> None:
         stream = self.stream
         text = ""
+        pieces = 0
         error: str | None = None
         try:
-            async for piece in self.inner.stream(request):
-                text += piece
-                if text.count("\n") > STREAK_LINES:
-                    text = text[: _nth_break(text, STREAK_LINES + 1)]
-                    break
-                stream.extend(generation, text)
-                if "\n" in text and not first_line.done():
-                    first_line.set_result(text[: text.index("\n")])
+            async with contextlib.aclosing(self.inner.stream(request)) as pieces_of:
+                async for piece in pieces_of:
+                    text += piece
+                    pieces += 1
+                    if "\n" not in text and pieces >= self.line_tokens:
+                        break  # a first line as long as a line may be (a piece: ~a token)
+                    if text.count("\n") > STREAK_LINES:
+                        text = text[: _nth_break(text, STREAK_LINES + 1)]
+                        break
+                    stream.extend(generation, text)
+                    if "\n" in text and not first_line.done():
+                        first_line.set_result(text[: text.index("\n")])
         except BackendError as exc:
             error = str(exc)
             if not first_line.done():

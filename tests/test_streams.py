@@ -5,12 +5,18 @@ connection), which cursors a stream answers, and the debounce's bounds."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 import pytest
 
-from lsp_server.streams import MAX_DEBOUNCE_MS, MIN_DEBOUNCE_MS, Rhythm, Stream
-from repomem.completion.backends.base import BackendError, GenerationRequest
+from lsp_server.streams import (
+    MAX_DEBOUNCE_MS,
+    MIN_DEBOUNCE_MS,
+    Rhythm,
+    Stream,
+    StreamingBackend,
+)
+from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
 from repomem.completion.backends.openai import OpenAIBackend, sse_text
 from repomem_eval.model_server import ModelServer
 
@@ -146,6 +152,39 @@ def test_a_stream_that_failed_before_its_first_line_answers_nothing() -> None:
     assert _stream("", done=True, error="dropped").match("file:///a.py", "x = f(", "\n", 0) is None
     kept = _stream("a, b)\n", done=True, error="dropped")
     assert kept.match("file:///a.py", "x = f(a", "\n", 0).text == ", b)"  # type: ignore[union-attr]
+
+
+class _Endless(Backend):
+    """A model that writes one line without end, one piece at a time."""
+
+    closed = False
+
+    async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        raise AssertionError("streamed, not completed")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        try:
+            for _ in range(10_000):
+                yield "ab"
+                await asyncio.sleep(0)
+        finally:
+            _Endless.closed = True
+
+
+def test_a_line_without_end_is_answered_at_a_lines_length_and_its_request_closed() -> None:
+    async def scenario() -> tuple[str, Stream]:
+        stream = Stream("file:///a.py", "x = ", "\n", 0, asyncio.get_running_loop())
+        backend = StreamingBackend(_Endless(), stream, line_tokens=8, asked=lambda: None)
+        (first,) = await backend.complete_batch([GenerationRequest("x = ", max_tokens=8)])
+        await asyncio.sleep(0.05)
+        return first, stream
+
+    first, stream = asyncio.run(scenario())
+    assert first == "ab" * 8  # as long as a line may be, not the four more lines' worth
+    assert stream.done and _Endless.closed
 
 
 # -- the adaptive debounce -------------------------------------------------------------------
