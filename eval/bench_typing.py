@@ -297,6 +297,10 @@ async def run_one(
 
     draining = asyncio.ensure_future(drain())
     backend = {"backend": "openai", "url": model.url, "max_retries": 0, "timeout": 10}
+    if args.context_window:
+        backend["context_window"] = args.context_window
+    if args.model:
+        backend["model"] = str(args.model)
     settings = {"repomem": {"backend": backend, "completion": {"iterations": 1}}}
     capabilities = types.ClientCapabilities(
         text_document=types.TextDocumentClientCapabilities(
@@ -403,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--upstream", help="a real server's /v1 URL (llama.cpp's): the model server relays to it"
     )
+    parser.add_argument("--context-window", type=int, help="backend.context_window (its n_ctx)")
+    parser.add_argument("--model", type=Path, help="backend.model: a directory with its tokenizer")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     results = asyncio.run(main_async(args))

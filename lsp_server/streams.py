@@ -81,16 +81,20 @@ class Stream:
     def extend(self, generation: int, text: str) -> None:
         if generation == self.generation:
             self.text = text
-            self._loop.call_soon_threadsafe(self._wake)
+            self._on_server_loop(self._wake)
 
     def finish(self, generation: int, error: str | None = None) -> None:
         if generation == self.generation:
             self.error = error
             self.done = True
-            self._loop.call_soon_threadsafe(self._wake)
+            self._on_server_loop(self._wake)
 
     def orphaned_from_thread(self) -> None:
-        self._loop.call_soon_threadsafe(self.orphaned)
+        self._on_server_loop(self.orphaned)
+
+    def _on_server_loop(self, callback: Callable[[], None]) -> None:
+        if not self._loop.is_closed():  # at shutdown the server's loop may be gone first
+            self._loop.call_soon_threadsafe(callback)
 
     def _wake(self) -> None:
         self._changed.set()
@@ -132,9 +136,6 @@ class Stream:
         return replace(
             template, text=text, cached=True, before_rest=cut_at_right_context(line, text)
         )
-
-    def running(self) -> bool:
-        return not self.done
 
     def cancel(self) -> None:
         """Close the model request (if it still runs)."""

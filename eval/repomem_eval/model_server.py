@@ -201,10 +201,10 @@ class ModelServer:
             httpx.AsyncClient(timeout=60) as client,
             client.stream("POST", url, json=payload) as response,
         ):
-            if not payload.get("stream"):
+            if not payload.get("stream") or response.status_code != 200:
                 body = await response.aread()
-                text = json.loads(body)["choices"][0]["text"]
-                self.log[entry] = (prompt, text)
+                if response.status_code == 200:
+                    self.log[entry] = (prompt, json.loads(body)["choices"][0]["text"])
                 writer.write(
                     b"HTTP/1.1 %d OK\r\ncontent-type: application/json\r\n"
                     b"content-length: %d\r\n\r\n%s" % (response.status_code, len(body), body)
