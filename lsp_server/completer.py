@@ -229,8 +229,9 @@ class Completer:
         self.stats.model_requests += 1
 
     def _streaming(self) -> bool:
-        """Whether requests go to a model backend (streamed), not the built-in one."""
-        return self._backend is not self._builtin and not self._resting()
+        """Whether requests go to a model backend (streamed), not a built-in one (which the
+        settings may have chosen: another instance, maybe another strategy)."""
+        return not isinstance(self._backend, BuiltinBackend) and not self._resting()
 
     async def _streamed(self, cursor: Cursor, epoch: int) -> CompletionResult:
         """The model backend's completion, streamed into a new stream for the document (which
@@ -256,9 +257,12 @@ class Completer:
 
     async def _generate(self, cursor: Cursor, epoch: int) -> Suggestion:
         backend = self._backend
-        if self._streaming():
+        if backend is not self._builtin and not self._resting():
             try:
-                result = await self._streamed(cursor, epoch)
+                if self._streaming():
+                    result = await self._streamed(cursor, epoch)
+                else:
+                    result = await self._run(backend, cursor)
             except BackendError as exc:
                 self._failed_at = time.monotonic()
                 self._warn_once(
