@@ -141,7 +141,7 @@ class Completer:
 
     def debounce_ms(self, setting: int | None) -> int:
         """The wait before asking the backend: the ``debounceMs`` setting where given, else
-        the built-in backend's 30 ms or, for a model, the user's rhythm (``Rhythm``)."""
+        30 ms or, for a model server, the user's rhythm (``Rhythm``)."""
         if setting is not None:
             return setting
         if not self._streaming():
@@ -229,9 +229,10 @@ class Completer:
         self.stats.model_requests += 1
 
     def _streaming(self) -> bool:
-        """Whether requests go to a model backend (streamed), not a built-in one (which the
-        settings may have chosen: another instance, maybe another strategy)."""
-        return not isinstance(self._backend, BuiltinBackend) and not self._resting()
+        """Whether requests go to a backend that streams (a model server): not a built-in one
+        (whose confidence the streaming would lose) nor a model in this process (whose first
+        line would wait for all the lines past it)."""
+        return self._backend.streams and not self._resting()
 
     async def _streamed(self, cursor: Cursor, epoch: int) -> CompletionResult:
         """The model backend's completion, streamed into a new stream for the document (which

@@ -61,6 +61,8 @@ class Backend(ABC):
     fim_style: str | None = None
     #: whether requests should carry the repository's occurrences of the context's end
     reads_occurrences: bool = False
+    #: whether :meth:`stream` gives the text in pieces as the model writes them
+    streams: bool = False
 
     @abstractmethod
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:

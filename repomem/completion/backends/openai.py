@@ -101,6 +101,7 @@ class OpenAIBackend(Backend):
     """
 
     name = "openai"
+    streams = True
 
     def __init__(
         self,
