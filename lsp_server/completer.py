@@ -53,7 +53,8 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_S = 30.0
 #: the kinds of request; one supersedes only earlier ones of its own kind
 COMPLETION, INLINE = "completion", "inline"
-#: the debounce of the built-in backend, which answers in milliseconds: nothing to hide
+#: the debounce where nothing streams: the built-in backend answers in milliseconds, and a
+#: model in this process is asked for one line, as before streaming
 BUILTIN_DEBOUNCE_MS = 30
 
 
