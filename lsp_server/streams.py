@@ -207,9 +207,9 @@ class StreamingBackend(Backend):
             async with contextlib.aclosing(self.inner.stream(request)) as pieces_of:
                 async for piece in pieces_of:
                     text += piece
-                    pieces += 1
+                    pieces += 1  # a server sends a chunk per token, empty ones included
                     if "\n" not in text and pieces >= self.line_tokens:
-                        break  # a first line as long as a line may be (a piece: ~a token)
+                        break  # a first line as long as a line may be, as one-line requests
                     if text.count("\n") > STREAK_LINES:
                         text = text[: _nth_break(text, STREAK_LINES + 1)]
                         break

@@ -183,7 +183,7 @@ def test_a_line_without_end_is_answered_at_a_lines_length_and_its_request_closed
         return first, stream
 
     first, stream = asyncio.run(scenario())
-    assert first == "ab" * 8  # as long as a line may be, not the four more lines' worth
+    assert first == "ab" * 8  # 8 pieces (tokens), not the four more lines' worth
     assert stream.done and _Endless.closed
 
 

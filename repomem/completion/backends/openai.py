@@ -290,9 +290,10 @@ class OpenAIBackend(Backend):
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
         """The completion as the server streams it (``"stream": true``: server-sent events,
-        one ``data:`` line per piece, ``data: [DONE]`` at the end). A server that answers the
-        whole completion at once instead is read as one piece. A chunk that is not a
-        completion, an error event, or a connection dropped before the end raise
+        one ``data:`` line per piece, ``data: [DONE]`` at the end), a piece per chunk, empty
+        ones included (a chunk is a token whose text may be held back to a later one). A
+        server that answers the whole completion at once instead is read as one piece. A chunk
+        that is not a completion, an error event, or a connection dropped before the end raise
         :class:`BackendError` (the pieces already given stay given)."""
         if request.max_tokens <= 0:
             return
@@ -319,7 +320,7 @@ class OpenAIBackend(Backend):
                 text = sse_text(line, self.url)
                 if text is None:
                     return
-                if text:
+                if line.startswith("data:"):  # one chunk a token: an empty one counts too
                     received += len(text)
                     yield text
         finally:
