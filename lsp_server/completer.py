@@ -1,10 +1,16 @@
 """Completions for the editor: debounce, cache, the engine on its own loop, and a fallback.
 
-Each request for a document supersedes the previous one of the same kind: it waits
-``debounce_ms`` first (a newer request during the wait wins and this one answers nothing), and
-an older request still waiting for the model is cancelled, which closes its model request.
-Requests the cache can answer (the same cursor again, or the user typed the first characters of
-the last suggestion) are answered at once, without a model call.
+Each request for a document supersedes the previous one of the same kind: it waits for the
+debounce first (a newer request during the wait wins and this one answers nothing), and an
+older request still waiting for the built-in backend is cancelled. Requests the cache can
+answer (the same cursor again, or the user typed the first characters of the last suggestion)
+are answered at once, without a model call.
+
+A model backend's text is streamed and kept with the document (:mod:`lsp_server.streams`): a
+cursor along what the model wrote or is writing (the user typing along it, or accepting it and
+going on to the next line) is answered from that stream, with no new request; a stream the
+user has typed away from is closed. Without a ``debounceMs`` setting, the debounce before a
+model request follows the user's typing rhythm and the model's latency (``Rhythm``).
 
 A completion the backend is not confident of (the built-in backend's confidence below
 ``completion.min_confidence``) is answered with no text, so the editor shows nothing.
@@ -23,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from lsp_server.background_loop import BackgroundLoop
+from lsp_server.streams import Rhythm, Stream, StreamingBackend
 from lsp_server.suggestion_cache import Suggestion, SuggestionCache
 from lsp_server.workspace_index import WorkspaceIndex
 from repomem.completion.backends.base import Backend, BackendError
@@ -38,6 +45,7 @@ from repomem.docmem.memory import DocMemory
 from repomem.docmem.model import TextModel
 from repomem.docmem.strategies import ask
 from repomem.errors import RepomemError
+from repomem.index.languages import language_for_path
 from repomem.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -46,6 +54,9 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_S = 30.0
 #: the kinds of request; one supersedes only earlier ones of its own kind
 COMPLETION, INLINE = "completion", "inline"
+#: the debounce where nothing streams: the built-in backend answers in milliseconds, and a
+#: model in this process is asked for one line, as before streaming
+BUILTIN_DEBOUNCE_MS = 30
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,8 @@ class Stats:
     cancelled: int = 0
     fallbacks: int = 0
     accepted: int = 0
+    model_requests: int = 0  # generations asked of a model backend
+    reused: int = 0  # answered from a model request already made (typing along, hot streak)
 
 
 @dataclass
@@ -97,8 +110,11 @@ class Completer:
         self._backend: Backend = self._builtin
         self._backend_config: BackendConfig | None = None
         self._slots: dict[tuple[str, str], _Slot] = {}
+        self._streams: dict[str, Stream] = {}
         self._failed_at: float | None = None
         self._warned = False
+        self.rhythm = Rhythm()
+        self._last_cursor: tuple[str, str] | None = None
 
     @property
     def backend_name(self) -> str:
@@ -116,6 +132,9 @@ class Completer:
         """
         self.settings = settings
         self.cache.clear()
+        for stream in self._streams.values():
+            stream.cancel()
+        self._streams.clear()
         if settings.backend == self._backend_config:
             return
         old, self._backend_config = self._backend, settings.backend
@@ -129,27 +148,50 @@ class Completer:
             await self._loop.run(old.aclose())
         logger.info("completion backend: %s", self._backend.name)
 
-    async def complete(self, cursor: Cursor, kind: str, debounce_ms: int) -> Suggestion | None:
+    def debounce_ms(self, setting: int | None) -> int:
+        """The wait before asking the backend: the ``debounceMs`` setting where given, else
+        30 ms or, for a model server, the user's rhythm (``Rhythm``)."""
+        if setting is not None:
+            return setting
+        if not self._streaming():
+            return BUILTIN_DEBOUNCE_MS
+        return self.rhythm.debounce_ms()
+
+    async def complete(
+        self, cursor: Cursor, kind: str, debounce_ms: int | None
+    ) -> Suggestion | None:
         """A suggestion for ``cursor``; None when a newer request of the same ``kind`` for the
-        same document superseded this one."""
+        same document superseded this one. ``debounce_ms`` None: the adaptive debounce."""
         slot = self._slots.setdefault((cursor.uri, kind), _Slot())
         slot.generation += 1
         generation = slot.generation
         if slot.task is not None and not slot.task.done():
             slot.task.cancel()
+        if self._last_cursor != (cursor.uri, cursor.left):
+            self._last_cursor = (cursor.uri, cursor.left)
+            self.rhythm.keystroke()
         epoch = self.index.epoch(cursor.path)
         cached = self.cache.get(cursor.uri, cursor.left, cursor.right, epoch)
         if cached is not None:
             self.stats.cache_hits += 1
             return cached
+        wait = self.debounce_ms(debounce_ms)
         with self.index.priority():
             try:
-                if debounce_ms:
-                    await asyncio.sleep(debounce_ms / 1000)
+                stream = self._streams.get(cursor.uri) if self._streaming() else None
+                if stream is not None:
+                    task = slot.task = asyncio.ensure_future(self._along(stream, cursor, epoch))
+                    along = await task
+                    if along is not None:
+                        self.stats.reused += 1
+                        self.cache.put(cursor.uri, cursor.left, cursor.right, epoch, along)
+                        return along
+                if wait:
+                    await asyncio.sleep(wait / 1000)
                 if slot.generation != generation:
                     self.stats.superseded += 1
                     return None
-                task = slot.task = asyncio.ensure_future(self._generate(cursor))
+                task = slot.task = asyncio.ensure_future(self._generate(cursor, epoch))
                 suggestion = await task
             except asyncio.CancelledError:
                 current = asyncio.current_task()
@@ -162,18 +204,75 @@ class Completer:
         self.cache.put(cursor.uri, cursor.left, cursor.right, epoch, suggestion)
         return suggestion
 
+    async def _along(self, stream: Stream, cursor: Cursor, epoch: int) -> Suggestion | None:
+        """The answer from ``stream`` for a cursor along it, once the model has written the
+        cursor's line (None where the cursor is not along it: the stream is then closed)."""
+        stream.waiters += 1
+        try:
+            while True:
+                match = stream.match(cursor.uri, cursor.left, cursor.right, epoch)
+                if match is None:
+                    if self._streams.get(cursor.uri) is stream:
+                        del self._streams[cursor.uri]
+                    stream.cancel()
+                    return None
+                if match.ready:
+                    return stream.suggestion(match.text, cursor.left, cursor.right)
+                await stream.changed()
+        finally:
+            stream.waiters -= 1
+            if stream.waiters == 0:
+                stream.orphaned()
+
     def forget(self, uri: str) -> None:
         """The document was closed: cancel what is still being computed for it."""
         for kind in (COMPLETION, INLINE):
             slot = self._slots.pop((uri, kind), None)
             if slot is not None and slot.task is not None:
                 slot.task.cancel()
+        stream = self._streams.pop(uri, None)
+        if stream is not None:
+            stream.cancel()
 
-    async def _generate(self, cursor: Cursor) -> Suggestion:
+    def _asked(self) -> None:
+        self.stats.model_requests += 1
+
+    def _streaming(self) -> bool:
+        """Whether requests go to a backend that streams (a model server): not a built-in one
+        (whose confidence the streaming would lose) nor a model in this process (whose first
+        line would wait for all the lines past it)."""
+        return self._backend.streams and not self._resting()
+
+    async def _streamed(self, cursor: Cursor, epoch: int) -> CompletionResult:
+        """The model backend's completion, streamed into a new stream for the document (which
+        replaces its last one) so that later cursors along it are answered from it."""
+        stream = Stream(cursor.uri, cursor.left, cursor.right, epoch, asyncio.get_running_loop())
+        stream.language = language_for_path(cursor.path or cursor.uri)
+        old = self._streams.get(cursor.uri)
+        if old is not None:
+            old.cancel()
+        self._streams[cursor.uri] = stream
+        backend = StreamingBackend(
+            self._backend, stream, self.settings.completion.max_tokens_line, self._asked
+        )
+        started = time.monotonic()
+        try:
+            result = await self._run(backend, cursor)
+        except BaseException:
+            stream.orphaned()
+            raise
+        self.rhythm.measured(time.monotonic() - started)
+        stream.template = replace(self._suggestion(result, backend.name), text="")
+        return result
+
+    async def _generate(self, cursor: Cursor, epoch: int) -> Suggestion:
         backend = self._backend
         if backend is not self._builtin and not self._resting():
             try:
-                result = await self._run(backend, cursor)
+                if self._streaming():
+                    result = await self._streamed(cursor, epoch)
+                else:
+                    result = await self._run(backend, cursor)
             except BackendError as exc:
                 self._failed_at = time.monotonic()
                 self._warn_once(
@@ -240,6 +339,8 @@ class Completer:
         for slot in self._slots.values():
             if slot.task is not None:
                 slot.task.cancel()
+        for stream in self._streams.values():
+            stream.cancel()
         if self._backend is not self._builtin:
             try:
                 await asyncio.wait_for(self._loop.run(self._backend.aclose()), 2.0)

@@ -20,7 +20,6 @@ from repomem.settings import SECTIONS, Settings, SettingsError, merge_settings
 
 SECTION = "repomem"
 SOURCE = "editor settings"
-DEFAULT_DEBOUNCE_MS = 30
 DEFAULT_INDEX_DELAY_MS = 150
 MAX_MS = 10_000
 
@@ -32,13 +31,14 @@ class EditorSettings:
     """What the server runs with: the library's settings plus the server's own switches.
 
     ``enable``: answer completion requests at all. ``debounce_ms``: how long a completion
-    request waits for a newer one from the same document. ``index_delay_ms``: how long a
-    document must be quiet before its new text is indexed.
+    request waits for a newer one from the same document (None: adaptive, see
+    :class:`lsp_server.streams.Rhythm`). ``index_delay_ms``: how long a document must be quiet
+    before its new text is indexed.
     """
 
     settings: Settings = field(default_factory=Settings)
     enable: bool = True
-    debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    debounce_ms: int | None = None
     index_delay_ms: int = DEFAULT_INDEX_DELAY_MS
 
     def to_dict(self) -> dict[str, Any]:
@@ -58,7 +58,11 @@ def _is_ms(value: Any) -> bool:
 # the server's own switches: snake_case name -> (editor's spelling, valid?, what is valid)
 _SWITCHES: dict[str, tuple[str, Any, str]] = {
     "enable": ("enable", lambda v: isinstance(v, bool), "true or false"),
-    "debounce_ms": ("debounceMs", _is_ms, f"an integer from 0 to {MAX_MS}"),
+    "debounce_ms": (
+        "debounceMs",
+        lambda v: v is None or _is_ms(v),
+        f"an integer from 0 to {MAX_MS} (or null: adaptive)",
+    ),
     "index_delay_ms": ("indexDelayMs", _is_ms, f"an integer from 0 to {MAX_MS}"),
 }
 

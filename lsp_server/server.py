@@ -774,6 +774,9 @@ def _folder_status(folder: Folder) -> dict[str, Any]:
         "cancelled": stats.cancelled,
         "fallbacks": stats.fallbacks,
         "accepted": stats.accepted,
+        "modelRequests": stats.model_requests,
+        "reused": stats.reused,
+        "debounceNowMs": folder.completer.debounce_ms(folder.editor.debounce_ms),
         "settings": folder.editor.to_dict(),
         "untrustedSettings": [
             {"key": u.key, "file": str(u.source)} for u in folder.editor.settings.untrusted

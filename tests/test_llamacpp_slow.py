@@ -158,6 +158,26 @@ def test_openai_backend_on_the_llama_cpp_server_writes_the_greedy_text(
     assert len(texts[-1]) < len(texts[0]), "the stop string cut"
 
 
+def test_openai_backend_streams_the_llama_cpp_servers_greedy_text(server: str, llama: Any) -> None:
+    """llama.cpp's server-sent events, read piece by piece, make the same greedy text."""
+    backend = OpenAIBackend(server, SERVED_NAME, timeout=60.0)
+
+    async def stream() -> list[str]:
+        pieces: list[str] = []
+        try:
+            request = GenerationRequest(PROMPTS[0], max_tokens=MAX_TOKENS)
+            async for piece in backend.stream(request):
+                pieces.append(piece)
+        finally:
+            await backend.aclose()
+        return pieces
+
+    pieces = asyncio.run(stream())
+    print(f"llama.cpp streamed {pieces!r}")
+    assert len(pieces) > 1
+    assert "".join(pieces) == direct(llama, PROMPTS[0], MAX_TOKENS)
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(tmp_path_factory.mktemp("repo") / "repo")

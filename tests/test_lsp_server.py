@@ -471,7 +471,8 @@ async def test_broken_settings_warn_and_fall_back_to_defaults(client: LanguageCl
     for key in ("completion.k", "debounceMs", "repomem.colour"):
         assert key in message
     settings = (await status(client)).settings
-    assert (settings.completion.k, settings.completion.alpha, settings.debounceMs) == (10, 0.25, 30)
+    completion = settings.completion
+    assert (completion.k, completion.alpha, settings.debounceMs) == (10, 0.25, None)
 
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(

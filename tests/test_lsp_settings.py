@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from lsp_server.editor_settings import (
-    DEFAULT_DEBOUNCE_MS,
     DEFAULT_INDEX_DELAY_MS,
     EditorSettings,
     resolve,
@@ -59,7 +58,7 @@ def test_each_bad_value_is_reported_and_the_good_ones_still_apply() -> None:
     assert editor.settings.backend.timeout == base.backend.timeout
     assert (editor.enable, editor.debounce_ms, editor.index_delay_ms) == (
         True,
-        DEFAULT_DEBOUNCE_MS,
+        None,  # adaptive
         DEFAULT_INDEX_DELAY_MS,
     )
     assert len(problems) == 8
@@ -69,7 +68,8 @@ def test_each_bad_value_is_reported_and_the_good_ones_still_apply() -> None:
         "unknown key completion.windows",
         "backend.timeout must be a number",
         "repomem.enable must be true or false, got 'yes'; using True",
-        "repomem.debounceMs must be an integer from 0 to 10000, got -1; using 30",
+        "repomem.debounceMs must be an integer from 0 to 10000 (or null: adaptive), got -1;"
+        " using None",
         "repomem.indexDelayMs must be an integer",
         "unknown setting repomem.colour",
         "repomem.index must be an object",

@@ -393,3 +393,50 @@ def test_the_lines_on_screen_reach_the_server_and_the_prompt(tmp_path: Path) -> 
     assert all(r["end"]["line"] >= r["start"]["line"] for s in result["sent"] for r in s["ranges"])
     (documentation,) = result["items"]
     assert "pkg/draft.py:39-" in documentation and "(viewed)" in documentation
+
+
+PARTIAL = PLUGIN / "tests" / "partial.lua"
+
+
+def test_partial_accept_takes_the_next_word_then_the_line_with_no_new_completion(
+    tmp_path: Path,
+) -> None:
+    """The insert-mode mappings for the next word and the rest of the line (set in setup(), so
+    configurable) insert those parts of the suggestion shown; the server serves them from the
+    suggestion it made, computing nothing new."""
+    files = {
+        "pkg/config.py": CONFIG_PY,
+        "pkg/app.py": APP_PY,
+        ".repomem.toml": "[completion]\nmin_confidence = 0\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    out = tmp_path / "partial.json"
+    setup = {
+        "settings": {"debounceMs": 0, "completion": {"iterations": 1}},
+        "inline": {"accept_word": "<C-l>", "accept_line": "<C-j>"},
+    }
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    args = [str(PLUGIN), str(repo / "pkg/app.py"), "1", TYPED, str(out), json.dumps(setup)]
+    proc = subprocess.run(
+        [NVIM, "--clean", "--headless", "-l", str(PARTIAL), *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    assert result["mappings"] == {
+        "word": "repomem: accept the suggestion's next word",
+        "line": "repomem: accept the suggestion's line",
+    }
+    assert result["suggestion"] == EXPECTED
+    word, word2, line = result["steps"]
+    assert word["done"] and word["line"] == TYPED + "settings"
+    assert word2["line"] == TYPED + "settings.host"
+    assert line["line"] == TYPED + EXPECTED and line["col"] == len(TYPED + EXPECTED)
+    before, after = result["before"], result["after"]
+    assert after["completions"] == before["completions"]
+    assert after["cacheHits"] == before["cacheHits"] + 3

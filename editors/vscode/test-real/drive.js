@@ -3,7 +3,9 @@
  * Drives the packaged extension in a real VS Code (code-server, in headless Chromium): waits
  * for the repomem status-bar item to say the index is ready, types in pkg/app.py, and checks
  * that the inline suggestion shows the rest of a line that only pkg/config.py holds (in the
- * names of the function typed in).
+ * names of the function typed in), that VS Code's accept-next-word
+ * (`editor.action.inlineSuggest.acceptNextWord`, Ctrl+Right) takes its first word and leaves
+ * the rest shown, and that Tab takes the rest.
  *
  * Started by .ci/vscode_real.sh, which installs code-server and playwright-core (found through
  * NODE_PATH), writes the fixture workspace and starts code-server.
@@ -22,6 +24,9 @@ const TYPED = "client = make_client(";
 // near-duplicate code with the cursor's names)
 const EXPECTED = "opts.host, opts.port, timeout=opts.timeout";
 const ACCEPTED = `    client = make_client(${EXPECTED})`;
+// what accept-next-word takes of it, and the ghost text left
+const FIRST_WORD = "opts";
+const AFTER_WORD = EXPECTED.slice(FIRST_WORD.length);
 
 const WORKBENCH_TIMEOUT_MS = 60_000;
 const READY_TIMEOUT_MS = 180_000;
@@ -149,6 +154,17 @@ async function main() {
     const screenshot = path.join(outDir, "ghost-text.png");
     await page.screenshot({ path: screenshot });
     console.log(`drive: screenshot ${screenshot}`);
+
+    // accept-next-word takes "opts" into the line; the rest of the suggestion stays shown
+    await page.keyboard.press("Control+ArrowRight");
+    const rest = await until(
+      page,
+      `accepting the next word did not leave "${AFTER_WORD}" shown`,
+      GHOST_TEXT,
+      (text) => text.includes(AFTER_WORD) && !text.includes(EXPECTED),
+      EDIT_TIMEOUT_MS,
+    );
+    console.log(`drive: Ctrl+Right took "${FIRST_WORD}"; ghost text "${rest}" stays`);
 
     // Tab takes the suggestion: the line becomes the call from pkg/config.py, closed once
     await page.keyboard.press("Tab");

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -61,6 +61,8 @@ class Backend(ABC):
     fim_style: str | None = None
     #: whether requests should carry the repository's occurrences of the context's end
     reads_occurrences: bool = False
+    #: whether :meth:`stream` gives the text in pieces as the model writes them
+    streams: bool = False
 
     @abstractmethod
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
@@ -72,6 +74,12 @@ class Backend(ABC):
 
     async def complete(self, request: GenerationRequest) -> str:
         return (await self.complete_batch([request]))[0]
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        """The completion in pieces as the model writes them, so that an editor can show a
+        line before the model has finished the next ones; a backend that cannot stream gives
+        the whole text as one piece."""
+        yield await self.complete(request)
 
     @abstractmethod
     def count_tokens(self, text: str) -> int:

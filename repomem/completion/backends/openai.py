@@ -14,7 +14,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,42 @@ def _context_window_of(model_dir: Path | None) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
+def sse_text(line: str, url: str) -> str | None:
+    """The text of one line of an OpenAI completion stream: "" for a line that carries none
+    (blank, a comment, another field, a chunk holding only ``finish_reason``), None at the
+    end (``data: [DONE]``); a chunk that is not a completion or an error event raise
+    :class:`BackendError`."""
+    if not line.startswith("data:"):
+        return ""
+    data = line[5:].strip()
+    if data == "[DONE]":
+        return None
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        chunk = None
+    if isinstance(chunk, dict) and "error" in chunk:
+        error = chunk["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise BackendError(
+            f"the completion server at {url} ended the stream with an error:"
+            f" {str(message)[:_MAX_ERROR_DETAIL]}"
+        )
+    try:
+        choice = chunk["choices"][0] if isinstance(chunk, dict) else None
+    except (KeyError, IndexError, TypeError):
+        choice = None
+    text = choice.get("text", "") if isinstance(choice, dict) else None
+    if text is None and isinstance(choice, dict):
+        text = ""  # a chunk with only a finish_reason
+    if not isinstance(text, str):
+        raise BackendError(
+            f"the completion server at {url} sent a stream chunk that is not an OpenAI"
+            f" completion: {data[:_MAX_ERROR_DETAIL]!r}; check {_URL_SETTING}"
+        )
+    return text
+
+
 class OpenAIBackend(Backend):
     """Completions from an OpenAI-compatible HTTP server.
 
@@ -65,6 +101,7 @@ class OpenAIBackend(Backend):
     """
 
     name = "openai"
+    streams = True
 
     def __init__(
         self,
@@ -156,6 +193,13 @@ class OpenAIBackend(Backend):
             f" start it or set {_URL_SETTING}"
         )
 
+    def _dropped(self, exc: Exception, received: int) -> BackendError:
+        reason = self._redact(str(exc) or type(exc).__name__)
+        return BackendError(
+            f"the completion server at {self.url} closed the stream before its end, after"
+            f" {received} characters ({reason})"
+        )
+
     def _too_slow(self) -> BackendError:
         return BackendError(
             f"the completion server at {self.url} did not answer within {self.timeout:g} s"
@@ -241,15 +285,61 @@ class OpenAIBackend(Backend):
     async def _complete_one(self, client: httpx.AsyncClient, request: GenerationRequest) -> str:
         if request.max_tokens <= 0:
             return ""
-        payload = self._payload(request)
+        response = await self._open(client, self._payload(request), stream=False)
+        return self._completion_text(response)
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        """The completion as the server streams it (``"stream": true``: server-sent events,
+        one ``data:`` line per piece, ``data: [DONE]`` at the end), a piece per chunk, empty
+        ones included (a chunk is a token whose text may be held back to a later one). A
+        server that answers the whole completion at once instead is read as one piece. A chunk
+        that is not a completion, an error event, or a connection dropped before the end raise
+        :class:`BackendError` (the pieces already given stay given)."""
+        if request.max_tokens <= 0:
+            return
+        client = self._async_client()
+        payload = {**self._payload(request), "stream": True}
+        response = await self._open(client, payload, stream=True)
+        try:
+            if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                await response.aread()
+                yield self._completion_text(response)
+                return
+            received = 0
+            lines = response.aiter_lines()
+            while True:
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        line = await anext(lines)
+                except StopAsyncIteration:
+                    return
+                except (TimeoutError, httpx.TimeoutException):
+                    raise self._too_slow() from None
+                except httpx.TransportError as exc:
+                    raise self._dropped(exc, received) from None
+                text = sse_text(line, self.url)
+                if text is None:
+                    return
+                if line.startswith("data:"):  # one chunk a token: an empty one counts too
+                    received += len(text)
+                    yield text
+        finally:
+            await response.aclose()
+
+    async def _open(
+        self, client: httpx.AsyncClient, payload: dict[str, Any], *, stream: bool
+    ) -> httpx.Response:
+        """The server's 200 response to ``payload`` (its body still to read when ``stream``),
+        retrying what is worth retrying; a :class:`BackendError` otherwise."""
         attempt = 0
         while True:
             attempt += 1
             try:
                 async with asyncio.timeout(self.timeout):
-                    response = await client.post(
-                        self._completions_url, json=payload, headers=self._headers()
+                    sent = client.build_request(
+                        "POST", self._completions_url, json=payload, headers=self._headers()
                     )
+                    response = await client.send(sent, stream=stream)
             except (TimeoutError, httpx.TimeoutException) as exc:
                 if isinstance(exc, httpx.ConnectTimeout) and attempt <= self.max_retries:
                     await self._back_off(attempt, "connection timed out")
@@ -260,14 +350,17 @@ class OpenAIBackend(Backend):
                     await self._back_off(attempt, self._redact(str(exc) or type(exc).__name__))
                     continue
                 raise self._unreachable(exc) from None
+            if response.status_code == 200:
+                return response
+            if stream:
+                await response.aread()
+                await response.aclose()
             if response.status_code in _RETRY_STATUSES and attempt <= self.max_retries:
                 await self._back_off(
                     attempt, f"status {response.status_code}", response.headers.get("retry-after")
                 )
                 continue
-            if response.status_code != 200:
-                raise self._status_error(response, attempt)
-            return self._completion_text(response)
+            raise self._status_error(response, attempt)
 
     async def _back_off(self, attempt: int, reason: str, retry_after: str | None = None) -> None:
         delay = self.backoff * 2 ** (attempt - 1)

@@ -15,7 +15,7 @@ local NAME = 'repomem'
 --- (a `pyproject.toml` only with a `[tool.repomem]` table), as `repomem` itself finds it
 --- @field settings table sent as `repomem` in initializationOptions and didChangeConfiguration
 --- @field completion { enable: boolean, autotrigger: boolean }
---- @field inline { enable: boolean, accept: string|false }
+--- @field inline { enable: boolean, accept: string|false, accept_word: string|false, accept_line: string|false }
 M.defaults = {
   cmd = { 'repomem', 'serve' },
   filetypes = {
@@ -38,7 +38,14 @@ M.defaults = {
   -- from the repository's .repomem.toml / pyproject.toml, then the server's defaults
   settings = {},
   completion = { enable = true, autotrigger = false },
-  inline = { enable = true, accept = '<C-f>' },
+  -- accept_word / accept_line: take the suggestion's next word / the rest of its line
+  -- (false: no mapping); the rest of the suggestion stays with the server, which shows it again
+  inline = {
+    enable = true,
+    accept = '<C-f>',
+    accept_word = '<M-Right>',
+    accept_line = '<M-C-Right>',
+  },
 }
 
 --- @type repomem.Options
@@ -138,6 +145,81 @@ local function root_dir(bufnr, on_dir)
   unrooted = name
 end
 
+--- The part of a suggestion `M.accept_word()` takes: blanks and punctuation up to the next
+--- word, and that word (`opts` of `opts.host`, then `.host`, then `, opts`).
+--- @param text string
+--- @return string
+function M.next_word(text)
+  return text:match('^%s*[^%w_%s]*%s*[%w_]*')
+end
+
+--- The part of a suggestion `M.accept_line()` takes: up to and including its first line break.
+--- @param text string
+--- @return string
+function M.next_line(text)
+  local nl = text:find('\n', 1, true)
+  return nl and text:sub(1, nl) or text
+end
+
+--- Inserts at the cursor the part `cut(text)` of the suggestion for it. The server answers the
+--- same cursor from its cache (the suggestion shown), and the cursor after the part from the
+--- same suggestion, so the rest is shown again without asking the model.
+--- @param cut fun(text: string): string
+--- @param on_done? fun(inserted: string?)
+local function accept_part(cut, on_done)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = vim.lsp.get_clients({ name = NAME, bufnr = bufnr })[1]
+  if not client then
+    return
+  end
+  local win = vim.api.nvim_get_current_win()
+  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  local params = vim.lsp.util.make_position_params(win, client.offset_encoding)
+  params.context = { triggerKind = 1 } -- invoked
+  client:request('textDocument/inlineCompletion', params, function(err, result)
+    local items = not err and result and (result.items or result) or {}
+    local item = items[1]
+    local text = item and (type(item.insertText) == 'string' and item.insertText or nil)
+    local range = item and item.range
+    local at = params.position
+    local here = range == nil
+      or (range['end'].line == at.line and range['end'].character == at.character)
+    if
+      not text
+      or not here
+      or not vim.api.nvim_buf_is_valid(bufnr)
+      or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick
+    then
+      -- nothing to take, a suggestion replacing the rest of the line, or the buffer moved on
+      if on_done then
+        on_done(nil)
+      end
+      return
+    end
+    local part = cut(text)
+    local row, col = unpack(vim.api.nvim_win_get_cursor(win))
+    local lines = vim.split(part, '\n', { plain = true })
+    vim.api.nvim_buf_set_text(bufnr, row - 1, col, row - 1, col, lines)
+    local last = #lines == 1 and col + #lines[1] or #lines[#lines]
+    vim.api.nvim_win_set_cursor(win, { row + #lines - 1, last })
+    if on_done then
+      on_done(part)
+    end
+  end, bufnr)
+end
+
+--- Takes the next word of the suggestion at the cursor (see `M.next_word`).
+--- @param on_done? fun(inserted: string?) called once done (nil: nothing was taken)
+function M.accept_word(on_done)
+  accept_part(M.next_word, on_done)
+end
+
+--- Takes the rest of the suggestion's line at the cursor (see `M.next_line`).
+--- @param on_done? fun(inserted: string?) called once done (nil: nothing was taken)
+function M.accept_line(on_done)
+  accept_part(M.next_line, on_done)
+end
+
 --- @param client vim.lsp.Client
 --- @param bufnr integer
 local function on_attach(client, bufnr)
@@ -160,6 +242,17 @@ local function on_attach(client, bufnr)
         desc = 'repomem: accept the inline completion',
       })
     end
+  end
+  -- partial accept asks the server itself, so it also works before Neovim 0.12
+  if options.inline.enable and options.inline.accept_word then
+    vim.keymap.set('i', options.inline.accept_word, function()
+      M.accept_word()
+    end, { buffer = bufnr, desc = "repomem: accept the suggestion's next word" })
+  end
+  if options.inline.enable and options.inline.accept_line then
+    vim.keymap.set('i', options.inline.accept_line, function()
+      M.accept_line()
+    end, { buffer = bufnr, desc = "repomem: accept the suggestion's line" })
   end
 end
 
