@@ -462,6 +462,27 @@ def test_a_card_of_the_completed_file_above_the_cursor_is_not_repeated() -> None
     assert prompt.cards == (below,)
 
 
+def test_a_left_context_starting_below_the_top_shows_cards_above_it() -> None:
+    """A benchmark's prompt may start at the file's line 40: a card at line 1 is not in it,
+    one at line 41 is, and one below the cursor is news too."""
+    cards = [
+        Card("pkg/app.py", 1, "f", "function", "def f():"),
+        Card("pkg/app.py", 41, "g", "function", "def g():"),
+        Card("pkg/app.py", 60, "h", "function", "def h():"),
+    ]
+    prompt = build_prompt(
+        "x = 1\ndef g():\n    pass\ny = ",
+        [],
+        FakeModel(),
+        language="python",
+        cards=cards,
+        definitions_share=0.5,
+        path="pkg/app.py",
+        first_line=40,
+    )
+    assert [c.name for c in prompt.cards] == ["f", "h"]
+
+
 # ---------------------------------------------------------------------------- end to end
 SHOW_ALL = "[completion]\nmin_confidence = 0\n"
 

@@ -60,7 +60,14 @@ class TaskView:
 def task_view(task: Task, file_text: str, *, mode: str, window: int) -> TaskView:
     """The task at its hole in ``file_text`` (the snapshot's file), excluded as RepoEval says."""
     exclusion = Exclusion(task.rel_path, task.context_start_lineno)
-    completion = CompletionTask(task.rel_path, left_context(task.prompt), "", mode, exclusion)
+    completion = CompletionTask(
+        task.rel_path,
+        left_context(task.prompt),
+        "",
+        mode,
+        exclusion,
+        first_line=task.context_start_lineno,
+    )
     return TaskView(
         task,
         completion,

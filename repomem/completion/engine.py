@@ -85,13 +85,16 @@ class RecentSource(Protocol):
 @dataclass(frozen=True)
 class CompletionTask:
     """One cursor to complete: a repository-relative path, the text before and after the
-    cursor, ``line`` or ``api`` (multi-line) mode, and what retrieval must not see."""
+    cursor, ``line`` or ``api`` (multi-line) mode, and what retrieval must not see.
+    ``first_line``: the file's 0-based line where ``left_context`` starts (an editor sends the
+    file from its top; a benchmark's prompt may start below it)."""
 
     path: str
     left_context: str
     right_context: str = ""
     mode: str = "line"
     exclusion: Exclusion | None = None
+    first_line: int = 0
 
 
 @dataclass(frozen=True)
@@ -448,6 +451,7 @@ class CompletionEngine:
             cards=[h.card for h in definitions],
             definitions_share=config.definitions_share,
             path=task.path,
+            first_line=task.first_line,
             merge_overlaps=config.merge_overlaps,
         )
 

@@ -145,9 +145,11 @@ def build_prompt(
     cards: Sequence[Card] = (),
     definitions_share: float = 0.0,
     path: str | None = None,
+    first_line: int = 0,
     merge_overlaps: bool = False,
 ) -> Prompt:
-    """The prompt for completing at the end of ``left_context`` in the file at ``path``.
+    """The prompt for completing at the end of ``left_context`` in the file at ``path``
+    (``left_context`` starting at the file's line ``first_line``).
 
     ``fragments`` are retrieval results, best first; ``cards`` definition cards, best first,
     which take up to ``definitions_share`` of the retrieved-code budget (what they leave goes
@@ -166,7 +168,7 @@ def build_prompt(
 
     budget = min(int(retrieved_budget_fraction * window), available - overhead)
     shown_cards, card_blocks = _choose(
-        unseen_cards(cards, path, left_context),
+        unseen_cards(cards, path, left_context, first_line),
         lambda card: format_card(card, marker),
         count,
         count(_intro(marker, DEFINITIONS_INTRO) + "\n"),
@@ -320,11 +322,13 @@ def _choose(
     return chosen, blocks
 
 
-def unseen_cards(cards: Sequence[Card], path: str | None, left_context: str) -> list[Card]:
-    """``cards`` less those of the completed file that lie above the cursor: that is the
-    left context's part (only a file too long for the prompt loses its top)."""
-    cursor = left_context.count("\n")
-    return [c for c in cards if not (c.path == path and c.line < cursor)]
+def unseen_cards(
+    cards: Sequence[Card], path: str | None, left_context: str, first_line: int = 0
+) -> list[Card]:
+    """``cards`` less those of the completed file that ``left_context`` (from the file's line
+    ``first_line`` to the cursor) shows: a card of a definition above it is still news."""
+    cursor = first_line + left_context.count("\n")
+    return [c for c in cards if not (c.path == path and first_line <= c.line < cursor)]
 
 
 def _keep_tail(text: str, budget: int, count: Count) -> str:
