@@ -349,6 +349,20 @@ class _Finder:
                     f.count = uses.get(target, 0)
         return self.found
 
+    @cached_property
+    def _file_calls(self) -> dict[tuple[str, int], list[int]]:
+        """The file's resolved calls by the definition they reach: [how many, the row of the
+        one nearest the cursor]; read once for ``_file_callees`` and ``_uses`` alike."""
+        starts = self.pf.node_start
+        counts: dict[tuple[str, int], list[int]] = {}
+        for src, target, node in self.index.calls.get(self.path, ()):
+            row = int(starts[src]) if 0 <= src < starts.size else self.cursor
+            seen = counts.setdefault((target, node), [0, row])
+            seen[0] += 1
+            if abs(self.cursor - row) < abs(self.cursor - seen[1]):
+                seen[1] = row
+        return counts
+
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a
         test's only from a test), each with the row of its call nearest the cursor and how
@@ -357,16 +371,11 @@ class _Finder:
         if n <= 0:
             return []
         test = langs.is_test(self.path)
-        starts = self.pf.node_start
-        counts: dict[tuple[str, int], list[int]] = {}
-        for src, target, node in self.index.calls.get(self.path, ()):
-            row = int(starts[src]) if 0 <= src < starts.size else self.cursor
-            if target == self.path or (langs.is_test(target) and not test):
-                continue
-            seen = counts.setdefault((target, node), [0, row])
-            seen[0] += 1
-            if abs(self.cursor - row) < abs(self.cursor - seen[1]):
-                seen[1] = row
+        counts = {
+            (target, node): seen
+            for (target, node), seen in self._file_calls.items()
+            if target != self.path and (test or not langs.is_test(target))
+        }
         ranked = sorted(
             counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
         )
@@ -432,10 +441,10 @@ class _Finder:
         without writing its name)."""
         called: dict[tuple[str, str], int] = {}
         qualnames = self.resolver.qualnames
-        for _, target, node in self.index.calls.get(self.path, ()):
+        for (target, node), (count, _) in self._file_calls.items():
             name = qualnames.get(target, {}).get(node)
             if name is not None:
-                called[(target, name)] = called.get((target, name), 0) + 1
+                called[(target, name)] = called.get((target, name), 0) + count
         uses = dict(called)
         for (target, name), count in called.items():
             if "." in name:
