@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from repomem.core import Location, RetrievedFragment
+from repomem.index.bm25 import tokenize
 
 EDIT, VIEW = "edit", "view"
 #: edited ranges kept, over all documents; the oldest go first
@@ -45,8 +45,6 @@ MIN_SCORE = 0.05
 MIN_LINES = 3
 #: fragment ids of recent ranges: below the index's (>= 0) and the doc memory's (-1 - n)
 _ID_BASE = -(2**40)
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -63,7 +61,7 @@ class RecentRange:
 
 def identifiers(text: str) -> frozenset[str]:
     """The identifiers of ``text``, as BM25's tokenizer reads them (numbers left out)."""
-    return frozenset(_IDENTIFIER.findall(text))
+    return frozenset(t for t in tokenize(text) if not t[0].isdigit())
 
 
 @functools.lru_cache(maxsize=2**16)
