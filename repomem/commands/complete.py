@@ -40,8 +40,9 @@ from repomem.settings import with_default
 from repomem.workspace import check_cursor_line, parse_position
 
 if TYPE_CHECKING:
-    from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
+    from repomem.completion.engine import CompletionEngine, CompletionResult
     from repomem.config import IndexConfig
+    from repomem.context.retriever import Retriever
     from repomem.core import Exclusion
     from repomem.index.repo import RepoIndex
     from repomem.settings import Settings

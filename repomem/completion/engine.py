@@ -35,6 +35,7 @@ from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
 from repomem.completion.prompt import Prompt, build_prompt
 from repomem.context.definitions import DefinitionHit
+from repomem.context.retriever import Retriever
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings
@@ -44,33 +45,6 @@ if TYPE_CHECKING:
 
 # Lifted usages go after this many of BM25's fragments: its best match stays first.
 USAGES_AFTER = 1
-
-
-class Retriever(Protocol):
-    """What the engine needs from an index (``repomem.context.retriever.CodeRetriever`` is
-    one): fragments like the query, the definitions the cursor's code (and a draft) uses, and
-    where the end of the left context reappears in other files."""
-
-    def retrieve(
-        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
-    ) -> list[RetrievedFragment]: ...
-
-    def definitions(
-        self, path: str, left_context: str, *, draft: str = "", window: int = 20
-    ) -> list[DefinitionHit]: ...
-
-    def occurrences(self, path: str, left_context: str) -> list[Occurrence]: ...
-
-    def usages(
-        self,
-        query: str,
-        path: str,
-        hits: Sequence[DefinitionHit],
-        *,
-        k: int,
-        exclusion: Exclusion | None,
-        retrieved: Sequence[RetrievedFragment] = (),
-    ) -> list[RetrievedFragment]: ...
 
 
 class RecentSource(Protocol):
