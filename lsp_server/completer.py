@@ -176,7 +176,7 @@ class Completer:
             self.stats.cache_hits += 1
             return cached
         wait = self.debounce_ms(debounce_ms)
-        with self.index.priority():
+        with self.index.schedule.priority():
             try:
                 stream = self._streams.get(cursor.uri) if self._streaming() else None
                 if stream is not None:

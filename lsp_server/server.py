@@ -34,12 +34,13 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_server import editor_settings, logs
+from lsp_server.build_process import IndexReport
 from lsp_server.completer import COMPLETION, INLINE, Cursor
 from lsp_server.folders import Folder, Folders, folder_root
 from lsp_server.items import ACCEPTED_COMMAND, completion_item, inline_item, rest_of_line
 from lsp_server.protocol import RepomemProtocol
 from lsp_server.suggestion_cache import Suggestion
-from lsp_server.workspace_index import DocsReport, IndexReport
+from lsp_server.workspace_docs import DocsReport
 from repomem import __version__
 from repomem.docmem.answer import render
 from repomem.docmem.memory import DocMemory
@@ -256,10 +257,10 @@ class RepomemServer(LanguageServer):
         folder.editor = editor
         folder.configured = True
         index = folder.index
-        index.update_delay_s = editor.index_delay_ms / 1000
+        index.schedule.delay_s = editor.index_delay_ms / 1000
         folder.recent.context_lines = editor.settings.completion.recent_lines
-        index.docs = editor.settings.completion.docs
-        index.configure_docs(editor.settings.docmem)
+        index.docs.in_completions = editor.settings.completion.docs
+        index.docs.configure(editor.settings.docmem)
         await folder.completer.configure(editor.settings)
         if index.config != editor.settings.index:
             index.reconfigure(editor.settings.index)
@@ -399,7 +400,7 @@ class RepomemServer(LanguageServer):
         self.protocol.notify(INDEX_READY, {**report.to_dict(), "folder": folder.uri})
 
     def _docs_ready(self, folder: Folder, report: DocsReport) -> None:
-        state = folder.index.doc_state
+        state = folder.index.docs.state
         if state == "ready":
             docs = f"doc memory: {report.documents} documents ({report.segments} segments)"
         else:
@@ -690,7 +691,7 @@ class RepomemServer(LanguageServer):
         gives it."""
         question, strategy, form, name = _ask_arguments(args)
         folder = self.folders.first if name is None else self._named_folder(name, ASK_COMMAND)
-        memory = folder.index.memory
+        memory = folder.index.docs.memory
         if memory is None:
             memory = await self._wait_for_docs(folder)
         if memory is None:
@@ -710,7 +711,7 @@ class RepomemServer(LanguageServer):
         the user cannot know when that is. Waits at most ``DOCS_WAIT_S``, with a progress
         bar where the client shows them."""
         if not folder.index.docs_pending():
-            return folder.index.memory
+            return folder.index.docs.memory
         token = await self._create_progress("repomem-ask")
         stage = None
         deadline = time.monotonic() + DOCS_WAIT_S
@@ -731,13 +732,13 @@ class RepomemServer(LanguageServer):
             if token is not None and stage is not None:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd())
                 self.work_done_progress.tokens.pop(token, None)
-        return folder.index.memory
+        return folder.index.docs.memory
 
     def _no_docs_reason(self, folder: Folder) -> str:
         """Why no doc memory answers a question."""
-        if folder.index.doc_state == "none":
+        if folder.index.docs.state == "none":
             return "the repository has no docs to answer from"
-        if folder.index.doc_state == "failed":
+        if folder.index.docs.state == "failed":
             return "the doc memory could not be opened (see the log)"
         if folder.index.docs_pending():
             return (
@@ -757,14 +758,14 @@ def _folder_status(folder: Folder) -> dict[str, Any]:
         "folder": folder.uri,
         "files": index.files,
         "fragments": index.fragments,
-        "pendingUpdates": index.pending,
+        "pendingUpdates": len(index.schedule),
         "indexUpdates": index.updates,
         "lastUpdateMs": round(index.last_update_s * 1e3, 2),
         "docs": {
-            "state": index.doc_state,
-            "documents": index.doc_documents,
-            "segments": index.doc_segments,
-            "inCompletions": index.docs,
+            "state": index.docs.state,
+            "documents": index.docs.documents,
+            "segments": index.docs.segments,
+            "inCompletions": index.docs.in_completions,
         },
         "backend": folder.completer.backend_name,
         "fallback": folder.completer.falling_back,
