@@ -308,7 +308,9 @@ class Completer:
         engine = CompletionEngine(self.index, backend, self.settings, self.recent)
         exclusion = None
         if cursor.path is not None:
-            exclusion = Exclusion.around(cursor.path, cursor.line, self.settings.completion.window)
+            exclusion = Exclusion.around(
+                cursor.path, cursor.line, self.settings.completion.query_lines
+            )
         coro = engine.complete(
             cursor.path or cursor.uri, cursor.left, cursor.right, mode="line", exclusion=exclusion
         )

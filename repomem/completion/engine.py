@@ -1,6 +1,6 @@
 """Retrieve, build the prompt, generate, post-process, and iterate (RepoCoder).
 
-Iteration 1 queries the index with the last ``window`` lines before the cursor. Iteration
+Iteration 1 queries the index with the last ``query_lines`` lines before the cursor. Iteration
 t+1 queries with the same number of lines taken from the left context followed by the
 previous iteration's completion, so the window keeps its size and the lines the model just
 wrote push out the oldest ones; what those lines resemble in the repository is often the
@@ -336,7 +336,7 @@ class CompletionEngine:
 
     def _query(self, task: CompletionTask, previous: Iteration | None) -> str:
         written = previous.completion if previous is not None else ""
-        return query_window(task.left_context + written, self.settings.completion.window)
+        return query_window(task.left_context + written, self.settings.completion.query_lines)
 
     def _retrieve(self, task: CompletionTask, query: str) -> tuple[RetrievedFragment, ...]:
         if self.retriever is None or not query.strip():
@@ -361,7 +361,7 @@ class CompletionEngine:
             return ()
         draft = previous.completion if previous is not None else ""
         found = self.retriever.definitions(
-            task.path, task.left_context, draft=draft, window=config.window
+            task.path, task.left_context, draft=draft, window=config.query_lines
         )
         return tuple(found[: config.max_definitions])
 
@@ -394,7 +394,7 @@ class CompletionEngine:
         if self.recent is None or not config.recent or not config.max_recent or not query.strip():
             return retrieved
         cursor = task.left_context.count("\n")
-        excludes = [Location(task.path, 0, cursor + config.window)]
+        excludes = [Location(task.path, 0, cursor + config.query_lines)]
         excludes += [loc for f in retrieved[: config.max_fragments] for loc in _shown_lines(f)]
         found = self.recent.search(query, excludes, config.max_recent)
         fused: list[RetrievedFragment] = []
