@@ -280,7 +280,7 @@ class Replay:
         index = self.index
         assert index is not None
         line = left.count("\n")
-        exclusion = Exclusion.around(path, line, self.settings.completion.window)
+        exclusion = Exclusion.around(path, line, self.settings.completion.query_lines)
         targets = task_targets(index, path, left, truth, named)
         outcome = []
         for condition, source in ((self.without, None), (self.with_recent, recent)):

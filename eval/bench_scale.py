@@ -197,7 +197,7 @@ def child_session(
     out["load_s"] = time.perf_counter() - t
     out["rss_after_load_mb"] = rss_mb()
     paths = sorted(idx.files)
-    window = completion.window
+    window = completion.query_lines
 
     def retrieval(path: str, line: int) -> float:
         lines = idx.file_lines(path)

@@ -176,7 +176,7 @@ class Completer:
             self.stats.cache_hits += 1
             return cached
         wait = self.debounce_ms(debounce_ms)
-        with self.index.priority():
+        with self.index.schedule.priority():
             try:
                 stream = self._streams.get(cursor.uri) if self._streaming() else None
                 if stream is not None:
@@ -308,7 +308,9 @@ class Completer:
         engine = CompletionEngine(self.index, backend, self.settings, self.recent)
         exclusion = None
         if cursor.path is not None:
-            exclusion = Exclusion.around(cursor.path, cursor.line, self.settings.completion.window)
+            exclusion = Exclusion.around(
+                cursor.path, cursor.line, self.settings.completion.query_lines
+            )
         coro = engine.complete(
             cursor.path or cursor.uri, cursor.left, cursor.right, mode="line", exclusion=exclusion
         )

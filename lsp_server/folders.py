@@ -17,9 +17,11 @@ from typing import Protocol
 
 from pygls.uris import to_fs_path
 
+from lsp_server.build_process import IndexReport
 from lsp_server.completer import Completer
 from lsp_server.editor_settings import EditorSettings
-from lsp_server.workspace_index import DocsReport, IndexReport, WorkspaceIndex
+from lsp_server.workspace_docs import DocsReport
+from lsp_server.workspace_index import WorkspaceIndex
 from repomem.context.recent import RecentContext
 
 
@@ -58,7 +60,7 @@ class Folder:
         self.uri = uri  # as the client named it
         self.editor = editor
         self.index = WorkspaceIndex(root, editor.settings.index, self, builds)
-        self.index.update_delay_s = editor.index_delay_ms / 1000
+        self.index.schedule.delay_s = editor.index_delay_ms / 1000
         self.recent = RecentContext(
             self.text_of, context_lines=editor.settings.completion.recent_lines
         )

@@ -83,6 +83,11 @@ _IMPORT_WEIGHT = _range(
 )
 
 
+#: keys renamed, by section (old name: new name): settings written with the old name still
+#: apply, with a warning (``completion.window`` was the query window, not the fragments')
+RENAMED: dict[str, dict[str, str]] = {"completion": {"window": "query_lines"}}
+
+
 def out_of_range(config: type, key: str, value: Any) -> str | None:
     """What field ``key`` of the section dataclass ``config`` must be, when ``value`` is not
     that (None: it is in range, or the field has no range): the one check settings files,
@@ -143,7 +148,7 @@ class CompletionConfig:
     """How a completion is produced from retrieval (RepoCoder and FragRel defaults).
 
     ``k`` fragments are retrieved per iteration with FragRel weight ``alpha`` (0 is plain
-    BM25); the query window is the last ``window`` lines before the cursor, and as many lines
+    BM25); the query window is the last ``query_lines`` lines before the cursor, and as many lines
     either side of the cursor are hidden from retrieval (the exclusion radius: the prompt
     shows them anyway); ``iterations`` rounds of
     retrieve-then-generate are run (1 disables RepoCoder's iteration). The prompt gives at most
@@ -170,7 +175,7 @@ class CompletionConfig:
     k: int = field(default=10, metadata=_at_least(1))
     alpha: float = field(default=0.0, metadata=_at_least(0))
     iterations: int = field(default=2, metadata=_at_least(1))
-    window: int = field(default=20, metadata=_at_least(1))
+    query_lines: int = field(default=20, metadata=_at_least(1))
     max_tokens_line: int = field(default=64, metadata=_at_least(1))
     max_tokens_api: int = field(default=256, metadata=_at_least(1))
     retrieved_budget_fraction: float = field(

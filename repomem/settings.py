@@ -25,6 +25,7 @@ keys take comma-separated items.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import tomllib
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from repomem.config import (
+    RENAMED,
     BackendConfig,
     CompletionConfig,
     DocMemoryConfig,
@@ -43,6 +45,8 @@ from repomem.config import (
 )
 from repomem.errors import RepomemError
 from repomem.trust import is_trusted
+
+logger = logging.getLogger(__name__)
 
 ENV_PREFIX = "REPOMEM_"
 FILE_NAME = ".repomem.toml"
@@ -228,7 +232,8 @@ def merge_settings(settings: Settings, data: Any, source: str) -> Settings:
         if not isinstance(values, Mapping):
             raise SettingsError(f"{source}: {section!r} must be a table, got {_kind(values)}")
         hints = _field_types(section)
-        for key, value in values.items():
+        for old, value in values.items():
+            key = _current_name(section, old, source)
             if key not in hints:
                 raise SettingsError(
                     f"{source}: unknown key {section}.{key} (known: {', '.join(hints)})"
@@ -246,14 +251,36 @@ def _merge_environment(settings: Settings, environ: Mapping[str, str]) -> Settin
             if not name.startswith(prefix):
                 continue
             hints = _field_types(section)
-            key = name[len(prefix) :].lower()
             source = f"environment variable {name}"
+            key = _current_name(section, name[len(prefix) :].lower(), source)
             if key not in hints:
                 known = ", ".join(prefix + k.upper() for k in hints)
                 raise SettingsError(f"{source}: unknown setting (known: {known})")
             typed = _coerce(raw, hints[key], f"{section}.{key}", source, text=True)
             changes.setdefault(section, {})[key] = _checked(section, key, typed, source)
     return _apply(settings, changes)
+
+
+_told_renamed: set[tuple[str, str]] = set()
+
+
+def _current_name(section: str, key: str, source: str) -> str:
+    """``key``'s name now: a renamed key's old name still works, with a warning (once per key
+    and process, not once per settings read)."""
+    new = RENAMED.get(section, {}).get(key)
+    if new is None:
+        return key
+    if (section, key) not in _told_renamed:
+        _told_renamed.add((section, key))
+        logger.warning(
+            "%s: %s.%s is now called %s.%s; please rename it (the old name still works)",
+            source,
+            section,
+            key,
+            section,
+            new,
+        )
+    return new
 
 
 def _apply(settings: Settings, changes: Mapping[str, Mapping[str, Any]]) -> Settings:

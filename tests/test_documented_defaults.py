@@ -15,7 +15,7 @@ from typing import Any
 from repos import run_repomem
 
 from lsp_server.editor_settings import EditorSettings, snake_case
-from repomem.config import CompletionConfig
+from repomem.config import CompletionConfig, out_of_range
 from repomem.settings import SECTIONS, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +116,39 @@ def test_vscode_settings_default_to_the_defined_values():
         assert same(schema["default"], defined(name)), f"package.json {name}: {schema['default']!r}"
         checked += 1
     assert checked >= 20
+
+
+def test_vscode_settings_bounds_and_choices_are_the_definitions():
+    """Each bound and choice package.json states is the definition's range
+    (``repomem.config.out_of_range``): in range on its side, out of range just past it."""
+    package = json.loads((ROOT / "editors/vscode/package.json").read_text(encoding="utf-8"))
+    properties = package["contributes"]["configuration"]["properties"]
+    checked = 0
+    for name, schema in properties.items():
+        key = name.removeprefix("repomem.")
+        section, _, field_name = key.partition(".")
+        if section not in SECTIONS:
+            continue  # the server's own switches and the extension's settings
+        config, field_name = SECTIONS[section], snake_case(field_name)
+        assert field_name in {f.name for f in fields(config)}, f"package.json {name}: no such key"
+
+        step = 1 if "integer" in schema["type"] else 1e-9
+        # a bound's value plus (a value in range, a value out of range)
+        sides = {
+            "minimum": (0, -step),
+            "maximum": (0, step),
+            "exclusiveMinimum": (step, 0),
+            "exclusiveMaximum": (-step, 0),
+        }
+        for bound, (inside, outside) in sides.items():
+            if bound in schema:
+                value = schema[bound]
+                assert out_of_range(config, field_name, value + inside) is None, (name, bound)
+                assert out_of_range(config, field_name, value + outside), (name, bound)
+                checked += 1
+        for choice in schema.get("enum", ()):
+            assert out_of_range(config, field_name, choice) is None, (name, choice)
+    assert checked >= 15
 
 
 def readme_section_keys() -> dict[str, set[str]]:

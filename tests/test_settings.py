@@ -33,7 +33,7 @@ def test_defaults_without_any_source(tmp_path: Path) -> None:
     assert settings.completion.k == 10
     assert settings.completion.alpha == 0.0  # plain BM25: FragRel measured no better
     assert settings.completion.iterations == 2
-    assert settings.completion.window == 20
+    assert settings.completion.query_lines == 20
     assert settings.completion.retrieved_budget_fraction == 0.5
     assert settings.completion.max_fragments == 10
 
@@ -183,3 +183,27 @@ def test_merge_settings_takes_editor_json() -> None:
     assert merged.backend.fim is None
     with pytest.raises(SettingsError, match=r"^editor: expected a table"):
         merge_settings(Settings(), ["completion"], "editor")
+
+
+def test_a_renamed_key_still_applies_with_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``completion.window`` became ``completion.query_lines``: settings files, the
+    environment and the editor that still say ``window`` keep working, and the user is told
+    once per process, not at every read."""
+    from lsp_server.editor_settings import resolve
+    from repomem import settings as settings_module
+
+    monkeypatch.setattr(settings_module, "_told_renamed", set())
+    write(tmp_path / ".repomem.toml", "[completion]\nwindow = 12\n")
+    with caplog.at_level("WARNING", logger="repomem.settings"):
+        assert load_settings(tmp_path, environ={}).completion.query_lines == 12
+        assert load_settings(tmp_path, environ={}).completion.query_lines == 12
+        from_env = load_settings(None, environ={"REPOMEM_COMPLETION_WINDOW": "7"})
+        editor, problems = resolve(Settings(), {"completion": {"window": 9}})
+    assert from_env.completion.query_lines == 7
+    assert editor.settings.completion.query_lines == 9 and problems == []
+    told = [r.getMessage() for r in caplog.records if "query_lines" in r.getMessage()]
+    assert len(told) == 1 and "completion.window is now called completion.query_lines" in told[0]
+    with pytest.raises(SettingsError, match="completion.query_lines must be at least 1"):
+        merge_settings(Settings(), {"completion": {"window": 0}}, "test")

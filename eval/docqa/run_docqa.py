@@ -260,7 +260,7 @@ async def run_completion(repos: dict[str, Repo], tasks: list[dict]) -> dict:
             )
             engine = CompletionEngine(retriever, BuiltinBackend(), settings)
             line0 = task["left_context"].count("\n")
-            exclusion = Exclusion.around(task["path"], line0, settings.completion.window)
+            exclusion = Exclusion.around(task["path"], line0, settings.completion.query_lines)
             result = await engine.complete(
                 task["path"], task["left_context"], "", mode="line", exclusion=exclusion
             )

@@ -41,7 +41,7 @@ def first_lookups(view: TaskView, runs: Sequence[MethodRun]) -> list[Lookup]:
         query = (
             view.oracle_query
             if run.method.oracle
-            else query_window(view.completion.left_context, config.window)
+            else query_window(view.completion.left_context, config.query_lines)
         )
         lookups.append(Lookup(query, config.alpha))
     return lookups

@@ -28,6 +28,7 @@ def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]
     run = Run(label, methods, config)
     completion = config.get("completion", {})
     backend = config.get("backend", {})
+    query_lines = completion.get("query_lines", completion.get("window"))  # "window": older runs
     lines = [
         f"# RepoEval: {label}",
         "",
@@ -35,7 +36,7 @@ def results_markdown(label: str, methods: dict[str, Any], config: dict[str, Any]
         f" {config.get('tasks_available')})",
         f"- repositories: {config.get('repos')}",
         f"- backend: {backend.get('name')} (model: {backend.get('model')})",
-        f"- k = {completion.get('k')}, query window = {completion.get('window')} lines,"
+        f"- k = {completion.get('k')}, query window = {query_lines} lines,"
         f" mode = {config.get('mode')}, right context: {config.get('right_context')}",
         "- methods: "
         + "; ".join(

@@ -280,7 +280,7 @@ async def _run_repo(
         shared = SharedRetrieval(
             index, options.settings.completion.k, typescript=options.typescript
         )
-    window = options.settings.completion.window
+    window = options.settings.completion.query_lines
     views: dict[str, TaskView] = {}
     for task in tasks:
         indexed = index.file_text(task.rel_path) if index is not None else None

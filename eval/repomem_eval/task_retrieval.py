@@ -28,6 +28,7 @@ from pathlib import Path
 from repomem.completion.engine import CompletionTask
 from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit, find_definitions
+from repomem.context.retriever import Retriever
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.occurrences import Occurrence, find_occurrences
@@ -268,7 +269,7 @@ class SharedRetrieval:
             self._targets.clear()
 
 
-class MethodRetriever:
+class MethodRetriever(Retriever):
     """The index as one method's engine sees it: the oracle swaps in the task's ground-truth
     window for the engine's query; every other method passes the query through."""
 

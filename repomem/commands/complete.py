@@ -5,9 +5,10 @@ completed: the line's existing text and everything below it are the right contex
 repository is the nearest root above FILE (``repomem.workspace.find_root``); its index is
 loaded, or built on first use. The file's text on disk is the buffer: if it changed since
 indexing, the index is updated in memory for this run. Retrieval does not see the file's own
-lines around the cursor (``window`` lines either side): the prompt shows them anyway. A file the
-index leaves out as secret or ignored (``index.secret_patterns``, ``index.ignore_patterns``),
-too large or binary is refused with an error, so that its text reaches no prompt.
+lines around the cursor (``completion.query_lines`` lines either side): the prompt shows them
+anyway. A file the index leaves out as secret or ignored (``index.secret_patterns``,
+``index.ignore_patterns``), too large or binary is refused with an error, so that its text
+reaches no prompt.
 
 Output: the completion on stdout (``--json``: a JSON account of every iteration instead);
 ``--explain`` writes to stderr, per iteration, what the prompt holds top to bottom (similar
@@ -40,8 +41,9 @@ from repomem.settings import with_default
 from repomem.workspace import check_cursor_line, parse_position
 
 if TYPE_CHECKING:
-    from repomem.completion.engine import CompletionEngine, CompletionResult, Retriever
+    from repomem.completion.engine import CompletionEngine, CompletionResult
     from repomem.config import IndexConfig
+    from repomem.context.retriever import Retriever
     from repomem.core import Exclusion
     from repomem.index.repo import RepoIndex
     from repomem.settings import Settings
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     left, right = split_at(text, line, column, file_arg)
     if args.typing:
         right = right[right.find("\n") :] if "\n" in right else ""
-    exclusion = Exclusion.around(rel, line - 1, settings.completion.window)
+    exclusion = Exclusion.around(rel, line - 1, settings.completion.query_lines)
     backend = create_backend(settings.backend)
     index = open_index(root, settings.index, build=True)
     index.apply_buffer(rel, text)

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     check_cursor_line(text, pos.line + 1, pos.name)
     lines = split_lines(text)
     k, alpha = settings.completion.k, settings.completion.alpha
-    query_window = settings.completion.window  # also the radius hidden around the cursor
+    query_window = settings.completion.query_lines  # also the radius hidden around the cursor
     query = "\n".join(lines[max(0, pos.line - query_window) : pos.line])
     exclusion = Exclusion.around(pos.path, pos.line, query_window)
     hits = index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
@@ -100,7 +100,7 @@ def _near(
     """The definitions a prompt can take: not the file's own above the cursor (the prompt
     leaves those out, ``unseen_cards``), named in the query window or reached on the code
     graph from it, at most ``completion.max_definitions``."""
-    query_window = settings.completion.window
+    query_window = settings.completion.query_lines
     unseen = {id(c) for c in unseen_cards([d.card for d in definitions], path, left)}
     near = [
         d

@@ -1,6 +1,6 @@
 """Retrieve, build the prompt, generate, post-process, and iterate (RepoCoder).
 
-Iteration 1 queries the index with the last ``window`` lines before the cursor. Iteration
+Iteration 1 queries the index with the last ``query_lines`` lines before the cursor. Iteration
 t+1 queries with the same number of lines taken from the left context followed by the
 previous iteration's completion, so the window keeps its size and the lines the model just
 wrote push out the oldest ones; what those lines resemble in the repository is often the
@@ -35,6 +35,7 @@ from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
 from repomem.completion.prompt import Prompt, build_prompt
 from repomem.context.definitions import DefinitionHit
+from repomem.context.retriever import Retriever
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index.languages import language_for_path
 from repomem.settings import Settings
@@ -44,33 +45,6 @@ if TYPE_CHECKING:
 
 # Lifted usages go after this many of BM25's fragments: its best match stays first.
 USAGES_AFTER = 1
-
-
-class Retriever(Protocol):
-    """What the engine needs from an index (``repomem.context.retriever.CodeRetriever`` is
-    one): fragments like the query, the definitions the cursor's code (and a draft) uses, and
-    where the end of the left context reappears in other files."""
-
-    def retrieve(
-        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
-    ) -> list[RetrievedFragment]: ...
-
-    def definitions(
-        self, path: str, left_context: str, *, draft: str = "", window: int = 20
-    ) -> list[DefinitionHit]: ...
-
-    def occurrences(self, path: str, left_context: str) -> list[Occurrence]: ...
-
-    def usages(
-        self,
-        query: str,
-        path: str,
-        hits: Sequence[DefinitionHit],
-        *,
-        k: int,
-        exclusion: Exclusion | None,
-        retrieved: Sequence[RetrievedFragment] = (),
-    ) -> list[RetrievedFragment]: ...
 
 
 class RecentSource(Protocol):
@@ -362,7 +336,7 @@ class CompletionEngine:
 
     def _query(self, task: CompletionTask, previous: Iteration | None) -> str:
         written = previous.completion if previous is not None else ""
-        return query_window(task.left_context + written, self.settings.completion.window)
+        return query_window(task.left_context + written, self.settings.completion.query_lines)
 
     def _retrieve(self, task: CompletionTask, query: str) -> tuple[RetrievedFragment, ...]:
         if self.retriever is None or not query.strip():
@@ -387,7 +361,7 @@ class CompletionEngine:
             return ()
         draft = previous.completion if previous is not None else ""
         found = self.retriever.definitions(
-            task.path, task.left_context, draft=draft, window=config.window
+            task.path, task.left_context, draft=draft, window=config.query_lines
         )
         return tuple(found[: config.max_definitions])
 
@@ -420,7 +394,7 @@ class CompletionEngine:
         if self.recent is None or not config.recent or not config.max_recent or not query.strip():
             return retrieved
         cursor = task.left_context.count("\n")
-        excludes = [Location(task.path, 0, cursor + config.window)]
+        excludes = [Location(task.path, 0, cursor + config.query_lines)]
         excludes += [loc for f in retrieved[: config.max_fragments] for loc in _shown_lines(f)]
         found = self.recent.search(query, excludes, config.max_recent)
         fused: list[RetrievedFragment] = []

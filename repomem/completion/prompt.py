@@ -39,7 +39,7 @@ trimmed (left context from the top, whole lines first), never refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 from repomem.context.cards import Card
@@ -162,73 +162,111 @@ def build_prompt(
     count = model.count_tokens
     window = model.context_window
     available = window - min(max_tokens, window // 2)
-    marker = comment_marker(language)
     fim = model.fim_style if model.fim_style in FIM_TEMPLATES and right_context.strip() else None
     overhead = count("".join(FIM_TEMPLATES[fim])) if fim else 0
-
     budget = min(int(retrieved_budget_fraction * window), available - overhead)
-    shown_cards, card_blocks = _choose(
-        unseen_cards(cards, path, left_context, first_line),
-        lambda card: format_card(card, marker),
-        count,
-        count(_intro(marker, DEFINITIONS_INTRO) + "\n"),
-        int(budget * definitions_share),
-        len(cards),
+    draft = _Draft(comment_marker(language), fim)
+    draft.set_cards(
+        *_choose(
+            unseen_cards(cards, path, left_context, first_line),
+            lambda card: format_card(card, draft.marker),
+            count,
+            count(_intro(draft.marker, DEFINITIONS_INTRO) + "\n"),
+            int(budget * definitions_share),
+            len(cards),
+        )
     )
-    definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
-    definitions_tokens = count(definitions) if definitions else 0
-    chosen, blocks = _choose_fragments(
-        fragments,
-        marker,
-        count,
-        count(_intro(marker) + "\n"),  # the intro and the newline before the left context
-        budget - definitions_tokens,
-        max_fragments,
-        merge=merge_overlaps,
+    definitions_tokens = _tokens(draft.definitions, count)
+    draft.set_fragments(
+        *_choose_fragments(
+            fragments,
+            draft.marker,
+            count,
+            count(_intro(draft.marker) + "\n"),  # the intro and the newline before the left context
+            budget - definitions_tokens,
+            max_fragments,
+            merge=merge_overlaps,
+        )
     )
-    retrieved = format_retrieved(blocks, marker)
-    retrieved_tokens = count(retrieved) if retrieved else 0
+    remaining = available - overhead - _tokens(draft.retrieved, count) - definitions_tokens
+    draft.fit_contexts(left_context, right_context, max(remaining, 0), count)
+    return draft.shrink_to(available, count)
 
-    remaining = max(available - overhead - retrieved_tokens - definitions_tokens, 0)
-    right = ""
-    if fim:
-        right = _keep_head(right_context, int(remaining * RIGHT_CONTEXT_SHARE), count)
-    left = _keep_tail(left_context, remaining - (count(right) if right else 0), count)
 
-    while True:
-        text = _assemble(retrieved + definitions, left, right, fim)
-        total = count(text)
-        if total <= available or not text:
-            break
-        # Per-piece counts can underestimate the joined text (merges across boundaries):
-        # shrink the least valuable part and count again.
-        if "\n" in left:
-            left = _drop_head_lines(left, total - available, count)
-        elif chosen:
-            chosen, blocks = chosen[:-1], blocks[:-1]
-            retrieved = format_retrieved(blocks, marker)
-        elif shown_cards:
-            shown_cards, card_blocks = shown_cards[:-1], card_blocks[:-1]
-            definitions = format_retrieved(card_blocks, marker, DEFINITIONS_INTRO)
-        elif right:
-            right = right[: right.rstrip("\n").rfind("\n") + 1]  # drop its last line
-        elif left:
-            left = _keep_tail(left, max(count(left) - (total - available), 0), count)
-        else:
-            fim = None
-    return Prompt(
-        text=text,
-        fragments=tuple(chosen),
-        left_context=left,
-        right_context=right,
-        fim=fim,
-        retrieved_tokens=count(retrieved) if retrieved else 0,
-        left_tokens=count(left),
-        right_tokens=count(right) if fim else 0,
-        total_tokens=total,
-        cards=tuple(shown_cards),
-        definitions_tokens=count(definitions) if definitions else 0,
-    )
+def _tokens(text: str, count: Count) -> int:
+    return count(text) if text else 0
+
+
+@dataclass
+class _Draft:
+    """A prompt's parts while they are chosen and fitted into the context window: the
+    definition cards and fragments shown (best first) with their blocks, and the left and
+    right context."""
+
+    marker: str
+    fim: str | None
+    cards: list[Card] = field(default_factory=list)
+    card_blocks: list[str] = field(default_factory=list)
+    definitions: str = ""
+    fragments: list[RetrievedFragment] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
+    retrieved: str = ""
+    left: str = ""
+    right: str = ""
+
+    def set_cards(self, cards: list[Card], blocks: list[str]) -> None:
+        self.cards, self.card_blocks = cards, blocks
+        self.definitions = format_retrieved(blocks, self.marker, DEFINITIONS_INTRO)
+
+    def set_fragments(self, fragments: list[RetrievedFragment], blocks: list[str]) -> None:
+        self.fragments, self.blocks = fragments, blocks
+        self.retrieved = format_retrieved(blocks, self.marker)
+
+    def fit_contexts(self, left: str, right: str, remaining: int, count: Count) -> None:
+        """The context around the cursor in what retrieval left: the right context's head
+        (fill-in-the-middle only) takes its share, the left context's tail the rest."""
+        self.right = (
+            _keep_head(right, int(remaining * RIGHT_CONTEXT_SHARE), count) if self.fim else ""
+        )
+        self.left = _keep_tail(left, remaining - _tokens(self.right, count), count)
+
+    def shrink_to(self, available: int, count: Count) -> Prompt:
+        """The prompt, once its whole text fits ``available`` tokens. Per-piece counts can
+        underestimate the joined text (merges across boundaries): the least valuable part
+        shrinks and the text is counted again."""
+        while True:
+            text = _assemble(self.retrieved + self.definitions, self.left, self.right, self.fim)
+            total = count(text)
+            if total <= available or not text:
+                return self._prompt(text, total, count)
+            if "\n" in self.left:
+                self.left = _drop_head_lines(self.left, total - available, count)
+            elif self.fragments:
+                self.set_fragments(self.fragments[:-1], self.blocks[:-1])
+            elif self.cards:
+                self.set_cards(self.cards[:-1], self.card_blocks[:-1])
+            elif self.right:
+                self.right = self.right[: self.right.rstrip("\n").rfind("\n") + 1]  # its last line
+            elif self.left:
+                excess = total - available
+                self.left = _keep_tail(self.left, max(count(self.left) - excess, 0), count)
+            else:
+                self.fim = None
+
+    def _prompt(self, text: str, total: int, count: Count) -> Prompt:
+        return Prompt(
+            text=text,
+            fragments=tuple(self.fragments),
+            left_context=self.left,
+            right_context=self.right,
+            fim=self.fim,
+            retrieved_tokens=_tokens(self.retrieved, count),
+            left_tokens=count(self.left),
+            right_tokens=count(self.right) if self.fim else 0,
+            total_tokens=total,
+            cards=tuple(self.cards),
+            definitions_tokens=_tokens(self.definitions, count),
+        )
 
 
 def _assemble(retrieved: str, left: str, right: str, fim: str | None) -> str:

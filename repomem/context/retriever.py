@@ -1,4 +1,5 @@
-"""The completion engine's retriever over a code index.
+"""The retriever protocol the completion engine reads an index through, and its
+implementation over a code index.
 
 The index finds fragments like the query (BM25, FragRel); the context modules find, in the
 same index, the definitions the cursor's code uses (``definitions``), code calling them
@@ -9,7 +10,7 @@ The index knows nothing of them, so this is where the four meet.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from repomem.context.definitions import DefinitionHit, find_definitions
 from repomem.context.usages import find_usages
@@ -20,8 +21,36 @@ if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
 
 
-class CodeRetriever:
-    """The engine's retriever protocol over one index."""
+class Retriever(Protocol):
+    """What the completion engine needs from an index (:class:`CodeRetriever` is one):
+    fragments like the query, the definitions the cursor's code (and a draft) uses, code
+    calling them, and where the end of the left context reappears in other files. Declared
+    once, here; every retriever (the language server's, the eval's) subclasses it."""
+
+    def retrieve(
+        self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
+    ) -> list[RetrievedFragment]: ...
+
+    def definitions(
+        self, path: str, left_context: str, *, draft: str = "", window: int = 20
+    ) -> list[DefinitionHit]: ...
+
+    def occurrences(self, path: str, left_context: str) -> list[Occurrence]: ...
+
+    def usages(
+        self,
+        query: str,
+        path: str,
+        hits: Sequence[DefinitionHit],
+        *,
+        k: int,
+        exclusion: Exclusion | None,
+        retrieved: Sequence[RetrievedFragment] = (),
+    ) -> list[RetrievedFragment]: ...
+
+
+class CodeRetriever(Retriever):
+    """The retriever over one index."""
 
     def __init__(self, index: RepoIndex) -> None:
         self.index = index

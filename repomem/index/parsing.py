@@ -130,8 +130,8 @@ def _spans(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 class TreeCache:
     """The syntax trees of the files parsed last, so that tree-sitter reuses what an edit
-    left unchanged: an editor sends the file being typed in again and again (argparse.py,
-    2.6k lines: tree-sitter takes 15 ms from scratch, under 1 ms after a one-line insert).
+    left unchanged: an editor sends the file being typed in again and again, and an edit's
+    re-parse costs a fraction of one from scratch (docs/MEASUREMENTS.md, "Editing a file").
     Python edits that ``repomem.index.splice`` handles skip it; it serves other languages and a
     Python file while it holds a syntax error. A tree that comes
     out with a syntax error is parsed again from scratch: that is where incremental parsing
@@ -185,8 +185,8 @@ def parse_source(
     file's last text and parse, so that an edit re-parses only the top-level statements it
     touched (``repomem.index.splice``); ``trees``: the last trees, to parse an edited file
     incrementally where splicing does not apply. Splicing comes first: an incremental parse
-    still queries the whole tree (argparse.py, a line typed into a class: 9–11 ms, spliced
-    3–7 ms)."""
+    still queries the whole tree, a splice only what it re-parsed (docs/MEASUREMENTS.md,
+    "Editing a file")."""
     source = text.encode("utf-8")
     lines = split_lines(text) if lines is None else lines
     line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
@@ -361,7 +361,8 @@ def _import_bindings(node: Node) -> list[ImportBinding]:
 
 def warm_up(languages: set[str]) -> None:
     """Compile the queries and load the compiled kernel now, so that processes forked from
-    this one inherit them instead of each paying for it (~0.25 s)."""
+    this one inherit them instead of each paying for it (docs/MEASUREMENTS.md, "Editing a
+    file")."""
     for language in languages:
         file_query(language)
         if language in langs.MODULES:

@@ -147,8 +147,8 @@ class RowPool:
         """Drop the garbage left by replaced rows, leaving space for ``room`` more entries and
         as many again as are live: compacting only when full (rather than growing) bounds the
         arrays to twice what was live at the last compaction, at the copying cost of growth.
-        One pass copies the rows (gathering them took 0.25 s of an edit on the Linux kernel's
-        9M relations by target)."""
+        One pass copies the rows (gathering them instead is slow on a large repository:
+        docs/MEASUREMENTS.md, "Editing a file")."""
         capacity = max(2 * (self.live + room), self.live, 1024)
         cols = np.empty(capacity, np.int64)
         vals = np.empty(capacity, np.float64)
