@@ -18,6 +18,7 @@ from lsp_server.streams import (
 )
 from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
 from repomem.completion.backends.openai import OpenAIBackend, sse_text
+from repomem.fim import FIM_TEMPLATES
 from repomem_eval.model_server import ModelServer
 
 URL = "http://127.0.0.1:1/v1"
@@ -106,6 +107,20 @@ def test_the_model_server_tells_its_own_suggestions_from_stale_ones() -> None:
     # the same words shown one key later, or after other text: not what the model wrote there
     assert not server.wrote(PROMPT + "c", "client(opts.host")
     assert not server.wrote(PROMPT.replace("run", "go"), "client(opts.host")
+
+
+@pytest.mark.parametrize("style", sorted(FIM_TEMPLATES))
+def test_the_model_server_reads_a_fill_in_the_middle_prompts_prefix(style: str) -> None:
+    """A model with infilling gets the text before the cursor as the prompt's prefix, the
+    prompt ending with the middle sentinel: continued and checked from that prefix."""
+    opener, between, closer = FIM_TEMPLATES[style]
+    prompt = f"{opener}{PROMPT}{between}\n    return client\n{closer}"
+    server = ModelServer([CORPUS])
+    text = server.continuation(prompt, 64, ("\n",))
+    assert text == "client(opts.host, opts.port)"
+    server.log.append((prompt, text))
+    assert server.wrote(PROMPT + "client(", "opts.host, opts.port)")
+    assert not server.wrote(PROMPT + "c", "client(opts.host")
 
 
 # -- which cursors a stream answers ---------------------------------------------------------
