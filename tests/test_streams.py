@@ -91,6 +91,28 @@ def test_a_dropped_stream_is_an_error_after_the_pieces_it_gave(model: ModelServe
     assert "".join(pieces) == "client(o"
 
 
+def test_a_stream_the_upstream_drops_is_dropped_by_the_relay(model: ModelServer) -> None:
+    """llama-cpp-python's server ends a running stream when a newer request comes: the relay
+    ends its own stream the same way, after what it relayed, and counts it."""
+    model.drop_after = 8
+    relay = ModelServer(latency_s=0, upstream=model.url).start()
+    try:
+        backend = OpenAIBackend(relay.url, max_retries=0)
+        pieces: list[str] = []
+
+        async def read() -> None:
+            async for piece in backend.stream(GenerationRequest(PROMPT, max_tokens=64)):
+                pieces.append(piece)
+
+        with pytest.raises(BackendError, match="closed the stream before its end"):
+            asyncio.run(read())
+        assert "".join(pieces) == "client(o"
+        assert relay.upstream_dropped == 1
+        assert relay.log == [(PROMPT, "client(o")]
+    finally:
+        relay.stop()
+
+
 def test_a_malformed_chunk_mid_stream_is_an_error(model: ModelServer) -> None:
     model.malformed = True
     backend = OpenAIBackend(model.url, max_retries=0)
