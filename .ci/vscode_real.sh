@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The packaged VS Code extension in a real VS Code: code-server (VS Code in the browser) with
 # the .vsix that .ci/editors.sh built, driven in headless Chromium by
-# editors/vscode/test-real/drive.js. It opens a fixture repository, waits for the repomem
-# status-bar item to say the index is ready, types, and checks that the inline suggestion
-# shows code that only another file of the repository holds.
+# editors/vscode/test-real/drive.js. It opens a multi-root workspace of three fixture
+# repositories and, in each, waits for the repomem status-bar item to say that folder's index
+# is ready, types, and checks that the inline suggestion shows code that only another file of
+# that same repository holds; then it adds a fourth repository to the workspace file and checks
+# it the same way. It prints a PASS or FAIL line per folder.
 #
 # Installs what it lacks: Chromium and the Kerberos headers code-server's native modules build
 # against (apt-get), and into editors/vscode/.real/ (git-ignored, kept between runs) Node 24,
 # which code-server requires, code-server itself and playwright-core (npm). Each run writes its
-# workspace, settings, logs and screenshot to editors/vscode/.real/out/, afresh.
+# repositories, workspace file, settings, logs and screenshots to editors/vscode/.real/out/,
+# afresh.
 #
 # Usage: bash .ci/vscode_real.sh   (after .ci/editors.sh, with `repomem` on PATH)
 set -euo pipefail
@@ -74,26 +77,37 @@ fi
 installed=$(date +%s)
 say "tools ready in $((installed - started)) s"
 
-# --- a fresh run: fixture repository, user settings, code-server ---------------------------
+# --- a fresh run: fixture repositories, a workspace file, user settings, code-server --------
+# Four repositories with the same pkg/app.py, each with a pkg/config.py that calls a helper of
+# its own (alpha_helper in alpha, ...): the workspace file holds the first three, the driver adds
+# the fourth while the workspace is open. The same keys typed in each folder's pkg/app.py must
+# complete to that folder's own call.
 rm -rf "$out"
-mkdir -p "$out/workspace/pkg" "$out/user-data/User" "$out/extensions" "$out/xdg"
-printf '' >"$out/workspace/pkg/__init__.py"
-printf 'def helper(x):\n    total = x + 1\n    return total * 2\n' >"$out/workspace/pkg/util.py"
-cat >"$out/workspace/pkg/config.py" <<'PY'
-from pkg.util import helper
+mkdir -p "$out/repos" "$out/user-data/User" "$out/extensions" "$out/xdg"
+for name in alpha beta gamma delta; do
+    repo=$out/repos/$name
+    mkdir -p "$repo/pkg"
+    printf '' >"$repo/pkg/__init__.py"
+    printf 'def %s_helper(x):\n    total = x + 1\n    return total * 2\n' "$name" >"$repo/pkg/util.py"
+    cat >"$repo/pkg/config.py" <<PY
+from pkg.util import ${name}_helper
 
 
 def connect(settings):
-    client = make_client(settings.host, settings.port, timeout=settings.timeout)
+    client = make_client(${name}_helper(settings.host), settings.port)
     return client
 PY
-printf 'def run(opts):\n    pass\n' >"$out/workspace/pkg/app.py"
-# the fixture's one copy is a weak one: shown whatever its confidence
-printf '[completion]\nmin_confidence = 0\n' >"$out/workspace/.repomem.toml"
-git -C "$out/workspace" init -q
-git -C "$out/workspace" add -A
-git -C "$out/workspace" -c user.name=fixture -c user.email=fixture@example.invalid \
-    commit -q -m fixture
+    printf 'def run(opts):\n    pass\n' >"$repo/pkg/app.py"
+    # the fixture's one copy is a weak one: shown whatever its confidence
+    printf '[completion]\nmin_confidence = 0\n' >"$repo/.repomem.toml"
+    git -C "$repo" init -q
+    git -C "$repo" add -A
+    git -C "$repo" -c user.name=fixture -c user.email=fixture@example.invalid \
+        commit -q -m fixture
+done
+workspace=$out/repomem.code-workspace
+printf '{"folders": [{"path": "repos/alpha"}, {"path": "repos/beta"}, {"path": "repos/gamma"}]}\n' \
+    >"$workspace"
 
 # code-server's extension host takes PATH from the user's login shell, not from the process
 # that started it, so repomem is named by its absolute path; repomem.serverPath is a machine
@@ -115,6 +129,8 @@ settings = {
     "telemetry.telemetryLevel": "off",
     "extensions.autoCheckUpdates": False,
     "update.mode": "none",
+    # the driver reads which file the active editor shows from the window's title
+    "window.title": "${activeEditorLong}",
 }
 with open(f"{sys.argv[1]}/User/settings.json", "w") as f:
     json.dump(settings, f, indent=2)
@@ -137,7 +153,7 @@ version=$(node -p 'require("./package.json").version')
 
 # its own process group, so that its server, extension host and repomem serve go with it
 setsid "${code_server[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
-    --disable-getting-started-override --ignore-last-opened "$out/workspace" \
+    --disable-getting-started-override --ignore-last-opened "$workspace" \
     >"$out/code-server.log" 2>&1 &
 server=$!
 driver=
@@ -166,8 +182,8 @@ say "code-server serving $url with $(basename "$vsix") in $((serving - installed
 
 # in a process group of its own too, so that a timeout takes its Chromium with it (the driver's
 # own time limits, which name the step that ran out, add up to less)
-NODE_PATH=$real/tools/node_modules setsid timeout 420 \
-    node test-real/drive.js "$url" "$out/workspace" "$out" &
+NODE_PATH=$real/tools/node_modules setsid timeout 600 \
+    node test-real/drive.js "$url" "$workspace" "$out/repos/delta" "$out" &
 driver=$!
 status=0
 wait "$driver" || status=$?

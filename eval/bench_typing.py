@@ -17,7 +17,8 @@ The model is ``repomem_eval.model_server``: an OpenAI-compatible server answerin
 ``--latency-ms`` (300) with what follows the prompt in the typed files, streamed when asked so
 (``--error-rate`` of the lines it writes, 25 %, get a wrong word); or, with ``--upstream URL``,
 a real server (llama.cpp's) that it relays to, adding the latency given (``--latency-ms 0``:
-none).
+none); give it ``--context-window`` (the server's window) and ``--model`` (a directory with the
+model's tokenizer), so that the prompt is counted in the model's tokens and fits.
 
 Reported, per server code (``--code DIR``, repeatable: run main's code beside this checkout's
 in one run, each on the same keys and model):
@@ -28,6 +29,8 @@ in one run, each on the same keys and model):
 * **stale suggestions shown**: a suggestion shown (the answer to the last request, the
   document unchanged since) that the model did not write after exactly the text before the
   cursor, checked against the model server's log of prompts and answers.
+
+``--debounce-ms`` sets ``debounceMs`` for every server (unset: each version's default).
 
     python eval/bench_typing.py [--code DIR ...] [--regions 6] [--lines 8] [--keys 600] [--json OUT]
 """
@@ -301,7 +304,9 @@ async def run_one(
         backend["context_window"] = args.context_window
     if args.model:
         backend["model"] = str(args.model)
-    settings = {"repomem": {"backend": backend, "completion": {"iterations": 1}}}
+    settings: dict[str, Any] = {"backend": backend, "completion": {"iterations": 1}}
+    if args.debounce_ms is not None:
+        settings["debounceMs"] = args.debounce_ms
     capabilities = types.ClientCapabilities(
         text_document=types.TextDocumentClientCapabilities(
             inline_completion=types.InlineCompletionClientCapabilities()
@@ -309,7 +314,9 @@ async def run_one(
     )
     await client.initialize_async(
         types.InitializeParams(
-            capabilities=capabilities, root_uri=root.as_uri(), initialization_options=settings
+            capabilities=capabilities,
+            root_uri=root.as_uri(),
+            initialization_options={"repomem": settings},
         )
     )
     client.initialized(types.InitializedParams())
@@ -340,12 +347,13 @@ async def run_one(
         "pauses": c.pauses,
         "pauses_with_ghost": len(ghost),
         "pause_to_ghost_p50_ms": round(statistics.median(ghost), 1) if ghost else None,
-        "pause_to_ghost_p90_ms": round(ghost[int(0.9 * (len(ghost) - 1))], 1) if ghost else None,
+        "pause_to_ghost_p90_ms": round(_p90(ghost), 1) if ghost else None,
         "shown": c.shown,
         "stale_shown": c.stale,
         "stale_examples": c.stale_examples,
         "accepted": c.accepted,
         "accepted_chars": c.accepted_chars,
+        "upstream_dropped": model.upstream_dropped,
         "server": {
             k: getattr(state, k, None)
             for k in (
@@ -360,11 +368,20 @@ async def run_one(
     }
 
 
+def _p90(values: list[float]) -> float:
+    """Interpolated as the median is (the lower value's index alone put a p90 of two pauses
+    below their median)."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[-1]
+
+
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     head = (
         f"typing replay: {args.regions} regions x {args.lines} lines, <= {args.keys} keys,"
         f" model latency {args.latency_ms:g} ms, error rate {args.error_rate:g}, seed {args.seed}"
         + (f", relayed to {args.upstream}" if args.upstream else "")
+        + (f", debounceMs {args.debounce_ms}" if args.debounce_ms is not None else "")
     )
     rows = [
         "| code | keys | model requests / 100 keys | pause -> ghost p50 / p90 ms (pauses with"
@@ -409,6 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--context-window", type=int, help="backend.context_window (its n_ctx)")
     parser.add_argument("--model", type=Path, help="backend.model: a directory with its tokenizer")
+    parser.add_argument(
+        "--debounce-ms", type=int, help="debounceMs for every server (unset: each one's default)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     results = asyncio.run(main_async(args))

@@ -18,6 +18,7 @@ from lsp_server.streams import (
 )
 from repomem.completion.backends.base import Backend, BackendError, GenerationRequest
 from repomem.completion.backends.openai import OpenAIBackend, sse_text
+from repomem.fim import FIM_TEMPLATES
 from repomem_eval.model_server import ModelServer
 
 URL = "http://127.0.0.1:1/v1"
@@ -90,6 +91,28 @@ def test_a_dropped_stream_is_an_error_after_the_pieces_it_gave(model: ModelServe
     assert "".join(pieces) == "client(o"
 
 
+def test_a_stream_the_upstream_drops_is_dropped_by_the_relay(model: ModelServer) -> None:
+    """llama-cpp-python's server ends a running stream when a newer request comes: the relay
+    ends its own stream the same way, after what it relayed, and counts it."""
+    model.drop_after = 8
+    relay = ModelServer(latency_s=0, upstream=model.url).start()
+    try:
+        backend = OpenAIBackend(relay.url, max_retries=0)
+        pieces: list[str] = []
+
+        async def read() -> None:
+            async for piece in backend.stream(GenerationRequest(PROMPT, max_tokens=64)):
+                pieces.append(piece)
+
+        with pytest.raises(BackendError, match="closed the stream before its end"):
+            asyncio.run(read())
+        assert "".join(pieces) == "client(o"
+        assert relay.upstream_dropped == 1
+        assert relay.log == [(PROMPT, "client(o")]
+    finally:
+        relay.stop()
+
+
 def test_a_malformed_chunk_mid_stream_is_an_error(model: ModelServer) -> None:
     model.malformed = True
     backend = OpenAIBackend(model.url, max_retries=0)
@@ -106,6 +129,20 @@ def test_the_model_server_tells_its_own_suggestions_from_stale_ones() -> None:
     # the same words shown one key later, or after other text: not what the model wrote there
     assert not server.wrote(PROMPT + "c", "client(opts.host")
     assert not server.wrote(PROMPT.replace("run", "go"), "client(opts.host")
+
+
+@pytest.mark.parametrize("style", sorted(FIM_TEMPLATES))
+def test_the_model_server_reads_a_fill_in_the_middle_prompts_prefix(style: str) -> None:
+    """A model with infilling gets the text before the cursor as the prompt's prefix, the
+    prompt ending with the middle sentinel: continued and checked from that prefix."""
+    opener, between, closer = FIM_TEMPLATES[style]
+    prompt = f"{opener}{PROMPT}{between}\n    return client\n{closer}"
+    server = ModelServer([CORPUS])
+    text = server.continuation(prompt, 64, ("\n",))
+    assert text == "client(opts.host, opts.port)"
+    server.log.append((prompt, text))
+    assert server.wrote(PROMPT + "client(", "opts.host, opts.port)")
+    assert not server.wrote(PROMPT + "c", "client(opts.host")
 
 
 # -- which cursors a stream answers ---------------------------------------------------------

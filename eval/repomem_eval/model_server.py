@@ -7,9 +7,10 @@ events (``data: {"choices": [{"text": ...}]}`` every few characters at ``chars_p
 strings and ``max_tokens`` (four characters a token) bound the text. ``/tokenize`` is not
 offered (404), as on llama.cpp's server.
 
-The "model" continues the prompt from ``corpus``: it finds the prompt's last characters (48,
-else 32, else 16) in one of the texts given and writes what follows there, so a typing replay
-of those texts gets the suggestions a good model would make. A share ``error_rate`` of the
+The "model" continues the prompt from ``corpus``: it finds the last characters (48, else 32,
+else 16) of the text before the cursor (the prompt, or a fill-in-the-middle prompt's prefix)
+in one of the texts given and writes what follows there, so a typing replay of those texts
+gets the suggestions a good model would make. A share ``error_rate`` of the
 lines it writes (chosen by a hash of the prompt's end and the line's number, so a run repeats)
 get a wrong word, so that a typist who types the real text leaves the model's. Every completion is
 logged (prompt, text) so that a benchmark can check that a suggestion shown was written by the
@@ -39,6 +40,8 @@ from typing import Any
 
 import httpx
 
+from repomem.fim import FIM_TEMPLATES
+
 #: how many of the prompt's last characters are looked up in the corpus (fewer, then, where
 #: the prompt's end holds more than the text: the file's start below the retrieved code)
 ANCHOR_CHARS = (48, 32, 16)
@@ -64,6 +67,7 @@ class ModelServer:
     requests: int = 0
     log: list[tuple[str, str]] = field(default_factory=list)
     closed_early: int = 0  # requests the client closed before their end
+    upstream_dropped: int = 0  # relayed streams the upstream ended before their end
     upstream: str | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
@@ -76,6 +80,7 @@ class ModelServer:
     # -- the "model" -----------------------------------------------------------------------
     def continuation(self, prompt: str, max_tokens: int, stop: Sequence[str]) -> str:
         """What follows the prompt's end in the corpus (see the module doc)."""
+        prompt = before_cursor(prompt)
         text, anchor = FALLBACK_TEXT, prompt[-ANCHOR_CHARS[0] :]
         for size in ANCHOR_CHARS:
             found = [
@@ -108,7 +113,7 @@ class ModelServer:
         for prompt, text in reversed(self.log):
             k = text.find(shown)
             while k >= 0:
-                if (prompt + text[:k]).endswith(tail):
+                if (before_cursor(prompt) + text[:k]).endswith(tail):
                     return True
                 k = text.find(shown, k + 1)
         return False
@@ -228,6 +233,12 @@ class ModelServer:
             except ConnectionError:
                 self.closed_early += 1
                 return False
+            except httpx.TransportError:
+                # the upstream dropped the stream (llama-cpp-python's server drops a running
+                # request for a newer one): dropped here too, as the client would see it
+                self.upstream_dropped += 1
+                writer.transport.abort()
+                return False
         return True
 
     # -- running --------------------------------------------------------------------------
@@ -260,6 +271,15 @@ class ModelServer:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5)
+
+
+def before_cursor(prompt: str) -> str:
+    """The text a prompt puts right before what the model writes: a fill-in-the-middle
+    prompt's prefix (between its prefix and suffix sentinels), else the whole prompt."""
+    for opener, between, closer in FIM_TEMPLATES.values():
+        if prompt.startswith(opener) and prompt.endswith(closer) and between in prompt:
+            return prompt[len(opener) : prompt.index(between)]
+    return prompt
 
 
 def _write_chunk(writer: asyncio.StreamWriter, line: str) -> None:

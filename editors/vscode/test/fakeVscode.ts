@@ -70,3 +70,36 @@ export class FakeConfiguration {
     };
   }
 }
+
+/** What the tests need of a `WorkspaceFolder`. */
+export interface FakeWorkspaceFolder {
+  uri: { fsPath: string; toString(): string };
+  name: string;
+  index: number;
+}
+
+interface FoldersChange {
+  added: FakeWorkspaceFolder[];
+  removed: FakeWorkspaceFolder[];
+}
+const folderListeners = new Set<(change: FoldersChange) => void>();
+
+/** `workspace.workspaceFolders` as a test sets it, and its change event. */
+export const workspace = {
+  workspaceFolders: undefined as FakeWorkspaceFolder[] | undefined,
+  onDidChangeWorkspaceFolders(listener: (change: FoldersChange) => void) {
+    folderListeners.add(listener);
+    return { dispose: () => folderListeners.delete(listener) };
+  },
+};
+
+/** Changes the folders as VS Code does: the list first, then the event. */
+export function changeWorkspaceFolders(
+  folders: FakeWorkspaceFolder[],
+  change: FoldersChange,
+): void {
+  workspace.workspaceFolders = folders;
+  for (const listener of folderListeners) {
+    listener(change);
+  }
+}

@@ -156,6 +156,11 @@ describe("repomem serve with the extension's client options", {
     });
     assert.ok(result.capabilities.completionProvider);
     assert.ok(result.capabilities.inlineCompletionProvider);
+    // vscode-languageclient sends the folders added later only to a server that asks for them
+    assert.deepEqual(result.capabilities.workspace?.workspaceFolders, {
+      supported: true,
+      changeNotifications: true,
+    });
     await connection.sendNotification(InitializedNotification.type, {});
     status.running();
   });
