@@ -483,6 +483,25 @@ def test_a_left_context_starting_below_the_top_shows_cards_above_it() -> None:
     assert [c.name for c in prompt.cards] == ["f", "h"]
 
 
+def test_a_file_too_long_for_the_prompt_shows_the_cards_of_its_cut_top() -> None:
+    """The prompt keeps the end of a long file: a definition at its top is no longer shown,
+    so its card is news; one in the kept end is not repeated."""
+    top = Card("pkg/app.py", 0, "f", "function", "def f():")
+    near = Card("pkg/app.py", 1497, "g", "function", "def g():")
+    left = "def f():\n    pass\n" + "x = 1\n" * 1495 + "def g():\n    pass\ny = "
+    prompt = build_prompt(
+        left,
+        [],
+        FakeModel(context_window=1000),
+        language="python",
+        cards=[top, near],
+        definitions_share=0.5,
+        path="pkg/app.py",
+    )
+    assert "def f():\n    pass" not in prompt.left_context
+    assert prompt.cards == (top,)
+
+
 # ---------------------------------------------------------------------------- end to end
 SHOW_ALL = "[completion]\nmin_confidence = 0\n"
 

@@ -166,9 +166,11 @@ def build_prompt(
     overhead = count("".join(FIM_TEMPLATES[fim])) if fim else 0
     budget = min(int(retrieved_budget_fraction * window), available - overhead)
     draft = _Draft(comment_marker(language), fim)
+    kept = _surely_kept(left_context, available - overhead - budget, fim, count)
+    kept_from = first_line + left_context.count("\n", 0, len(left_context) - len(kept))
     draft.set_cards(
         *_choose(
-            unseen_cards(cards, path, left_context, first_line),
+            unseen_cards(cards, path, kept, kept_from),
             lambda card: format_card(card, draft.marker),
             count,
             count(_intro(draft.marker, DEFINITIONS_INTRO) + "\n"),
@@ -191,6 +193,15 @@ def build_prompt(
     remaining = available - overhead - _tokens(draft.retrieved, count) - definitions_tokens
     draft.fit_contexts(left_context, right_context, max(remaining, 0), count)
     return draft.shrink_to(available, count)
+
+
+def _surely_kept(left: str, floor: int, fim: str | None, count: Count) -> str:
+    """The end of ``left`` the prompt keeps whatever retrieval takes (it takes at most its
+    budget, leaving ``floor`` tokens to the contexts): a long file's top may be cut, and the
+    cards of definitions up there are news again."""
+    if fim:
+        floor = int(floor * (1 - RIGHT_CONTEXT_SHARE))
+    return left if count(left) <= floor else _keep_tail(left, max(floor, 0), count)
 
 
 def _tokens(text: str, count: Count) -> int:
