@@ -174,6 +174,87 @@ def test_a_load_maps_what_resolution_depended_on(tmp_path: Path) -> None:
     assert got[2] == want[2]
 
 
+# C files whose definitions share names across files: ``by_name`` keeps them in path order
+NAMED_C = {
+    "c/a.h": "int shared(void);\n",
+    "c/a.c": '#include "a.h"\n\nint shared(void) { return 1; }\n',
+    "c/b.c": "static int shared(void) { return 2; }\n\nint b(void) { return shared(); }\n",
+    "c/use.c": '#include "a.h"\n\nint use(void) { return shared(); }\n',
+}
+NAMED_C_EDITS: dict[str, str | None] = {
+    "c/b.c": "static int shared(void) { return 3; }\n\nint b2(void) { return shared(); }\n",
+    "c/aa.c": "int shared(void) { return 4; }\n",  # new, before b.c in path order
+    "c/a.c": None,
+}
+
+
+def _resolver_tables(idx: RepoIndex, keys: set[tuple[str, str]]) -> tuple:
+    r = idx.resolver
+    own = {
+        p: (r.defs[p], r.classes[p], r.qualnames[p], r.bindings[p], list(r.stars.get(p, ())))
+        for p in idx.parsed
+    }
+    return {k: list(r.by_name.get(k, ())) for k in keys}, own, dict(r.modules)
+
+
+def _name_keys(*indexes: RepoIndex) -> set[tuple[str, str]]:
+    return {
+        (
+            "python"
+            if pf.language == "python"
+            else "js"
+            if pf.language in ("javascript", "typescript")
+            else "c"
+            if pf.language in ("c", "cpp")
+            else pf.language,
+            d.name.rsplit(".", 1)[-1],
+        )
+        for idx in indexes
+        for pf in idx.parsed.values()
+        for d in pf.definitions
+    }
+
+
+def test_a_load_maps_the_resolvers_name_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded index's resolver reads the definitions by name from the saved arrays and
+    enters its Python and C files by path: it decodes no parse of theirs until resolution
+    reads it. Updated, saved and loaded again, its tables equal a fresh build's, the order
+    of a name's definitions (their files' paths) included."""
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **NAMED_C})
+    built, _ = RepoIndex.build(root)
+    decoded: list[str] = []
+
+    class Counted(store.SavedParse):
+        def __init__(self, path: str, *args: object, **kwargs: object) -> None:
+            decoded.append(path)
+            super().__init__(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "SavedParse", Counted)
+    loaded = RepoIndex.load(root)
+    keys = _name_keys(built)
+    assert loaded.resolver.saved is not None  # made, reading nothing of every file
+    by_family = {p for p, e in loaded.files.items() if e.language not in ("python", "c", "cpp")}
+    assert set(decoded) == by_family
+    assert _resolver_tables(loaded, keys) == _resolver_tables(built, keys)
+    edits = {**EDITS, **NAMED_C_EDITS}
+    apply_on_disk(root, edits)
+    for rel, text in edits.items():
+        loaded.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, save=False)
+    keys = _name_keys(built, fresh)
+    assert _resolver_tables(loaded, keys) == _resolver_tables(fresh, keys)
+    assert snapshot(loaded)[2] == snapshot(fresh)[2]
+    loaded.save()
+    again = RepoIndex.load(root)
+    assert _resolver_tables(again, keys) == _resolver_tables(fresh, keys)
+    shared = "int shared(void) { return 5; }\n"
+    apply_on_disk(root, {"c/a.c": shared})
+    again.update_file("c/a.c", shared)
+    assert_same(again, RepoIndex.build(root, save=False)[0], QUERIES)
+
+
 def _is_mapped(a: np.ndarray) -> bool:
     while a is not None and not isinstance(a, mmap.mmap):
         a = getattr(a, "base", None)

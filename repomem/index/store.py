@@ -46,7 +46,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 14
+FORMAT_VERSION = 15
 
 
 class IndexNotFound(RepomemError):
@@ -286,6 +286,9 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
     for name, value in deps.items():
         gen.put(name, value)
     del deps
+    # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
+    for name, value in resolver.by_name.arrays(paths).items():
+        gen.put(name, value)
     # dumps, not dump: only the one-shot encoder is the C one (6x faster here)
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
@@ -501,7 +504,8 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         )
     idx.parsed = LazyDict(paths, parsed)
     idx.calls = LazyDict(paths, calls)
-    idx.saved_dependencies = saved_dependencies(paths, a)
+    languages = [f[1] for f in manifest["files"]]
+    idx.saved_dependencies = saved_dependencies(paths, languages, parsed, a)
     idx.live = a["live"]
     idx.frag_key = a["frag_key"]
     idx.free_ids = np.flatnonzero(~idx.live).tolist()
