@@ -263,17 +263,33 @@ def _is_mapped(a: np.ndarray) -> bool:
 
 def test_a_build_reads_its_bm25_and_locations_from_what_it_saved(tmp_path: Path) -> None:
     """A build holds no BM25 index in memory: it is written into the generation once it is
-    compacted, read from there, and not written again by the save; the fragments' locations
-    are arrays, not a list per fragment."""
+    compacted, read from there, and not written again by the save (but for the rows' terms,
+    saved again with room for an update's); the fragments' locations are arrays, not a list
+    per fragment."""
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     idx, _ = RepoIndex.build(root)
     arrays = store.live_generation(root, idx.config) / "arrays"
     state = idx.bm25.state()
-    for key in ("row_terms", "post_row", "vocab_bytes", "row_len"):
+    for key in ("post_row", "vocab_bytes", "row_len"):
         assert is_file(state[key], arrays / f"bm25__{key}.npy"), key
+    room = np.load(arrays / "bm25__row_terms.npy", mmap_mode="r")
+    assert np.array_equal(room[: state["row_terms"].size], state["row_terms"])
+    assert not room[state["row_terms"].size :].any()
     assert not is_file(np.array(state["post_row"]), arrays / "bm25__post_row.npy")
     assert not idx.frag_locs._added
     assert_same(idx, RepoIndex.load(root), QUERIES)
+
+
+def test_a_loaded_index_adds_bm25_rows_into_the_saved_room(tmp_path: Path) -> None:
+    """The rows' terms are saved with room after them: an update after a load writes its
+    rows there (copy-on-write) instead of copying the saved rows into memory first."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    before = loaded.bm25._row_terms.size
+    loaded.update_file("pkg/extra.py", EDITS["pkg/extra.py"])
+    assert loaded.bm25._row_terms.size > before
+    assert _is_mapped(loaded.bm25._row_terms._data) and _is_mapped(loaded.bm25._row_tf._data)
 
 
 def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
