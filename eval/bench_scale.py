@@ -198,7 +198,9 @@ def child_session(
     from repomem.config import CompletionConfig
     from repomem.context.definitions import find_definitions
     from repomem.context.usages import find_usages
+    from repomem.index.trim import limit_arenas
 
+    limit_arenas()  # as the language server does
     rng = random.Random(seed)
     completion = CompletionConfig()
     out: dict = {"rss_before_load_mb": rss_mb()}
