@@ -111,7 +111,7 @@ def saved_dependencies(
     parse: Callable[[int], ParsedFile],
     a: Mapping[str, np.ndarray],
 ) -> SavedDependencies:
-    """``dependency_arrays`` and ``table_arrays`` of a saved index, as it maps them."""
+    """``dependency_arrays`` and ``Names.arrays`` of a saved index, as it maps them."""
     return SavedDependencies(
         paths,
         saved_vocabulary("dep_names", a),
