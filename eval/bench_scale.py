@@ -64,6 +64,16 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+def anon_mb() -> float:
+    """The anonymous part of the resident set: what the process allocated, not the mapped
+    index's pages, which the kernel drops under pressure (read again from the file)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no RssAnon in /proc/self/status")
+
+
 def peak_mb(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
@@ -188,7 +198,9 @@ def child_session(
     from repomem.config import CompletionConfig
     from repomem.context.definitions import find_definitions
     from repomem.context.usages import find_usages
+    from repomem.index.trim import limit_arenas
 
+    limit_arenas()  # as the language server does
     rng = random.Random(seed)
     completion = CompletionConfig()
     out: dict = {"rss_before_load_mb": rss_mb()}
@@ -220,10 +232,12 @@ def child_session(
     latencies = [retrieval(p, line) for p, line in at]
     out["retrieve_ms"] = {"p50": pct(latencies, 50), "p95": pct(latencies, 95)}
     out["rss_after_retrievals_mb"] = rss_mb()
+    out["anon_after_retrievals_mb"] = anon_mb()
     plan = edit_plan(idx, rng, max(1, edits // 50))
     typed: dict[str, int] = {}  # per file, the lines typed in so far
     update_ms: list[float] = []
     rss_by_edits: list[tuple[int, float]] = [(0, rss_mb())]
+    anon_by_edits: list[tuple[int, float]] = [(0, anon_mb())]
     for i in range(edits):
         path, line, names = plan[(i // 50) % len(plan)]
         lines = list(idx.file_lines(path))
@@ -234,14 +248,18 @@ def child_session(
         t = time.perf_counter()
         idx.update_file(path, "\n".join(lines))
         update_ms.append((time.perf_counter() - t) * 1000)
-        if i % 10 == 9:
+        if i % 10 == 9:  # a pause: the completion shown, the index tidied as an editor's is
             retrieval(path, line + k + 1)
+            idx.tidy()
         if (i + 1) % 100 == 0:
             rss_by_edits.append((i + 1, rss_mb()))
+            anon_by_edits.append((i + 1, anon_mb()))
     out["first_edit_ms"] = update_ms[0] if update_ms else float("nan")
     out["edit_ms"] = {"p50": pct(update_ms[1:], 50), "p95": pct(update_ms[1:], 95)}
     out["rss_by_edits_mb"] = rss_by_edits
     out["slope_mb_per_100_edits"] = slope(rss_by_edits[1:])
+    out["anon_by_edits_mb"] = anon_by_edits
+    out["anon_slope_mb_per_100_edits"] = slope(anon_by_edits[1:])
     out["peak_rss_mb"] = peak_mb()
     return out
 

@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lsp_server.server import serve
+    from repomem.index.trim import limit_arenas
 
+    limit_arenas()  # the server updates its index from worker threads, each with an arena
     tcp = _host_port(args.tcp) if args.tcp else None
     serve(tcp=tcp, log_level=args.log_level)
     return 0

@@ -174,6 +174,87 @@ def test_a_load_maps_what_resolution_depended_on(tmp_path: Path) -> None:
     assert got[2] == want[2]
 
 
+# C files whose definitions share names across files: ``by_name`` keeps them in path order
+NAMED_C = {
+    "c/a.h": "int shared(void);\n",
+    "c/a.c": '#include "a.h"\n\nint shared(void) { return 1; }\n',
+    "c/b.c": "static int shared(void) { return 2; }\n\nint b(void) { return shared(); }\n",
+    "c/use.c": '#include "a.h"\n\nint use(void) { return shared(); }\n',
+}
+NAMED_C_EDITS: dict[str, str | None] = {
+    "c/b.c": "static int shared(void) { return 3; }\n\nint b2(void) { return shared(); }\n",
+    "c/aa.c": "int shared(void) { return 4; }\n",  # new, before b.c in path order
+    "c/a.c": None,
+}
+
+
+def _resolver_tables(idx: RepoIndex, keys: set[tuple[str, str]]) -> tuple:
+    r = idx.resolver
+    own = {
+        p: (r.defs[p], r.classes[p], r.qualnames[p], r.bindings[p], list(r.stars.get(p, ())))
+        for p in idx.parsed
+    }
+    return {k: list(r.by_name.get(k, ())) for k in keys}, own, dict(r.modules)
+
+
+def _name_keys(*indexes: RepoIndex) -> set[tuple[str, str]]:
+    return {
+        (
+            "python"
+            if pf.language == "python"
+            else "js"
+            if pf.language in ("javascript", "typescript")
+            else "c"
+            if pf.language in ("c", "cpp")
+            else pf.language,
+            d.name.rsplit(".", 1)[-1],
+        )
+        for idx in indexes
+        for pf in idx.parsed.values()
+        for d in pf.definitions
+    }
+
+
+def test_a_load_maps_the_resolvers_name_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded index's resolver reads the definitions by name from the saved arrays and
+    enters its Python and C files by path: it decodes no parse of theirs until resolution
+    reads it. Updated, saved and loaded again, its tables equal a fresh build's, the order
+    of a name's definitions (their files' paths) included."""
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **NAMED_C})
+    built, _ = RepoIndex.build(root)
+    decoded: list[str] = []
+
+    class Counted(store.SavedParse):
+        def __init__(self, path: str, *args: object, **kwargs: object) -> None:
+            decoded.append(path)
+            super().__init__(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "SavedParse", Counted)
+    loaded = RepoIndex.load(root)
+    keys = _name_keys(built)
+    assert loaded.resolver.saved is not None  # made, reading nothing of every file
+    by_family = {p for p, e in loaded.files.items() if e.language not in ("python", "c", "cpp")}
+    assert set(decoded) == by_family
+    assert _resolver_tables(loaded, keys) == _resolver_tables(built, keys)
+    edits = {**EDITS, **NAMED_C_EDITS}
+    apply_on_disk(root, edits)
+    for rel, text in edits.items():
+        loaded.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, save=False)
+    keys = _name_keys(built, fresh)
+    assert _resolver_tables(loaded, keys) == _resolver_tables(fresh, keys)
+    assert snapshot(loaded)[2] == snapshot(fresh)[2]
+    loaded.save()
+    again = RepoIndex.load(root)
+    assert _resolver_tables(again, keys) == _resolver_tables(fresh, keys)
+    shared = "int shared(void) { return 5; }\n"
+    apply_on_disk(root, {"c/a.c": shared})
+    again.update_file("c/a.c", shared)
+    assert_same(again, RepoIndex.build(root, save=False)[0], QUERIES)
+
+
 def _is_mapped(a: np.ndarray) -> bool:
     while a is not None and not isinstance(a, mmap.mmap):
         a = getattr(a, "base", None)
@@ -182,17 +263,33 @@ def _is_mapped(a: np.ndarray) -> bool:
 
 def test_a_build_reads_its_bm25_and_locations_from_what_it_saved(tmp_path: Path) -> None:
     """A build holds no BM25 index in memory: it is written into the generation once it is
-    compacted, read from there, and not written again by the save; the fragments' locations
-    are arrays, not a list per fragment."""
+    compacted, read from there, and not written again by the save (but for the rows' terms,
+    saved again with room for an update's); the fragments' locations are arrays, not a list
+    per fragment."""
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     idx, _ = RepoIndex.build(root)
     arrays = store.live_generation(root, idx.config) / "arrays"
     state = idx.bm25.state()
-    for key in ("row_terms", "post_row", "vocab_bytes", "row_len"):
+    for key in ("post_row", "vocab_bytes", "row_len"):
         assert is_file(state[key], arrays / f"bm25__{key}.npy"), key
+    room = np.load(arrays / "bm25__row_terms.npy", mmap_mode="r")
+    assert np.array_equal(room[: state["row_terms"].size], state["row_terms"])
+    assert not room[state["row_terms"].size :].any()
     assert not is_file(np.array(state["post_row"]), arrays / "bm25__post_row.npy")
     assert not idx.frag_locs._added
     assert_same(idx, RepoIndex.load(root), QUERIES)
+
+
+def test_a_loaded_index_adds_bm25_rows_into_the_saved_room(tmp_path: Path) -> None:
+    """The rows' terms are saved with room after them: an update after a load writes its
+    rows there (copy-on-write) instead of copying the saved rows into memory first."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    before = loaded.bm25._row_terms.size
+    loaded.update_file("pkg/extra.py", EDITS["pkg/extra.py"])
+    assert loaded.bm25._row_terms.size > before
+    assert _is_mapped(loaded.bm25._row_terms._data) and _is_mapped(loaded.bm25._row_tf._data)
 
 
 def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:

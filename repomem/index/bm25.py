@@ -280,11 +280,13 @@ class _Growable:
         self.size = int(values.size)
 
     @classmethod
-    def adopt(cls, values: np.ndarray) -> _Growable:
-        """``values`` itself (a mapped array, say, read-only or not), full: the first append
-        copies it, and nothing is written into it."""
+    def adopt(cls, values: np.ndarray, size: int | None = None) -> _Growable:
+        """``values`` itself (a mapped array, say), holding ``size`` values (all of them by
+        default) and room after them: appends write into the room (a copy-on-write map
+        takes them in memory, page by page) until it is full, and then copy it; nothing is
+        written into a full one (it may be read-only)."""
         grown = cls.__new__(cls)
-        grown._data, grown.size = values, int(values.size)
+        grown._data, grown.size = values, int(values.size if size is None else size)
         return grown
 
     @property
@@ -308,7 +310,10 @@ class _Growable:
         self.size = end
 
     def _grow(self, needed: int) -> None:
-        data = np.empty(max(needed, 2 * self._data.size), dtype=self._data.dtype)
+        # an eighth more, as ``__init__`` leaves: doubling an adopted array (a loaded
+        # index's 13M row terms on the Linux kernel's kernel/ mm/ fs/ include/) took 200 MB
+        # more of a first edit's memory than the few terms an edit adds need
+        data = np.empty(needed + needed // 8 + 16, dtype=self._data.dtype)
         data[: self.size] = self._data[: self.size]
         self._data = data
 
@@ -652,7 +657,7 @@ class BM25Index:
             and n_rows >= 0
             and a["vocab_offsets"][-1] == a["vocab_bytes"].size
             and a["row_ptr"][0] == 0
-            and a["row_ptr"][-1] == a["row_terms"].size == a["row_tf"].size
+            and a["row_ptr"][-1] <= a["row_terms"].size == a["row_tf"].size
             and a["term_ptr"].size == n_words + 1
             and a["term_ptr"][0] == 0
             and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
@@ -674,8 +679,10 @@ class BM25Index:
         self._df = _Growable(np.int64, a["df"])
         self._df_hist = _Growable(np.int64, np.bincount(a["df"], minlength=doc_ids.size + 2))
         self._row_ptr = _Growable.adopt(a["row_ptr"])
-        self._row_terms = _Growable.adopt(a["row_terms"])
-        self._row_tf = _Growable.adopt(a["row_tf"])
+        # saved with room for the rows updates add (``repomem.index.store``): the first one
+        # copied both, 100 MB and a second of a first edit on the Linux kernel's subset
+        self._row_terms = _Growable.adopt(a["row_terms"], int(a["row_ptr"][-1]))
+        self._row_tf = _Growable.adopt(a["row_tf"], int(a["row_ptr"][-1]))
         self._row_doc = _Growable(np.int64, np.arange(n_rows))
         self._row_len = _Growable.adopt(a["row_len"])
         self._row_live = _Growable(np.bool_, live)

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import PurePosixPath
 
 import numpy as np
 
@@ -46,8 +45,9 @@ _LOCAL_BITS = 20  # positions per file in a key: a 1 MB file has fewer statement
 
 @cache
 def _parent(path: str) -> str:
-    p = str(PurePosixPath(path).parent)
-    return "" if p == "." else p
+    """The directory holding ``path`` ("" at the top): a string split, as a load lays out
+    every file's (``pathlib`` took 0.5 s of a first edit on 8.5k files)."""
+    return path.rpartition("/")[0]
 
 
 @cache

@@ -53,6 +53,7 @@ from repomem.index.resolve import Resolver, SavedDependencies, moved_definitions
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import bounded_top_k, inverse_relations
 from repomem.index.spool import spooled
+from repomem.index.trim import release_memory
 
 Progress = Callable[[str, int, int], None]
 
@@ -663,8 +664,9 @@ class RepoIndex:
     def tidy(self) -> None:
         """Reorganise what updates left behind, at a moment nothing waits for the index (an
         editor's pause): BM25 compacts its delta here, long before an update or a query
-        would have to."""
+        would have to; and what updates freed goes back to the system (``release_memory``)."""
         self.bm25.tidy()
+        release_memory()
 
     def live_ids(self) -> np.ndarray:
         return np.flatnonzero(self.live).astype(np.int64)

@@ -10,7 +10,7 @@ dropped, never guessed.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from functools import cache
 from pathlib import PurePosixPath
 
@@ -18,7 +18,8 @@ import numpy as np
 
 from repomem.index import langs
 from repomem.index.graph import ROOT
-from repomem.index.mapped import Vocabulary, fnv1a
+from repomem.index.mapped import LazyDict, Vocabulary
+from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
 from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 
 _MAX_DEPTH = 4
@@ -57,6 +58,10 @@ class SavedDependencies:
     (key, file), sorted; a reader or a file that tried by its position in ``paths``. Each
     table's first column is also saved on its own (``keys``): searched in place, where a
     column of the table would be copied whole by every search.
+
+    With them, what the resolver reads of every file, so that a loaded index's resolver
+    enters no file's parse: ``by_name`` (``SavedNames``), each file's ``languages`` and its
+    saved parse (``parse(position)``), decoded when resolution first reads it.
     """
 
     def __init__(
@@ -65,12 +70,14 @@ class SavedDependencies:
         names: Vocabulary,
         reads: tuple[np.ndarray, np.ndarray],
         tries: tuple[np.ndarray, np.ndarray],
+        tables: tuple[list[str], Callable[[int], ParsedFile], SavedNames],
     ) -> None:
         self.paths = paths
         self.number = {p: i for i, p in enumerate(paths)}
         self.names = names
         self.reads, self._read_keys = reads
         self.tries, self._try_keys = tries
+        self.languages, self.parse, self.by_name = tables
 
     @staticmethod
     def _rows(table: np.ndarray, keys: np.ndarray, value: int | None) -> np.ndarray:
@@ -98,33 +105,29 @@ class SavedDependencies:
         return [self.paths[f] for f in rows[:, 1].tolist()]
 
 
-def _vocabulary_arrays(words: Iterable[str]) -> dict[str, np.ndarray]:
-    """``words`` (in id order) as the arrays a ``Vocabulary`` reads."""
-    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    data = np.frombuffer(b"".join(encoded), np.uint8).copy()
-    hashes = fnv1a(data, offsets)
-    order = np.argsort(hashes, kind="stable")
-    return {
-        "dep_names": data,
-        "dep_names_off": offsets,
-        "dep_names_hash": hashes[order],
-        "dep_names_ids": order.astype(np.int64),
-    }
-
-
-def saved_dependencies(paths: list[str], a: Mapping[str, np.ndarray]) -> SavedDependencies:
-    """``dependency_arrays`` of a saved index, as it maps them."""
-    names = Vocabulary(a["dep_names"], a["dep_names_off"], a["dep_names_hash"], a["dep_names_ids"])
+def saved_dependencies(
+    paths: list[str],
+    languages: list[str],
+    parse: Callable[[int], ParsedFile],
+    a: Mapping[str, np.ndarray],
+) -> SavedDependencies:
+    """``dependency_arrays`` and ``Names.arrays`` of a saved index, as it maps them."""
     return SavedDependencies(
-        paths, names, (a["dep_reads"], a["dep_reads_key"]), (a["dep_tries"], a["dep_tries_key"])
+        paths,
+        saved_vocabulary("dep_names", a),
+        (a["dep_reads"], a["dep_reads_key"]),
+        (a["dep_tries"], a["dep_tries_key"]),
+        (languages, parse, SavedNames(a)),
     )
 
 
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
-    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports."""
+    with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports.
+
+    ``saved``: a loaded index's tables, which stand for ``files`` as they were saved: the
+    files are entered by path alone (``Language.enter``), ``by_name`` is read in place and
+    each file's own tables are made from its saved parse when first read."""
 
     def __init__(
         self,
@@ -139,17 +142,25 @@ class Resolver:
         # (``Language.settings``), by namespace; and each family's own tables
         self.settings: dict[str, object] = dict(settings or {})
         self.tables: dict[str, object] = {}
-        self.files: dict[str, ParsedFile] = {}
+        self.files: MutableMapping[str, ParsedFile] = (
+            {} if saved is None else LazyDict(saved.paths, saved.parse)
+        )
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
-        self.defs: dict[str, dict[str, int]] = {}
-        self.classes: dict[str, set[str]] = {}
-        self.qualnames: dict[str, dict[int, str]] = {}
-        self.bindings: dict[str, dict[str, ImportBinding]] = {}
+        # each file's own tables, made from its parse when first read
+        self.defs = PerFile(self.files, lambda pf: {d.name: d.node for d in pf.definitions})
+        self.classes = PerFile(
+            self.files, lambda pf: {d.name for d in pf.definitions if d.is_class}
+        )
+        self.qualnames = PerFile(self.files, lambda pf: {d.node: d.name for d in pf.definitions})
+        self.bindings = PerFile(self.files, _bindings)
         # a Python file's ``from m import *`` imports, in the order the file makes them
-        self.stars: dict[str, list[ImportBinding]] = {}
+        self.stars = PerFile(
+            self.files,
+            lambda pf: [b for b in pf.imports if b.name == STAR] if pf.language == "python" else [],
+        )
         # (namespace, name) -> definitions; Python's by the last part of their name
-        self.by_name: dict[tuple[str, str], list[Target]] = defaultdict(list)
+        self.by_name = Names() if saved is None else Names(saved.paths, saved.by_name)
         # what each file's resolution looked at, so that a change re-resolves only the files
         # it can affect: names looked up per file, module names tried, bare names called
         self.consulted: dict[str, dict[str, set[str]]] = {}  # file -> {file read: names}
@@ -162,8 +173,15 @@ class Resolver:
         self._overridden: set[str] = set()
         self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
-        for path, pf in files.items():
-            self._add(path, pf)
+        if saved is None:
+            for path, pf in files.items():
+                self._add(path, pf)
+        else:
+            for path, language in zip(saved.paths, saved.languages, strict=True):
+                if language == "python":
+                    self._add_module(path)
+                else:
+                    langs.for_language(language).enter(self, path)
 
     def update(self, path: str, pf: ParsedFile | None) -> None:
         """Replace one file's entries (``None`` removes the file)."""
@@ -174,30 +192,25 @@ class Resolver:
 
     def _add(self, path: str, pf: ParsedFile) -> None:
         self.files[path] = pf
-        self.defs[path] = {d.name: d.node for d in pf.definitions}
-        self.classes[path] = {d.name for d in pf.definitions if d.is_class}
-        self.qualnames[path] = {d.node: d.name for d in pf.definitions}
+        ns = _namespace(pf.language)
+        for d in pf.definitions:  # Python's by the last part: ``obj.meth`` untyped
+            self.by_name.add(path, (ns, d.name.rsplit(".", 1)[-1]), d.node)
         if pf.language == "python":
-            mod = module_name(path)
-            self.modules[mod] = path
-            parts = mod.split(".")
-            for i in range(len(parts)):
-                self.suffixes[".".join(parts[i:])].append(path)
-            self.bindings[path] = {b.name: b for b in pf.imports if b.name != STAR}
-            self.stars[path] = [b for b in pf.imports if b.name == STAR]
-            for d in pf.definitions:  # by the last part of the name: ``obj.meth`` untyped
-                self.by_name[(PYTHON_NS, d.name.rsplit(".", 1)[-1])].append((path, d.node))
+            self._add_module(path)
         else:
-            lang = langs.for_language(pf.language)
-            self.bindings[path] = {b.name: b for b in pf.imports}
-            for d in pf.definitions:
-                self.by_name[(lang.namespace, d.name.rsplit(".", 1)[-1])].append((path, d.node))
-            lang.add(self, path, pf)
+            langs.for_language(pf.language).add(self, path, pf)
+
+    def _add_module(self, path: str) -> None:
+        mod = module_name(path)
+        self.modules[mod] = path
+        parts = mod.split(".")
+        for i in range(len(parts)):
+            self.suffixes[".".join(parts[i:])].append(path)
 
     def _remove(self, path: str) -> None:
         pf = self.files.pop(path)
         for table in (self.defs, self.classes, self.qualnames, self.bindings, self.stars):
-            table.pop(path, None)
+            table.forget(path)
         if pf.language == "python":
             mod = module_name(path)
             if self.modules.get(mod) == path:
@@ -208,10 +221,8 @@ class Resolver:
                 self.suffixes[key] = [p for p in self.suffixes[key] if p != path]
         else:
             langs.for_language(pf.language).remove(self, path, pf)
-        ns = PYTHON_NS if pf.language == "python" else langs.for_language(pf.language).namespace
-        for d in pf.definitions:
-            key = (ns, d.name.rsplit(".", 1)[-1])
-            self.by_name[key] = [t for t in self.by_name[key] if t[0] != path]
+        ns = _namespace(pf.language)
+        self.by_name.remove(path, {(ns, d.name.rsplit(".", 1)[-1]) for d in pf.definitions})
 
     # ---- modules -------------------------------------------------------------------------
     def resolve_module(self, name: str, level: int, from_path: str) -> str | None:
@@ -451,7 +462,7 @@ class Resolver:
             "dep_reads_key": np.ascontiguousarray(r[:, 0]),
             "dep_tries": t,
             "dep_tries_key": np.ascontiguousarray(t[:, 0]),
-            **_vocabulary_arrays(ids),
+            **vocabulary_arrays("dep_names", ids),
         }
 
     def _record(self, path: str, reading: dict[str, set[str]], trying: set[str]) -> None:
@@ -534,6 +545,18 @@ class Resolver:
                 break
         out.discard(path)
         return out
+
+
+def _namespace(language: str) -> str:
+    """``by_name``'s namespace of a language's definitions."""
+    return PYTHON_NS if language == "python" else langs.for_language(language).namespace
+
+
+def _bindings(pf: ParsedFile) -> dict[str, ImportBinding]:
+    """A file's import bindings by the name they bind (a Python file's star imports apart)."""
+    if pf.language == "python":
+        return {b.name: b for b in pf.imports if b.name != STAR}
+    return {b.name: b for b in pf.imports}
 
 
 def _shallowest(paths: list[str]) -> str | None:

@@ -46,7 +46,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 14
+FORMAT_VERSION = 15
 
 
 class IndexNotFound(RepomemError):
@@ -171,6 +171,16 @@ class _Generation:
             write_array(path, value)
         self.names.append(name)
 
+    def put_with_room(self, name: str, value: np.ndarray, room: int) -> None:
+        """``value`` and ``room`` zeros after it. Written beside and renamed over, as a build
+        may have spooled ``value`` to that very file and still map it."""
+        path = self.dir / f"{name}.npy"
+        with ArrayWriter(path.with_suffix(".part"), value.dtype) as out:
+            out.write(value)
+            out.write(np.zeros(room, value.dtype))
+        os.replace(path.with_suffix(".part"), path)
+        self.names.append(name)
+
     def writer(self, name: str, dtype: type, row_shape: tuple[int, ...] = ()) -> ArrayWriter:
         self.names.append(name)
         return ArrayWriter(self.dir / f"{name}.npy", dtype, row_shape)
@@ -279,13 +289,19 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
     gen.put("radius", index.canonical_radius())
     _save_graph(index, gen)
     for key, value in index.bm25.state().items():
-        gen.put(f"bm25__{key}", value)
+        if key in ("row_terms", "row_tf"):  # with room for the terms updates add
+            gen.put_with_room(f"bm25__{key}", value, max(1 << 16, value.size // 8))
+        else:
+            gen.put(f"bm25__{key}", value)
     resolver = index.resolver
     # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
     deps = resolver.dependency_arrays(paths)
     for name, value in deps.items():
         gen.put(name, value)
     del deps
+    # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
+    for name, value in resolver.by_name.arrays(paths).items():
+        gen.put(name, value)
     # dumps, not dump: only the one-shot encoder is the C one (6x faster here)
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
@@ -501,7 +517,8 @@ def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIn
         )
     idx.parsed = LazyDict(paths, parsed)
     idx.calls = LazyDict(paths, calls)
-    idx.saved_dependencies = saved_dependencies(paths, a)
+    languages = [f[1] for f in manifest["files"]]
+    idx.saved_dependencies = saved_dependencies(paths, languages, parsed, a)
     idx.live = a["live"]
     idx.frag_key = a["frag_key"]
     idx.free_ids = np.flatnonzero(~idx.live).tolist()

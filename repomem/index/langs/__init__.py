@@ -107,6 +107,12 @@ class Language:
     def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         """Take a file out of the family's own tables."""
 
+    def enter(self, r: Resolver, path: str) -> None:
+        """Enter a file of a loaded index (``r.files[path]`` is its saved parse, decoded
+        when read): as ``add`` by default; a family whose tables of a file are made from its
+        parse when first read enters its path alone, so that a load decodes no parse."""
+        self.add(r, path, r.files[path])
+
     def settings(self, root: Path, paths: Iterable[str]) -> object | None:
         """What resolution reads outside the indexed files (a ``tsconfig.json``), for the
         family's files ``paths`` of the repository at ``root``: read when the index is built

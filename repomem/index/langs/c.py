@@ -41,13 +41,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from posixpath import basename, dirname, normpath, splitext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from weakref import WeakKeyDictionary
 
 from tree_sitter import QueryCursor
 
 from repomem.index.langs import Language, is_test
 from repomem.index.languages import grammar
+from repomem.index.names import PerFile
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
@@ -83,22 +84,50 @@ _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
 _SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
 
 
+class _FileTables(NamedTuple):
+    """One file's C/C++ tables, made from its parse when first read."""
+
+    includes: list[tuple[str, int]]
+    signature: str  # its includes, as a key
+    kinds: dict[tuple[int, str], int]
+    fields: dict[str, tuple[str, ...]]
+    usings: list[tuple[str, str, int]]
+
+
+_NO_FILE = _FileTables([], "", {}, {}, [])
+
+
 @dataclass
 class _Tables:
     """One resolver's C/C++ tables."""
 
+    files: PerFile[_FileTables]
     # path tail ("list.h", "linux/list.h", ...) -> files ending so
     tails: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    includes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
-    signature: dict[str, str] = field(default_factory=dict)  # a file's includes, as a key
-    kinds: dict[str, dict[tuple[int, str], int]] = field(default_factory=dict)
-    fields: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
-    usings: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
     # cleared whenever a file comes or goes: what includes resolve to, what files see
     generation: int = 0
     found: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     visible: dict[str, tuple[dict[str, int], list[str]]] = field(default_factory=dict)
     noted: tuple[int, str] = (0, "")
+
+    def of(self, path: str) -> _FileTables:
+        """``path``'s own tables (empty ones for a file not indexed)."""
+        return self.files.get(path, _NO_FILE)
+
+
+def _file_tables(pf: ParsedFile) -> _FileTables:
+    includes = [(b.module, b.level) for b in pf.imports if b.level in (ANGLE, QUOTED)]
+    kinds: dict[tuple[int, str], int] = {}
+    fields: dict[str, tuple[str, ...]] = {}
+    usings: list[tuple[str, str, int]] = []
+    for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+        if b.level in (LOCAL, DECLARED, MACRO):
+            kinds[(node, b.symbol or "")] = b.level
+        elif b.level == FIELD:
+            fields[b.symbol or ""] = tuple(b.module.split("."))
+        elif b.level == USING:
+            usings.append((b.name, b.module, node))
+    return _FileTables(includes, _signature(includes), kinds, fields, usings)
 
 
 class CFamily(Language):
@@ -131,35 +160,25 @@ class CFamily(Language):
     def tables(self, r: Resolver) -> _Tables:
         t = self._tables.get(r)
         if t is None:
-            t = self._tables[r] = _Tables()
+            t = self._tables[r] = _Tables(PerFile(r.files, _file_tables))
         return t
 
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        self.enter(r, path)
+
+    def enter(self, r: Resolver, path: str) -> None:
+        """A file's tails; its own tables are made from its parse when first read."""
         t = self.tables(r)
         for tail in _tails(path):
             t.tails[tail].add(path)
-        includes = [(b.module, b.level) for b in pf.imports if b.level in (ANGLE, QUOTED)]
-        t.includes[path] = includes
-        t.signature[path] = _signature(includes)
-        kinds: dict[tuple[int, str], int] = {}
-        fields: dict[str, tuple[str, ...]] = {}
-        usings: list[tuple[str, str, int]] = []
-        for b, node in zip(pf.imports, pf.import_nodes, strict=True):
-            if b.level in (LOCAL, DECLARED, MACRO):
-                kinds[(node, b.symbol or "")] = b.level
-            elif b.level == FIELD:
-                fields[b.symbol or ""] = tuple(b.module.split("."))
-            elif b.level == USING:
-                usings.append((b.name, b.module, node))
-        t.kinds[path], t.fields[path], t.usings[path] = kinds, fields, usings
+        t.files.forget(path)
         self._changed(t)
 
     def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         t = self.tables(r)
         for tail in _tails(path):
             t.tails[tail].discard(path)
-        for table in (t.includes, t.signature, t.kinds, t.fields, t.usings):
-            table.pop(path, None)
+        t.files.forget(path)
         self._changed(t)
 
     @staticmethod
@@ -217,12 +236,12 @@ class CFamily(Language):
         hit = t.visible.get(path)
         if hit is None:
             order: dict[str, int] = {}
-            keys = [f"i:{path}:{t.signature.get(path, '')}"]
+            keys = [f"i:{path}:{t.of(path).signature}"]
             frontier = [path]
             for _ in range(MAX_INCLUDE_DEPTH):
                 nxt = []
                 for g in frontier:
-                    for written, level in t.includes.get(g, ()):
+                    for written, level in t.of(g).includes:
                         if level == QUOTED and dirname(g):
                             keys.append(f"h:{normpath(f'{dirname(g)}/{written}')}")
                         keys.append(f"h:{normpath(written)}")
@@ -232,7 +251,7 @@ class CFamily(Language):
                         if len(order) >= MAX_INCLUDED:
                             break
                         order[target] = len(order)
-                        keys.append(f"i:{target}:{t.signature.get(target, '')}")
+                        keys.append(f"i:{target}:{t.of(target).signature}")
                         nxt.append(target)
                 frontier = nxt
             hit = t.visible[path] = (order, keys)
@@ -288,7 +307,7 @@ class CFamily(Language):
             last = scope.rsplit(".", 1)[-1]
             for p, node in r.by_name.get((self.namespace, last), ()):
                 if r.qualnames[p].get(node) == scope:
-                    typed = t.fields.get(p, {}).get(f"{scope}.{name}")
+                    typed = t.of(p).fields.get(f"{scope}.{name}")
                     if typed is not None:
                         return typed
             scope = scope.rpartition(".")[0]
@@ -314,7 +333,7 @@ class CFamily(Language):
                 return None
             return self._method(r, path, ".".join(head), name, seen)
         t = self.tables(r)
-        usings = t.usings.get(path, ())
+        usings = t.of(path).usings
         r.note_key(self.namespace, name)
         candidates = r.by_name.get((self.namespace, name), ())
         if not head and not scope and not usings:  # all of C's names; C++'s at file level
@@ -422,7 +441,7 @@ class CFamily(Language):
         for p, node in hits:
             if outside_tests and p != path and is_test(p):
                 continue
-            kind = t.kinds.get(p, {}).get((node, r.qualnames[p].get(node, "")))
+            kind = t.of(p).kinds.get((node, r.qualnames[p].get(node, "")))
             seen = p == path or p in visible
             if kind == DECLARED:
                 (declared if seen else unseen).append((p, node))

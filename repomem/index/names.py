@@ -1,0 +1,204 @@
+"""The call resolver's tables over every file, as a saved index maps them.
+
+``Names`` is ``Resolver.by_name``: which definitions bear a name. A loaded index reads its
+saved part in place, so that the first edit after a load enters nothing from every file's
+parse (on the Linux kernel's kernel/ mm/ fs/ include/ that took ~3 s and held 78 MB);
+``PerFile`` makes a file's own tables (its definitions by name, its imports) from its parse
+when resolution first reads them.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from operator import itemgetter
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from repomem.index.mapped import Vocabulary, fnv1a
+from repomem.index.parsed import ParsedFile
+
+# (namespace, name): ``by_name``'s key
+Key = tuple[str, str]
+# (file path, local node)
+Target = tuple[str, int]
+V = TypeVar("V")
+
+_PATH = itemgetter(0)
+# looked-up keys remembered; past this, the memory is cleared
+_REMEMBERED = 1 << 16
+
+
+def vocabulary_arrays(
+    name: str, words: Iterable[str], base: Vocabulary | None = None
+) -> dict[str, np.ndarray]:
+    """``words`` (in id order, after ``base``'s saved words) as the arrays a ``Vocabulary``
+    reads, named ``name``, ``name_off``, ``name_hash``, ``name_ids``."""
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    data0, off0 = (
+        base.arrays()[:2] if base is not None else (np.empty(0, np.uint8), np.zeros(1, np.int64))
+    )
+    offsets = np.empty(off0.size + len(encoded), np.int64)
+    offsets[: off0.size] = off0
+    np.cumsum([len(e) for e in encoded], out=offsets[off0.size :])
+    offsets[off0.size :] += off0[-1]
+    data = np.concatenate([np.asarray(data0), np.frombuffer(b"".join(encoded), np.uint8)])
+    hashes = fnv1a(data, offsets)
+    order = np.argsort(hashes, kind="stable")
+    return {
+        name: data,
+        f"{name}_off": offsets,
+        f"{name}_hash": hashes[order],
+        f"{name}_ids": order.astype(np.int64),
+    }
+
+
+def saved_vocabulary(name: str, a: Mapping[str, np.ndarray]) -> Vocabulary:
+    return Vocabulary(a[name], a[f"{name}_off"], a[f"{name}_hash"], a[f"{name}_ids"])
+
+
+class SavedNames:
+    """``Names`` as a saved index holds it (``rn_*``): the keys ``namespace:name`` (a
+    ``Vocabulary``) and, per key id, the rows (file number, node) of its definitions, in
+    file order and, within a file, in the order of its definitions."""
+
+    def __init__(self, a: Mapping[str, np.ndarray]) -> None:
+        self.keys = saved_vocabulary("rn_keys", a)
+        self.indptr, self.file, self.node = a["rn_indptr"], a["rn_file"], a["rn_node"]
+
+    def rows(self, key: Key) -> tuple[list[int], list[int]]:
+        kid = self.keys.get(f"{key[0]}:{key[1]}")
+        if kid is None:
+            return [], []
+        lo, hi = int(self.indptr[kid]), int(self.indptr[kid + 1])
+        return self.file[lo:hi].tolist(), self.node[lo:hi].tolist()
+
+
+class Names:
+    """(namespace, name) -> the definitions so named, as (file, node), in the order of
+    their files' paths (a build's order, whichever files were updated since) and of the
+    definitions within a file. The saved part (``SavedNames``, numbered by ``paths``) is read
+    in place; the files entered since hold their entries in memory, and the saved rows of a
+    file entered again or removed are passed over."""
+
+    def __init__(self, paths: list[str] | None = None, saved: SavedNames | None = None) -> None:
+        self._paths = paths or []
+        self._number = {p: i for i, p in enumerate(self._paths)} if saved is not None else {}
+        self._saved = saved
+        self._new: dict[Key, list[Target]] = {}
+        self._left: set[int] = set()  # saved files whose rows are passed over
+        self._found: dict[Key, tuple[Target, ...]] = {}
+
+    def get(self, key: Key, default: V = None) -> tuple[Target, ...] | V:  # type: ignore[assignment]
+        """The definitions named ``key`` (``default`` when there are none)."""
+        found = self._found.get(key)
+        if found is None:
+            found = self._gather(key)
+            if len(self._found) > _REMEMBERED:
+                self._found.clear()
+            self._found[key] = found
+        return found if found else default
+
+    def _gather(self, key: Key) -> tuple[Target, ...]:
+        new = self._new.get(key, [])
+        if self._saved is None:
+            return tuple(new)
+        files, nodes = self._saved.rows(key)
+        paths, left = self._paths, self._left
+        out = [(paths[f], n) for f, n in zip(files, nodes, strict=True) if f not in left]
+        return tuple(sorted(out + new, key=_PATH) if out and new else out or new)
+
+    def add(self, path: str, key: Key, node: int) -> None:
+        """Enter one definition of ``path`` (after the file's earlier ones)."""
+        entries = self._new.setdefault(key, [])
+        if entries and entries[-1][0] > path:
+            bisect.insort(entries, (path, node), key=_PATH)
+        else:
+            entries.append((path, node))
+        self._found.pop(key, None)
+
+    def remove(self, path: str, keys: Iterable[Key]) -> None:
+        """Take out ``path``'s definitions; ``keys``: the names of those it was entered with."""
+        for key in keys:
+            self._found.pop(key, None)
+            entries = self._new.get(key)
+            if entries:
+                kept = [t for t in entries if t[0] != path]
+                if kept:
+                    self._new[key] = kept
+                else:
+                    del self._new[key]
+        number = self._number.get(path)
+        if number is not None:
+            self._left.add(number)
+
+    def arrays(self, paths: list[str]) -> dict[str, np.ndarray]:
+        """The table over ``paths`` (sorted) as the arrays of ``SavedNames``: the rows of
+        saved files not entered again are copied, renumbered, and the saved keys keep their
+        ids, so that nothing saved is decoded."""
+        number = {p: i for i, p in enumerate(paths)}
+        saved = self._saved
+        ids: dict[str, int] = {}
+        base = len(saved.keys) if saved is not None else 0
+        keys, files, nodes = [], [], []
+        for (ns, name), entries in self._new.items():
+            word = f"{ns}:{name}"
+            kid = saved.keys.get(word) if saved is not None else None
+            if kid is None:
+                kid = ids.setdefault(word, base + len(ids))
+            for p, node in entries:
+                keys.append(kid)
+                files.append(number[p])
+                nodes.append(node)
+        k = np.array(keys, np.int64)
+        f = np.array(files, np.int32)
+        n = np.array(nodes, np.int32)
+        if saved is not None:
+            renumber = np.full(len(self._paths), -1, np.int32)
+            for p, i in self._number.items():
+                if p in number and i not in self._left:
+                    renumber[i] = number[p]
+            row_key = np.repeat(np.arange(base, dtype=np.int64), np.diff(saved.indptr))
+            kept = renumber[saved.file] >= 0
+            k = np.r_[row_key[kept], k]
+            f = np.r_[renumber[saved.file[kept]], f].astype(np.int32)
+            n = np.r_[saved.node[kept], n].astype(np.int32)
+        order = np.lexsort((np.arange(k.size), f, k))  # a file's rows stay in their order
+        k, f, n = k[order], f[order], n[order]
+        return {
+            **vocabulary_arrays("rn_keys", ids, saved.keys if saved is not None else None),
+            "rn_indptr": np.searchsorted(k, np.arange(base + len(ids) + 1)).astype(np.int64),
+            "rn_file": f,
+            "rn_node": n,
+        }
+
+
+class PerFile(Mapping[str, V], Generic[V]):
+    """A table of each file's own entries (``Resolver.defs``: its definitions by name),
+    made from the file's parse when first read: a loaded index makes them for the files
+    resolution reads, not for every file. ``forget`` drops a file's, made again from its
+    next parse."""
+
+    def __init__(self, files: Mapping[str, ParsedFile], make: Callable[[ParsedFile], V]) -> None:
+        self._files = files
+        self._make = make
+        self._made: dict[str, V] = {}
+
+    def __getitem__(self, path: str) -> V:
+        made = self._made.get(path)
+        if made is None:
+            made = self._made[path] = self._make(self._files[path])
+        return made
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def forget(self, path: str) -> None:
+        self._made.pop(path, None)
