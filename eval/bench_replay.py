@@ -211,7 +211,7 @@ class Replay:
         )
         paths = [p for p in files.splitlines() if is_code(p)]
         df: Counter[str] = Counter()
-        for entry in index.files.values():
+        for entry in index.tables.files.values():
             df.update(identifiers(entry.text))
         buffers: dict[str, str] = {}
         recent = RecentContext(

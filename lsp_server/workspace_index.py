@@ -559,7 +559,7 @@ class WorkspaceIndex:
         self._events.on_ready(
             IndexReport(
                 root=str(self.root),
-                files=len(index.files),
+                files=len(index.tables.files),
                 fragments=summary["fragments"],
                 reparsed=summary["reparsed"],
                 reused=summary["reused"],
@@ -579,10 +579,10 @@ class WorkspaceIndex:
             texts = {path: self._buffers.get(path) for path in batch}
         index = self._index
         assert index is not None and self.root is not None
-        if any(path not in index.files for path in batch) and self._candidates is None:
+        if any(path not in index.tables.files for path in batch) and self._candidates is None:
             self._candidates = self._candidate_paths()
         for path in batch:
-            if path not in index.files and path not in (self._candidates or ()):
+            if path not in index.tables.files and path not in (self._candidates or ()):
                 continue  # ignored by git or the settings, or not on disk yet
             if not _is_code(path):
                 continue  # docs and other files the code index does not hold
@@ -727,8 +727,8 @@ class WorkspaceIndex:
         self._events.on_docs(DocsReport(self.doc_documents, self.doc_segments, seconds))
 
     def _count(self, index: RepoIndex) -> None:
-        self.files = len(index.files)
-        self.fragments = int(np.count_nonzero(index.live))
+        self.files = len(index.tables.files)
+        self.fragments = int(np.count_nonzero(index.tables.live))
 
 
 def _is_code(path: str) -> bool:

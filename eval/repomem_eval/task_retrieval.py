@@ -76,7 +76,7 @@ class BufferSwap:
         self.index.update_file(path, text)
         # The relations by target are rebuilt lazily by the first retrieval after a change; build
         # them here so that this cost is the update's, not whichever method asks first.
-        _ = self.index.inverse_relations
+        _ = self.index.tables.inverse_relations
         self.seconds += time.perf_counter() - started
         self.updates += 1
 
@@ -119,7 +119,7 @@ class SharedRetrieval:
             index,
             self._named,
             typescript_oracle(typescript, index.root)
-            if any(pf.language in ("typescript", "tsx") for pf in index.parsed.values())
+            if any(pf.language in ("typescript", "tsx") for pf in index.tables.parsed.values())
             else None,
         )
 

@@ -68,7 +68,7 @@ def _callers(
 
 
 def _definition_node(index: RepoIndex, hit: DefinitionHit) -> int | None:
-    pf = index.parsed.get(hit.card.path)
+    pf = index.tables.parsed.get(hit.card.path)
     if pf is None or hit.card.kind == "constant":
         return None
     return next((d.node for d in pf.definitions if d.name == hit.card.name), None)
@@ -85,8 +85,8 @@ def _best_caller(
     node = _definition_node(index, hit)
     if node is None:
         return None
-    callers = index.calls_into.get(hit.card.path, {})
-    offsets = index.graph.stmt_offset
+    callers = index.tables.calls_into.get(hit.card.path, {})
+    offsets = index.tables.graph.stmt_offset
     files = [p for p in callers if p != path and p in offsets]
     if not files:
         return None
@@ -96,7 +96,7 @@ def _best_caller(
     if not calling.any():
         return None
     # the windows holding a calling statement (global node ids: file offset + local node)
-    _, frags, _ = index.node_frags.gather(np.unique(pairs[calling, 0] + shift[calling]))
+    _, frags, _ = index.tables.node_frags.gather(np.unique(pairs[calling, 0] + shift[calling]))
     frags = np.unique(frags)
     frags = frags[frags < s_ind.size]
     frags = frags[visible[frags] & ~np.isin(frags, np.fromiter(taken, np.int64, len(taken)))]
@@ -104,7 +104,7 @@ def _best_caller(
         return None
     best = int(frags[np.lexsort((frags, -s_ind[frags]))[0]])  # best score, then lowest id
     loc = min(
-        (loc for loc in index.frag_locs[best] if loc.path != path),
+        (loc for loc in index.tables.frag_locs[best] if loc.path != path),
         key=lambda loc: (loc.path, loc.start),
     )
     text = "\n".join(index.file_lines(loc.path)[loc.start : loc.end])

@@ -141,7 +141,7 @@ class DocMemory:
             doc_of += [number] * len(docs[path].segments)
         self.doc_of = np.array(doc_of, np.int64)
         self.code = CodeSymbols()
-        self.code.update(index.parsed, {p: e.text for p, e in index.files.items()})
+        self.code.update(index.tables.parsed, {p: e.text for p, e in index.tables.files.items()})
         self.graph = EntityGraph.build([s.text for s in self.segments], self.code)
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
@@ -217,9 +217,9 @@ class DocMemory:
     def refresh_code(self) -> None:
         """Follow changes of the code index: re-read the definitions of changed files and
         re-link the entities."""
-        texts = {p: e.text for p, e in self.index.files.items()}
-        if self.code.update(self.index.parsed, texts) or self.links.shape[1] != len(
-            self.index.frag_text
+        texts = {p: e.text for p, e in self.index.tables.files.items()}
+        if self.code.update(self.index.tables.parsed, texts) or self.links.shape[1] != len(
+            self.index.tables.frag_text
         ):
             self.graph.link(self.code)
             self.links = code_links(self.graph, len(self.segments), self.index)
@@ -359,12 +359,12 @@ class DocMemory:
     def source(self, space: JointSpace, hit: Hit, query: str) -> Source:
         if hit.entry is None:
             assert hit.fragment is not None
-            loc = min(self.index.frag_locs[hit.fragment], key=lambda x: (x.path, x.start))
+            loc = min(self.index.tables.frag_locs[hit.fragment], key=lambda x: (x.path, x.start))
             return Source(
                 loc.path,
                 loc.start,
                 loc.end,
-                self.index.frag_text[hit.fragment],
+                self.index.tables.frag_text[hit.fragment],
                 "code",
                 "code",
                 "code",
@@ -482,7 +482,7 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
         except FileSkipped:
             continue
         out.append((path, language, f.text, f.digest))
-    for path, entry in index.files.items():
+    for path, entry in index.tables.files.items():
         if entry.language == "python":
             out.append((path, DOCSTRING, entry.text, entry.digest))
         elif entry.language in DOC_COMMENT_LANGUAGES:
