@@ -39,8 +39,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-import numpy as np
-
 from repomem.config import DocMemoryConfig, IndexConfig
 from repomem.context.definitions import DefinitionHit, find_definitions
 from repomem.context.usages import find_usages
@@ -559,7 +557,7 @@ class WorkspaceIndex:
         self._events.on_ready(
             IndexReport(
                 root=str(self.root),
-                files=len(index.tables.files),
+                files=index.file_count,
                 fragments=summary["fragments"],
                 reparsed=summary["reparsed"],
                 reused=summary["reused"],
@@ -579,10 +577,10 @@ class WorkspaceIndex:
             texts = {path: self._buffers.get(path) for path in batch}
         index = self._index
         assert index is not None and self.root is not None
-        if any(path not in index.tables.files for path in batch) and self._candidates is None:
+        if any(path not in index for path in batch) and self._candidates is None:
             self._candidates = self._candidate_paths()
         for path in batch:
-            if path not in index.tables.files and path not in (self._candidates or ()):
+            if path not in index and path not in (self._candidates or ()):
                 continue  # ignored by git or the settings, or not on disk yet
             if not _is_code(path):
                 continue  # docs and other files the code index does not hold
@@ -727,8 +725,8 @@ class WorkspaceIndex:
         self._events.on_docs(DocsReport(self.doc_documents, self.doc_segments, seconds))
 
     def _count(self, index: RepoIndex) -> None:
-        self.files = len(index.tables.files)
-        self.fragments = int(np.count_nonzero(index.tables.live))
+        self.files = index.file_count
+        self.fragments = index.fragment_count
 
 
 def _is_code(path: str) -> bool:

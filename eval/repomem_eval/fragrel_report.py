@@ -72,6 +72,7 @@ def path_label(graph: CodeGraph, roles: dict[int, str], path: list[int]) -> str:
 
 
 def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
+    # a report on the relation tables themselves: it reads them, as only the index does else
     config = index.config
     graph = index.tables.graph
     live = index.tables.live_ids()

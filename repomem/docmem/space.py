@@ -102,7 +102,7 @@ class JointSpace:
         """The joint relation matrix, after following any change of the code index (with
         ``force``, even where the memory does not ``follow_code``)."""
         index = self.memory.index
-        code_relations = index.tables.relations if self.code else None
+        code_relations = index.relations if self.code else None
         if self._matrix is not None and (
             code_relations is self._seen_relations or not (force or self.memory.follow_code)
         ):
@@ -116,7 +116,7 @@ class JointSpace:
                 self.membership, self.memory.links, cfg.neighbours, cfg.epsilon
             )
             self._sync_code_terms()
-            n_code = len(index.tables.frag_text)
+            n_code = index.fragment_slots
             cc = _square(code_relations, n_code)
             dc = _resize(dc, self.n_doc, n_code)
             self._matrix = sp.bmat([[self._dd, dc], [dc.T, cc]], format="csr")
@@ -125,16 +125,17 @@ class JointSpace:
 
     def _sync_code_terms(self) -> None:
         index = self.memory.index
-        texts, live = index.tables.frag_text, index.tables.live
+        live = index.visible(None)  # per fragment id: whether it is live
         seen = self._code_text
         for fid in list(seen):
-            if fid >= len(texts) or not live[fid] or texts[fid] != seen[fid]:
+            if fid >= live.size or not live[fid] or index.fragment_text(fid) != seen[fid]:
                 self.bm25.remove(self.n_doc + fid)
                 del seen[fid]
-        for fid in np.flatnonzero(live[: len(texts)]).tolist():
+        for fid in np.flatnonzero(live).tolist():
             if fid not in seen:
-                self.bm25.add(self.n_doc + fid, self.terms(texts[fid]))
-                seen[fid] = texts[fid]
+                text = index.fragment_text(fid)
+                self.bm25.add(self.n_doc + fid, self.terms(text))
+                seen[fid] = text
 
     # ------------------------------------------------------------------ scoring
     def scores(

@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
+import scipy.sparse as sp
 
 from repomem.config import IndexConfig
-from repomem.core import Exclusion, RetrievedFragment
+from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import store
 from repomem.index.build import IndexSummary, Progress, build_tables
 from repomem.index.files import FileSkipped, load_file
 from repomem.index.gcpause import paused_gc
-from repomem.index.parsing import TreeCache
+from repomem.index.parsing import ParsedFile, TreeCache
+from repomem.index.relations import node_strengths
 from repomem.index.resolve import Resolver
 from repomem.index.search import Searcher
 from repomem.index.tables import IndexTables
@@ -155,10 +159,111 @@ class RepoIndex:
         """Call resolution over the indexed files (definitions, imports, what a name means)."""
         return self.tables.resolver
 
+    @property
+    def relations(self) -> sp.csr_matrix:
+        """Fragment relations as CSR (rows and columns: fragment ids), built once per change:
+        the same object until the index changes."""
+        return self.tables.relations
+
+    def __contains__(self, path: object) -> bool:
+        """Whether the index holds the code file ``path`` (relative, POSIX)."""
+        return path in self.tables.files
+
+    @property
+    def file_count(self) -> int:
+        return len(self.tables.files)
+
+    @property
+    def fragment_count(self) -> int:
+        """Live fragments (distinct window texts)."""
+        return int(np.count_nonzero(self.tables.live))
+
+    @property
+    def fragment_slots(self) -> int:
+        """Fragment ids in use, freed ones included: the length of per-fragment arrays
+        (``query_scores``, ``visible``, the rows of ``relations``)."""
+        return len(self.tables.frag_text)
+
+    def indexed_files(self) -> Iterator[tuple[str, str, str]]:
+        """(path, language, content digest) of every indexed code file, in index order."""
+        for path, entry in self.tables.files.items():
+            yield path, entry.language, entry.digest
+
+    def file_text(self, path: str) -> str | None:
+        """An indexed file's text as the index holds it now; None if it holds no such file."""
+        entry = self.tables.files.get(path)
+        return entry.text if entry is not None else None
+
     def file_lines(self, path: str) -> list[str]:
         """The lines of an indexed file as the index holds it now (do not modify)."""
         return self._search.lines(path)
 
-    def file_text(self, path: str) -> str | None:
+    def parse(self, path: str) -> ParsedFile | None:
+        """An indexed file's parse (definitions, imports, calls, node rows; do not modify)."""
+        return self.tables.parsed.get(path)
+
+    def parses(self) -> Mapping[str, ParsedFile]:
+        """Every indexed file's parse by path, read only; a saved index's are made as read."""
+        return MappingProxyType(self.tables.parsed)
+
+    def resolved_calls(self, path: str) -> Sequence[tuple[int, str, int]]:
+        """The calls of ``path`` that resolve to repository definitions: (local source node,
+        target path, target local node)."""
+        return self.tables.calls.get(path, ())
+
+    def callers(self, path: str) -> Mapping[str, np.ndarray]:
+        """The calls into ``path``: per calling file, its (source node, target node) pairs,
+        local to the caller and to ``path``, as an (n, 2) array."""
+        return self.tables.calls_into.get(path, {})
+
+    def fragments_holding(self, nodes: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The fragments whose windows hold any of the given graph nodes, local to each file
+        (sorted, once each); a file the graph does not hold has none."""
+        offsets = self.tables.graph.stmt_offset
+        held = [local + offsets[p] for p, local in nodes.items() if p in offsets]
+        ids = np.unique(np.concatenate([np.empty(0, np.int64), *held]))
+        _, frags, _ = self.tables.node_frags.gather(ids)
+        return np.unique(frags)
+
+    def fragments_at_line(self, path: str, line: int) -> np.ndarray:
+        """The fragments whose windows in ``path`` cover 0-based ``line`` (none for a file the
+        index does not hold)."""
         entry = self.tables.files.get(path)
-        return entry.text if entry is not None else None
+        if entry is None:
+            return np.empty(0, np.int64)
+        return np.unique(entry.win_frag[(entry.win_start <= line) & (line < entry.win_end)])
+
+    def fragment_text(self, fid: int) -> str:
+        return self.tables.frag_text[fid]
+
+    def fragment_locations(self, fid: int) -> list[Location]:
+        """Where fragment ``fid``'s text stands (empty for a freed id)."""
+        return self.tables.frag_locs[fid]
+
+    def strengths(
+        self,
+        path: str,
+        nodes: np.ndarray,
+        weights: np.ndarray,
+        targets: Sequence[tuple[str, int]],
+        *,
+        epsilon: float,
+        node_cap: int,
+    ) -> np.ndarray:
+        """Eq. 8 relation strength from ``path``'s weighted local ``nodes`` (a query window's)
+        to each target definition (file, local node), over the code graph; zeros where the
+        graph does not hold ``path``."""
+        graph = self.tables.graph
+        if path not in graph.stmt_offset:
+            return np.zeros(len(targets))
+        sources = nodes + graph.stmt_offset[path]
+        ids = np.array([graph.stmt_offset[file] + node for file, node in targets], np.int64)
+        return node_strengths(
+            graph,
+            sources,
+            weights,
+            ids,
+            epsilon=epsilon,
+            hub=self.config.hub_degree,
+            node_cap=node_cap,
+        )
