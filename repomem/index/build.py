@@ -130,13 +130,7 @@ def build_tables(
     by_lang = Counter(f.language for f in scan.files)
     code = [f for f in scan.files if supported(f.language)]
     del scan  # the texts of what is not indexed go now, the others once spooled
-    reused_parses = {
-        f.path: previous.parsed[f.path]
-        for f in code
-        if previous is not None
-        and f.path in previous.parsed
-        and previous.parsed[f.path].digest == f.digest
-    }
+    reused_parses = _unchanged_parses(code, previous)
     texts = Texts.spooled(spool, "texts")
     idx.frag_text = Texts.spooled(spool, "frag_text")
     idx.by_text = TextIds(idx.frag_text)
@@ -192,6 +186,19 @@ def build_tables(
         },
     )
     return idx, summary
+
+
+def _unchanged_parses(
+    files: list[SourceFile], previous: IndexTables | None
+) -> dict[str, ParsedFile]:
+    """The previous index's parses of the files whose content is unchanged."""
+    return {
+        f.path: previous.parsed[f.path]
+        for f in files
+        if previous is not None
+        and f.path in previous.parsed
+        and previous.parsed[f.path].digest == f.digest
+    }
 
 
 def add_file_fragments(

@@ -208,8 +208,38 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
     """Write an index's tables into ``out``, a folder from ``writing``."""
     paths = sorted(index.files)
     entries = [index.files[p] for p in paths]
-    n_frags = len(index.frag_text)
     gen = _Generation(out)
+    _put_texts(gen, index, entries)
+    _put_file_rows(gen, index, paths, entries)
+    _put_fragments(gen, index, len(paths))
+    _put_calls(gen, index, paths)
+    rows = _put_relations(gen, index)
+    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
+    gen.put("radius", index.canonical_radius())
+    _save_graph(index, gen)
+    for key, value in index.bm25.state().items():
+        gen.put(f"bm25__{key}", value)
+    _put_resolution(gen, index, paths)
+    _fsync_dir(gen.dir)
+    manifest = {
+        "format": FORMAT_VERSION,
+        "repomem": __version__,
+        "config": asdict(index.config),
+        "files": [[p, e.language, e.digest] for p, e in zip(paths, entries, strict=True)],
+        "arrays": sorted(gen.names),
+        "relation_rows": rows,
+        "skipped": index.skipped,
+        "settings": index.settings,
+        "summary": summary or {},
+    }
+    with open(out / "manifest.json", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(manifest, separators=(",", ":")))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _put_texts(gen: _Generation, index: IndexTables, entries: list[FileEntry]) -> None:
+    """The files' and the fragments' texts."""
     # a build spools its texts into the generation it is saved as: they are there already
     texts = {e.content[0] if isinstance(e.content, tuple) else None for e in entries}
     if not (
@@ -220,6 +250,12 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
         gen.texts("texts", (_file_bytes(e) for e in entries))
     if not gen.written("frag_text", index.frag_text):
         gen.texts("frag_text", index.frag_text.encoded())
+
+
+def _put_file_rows(
+    gen: _Generation, index: IndexTables, paths: list[str], entries: list[FileEntry]
+) -> None:
+    """Per file, its windows and their Eq. 8 weights, and its parse's node rows."""
     for name, dtype in (
         ("win_start", np.int32),
         ("win_end", np.int32),
@@ -231,7 +267,12 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
         gen.concat(name, (getattr(e, name) for e in entries), dtype)
     for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
         gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
-    win_file = np.repeat(np.arange(len(paths), dtype=np.int32), np.diff(gen.load("win_start_off")))
+
+
+def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
+    """The fragments' locations (from the windows written), liveness and keys."""
+    n_frags = len(index.frag_text)
+    win_file = np.repeat(np.arange(n_files, dtype=np.int32), np.diff(gen.load("win_start_off")))
     indptr, (loc_file, loc_start, loc_end) = window_locations(
         win_file, gen.load("win_start"), gen.load("win_end"), gen.load("win_frag"), n_frags
     )
@@ -250,14 +291,20 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
     gen.put("frag_key", frag_key)
     live_ids = np.flatnonzero(live)
     gen.put("frag_by_key", live_ids[np.argsort(frag_key[live_ids], kind="stable")])
-    del live, live_ids, frag_key
+
+
+def _put_calls(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
+    """The resolved calls, rows of (file, source node, target file, target node)."""
     file_no = {p: i for i, p in enumerate(paths)}
     calls = [(file_no[p], s, file_no[t], n) for p in paths for s, t, n in index.calls.get(p, ())]
     calls_arr = np.array(calls, np.int64).reshape(-1, 4)
     del calls
     gen.put("calls", calls_arr)
     gen.put("calls_off", np.searchsorted(calls_arr[:, 0], np.arange(len(paths) + 1)))
-    del calls_arr
+
+
+def _put_relations(gen: _Generation, index: IndexTables) -> int:
+    """The relation rows, with spare rows, and the relations by target; returns the rows."""
     # spare relation rows, so that the first new fragments do not copy the table
     rows, cap = index.rel_idx.shape
     spare = max(1024, rows // 8)
@@ -274,12 +321,11 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
     with gen.writer("inv_src", np.int64) as w:
         w.write(inv_src)
         w.write(np.full(inv_src.size // 8, -1, np.int64))
-    del inv_ptr, inv_src
-    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
-    gen.put("radius", index.canonical_radius())
-    _save_graph(index, gen)
-    for key, value in index.bm25.state().items():
-        gen.put(f"bm25__{key}", value)
+    return rows
+
+
+def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
+    """What call resolution depended on, and the parses' symbols and call sites."""
     resolver = index.resolver
     # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
     deps = resolver.dependency_arrays(paths)
@@ -299,22 +345,6 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
             for p in paths
         ),
     )
-    _fsync_dir(gen.dir)
-    manifest = {
-        "format": FORMAT_VERSION,
-        "repomem": __version__,
-        "config": asdict(index.config),
-        "files": [[p, e.language, e.digest] for p, e in zip(paths, entries, strict=True)],
-        "arrays": sorted(gen.names),
-        "relation_rows": rows,
-        "skipped": index.skipped,
-        "settings": index.settings,
-        "summary": summary or {},
-    }
-    with open(out / "manifest.json", "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(manifest, separators=(",", ":")))
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 # rows written at a time where a table is copied into a generation

@@ -4,6 +4,7 @@ set of files would index it, recomputing only the relations the change can reach
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from repomem.index.graph import RowChange, multiset_hash
 from repomem.index.languages import code_language
 from repomem.index.parsing import ParsedFile, TreeCache, parse_source, supported
 from repomem.index.relations import node_ball
-from repomem.index.resolve import moved_definitions
+from repomem.index.resolve import Resolver, moved_definitions
 from repomem.index.tables import IndexTables
 
 
@@ -33,45 +34,24 @@ def update_file(t: IndexTables, trees: TreeCache, path: str, text: str | None) -
     ``u`` can be affected only if the change lies within the radius its capped search
     settled, ``relations._search``).
     """
-    language = code_language(path, text) if text is not None else None
-    new_pf = None
-    if text is not None and language is not None and supported(language):
-        digest = _digest(text)
-        old = t.parsed.get(path)
-        if old is not None and old.digest == digest:
-            return False
-        previous = (t.files[path].text, old) if old is not None else None
-        new_pf = parse_source(path, language, text, digest, trees=trees, previous=previous)
-    else:
-        trees.forget(path)
-        if path not in t.parsed:
-            return False
-
+    changed, new_pf = _parse_change(t, trees, path, text)
+    if not changed:
+        return False
     graph, resolver = t.graph, t.resolver
     node_frags = t.node_frags
-    old_pf = t.parsed.get(path)
-    touched = {path} | resolver.dependents(path, (old_pf, new_pf))
-    moved = moved_definitions(old_pf, new_pf)
-    incoming = t.calls_into.get(path, {})
-    old_calls = {p: set(t.calls.get(p, ())) for p in touched}
-    if new_pf is None:
-        t.parsed.pop(path, None)
-    else:
-        t.parsed[path] = new_pf
-    resolver.update(path, new_pf)
-    new_calls = {p: set(resolver.calls_of(p)) for p in touched if p in t.parsed}
+    calls = _resolve_again(t, resolver, path, new_pf)
     old_nodes = graph.file_nodes(path)
     held_before = node_frags.gather(old_nodes)
     old_frag_sig = multiset_hash(*held_before)
     change = graph.replace_file(
         path,
         new_pf,
-        old_calls,
-        new_calls,
+        calls.old,
+        calls.new,
         t.calls,
         t.parsed,
-        incoming=incoming,
-        moved=moved,
+        incoming=calls.incoming,
+        moved=calls.moved,
     )
     _grow_node_arrays(t)
 
@@ -85,31 +65,91 @@ def update_file(t: IndexTables, trees: TreeCache, path: str, text: str | None) -
     # what the old graph reached; the file's old nodes held the fragments they held then
     affected0 = _fragments_near(t, plan.seeds_before, (old_nodes, *held_before[:2]))
     graph.apply(change)
-    for p in touched:
-        t.set_calls(p, sorted(new_calls[p]) if p in t.parsed else None)
-    # the calls of files not resolved again follow the definitions that moved
+    _set_new_calls(t, path, calls)
+    t.radius[new_nodes] = plan.carried_radius(t.radius)
+    affected1 = _fragments_near(t, plan.seeds_after)
+    rows = np.union1d(np.union1d(affected0, affected1), node_frags.gather(plan.hubs)[1])
+    _recompute_relations_near(t, path, rows, old_frags, freed)
+    return True
+
+
+def _parse_change(
+    t: IndexTables, trees: TreeCache, path: str, text: str | None
+) -> tuple[bool, ParsedFile | None]:
+    """Whether ``text`` changes what the index holds of ``path``, and the file's new parse
+    (None: the file is gone, or no longer code the index reads)."""
+    language = code_language(path, text) if text is not None else None
+    if text is not None and language is not None and supported(language):
+        digest = _digest(text)
+        old = t.parsed.get(path)
+        if old is not None and old.digest == digest:
+            return False, None
+        previous = (t.files[path].text, old) if old is not None else None
+        return True, parse_source(path, language, text, digest, trees=trees, previous=previous)
+    trees.forget(path)
+    return path in t.parsed, None
+
+
+@dataclass
+class _CallChange:
+    """What one file's change does to the resolved calls."""
+
+    touched: set[str]  # the files resolved again: the file, and those whose calls it can change
+    moved: dict[int, int]  # the file's definitions whose node moved: old node -> new
+    incoming: dict[str, np.ndarray]  # the calls into the file, by calling file (``calls_into``)
+    old: dict[str, set[tuple[int, str, int]]]  # the touched files' calls before
+    new: dict[str, set[tuple[int, str, int]]]  # and after (none for a file that is gone)
+
+
+def _resolve_again(
+    t: IndexTables, resolver: Resolver, path: str, new_pf: ParsedFile | None
+) -> _CallChange:
+    """Put the new parse in, and resolve again the calls of the files it can change."""
+    old_pf = t.parsed.get(path)
+    touched = {path} | resolver.dependents(path, (old_pf, new_pf))
+    moved = moved_definitions(old_pf, new_pf)
+    incoming = t.calls_into.get(path, {})
+    old_calls = {p: set(t.calls.get(p, ())) for p in touched}
+    if new_pf is None:
+        t.parsed.pop(path, None)
+    else:
+        t.parsed[path] = new_pf
+    resolver.update(path, new_pf)
+    new_calls = {p: set(resolver.calls_of(p)) for p in touched if p in t.parsed}
+    return _CallChange(touched, moved, incoming, old_calls, new_calls)
+
+
+def _set_new_calls(t: IndexTables, path: str, calls: _CallChange) -> None:
+    """Record the touched files' new calls; the calls of files not resolved again follow
+    the definitions that moved."""
+    for p in calls.touched:
+        t.set_calls(p, sorted(calls.new[p]) if p in t.parsed else None)
+    moved = calls.moved
     moved_nodes = np.fromiter(moved, np.int64, len(moved))
     follow = [
         p
-        for p, pairs in incoming.items()
-        if moved and p not in touched and np.isin(pairs[:, 1], moved_nodes).any()
+        for p, pairs in calls.incoming.items()
+        if moved and p not in calls.touched and np.isin(pairs[:, 1], moved_nodes).any()
     ]
     for p in follow:
         t.set_calls(
             p, sorted((s, f, moved.get(n, n) if f == path else n) for s, f, n in t.calls[p])
         )
-    t.radius[new_nodes] = plan.carried_radius(t.radius)
-    affected1 = _fragments_near(t, plan.seeds_after)
+
+
+def _recompute_relations_near(
+    t: IndexTables, path: str, rows: np.ndarray, old_frags: np.ndarray, freed: list[int]
+) -> None:
+    """Clear the relations of the fragments that are gone, and recompute those of ``rows``
+    (the fragments the change can reach) still live and of the file's new fragments."""
     grow_relations(t)
     if freed:
         gone = np.array(freed, np.int64)
         write_relations(t, gone, np.full(t.rel_idx[gone].shape, -1), 0.0)
         t.truncated.difference_update(freed)
     new_frags = np.setdiff1d(_file_frags(t, path), old_frags)
-    rows = np.union1d(np.union1d(affected0, affected1), node_frags.gather(plan.hubs)[1])
     rows = np.union1d(rows[t.live[rows]], new_frags)
     recompute_relations(t, rows)
-    return True
 
 
 def _replace_file_fragments(
