@@ -151,21 +151,21 @@ def build_tables(
     del state
     t_parse = time.perf_counter()
     idx.settings = langs.read_settings(root, idx.parsed)
-    idx._resolver = Resolver(
+    resolver = Resolver(
         idx.parsed,
         imports=config.import_weight > 0,
         settings=idx.settings,
     )
-    idx.calls = {p: idx._resolver.calls_of(p) for p in idx.parsed}
-    idx._graph = build_graph(idx.parsed, idx.calls, config.import_weight)
-    idx._frag_nodes = idx.assemble_frag_nodes()
-    idx.radius = np.full(idx._graph.n_nodes, np.inf)
+    idx.calls = {p: resolver.calls_of(p) for p in idx.parsed}
+    graph = build_graph(idx.parsed, idx.calls, config.import_weight)
+    idx.adopt(resolver, graph)
+    _ = idx.frag_nodes  # assembled now, with the graph
+    idx.radius = np.full(graph.n_nodes, np.inf)
     t_graph = time.perf_counter()
     live = idx.live_ids()
     grow_relations(idx)
     recompute_relations(idx, live, progress)
-    # only the relations read them: an update derives them again, as after a load
-    idx._frag_nodes = idx._node_frags = None
+    idx.drop_node_rows()
     t_rel = time.perf_counter()
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),
@@ -173,8 +173,8 @@ def build_tables(
         reparsed=len(idx.files) - len(reused_parses),
         reused=len(reused_parses),
         fragments=int(live.size),
-        nodes=dict(idx._graph.node_counts),
-        edges=dict(idx._graph.edge_counts),
+        nodes=dict(graph.node_counts),
+        edges=dict(graph.edge_counts),
         relations=int((idx.rel_idx >= 0).sum()),
         truncated_fragments=len(idx.truncated),
         seconds={
@@ -334,7 +334,7 @@ def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | N
             done += part.size
             if progress:
                 progress("relations", done, rows.size)
-    t._relations_csr = None
+    t.relations_changed()
 
 
 def write_relations(t: IndexTables, rows: np.ndarray, idx: np.ndarray, val: np.ndarray) -> None:

@@ -111,6 +111,20 @@ class IndexTables:
             self.relation_idx = np.full((0, cap), -1, np.int64)
             self.relation_val = np.zeros((0, cap), np.float64)
 
+    def adopt(self, resolver: Resolver, graph: CodeGraph) -> None:
+        """Keep the resolver and graph a build made as it went (deriving them again would
+        resolve every file twice)."""
+        self._resolver, self._graph = resolver, graph
+
+    def drop_node_rows(self) -> None:
+        """Forget the fragments' node rows: only a build's relations read them, and an
+        update derives them again, as after a load."""
+        self._frag_nodes = self._node_frags = None
+
+    def relations_changed(self) -> None:
+        """Relation rows were rewritten: ``relations`` is made again when next read."""
+        self._relations_csr = None
+
     def frag_entries(self, paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(fragment, node, weight) of the windows of ``paths``."""
         graph = self.graph
