@@ -85,10 +85,7 @@ def _best_caller(
     node = _definition_node(index, hit)
     if node is None:
         return None
-    callers = index.callers(hit.card.path)
-    # the windows holding a statement of another file that calls the definition
-    calling = {p: pairs[pairs[:, 1] == node, 0] for p, pairs in callers.items() if p != path}
-    frags = index.fragments_holding(calling)
+    frags = index.calling_fragments(hit.card.path, node, outside=path)
     frags = frags[frags < s_ind.size]
     frags = frags[visible[frags] & ~np.isin(frags, np.fromiter(taken, np.int64, len(taken)))]
     if frags.size == 0:

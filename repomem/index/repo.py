@@ -216,13 +216,19 @@ class RepoIndex:
         local to the caller and to ``path``, as an (n, 2) array."""
         return self.tables.calls_into.get(path, {})
 
-    def fragments_holding(self, nodes: Mapping[str, np.ndarray]) -> np.ndarray:
-        """The fragments whose windows hold any of the given graph nodes, local to each file
-        (sorted, once each); a file the graph does not hold has none."""
+    def calling_fragments(self, path: str, node: int, *, outside: str) -> np.ndarray:
+        """The fragments whose windows hold a statement of a file other than ``outside`` that
+        calls ``path``'s definition at local ``node`` (sorted, once each)."""
+        callers = self.callers(path)
         offsets = self.tables.graph.stmt_offset
-        held = [local + offsets[p] for p, local in nodes.items() if p in offsets]
-        ids = np.unique(np.concatenate([np.empty(0, np.int64), *held]))
-        _, frags, _ = self.tables.node_frags.gather(ids)
+        files = [p for p in callers if p != outside and p in offsets]
+        if not files:
+            return np.empty(0, np.int64)
+        pairs = np.concatenate([callers[p] for p in files])
+        shift = np.repeat([offsets[p] for p in files], [len(callers[p]) for p in files])
+        calling = pairs[:, 1] == node
+        # the windows holding a calling statement (global node ids: file offset + local node)
+        _, frags, _ = self.tables.node_frags.gather(np.unique(pairs[calling, 0] + shift[calling]))
         return np.unique(frags)
 
     def fragments_at_line(self, path: str, line: int) -> np.ndarray:
