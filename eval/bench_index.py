@@ -102,16 +102,16 @@ def main() -> int:
         idx = RepoIndex.load(args.root, config)
         results["load_s"] = time.perf_counter() - t
 
-        paths = sorted(idx.files)
+        paths = sorted(path for path, _, _ in idx.indexed_files())
         positions = []
         while len(positions) < args.queries:
             path = rng.choice(paths)
-            n = len(split_lines(idx.files[path].text))
+            n = len(split_lines(idx.file_text(path) or ""))
             if n > 25:
                 positions.append((path, rng.randrange(20, n)))
 
         def query_of(path: str, line: int) -> tuple[str, Exclusion]:
-            lines = split_lines(idx.files[path].text)
+            lines = split_lines(idx.file_text(path) or "")
             window = idx.config.window
             return "\n".join(lines[line - window : line]), Exclusion.around(path, line, window)
 
@@ -127,7 +127,7 @@ def main() -> int:
         latencies["definitions"], latencies["usages"] = [], []
         found = []
         for path, line in positions:
-            left = "\n".join(split_lines(idx.files[path].text)[:line]) + "\n"
+            left = "\n".join(split_lines(idx.file_text(path) or "")[:line]) + "\n"
             t = time.perf_counter()
             hits = find_definitions(idx, path, left, window=idx.config.window)
             latencies["definitions"].append((time.perf_counter() - t) * 1000)
@@ -142,7 +142,7 @@ def main() -> int:
 
         update_ms = []
         for path in rng.sample(paths, min(args.updates, len(paths))):
-            text = idx.files[path].text
+            text = idx.file_text(path) or ""
             edited = text + "\n\ndef _bench_added(value):\n    return value\n"
             t = time.perf_counter()
             idx.update_file(path, edited)
@@ -154,9 +154,9 @@ def main() -> int:
 
         from rank_bm25 import BM25Okapi
 
-        live = idx.live_ids()
+        live = np.flatnonzero(idx.visible(None))
         t = time.perf_counter()
-        ref = BM25Okapi([tokenize(idx.frag_text[i]) for i in live])
+        ref = BM25Okapi([tokenize(idx.fragment_text(i)) for i in live])
         ref_build = time.perf_counter() - t
         ref_ms = []
         for path, line in positions[: args.rank_bm25_queries]:

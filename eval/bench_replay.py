@@ -211,8 +211,8 @@ class Replay:
         )
         paths = [p for p in files.splitlines() if is_code(p)]
         df: Counter[str] = Counter()
-        for entry in index.files.values():
-            df.update(identifiers(entry.text))
+        for path, _, _ in index.indexed_files():
+            df.update(identifiers(index.file_text(path) or ""))
         buffers: dict[str, str] = {}
         recent = RecentContext(
             lambda p: buffers.get(p) or index.file_text(p),

@@ -106,8 +106,8 @@ def child_build(root: Path, work: Path, ignore: list[str]) -> dict:
         "index_s": time.perf_counter() - t,
         "index_peak_rss_mb": peak_mb(),
         "index_workers_peak_rss_mb": peak_mb(resource.RUSAGE_CHILDREN),
-        "files": len(idx.files),
-        "lines": sum(idx.files[p].text.count("\n") for p in idx.files),
+        "files": idx.file_count,
+        "lines": sum((idx.file_text(p) or "").count("\n") for p, _, _ in idx.indexed_files()),
         "fragments": summary.fragments,
         "index_mb": summary.index_bytes / 1e6,
     }
@@ -125,7 +125,7 @@ def child_query(
         "load_s": time.perf_counter() - t,
         "rss_after_load_mb": rss_mb(),
     }
-    paths = sorted(idx.files)
+    paths = sorted(p for p, _, _ in idx.indexed_files())
     window = idx.config.window
     positions: list[tuple[str, int]] = []
     while len(positions) < 2 * queries:
@@ -156,13 +156,13 @@ def child_query(
         latencies = retrieval_ms(at, alpha)
         out[key] = {"p50": pct(latencies, 50), "p95": pct(latencies, 95)}
         out.setdefault("rss_after_retrievals_mb", rss_mb())  # after the first ones
-    editable = [p for p in paths if idx.files[p].language in ADDED]
+    language = {p: lang for p, lang, _ in idx.indexed_files()}
+    editable = [p for p in paths if language[p] in ADDED]
     update_ms = []
     for path in rng.sample(editable, min(updates, len(editable))):
-        entry = idx.files[path]
-        text = entry.text
+        text = idx.file_text(path) or ""
         t = time.perf_counter()
-        idx.update_file(path, text + "\n" + ADDED[entry.language] + "\n")
+        idx.update_file(path, text + "\n" + ADDED[language[path]] + "\n")
         update_ms.append((time.perf_counter() - t) * 1000)
         idx.update_file(path, text)
     # the first update also builds the graph and the call tables a load leaves for later
@@ -176,12 +176,12 @@ def edit_plan(idx: RepoIndex, rng: random.Random, files: int) -> list[tuple[str,
     """``files`` C files (spread over the tree's folders), each with a line before one of its
     top-level definitions where functions are typed in, and names the file defines (what the
     typed code calls)."""
-    paths = sorted(p for p in idx.files if idx.files[p].language == "c")
+    paths = sorted(p for p, language, _ in idx.indexed_files() if language == "c")
     chosen: list[tuple[str, int, list[str]]] = []
     for path in rng.sample(paths, len(paths)):
         lines = idx.file_lines(path)
         tops = [i for i in range(1, len(lines)) if lines[i][:1].isalpha() and not lines[i - 1]]
-        names = sorted({d.name for d in idx.parsed[path].definitions if d.name.isidentifier()})
+        names = sorted({d.name for d in idx.parses()[path].definitions if d.name.isidentifier()})
         if tops and names:
             chosen.append((path, rng.choice(tops), names))
         if len(chosen) == files:
@@ -208,7 +208,7 @@ def child_session(
     idx = RepoIndex.load(root, config_for(work, ignore))
     out["load_s"] = time.perf_counter() - t
     out["rss_after_load_mb"] = rss_mb()
-    paths = sorted(idx.files)
+    paths = sorted(p for p, _, _ in idx.indexed_files())
     window = completion.query_lines
 
     def retrieval(path: str, line: int) -> float:

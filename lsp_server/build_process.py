@@ -47,7 +47,7 @@ class IndexReport:
         """What the editor hears of a build done."""
         return cls(
             root=str(root),
-            files=len(index.files),
+            files=index.file_count,
             fragments=summary["fragments"],
             reparsed=summary["reparsed"],
             reused=summary["reused"],

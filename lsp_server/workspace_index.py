@@ -24,8 +24,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
 from lsp_server import indexed_files
 from lsp_server.build_process import BuildProcess, Built, IndexReport
 from lsp_server.update_schedule import UpdateSchedule
@@ -415,10 +413,10 @@ class WorkspaceIndex(Retriever):
             texts = {path: self._buffers.get(path) for path in batch}
         index = self._index
         assert index is not None and self.root is not None
-        if any(path not in index.files for path in batch) and self._candidates is None:
+        if any(path not in index for path in batch) and self._candidates is None:
             self._candidates = indexed_files.candidates(self.root, self._config)
         for path in batch:
-            if path not in index.files and path not in (self._candidates or ()):
+            if path not in index and path not in (self._candidates or ()):
                 continue  # ignored by git or the settings, or not on disk yet
             if not indexed_files.is_code(path):
                 continue  # docs and other files the code index does not hold
@@ -479,5 +477,5 @@ class WorkspaceIndex(Retriever):
         logger.info("saved the index of %s in %.2f s", self.root, time.perf_counter() - started)
 
     def _count(self, index: RepoIndex) -> None:
-        self.files = len(index.files)
-        self.fragments = int(np.count_nonzero(index.live))
+        self.files = index.file_count
+        self.fragments = index.fragment_count

@@ -117,12 +117,12 @@ def _repo_files(rng: random.Random, n_files: int) -> dict[str, str]:
 
 
 def _full_retrieve(idx: RepoIndex, query: str, alpha: float, k: int, ex=None) -> list:
-    n = len(idx.frag_text)
+    n = len(idx.tables.frag_text)
     s_ind = np.zeros(n)
-    scores = idx.bm25.scores(tokenize(query))
+    scores = idx.tables.bm25.scores(tokenize(query))
     s_ind[: min(n, scores.size)] = scores[:n]
     vis = idx.visible(ex)
-    s_env, s_rel = relation_aware_scores(idx.relations, s_ind, vis, alpha)
+    s_env, s_rel = relation_aware_scores(idx.tables.relations, s_ind, vis, alpha)
     return [(int(f), s_ind[f], s_env[f], s_rel[f]) for f in top_k(s_rel, vis, k)]
 
 
@@ -147,8 +147,8 @@ def test_retrieve_equals_full_scoring_after_updates(tmp_path: Path, seed: int) -
         files[path] = files[path] + f"\ndef extra_{step}(v):\n    return fn_{step}(v) + fn_1(v)\n"
         idx.update_file(path, files[path])
         # the relations by target, kept in step, hold what a rebuild from the rows holds
-        ptr, sources = inverse_relations(idx.rel_idx, len(idx.frag_text))
-        pool = idx.inverse_relations
-        for g in range(len(idx.frag_text)):
+        ptr, sources = inverse_relations(idx.tables.rel_idx, len(idx.tables.frag_text))
+        pool = idx.tables.inverse_relations
+        for g in range(len(idx.tables.frag_text)):
             kept = pool.cols[pool.start[g] : pool.end[g]]
             assert sorted(kept.tolist()) == sources[ptr[g] : ptr[g + 1]].tolist()

@@ -311,7 +311,7 @@ def test_a_large_class_lists_the_methods_the_repository_calls_most(tmp_path: Pat
     # the constructor, the two called methods, then source order; listed in source order
     assert shown == ["__init__", *(f"m{i}" for i in range(7)), "m12", "m13"]
     assert card.text.endswith("# ... 5 more methods")
-    pf = index.parsed["pkg/big.py"]
+    pf = index.tables.parsed["pkg/big.py"]
     starts = {d.name: int(pf.node_start[d.node]) for d in pf.definitions}
     assert card.methods == tuple(starts[f"Big.{name}"] for name in shown)
     # another file's edit changes what the repository calls, and the card follows
@@ -382,7 +382,7 @@ def test_other_languages_resolve_unique_names(tmp_path: Path) -> None:
 
 def test_query_time_strengths_equal_brute_force_eq8(app_index) -> None:
     """sum_k w_k * max-product path, with no hub in the way and nothing below epsilon."""
-    graph = app_index.graph
+    graph = app_index.tables.graph
     g = graph.to_networkx()
     cost = nx.Graph()
     cost.add_weighted_edges_from((u, v, -math.log(d["weight"])) for u, v, d in g.edges(data=True))

@@ -30,7 +30,7 @@ def test_imports_without_a_statement_node_still_give_cards(tmp_path: Path) -> No
         },
     )
     index, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
-    pf = index.parsed["pkg/broken.py"]
+    pf = index.tables.parsed["pkg/broken.py"]
     assert pf.n_nodes == 0 and pf.import_nodes and set(pf.import_nodes) == {-1}
     hits = find_definitions(index, "pkg/broken.py", UNFINISHED)
     assert [(h.card.path, h.card.name) for h in hits] == [("pkg/util.py", "helper")]

@@ -147,7 +147,7 @@ def test_entities_link_to_their_definitions(widget: tuple[RepoIndex, DocMemory])
     links = memory.links.tocoo()
     assert links.nnz > 0
     for seg, fid in zip(links.row, links.col, strict=True):
-        loc = index.frag_locs[fid][0]
+        loc = index.tables.frag_locs[fid][0]
         named = memory.graph.segment_entities[seg]
         assert any(
             p == loc.path and loc.start <= line < loc.end
@@ -166,7 +166,7 @@ def test_ambiguous_names_are_dropped_not_guessed(tmp_path: Path) -> None:
     }
     index, _ = RepoIndex.build(make_repo(tmp_path / "r", files), save=False)
     code = CodeSymbols()
-    code.update(index.parsed, {p: e.text for p, e in index.files.items()})
+    code.update(index.tables.parsed, {p: e.text for p, e in index.tables.files.items()})
     assert code.lookup(Mention("run", "symbol")) == []  # four definitions: ambiguous
     assert code.lookup(Mention("one.run", "symbol")) == [("a/one.py", 0)]
     assert code.lookup(Mention("a.one.run", "symbol")) == [("a/one.py", 0)]

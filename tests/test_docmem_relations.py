@@ -98,8 +98,10 @@ def test_joint_space_with_alpha_zero_is_bm25_over_docs_and_code(
     space = memory.space("chunk", EXTRACTIVE)
     query = "restart the server when files change with reload"
     s_ind, s_env, s_rel, visible = space.scores(query, alpha=0.0)
-    live = index.live_ids().tolist()
-    corpus = [terms(e.text) for e in space.entries] + [terms(index.frag_text[f]) for f in live]
+    live = index.tables.live_ids().tolist()
+    corpus = [terms(e.text) for e in space.entries] + [
+        terms(index.tables.frag_text[f]) for f in live
+    ]
     reference = BM25Okapi(corpus).get_scores(terms(query))
     ids = list(range(space.n_doc)) + [space.n_doc + f for f in live]
     np.testing.assert_allclose(s_ind[ids], reference, rtol=1e-9, atol=1e-12)
@@ -115,8 +117,10 @@ def test_environment_score_is_eq9_over_the_joint_matrix(
     s_ind, s_env, s_rel, visible = space.scores("timeout retries serve port", alpha=0.5)
     matrix = space.sync().toarray()
     n_doc = space.n_doc
-    n_code = len(index.frag_text)
-    np.testing.assert_allclose(matrix[n_doc:, n_doc:], index.relations.toarray()[:n_code, :n_code])
+    n_code = len(index.tables.frag_text)
+    np.testing.assert_allclose(
+        matrix[n_doc:, n_doc:], index.tables.relations.toarray()[:n_code, :n_code]
+    )
     for i in range(matrix.shape[0]):
         w = matrix[i] * visible
         w[i] = 0.0
@@ -146,7 +150,7 @@ def test_code_fragments_rank_for_doc_questions(widget: tuple[RepoIndex, DocMemor
     space = memory.space("chunk", EXTRACTIVE)
     hits = space.search("Which flag restarts it when files change?", 10, alpha=0.5)
     code = [h for h in hits if h.fragment is not None]
-    server = [h for h in code if index.frag_locs[h.fragment][0].path == "widget/server.py"]
+    server = [h for h in code if index.tables.frag_locs[h.fragment][0].path == "widget/server.py"]
     assert server and server[0].s_env > 0.0  # the README segment that documents --reload
 
 
@@ -157,12 +161,13 @@ def test_space_follows_code_index_updates(tmp_path: Path) -> None:
     text = index.file_text("widget/logs.py") + "\n\ndef rotate_journal():\n    return 1\n"
     index.update_file("widget/logs.py", text)
     found = [h for h in space.search("rotate_journal", 5, alpha=0.5) if h.fragment is not None]
-    assert found and index.frag_locs[found[0].fragment][0].path == "widget/logs.py"
-    n_code = len(index.frag_text)
+    assert found and index.tables.frag_locs[found[0].fragment][0].path == "widget/logs.py"
+    n_code = len(index.tables.frag_text)
     matrix = space.sync()
     assert matrix.shape == (space.n_doc + n_code, space.n_doc + n_code)
     np.testing.assert_allclose(
-        matrix[space.n_doc :, space.n_doc :].toarray(), index.relations.toarray()[:n_code, :n_code]
+        matrix[space.n_doc :, space.n_doc :].toarray(),
+        index.tables.relations.toarray()[:n_code, :n_code],
     )
     index.update_file("widget/logs.py", None)  # the file is gone, and so are its links
     gone = space.search("basicConfig filename", 5, alpha=0.5)

@@ -136,7 +136,7 @@ C_FILES = {
 
 
 def _card(index: RepoIndex, path: str, name: str) -> Card:
-    pf = index.parsed[path]
+    pf = index.tables.parsed[path]
     node = next(d.node for d in pf.definitions if d.name == name)
     return Card(path, int(pf.node_start[node]), name, "function", name)
 

@@ -15,8 +15,8 @@ def test_report_accounts_for_every_relation(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", use_git=False)
     idx, _ = RepoIndex.build(root, save=False)
     out = report(idx, sample=10_000)
-    assert out["sampled"] == out["fragments"] == idx.live_ids().size
-    stored = int((idx.rel_idx[idx.live_ids()] >= 0).sum())
+    assert out["sampled"] == out["fragments"] == idx.tables.live_ids().size
+    stored = int((idx.tables.rel_idx[idx.tables.live_ids()] >= 0).sum())
     assert out["relations_per_fragment"] * out["fragments"] == pytest.approx(stored)
     for shares in (out["place_pairs"], out["place_mass"], out["path_pairs"], out["path_mass"]):
         assert sum(shares.values()) == pytest.approx(1.0)

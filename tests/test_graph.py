@@ -24,20 +24,20 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
 
 def node_at(idx: RepoIndex, path: str, line: int) -> int:
     """Global id of the statement owning a 1-based line."""
-    local = int(idx.parsed[path].line_owner[line - 1])
+    local = int(idx.tables.parsed[path].line_owner[line - 1])
     assert local >= 0, f"{path}:{line} has no statement"
-    return idx.graph.stmt_offset[path] + local
+    return idx.tables.graph.stmt_offset[path] + local
 
 
 def weight(idx: RepoIndex, u: int, v: int) -> float | None:
-    g = idx.graph
+    g = idx.tables.graph
     nbr, cost = g.neighbours(u)
     hits = np.flatnonzero(nbr == v)
     return float(math.exp(-cost[hits[0]])) if hits.size else None
 
 
 def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
-    g = index.graph
+    g = index.tables.graph
     helper_def = node_at(index, "pkg/util.py", 4)
     body = node_at(index, "pkg/util.py", 5)
     assert weight(index, body, helper_def) == pytest.approx(0.5)
@@ -60,8 +60,8 @@ def test_syntax_file_and_directory_edges(index: RepoIndex) -> None:
         if weight(index, sub_file, int(v)) == pytest.approx(0.3)
     ]
     assert weight(index, sub_dirs[0], pkg_dir) == pytest.approx(0.3)
-    assert g.edge_counts["file_root"] == len(index.parsed)
-    assert g.node_counts["file"] == len(index.parsed)
+    assert g.edge_counts["file_root"] == len(index.tables.parsed)
+    assert g.node_counts["file"] == len(index.tables.parsed)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +88,8 @@ def test_call_edges(
     u = node_at(index, *caller)
     path, where = callee
     if isinstance(where, str):  # one-line definitions: find the definition node by name
-        local = next(d.node for d in index.parsed[path].definitions if d.name == where)
-        v = index.graph.stmt_offset[path] + local
+        local = next(d.node for d in index.tables.parsed[path].definitions if d.name == where)
+        v = index.tables.graph.stmt_offset[path] + local
     else:
         v = node_at(index, path, where)
     assert weight(index, u, v) == pytest.approx(0.8), why
@@ -98,10 +98,12 @@ def test_call_edges(
 def test_unresolved_calls_are_dropped(index: RepoIndex) -> None:
     # print(...) and os.path.basename(...) resolve to nothing in the repository
     print_stmt = node_at(index, "pkg/core.py", 11)
-    g = index.graph
+    g = index.tables.graph
     kinds = [weight(index, print_stmt, int(v)) for v in g.neighbours(print_stmt)[0]]
     assert 0.8 not in [pytest.approx(k) for k in kinds]
-    assert index.graph.edge_counts["call"] == sum(len(c) for c in index.calls.values())
+    assert index.tables.graph.edge_counts["call"] == sum(
+        len(c) for c in index.tables.calls.values()
+    )
 
 
 def test_statement_nodes_cover_lines_without_overlap() -> None:
@@ -146,8 +148,8 @@ def test_identical_windows_are_merged(tmp_path: Path) -> None:
     block = "\n".join(f"value_{i} = compute({i})" for i in range(20)) + "\n"
     root = make_repo(tmp_path / "r", {"a/one.py": block, "b/two.py": block}, use_git=False)
     idx, _ = RepoIndex.build(root, save=False)
-    fid = idx.by_text[block.rstrip("\n")]
-    assert sorted(loc.path for loc in idx.frag_locs[fid]) == ["a/one.py", "b/two.py"]
+    fid = idx.tables.by_text[block.rstrip("\n")]
+    assert sorted(loc.path for loc in idx.tables.frag_locs[fid]) == ["a/one.py", "b/two.py"]
 
 
 def test_syntax_errors_still_parse() -> None:

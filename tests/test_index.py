@@ -21,6 +21,7 @@ from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index import store
 from repomem.index.bm25 import tokenize
+from repomem.index.build import recompute_relations
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.spool import is_file
@@ -32,17 +33,19 @@ CONFIG_IDS = ["uncapped", "default-caps", "uncapped-imports", "default-caps-impo
 
 
 def snapshot(idx: RepoIndex) -> tuple[dict, dict, dict]:
-    live = idx.live_ids().tolist()
+    live = idx.tables.live_ids().tolist()
     frags = {
-        idx.frag_text[i]: frozenset((loc.path, loc.start, loc.end) for loc in idx.frag_locs[i])
+        idx.tables.frag_text[i]: frozenset(
+            (loc.path, loc.start, loc.end) for loc in idx.tables.frag_locs[i]
+        )
         for i in live
     }
-    rel = idx.relations.tocoo()
+    rel = idx.tables.relations.tocoo()
     rels = {
-        (idx.frag_text[i], idx.frag_text[j]): v
+        (idx.tables.frag_text[i], idx.tables.frag_text[j]): v
         for i, j, v in zip(rel.row, rel.col, rel.data, strict=True)
     }
-    calls = {p: sorted(c) for p, c in idx.calls.items() if c}
+    calls = {p: sorted(c) for p, c in idx.tables.calls.items() if c}
     return frags, rels, calls
 
 
@@ -55,9 +58,9 @@ def assert_same(a: RepoIndex, b: RepoIndex, queries: list[str]) -> None:
     for key in ra:
         assert ra[key] == pytest.approx(rb[key], rel=1e-9)
     for q in queries:
-        sa, sb = a.bm25.scores(tokenize(q)), b.bm25.scores(tokenize(q))
-        by_text_a = {a.frag_text[i]: sa[i] for i in a.live_ids()}
-        by_text_b = {b.frag_text[i]: sb[i] for i in b.live_ids()}
+        sa, sb = a.tables.bm25.scores(tokenize(q)), b.tables.bm25.scores(tokenize(q))
+        by_text_a = {a.tables.frag_text[i]: sa[i] for i in a.tables.live_ids()}
+        by_text_b = {b.tables.frag_text[i]: sb[i] for i in b.tables.live_ids()}
         assert by_text_a == pytest.approx(by_text_b, rel=1e-9)
         ha = [(h.locations, round(h.s_rel, 9)) for h in a.retrieve(q, k=10)]
         hb = [(h.locations, round(h.s_rel, 9)) for h in b.retrieve(q, k=10)]
@@ -130,9 +133,9 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert summary.index_bytes > 0
     loaded = RepoIndex.load(root)
     assert_same(idx, loaded, QUERIES)
-    assert loaded.parsed["broken.py"].has_error  # an edit of it must parse it whole
-    assert {p: parsed_fields(pf) for p, pf in loaded.parsed.items()} == {
-        p: parsed_fields(pf) for p, pf in idx.parsed.items()
+    assert loaded.tables.parsed["broken.py"].has_error  # an edit of it must parse it whole
+    assert {p: parsed_fields(pf) for p, pf in loaded.tables.parsed.items()} == {
+        p: parsed_fields(pf) for p, pf in idx.tables.parsed.items()
     }
     # the loaded index keeps updating exactly
     apply_on_disk(root, EDITS)
@@ -143,7 +146,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert got[0] == want[0]  # fragments
     assert got[2] == want[2]  # resolved calls: the saved resolution dependencies were right
     # an updated index saves and loads as it is (its relation rows, not their spare room)
-    assert loaded.rel_idx.shape[0] == len(loaded.frag_text)
+    assert loaded.tables.rel_idx.shape[0] == len(loaded.tables.frag_text)
     loaded.save()
     assert_same(loaded, RepoIndex.load(root), QUERIES)
 
@@ -162,7 +165,7 @@ def test_a_load_maps_what_resolution_depended_on(tmp_path: Path) -> None:
     apply_on_disk(root, dict(first))
     for rel, text in first:
         loaded.update_file(rel, text)
-    assert 0 < len(resolver.consulted) < len(loaded.parsed)
+    assert 0 < len(resolver.consulted) < len(loaded.tables.parsed)
     loaded.save()
     again = RepoIndex.load(root)
     apply_on_disk(root, dict(second))
@@ -192,7 +195,7 @@ def _resolver_tables(idx: RepoIndex, keys: set[tuple[str, str]]) -> tuple:
     r = idx.resolver
     own = {
         p: (r.defs[p], r.classes[p], r.qualnames[p], r.bindings[p], list(r.stars.get(p, ())))
-        for p in idx.parsed
+        for p in idx.tables.parsed
     }
     return {k: list(r.by_name.get(k, ())) for k in keys}, own, dict(r.modules)
 
@@ -210,7 +213,7 @@ def _name_keys(*indexes: RepoIndex) -> set[tuple[str, str]]:
             d.name.rsplit(".", 1)[-1],
         )
         for idx in indexes
-        for pf in idx.parsed.values()
+        for pf in idx.tables.parsed.values()
         for d in pf.definitions
     }
 
@@ -235,7 +238,9 @@ def test_a_load_maps_the_resolvers_name_tables(
     loaded = RepoIndex.load(root)
     keys = _name_keys(built)
     assert loaded.resolver.saved is not None  # made, reading nothing of every file
-    by_family = {p for p, e in loaded.files.items() if e.language not in ("python", "c", "cpp")}
+    by_family = {
+        p for p, e in loaded.tables.files.items() if e.language not in ("python", "c", "cpp")
+    }
     assert set(decoded) == by_family
     assert _resolver_tables(loaded, keys) == _resolver_tables(built, keys)
     edits = {**EDITS, **NAMED_C_EDITS}
@@ -269,14 +274,14 @@ def test_a_build_reads_its_bm25_and_locations_from_what_it_saved(tmp_path: Path)
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     idx, _ = RepoIndex.build(root)
     arrays = store.live_generation(root, idx.config) / "arrays"
-    state = idx.bm25.state()
+    state = idx.tables.bm25.state()
     for key in ("post_row", "vocab_bytes", "row_len"):
         assert is_file(state[key], arrays / f"bm25__{key}.npy"), key
     room = np.load(arrays / "bm25__row_terms.npy", mmap_mode="r")
     assert np.array_equal(room[: state["row_terms"].size], state["row_terms"])
     assert not room[state["row_terms"].size :].any()
     assert not is_file(np.array(state["post_row"]), arrays / "bm25__post_row.npy")
-    assert not idx.frag_locs._added
+    assert not idx.tables.frag_locs._added
     assert_same(idx, RepoIndex.load(root), QUERIES)
 
 
@@ -286,10 +291,12 @@ def test_a_loaded_index_adds_bm25_rows_into_the_saved_room(tmp_path: Path) -> No
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     RepoIndex.build(root)
     loaded = RepoIndex.load(root)
-    before = loaded.bm25._row_terms.size
+    before = loaded.tables.bm25._row_terms.size
     loaded.update_file("pkg/extra.py", EDITS["pkg/extra.py"])
-    assert loaded.bm25._row_terms.size > before
-    assert _is_mapped(loaded.bm25._row_terms._data) and _is_mapped(loaded.bm25._row_tf._data)
+    assert loaded.tables.bm25._row_terms.size > before
+    assert _is_mapped(loaded.tables.bm25._row_terms._data) and _is_mapped(
+        loaded.tables.bm25._row_tf._data
+    )
 
 
 def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
@@ -297,28 +304,28 @@ def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
     saves are those of the same index read into memory."""
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     RepoIndex.build(root)
-    mapped, copied = store.load(root), store.load(root, mapped=False)
-    assert _is_mapped(mapped.rel_idx) and _is_mapped(mapped.bm25._post_row)
-    assert _is_mapped(mapped.inverse_relations.cols)  # retrieval reads the saved rows
-    assert not _is_mapped(copied.rel_idx)
+    mapped, copied = RepoIndex.load(root), RepoIndex.load(root, mapped=False)
+    assert _is_mapped(mapped.tables.rel_idx) and _is_mapped(mapped.tables.bm25._post_row)
+    assert _is_mapped(mapped.tables.inverse_relations.cols)  # retrieval reads the saved rows
+    assert not _is_mapped(copied.tables.rel_idx)
     assert_same(mapped, copied, QUERIES)
     assert mapped.file_text("pkg/core.py") == (root / "pkg/core.py").read_text()
     apply_on_disk(root, EDITS)
     for idx in (mapped, copied):
         for rel, text in EDITS.items():
             idx.update_file(rel, text)
-        idx.bm25.compact()  # the saved vocabulary's words, less those no longer used
+        idx.tables.bm25.compact()  # the saved vocabulary's words, less those no longer used
     assert_same(mapped, copied, QUERIES + ["def twin(y)", "twin(5)"])
     mapped.save()
-    assert_same(store.load(root), copied, QUERIES)
+    assert_same(RepoIndex.load(root), copied, QUERIES)
     fresh, _ = RepoIndex.build(root, save=False)
-    assert snapshot(store.load(root))[0] == snapshot(fresh)[0]
+    assert snapshot(RepoIndex.load(root))[0] == snapshot(fresh)[0]
 
 
 def _graph_by_key(idx: RepoIndex) -> tuple[dict, dict]:
     """The graph's edges and the fragments' node weights in node keys and fragment texts,
     which do not depend on how ids were allocated."""
-    graph = idx.graph
+    graph = idx.tables.graph
     indptr, nbr, cost = graph.adj.gather(np.arange(graph.n_nodes))
     owner = np.repeat(np.arange(graph.n_nodes), np.diff(indptr))
     key = graph.key
@@ -329,9 +336,9 @@ def _graph_by_key(idx: RepoIndex) -> tuple[dict, dict]:
         for u in np.unique(owner).tolist()
     }
     weights = {}
-    for fid in idx.live_ids().tolist():
-        _, nodes, w = idx.frag_nodes.gather(np.array([fid]))
-        weights[idx.frag_text[fid]] = sorted(
+    for fid in idx.tables.live_ids().tolist():
+        _, nodes, w = idx.tables.frag_nodes.gather(np.array([fid]))
+        weights[idx.tables.frag_text[fid]] = sorted(
             zip(key[nodes].tolist(), np.round(w, 12).tolist(), strict=True)
         )
     return edges, weights
@@ -362,12 +369,12 @@ def test_a_loaded_index_updates_from_its_saved_graph(
     loaded = RepoIndex.load(root, config)
     fresh, _ = RepoIndex.build(root, config, save=False)
     assert _graph_by_key(loaded) == _graph_by_key(fresh)
-    assert np.array_equal(loaded.graph.key, fresh.graph.key)  # the same ids, too
-    assert np.array_equal(loaded.radius, idx.canonical_radius())
-    assert _by_target(loaded.calls_into) == _by_target(fresh.calls_into)
+    assert np.array_equal(loaded.tables.graph.key, fresh.tables.graph.key)  # the same ids, too
+    assert np.array_equal(loaded.tables.radius, idx.tables.canonical_radius())
+    assert _by_target(loaded.tables.calls_into) == _by_target(fresh.tables.calls_into)
 
     loaded = RepoIndex.load(root, config)
-    monkeypatch.setattr("repomem.index.repo.build_graph", lambda *a: pytest.fail("built"))
+    monkeypatch.setattr("repomem.index.tables.build_graph", lambda *a: pytest.fail("built"))
     apply_on_disk(root, EDITS)
     for rel, text in EDITS.items():
         loaded.update_file(rel, text)
@@ -417,8 +424,8 @@ def test_a_build_holds_its_texts_in_the_generation_it_saves(tmp_path: Path) -> N
         st = (arrays / name).stat()
         return st.st_dev, st.st_ino
 
-    assert idx.frag_text.file_id == file_id("frag_text.npy")
-    for path, entry in idx.files.items():
+    assert idx.tables.frag_text.file_id == file_id("frag_text.npy")
+    for path, entry in idx.tables.files.items():
         assert isinstance(entry.content, tuple)
         assert entry.content[0].file_id == file_id("texts.npy")
         assert entry.text == (root / path).read_text()
@@ -433,7 +440,7 @@ def test_a_generation_being_written_survives_a_save_beside_it(tmp_path: Path) ->
     with store.writing(root, IndexConfig()) as out:
         idx.save()  # removes the generations it replaces, not this one
         assert out.is_dir()
-        store.write_generation(idx, out, None)
+        store.write_generation(idx.tables, out, None)
     assert store.live_generation(root, IndexConfig()).name != out.name
     assert_same(RepoIndex.load(root), idx, QUERIES)
     assert len(list((root / ".repomem").glob("gen-*"))) == 1
@@ -446,9 +453,9 @@ def test_fragments_are_found_by_text_when_their_hashes_clash(
     building and updating give the index they give otherwise."""
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
     want, _ = RepoIndex.build(root, save=False)
-    from repomem.index import mapped, repo
+    from repomem.index import build, mapped
 
-    for module in (mapped, repo):
+    for module in (mapped, build):
         monkeypatch.setattr(module, "text_key", lambda text: 7)
     idx, _ = RepoIndex.build(root, save=False)
     assert snapshot(idx)[0] == snapshot(want)[0]
@@ -525,8 +532,8 @@ def test_hostile_files_are_skipped_or_parsed(tmp_path: Path) -> None:
     assert summary.skipped.get("binary") == 1
     assert summary.skipped.get("too_large") == 1
     assert summary.skipped.get("unreadable") == 2
-    assert "latin.py" in idx.files and "\ufffd" in idx.file_text("latin.py")
-    assert "broken.py" in idx.files
+    assert "latin.py" in idx.tables.files and "\ufffd" in idx.file_text("latin.py")
+    assert "broken.py" in idx.tables.files
 
 
 def test_incremental_relations_equal_recomputing_every_row(tmp_path: Path) -> None:
@@ -538,11 +545,15 @@ def test_incremental_relations_equal_recomputing_every_row(tmp_path: Path) -> No
     assert summary.truncated_fragments > 0
     for rel, text in EDITS.items():
         idx.update_file(rel, text)
-        incremental = (idx.rel_idx.copy(), idx.rel_val.copy(), set(idx.truncated))
-        idx._recompute_relations(idx.live_ids())
-        assert np.array_equal(incremental[0], idx.rel_idx)
-        assert np.allclose(incremental[1], idx.rel_val, rtol=1e-12)
-        assert incremental[2] == idx.truncated
+        incremental = (
+            idx.tables.rel_idx.copy(),
+            idx.tables.rel_val.copy(),
+            set(idx.tables.truncated),
+        )
+        recompute_relations(idx.tables, idx.tables.live_ids())
+        assert np.array_equal(incremental[0], idx.tables.rel_idx)
+        assert np.allclose(incremental[1], idx.tables.rel_val, rtol=1e-12)
+        assert incremental[2] == idx.tables.truncated
 
 
 def test_a_file_shrinking_and_growing_back_under_its_callers(tmp_path: Path) -> None:
@@ -604,10 +615,14 @@ def test_calls_relinked_between_untouched_files_equal_a_rebuild(
     root = make_repo(tmp_path / "r", RELINK_FILES, use_git=False)
     idx, _ = RepoIndex.build(root, config, save=False)
     for rel, text in RELINK_EDITS:
-        before = {p: sorted(c) for p, c in idx.calls.items() if p in ("app/use.py", "web/main.js")}
+        before = {
+            p: sorted(c) for p, c in idx.tables.calls.items() if p in ("app/use.py", "web/main.js")
+        }
         apply_on_disk(root, {rel: text})
         idx.update_file(rel, text)
-        after = {p: sorted(c) for p, c in idx.calls.items() if p in ("app/use.py", "web/main.js")}
+        after = {
+            p: sorted(c) for p, c in idx.tables.calls.items() if p in ("app/use.py", "web/main.js")
+        }
         assert before != after, rel  # the step did re-link a call of an untouched file
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(idx, fresh, ["return helper(v)", "return shared(v)"])
@@ -663,11 +678,15 @@ def test_updates_around_a_hub_equal_recomputing_and_rebuilding(
     for rel, text in HUB_EDITS:
         apply_on_disk(root, {rel: text})
         idx.update_file(rel, text)
-        incremental = (idx.rel_idx.copy(), idx.rel_val.copy(), set(idx.truncated))
-        idx._recompute_relations(idx.live_ids())
-        assert np.array_equal(incremental[0], idx.rel_idx), rel
-        assert np.allclose(incremental[1], idx.rel_val, rtol=1e-12)
-        assert incremental[2] == idx.truncated
+        incremental = (
+            idx.tables.rel_idx.copy(),
+            idx.tables.rel_val.copy(),
+            set(idx.tables.truncated),
+        )
+        recompute_relations(idx.tables, idx.tables.live_ids())
+        assert np.array_equal(incremental[0], idx.tables.rel_idx), rel
+        assert np.allclose(incremental[1], idx.tables.rel_val, rtol=1e-12)
+        assert incremental[2] == idx.tables.truncated
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(idx, fresh, ["return check(w)", "def later(x)"])
 
@@ -694,21 +713,21 @@ def test_import_edges_follow_modules_appearing_and_going(
     root = make_repo(tmp_path / "r", IMPORT_FILES, use_git=False)
     idx, _ = RepoIndex.build(root, config, save=False)
     for rel, text in IMPORT_EDITS:
-        before = sorted(idx.calls["app/main.py"])
+        before = sorted(idx.tables.calls["app/main.py"])
         apply_on_disk(root, {rel: text})
         idx.update_file(rel, text)
-        assert sorted(idx.calls["app/main.py"]) != before, rel
+        assert sorted(idx.tables.calls["app/main.py"]) != before, rel
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(idx, fresh, ["from lib import later\nfrom lib.extra import extra"])
-        assert idx.graph.edge_counts == fresh.graph.edge_counts
+        assert idx.tables.graph.edge_counts == fresh.tables.graph.edge_counts
 
 
 def test_import_edges_join_a_file_to_the_modules_it_imports(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", use_git=False)
     plain, _ = RepoIndex.build(root, save=False)
     idx, _ = RepoIndex.build(root, IMPORTS, save=False)
-    graph = idx.graph
-    assert "import" not in plain.graph.edge_counts
+    graph = idx.tables.graph
+    assert "import" not in plain.tables.graph.edge_counts
     # pkg/core.py: ``import pkg.util as u`` and ``from pkg.util import ...``: one edge
     core_root, util_root = (
         graph.stmt_offset["pkg/core.py"] - 1,
@@ -717,10 +736,10 @@ def test_import_edges_join_a_file_to_the_modules_it_imports(tmp_path: Path) -> N
     nbr, cost = graph.neighbours(core_root)
     assert cost[nbr == util_root] == pytest.approx([-math.log(0.6)])
     assert graph.edge_counts["import"] == sum(
-        1 for calls in idx.calls.values() for src, _, _ in calls if src == -1
+        1 for calls in idx.tables.calls.values() for src, _, _ in calls if src == -1
     )
     # os is not in the repository: no edge, no entry
-    assert all(t in idx.parsed for calls in idx.calls.values() for _, t, _ in calls)
+    assert all(t in idx.tables.parsed for calls in idx.tables.calls.values() for _, t, _ in calls)
 
 
 C_LIB = "int helper_a(int x) {\n  return x + 1;\n}\n\nint helper_b(int y) {\n  return y * 2;\n}\n"
@@ -779,7 +798,7 @@ def test_a_statement_calling_a_function_twice_has_one_edge(tmp_path: Path) -> No
     }
     root = write_files(tmp_path / "r", files)
     idx, _ = RepoIndex.build(root, EXACT, save=False)
-    assert idx.calls["b.py"] == [(2, "a.py", 0)]
+    assert idx.tables.calls["b.py"] == [(2, "a.py", 0)]
     apply_on_disk(root, {"b.py": files["b.py"] + "\n"})
     idx.update_file("b.py", files["b.py"] + "\n")
     fresh, _ = RepoIndex.build(root, EXACT, save=False)
@@ -797,7 +816,7 @@ def test_a_nested_class_changing_its_bases_re_resolves_calls_through_it(tmp_path
     idx, _ = RepoIndex.build(root, EXACT, save=False)
 
     def targets() -> list[str]:
-        return [idx.resolver.qualnames[t][n] for _, t, n in idx.calls["use.py"]]
+        return [idx.resolver.qualnames[t][n] for _, t, n in idx.tables.calls["use.py"]]
 
     assert targets() == ["X.m"]
     text = files["a.py"].replace("class B(X)", "class B(Y)")
@@ -822,7 +841,7 @@ def test_names_resolve_through_star_imports_and_follow_their_modules(tmp_path: P
     idx, _ = RepoIndex.build(root, EXACT, save=False)
 
     def targets() -> set[str]:
-        return {idx.resolver.qualnames[t][n] for _, t, n in idx.calls["use.py"]}
+        return {idx.resolver.qualnames[t][n] for _, t, n in idx.tables.calls["use.py"]}
 
     # ``from pkg.core import *`` brings Graph, not the private _hidden
     assert targets() == {"Graph", "grow"}
@@ -844,7 +863,9 @@ def test_names_resolve_through_star_imports_and_follow_their_modules(tmp_path: P
     for (rel, text), want in zip(steps, expected, strict=True):
         apply_on_disk(root, {rel: text})
         idx.update_file(rel, text)
-        assert {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.calls["use.py"]} == want
+        assert {
+            f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.tables.calls["use.py"]
+        } == want
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return pkg.grow(g)"])
 
 
@@ -862,7 +883,7 @@ def test_an_absolute_import_takes_the_module_nearest_the_top(tmp_path: Path) -> 
     idx, _ = RepoIndex.build(root, EXACT, save=False)
 
     def target() -> set[str]:
-        return {t for _, t, _ in idx.calls["tests/test_app.py"]}
+        return {t for _, t, _ in idx.tables.calls["tests/test_app.py"]}
 
     # ``lib`` is src/lib, a root's package, not the test app's tests/apps/inner/lib.py
     assert target() == {"src/lib/__init__.py"}

@@ -176,9 +176,9 @@ def build(tmp_path: Path, files: dict[str, str]) -> RepoIndex:
 
 def edges(idx: RepoIndex, path: str) -> set[tuple[int, str, str]]:
     """(calling statement's first row, target file, target's qualified name)."""
-    pf = idx.parsed[path]
+    pf = idx.tables.parsed[path]
     out = set()
-    for src, target, node in idx.calls.get(path, ()):
+    for src, target, node in idx.tables.calls.get(path, ()):
         out.add((int(pf.node_start[src]), target, idx.resolver.qualnames[target][node]))
     return out
 
@@ -188,7 +188,7 @@ def called(idx: RepoIndex, path: str) -> set[tuple[str, str]]:
 
 
 def names(idx: RepoIndex, path: str, *wanted: str) -> list[tuple[str, str] | None]:
-    text = idx.files[path].text
+    text = idx.tables.files[path].text
     found = resolve_names(idx, path, text, list(wanted))
     return [None if f is None else (f[0], f[1]) for f in found]
 
@@ -226,7 +226,7 @@ def test_names_at_the_cursor_resolve_as_calls_do(tmp_path: Path) -> None:
         None,
         None,
     ]
-    hits = find_definitions(idx, "src/main.c", idx.files["src/main.c"].text)
+    hits = find_definitions(idx, "src/main.c", idx.tables.files["src/main.c"].text)
     cards = {(h.card.path, h.card.name) for h in hits}
     assert ("src/util.c", "util_sum") in cards
     assert not any(n in ("twice", "printf", "n", "b") for _, n in cards)
@@ -351,7 +351,7 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     shape = called(idx, "cpp/shape.cc")
     assert ("cpp/shape.cc", "geo.Shape.area") in shape  # this->area(), s.area()
     # a field's declared type, at the cursor
-    left = idx.files["cpp/app.cc"].text.split("double go()")[0] + "double go() { return c_->"
+    left = idx.tables.files["cpp/app.cc"].text.split("double go()")[0] + "double go() { return c_->"
     assert resolve_names(idx, "cpp/app.cc", left + "radius", ["c_.radius"]) == [
         ("cpp/shape.h", "geo.Circle.radius", idx.resolver.defs["cpp/shape.h"]["geo.Circle.radius"])
     ]
@@ -413,10 +413,10 @@ def test_updates_equal_a_rebuild(tmp_path: Path, stop: int) -> None:
             p.write_text(text)
         idx.update_file(rel, text)
     fresh, _ = RepoIndex.build(root, IndexConfig(), save=False)
-    assert {p: pf.language for p, pf in idx.parsed.items()} == {
-        p: pf.language for p, pf in fresh.parsed.items()
+    assert {p: pf.language for p, pf in idx.tables.parsed.items()} == {
+        p: pf.language for p, pf in fresh.tables.parsed.items()
     }
     assert_same(idx, fresh, ["util_sum(1, 2)", "twice(n)"])
-    assert {p: sorted(c) for p, c in idx.calls.items()} == {
-        p: sorted(c) for p, c in fresh.calls.items()
+    assert {p: sorted(c) for p, c in idx.tables.calls.items()} == {
+        p: sorted(c) for p, c in fresh.tables.calls.items()
     }

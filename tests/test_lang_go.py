@@ -122,10 +122,10 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
 
 def calls(index: RepoIndex, path: str) -> set[tuple[int, str, str]]:
     """(caller's line, target file, target's qualified name) of a file's call edges."""
-    pf = index.parsed[path]
+    pf = index.tables.parsed[path]
     return {
         (int(pf.node_start[node]) + 1, target, index.resolver.qualnames[target][tnode])
-        for node, target, tnode in index.calls[path]
+        for node, target, tnode in index.tables.calls[path]
     }
 
 
@@ -405,8 +405,8 @@ def test_a_saved_index_loads_with_the_same_resolution(tmp_path: Path) -> None:
     root = write_files(tmp_path / "r", FILES)
     built = RepoIndex.build(root, EXACT)[0]
     loaded = RepoIndex.load(root, EXACT)
-    assert {p: loaded.parsed[p].bases for p in built.parsed} == {
-        p: pf.bases for p, pf in built.parsed.items()
+    assert {p: loaded.tables.parsed[p].bases for p in built.tables.parsed} == {
+        p: pf.bases for p, pf in built.tables.parsed.items()
     }
     # the saved dependencies stand in for resolving again: an edit after loading still
     # re-resolves the importers, as a rebuild does
@@ -419,7 +419,7 @@ def test_a_saved_index_loads_with_the_same_resolution(tmp_path: Path) -> None:
 def test_go_mod_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> None:
     root = write_files(tmp_path / "r", FILES)
     built = RepoIndex.build(root, EXACT)[0]
-    assert built.settings["go"] == {
+    assert built.tables.settings["go"] == {
         "gomods": {"": "example.com/m", "tools": "example.com/tools"},
         "gopath": None,
     }
@@ -432,5 +432,5 @@ def test_go_mod_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> Non
     assert version <= calls(loaded, "pkg/foo/foo.go")
     # the next build reads it again: example.com/m/lib/v2 names no directory now
     rebuilt = RepoIndex.build(root, EXACT, save=False)[0]
-    assert rebuilt.settings["go"]["gomods"][""] == "example.com/other"
+    assert rebuilt.tables.settings["go"]["gomods"][""] == "example.com/other"
     assert not version & calls(rebuilt, "pkg/foo/foo.go")

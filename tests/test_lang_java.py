@@ -189,10 +189,10 @@ def _line(path: str, text: str) -> int:
 
 def _edges(idx: RepoIndex, path: str) -> set[tuple[int, str, str]]:
     """(0-based line of the calling statement, callee file, callee qualified name)."""
-    pf = idx.parsed[path]
+    pf = idx.tables.parsed[path]
     return {
         (int(pf.node_start[src]), target, idx.resolver.qualnames[target][node])
-        for src, target, node in idx.calls[path]
+        for src, target, node in idx.tables.calls[path]
     }
 
 
@@ -227,7 +227,7 @@ def test_call_edges(index: RepoIndex, text: str, callee: tuple[str, str] | None,
 
 
 def test_definitions_are_qualified_and_types_are_classes(index: RepoIndex) -> None:
-    box = index.parsed[f"{MAIN}/shapes/Box.java"]
+    box = index.tables.parsed[f"{MAIN}/shapes/Box.java"]
     names = [(d.name, d.is_class) for d in box.definitions]
     assert names == [
         ("Box", True),
@@ -242,19 +242,21 @@ def test_definitions_are_qualified_and_types_are_classes(index: RepoIndex) -> No
     kinds = {
         d.name: d.is_class
         for p in ("shapes/Color", "util/Point", "util/Marker", "shapes/Shape")
-        for d in index.parsed[f"{MAIN}/{p}.java"].definitions
+        for d in index.tables.parsed[f"{MAIN}/{p}.java"].definitions
     }
     assert kinds["Color"] and kinds["Point"] and kinds["Marker"] and kinds["Shape"]
-    assert index.parsed[APP].package == "com.acme.app"
+    assert index.tables.parsed[APP].package == "com.acme.app"
     # supertypes, then the class types of fields and of methods' results
-    assert index.parsed[APP].bases == {"App": [("BaseApp",), (FIELD, "box", "Box")]}
+    assert index.tables.parsed[APP].bases == {"App": [("BaseApp",), (FIELD, "box", "Box")]}
     assert box.bases == {"Box": [("Shape",), (RESULT, "unit", "Box")]}
 
 
 def test_overloads_are_one_target_their_first_declaration(index: RepoIndex) -> None:
     path = f"{MAIN}/shapes/Box.java"
-    first = next(d.node for d in index.parsed[path].definitions if d.name == "Box.area")
-    (hit,) = [e for e in index.calls[APP] if index.resolver.qualnames[e[1]][e[2]] == "Box.area"]
+    first = next(d.node for d in index.tables.parsed[path].definitions if d.name == "Box.area")
+    (hit,) = [
+        e for e in index.tables.calls[APP] if index.resolver.qualnames[e[1]][e[2]] == "Box.area"
+    ]
     assert hit[1:] == (path, first)
 
 
@@ -357,7 +359,7 @@ def test_reserved_names() -> None:
 def _calls(idx: RepoIndex) -> dict[str, list]:
     return {
         p: sorted({(src, t, idx.resolver.qualnames[t][n]) for src, t, n in c})
-        for p, c in idx.calls.items()
+        for p, c in idx.tables.calls.items()
         if c
     }
 
@@ -446,8 +448,8 @@ def test_updates_equal_a_rebuild(tmp_path: Path) -> None:
         fresh, _ = RepoIndex.build(root, save=False)
         assert _calls(idx) == _calls(fresh), rel
         # supertypes and the types of fields and results, which the cursor's names read
-        assert {p: f.bases for p, f in idx.parsed.items()} == {
-            p: f.bases for p, f in fresh.parsed.items()
+        assert {p: f.bases for p, f in idx.tables.parsed.items()} == {
+            p: f.bases for p, f in fresh.tables.parsed.items()
         }, rel
         seen.append(_calls(idx))
     assert_same(idx, fresh, ["lid.close();", "return new Box(1);", "public double area()"])

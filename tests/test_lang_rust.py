@@ -11,7 +11,6 @@ from test_index import EXACT, assert_same
 
 from repomem.context import definitions
 from repomem.context.definitions import find_definitions, resolve_names
-from repomem.index import store
 from repomem.index.repo import RepoIndex
 
 FILES = {
@@ -184,7 +183,7 @@ def _index(tmp_path: Path, files: dict[str, str] | None = None) -> RepoIndex:
 
 def _edges(idx: RepoIndex, path: str) -> set[str]:
     """The qualified names ``path``'s calls resolve to, as ``file:name``."""
-    return {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.calls.get(path, ())}
+    return {f"{t}:{idx.resolver.qualnames[t][n]}" for _, t, n in idx.tables.calls.get(path, ())}
 
 
 def _line(idx: RepoIndex, path: str, needle: str) -> str:
@@ -293,7 +292,7 @@ def test_reserved_and_std_names_never_resolve(tmp_path: Path) -> None:
     assert resolve_names(idx, "src/user.rs", left, names) == [None] * len(names)
     shown = {h.card.path for h in find_definitions(idx, "src/user.rs", left)}
     assert "src/shadow.rs" not in shown
-    assert all(t != "src/shadow.rs" for _, t, _ in idx.calls["src/user.rs"])
+    assert all(t != "src/shadow.rs" for _, t, _ in idx.tables.calls["src/user.rs"])
 
 
 def test_test_code_is_not_reached_from_library_code(tmp_path: Path) -> None:
@@ -305,7 +304,7 @@ def test_test_code_is_not_reached_from_library_code(tmp_path: Path) -> None:
         "    pub fn only_in_tests_method(&self) {}\n}\n",
     }
     idx = _index(tmp_path, files)
-    assert not any(t.startswith("tests/") for _, t, _ in idx.calls.get("src/caller.rs", ()))
+    assert not any(t.startswith("tests/") for _, t, _ in idx.tables.calls.get("src/caller.rs", ()))
     left = "\n".join(idx.file_lines("src/caller.rs")) + "\n"
     got = resolve_names(
         idx, "src/caller.rs", left, ["x.only_in_tests_method", "only_in_tests", "fixture"]
@@ -434,10 +433,10 @@ def test_method_calls_on_bindings_typed_in_their_function(tmp_path: Path) -> Non
         "pub fn unknown() -> usize {\n    let x = make();\n    x.width()\n}\n",
     }
     idx = _index(tmp_path, files)
-    pf = idx.parsed["src/calls.rs"]
+    pf = idx.tables.parsed["src/calls.rs"]
     by_line = {
         int(pf.node_start[s]): f"{t}:{idx.resolver.qualnames[t][n]}"
-        for s, t, n in idx.calls["src/calls.rs"]
+        for s, t, n in idx.tables.calls["src/calls.rs"]
     }
     assert by_line[3] == "src/util.rs:Span.width"  # ``x: &Span``
     assert 7 not in by_line  # ``x: u8``: a primitive's method, never the repository's
@@ -471,9 +470,9 @@ def test_a_binding_takes_the_type_its_call_returns(tmp_path: Path) -> None:
 def test_a_saved_index_resolves_as_the_built_one(tmp_path: Path) -> None:
     root = write_files(tmp_path / "regex-syntax-0.6.27", FILES)
     built = RepoIndex.build(root, EXACT)[0]
-    loaded = store.load(root, EXACT)
-    assert {p: sorted(c) for p, c in loaded.calls.items()} == {
-        p: sorted(c) for p, c in built.calls.items()
+    loaded = RepoIndex.load(root, EXACT)
+    assert {p: sorted(c) for p, c in loaded.tables.calls.items()} == {
+        p: sorted(c) for p, c in built.tables.calls.items()
     }
     left = _line(built, "src/parse.rs", "if w > MAX_DEPTH")
     names = ["Ast::new", "node.depth", "self.last.depth", "deep", "bail"]

@@ -141,9 +141,9 @@ def _index(tmp_path: Path, files: dict[str, str] = FILES) -> RepoIndex:
 def _edges(index: RepoIndex, path: str) -> set[tuple[str, str]]:
     """(callee as written on the call's line, target's qualified name) of a file's edges."""
     lines = index.file_lines(path)
-    pf = index.parsed[path]
+    pf = index.tables.parsed[path]
     out = set()
-    for node, target, target_node in index.calls[path]:
+    for node, target, target_node in index.tables.calls[path]:
         line = lines[int(pf.node_start[node])].strip()
         out.add((line, f"{target}:{index.resolver.qualnames[target][target_node]}"))
     return out
@@ -182,7 +182,7 @@ def test_scripts_share_globals_but_not_with_tests(tmp_path: Path) -> None:
 
 def test_definitions_are_qualified(tmp_path: Path) -> None:
     index = _index(tmp_path)
-    defs = {d.name: d.is_class for d in index.parsed["src/models/base.ts"].definitions}
+    defs = {d.name: d.is_class for d in index.tables.parsed["src/models/base.ts"].definitions}
     assert defs == {
         "Named": True,
         "Named.name": False,
@@ -193,7 +193,7 @@ def test_definitions_are_qualified(tmp_path: Path) -> None:
         "instance": False,
         "makeBase": False,
     }
-    math = [d.name for d in index.parsed["src/util/math.ts"].definitions]
+    math = [d.name for d in index.tables.parsed["src/util/math.ts"].definitions]
     assert math == ["add", "double", "mul", "helper"]
 
 
@@ -259,7 +259,9 @@ def test_tsconfig_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> N
     config = IndexConfig(index_dir=str(tmp_path / "idx"))
     built, _ = RepoIndex.build(root, config)
     paths = [["@app/*", ["src/*"]], ["@lib", ["lib/main.js"]]]
-    assert built.settings == {"js": {"configs": {"": {"base": "", "paths": paths}}, "packages": {}}}
+    assert built.tables.settings == {
+        "js": {"configs": {"": {"base": "", "paths": paths}}, "packages": {}}
+    }
     (root / "tsconfig.json").write_text(json.dumps({"compilerOptions": {}}))
     # a loaded index resolves as the build did: its saved calls and an update agree
     loaded = RepoIndex.load(root, config)
@@ -268,7 +270,7 @@ def test_tsconfig_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> N
     assert "lib/main.js:main" in {t for _, t in _edges(loaded, "src/main.ts")}
     # the next build reads it again: '@lib' is a package outside the repository now
     rebuilt, _ = RepoIndex.build(root, config)
-    assert rebuilt.settings == {
+    assert rebuilt.tables.settings == {
         "js": {"configs": {"": {"base": None, "paths": []}}, "packages": {}}
     }
     assert "lib/main.js:main" not in {t for _, t in _edges(rebuilt, "src/main.ts")}
@@ -324,12 +326,12 @@ def test_updates_equal_a_rebuild(tmp_path: Path, config: IndexConfig) -> None:
     config = replace(config, index_dir=str(tmp_path / "idx"))
     index, _ = RepoIndex.build(root, config, save=False)
     for rel, text in EDITS:
-        before = dict(index.calls)
+        before = dict(index.tables.calls)
         apply_on_disk(root, {rel: text})
         index.update_file(rel, text)
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(index, fresh, ["util.double", "this.peer.helper()"])
-        assert before != dict(index.calls) or rel == "src/legacy/index.js", rel
+        assert before != dict(index.tables.calls) or rel == "src/legacy/index.js", rel
 
 
 def test_a_method_return_type_change_re_resolves_its_callers(tmp_path: Path) -> None:

@@ -48,14 +48,7 @@ SIBLINGS: tuple[tuple[str, ...], ...] = (("repomem.commands", "repomem.cli"), ("
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 
 #: import circles that exist today, each as the set of modules in it
-KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # a language's resolver hooks name the resolver, which dispatches to the languages
-        frozenset({"repomem.index.langs", "repomem.index.resolve"}),
-        # the store restores an index by filling an empty one, which saves and loads with it
-        frozenset({"repomem.index.repo", "repomem.index.store"}),
-    }
-)
+KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
 
 def _modules() -> dict[str, Path]:

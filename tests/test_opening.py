@@ -24,7 +24,7 @@ def test_first_use_builds_and_then_the_saved_index_is_opened(tmp_path: Path) -> 
     assert first.built and said == [f"indexing {root} (first use)"]
     again = open_index(root, config, build=True, say=said.append)
     assert not again.built and again.changed == () and len(said) == 1
-    assert again.index.files.keys() == first.index.files.keys()
+    assert again.index.tables.files.keys() == first.index.tables.files.keys()
 
 
 def test_other_settings_are_kept_when_reading_and_rebuilt_when_building(tmp_path: Path) -> None:

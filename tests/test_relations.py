@@ -44,16 +44,16 @@ def brute_force(idx: RepoIndex, epsilon: float) -> dict[tuple[int, int], float]:
     A strength of exactly epsilon (0.8 * 0.5**4 == 0.05) is kept; the float tolerance makes
     that hold whichever way the product of the path's weights rounds.
     """
-    g = idx.graph.to_networkx()
+    g = idx.tables.graph.to_networkx()
     for _, _, d in g.edges(data=True):
         d["cost"] = -math.log(d["weight"])
-    a = idx.frag_nodes.to_csr(idx.graph.n_nodes)
-    live = idx.live_ids().tolist()
+    a = idx.tables.frag_nodes.to_csr(idx.tables.graph.n_nodes)
+    live = idx.tables.live_ids().tolist()
     nodes = {int(k) for i in live for k in a[i].indices}
     dis = {}
     hub = idx.config.hub_degree
     for k in nodes:
-        if hub >= idx.graph.n_nodes:
+        if hub >= idx.tables.graph.n_nodes:
             lengths = nx.single_source_dijkstra_path_length(g, k, weight="cost")
         else:
             lengths = hub_free_lengths(g, k, hub)
@@ -78,7 +78,7 @@ def brute_force(idx: RepoIndex, epsilon: float) -> dict[tuple[int, int], float]:
 
 
 def computed(idx: RepoIndex) -> dict[tuple[int, int], float]:
-    rel = idx.relations.tocoo()
+    rel = idx.tables.relations.tocoo()
     return {(int(i), int(j)): float(v) for i, j, v in zip(rel.row, rel.col, rel.data, strict=True)}
 
 
@@ -128,9 +128,9 @@ def test_fragment_cap_keeps_the_strongest(root: Path) -> None:
     idx, summary = RepoIndex.build(root, config, save=False)
     full = brute_force(idx, config.relation_epsilon)
     assert summary.truncated_fragments > 0
-    for i in idx.truncated:
+    for i in idx.tables.truncated:
         row = sorted((v for (a, _), v in full.items() if a == i), reverse=True)
-        kept = sorted(idx.rel_val[i][idx.rel_idx[i] >= 0].tolist(), reverse=True)
+        kept = sorted(idx.tables.rel_val[i][idx.tables.rel_idx[i] >= 0].tolist(), reverse=True)
         assert kept == pytest.approx(row[:2])
 
 
@@ -143,7 +143,7 @@ def test_node_cap_truncates_and_is_reported(root: Path) -> None:
     # truncation only ever drops strength: each kept relation is at most the full one
     for key, value in got.items():
         assert value <= full[key] + 1e-12
-    untouched = [i for i in idx.live_ids().tolist() if i not in idx.truncated]
+    untouched = [i for i in idx.tables.live_ids().tolist() if i not in idx.tables.truncated]
     for i in untouched:
         assert {k: v for k, v in got.items() if k[0] == i} == pytest.approx(
             {k: v for k, v in full.items() if k[0] == i}
@@ -152,7 +152,7 @@ def test_node_cap_truncates_and_is_reported(root: Path) -> None:
 
 def test_no_self_relations(root: Path) -> None:
     idx, _ = RepoIndex.build(root, save=False)
-    rel = idx.relations
+    rel = idx.tables.relations
     assert np.all(rel.diagonal() == 0)
 
 
@@ -184,16 +184,16 @@ def test_callers_of_a_much_called_function_relate_to_it_not_to_each_other(
     idx, _ = RepoIndex.build(root, save=False)
 
     def fragment_of(path: str, needle: str) -> int:
-        entry = idx.files[path]
+        entry = idx.tables.files[path]
         for fid in np.unique(entry.win_frag).tolist():
-            if needle in idx.frag_text[fid]:
+            if needle in idx.tables.frag_text[fid]:
                 return fid
         raise AssertionError(needle)
 
     definition = fragment_of("lib/check.py", "def check")
     tails = {fragment_of(f"callers/c{i:02d}.py", "return check(x0)") for i in range(80)}
     for fid in tails:
-        related = set(idx.rel_idx[fid][idx.rel_idx[fid] >= 0].tolist())
+        related = set(idx.tables.rel_idx[fid][idx.tables.rel_idx[fid] >= 0].tolist())
         assert definition in related
         assert not related & (tails - {fid})
 
@@ -202,7 +202,7 @@ def test_callers_of_a_much_called_function_relate_to_it_not_to_each_other(
 def test_search_tree_settles_what_the_index_search_settles(tmp_path: Path, node_cap: int) -> None:
     root = make_repo(tmp_path / "r", use_git=False)
     idx, _ = RepoIndex.build(root, save=False)
-    graph = idx.graph
+    graph = idx.tables.graph
     for src in range(graph.n_nodes):
         if graph.adj.end[src] == graph.adj.start[src]:
             continue  # an id reserved for growth

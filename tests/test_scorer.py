@@ -58,8 +58,8 @@ def test_exclusion_rules() -> None:
 def test_retrieve_alpha_zero_matches_rank_bm25(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", use_git=False)
     idx, _ = RepoIndex.build(root, save=False)
-    live = idx.live_ids()
-    corpus = [tokenize(idx.frag_text[i]) for i in live]
+    live = idx.tables.live_ids()
+    corpus = [tokenize(idx.tables.frag_text[i]) for i in live]
     query = "for item in items:\n    if item:\n        out.append(helper(item))"
     ref = BM25Okapi(corpus).get_scores(tokenize(query))
     order = sorted(range(len(live)), key=lambda i: (-ref[i], live[i]))
@@ -76,8 +76,8 @@ def test_retrieve_reranks_with_environment(tmp_path: Path) -> None:
     idx, _ = RepoIndex.build(root, save=False)
     query = "value = helper(1)"
     hits = idx.retrieve(query, k=5, alpha=0.5)
-    s_ind = idx.bm25.scores(tokenize(query))
-    rel = idx.relations
+    s_ind = idx.tables.bm25.scores(tokenize(query))
+    rel = idx.tables.relations
     vis = idx.visible(None)
     for h in hits:
         row = rel[h.fragment_id]
@@ -92,10 +92,10 @@ def test_hidden_buffer_fragments_can_stay_in_the_environment(tmp_path: Path) -> 
     root = make_repo(tmp_path / "r", use_git=False)
     idx, _ = RepoIndex.build(root, save=False)
     query = "value = helper(1)"
-    s_ind = idx.bm25.scores(tokenize(query))
+    s_ind = idx.tables.bm25.scores(tokenize(query))
     hidden = Exclusion("pkg/util.py", 0)
     assert not idx.visible(hidden).all()
-    rel = idx.relations
+    rel = idx.tables.relations
     changed = 0
     for in_env in (False, True):
         ex = Exclusion("pkg/util.py", 0, in_environment=in_env)

@@ -336,7 +336,7 @@ def test_a_loaded_index_splices_its_first_c_edit(
     loaded.update_file("m.c", edited)
     assert count[0] == 1
     fresh, _ = RepoIndex.build(root, IndexConfig(), save=False)
-    assert parsed_fields(loaded.parsed["m.c"]) == parsed_fields(fresh.parsed["m.c"])
+    assert parsed_fields(loaded.tables.parsed["m.c"]) == parsed_fields(fresh.tables.parsed["m.c"])
 
 
 CPP_MODULE = """// The store.

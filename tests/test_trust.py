@@ -182,14 +182,14 @@ def test_a_repository_cannot_switch_off_the_exclusion_of_secrets(tmp_path: Path)
     }
     config = load_settings(root, environ={}).index
     assert config.exclude_secrets and config.secret_patterns == IndexConfig().secret_patterns
-    assert "secrets.py" not in RepoIndex.load(root, config).files
+    assert "secrets.py" not in RepoIndex.load(root, config)
     assert "hunter2" not in _index_bytes(root)
 
     assert run_repomem("trust", root).returncode == 0
     assert run_repomem("index", root, "--no-progress").returncode == 0
     config = load_settings(root, environ={}).index
     assert not config.exclude_secrets
-    assert "secrets.py" in RepoIndex.load(root, config).files
+    assert "secrets.py" in RepoIndex.load(root, config)
 
 
 def test_a_repository_may_add_secret_patterns(tmp_path: Path) -> None:

@@ -110,7 +110,7 @@ class CardChecker:
         self._texts: dict[str, str] = {}
         self._by_dir: dict[str, list[str]] = defaultdict(list)
         self._by_name: dict[str, list[str]] = defaultdict(list)
-        for path in index.parsed:
+        for path, _, _ in index.indexed_files():
             self._by_dir[str(PurePosixPath(path).parent)].append(path)
             self._by_name[PurePosixPath(path).name].append(path)
         go_mod = index.root / "go.mod"
@@ -121,7 +121,7 @@ class CardChecker:
         self, path: str, buffer: str, ground_truth: str, cards: Sequence[Card]
     ) -> list[Verdict]:
         """One verdict per card for a task completed at the end of ``buffer`` in ``path``."""
-        pf = self.index.parsed.get(path)
+        pf = self.index.parse(path)
         family = FAMILY_OF.get(pf.language) if pf is not None else None
         if family is None:
             return ["undecided"] * len(cards)
@@ -219,7 +219,7 @@ class CardChecker:
                 else:
                     reached.update(
                         p
-                        for p in self.index.parsed
+                        for p, _, _ in self.index.indexed_files()
                         if p.endswith(tail + ".java")
                         or p.endswith(tail.rsplit("/", 1)[0] + ".java")
                     )
@@ -235,7 +235,7 @@ class CardChecker:
                 target = posixpath.normpath(str(folder / included))
                 options = (
                     [target]
-                    if target in self.index.parsed
+                    if target in self.index
                     else self._by_name.get(PurePosixPath(included).name, [])
                 )
                 for found in options:
@@ -249,7 +249,7 @@ class CardChecker:
             for source in (stem + suffix for suffix in _SOURCES):
                 seen.update(
                     [source]
-                    if source in self.index.parsed
+                    if source in self.index
                     else self._by_name.get(PurePosixPath(source).name, [])
                 )
         return seen

@@ -78,7 +78,7 @@ def definitions_by_name(index: RepoIndex) -> dict[tuple[str, str], list[tuple[st
     """Every definition of the index by language family (``code_langs.FAMILY_OF``) and last
     name component (``Cls.run`` is ``run``): what an unresolved ``obj.name(`` may call."""
     named: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
-    for path, pf in index.parsed.items():
+    for path, pf in index.parses().items():
         family = FAMILY_OF.get(pf.language)
         if family is None:
             continue
@@ -93,7 +93,7 @@ def type_names(index: RepoIndex) -> frozenset[tuple[str, str]]:
     ``Foo::new(`` or ``Foo.of(`` call may name."""
     return frozenset(
         (FAMILY_OF[pf.language], d.name.rsplit(".", 1)[-1])
-        for pf in index.parsed.values()
+        for pf in index.parses().values()
         if pf.language in FAMILY_OF
         for d in pf.definitions
         if d.is_class
@@ -122,7 +122,7 @@ def task_targets(
     """The targets of a task completed at the end of ``left_context`` in ``path`` (the index
     holding the user's buffer), in the order the ground truth calls them; ``types`` are the
     index's :func:`type_names` (outside Python)."""
-    pf = index.parsed.get(path)
+    pf = index.parse(path)
     if pf is None:
         return ()
     if pf.language != "python":
@@ -137,7 +137,7 @@ def task_targets(
         hit = None if chained else resolved[name]
         if hit is not None:
             file, qualname, node = hit
-            places = [(file, int(index.parsed[file].node_start[node]))]
+            places = [(file, int(index.parses()[file].node_start[node]))]
             bare = qualname.rsplit(".", 1)[-1]
         else:
             parts = name.split(".")
@@ -164,7 +164,7 @@ def _code_targets(
     types: frozenset[tuple[str, str]],
 ) -> tuple[Target, ...]:
     """The targets of a task outside Python (see the module doc)."""
-    pf = index.parsed[path]
+    pf = index.parses()[path]
     family = FAMILY_OF[pf.language]
     local = {d.name.rsplit(".", 1)[-1] for d in pf.definitions}
     in_test = is_test(path)

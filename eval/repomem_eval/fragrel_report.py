@@ -72,15 +72,16 @@ def path_label(graph: CodeGraph, roles: dict[int, str], path: list[int]) -> str:
 
 
 def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
+    # a report on the relation tables themselves: it reads them, as only the index does else
     config = index.config
-    graph = index.graph
-    live = index.live_ids()
-    first_path = {int(f): index.frag_locs[f][0].path for f in live.tolist()}
+    graph = index.tables.graph
+    live = index.tables.live_ids()
+    first_path = {int(f): index.tables.frag_locs[f][0].path for f in live.tolist()}
 
     # every stored relation, by where its two fragments lie
     pairs: Counter[str] = Counter()
     mass: defaultdict[str, float] = defaultdict(float)
-    rel_idx, rel_val = index.rel_idx, index.rel_val
+    rel_idx, rel_val = index.tables.rel_idx, index.tables.rel_val
     for i in live.tolist():
         for j, v in zip(rel_idx[i].tolist(), rel_val[i].tolist(), strict=True):
             if j >= 0:
@@ -94,14 +95,14 @@ def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
     chosen = np.sort(rng.choice(live, size=min(sample, live.size), replace=False))
     roles = node_roles(graph)
     trees: dict[int, SearchTree] = {}
-    node_frags = index.node_frags
+    node_frags = index.tables.node_frags
     degree = graph.adj.end - graph.adj.start
     node_capped = frag_capped = with_hub = 0
     dropped = kept = 0.0
     kind_pairs: Counter[str] = Counter()
     kind_mass: defaultdict[str, float] = defaultdict(float)
     for i in chosen.tolist():
-        _, nodes, weights = index.frag_nodes.gather(np.array([i]))
+        _, nodes, weights = index.tables.frag_nodes.gather(np.array([i]))
         acc: defaultdict[int, float] = defaultdict(float)
         best: dict[int, tuple[float, int, int]] = {}
         capped = False
@@ -151,7 +152,7 @@ def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
         },
         "fragments": int(live.size),
         "relations_per_fragment": n_pairs / max(live.size, 1),
-        "truncated": len(index.truncated & set(live.tolist())) / max(live.size, 1),
+        "truncated": len(index.tables.truncated & set(live.tolist())) / max(live.size, 1),
         "place_pairs": {p: pairs[p] / max(n_pairs, 1) for p in PLACES},
         "place_mass": {p: mass[p] / total if total else 0.0 for p in PLACES},
         "sampled": int(chosen.size),

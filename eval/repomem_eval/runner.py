@@ -163,7 +163,7 @@ def check_tasks(tasks: Sequence[Task], repos_dir: Path) -> dict[tuple[str, ...],
 def _snapshot_unchanged(index: RepoIndex, repo_dir: Path, config: IndexConfig) -> bool:
     scan = scan_files(repo_dir, config)
     current = {f.path: f.digest for f in scan.files if supported(f.language)}
-    return current == {path: entry.digest for path, entry in index.files.items()}
+    return current == {path: digest for path, _, digest in index.indexed_files()}
 
 
 def open_index(repo_dir: Path, config: IndexConfig, log: Log) -> tuple[RepoIndex, float, bool]:

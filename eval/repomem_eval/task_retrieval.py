@@ -76,8 +76,9 @@ class BufferSwap:
         started = time.perf_counter()
         self.index.update_file(path, text)
         # The relations by target are rebuilt lazily by the first retrieval after a change; build
-        # them here so that this cost is the update's, not whichever method asks first.
-        _ = self.index.inverse_relations
+        # them here so that this cost is the update's, not whichever method asks first (the
+        # rest of what ``warm`` derives, the update has derived already).
+        self.index.warm()
         self.seconds += time.perf_counter() - started
         self.updates += 1
 
@@ -120,7 +121,7 @@ class SharedRetrieval:
             index,
             self._named,
             typescript_oracle(typescript, index.root)
-            if any(pf.language in ("typescript", "tsx") for pf in index.parsed.values())
+            if any(pf.language in ("typescript", "tsx") for pf in index.parses().values())
             else None,
         )
 

@@ -12,9 +12,10 @@ from tqdm import tqdm
 
 from repomem.commands import repository_settings
 from repomem.errors import RepomemError
+from repomem.index.build import IndexSummary
 from repomem.index.files import IGNORED_AT_TOP
 from repomem.index.jit import compile_notice
-from repomem.index.repo import IndexSummary, RepoIndex
+from repomem.index.repo import RepoIndex
 from repomem.settings import Settings, with_default
 
 NAME = "index"

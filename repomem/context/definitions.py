@@ -54,7 +54,6 @@ from repomem.context.pytypes import Owner, PythonTypes
 from repomem.index import langs
 from repomem.index.fragments import Window, window_nodes
 from repomem.index.parsed import STAR, ImportBinding, ParsedFile
-from repomem.index.relations import node_strengths
 from repomem.index.resolve import PYTHON_NS
 
 if TYPE_CHECKING:
@@ -160,7 +159,7 @@ class _Cards:
         self._cards: dict[tuple[str, str], tuple[ParsedFile, int | None, Card | None]] = {}
 
     def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
-        pf = index.parsed[path]
+        pf = index.parses()[path]
         hit = self._cards.get((path, name))
         if hit is not None and hit[0] is pf and hit[1] in (None, index.revision):
             return hit[2]
@@ -185,7 +184,7 @@ class _Cards:
 def _calls(index: RepoIndex, path: str) -> dict[int, int]:
     """How many calls of the repository (the file's own included) resolve to each of
     ``path``'s definition nodes."""
-    callers = index.calls_into.get(path)
+    callers = index.callers(path)
     if not callers:
         return {}
     nodes, counts = np.unique(
@@ -210,7 +209,7 @@ def find_definitions(
     """The definitions the code before the cursor (and ``draft``) uses, best first (see the
     module doc). ``path`` is the cursor's file as the index holds it; a file the index does
     not hold gets none."""
-    pf = index.parsed.get(path)
+    pf = index.parse(path)
     if pf is None:
         return []
     lines = left_context.split("\n")
@@ -252,7 +251,7 @@ def resolve_names(
     as the cards are: imports, ``self.`` through the enclosing class and its bases, receivers
     typed before the cursor; None where it does not resolve as a whole (no shorter prefix is
     tried)."""
-    pf = index.parsed.get(path)
+    pf = index.parse(path)
     if pf is None:
         return [None] * len(names)
     finder = _Finder(index, path, pf, left_context.split("\n"))
@@ -267,24 +266,13 @@ def _strengths(
     index: RepoIndex, path: str, pf: ParsedFile, cursor: int, window: int, found: list[_Found]
 ) -> np.ndarray:
     """Eq. 8 from the window before the cursor to each definition's node."""
-    graph = index.graph
-    if path not in graph.stmt_offset:
-        return np.zeros(len(found))
     lo, hi = max(0, cursor - window), min(cursor, pf.line_owner.size)
     _, nodes, weights = window_nodes(pf, [Window(lo, max(lo, hi), "")])
     if nodes.size == 0:
         return np.zeros(len(found))
-    sources = nodes + graph.stmt_offset[path]
-    targets = np.array([graph.stmt_offset[f.target[0]] + f.node for f in found], np.int64)
-    config = index.config
-    return node_strengths(
-        graph,
-        sources,
-        weights,
-        targets,
-        epsilon=QUERY_EPSILON,
-        hub=config.hub_degree,
-        node_cap=QUERY_NODE_CAP,
+    targets = [(f.target[0], f.node) for f in found]
+    return index.strengths(
+        path, nodes, weights, targets, epsilon=QUERY_EPSILON, node_cap=QUERY_NODE_CAP
     )
 
 
@@ -355,7 +343,7 @@ class _Finder:
         one nearest the cursor]; read once for ``_file_callees`` and ``_uses`` alike."""
         starts = self.pf.node_start
         counts: dict[tuple[str, int], list[int]] = {}
-        for src, target, node in self.index.calls.get(self.path, ()):
+        for src, target, node in self.index.resolved_calls(self.path):
             row = int(starts[src]) if 0 <= src < starts.size else self.cursor
             seen = counts.setdefault((target, node), [0, row])
             seen[0] += 1
@@ -659,12 +647,12 @@ class _Finder:
             looked = self.resolver.lookup(self.path, parts[0])
             module = looked[0] if looked is not None and looked[1] is None else None
             name = parts[1]
-        if module is None or name is None or module not in self.index.parsed:
+        if module is None or name is None or module not in self.index:
             return None
         card = _cards.get(self.index, module, name)
         if card is None:
             return None
-        owner = self.index.parsed[module].line_owner
+        owner = self.index.parses()[module].line_owner
         node = int(owner[card.line]) if card.line < owner.size else -1
         return ((module, name), node, "module constant") if node >= 0 else None
 

@@ -127,7 +127,7 @@ class PythonTypes:
             return found.pop()
         if found:
             return None
-        pf = index.parsed.get(path)
+        pf = index.parse(path)
         for base in pf.bases.get(cls, ()) if pf is not None else ():
             base_owner = self.class_named(index, path, base)
             if base_owner is not None and base_owner != owner:
@@ -161,7 +161,7 @@ class PythonTypes:
         """Attribute name -> what its assignments and annotations in the class's body say:
         ("annot", annotation) or ("value", the assigned expression)."""
         path, cls = owner
-        pf = index.parsed.get(path)
+        pf = index.parse(path)
         if pf is None:
             return {}
         hit = self._members.get(owner)
@@ -207,7 +207,7 @@ class PythonTypes:
         return out
 
     def _return_annotation(self, index: RepoIndex, path: str, node: int) -> str | None:
-        pf = index.parsed.get(path)
+        pf = index.parse(path)
         if pf is None or not 0 <= node < pf.n_nodes:
             return None
         hit = self._returns.get((path, node))

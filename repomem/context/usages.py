@@ -3,7 +3,7 @@
 A card shows how a function is declared; a call shows how the repository uses it (which
 arguments, what is done with the result), which is what RepoCoder counts as API recall.
 Similar code (BM25) calls such names often, but not always the ones the cards are for. The
-index resolved every call, so each definition knows its callers (``RepoIndex.calls_into``):
+index resolved every call, so each definition knows its callers (``RepoIndex.callers``):
 for the best-ranked definitions, the caller in another file whose window BM25 finds most like
 the cursor's is lifted, shown as the window around the call (not moved forward by the stride,
 which could leave the call out). Every call of a definition is gathered in a few array
@@ -68,7 +68,7 @@ def _callers(
 
 
 def _definition_node(index: RepoIndex, hit: DefinitionHit) -> int | None:
-    pf = index.parsed.get(hit.card.path)
+    pf = index.parse(hit.card.path)
     if pf is None or hit.card.kind == "constant":
         return None
     return next((d.node for d in pf.definitions if d.name == hit.card.name), None)
@@ -85,26 +85,14 @@ def _best_caller(
     node = _definition_node(index, hit)
     if node is None:
         return None
-    callers = index.calls_into.get(hit.card.path, {})
-    offsets = index.graph.stmt_offset
-    files = [p for p in callers if p != path and p in offsets]
-    if not files:
-        return None
-    pairs = np.concatenate([callers[p] for p in files])
-    shift = np.repeat([offsets[p] for p in files], [len(callers[p]) for p in files])
-    calling = pairs[:, 1] == node
-    if not calling.any():
-        return None
-    # the windows holding a calling statement (global node ids: file offset + local node)
-    _, frags, _ = index.node_frags.gather(np.unique(pairs[calling, 0] + shift[calling]))
-    frags = np.unique(frags)
+    frags = index.calling_fragments(hit.card.path, node, outside=path)
     frags = frags[frags < s_ind.size]
     frags = frags[visible[frags] & ~np.isin(frags, np.fromiter(taken, np.int64, len(taken)))]
     if frags.size == 0:
         return None
     best = int(frags[np.lexsort((frags, -s_ind[frags]))[0]])  # best score, then lowest id
     loc = min(
-        (loc for loc in index.frag_locs[best] if loc.path != path),
+        (loc for loc in index.fragment_locations(best) if loc.path != path),
         key=lambda loc: (loc.path, loc.start),
     )
     text = "\n".join(index.file_lines(loc.path)[loc.start : loc.end])

@@ -141,7 +141,7 @@ class DocMemory:
             doc_of += [number] * len(docs[path].segments)
         self.doc_of = np.array(doc_of, np.int64)
         self.code = CodeSymbols()
-        self.code.update(index.parsed, {p: e.text for p, e in index.files.items()})
+        self.code.update(index.parses(), _file_texts(index))
         self.graph = EntityGraph.build([s.text for s in self.segments], self.code)
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
@@ -217,9 +217,10 @@ class DocMemory:
     def refresh_code(self) -> None:
         """Follow changes of the code index: re-read the definitions of changed files and
         re-link the entities."""
-        texts = {p: e.text for p, e in self.index.files.items()}
-        if self.code.update(self.index.parsed, texts) or self.links.shape[1] != len(
-            self.index.frag_text
+        texts = _file_texts(self.index)
+        if (
+            self.code.update(self.index.parses(), texts)
+            or self.links.shape[1] != self.index.fragment_slots
         ):
             self.graph.link(self.code)
             self.links = code_links(self.graph, len(self.segments), self.index)
@@ -359,12 +360,12 @@ class DocMemory:
     def source(self, space: JointSpace, hit: Hit, query: str) -> Source:
         if hit.entry is None:
             assert hit.fragment is not None
-            loc = min(self.index.frag_locs[hit.fragment], key=lambda x: (x.path, x.start))
+            loc = min(self.index.fragment_locations(hit.fragment), key=lambda x: (x.path, x.start))
             return Source(
                 loc.path,
                 loc.start,
                 loc.end,
-                self.index.frag_text[hit.fragment],
+                self.index.fragment_text(hit.fragment),
                 "code",
                 "code",
                 "code",
@@ -482,11 +483,11 @@ def _documents(index: RepoIndex) -> list[tuple[str, str, str, str]]:
         except FileSkipped:
             continue
         out.append((path, language, f.text, f.digest))
-    for path, entry in index.files.items():
-        if entry.language == "python":
-            out.append((path, DOCSTRING, entry.text, entry.digest))
-        elif entry.language in DOC_COMMENT_LANGUAGES:
-            out.append((path, DOC_COMMENTS, entry.text, entry.digest))
+    for path, language, digest in index.indexed_files():
+        if language == "python":
+            out.append((path, DOCSTRING, index.file_text(path) or "", digest))
+        elif language in DOC_COMMENT_LANGUAGES:
+            out.append((path, DOC_COMMENTS, index.file_text(path) or "", digest))
     return out
 
 
@@ -509,3 +510,8 @@ def _segment(path: str, language: str, text: str, config: DocMemoryConfig) -> li
     if language == DOC_COMMENTS:
         return segment_doc_comments(path, language_for_path(path) or "", text, **sizes)
     return segment_document(path, language, text, **sizes)
+
+
+def _file_texts(index: RepoIndex) -> dict[str, str]:
+    """Every indexed code file's text, by path."""
+    return {path: index.file_text(path) or "" for path, _, _ in index.indexed_files()}

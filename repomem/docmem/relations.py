@@ -119,14 +119,10 @@ def code_links(graph: EntityGraph, n_segments: int, index: RepoIndex) -> sp.csr_
         if segs.size == 0:
             continue
         for path, line in sites:
-            entry = index.files.get(path)
-            if entry is None:
-                continue
-            mask = (entry.win_start <= line) & (line < entry.win_end)
-            for fid in np.unique(entry.win_frag[mask]):
+            for fid in index.fragments_at_line(path, line):
                 rows.append(segs)
                 cols.append(np.full(segs.size, int(fid)))
-    n_code = len(index.frag_text)
+    n_code = index.fragment_slots
     if not rows:
         return sp.csr_matrix((n_segments, n_code))
     r, c = np.concatenate(rows), np.concatenate(cols)

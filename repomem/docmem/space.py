@@ -116,7 +116,7 @@ class JointSpace:
                 self.membership, self.memory.links, cfg.neighbours, cfg.epsilon
             )
             self._sync_code_terms()
-            n_code = len(index.frag_text)
+            n_code = index.fragment_slots
             cc = _square(code_relations, n_code)
             dc = _resize(dc, self.n_doc, n_code)
             self._matrix = sp.bmat([[self._dd, dc], [dc.T, cc]], format="csr")
@@ -125,16 +125,17 @@ class JointSpace:
 
     def _sync_code_terms(self) -> None:
         index = self.memory.index
-        texts, live = index.frag_text, index.live
+        live = index.visible(None)  # per fragment id: whether it is live
         seen = self._code_text
         for fid in list(seen):
-            if fid >= len(texts) or not live[fid] or texts[fid] != seen[fid]:
+            if fid >= live.size or not live[fid] or index.fragment_text(fid) != seen[fid]:
                 self.bm25.remove(self.n_doc + fid)
                 del seen[fid]
-        for fid in np.flatnonzero(live[: len(texts)]).tolist():
+        for fid in np.flatnonzero(live).tolist():
             if fid not in seen:
-                self.bm25.add(self.n_doc + fid, self.terms(texts[fid]))
-                seen[fid] = texts[fid]
+                text = index.fragment_text(fid)
+                self.bm25.add(self.n_doc + fid, self.terms(text))
+                seen[fid] = text
 
     # ------------------------------------------------------------------ scoring
     def scores(

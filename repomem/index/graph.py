@@ -189,57 +189,16 @@ class CodeGraph:
         if new is None:
             self._drop_from_directory(path, removed_u, removed_v)
         else:
-            need = 2 + new.n_nodes
-            if old_first >= 0 and need <= old_capacity:
-                first, capacity = old_first, old_capacity
-            else:
-                first, capacity = self.n_nodes, room_for(need)
-                self._grow(first + capacity)
-            self.capacity[path], self.size[path] = capacity, need
-            self.stmt_offset[path] = off = first + 2
-            self.key[first : first + need] = _base_key("file", path) + np.arange(need)
-            new_nodes = np.arange(first, first + need, dtype=np.int64)
-            if old_first < 0:
-                self._add_to_directory(path, first, added)
-            else:
-                added.append(self._edge(first, self.dirs[_parent(path)], "directory"))
-            parent = np.where(new.node_parent >= 0, new.node_parent + off, off - 1)
-            added.append(self._edge(first, first + 1, "file_root"))
-            added.append(
-                (np.arange(off, off + new.n_nodes), parent.astype(np.int64), COST["syntax"])
+            first, new_nodes = self._place_file(path, new, old_first, old_capacity, added)
+            old_u, old_nbr, old_cost = self._link_file_calls(
+                path,
+                first == old_first,
+                calls_after,
+                incoming,
+                moved,
+                (old_u, old_nbr, old_cost),
+                added,
             )
-            cu, cv, imported = [], [], []
-            for p, entries in calls_after.items():
-                for src, tpath, tnode in entries:
-                    if (p == path or tpath == path) and tpath in self.stmt_offset:
-                        cu.append(self.stmt_offset[p] + src)
-                        cv.append(self.stmt_offset[tpath] + tnode)
-                        imported.append(src == ROOT)
-            # calls into the file that hold: caller node, target local node
-            held_calls = [
-                (pairs[:, 0] + self.stmt_offset[p], pairs[:, 1])
-                for p, pairs in incoming.items()
-                if p not in calls_after and p in self.stmt_offset
-            ]
-            callers = np.concatenate([np.empty(0, np.int64), *(c for c, _ in held_calls)])
-            old_t = np.concatenate([np.empty(0, np.int64), *(t for _, t in held_calls)])
-            new_t = _remapped(old_t, moved)
-            stays = (new_t == old_t) & (first == old_first)
-            # Same ids: those edges stay untouched, and so do their callers' rows (a module
-            # called from thousands of places would otherwise rewrite them all).
-            held = callers[stays] * self.n_nodes + off + old_t[stays]
-            still = np.isin(old_nbr * self.n_nodes + old_u, held)
-            old_u, old_nbr, old_cost = old_u[~still], old_nbr[~still], old_cost[~still]
-            cu.extend(callers[~stays].tolist())
-            cv.extend((off + new_t[~stays]).tolist())
-            imported.extend((new_t[~stays] == ROOT).tolist())
-            cu_a, cv_a, is_import = (
-                np.array(cu, np.int64),
-                np.array(cv, np.int64),
-                np.array(imported, bool),
-            )
-            added.append((cu_a[~is_import], cv_a[~is_import], COST["call"]))
-            added.append((cu_a[is_import], cv_a[is_import], self.import_cost))
 
         self._call_changes(
             path, calls_before, calls_after, calls, files, removed_u, removed_v, added
@@ -247,6 +206,82 @@ class CodeGraph:
         return self._new_rows(
             old_nodes, old_keys, new_nodes, (old_u, old_nbr, old_cost), removed_u, removed_v, added
         )
+
+    def _place_file(
+        self,
+        path: str,
+        new: ParsedFile,
+        old_first: int,
+        old_capacity: int,
+        added: list[tuple[np.ndarray, np.ndarray, float]],
+    ) -> tuple[int, np.ndarray]:
+        """Ids for the file's new nodes (where its old ones were, if they fit), their keys, and
+        its directory, root and syntax edges; returns its first id and its nodes."""
+        need = 2 + new.n_nodes
+        if old_first >= 0 and need <= old_capacity:
+            first, capacity = old_first, old_capacity
+        else:
+            first, capacity = self.n_nodes, room_for(need)
+            self._grow(first + capacity)
+        self.capacity[path], self.size[path] = capacity, need
+        self.stmt_offset[path] = off = first + 2
+        self.key[first : first + need] = _base_key("file", path) + np.arange(need)
+        new_nodes = np.arange(first, first + need, dtype=np.int64)
+        if old_first < 0:
+            self._add_to_directory(path, first, added)
+        else:
+            added.append(self._edge(first, self.dirs[_parent(path)], "directory"))
+        parent = np.where(new.node_parent >= 0, new.node_parent + off, off - 1)
+        added.append(self._edge(first, first + 1, "file_root"))
+        added.append((np.arange(off, off + new.n_nodes), parent.astype(np.int64), COST["syntax"]))
+        return first, new_nodes
+
+    def _link_file_calls(
+        self,
+        path: str,
+        same_place: bool,
+        calls_after: Mapping[str, set[Call]],
+        incoming: Mapping[str, np.ndarray],
+        moved: Mapping[int, int],
+        old_rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+        added: list[tuple[np.ndarray, np.ndarray, float]],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The call edges from and into the placed file (``same_place``: at its old ids);
+        returns the file's old rows (node, neighbour, cost) less the call edges that stay."""
+        old_u, old_nbr, old_cost = old_rows
+        off = self.stmt_offset[path]
+        cu, cv, imported = [], [], []
+        for p, entries in calls_after.items():
+            for src, tpath, tnode in entries:
+                if (p == path or tpath == path) and tpath in self.stmt_offset:
+                    cu.append(self.stmt_offset[p] + src)
+                    cv.append(self.stmt_offset[tpath] + tnode)
+                    imported.append(src == ROOT)
+        # calls into the file that hold: caller node, target local node
+        held_calls = [
+            (pairs[:, 0] + self.stmt_offset[p], pairs[:, 1])
+            for p, pairs in incoming.items()
+            if p not in calls_after and p in self.stmt_offset
+        ]
+        callers = np.concatenate([np.empty(0, np.int64), *(c for c, _ in held_calls)])
+        old_t = np.concatenate([np.empty(0, np.int64), *(t for _, t in held_calls)])
+        new_t = _remapped(old_t, moved)
+        stays = (new_t == old_t) & same_place
+        # Same ids: those edges stay untouched, and so do their callers' rows (a module
+        # called from thousands of places would otherwise rewrite them all).
+        held = callers[stays] * self.n_nodes + off + old_t[stays]
+        still = np.isin(old_nbr * self.n_nodes + old_u, held)
+        cu.extend(callers[~stays].tolist())
+        cv.extend((off + new_t[~stays]).tolist())
+        imported.extend((new_t[~stays] == ROOT).tolist())
+        cu_a, cv_a, is_import = (
+            np.array(cu, np.int64),
+            np.array(cv, np.int64),
+            np.array(imported, bool),
+        )
+        added.append((cu_a[~is_import], cv_a[~is_import], COST["call"]))
+        added.append((cu_a[is_import], cv_a[is_import], self.import_cost))
+        return old_u[~still], old_nbr[~still], old_cost[~still]
 
     def apply(self, change: RowChange) -> None:
         """Write the rows that differ (a row rewritten as it was would only leave garbage)."""
@@ -572,8 +607,6 @@ def build_graph(
 ) -> CodeGraph:
     """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``), its
     imports among them when ``import_weight`` is above 0."""
-    import scipy.sparse as sp
-
     paths = sorted(files)
     sizes = {p: files[p].n_nodes for p in paths}
     file_first, dirs, nid = layout(sizes)
@@ -595,24 +628,8 @@ def build_graph(
         )
     children = np.flatnonzero(parent_of >= 0)
 
-    # calls: unique pairs without self-loops
-    cu, cv, imported = [], [], []
-    for path in paths:
-        off = offsets[path]
-        for src, tpath, tnode in calls.get(path, ()):
-            if tpath in offsets:
-                cu.append(off + src)
-                cv.append(offsets[tpath] + tnode)
-                imported.append(src == ROOT)
-
-    def unique_pairs(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        u, v = np.array(cu, np.int64)[keep], np.array(cv, np.int64)[keep]
-        lo, hi = np.minimum(u, v), np.maximum(u, v)
-        pair = np.unique(lo[lo != hi] * nid + hi[lo != hi])
-        return pair // nid, pair % nid
-
-    is_import = np.array(imported, bool)
-    c_lo, c_hi = unique_pairs(~is_import)
+    cu, cv, is_import = _call_ends(calls, paths, offsets)
+    c_lo, c_hi = _unique_pairs(cu[~is_import], cv[~is_import], nid)
     cost_of_import = import_cost(import_weight)
     # a call along a syntax edge replaces it: one edge per pair, the strongest kind
     shadowed = np.concatenate([c_lo[parent_of[c_lo] == c_hi], c_hi[parent_of[c_hi] == c_lo]])
@@ -629,10 +646,43 @@ def build_graph(
     }
     cost_of = dict(COST)
     if np.isfinite(cost_of_import):
-        pairs["import"] = unique_pairs(is_import)
+        pairs["import"] = _unique_pairs(cu[is_import], cv[is_import], nid)
         cost_of["import"] = cost_of_import
+    adj = RowPool.from_indptr(*_adjacency(pairs, cost_of, nid))
+    return laid_out(sizes, adj, key, cost_of_import)
+
+
+def _call_ends(
+    calls: Mapping[str, list[Call]], paths: list[str], offsets: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The resolved calls between indexed files as (source node, target node, is an
+    import), in global node ids."""
+    cu, cv, imported = [], [], []
+    for path in paths:
+        off = offsets[path]
+        for src, tpath, tnode in calls.get(path, ()):
+            if tpath in offsets:
+                cu.append(off + src)
+                cv.append(offsets[tpath] + tnode)
+                imported.append(src == ROOT)
+    return np.array(cu, np.int64), np.array(cv, np.int64), np.array(imported, bool)
+
+
+def _unique_pairs(u: np.ndarray, v: np.ndarray, nid: int) -> tuple[np.ndarray, np.ndarray]:
+    """The edges ``u``-``v`` as unique (low, high) pairs without self-loops."""
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    pair = np.unique(lo[lo != hi] * nid + hi[lo != hi])
+    return pair // nid, pair % nid
+
+
+def _adjacency(
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]], cost_of: dict[str, float], nid: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges of every kind as rows (indptr, neighbour, cost), both ways: cheapest kind
+    first, and ids follow keys, so rows list neighbours by (cost, key)."""
+    import scipy.sparse as sp
+
     blocks = []
-    # cheapest kind first; ids follow keys, so rows list neighbours by (cost, key)
     for kind, (a, b) in sorted(pairs.items(), key=lambda item: cost_of[item[0]]):
         m = sp.csr_matrix(
             (np.ones(2 * a.size), (np.concatenate([a, b]), np.concatenate([b, a]))),
@@ -652,7 +702,7 @@ def build_graph(
         indices[dest] = m.indices
         cost[dest] = c
         before += cnt
-    return laid_out(sizes, RowPool.from_indptr(indptr, indices, cost), key, cost_of_import)
+    return indptr, indices, cost
 
 
 def laid_out(

@@ -71,7 +71,7 @@ def find_occurrences(
 ) -> list[Occurrence]:
     """Up to ``limit`` fragments' worth of lines, outside ``path``, holding the longest run of
     the context's trailing names that co-occurs anywhere (module doc); nearest files first."""
-    bm25 = index.bm25
+    bm25 = index.tables.bm25
     found: np.ndarray | None = None
     for term in dict.fromkeys(trailing_terms(left_context)):
         narrowed = bm25.documents_with(term, among=found)
@@ -87,7 +87,7 @@ def find_occurrences(
     near: dict[str, int] = {}
     for fid in found.tolist():
         taken = 0
-        for loc in index.frag_locs[fid]:
+        for loc in index.tables.frag_locs[fid]:
             if loc.path == path:
                 continue
             if loc.path not in near:
@@ -102,7 +102,7 @@ def find_occurrences(
     budget = limit
     for p in chosen:
         spans = _merged(ranges[p])
-        lines = _head_lines(index.files[p].text, spans[-1][1] + _LINES_AFTER)
+        lines = _head_lines(index.tables.files[p].text, spans[-1][1] + _LINES_AFTER)
         for start, end in spans:
             if budget == 0:
                 return out

@@ -21,11 +21,10 @@ from repomem.index.graph import ROOT
 from repomem.index.mapped import LazyDict, Vocabulary
 from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
 from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
+from repomem.index.resolver_types import Target
 
 _MAX_DEPTH = 4
 
-# (target file path, target local node)
-Target = tuple[str, int]
 # ``by_name``'s namespace for Python definitions, by the last part of their qualified name
 PYTHON_NS = "python"
 

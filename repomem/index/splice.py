@@ -107,57 +107,18 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
         after += 1
 
     old_total = old.line_owner.size
-    # the units: the top-level nodes, or in a C++ file without an error those of the namespace
-    # (or ``extern "C"`` block) holding the edit, between the rows of its opening and closing
-    # braces
-    parent, lo_row, hi_row = -1, 0, old_total
-    top = np.flatnonzero(old.node_parent == -1)
-    if old.language == "cpp" and not errors.size:
-        k = int(np.searchsorted(old.node_start[top], first_changed)) - 1
-        if k >= 0 and _opened(old_source, old, int(top[k]), first_changed, after, line_start):
-            parent = int(top[k])
-            lo_row, hi_row = int(old.node_start[parent]) + 1, int(old.node_end[parent])
-            top = np.flatnonzero(old.node_parent == parent)
+    parent, lo_row, hi_row, top = _units(old_source, old, errors, first_changed, after, line_start)
     top_start, top_end = old.node_start[top], old.node_end[top]
-    # the statements after the region: from the first one starting after the edit, alone on
-    # its rows and not continuing the line before it (or it could join a statement the region
-    # ends with); in Python not indented, in C not opening with ``;``, ``else`` or ``catch``
-    j = int(np.searchsorted(top_start, after))
-    end_row, old_stop = hi_row, line_start(hi_row) if hi_row < old_total else len(old_source)
-    new_stop = old_stop + new_end - old_end
-    while j < top.size:
-        stop = line_start(int(top_start[j]))
-        if not (
-            (j and top_start[j] <= top_end[j - 1])
-            or _continued(new_source, stop + new_end - old_end)
-            or (_continues_unit(old_source, stop) if c else _indented(old_source, stop))
-        ):
-            end_row, old_stop, new_stop = int(top_start[j]), stop, stop + new_end - old_end
-            break
-        j += 1
-    # the statements before it: those ending before the edit, less the last ones while the
-    # region would share a row with them or continue their last line; in Python while it
-    # opens with an indented line (which could belong to them, as a method added at the end
-    # of a class does) or the last one is indented (see ``join``); in C while their last line
-    # leaves a comment open or the region opens with ``;``, ``else`` or ``catch``
-    i = int(np.searchsorted(top_end, first_changed))
-    while i:
-        row = int(top_end[i - 1]) + 1
-        begin = line_start(row)
-        if (
-            (i == j or top_start[i] >= row)
-            and not _continued(old_source, begin)
-            and (
-                _c_opens(old_source, new_source, line_start(row - 1), begin)
-                if c
-                else _python_opens(old_source, new_source, begin, old_stop, new_stop)
-                and not _indented(old_source, line_start(int(top_start[i - 1])))
-            )
-        ):
-            break
-        i -= 1
-    else:
-        row, begin = lo_row, line_start(lo_row)
+    j, end_row, old_stop, new_stop = _units_after(
+        (old_source, new_source, new_end - old_end), old, top, after, hi_row, line_start
+    )
+    i, row, begin = _units_before(
+        (old_source, new_source, c),
+        (top_start, top_end),
+        (first_changed, j, lo_row),
+        (old_stop, new_stop),
+        line_start,
+    )
     if c and i:  # the unit before may be a ``case`` taking in the region's statements
         first = int(top_start[i - 1])
         if _CASE.search(old_source, line_start(first), line_start(first + 1)):
@@ -176,6 +137,102 @@ def region(old_source: bytes, old: ParsedFile, new_source: bytes, new_rows: int)
     return Region(
         row, end_row - row, part_rows, begin, new_stop, first_node, end_node, parent, opening
     )
+
+
+def _units(
+    old_source: bytes,
+    old: ParsedFile,
+    errors: np.ndarray,
+    first_changed: int,
+    after: int,
+    line_start: Callable[[int], int],
+) -> tuple[int, int, int, np.ndarray]:
+    """The units: the top-level nodes, or in a C++ file without an error those of the
+    namespace (or ``extern "C"`` block) holding the edit, between the rows of its opening and
+    closing braces. Returns (that block's node or -1, its first and end rows, the units)."""
+    parent, lo_row, hi_row = -1, 0, old.line_owner.size
+    top = np.flatnonzero(old.node_parent == -1)
+    if old.language == "cpp" and not errors.size:
+        k = int(np.searchsorted(old.node_start[top], first_changed)) - 1
+        if k >= 0 and _opened(old_source, old, int(top[k]), first_changed, after, line_start):
+            parent = int(top[k])
+            lo_row, hi_row = int(old.node_start[parent]) + 1, int(old.node_end[parent])
+            top = np.flatnonzero(old.node_parent == parent)
+    return parent, lo_row, hi_row, top
+
+
+def _units_after(
+    texts: tuple[bytes, bytes, int],
+    old: ParsedFile,
+    top: np.ndarray,
+    after: int,
+    hi_row: int,
+    line_start: Callable[[int], int],
+) -> tuple[int, int, int, int]:
+    """The statements after the region: from the first one starting after the edit, alone on
+    its rows and not continuing the line before it (or it could join a statement the region
+    ends with); in Python not indented, in C not opening with ``;``, ``else`` or ``catch``.
+    ``texts``: the old and new source and how far the edit moved the text after it. Returns
+    (that unit, its row, where it starts in the old and in the new source)."""
+    old_source, new_source, shift = texts
+    c = old.language != "python"
+    top_start, top_end = old.node_start[top], old.node_end[top]
+    j = int(np.searchsorted(top_start, after))
+    end_row = hi_row
+    old_stop = line_start(hi_row) if hi_row < old.line_owner.size else len(old_source)
+    new_stop = old_stop + shift
+    while j < top.size:
+        stop = line_start(int(top_start[j]))
+        if not (
+            (j and top_start[j] <= top_end[j - 1])
+            or _continued(new_source, stop + shift)
+            or (_continues_unit(old_source, stop) if c else _indented(old_source, stop))
+        ):
+            end_row, old_stop, new_stop = int(top_start[j]), stop, stop + shift
+            break
+        j += 1
+    return j, end_row, old_stop, new_stop
+
+
+def _units_before(
+    texts: tuple[bytes, bytes, bool],
+    units: tuple[np.ndarray, np.ndarray],
+    at: tuple[int, int, int],
+    stops: tuple[int, int],
+    line_start: Callable[[int], int],
+) -> tuple[int, int, int]:
+    """The statements before the region: those ending before the edit, less the last ones
+    while the region would share a row with them or continue their last line; in Python
+    while it opens with an indented line (which could belong to them, as a method added at
+    the end of a class does) or the last one is indented (see ``join``); in C while their
+    last line leaves a comment open or the region opens with ``;``, ``else`` or ``catch``.
+    ``texts``: the old and new source, and whether it is C; ``units``: the units' start and
+    end rows; ``at``: the first changed row, the first unit after and the first row of the
+    block; ``stops``: where the region ends in the old and new source. Returns (the first
+    unit of the region, its row, where it begins in the source)."""
+    old_source, new_source, c = texts
+    top_start, top_end = units
+    first_changed, j, lo_row = at
+    old_stop, new_stop = stops
+    i = int(np.searchsorted(top_end, first_changed))
+    while i:
+        row = int(top_end[i - 1]) + 1
+        begin = line_start(row)
+        if (
+            (i == j or top_start[i] >= row)
+            and not _continued(old_source, begin)
+            and (
+                _c_opens(old_source, new_source, line_start(row - 1), begin)
+                if c
+                else _python_opens(old_source, new_source, begin, old_stop, new_stop)
+                and not _indented(old_source, line_start(int(top_start[i - 1])))
+            )
+        ):
+            break
+        i -= 1
+    else:
+        row, begin = lo_row, line_start(lo_row)
+    return i, row, begin
 
 
 # a C ``case`` or ``default`` outside a ``switch`` parses without an error and takes in the
@@ -292,21 +349,12 @@ class _Import(NamedTuple):
 _Item = TypeVar("_Item", "Definition", "CallSite", "_Import")
 
 
-def join(
-    old: ParsedFile, where: Region, part: ParsedFile, part_source: bytes, line_len: np.ndarray
-) -> ParsedFile | None:
-    """The old parse with ``where``'s statements replaced by ``part`` (``part_source``, the
-    region, parsed alone, without a syntax error); ``None`` when, in Python or C++, a class name
-    is defined both inside and outside the region; in Python, when one of the region's
-    top-level statements is indented: tree-sitter accepts that without an error, but such a
-    statement runs on over the lines after it (``    b,`` and ``y = 1`` on the next line parse
-    as ``b, y = 1``), so where it ends depends on them; or, in C++, when the region's braces
-    close the namespace around it before its end (without an error: the text after parses at
-    the top level)."""
+def _classes_inside(
+    old: ParsedFile, where: Region, part: ParsedFile, part_source: bytes
+) -> set[str] | None:
+    """The names of the classes the region defines, old and new; ``None`` where ``join``
+    cannot splice (see there)."""
     k0, k1 = where.first_node, where.end_node
-    wrapped = int(where.parent >= 0)  # part's node 0 and rows 0 and last are the wrapping
-    moved = part.n_nodes - wrapped - (k1 - k0)
-    shift = where.new_rows - where.old_rows
     if old.language == "python":
         newlines = np.flatnonzero(np.frombuffer(part_source, np.uint8) == 10)
         top_rows = part.node_start[part.node_parent == -1]
@@ -321,36 +369,72 @@ def join(
         inside.update(d.name for d in part.definitions if d.is_class)
         if any(d.is_class and d.name in inside for d in old.definitions if not k0 <= d.node < k1):
             return None
+    wrapped = where.parent >= 0
     if wrapped and (part.node_end[0] != where.new_rows + 1 or np.any(part.node_parent[1:] < 0)):
         return None  # a ``}`` too many closed the copy of the namespace early
-    errors = error_rows(old)
-    assert errors is not None  # ``region`` found where they lie
-    after = errors[errors[:, 0] >= where.row + where.old_rows] + shift
-    errors = np.concatenate([errors[errors[:, 1] < where.row], after])
+    return inside
 
-    def spliced(before: np.ndarray, mid: np.ndarray, after: np.ndarray) -> np.ndarray:
-        return np.concatenate([before, mid, after]).astype(np.int32)
 
-    def old_ids(a: np.ndarray) -> np.ndarray:  # the nodes before the region keep theirs
-        return np.where(a >= k1, a + moved, a)
+def _spliced(before: np.ndarray, mid: np.ndarray, after: np.ndarray) -> np.ndarray:
+    return np.concatenate([before, mid, after]).astype(np.int32)
 
-    def part_ids(a: np.ndarray) -> np.ndarray:  # the wrapping stands for the namespace
-        return np.where(a >= wrapped, a - wrapped + k0, np.where(a >= 0, where.parent, a))
 
-    def items(old_items: list[_Item], new_items: list[_Item]) -> list[_Item]:
-        nodes = part_ids(np.array([x.node for x in new_items], np.int64)).tolist()
+class _SplicedIds:
+    """Node ids once the region's nodes ``[k0, k1)`` are replaced by the part's."""
+
+    def __init__(self, where: Region, part_nodes: int) -> None:
+        self.k0, self.k1 = where.first_node, where.end_node
+        self.parent = where.parent
+        self.wrapped = int(where.parent >= 0)  # part's node 0 and rows 0 and last: the wrapping
+        self.moved = part_nodes - self.wrapped - (self.k1 - self.k0)
+
+    def old_ids(self, a: np.ndarray) -> np.ndarray:
+        """The nodes before the region keep theirs; those after it move."""
+        return np.where(a >= self.k1, a + self.moved, a)
+
+    def part_ids(self, a: np.ndarray) -> np.ndarray:
+        """The part's nodes in the file; the wrapping stands for the namespace."""
+        k0, wrapped = self.k0, self.wrapped
+        return np.where(a >= wrapped, a - wrapped + k0, np.where(a >= 0, self.parent, a))
+
+    def items(self, old_items: list[_Item], new_items: list[_Item]) -> list[_Item]:
+        """The old items outside the region and the part's, at their nodes in the file."""
+        k0, k1, moved = self.k0, self.k1, self.moved
+        nodes = self.part_ids(np.array([x.node for x in new_items], np.int64)).tolist()
         return [
             *(x for x in old_items if x.node < k0),
             *(x._replace(node=n) for x, n in zip(new_items, nodes, strict=True)),
             *(x._replace(node=x.node + moved) if moved else x for x in old_items if x.node >= k1),
         ]
 
+
+def join(
+    old: ParsedFile, where: Region, part: ParsedFile, part_source: bytes, line_len: np.ndarray
+) -> ParsedFile | None:
+    """The old parse with ``where``'s statements replaced by ``part`` (``part_source``, the
+    region, parsed alone, without a syntax error); ``None`` when, in Python or C++, a class name
+    is defined both inside and outside the region; in Python, when one of the region's
+    top-level statements is indented: tree-sitter accepts that without an error, but such a
+    statement runs on over the lines after it (``    b,`` and ``y = 1`` on the next line parse
+    as ``b, y = 1``), so where it ends depends on them; or, in C++, when the region's braces
+    close the namespace around it before its end (without an error: the text after parses at
+    the top level)."""
+    inside = _classes_inside(old, where, part, part_source)
+    if inside is None:
+        return None
+    shift = where.new_rows - where.old_rows
+    errors = error_rows(old)
+    assert errors is not None  # ``region`` found where they lie
+    after = errors[errors[:, 0] >= where.row + where.old_rows] + shift
+    errors = np.concatenate([errors[errors[:, 1] < where.row], after])
+    ids = _SplicedIds(where, part.n_nodes)
+    k0, k1, wrapped = ids.k0, ids.k1, ids.wrapped
     rows = slice(where.row, where.row + where.old_rows)
-    imports = items(
+    imports = ids.items(
         [_Import(*x) for x in zip(old.import_nodes, old.imports, strict=True)],
         [_Import(*x) for x in zip(part.import_nodes, part.imports, strict=True)],
     )
-    node_end = spliced(
+    node_end = _spliced(
         old.node_end[:k0], part.node_end[wrapped:] - wrapped + where.row, old.node_end[k1:] + shift
     )
     if wrapped:
@@ -359,26 +443,26 @@ def join(
         old,
         digest=part.digest,
         line_len=line_len,
-        node_start=spliced(
+        node_start=_spliced(
             old.node_start[:k0],
             part.node_start[wrapped:] - wrapped + where.row,
             old.node_start[k1:] + shift,
         ),
         node_end=node_end,
-        node_parent=spliced(
+        node_parent=_spliced(
             old.node_parent[:k0],
-            part_ids(part.node_parent[wrapped:]),
-            old_ids(old.node_parent[k1:]),
+            ids.part_ids(part.node_parent[wrapped:]),
+            ids.old_ids(old.node_parent[k1:]),
         ),
-        line_owner=spliced(
+        line_owner=_spliced(
             old.line_owner[: rows.start],
-            part_ids(part.line_owner[wrapped : wrapped + where.new_rows]),
-            old_ids(old.line_owner[rows.stop :]),
+            ids.part_ids(part.line_owner[wrapped : wrapped + where.new_rows]),
+            ids.old_ids(old.line_owner[rows.stop :]),
         ),
         has_error=bool(errors.size),
         error_rows=errors,
-        definitions=items(old.definitions, part.definitions),
-        calls=items(old.calls, part.calls),
+        definitions=ids.items(old.definitions, part.definitions),
+        calls=ids.items(old.calls, part.calls),
         imports=[x.binding for x in imports],
         import_nodes=[x.node for x in imports],
         bases={k: v for k, v in old.bases.items() if k not in inside} | part.bases,

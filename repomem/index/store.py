@@ -1,4 +1,4 @@
-"""Persistence of a ``RepoIndex``: versioned, atomic, and free of pickle.
+"""Persistence of an index's tables (``IndexTables``): versioned, atomic, and free of pickle.
 
 Layout: ``<index_dir>/CURRENT`` names the live generation directory ``gen-<n>``, which holds
 ``manifest.json`` and one ``.npy`` file per array under ``arrays/``. A new generation is
@@ -32,9 +32,8 @@ from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, import_cost, laid_out
-from repomem.index.mapped import LazyDict, Locations, TextIds, Texts, window_locations
+from repomem.index.mapped import LazyDict, Locations, Texts, window_locations
 from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
-from repomem.index.repo import FileEntry, RepoIndex
 from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.spool import (
@@ -45,6 +44,7 @@ from repomem.index.spool import (
     mapped,
     write_array,
 )
+from repomem.index.tables import FileEntry, IndexTables
 
 FORMAT_VERSION = 15
 
@@ -82,11 +82,11 @@ def _locked(directory: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def save(index: RepoIndex, summary: dict | None = None) -> Path:
-    """Write ``index`` as the new live generation; returns its directory."""
-    with writing(index.root, index.config) as out:
-        write_generation(index, out, summary)
-    return live_generation(index.root, index.config)
+def save(root: Path, tables: IndexTables, summary: dict | None = None) -> Path:
+    """Write the index of ``root`` as the new live generation; returns its directory."""
+    with writing(root, tables.config) as out:
+        write_generation(tables, out, summary)
+    return live_generation(root, tables.config)
 
 
 @contextlib.contextmanager
@@ -214,12 +214,45 @@ class _Generation:
         return mapped(self.dir / f"{name}.npy")
 
 
-def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
-    """Write ``index`` into ``out``, a folder from ``writing``."""
+def write_generation(index: IndexTables, out: Path, summary: dict | None) -> None:
+    """Write an index's tables into ``out``, a folder from ``writing``."""
     paths = sorted(index.files)
     entries = [index.files[p] for p in paths]
-    n_frags = len(index.frag_text)
     gen = _Generation(out)
+    _put_texts(gen, index, entries)
+    _put_file_rows(gen, index, paths, entries)
+    _put_fragments(gen, index, len(paths))
+    _put_calls(gen, index, paths)
+    rows = _put_relations(gen, index)
+    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
+    gen.put("radius", index.canonical_radius())
+    _save_graph(index, gen)
+    for key, value in index.bm25.state().items():
+        if key in ("row_terms", "row_tf"):  # with room for the terms updates add
+            gen.put_with_room(f"bm25__{key}", value, max(1 << 16, value.size // 8))
+        else:
+            gen.put(f"bm25__{key}", value)
+    _put_resolution(gen, index, paths)
+    _fsync_dir(gen.dir)
+    manifest = {
+        "format": FORMAT_VERSION,
+        "repomem": __version__,
+        "config": asdict(index.config),
+        "files": [[p, e.language, e.digest] for p, e in zip(paths, entries, strict=True)],
+        "arrays": sorted(gen.names),
+        "relation_rows": rows,
+        "skipped": index.skipped,
+        "settings": index.settings,
+        "summary": summary or {},
+    }
+    with open(out / "manifest.json", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(manifest, separators=(",", ":")))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _put_texts(gen: _Generation, index: IndexTables, entries: list[FileEntry]) -> None:
+    """The files' and the fragments' texts."""
     # a build spools its texts into the generation it is saved as: they are there already
     texts = {e.content[0] if isinstance(e.content, tuple) else None for e in entries}
     if not (
@@ -230,6 +263,12 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
         gen.texts("texts", (_file_bytes(e) for e in entries))
     if not gen.written("frag_text", index.frag_text):
         gen.texts("frag_text", index.frag_text.encoded())
+
+
+def _put_file_rows(
+    gen: _Generation, index: IndexTables, paths: list[str], entries: list[FileEntry]
+) -> None:
+    """Per file, its windows and their Eq. 8 weights, and its parse's node rows."""
     for name, dtype in (
         ("win_start", np.int32),
         ("win_end", np.int32),
@@ -241,7 +280,12 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
         gen.concat(name, (getattr(e, name) for e in entries), dtype)
     for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
         gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
-    win_file = np.repeat(np.arange(len(paths), dtype=np.int32), np.diff(gen.load("win_start_off")))
+
+
+def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
+    """The fragments' locations (from the windows written), liveness and keys."""
+    n_frags = len(index.frag_text)
+    win_file = np.repeat(np.arange(n_files, dtype=np.int32), np.diff(gen.load("win_start_off")))
     indptr, (loc_file, loc_start, loc_end) = window_locations(
         win_file, gen.load("win_start"), gen.load("win_end"), gen.load("win_frag"), n_frags
     )
@@ -260,14 +304,20 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
     gen.put("frag_key", frag_key)
     live_ids = np.flatnonzero(live)
     gen.put("frag_by_key", live_ids[np.argsort(frag_key[live_ids], kind="stable")])
-    del live, live_ids, frag_key
+
+
+def _put_calls(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
+    """The resolved calls, rows of (file, source node, target file, target node)."""
     file_no = {p: i for i, p in enumerate(paths)}
     calls = [(file_no[p], s, file_no[t], n) for p in paths for s, t, n in index.calls.get(p, ())]
     calls_arr = np.array(calls, np.int64).reshape(-1, 4)
     del calls
     gen.put("calls", calls_arr)
     gen.put("calls_off", np.searchsorted(calls_arr[:, 0], np.arange(len(paths) + 1)))
-    del calls_arr
+
+
+def _put_relations(gen: _Generation, index: IndexTables) -> int:
+    """The relation rows, with spare rows, and the relations by target; returns the rows."""
     # spare relation rows, so that the first new fragments do not copy the table
     rows, cap = index.rel_idx.shape
     spare = max(1024, rows // 8)
@@ -284,15 +334,11 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
     with gen.writer("inv_src", np.int64) as w:
         w.write(inv_src)
         w.write(np.full(inv_src.size // 8, -1, np.int64))
-    del inv_ptr, inv_src
-    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
-    gen.put("radius", index.canonical_radius())
-    _save_graph(index, gen)
-    for key, value in index.bm25.state().items():
-        if key in ("row_terms", "row_tf"):  # with room for the terms updates add
-            gen.put_with_room(f"bm25__{key}", value, max(1 << 16, value.size // 8))
-        else:
-            gen.put(f"bm25__{key}", value)
+    return rows
+
+
+def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
+    """What call resolution depended on, and the parses' symbols and call sites."""
     resolver = index.resolver
     # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
     deps = resolver.dependency_arrays(paths)
@@ -315,22 +361,6 @@ def write_generation(index: RepoIndex, out: Path, summary: dict | None) -> None:
             for p in paths
         ),
     )
-    _fsync_dir(gen.dir)
-    manifest = {
-        "format": FORMAT_VERSION,
-        "repomem": __version__,
-        "config": asdict(index.config),
-        "files": [[p, e.language, e.digest] for p, e in zip(paths, entries, strict=True)],
-        "arrays": sorted(gen.names),
-        "relation_rows": rows,
-        "skipped": index.skipped,
-        "settings": index.settings,
-        "summary": summary or {},
-    }
-    with open(out / "manifest.json", "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(manifest, separators=(",", ":")))
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 # rows written at a time where a table is copied into a generation
@@ -362,7 +392,7 @@ def _symbols(pf: ParsedFile) -> bytes:
     ).encode()
 
 
-def _save_graph(index: RepoIndex, gen: _Generation) -> None:
+def _save_graph(index: IndexTables, gen: _Generation) -> None:
     """The code graph and the node rows of the fragments, numbered as ``build_graph`` numbers
     them, so that an update after a load does not build them from every file's parse."""
     graph = index.graph
@@ -426,8 +456,8 @@ def read_manifest(root: Path, config: IndexConfig) -> dict:
     return manifest
 
 
-def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) -> RepoIndex:
-    """Open the live index of ``root``; raises ``IndexNotFound``/``IndexUnreadable``.
+def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) -> IndexTables:
+    """The tables of the live index of ``root``; raises ``IndexNotFound``/``IndexUnreadable``.
 
     ``mapped``: map the saved arrays copy-on-write (read on demand, never written back);
     otherwise read them into memory, which gives the same index (tests compare the two)."""
@@ -441,130 +471,138 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
             )
             for name in manifest["arrays"]
         }
-        return _restore(root, config_from(manifest["config"]), manifest, arrays)
+        return _restore(config_from(manifest["config"]), manifest, arrays)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise IndexUnreadable(
             f"index at {gen} is unreadable ({exc}); re-run `repomem index`"
         ) from exc
 
 
-def _restore(root: Path, config: IndexConfig, manifest: dict, a: dict) -> RepoIndex:
-    idx = RepoIndex(root, config)
-    idx.skipped = dict(manifest["skipped"])
-    idx.settings = dict(manifest["settings"])
+# the per-file parts of the saved arrays: each has an ``_off`` array of the files' bounds
+_WINDOWS = ("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight")
+_NODES = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
+
+
+def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     paths = [f[0] for f in manifest["files"]]
+    parts = _FileParts(a, (*_WINDOWS, *_NODES, "symbols", "callsites", "calls"))
     texts = Texts(a["texts"], a["texts_off"])
-    idx.frag_text = Texts(a["frag_text"], a["frag_text_off"])
-    idx.frag_locs = Locations(paths, a["loc_indptr"], (a["loc_file"], a["loc_start"], a["loc_end"]))
-    offsets = {
-        name: a[f"{name}_off"].tolist()
-        for name in (
-            *("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight"),
-            *("line_len", "node_start", "node_end", "node_parent", "line_owner"),
-            *("symbols", "callsites", "calls"),
-        )
-    }
-
-    def part(name: str, i: int) -> np.ndarray:
-        off = offsets[name]
-        return a[name][off[i] : off[i + 1]]
-
-    def parsed(i: int) -> ParsedFile:
-        path, language, digest = manifest["files"][i]
-        sym = json.loads(part("symbols", i).tobytes())
-        # tuple.__new__ skips the named tuples' Python-level constructors: a first update
-        # after a load makes every file's parse, ~400k of them on the standard library
-        new = tuple.__new__
-
-        def callsites() -> list[CallSite]:
-            return [
-                new(CallSite, (node, tuple(parts), scope))
-                for node, parts, scope in json.loads(part("callsites", i).tobytes())
-            ]
-
-        return SavedParse(
-            path,
-            language,
-            digest,
-            *(
-                part(n, i)
-                for n in ("line_len", "node_start", "node_end", "node_parent", "line_owner")
-            ),
-            has_error=sym["has_error"],
-            error_rows=None
-            if sym["error_rows"] is None
-            else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
-            definitions=[new(Definition, d) for d in sym["defs"]],
-            imports=[new(ImportBinding, b) for b in sym["imports"]],
-            import_nodes=sym["import_nodes"],
-            bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
-            package=sym["package"],
-            callsites=callsites,
-        )
+    live, frag_key, order = a["live"], a["frag_key"], a["frag_by_key"]
 
     def calls(i: int) -> list[tuple[int, str, int]]:
-        return [(s, paths[t], n) for _, s, t, n in part("calls", i).tolist()]
+        return [(s, paths[t], n) for _, s, t, n in parts.of("calls", i).tolist()]
 
-    for i, (path, language, digest) in enumerate(manifest["files"]):
-        idx.files[path] = FileEntry(
-            language,
-            digest,
-            (texts, i),
-            *(
-                part(n, i)
-                for n in ("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight")
-            ),
-        )
-    idx.parsed = LazyDict(paths, parsed)
-    idx.calls = LazyDict(paths, calls)
-    languages = [f[1] for f in manifest["files"]]
-    idx.saved_dependencies = saved_dependencies(paths, languages, parsed, a)
-    idx.live = a["live"]
-    idx.frag_key = a["frag_key"]
-    idx.free_ids = np.flatnonzero(~idx.live).tolist()
-    order = a["frag_by_key"]
-    idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
-    rows = int(manifest["relation_rows"])
-    idx.set_relations(
-        a["rel_idx"], a["rel_val"], rows, RowPool.adopt(a["inv_indptr"], a["inv_src"])
+    def parse(i: int) -> ParsedFile:
+        return _saved_parse(manifest["files"][i], parts, i)
+
+    return IndexTables(
+        config,
+        files={
+            path: FileEntry(language, digest, (texts, i), *parts.all(_WINDOWS, i))
+            for i, (path, language, digest) in enumerate(manifest["files"])
+        },
+        parsed=LazyDict(paths, parse),
+        calls=LazyDict(paths, calls),
+        skipped=dict(manifest["skipped"]),
+        settings=dict(manifest["settings"]),
+        frag_text=Texts(a["frag_text"], a["frag_text_off"]),
+        frag_locs=Locations(paths, a["loc_indptr"], (a["loc_file"], a["loc_start"], a["loc_end"])),
+        frag_order=(frag_key[order], order),
+        free_ids=np.flatnonzero(~live).tolist(),
+        live=live,
+        frag_key=frag_key,
+        bm25=BM25Index.from_state(
+            {k[6:]: v for k, v in a.items() if k.startswith("bm25__")}, trusted=True
+        ),
+        relation_idx=a["rel_idx"],
+        relation_val=a["rel_val"],
+        relation_rows=int(manifest["relation_rows"]),
+        inverse=RowPool.adopt(a["inv_indptr"], a["inv_src"]),
+        truncated=set(a["truncated"].tolist()),
+        radius=a["radius"],
+        saved_graph=lambda: _saved_graph(config, paths, a),
+        saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
+        saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], parse, a),
     )
-    idx.truncated = set(a["truncated"].tolist())
-    idx.radius = a["radius"]
 
-    def graph() -> tuple[CodeGraph, RowPool, RowPool]:
-        n_nodes = np.diff(a["node_start_off"]).tolist()
-        return (
-            laid_out(
-                dict(zip(paths, n_nodes, strict=True)),
-                RowPool.adopt(a["graph_indptr"], a["graph_nbr"], a["graph_cost"]),
-                a["graph_key"],
-                import_cost(config.import_weight),
-            ),
-            RowPool.adopt(a["fn_indptr"], a["fn_node"], a["fn_weight"]),
-            RowPool.adopt(a["nf_indptr"], a["nf_frag"], a["nf_weight"]),
-        )
 
-    idx.saved_graph = graph
+class _FileParts:
+    """One file's slice of the saved arrays that are concatenated over the files."""
 
-    def calls_into() -> dict[str, dict[str, np.ndarray]]:
-        """``RepoIndex.calls_into`` from the saved calls (nothing changes them before it is
-        first used), grouped at once rather than file by file."""
-        calls = a["calls"]  # rows of (file, source node, target file, target node)
-        calls = calls[np.lexsort((calls[:, 0], calls[:, 2]))]
-        pairs = np.ascontiguousarray(calls[:, [1, 3]])
-        new = (np.diff(calls[:, 0]) != 0) | (np.diff(calls[:, 2]) != 0)
-        first = np.flatnonzero(np.r_[calls.shape[0] > 0, new])
-        bounds = np.r_[first, calls.shape[0]].tolist()
-        out: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
-        for k, (src, target) in enumerate(calls[first][:, [0, 2]].tolist()):
-            out[paths[target]][paths[src]] = pairs[bounds[k] : bounds[k + 1]]
-        return out
+    def __init__(self, a: dict, names: tuple[str, ...]) -> None:
+        self.arrays = a
+        self.offsets = {name: a[f"{name}_off"].tolist() for name in names}
 
-    idx.saved_calls_into = calls_into
-    idx.bm25 = BM25Index.from_state(
-        {k[6:]: v for k, v in a.items() if k.startswith("bm25__")}, trusted=True
+    def of(self, name: str, i: int) -> np.ndarray:
+        off = self.offsets[name]
+        return self.arrays[name][off[i] : off[i + 1]]
+
+    def all(self, names: tuple[str, ...], i: int) -> list[np.ndarray]:
+        return [self.of(name, i) for name in names]
+
+
+def _saved_parse(file: list[str], parts: _FileParts, i: int) -> ParsedFile:
+    """The ``i``-th file's parse, its call sites decoded when first read."""
+    path, language, digest = file
+    sym = json.loads(parts.of("symbols", i).tobytes())
+    # tuple.__new__ skips the named tuples' Python-level constructors: a first update
+    # after a load makes every file's parse, ~400k of them on the standard library
+    new = tuple.__new__
+
+    def callsites() -> list[CallSite]:
+        return [
+            new(CallSite, (node, tuple(names), scope))
+            for node, names, scope in json.loads(parts.of("callsites", i).tobytes())
+        ]
+
+    return SavedParse(
+        path,
+        language,
+        digest,
+        *parts.all(_NODES, i),
+        has_error=sym["has_error"],
+        error_rows=None
+        if sym["error_rows"] is None
+        else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
+        definitions=[new(Definition, d) for d in sym["defs"]],
+        imports=[new(ImportBinding, b) for b in sym["imports"]],
+        import_nodes=sym["import_nodes"],
+        bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
+        package=sym["package"],
+        callsites=callsites,
     )
-    return idx
+
+
+def _saved_graph(
+    config: IndexConfig, paths: list[str], a: dict
+) -> tuple[CodeGraph, RowPool, RowPool]:
+    """The code graph and the fragments' node rows, both ways, from the saved arrays."""
+    n_nodes = np.diff(a["node_start_off"]).tolist()
+    return (
+        laid_out(
+            dict(zip(paths, n_nodes, strict=True)),
+            RowPool.adopt(a["graph_indptr"], a["graph_nbr"], a["graph_cost"]),
+            a["graph_key"],
+            import_cost(config.import_weight),
+        ),
+        RowPool.adopt(a["fn_indptr"], a["fn_node"], a["fn_weight"]),
+        RowPool.adopt(a["nf_indptr"], a["nf_frag"], a["nf_weight"]),
+    )
+
+
+def _saved_calls_into(paths: list[str], calls: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+    """``IndexTables.calls_into`` from the saved calls, rows of (file, source node, target
+    file, target node) (nothing changes them before it is first used), grouped at once rather
+    than file by file."""
+    calls = calls[np.lexsort((calls[:, 0], calls[:, 2]))]
+    pairs = np.ascontiguousarray(calls[:, [1, 3]])
+    new = (np.diff(calls[:, 0]) != 0) | (np.diff(calls[:, 2]) != 0)
+    first = np.flatnonzero(np.r_[calls.shape[0] > 0, new])
+    bounds = np.r_[first, calls.shape[0]].tolist()
+    out: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
+    for k, (src, target) in enumerate(calls[first][:, [0, 2]].tolist()):
+        out[paths[target]][paths[src]] = pairs[bounds[k] : bounds[k + 1]]
+    return out
 
 
 class SavedParse(ParsedFile):

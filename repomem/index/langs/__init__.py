@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from repomem.index.parsed import CallSite, ImportBinding, ParsedFile
-    from repomem.index.resolve import Resolver, Target
+    from repomem.index.resolver_types import ResolverTables as Resolver
+    from repomem.index.resolver_types import Target
 
 #: language -> the module of its family
 MODULES: dict[str, str] = {

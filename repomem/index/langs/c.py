@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from repomem.index.parsing import ParsedFile
-    from repomem.index.resolve import Resolver, Target
+    from repomem.index.resolver_types import ResolverTables as Resolver
+    from repomem.index.resolver_types import Target
 
 # ImportBinding.level of each fact (see the module doc)
 ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD, MACRO = 0, 1, 2, -1, -2, -3, -4

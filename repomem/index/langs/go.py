@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from repomem.index.parsing import ParsedFile
-    from repomem.index.resolve import Resolver, Target
+    from repomem.index.resolver_types import ResolverTables as Resolver
+    from repomem.index.resolver_types import Target
 
 #: a type expression: ("T",), ("pkg", "T"); ("()", *callee): the result type of a call
 TypeExpr = tuple[str, ...]

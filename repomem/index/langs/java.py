@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from repomem.index.parsing import CallSite, ParsedFile
-    from repomem.index.resolve import Resolver, Target
+    from repomem.index.resolver_types import ResolverTables as Resolver
+    from repomem.index.resolver_types import Target
 
 NAMESPACE = "java"
 _MAX_DEPTH = 8

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from repomem.index.parsing import ParsedFile
-    from repomem.index.resolve import Resolver, Target
+    from repomem.index.resolver_types import ResolverTables as Resolver
+    from repomem.index.resolver_types import Target
 
 NS = "rust"
 is_test = cache(_is_test)

@@ -54,7 +54,8 @@ from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
     from repomem.index.parsing import ParsedFile
-    from repomem.index.resolve import Resolver, Target
+    from repomem.index.resolver_types import ResolverTables as Resolver
+    from repomem.index.resolver_types import Target
 
 NAMESPACE = "js"
 #: how deep a name is followed through re-exports and bases

@@ -1,0 +1,111 @@
+"""Retrieval over the tables of an index: BM25 scores, then FragRel's relation-aware score
+(Eq. 9/10) over the fragments a cursor's exclusion leaves visible."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repomem.core import Exclusion, RetrievedFragment
+from repomem.index.bm25 import tokenize
+from repomem.index.fragments import shown_span
+from repomem.index.parsing import split_lines
+from repomem.index.scorer import bounded_top_k
+from repomem.index.tables import FileEntry, IndexTables
+
+
+class Searcher:
+    """Searches one index's tables, keeping what consecutive searches share: the last
+    query's scores and the lines of the files recent results came from."""
+
+    def __init__(self, tables: IndexTables) -> None:
+        self.tables = tables
+        self._last_scores: tuple[tuple[str, int, int], np.ndarray] | None = None
+        self._line_cache: dict[str, tuple[FileEntry, list[str]]] = {}
+
+    def visible(self, exclusion: Exclusion | None) -> np.ndarray:
+        vis = self.tables.live[: len(self.tables.frag_text)].copy()
+        if exclusion is not None and exclusion.path in self.tables.files:
+            # only a fragment with a window here overlapping the lines can have all hidden
+            e = self.tables.files[exclusion.path]
+            near = (e.win_end > exclusion.start) & (e.win_start < exclusion.end)
+            for fid in np.unique(e.win_frag[near]).tolist():
+                if exclusion.excludes(tuple(self.tables.frag_locs[fid])):
+                    vis[fid] = False
+        return vis
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        alpha: float = 0.5,
+        exclusion: Exclusion | None = None,
+        revision: int,
+    ) -> list[RetrievedFragment]:
+        """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``, as
+        ``top_k`` ranks them over every fragment (``bounded_top_k`` scores only those that can
+        rank)."""
+        s_ind = self.query_scores(query, revision)
+        vis = self.visible(exclusion)
+        env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
+        inverse = self.tables.inverse_relations
+        ids, s_env, s_rel = bounded_top_k(
+            self.tables.rel_idx,
+            self.tables.rel_val,
+            (inverse.start, inverse.end, inverse.cols),
+            s_ind,
+            vis,
+            alpha,
+            k,
+            environment=env,
+        )
+        out = []
+        for i, fid in enumerate(ids.tolist()):
+            locs = tuple(sorted(self.tables.frag_locs[fid], key=lambda loc: (loc.path, loc.start)))
+            lines = self.lines(locs[0].path)
+            first, last = shown_span(lines, locs[0].start, locs[0].end, self.tables.config.stride)
+            out.append(
+                RetrievedFragment(
+                    fragment_id=fid,
+                    locations=locs,
+                    text=self.tables.frag_text[fid],
+                    shown="\n".join(lines[first:last]),
+                    s_ind=float(s_ind[fid]),
+                    s_env=float(s_env[i]),
+                    s_rel=float(s_rel[i]),
+                    shown_start=first,
+                )
+            )
+        return out
+
+    def query_scores(self, query: str, revision: int) -> np.ndarray:
+        """Every fragment's BM25 score for ``query``; the last query's are kept while the
+        index is unchanged (a completion's retrieval and usages ask for the same one);
+        ``revision``: the index's, which every change bumps."""
+        key = (query, revision, len(self.tables.frag_text))
+        if self._last_scores is None or self._last_scores[0] != key:
+            scores = _fit(self.tables.bm25.scores(tokenize(query)), len(self.tables.frag_text))
+            scores.flags.writeable = False  # shared by the callers: none may change it
+            self._last_scores = (key, scores)
+        return self._last_scores[1]
+
+    def lines(self, path: str) -> list[str]:
+        """A file's lines, kept for the few files recent results came from."""
+        entry = self.tables.files[path]
+        hit = self._line_cache.get(path)
+        if hit is None or hit[0] is not entry:
+            hit = (entry, split_lines(entry.text))
+            self._line_cache[path] = hit
+            while len(self._line_cache) > 64:
+                del self._line_cache[next(iter(self._line_cache))]
+        return hit[1]
+
+
+def _fit(v: np.ndarray, n: int) -> np.ndarray:
+    """``v`` cut or zero-padded to length ``n`` (BM25 ids and fragment ids share one space)."""
+    if v.size == n:
+        return v
+    out = np.zeros(n, v.dtype)
+    m = min(n, v.size)
+    out[:m] = v[:m]
+    return out

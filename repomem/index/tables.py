@@ -1,0 +1,295 @@
+"""The tables of a repository index: what ``repomem.index.store`` saves and loads.
+
+``IndexTables`` holds the files, their parses and resolved calls, the fragments (texts,
+locations, BM25), their relations, and the code graph with its node rows. What is derived
+from the saved tables (the graph and node rows, calls by target, call resolution, relations
+by target) is made on first use, from a saved index's own arrays where it has them. The work
+on the tables lives beside them: ``build`` (a full index), ``update`` (one file's change),
+``search`` (retrieval); ``repo.RepoIndex`` is the handle the rest of repomem holds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, MutableMapping
+from dataclasses import InitVar, dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from repomem.config import IndexConfig
+from repomem.index.bm25 import BM25Index
+from repomem.index.gcpause import paused_gc
+from repomem.index.graph import CodeGraph, build_graph
+from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
+from repomem.index.parsing import ParsedFile
+from repomem.index.resolve import Resolver, SavedDependencies
+from repomem.index.rowpool import RowPool
+from repomem.index.scorer import inverse_relations
+
+
+@dataclass
+class FileEntry:
+    """An indexed code file: its text and, per window, the fragment it belongs to."""
+
+    language: str
+    digest: str
+    content: str | tuple[Texts, int]  # the text, or where a saved index holds it
+    win_start: np.ndarray  # int32 window starts
+    win_end: np.ndarray
+    win_frag: np.ndarray  # int64 fragment id of each window
+    # Eq. 8 weights of the file's windows: (fragment id, local node, weight)
+    wn_frag: np.ndarray
+    wn_node: np.ndarray
+    wn_weight: np.ndarray
+
+    @property
+    def text(self) -> str:
+        """Read from a saved index anew each time: its files stay out of memory."""
+        content = self.content
+        return content if isinstance(content, str) else content[0][content[1]]
+
+
+@dataclass(eq=False)
+class IndexTables:
+    """The arrays and maps of one repository's index, as saved and loaded."""
+
+    config: IndexConfig
+    files: dict[str, FileEntry] = field(default_factory=dict)
+    # a saved index makes a file's parse and calls when they are first used
+    parsed: MutableMapping[str, ParsedFile] = field(default_factory=LazyDict)
+    calls: MutableMapping[str, list[tuple[int, str, int]]] = field(default_factory=LazyDict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    # what name resolution read outside the indexed files when the index was built
+    # (``repomem.index.langs.read_settings``: tsconfig.json paths), by language family
+    settings: dict[str, object] = field(default_factory=dict)
+    # fragments, by id; a freed id has empty text and no locations
+    frag_text: Texts = field(default_factory=Texts)
+    frag_locs: Locations = field(default_factory=Locations)
+    # text -> live fragment id, over ``frag_text``; made from ``frag_order`` (a saved index's
+    # fragment keys, sorted, and their ids)
+    by_text: TextIds = field(init=False)
+    frag_order: InitVar[tuple[np.ndarray, np.ndarray] | None] = None
+    free_ids: list[int] = field(default_factory=list)
+    live: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # content hash per fragment id: stable tie-breaks
+    frag_key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    bm25: BM25Index = field(default_factory=BM25Index)
+    # relations: padded rows of (fragment id, strength), -1 = empty slot; the arrays hold
+    # spare rows, so that new fragments do not copy them whole (``build.grow_relations``);
+    # the first ``relation_rows`` are the fragments' (``rel_idx``, ``rel_val``)
+    relation_idx: np.ndarray = field(default_factory=lambda: np.full((0, 0), -1, np.int64))
+    relation_val: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    relation_rows: int = 0
+    # per fragment: the fragments relating to it, when saved with the relations
+    inverse: RowPool | None = None
+    truncated: set[int] = field(default_factory=set)
+    # per graph node: up to what cost its relation search is complete (inf: unknown)
+    radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # a saved index's graph and node rows (``graph``, ``frag_nodes``, ``node_frags``),
+    # opened on first use
+    saved_graph: Callable[[], tuple[CodeGraph, RowPool, RowPool]] | None = None
+    # a saved index's ``calls_into``, made from its arrays on first use
+    saved_calls_into: Callable[[], dict[str, dict[str, np.ndarray]]] | None = None
+    # what each file's call resolution depended on, as a saved index holds it
+    saved_dependencies: SavedDependencies | None = None
+    # derived on first use (``graph``, ``frag_nodes``, ``node_frags``, ``calls_into``,
+    # ``resolver``, ``relations``); a build sets some of them as it goes
+    _graph: CodeGraph | None = field(default=None, init=False, repr=False)
+    _frag_nodes: RowPool | None = field(default=None, init=False, repr=False)
+    _node_frags: RowPool | None = field(default=None, init=False, repr=False)
+    _calls_into: dict[str, dict[str, np.ndarray]] | None = field(
+        default=None, init=False, repr=False
+    )
+    _resolver: Resolver | None = field(default=None, init=False, repr=False)
+    _relations_csr: sp.csr_matrix | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self, frag_order: tuple[np.ndarray, np.ndarray] | None) -> None:
+        self.by_text = TextIds(self.frag_text, *(frag_order or ()))
+        cap = self.config.fragment_neighbours
+        if not self.relation_idx.size:
+            self.relation_idx = np.full((0, cap), -1, np.int64)
+            self.relation_val = np.zeros((0, cap), np.float64)
+
+    def adopt(self, resolver: Resolver, graph: CodeGraph) -> None:
+        """Keep the resolver and graph a build made as it went (deriving them again would
+        resolve every file twice)."""
+        self._resolver, self._graph = resolver, graph
+
+    def drop_node_rows(self) -> None:
+        """Forget the fragments' node rows: only a build's relations read them, and an
+        update derives them again, as after a load."""
+        self._frag_nodes = self._node_frags = None
+
+    def relations_changed(self) -> None:
+        """Relation rows were rewritten: ``relations`` is made again when next read."""
+        self._relations_csr = None
+
+    def frag_entries(self, paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fragment, node, weight) of the windows of ``paths``."""
+        graph = self.graph
+        parts = [
+            (
+                self.files[p].wn_frag,
+                self.files[p].wn_node + graph.stmt_offset[p],
+                self.files[p].wn_weight,
+            )
+            for p in paths
+        ]
+        empty = np.empty(0, np.int64)
+        return (
+            np.concatenate([empty, *(f for f, _, _ in parts)]),
+            np.concatenate([empty, *(n for _, n, _ in parts)]),
+            np.concatenate([np.empty(0), *(w for _, _, w in parts)]),
+        )
+
+    def grouped(
+        self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, by_key: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Entries summed per (row, col), grouped by row; within a row by column id, or by
+        the graph's node key (fragment rows: Eq. 8 sums then run in the same order however
+        node ids were allocated)."""
+        span = np.int64(max(self.graph.n_nodes, len(self.frag_text), 1))
+        pair, inverse = np.unique(rows * span + cols, return_inverse=True)
+        vals = np.bincount(inverse, weights=vals, minlength=pair.size)
+        rows, cols = pair // span, pair % span
+        if by_key:
+            order = np.lexsort((self.graph.key[cols], rows))
+            rows, cols, vals = rows[order], cols[order], vals[order]
+        return rows, cols, vals
+
+    def assemble_frag_nodes(self) -> RowPool:
+        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations."""
+        rows, cols, vals = self.grouped(*self.frag_entries(list(self.files)), by_key=True)
+        return RowPool.from_sorted(rows, cols, vals, len(self.frag_text))
+
+    @property
+    def rel_idx(self) -> np.ndarray:
+        return self.relation_idx[: self.relation_rows]
+
+    @property
+    def rel_val(self) -> np.ndarray:
+        return self.relation_val[: self.relation_rows]
+
+    @property
+    def graph(self) -> CodeGraph:
+        if self._graph is None and self.saved_graph is not None:
+            self._graph, self._frag_nodes, self._node_frags = self.saved_graph()
+            self.saved_graph = None
+        elif self._graph is None:
+            self._graph = build_graph(self.parsed, self.calls, self.config.import_weight)
+        return self._graph
+
+    @property
+    def calls_into(self) -> dict[str, dict[str, np.ndarray]]:
+        """``calls`` by target: per file, each calling file's (source node, target node) pairs
+        as an (n, 2) array. A change re-links the untouched callers of a file from here,
+        without scanning every call of every file that reads it (a module read by hundreds
+        of files, called 66k times in the standard library's ``unittest``)."""
+        if self._calls_into is None and self.saved_calls_into is not None:
+            self._calls_into, self.saved_calls_into = self.saved_calls_into(), None
+        elif self._calls_into is None:
+            self._calls_into = defaultdict(dict)
+            for path, entries in self.calls.items():
+                self._link_calls(path, entries)
+        return self._calls_into
+
+    def _link_calls(self, path: str, entries: list[tuple[int, str, int]]) -> None:
+        assert self._calls_into is not None
+        by_target: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for src, target, node in entries:
+            by_target[target].append((src, node))
+        for target, pairs in by_target.items():
+            self._calls_into[target][path] = np.array(pairs, np.int64)
+
+    def set_calls(self, path: str, entries: list[tuple[int, str, int]] | None) -> None:
+        """Replace one file's resolved calls (``None``: the file is gone), by target too."""
+        into = self.calls_into
+        for target in {t for _, t, _ in self.calls.get(path, ())}:
+            into[target].pop(path, None)
+        if entries is None:
+            self.calls.pop(path, None)
+        else:
+            self.calls[path] = entries
+            self._link_calls(path, entries)
+
+    @property
+    def frag_nodes(self) -> RowPool:
+        if self._frag_nodes is None and self.saved_graph is not None:
+            _ = self.graph  # a saved index's graph comes with its node rows
+        if self._frag_nodes is None:
+            self._frag_nodes = self.assemble_frag_nodes()
+            self._node_frags = None
+        return self._frag_nodes
+
+    @property
+    def node_frags(self) -> RowPool:
+        """``frag_nodes`` transposed: the fragments holding each graph node."""
+        frag_nodes = self.frag_nodes
+        if self._node_frags is None:
+            self._node_frags = RowPool.from_csr(frag_nodes.to_csr(self.graph.n_nodes).T.tocsr())
+        return self._node_frags
+
+    @property
+    def resolver(self) -> Resolver:
+        """Call resolution tables; resolving every file once records what each depends on."""
+        if self._resolver is None:
+            with paused_gc(freeze=True):
+                self._resolver = Resolver(
+                    self.parsed,
+                    imports=self.config.import_weight > 0,
+                    settings=self.settings,
+                    saved=self.saved_dependencies,
+                )
+                if self.saved_dependencies is None:
+                    for path in self.parsed:
+                        self._resolver.calls_of(path)
+            self.saved_dependencies = None
+        return self._resolver
+
+    @property
+    def relations(self) -> sp.csr_matrix:
+        """Fragment relations as CSR (rows: fragment ids), built once per change."""
+        if self._relations_csr is None:
+            n, cap = self.rel_idx.shape
+            mask = self.rel_idx >= 0
+            counts = mask.sum(axis=1)
+            indptr = np.zeros(n + 1, np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            self._relations_csr = sp.csr_matrix(
+                (self.rel_val[mask], self.rel_idx[mask], indptr), shape=(n, n)
+            )
+        return self._relations_csr
+
+    @property
+    def inverse_relations(self) -> RowPool:
+        """Per fragment, the fragments relating to it: what lets retrieval compute Eq. 9 for
+        the few fragments that can rank. Built once, then kept in step by updates."""
+        if self.inverse is None:
+            ptr, sources = inverse_relations(self.rel_idx, len(self.frag_text))
+            self.inverse = RowPool.from_indptr(ptr, sources, np.zeros(sources.size))
+        self.inverse.grow(len(self.frag_text))
+        return self.inverse
+
+    def relations_by_target(self) -> tuple[np.ndarray, np.ndarray]:
+        """``inverse_relations`` as CSR (pointers, sources). Before any query has built them
+        (a build being saved), they are derived without keeping a pool, which would hold
+        twice their size until the first query."""
+        if self.inverse is None:
+            return inverse_relations(self.rel_idx, len(self.frag_text))
+        pool = self.inverse_relations
+        ptr, sources, _ = pool.gather(np.arange(pool.n_rows))
+        return ptr, sources
+
+    def live_ids(self) -> np.ndarray:
+        return np.flatnonzero(self.live).astype(np.int64)
+
+    def canonical_radius(self) -> np.ndarray:
+        """Search radii numbered as a rebuild numbers the nodes (what a saved index holds)."""
+        if self._graph is None:
+            return self.radius
+        ids, n = self._graph.canonical_ids()
+        out = np.full(n, np.inf)
+        held = ids >= 0
+        out[ids[held]] = self.radius[: ids.size][held]
+        return out

@@ -1,0 +1,88 @@
+"""The index as a handle over its tables: the store writes and reads exactly the tables, the
+handle's typed API answers from them, and nothing outside the index reads them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+from repos import PY_FILES, make_repo
+
+from repomem.core import Exclusion
+from repomem.index import store
+from repomem.index.repo import RepoIndex
+from repomem.index.tables import IndexTables
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_store_reads_back_the_tables_it_wrote(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", PY_FILES, use_git=False)
+    built, _ = RepoIndex.build(root)
+    tables = store.load(root)
+    assert isinstance(tables, IndexTables) and tables.config == built.config
+    assert sorted(tables.files) == sorted(built.tables.files)
+    assert [tables.frag_text[i] for i in tables.live_ids()] == [
+        built.tables.frag_text[i] for i in built.tables.live_ids()
+    ]
+    assert {p: sorted(c) for p, c in tables.calls.items()} == {
+        p: sorted(c) for p, c in built.tables.calls.items()
+    }
+    assert np.array_equal(tables.rel_idx, built.tables.rel_idx)
+    query = "value = helper(1)"
+    loaded = RepoIndex(root, tables)
+    assert [f.fragment_id for f in loaded.retrieve(query)] == [
+        f.fragment_id for f in built.retrieve(query)
+    ]
+
+
+def test_the_handle_answers_from_its_tables(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", PY_FILES, use_git=False)
+    index, summary = RepoIndex.build(root, save=False)
+    t = index.tables
+    assert "pkg/util.py" in index and "missing.py" not in index
+    assert index.file_count == len(t.files) and set(PY_FILES) <= set(t.files)
+    assert index.fragment_count == summary.fragments
+    assert index.fragment_slots == len(index.visible(None)) == index.query_scores("x").size
+    assert [(p, lang) for p, lang, _ in index.indexed_files()] == [(p, "python") for p in t.files]
+    assert index.parse("pkg/util.py") is t.parsed["pkg/util.py"] and index.parse("no.py") is None
+    assert dict(index.parses()) == dict(t.parsed)
+    assert list(index.resolved_calls("pkg/core.py")) == list(t.calls["pkg/core.py"])
+    helper = next(d.node for d in t.parsed["pkg/util.py"].definitions if d.name == "helper")
+    callers = index.callers("pkg/util.py")
+    assert "pkg/core.py" in callers and helper in callers["pkg/core.py"][:, 1]
+    # the fragments calling helper() from core.py, and none from util.py itself (Base.run)
+    calling = index.calling_fragments("pkg/util.py", helper, outside="pkg/util.py")
+    assert calling.size and all(
+        any(loc.path != "pkg/util.py" for loc in index.fragment_locations(f)) for f in calling
+    )
+    line = 7  # ``value = helper(1)`` in core.py
+    assert "helper(1)" in index.file_lines("pkg/core.py")[line]
+    at_line = index.fragments_at_line("pkg/core.py", line)
+    assert at_line.size and all("helper(1)" in index.fragment_text(f) for f in at_line)
+    assert set(calling) & set(at_line)
+    assert index.fragments_at_line("missing.py", 0).size == 0
+    # a changed file: the handle answers from the tables as they are now
+    index.update_file("pkg/core.py", PY_FILES["pkg/core.py"].replace("helper(1)", "helper(7)"))
+    assert index.revision == 1
+    assert "helper(7)" in index.file_text("pkg/core.py")
+    now = index.fragments_at_line("pkg/core.py", line)
+    assert not set(now) & set(at_line) and all("helper(7)" in index.fragment_text(f) for f in now)
+    assert index.visible(None)[now].all() and not index.visible(None)[at_line].any()
+    assert not index.visible(Exclusion("pkg/core.py", 0, 30))[now].any()
+
+
+def test_nothing_outside_the_index_reads_its_tables() -> None:
+    """The context engine, completion, front ends and eval read the index through the
+    handle's API; only the FragRel report reads the relation tables it reports on."""
+    readers = []
+    for folder in ("repomem", "lsp_server", "eval"):
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith("repomem/index/") or rel == "eval/repomem_eval/fragrel_report.py":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(isinstance(n, ast.Attribute) and n.attr == "tables" for n in ast.walk(tree)):
+                readers.append(rel)
+    assert readers == []
