@@ -10,28 +10,17 @@ from __future__ import annotations
 import os
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakemodel import FakeModel
 
 from repomem.completion.prompt import build_prompt, format_block
 from repomem.core import Location, RetrievedFragment
 from repomem.fim import FIM_SENTINELS, FIM_TEMPLATES
 
 GOLDEN = Path(__file__).parent / "golden"
-_TOKEN = re.compile(r"\w+|[^\w\s]|\s+")
-
-
-@dataclass
-class FakeModel:
-    """Counts words, punctuation characters and whitespace runs as tokens."""
-
-    context_window: int = 4096
-    fim_style: str | None = None
-
-    def count_tokens(self, text: str) -> int:
-        return len(_TOKEN.findall(text))
 
 
 class MergingModel(FakeModel):
