@@ -1,8 +1,8 @@
 """The RepoCoder prompt: exact layout (golden files), order, budgets and FIM templates.
 
 Regenerate the golden files after an intended format change with
-``REPOMEM_UPDATE_GOLDEN=1 pytest tests/completion/test_prompt.py`` and review the diff: the committed
-files are the reference.
+``REPOMEM_UPDATE_GOLDEN=1 pytest tests/completion/test_prompt.py`` and review the diff: the
+committed files are the reference.
 """
 
 from __future__ import annotations
