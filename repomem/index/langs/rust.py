@@ -69,6 +69,121 @@ _PATH_ROOTS = frozenset({"crate", "self", "super", "Self"})
 Ref = tuple[str, str, str]
 
 
+class _Items:
+    """One walk over a file's items in source order, filling ``parsed``: the enclosing
+    items are on a stack, so that each item is qualified by them (items inside a function
+    body are its own and left out); modules and impls are the call scopes of the code in
+    them, and functions the spans whose locals type receivers (``_FnTypes``)."""
+
+    def __init__(self, parsed: ParsedFile) -> None:
+        self.parsed = parsed
+        # enclosing items: (end byte, kind, qualified name, inline module)
+        self.stack: list[tuple[int, str, str, str]] = []
+        self.scopes: list[tuple[int, int, str]] = []  # (start, end, call scope): mods, impls
+        self.globs: dict[str, int] = {}
+        self.fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
+
+    def walk(self, defs: list[tuple[Node, Node]], def_nodes: list[int]) -> None:
+        order = sorted(
+            range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
+        )
+        stack = self.stack
+        for k in order:
+            node, name = defs[k]
+            while stack and stack[-1][0] < node.end_byte:
+                stack.pop()
+            kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
+            if kind == "fn":
+                continue  # items inside a function body are its own
+            t, i = node.type, def_nodes[k]
+            text = _text(name)
+            qual = f"{prefix}.{text}" if prefix else text
+            if t == "field_declaration":
+                self._field(node, kind, prefix, text)
+            elif t == "mod_item":
+                self._module(node, text, i, qual, mod)
+            elif t == "impl_item":
+                self._impl(node, name, prefix, mod)
+            elif t == "use_declaration":
+                self._use(name, i, mod)
+            elif t == "extern_crate_declaration":
+                self._extern_crate(node, text, i, mod)
+            else:
+                self._item(node, text, i, qual, mod)
+
+    def _field(self, node: Node, kind: str, prefix: str, text: str) -> None:
+        """A struct's field: its type, a base ``(".field", *type)`` of the struct."""
+        if kind == "struct":
+            ty = _type_path(node.child_by_field_name("type"))
+            if ty:
+                self.parsed.bases.setdefault(prefix, []).append((f".{text}", *ty))
+
+    def _module(self, node: Node, text: str, i: int, qual: str, mod: str) -> None:
+        if node.child_by_field_name("body") is None:
+            return  # ``mod x;``: the file x.rs, found by its path
+        level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
+        self.parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
+        self.parsed.import_nodes.append(i)
+        self.stack.append((node.end_byte, "mod", qual, qual))
+        self.scopes.append((node.start_byte, node.end_byte, qual))
+
+    def _impl(self, node: Node, name: Node, prefix: str, mod: str) -> None:
+        ty = _type_path(name)
+        if not ty:
+            return
+        qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
+        trait = _type_path(node.child_by_field_name("trait"))
+        if trait and all(trait):
+            self.parsed.bases.setdefault(f"{mod}#impl", []).append(("::".join(trait), *ty))
+        self.stack.append((node.end_byte, "impl", qual, mod))
+        self.scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
+
+    def _use(self, name: Node, i: int, mod: str) -> None:
+        for bound, path, glob in _use_tree(name, []):
+            if glob:
+                n = self.globs.get(mod, 0)
+                self.globs[mod] = n + 1
+                bound = f"*{n}"
+            elif bound == "_":
+                continue
+            self.parsed.imports.append(
+                ImportBinding(_scoped(mod, bound), "::".join(path), "*" if glob else None, USE)
+            )
+            self.parsed.import_nodes.append(i)
+
+    def _extern_crate(self, node: Node, text: str, i: int, mod: str) -> None:
+        alias = node.child_by_field_name("alias")
+        bound = _text(alias) if alias is not None else text
+        self.parsed.imports.append(ImportBinding(_scoped(mod, bound), f"::{text}", None, USE))
+        self.parsed.import_nodes.append(i)
+
+    def _item(self, node: Node, text: str, i: int, qual: str, mod: str) -> None:
+        """A definition: a function, type, trait, macro, constant..."""
+        parsed, t = self.parsed, node.type
+        if t == "macro_definition":
+            qual += "!"
+        if i >= 0:
+            parsed.definitions.append(Definition(qual, i, t in _TYPES))
+        if t in _FUNCTIONS:
+            self.stack.append((node.end_byte, "fn", qual, mod))
+            self.fns.append((node.start_byte, node.end_byte))
+            ret = _returned(node.child_by_field_name("return_type"))
+            if ret:
+                parsed.bases[qual] = [("->", *ret)]
+        elif t == "trait_item":
+            supers = [_type_path(b) for b in _bounds(node.child_by_field_name("bounds"))]
+            if any(supers):
+                parsed.bases[qual] = [(":", *b) for b in supers if b]
+            self.stack.append((node.end_byte, "impl", qual, mod))
+            self.scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
+        elif t in ("struct_item", "union_item"):
+            self.stack.append((node.end_byte, "struct", qual, mod))
+        elif t == "type_item":
+            ty = _type_path(node.child_by_field_name("type"))
+            if ty:
+                parsed.bases[qual] = [("=", *ty)]
+
+
 class Rust(Language):
     namespace = NS
     scoped_names = True
@@ -87,95 +202,10 @@ class Rust(Language):
         calls: list[tuple[Node, Node]],
         call_nodes: list[int],
     ) -> None:
-        order = sorted(
-            range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
-        )
-        # enclosing items: (end byte, kind, qualified name, inline module)
-        stack: list[tuple[int, str, str, str]] = []
-        scopes: list[tuple[int, int, str]] = []  # (start, end, call scope) of mods and impls
-        globs: dict[str, int] = {}
-        fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
-        for k in order:
-            node, name = defs[k]
-            while stack and stack[-1][0] < node.end_byte:
-                stack.pop()
-            kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
-            if kind == "fn":
-                continue  # items inside a function body are its own
-            t, i = node.type, def_nodes[k]
-            text = _text(name)
-            qual = f"{prefix}.{text}" if prefix else text
-            if t == "field_declaration":
-                if kind == "struct":
-                    ty = _type_path(node.child_by_field_name("type"))
-                    if ty:
-                        parsed.bases.setdefault(prefix, []).append((f".{text}", *ty))
-                continue
-            if t == "mod_item":
-                if node.child_by_field_name("body") is None:
-                    continue  # ``mod x;``: the file x.rs, found by its path
-                level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
-                parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
-                parsed.import_nodes.append(i)
-                stack.append((node.end_byte, "mod", qual, qual))
-                scopes.append((node.start_byte, node.end_byte, qual))
-                continue
-            if t == "impl_item":
-                ty = _type_path(name)
-                if not ty:
-                    continue
-                qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
-                trait = _type_path(node.child_by_field_name("trait"))
-                if trait and all(trait):
-                    parsed.bases.setdefault(f"{mod}#impl", []).append(("::".join(trait), *ty))
-                stack.append((node.end_byte, "impl", qual, mod))
-                scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
-                continue
-            if t == "use_declaration":
-                for bound, path, glob in _use_tree(name, []):
-                    if glob:
-                        n = globs.get(mod, 0)
-                        globs[mod] = n + 1
-                        bound = f"*{n}"
-                    elif bound == "_":
-                        continue
-                    parsed.imports.append(
-                        ImportBinding(
-                            _scoped(mod, bound), "::".join(path), "*" if glob else None, USE
-                        )
-                    )
-                    parsed.import_nodes.append(i)
-                continue
-            if t == "extern_crate_declaration":
-                alias = node.child_by_field_name("alias")
-                bound = _text(alias) if alias is not None else text
-                parsed.imports.append(ImportBinding(_scoped(mod, bound), f"::{text}", None, USE))
-                parsed.import_nodes.append(i)
-                continue
-            if t == "macro_definition":
-                qual += "!"
-            if i >= 0:
-                parsed.definitions.append(Definition(qual, i, t in _TYPES))
-            if t in _FUNCTIONS:
-                stack.append((node.end_byte, "fn", qual, mod))
-                fns.append((node.start_byte, node.end_byte))
-                ret = _returned(node.child_by_field_name("return_type"))
-                if ret:
-                    parsed.bases[qual] = [("->", *ret)]
-            elif t == "trait_item":
-                supers = [_type_path(b) for b in _bounds(node.child_by_field_name("bounds"))]
-                if any(supers):
-                    parsed.bases[qual] = [(":", *b) for b in supers if b]
-                stack.append((node.end_byte, "impl", qual, mod))
-                scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
-            elif t in ("struct_item", "union_item"):
-                stack.append((node.end_byte, "struct", qual, mod))
-            elif t == "type_item":
-                ty = _type_path(node.child_by_field_name("type"))
-                if ty:
-                    parsed.bases[qual] = [("=", *ty)]
-        spans = _Scopes(scopes)
-        types = _FnTypes(source, fns)
+        items = _Items(parsed)
+        items.walk(defs, def_nodes)
+        spans = _Scopes(items.scopes)
+        types = _FnTypes(source, items.fns)
         for (call, fn), i in zip(calls, call_nodes, strict=True):
             if i < 0:
                 continue
