@@ -297,28 +297,16 @@ def _impl_traits(pf: ParsedFile) -> set[str]:
     }
 
 
-class _Resolution:
-    """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
-    ``impl``/``trait`` block, the block's type name ``self_type``. ``record``: note what
-    it reads as dependencies (index time), or not (query time)."""
+class _Crates:
+    """The repository's files, crates and macros as the file at ``path`` sees them (``test``:
+    from test code, which may use test code). ``record``: note what it reads as dependencies
+    of the file (index time), or not (query time)."""
 
-    def __init__(
-        self,
-        r: Resolver,
-        path: str,
-        mod: str,
-        self_type: str,
-        record: bool = True,
-        generics: dict[str, list[tuple[str, ...]]] | None = None,
-    ) -> None:
+    def __init__(self, r: Resolver, path: str, record: bool, test: bool) -> None:
         self.r = r
         self.path = path
-        self.mod = mod
-        self.self_type = self_type
         self.record = record
-        # the type parameters in scope and their bounds (``F: Float``; query time only)
-        self.generics = generics or {}
-        self.test = is_test(path) or _in_test_mod(r, path, mod)
+        self.test = test
 
     # -- dependencies
     def _lookup_noted(self, path: str, name: str) -> None:
@@ -332,6 +320,100 @@ class _Resolution:
     def _exists(self, path: str) -> bool:
         self._key_noted(f"file:{path}")
         return path in self.r.files and self.r.files[path].language == "rust"
+
+    # -- modules and crates
+    def _crate_root(self, path: str) -> str | None:
+        """The crate root file of ``path``: itself when it is one, else the nearest
+        ``lib.rs``/``main.rs`` above it."""
+        if _own_root(path):
+            return path
+        dirs = path.split("/")[:-1]
+        for j in range(len(dirs), -1, -1):
+            base = "".join(f"{d}/" for d in dirs[:j])
+            for name in _ROOT_FILES:
+                if self._exists(base + name):
+                    return base + name
+        return None
+
+    def _parent(self, path: str, mod: str) -> Ref | None:
+        """The module ``super`` names in module ``mod`` of ``path``."""
+        if mod:
+            return "mod", path, mod.rpartition(".")[0]
+        if _own_root(path):
+            return None
+        dirs, name = path.rsplit("/", 1) if "/" in path else ("", path)
+        if name == "mod.rs":
+            dirs = dirs.rpartition("/")[0] if "/" in dirs else ""
+        base = f"{dirs}/" if dirs else ""
+        candidates = [f"{dirs}.rs"] if dirs else []
+        candidates += [f"{base}mod.rs", *(base + r for r in _ROOT_FILES)]
+        for candidate in candidates:
+            if candidate != path and self._exists(candidate):
+                return "mod", candidate, ""
+        return None
+
+    def _crate(self, name: str) -> Ref | None:
+        """A crate of the repository by its name; in ``tests/``, ``examples/``, ``benches/``
+        (which use the library they sit beside by its name) the repository's own
+        ``src/lib.rs`` when no crate has that name."""
+        if name in _STD_CRATES or name in RESERVED:
+            return None
+        self._key_noted(f"crate:{name}")
+        roots = _tables(self.r).get(name)
+        if not roots and _CRATE_DIRS.intersection(self.path.split("/")[:-1]):
+            self._key_noted("crate:")
+            roots = _tables(self.r).get("")
+        if not roots or len(roots) != 1:
+            return None
+        root = next(iter(roots))
+        if is_test(root) and not self.test:
+            return None
+        return "mod", root, ""
+
+    def _crate_macro(self, name: str) -> Ref | None:
+        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
+        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
+        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
+        module is seen only inside it (found by the path walk), and a name of the standard
+        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
+        if name in _STD_MACROS:
+            return None
+        self._key_noted(f"{name}!")
+        candidates = self.r.by_name.get((NS, f"{name}!"))
+        if not candidates:
+            return None
+        root = self._crate_root(self.path)
+        hits = [
+            (other, node)
+            for other, node in candidates
+            if (self.test or not is_test(other))
+            and "." not in self.r.qualnames[other][node]
+            and self._crate_root(other) == root
+        ]
+        if not hits or any(other != hits[0][0] for other, _ in hits):
+            return None
+        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
+        return "def", other, self.r.qualnames[other][node]
+
+
+class _Resolution(_Crates):
+    """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
+    ``impl``/``trait`` block, the block's type name ``self_type``."""
+
+    def __init__(
+        self,
+        r: Resolver,
+        path: str,
+        mod: str,
+        self_type: str,
+        record: bool = True,
+        generics: dict[str, list[tuple[str, ...]]] | None = None,
+    ) -> None:
+        super().__init__(r, path, record, is_test(path) or _in_test_mod(r, path, mod))
+        self.mod = mod
+        self.self_type = self_type
+        # the type parameters in scope and their bounds (``F: Float``; query time only)
+        self.generics = generics or {}
 
     # -- entry points
     def call(self, parts: list[str]) -> tuple[Target, str] | None:
@@ -658,80 +740,6 @@ class _Resolution:
                 if self._path(where, mod, segs, False, depth + 1) == trait:
                     return True
         return False
-
-    # -- modules and crates
-    def _crate_root(self, path: str) -> str | None:
-        """The crate root file of ``path``: itself when it is one, else the nearest
-        ``lib.rs``/``main.rs`` above it."""
-        if _own_root(path):
-            return path
-        dirs = path.split("/")[:-1]
-        for j in range(len(dirs), -1, -1):
-            base = "".join(f"{d}/" for d in dirs[:j])
-            for name in _ROOT_FILES:
-                if self._exists(base + name):
-                    return base + name
-        return None
-
-    def _parent(self, path: str, mod: str) -> Ref | None:
-        """The module ``super`` names in module ``mod`` of ``path``."""
-        if mod:
-            return "mod", path, mod.rpartition(".")[0]
-        if _own_root(path):
-            return None
-        dirs, name = path.rsplit("/", 1) if "/" in path else ("", path)
-        if name == "mod.rs":
-            dirs = dirs.rpartition("/")[0] if "/" in dirs else ""
-        base = f"{dirs}/" if dirs else ""
-        candidates = [f"{dirs}.rs"] if dirs else []
-        candidates += [f"{base}mod.rs", *(base + r for r in _ROOT_FILES)]
-        for candidate in candidates:
-            if candidate != path and self._exists(candidate):
-                return "mod", candidate, ""
-        return None
-
-    def _crate(self, name: str) -> Ref | None:
-        """A crate of the repository by its name; in ``tests/``, ``examples/``, ``benches/``
-        (which use the library they sit beside by its name) the repository's own
-        ``src/lib.rs`` when no crate has that name."""
-        if name in _STD_CRATES or name in RESERVED:
-            return None
-        self._key_noted(f"crate:{name}")
-        roots = _tables(self.r).get(name)
-        if not roots and _CRATE_DIRS.intersection(self.path.split("/")[:-1]):
-            self._key_noted("crate:")
-            roots = _tables(self.r).get("")
-        if not roots or len(roots) != 1:
-            return None
-        root = next(iter(roots))
-        if is_test(root) and not self.test:
-            return None
-        return "mod", root, ""
-
-    def _crate_macro(self, name: str) -> Ref | None:
-        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
-        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
-        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
-        module is seen only inside it (found by the path walk), and a name of the standard
-        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
-        if name in _STD_MACROS:
-            return None
-        self._key_noted(f"{name}!")
-        candidates = self.r.by_name.get((NS, f"{name}!"))
-        if not candidates:
-            return None
-        root = self._crate_root(self.path)
-        hits = [
-            (other, node)
-            for other, node in candidates
-            if (self.test or not is_test(other))
-            and "." not in self.r.qualnames[other][node]
-            and self._crate_root(other) == root
-        ]
-        if not hits or any(other != hits[0][0] for other, _ in hits):
-            return None
-        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
-        return "def", other, self.r.qualnames[other][node]
 
     def _guess(self, name: str) -> tuple[Target, str] | None:
         """A method on a receiver of unknown type: the repository's only method so named,
