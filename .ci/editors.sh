@@ -2,7 +2,7 @@
 # Editor integrations: builds, tests and packages the VS Code extension (editors/vscode) with
 # npm. Its end-to-end test starts the real `repomem serve`, so run this after the project is
 # installed, with `repomem` on PATH (as .ci/run leaves it). The Neovim plugin is tested by
-# tests/test_nvim.py in the main pytest run.
+# tests/editors/test_nvim.py in the main pytest run.
 #
 # Usage: bash .ci/editors.sh
 set -euo pipefail

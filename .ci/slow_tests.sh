@@ -32,7 +32,7 @@ echo "slow tests: environment ready in $((installed - started)) s" \
 
 # only the files that hold slow tests: the rest of the suite runs in the main environment and
 # may import packages this one lacks
-mapfile -t files < <(grep -l "pytest.mark.slow" tests/test_*.py)
+mapfile -t files < <(grep -rl --include="test_*.py" "pytest.mark.slow" tests)
 status=0
 "$venv/bin/python" -m pytest -m slow -p no:cacheprovider -rA --durations=0 "${files[@]}" "$@" || status=$?
 finished=$(date +%s)

@@ -20,9 +20,9 @@ from typing import Any
 import git
 import pytest
 import pytest_lsp
+from lspclient import complete, insert, open_doc, start, status, warnings_shown
 from pytest_lsp import ClientServerConfig, LanguageClient
 from repos import make_repo, run_repomem
-from test_lsp_server import complete, insert, open_doc, start, status, warnings_shown
 
 from repomem.config import IndexConfig
 from repomem.index.repo import RepoIndex

@@ -9,7 +9,7 @@
 -- `{ text = ..., col = ... }` of CASES_JSON (Neovim >= 0.12), it sets line LINE to `text`, puts
 -- the cursor at byte `col`, lets inline completion ask as on entering insert mode, accepts what
 -- it shows (`vim.lsp.inline_completion.get`, what the plugin maps) and reads the line back.
--- tests/test_nvim.py reads OUT.
+-- tests/editors/test_nvim.py reads OUT.
 local plugin, file, line, text, out, setup_json, cases_json = unpack(arg)
 local line_nr = assert(tonumber(line))
 local TIMEOUT_MS = 60000

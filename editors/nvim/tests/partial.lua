@@ -5,7 +5,7 @@
 -- Opens FILE, waits for the index, replaces line LINE (0-based) with TEXT, puts the cursor at
 -- its end, then runs the insert-mode mappings that setup() made for the
 -- suggestion's next word (twice) and for the rest of its line, reading the line after each,
--- and the server's counters before and after (tests/test_nvim.py reads OUT).
+-- and the server's counters before and after (tests/editors/test_nvim.py reads OUT).
 local plugin, file, line, text, out, setup_json = unpack(arg)
 local line_nr = assert(tonumber(line))
 local TIMEOUT_MS = 60000

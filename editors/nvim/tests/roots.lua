@@ -1,5 +1,5 @@
 -- Where the plugin and lsp_server/README.md's snippet put the repository root, and what a file
--- outside every repository gets; writes what it saw as JSON for tests/test_nvim.py.
+-- outside every repository gets; writes what it saw as JSON for tests/editors/test_nvim.py.
 --
 -- nvim --clean --headless -l roots.lua PLUGIN_DIR README FILES_JSON OUTSIDE_JSON ATTACH OUT
 --

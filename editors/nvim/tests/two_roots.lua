@@ -7,7 +7,7 @@
 -- in turn, it opens FILE, waits for the repomem client to attach and for the index of the
 -- file's folder to be ready, replaces line LINE (0-based) with TEXT and asks for
 -- `textDocument/completion` at its end. Then it reads `repomem/status` and the client's
--- workspace folders. tests/test_nvim.py reads OUT.
+-- workspace folders. tests/editors/test_nvim.py reads OUT.
 local plugin, out, cases_json = unpack(arg)
 local TIMEOUT_MS = 120000
 

@@ -1,5 +1,5 @@
 -- The plugin telling the server what is on screen (`repomem/visibleRanges`), in a real Neovim
--- against `repomem serve`; writes what it saw as JSON for tests/test_nvim.py.
+-- against `repomem serve`; writes what it saw as JSON for tests/editors/test_nvim.py.
 --
 -- nvim --clean --headless -l visible.lua PLUGIN_DIR DRAFT DRAFT_TEXT TOP APP LINE TEXT OUT
 --

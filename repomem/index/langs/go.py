@@ -343,88 +343,11 @@ class Go(Language):
         if clause is not None and clause.named_child_count:
             parsed.package = _text(clause.named_child(0))
         self._imports(parsed, [c for c in top if c.type == "import_declaration"])
-        # function spans; the locals they declare: (byte, name, type), parameters first
-        scopes: list[tuple[int, int]] = []
-        declared: list[tuple[int, str, TypeExpr]] = []
-        for (d, name_node), i in zip(defs, def_nodes, strict=True):
-            if i < 0:
-                continue
-            name = _text(name_node)
-            if d.type in ("type_spec", "type_alias"):
-                parsed.definitions.append(Definition(name, i, True))
-                _bases(parsed.bases, name, d)
-                continue
-            if d.type == "range_clause":  # for k, v := range x.items: v is an element
-                over = d.child_by_field_name("right")
-                raw = source[over.start_byte : over.end_byte] if over is not None else b""
-                if _DOTTED.fullmatch(raw):
-                    declared.append((d.start_byte, name, (_RANGE, *raw.decode().split("."))))
-                continue
-            if d.type in ("var_spec", "const_spec"):
-                t = _declared(d.child_by_field_name("type"))
-                if not _top_level(d):
-                    declared.append((d.start_byte, name, t or ()))
-                    continue
-                parsed.definitions.append(Definition(name, i, False))
-                if t is not None:
-                    parsed.bases[name] = [t]
-                continue
-            local: dict[str, TypeExpr] = {}
-            if d.type == "method_declaration":
-                recv_name, recv = _receiver(d)
-                if recv is not None and len(recv) == 1:
-                    name = f"{recv[0]}.{name}"
-                if recv_name:
-                    local[recv_name] = recv or ()
-            _params(d, local)
-            parsed.definitions.append(Definition(name, i, False))
-            result = _result(d)
-            if result:
-                parsed.bases[name] = result
-            scopes.append((d.start_byte, d.end_byte))
-            declared.extend((d.start_byte, n, t) for n, t in local.items())
-        sites: list[tuple[Node, tuple[str, ...], int]] = []
-        for (call, fn), i in zip(calls, call_nodes, strict=True):
-            raw = source[fn.start_byte : fn.end_byte]
-            if i < 0 or not _DOTTED.fullmatch(raw):
-                continue
-            parts = tuple(raw.decode("ascii").split("."))
-            sites.append((call, parts, i))
-            assigned = _assigned(call)
-            if assigned is not None:
-                made = parts if call.type == "composite_literal" else (_CALL, *parts)
-                declared.append((assigned.start_byte, _text(assigned), made))
-        scopes.sort()
-        starts = [start for start, _ in scopes]
-        # per function, per name: the bytes and types of its declarations, in order
-        types: dict[tuple[int, str], tuple[list[int], list[TypeExpr]]] = {}
-        for byte, name, t in sorted(declared):
-            k = bisect.bisect_right(starts, byte) - 1
-            if k >= 0 and byte < scopes[k][1]:
-                at, given = types.setdefault((k, name), ([], []))
-                at.append(byte)
-                given.append(t)
-
-        def typed(k: int, name: str, byte: int) -> tuple[int, TypeExpr] | None:
-            """(where, type) of the declaration of local ``name`` of function ``k`` that
-            holds at ``byte``."""
-            found = types.get((k, name))
-            n = bisect.bisect_left(found[0], byte) if found is not None else 0
-            return (found[0][n - 1], found[1][n - 1]) if found is not None and n > 0 else None
-
+        scopes, declared = _definitions(parsed, source, defs, def_nodes)
+        sites = _call_sites(source, calls, call_nodes, declared)
+        receivers = _LocalTypes(scopes, declared)
         for call, parts, i in sites:
-            k = bisect.bisect_right(starts, call.start_byte) - 1
-            head = typed(k, parts[0], call.start_byte) if len(parts) > 1 else None
-            t = head[1] if head is not None else None
-            if head is not None and len(head[1]) > 1 and head[1][0] in (_CALL, _RANGE):
-                # x := y.M(), range y.items: y's type, where the function shows it, stands
-                # for y; range over a local collection: its element type
-                inner = typed(k, head[1][1], head[0])
-                given = inner[1] if inner is not None else ()
-                if given[:1] == (_COLLECTION,) and head[1][0] == _RANGE and len(head[1]) == 2:
-                    t = given[1:]
-                elif given and given[0] not in (_CALL, _COLLECTION, _RANGE) and len(head[1]) > 2:
-                    t = (head[1][0], *given, *head[1][2:])
+            t = receivers.receiver(call.start_byte, parts)
             parsed.calls.append(CallSite(i, parts, None if t is None else ".".join(t)))
 
     def _imports(self, parsed: ParsedFile, decls: list[Node]) -> None:
@@ -545,6 +468,117 @@ class Go(Language):
 
 
 _is_test = cache(is_test)
+
+
+def _definitions(
+    parsed: ParsedFile, source: bytes, defs: list[tuple[Node, Node]], def_nodes: list[int]
+) -> tuple[list[tuple[int, int]], list[tuple[int, str, TypeExpr]]]:
+    """Fill ``parsed``'s definitions (and the declared types it keeps in ``bases``); return
+    the function spans and the locals they declare, ``(byte, name, type)``, parameters
+    first."""
+    scopes: list[tuple[int, int]] = []
+    declared: list[tuple[int, str, TypeExpr]] = []
+    for (d, name_node), i in zip(defs, def_nodes, strict=True):
+        if i < 0:
+            continue
+        name = _text(name_node)
+        if d.type in ("type_spec", "type_alias"):
+            parsed.definitions.append(Definition(name, i, True))
+            _bases(parsed.bases, name, d)
+            continue
+        if d.type == "range_clause":  # for k, v := range x.items: v is an element
+            over = d.child_by_field_name("right")
+            raw = source[over.start_byte : over.end_byte] if over is not None else b""
+            if _DOTTED.fullmatch(raw):
+                declared.append((d.start_byte, name, (_RANGE, *raw.decode().split("."))))
+            continue
+        if d.type in ("var_spec", "const_spec"):
+            t = _declared(d.child_by_field_name("type"))
+            if not _top_level(d):
+                declared.append((d.start_byte, name, t or ()))
+                continue
+            parsed.definitions.append(Definition(name, i, False))
+            if t is not None:
+                parsed.bases[name] = [t]
+            continue
+        local: dict[str, TypeExpr] = {}
+        if d.type == "method_declaration":
+            recv_name, recv = _receiver(d)
+            if recv is not None and len(recv) == 1:
+                name = f"{recv[0]}.{name}"
+            if recv_name:
+                local[recv_name] = recv or ()
+        _params(d, local)
+        parsed.definitions.append(Definition(name, i, False))
+        result = _result(d)
+        if result:
+            parsed.bases[name] = result
+        scopes.append((d.start_byte, d.end_byte))
+        declared.extend((d.start_byte, n, t) for n, t in local.items())
+    return scopes, declared
+
+
+def _call_sites(
+    source: bytes,
+    calls: list[tuple[Node, Node]],
+    call_nodes: list[int],
+    declared: list[tuple[int, str, TypeExpr]],
+) -> list[tuple[Node, tuple[str, ...], int]]:
+    """The calls of dotted names, ``(call, parts, statement)``; a call assigned to a local
+    (``x := y.M()``, ``x := T{}``) declares it in ``declared``."""
+    sites: list[tuple[Node, tuple[str, ...], int]] = []
+    for (call, fn), i in zip(calls, call_nodes, strict=True):
+        raw = source[fn.start_byte : fn.end_byte]
+        if i < 0 or not _DOTTED.fullmatch(raw):
+            continue
+        parts = tuple(raw.decode("ascii").split("."))
+        sites.append((call, parts, i))
+        assigned = _assigned(call)
+        if assigned is not None:
+            made = parts if call.type == "composite_literal" else (_CALL, *parts)
+            declared.append((assigned.start_byte, _text(assigned), made))
+    return sites
+
+
+class _LocalTypes:
+    """Per function, per name: the bytes and types of its declarations, in order."""
+
+    def __init__(
+        self, scopes: list[tuple[int, int]], declared: list[tuple[int, str, TypeExpr]]
+    ) -> None:
+        scopes.sort()
+        self.starts = [start for start, _ in scopes]
+        self.types: dict[tuple[int, str], tuple[list[int], list[TypeExpr]]] = {}
+        for byte, name, t in sorted(declared):
+            k = bisect.bisect_right(self.starts, byte) - 1
+            if k >= 0 and byte < scopes[k][1]:
+                at, given = self.types.setdefault((k, name), ([], []))
+                at.append(byte)
+                given.append(t)
+
+    def typed(self, k: int, name: str, byte: int) -> tuple[int, TypeExpr] | None:
+        """(where, type) of the declaration of local ``name`` of function ``k`` that holds
+        at ``byte``."""
+        found = self.types.get((k, name))
+        n = bisect.bisect_left(found[0], byte) if found is not None else 0
+        return (found[0][n - 1], found[1][n - 1]) if found is not None and n > 0 else None
+
+    def receiver(self, byte: int, parts: tuple[str, ...]) -> TypeExpr | None:
+        """The type of the receiver ``parts[0]`` of a call at ``byte``, where its function
+        declares it."""
+        k = bisect.bisect_right(self.starts, byte) - 1
+        head = self.typed(k, parts[0], byte) if len(parts) > 1 else None
+        t = head[1] if head is not None else None
+        if head is not None and len(head[1]) > 1 and head[1][0] in (_CALL, _RANGE):
+            # x := y.M(), range y.items: y's type, where the function shows it, stands
+            # for y; range over a local collection: its element type
+            inner = self.typed(k, head[1][1], head[0])
+            given = inner[1] if inner is not None else ()
+            if given[:1] == (_COLLECTION,) and head[1][0] == _RANGE and len(head[1]) == 2:
+                t = given[1:]
+            elif given and given[0] not in (_CALL, _COLLECTION, _RANGE) and len(head[1]) > 2:
+                t = (head[1][0], *given, *head[1][2:])
+        return t
 
 
 def _split(expr: str) -> TypeExpr:

@@ -288,90 +288,23 @@ class _Segments:
         return self.spans[bisect_right(self.points, byte) - 1]
 
 
-class Java(Language):
-    """Java's resolution (see the module doc)."""
+def _reserved(name: str) -> bool:
+    """A name of the language's own: a keyword, a primitive type, a ``java.lang`` type."""
+    return name in _KEYWORDS or name in _PRIMITIVE or name in _JAVA_LANG
 
-    namespace = NAMESPACE
-    file_callees = 8
-    group_members = 2
+
+class _Types:
+    """Java's types and their members, looked up in the tables of each resolver: a dotted
+    type name as a file sees it (its own and nested types, imports, its package, wildcard
+    imports, fully qualified names), members own or inherited, and field and result types.
+    Every lookup is noted as a dependency of the file asking."""
 
     def __init__(self) -> None:
         # per resolver: type's fully qualified name -> [(file, qualified name)], and per
         # file the first declaration of each qualified name (overloads are one target)
         self._tables: weakref.WeakKeyDictionary[Resolver, _Tables] = weakref.WeakKeyDictionary()
-        self._context: tuple[ParsedFile, list[str], _Cursor] | None = None
         self._last: tuple[weakref.ref[Resolver], _Tables] | None = None  # the last one asked
 
-    # ---- parse time ----------------------------------------------------------------------
-    def extract(
-        self,
-        parsed: ParsedFile,
-        source: bytes,
-        root: Node,
-        defs: list[tuple[Node, Node]],
-        def_nodes: list[int],
-        calls: list[tuple[Node, Node]],
-        call_nodes: list[int],
-    ) -> None:
-        from repomem.index.parsing import CallSite, Definition, ImportBinding
-
-        types: list[tuple[int, int, str]] = []  # named types: (start, end, qualified name)
-        methods: list[tuple[int, int, str]] = []
-        outer: dict[int, str | None] = {}
-        for (d, name), i in zip(defs, def_nodes, strict=True):
-            qual = _qualify(d, _text(name), outer)
-            if qual is None:
-                continue
-            is_type = d.type in _TYPES
-            (types if is_type else methods).append((d.start_byte, d.end_byte, qual))
-            if is_type:
-                outer[d.start_byte] = qual
-                bases = _bases(d)
-                if bases:
-                    parsed.bases[qual] = bases
-            elif d.type == "method_declaration" and "." in qual:
-                result = _class_type(d)
-                if result is not None:
-                    owner, _, method = qual.rpartition(".")
-                    parsed.bases.setdefault(owner, []).append((RESULT, method, *result))
-            if i >= 0:
-                parsed.definitions.append(Definition(qual, i, is_type))
-        scopes = _Segments(types)
-        declared = _Declarations(source, scopes, _Segments(methods))
-        invocations = []
-        for (c, name), i in zip(calls, call_nodes, strict=True):
-            kind = c.type
-            if kind == "method_invocation" or kind == "object_creation_expression":
-                invocations.append((c, name, i))
-            elif kind == "package_declaration":
-                parsed.package = _SPACE.sub("", _text(name))
-            elif kind == "import_declaration":
-                parsed.imports.append(ImportBinding(*_import(c, name)))
-                row = c.start_point.row
-                owner = parsed.line_owner
-                parsed.import_nodes.append(int(owner[row]) if row < owner.size else -1)
-            else:
-                declared.add(c, name)
-                if kind == "field_declaration":
-                    span = scopes.at(c.start_byte)
-                    typed = _class_type(c)
-                    if span is not None and typed is not None:
-                        parsed.bases.setdefault(span[2], []).append((FIELD, _text(name), *typed))
-
-        for c, name, i in invocations:
-            if i < 0:
-                continue
-            span = scopes.at(c.start_byte)
-            scope = span[2] if span is not None else None
-            if c.type == "object_creation_expression":
-                parts = _parts(_text(name))
-                if parts is not None:
-                    parsed.calls.append(CallSite(i, ("new", *parts), scope))
-                continue
-            receiver = _receiver(c.child_by_field_name("object"), c.start_byte, declared)
-            parsed.calls.append(CallSite(i, (*receiver, _text(name)), scope))
-
-    # ---- tables --------------------------------------------------------------------------
     def _of(self, r: Resolver) -> _Tables:
         last = self._last
         if last is not None and last[0]() is r:
@@ -382,32 +315,6 @@ class Java(Language):
         self._last = (weakref.ref(r), tables)
         return tables
 
-    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
-        tables = self._of(r)
-        first: dict[str, int] = {}
-        for d in pf.definitions:
-            first.setdefault(d.name, d.node)
-        tables.first[path] = first
-        for fqn, qual in _type_names(pf):
-            tables.types[fqn].append((path, qual))
-
-    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
-        tables = self._of(r)
-        tables.first.pop(path, None)
-        for fqn, _ in _type_names(pf):
-            kept = [t for t in tables.types[fqn] if t[0] != path]
-            if kept:
-                tables.types[fqn] = kept
-            else:
-                del tables.types[fqn]
-
-    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
-        return (fqn for fqn, _ in _type_names(pf))
-
-    def reserved(self, name: str) -> bool:
-        return name in _KEYWORDS or name in _PRIMITIVE or name in _JAVA_LANG
-
-    # ---- types and members ---------------------------------------------------------------
     def _fqn(self, r: Resolver, path: str, fqn: str) -> tuple[str, str] | None:
         """The repository type of a fully qualified name, as seen from ``path``: never one
         in a test file from outside tests; of several copies, the nearest by path."""
@@ -451,7 +358,7 @@ class Java(Language):
         self, r: Resolver, path: str, parts: tuple[str, ...], scope: str | None, depth: int = 0
     ) -> tuple[str, str] | None:
         """(file, qualified name) of the type a dotted type name refers to in ``path``."""
-        if not parts or self.reserved(parts[0]):
+        if not parts or _reserved(parts[0]):
             return None
         found = self._simple_type(r, path, parts[0], scope)
         rest = parts[1:]
@@ -528,6 +435,116 @@ class Java(Language):
                     return hit
         return None
 
+    def _target(self, r: Resolver, found: tuple[str, str]) -> Target:
+        return found[0], self._of(r).first[found[0]][found[1]]
+
+
+class Java(_Types, Language):
+    """Java's resolution (see the module doc)."""
+
+    namespace = NAMESPACE
+    file_callees = 8
+    group_members = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._context: tuple[ParsedFile, list[str], _Cursor] | None = None
+
+    # ---- parse time ----------------------------------------------------------------------
+    def extract(
+        self,
+        parsed: ParsedFile,
+        source: bytes,
+        root: Node,
+        defs: list[tuple[Node, Node]],
+        def_nodes: list[int],
+        calls: list[tuple[Node, Node]],
+        call_nodes: list[int],
+    ) -> None:
+        from repomem.index.parsing import CallSite, Definition, ImportBinding
+
+        types: list[tuple[int, int, str]] = []  # named types: (start, end, qualified name)
+        methods: list[tuple[int, int, str]] = []
+        outer: dict[int, str | None] = {}
+        for (d, name), i in zip(defs, def_nodes, strict=True):
+            qual = _qualify(d, _text(name), outer)
+            if qual is None:
+                continue
+            is_type = d.type in _TYPES
+            (types if is_type else methods).append((d.start_byte, d.end_byte, qual))
+            if is_type:
+                outer[d.start_byte] = qual
+                bases = _bases(d)
+                if bases:
+                    parsed.bases[qual] = bases
+            elif d.type == "method_declaration" and "." in qual:
+                result = _class_type(d)
+                if result is not None:
+                    owner, _, method = qual.rpartition(".")
+                    parsed.bases.setdefault(owner, []).append((RESULT, method, *result))
+            if i >= 0:
+                parsed.definitions.append(Definition(qual, i, is_type))
+        scopes = _Segments(types)
+        declared = _Declarations(source, scopes, _Segments(methods))
+        invocations = []
+        for (c, name), i in zip(calls, call_nodes, strict=True):
+            kind = c.type
+            if kind == "method_invocation" or kind == "object_creation_expression":
+                invocations.append((c, name, i))
+            elif kind == "package_declaration":
+                parsed.package = _SPACE.sub("", _text(name))
+            elif kind == "import_declaration":
+                parsed.imports.append(ImportBinding(*_import(c, name)))
+                row = c.start_point.row
+                owner = parsed.line_owner
+                parsed.import_nodes.append(int(owner[row]) if row < owner.size else -1)
+            else:
+                declared.add(c, name)
+                if kind == "field_declaration":
+                    span = scopes.at(c.start_byte)
+                    typed = _class_type(c)
+                    if span is not None and typed is not None:
+                        parsed.bases.setdefault(span[2], []).append((FIELD, _text(name), *typed))
+
+        for c, name, i in invocations:
+            if i < 0:
+                continue
+            span = scopes.at(c.start_byte)
+            scope = span[2] if span is not None else None
+            if c.type == "object_creation_expression":
+                parts = _parts(_text(name))
+                if parts is not None:
+                    parsed.calls.append(CallSite(i, ("new", *parts), scope))
+                continue
+            receiver = _receiver(c.child_by_field_name("object"), c.start_byte, declared)
+            parsed.calls.append(CallSite(i, (*receiver, _text(name)), scope))
+
+    # ---- tables --------------------------------------------------------------------------
+    def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        tables = self._of(r)
+        first: dict[str, int] = {}
+        for d in pf.definitions:
+            first.setdefault(d.name, d.node)
+        tables.first[path] = first
+        for fqn, qual in _type_names(pf):
+            tables.types[fqn].append((path, qual))
+
+    def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
+        tables = self._of(r)
+        tables.first.pop(path, None)
+        for fqn, _ in _type_names(pf):
+            kept = [t for t in tables.types[fqn] if t[0] != path]
+            if kept:
+                tables.types[fqn] = kept
+            else:
+                del tables.types[fqn]
+
+    def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
+        return (fqn for fqn, _ in _type_names(pf))
+
+    def reserved(self, name: str) -> bool:
+        return _reserved(name)
+
     def _unqualified(
         self, r: Resolver, path: str, name: str, scope: str | None, cursor: _Cursor | None = None
     ) -> tuple[tuple[str, str], str] | None:
@@ -551,9 +568,6 @@ class Java(Language):
                 if hit is not None:
                     return hit, "static import"
         return None
-
-    def _target(self, r: Resolver, found: tuple[str, str]) -> Target:
-        return found[0], self._of(r).first[found[0]][found[1]]
 
     # ---- call edges ----------------------------------------------------------------------
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:

@@ -70,6 +70,121 @@ _PATH_ROOTS = frozenset({"crate", "self", "super", "Self"})
 Ref = tuple[str, str, str]
 
 
+class _Items:
+    """One walk over a file's items in source order, filling ``parsed``: the enclosing
+    items are on a stack, so that each item is qualified by them (items inside a function
+    body are its own and left out); modules and impls are the call scopes of the code in
+    them, and functions the spans whose locals type receivers (``_FnTypes``)."""
+
+    def __init__(self, parsed: ParsedFile) -> None:
+        self.parsed = parsed
+        # enclosing items: (end byte, kind, qualified name, inline module)
+        self.stack: list[tuple[int, str, str, str]] = []
+        self.scopes: list[tuple[int, int, str]] = []  # (start, end, call scope): mods, impls
+        self.globs: dict[str, int] = {}
+        self.fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
+
+    def walk(self, defs: list[tuple[Node, Node]], def_nodes: list[int]) -> None:
+        order = sorted(
+            range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
+        )
+        stack = self.stack
+        for k in order:
+            node, name = defs[k]
+            while stack and stack[-1][0] < node.end_byte:
+                stack.pop()
+            kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
+            if kind == "fn":
+                continue  # items inside a function body are its own
+            t, i = node.type, def_nodes[k]
+            text = _text(name)
+            qual = f"{prefix}.{text}" if prefix else text
+            if t == "field_declaration":
+                self._field(node, kind, prefix, text)
+            elif t == "mod_item":
+                self._module(node, text, i, qual, mod)
+            elif t == "impl_item":
+                self._impl(node, name, prefix, mod)
+            elif t == "use_declaration":
+                self._use(name, i, mod)
+            elif t == "extern_crate_declaration":
+                self._extern_crate(node, text, i, mod)
+            else:
+                self._item(node, text, i, qual, mod)
+
+    def _field(self, node: Node, kind: str, prefix: str, text: str) -> None:
+        """A struct's field: its type, a base ``(".field", *type)`` of the struct."""
+        if kind == "struct":
+            ty = _type_path(node.child_by_field_name("type"))
+            if ty:
+                self.parsed.bases.setdefault(prefix, []).append((f".{text}", *ty))
+
+    def _module(self, node: Node, text: str, i: int, qual: str, mod: str) -> None:
+        if node.child_by_field_name("body") is None:
+            return  # ``mod x;``: the file x.rs, found by its path
+        level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
+        self.parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
+        self.parsed.import_nodes.append(i)
+        self.stack.append((node.end_byte, "mod", qual, qual))
+        self.scopes.append((node.start_byte, node.end_byte, qual))
+
+    def _impl(self, node: Node, name: Node, prefix: str, mod: str) -> None:
+        ty = _type_path(name)
+        if not ty:
+            return
+        qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
+        trait = _type_path(node.child_by_field_name("trait"))
+        if trait and all(trait):
+            self.parsed.bases.setdefault(f"{mod}#impl", []).append(("::".join(trait), *ty))
+        self.stack.append((node.end_byte, "impl", qual, mod))
+        self.scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
+
+    def _use(self, name: Node, i: int, mod: str) -> None:
+        for bound, path, glob in _use_tree(name, []):
+            if glob:
+                n = self.globs.get(mod, 0)
+                self.globs[mod] = n + 1
+                bound = f"*{n}"
+            elif bound == "_":
+                continue
+            self.parsed.imports.append(
+                ImportBinding(_scoped(mod, bound), "::".join(path), "*" if glob else None, USE)
+            )
+            self.parsed.import_nodes.append(i)
+
+    def _extern_crate(self, node: Node, text: str, i: int, mod: str) -> None:
+        alias = node.child_by_field_name("alias")
+        bound = _text(alias) if alias is not None else text
+        self.parsed.imports.append(ImportBinding(_scoped(mod, bound), f"::{text}", None, USE))
+        self.parsed.import_nodes.append(i)
+
+    def _item(self, node: Node, text: str, i: int, qual: str, mod: str) -> None:
+        """A definition: a function, type, trait, macro, constant..."""
+        parsed, t = self.parsed, node.type
+        if t == "macro_definition":
+            qual += "!"
+        if i >= 0:
+            parsed.definitions.append(Definition(qual, i, t in _TYPES))
+        if t in _FUNCTIONS:
+            self.stack.append((node.end_byte, "fn", qual, mod))
+            self.fns.append((node.start_byte, node.end_byte))
+            ret = _returned(node.child_by_field_name("return_type"))
+            if ret:
+                parsed.bases[qual] = [("->", *ret)]
+        elif t == "trait_item":
+            supers = [_type_path(b) for b in _bounds(node.child_by_field_name("bounds"))]
+            if any(supers):
+                parsed.bases[qual] = [(":", *b) for b in supers if b]
+            self.stack.append((node.end_byte, "impl", qual, mod))
+            self.scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
+        elif t in ("struct_item", "union_item"):
+            self.stack.append((node.end_byte, "struct", qual, mod))
+        elif t == "type_item":
+            ty = _type_path(node.child_by_field_name("type"))
+            if ty:
+                parsed.bases[qual] = [("=", *ty)]
+
+
 class Rust(Language):
     namespace = NS
     scoped_names = True
@@ -88,95 +203,10 @@ class Rust(Language):
         calls: list[tuple[Node, Node]],
         call_nodes: list[int],
     ) -> None:
-        order = sorted(
-            range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
-        )
-        # enclosing items: (end byte, kind, qualified name, inline module)
-        stack: list[tuple[int, str, str, str]] = []
-        scopes: list[tuple[int, int, str]] = []  # (start, end, call scope) of mods and impls
-        globs: dict[str, int] = {}
-        fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
-        for k in order:
-            node, name = defs[k]
-            while stack and stack[-1][0] < node.end_byte:
-                stack.pop()
-            kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
-            if kind == "fn":
-                continue  # items inside a function body are its own
-            t, i = node.type, def_nodes[k]
-            text = _text(name)
-            qual = f"{prefix}.{text}" if prefix else text
-            if t == "field_declaration":
-                if kind == "struct":
-                    ty = _type_path(node.child_by_field_name("type"))
-                    if ty:
-                        parsed.bases.setdefault(prefix, []).append((f".{text}", *ty))
-                continue
-            if t == "mod_item":
-                if node.child_by_field_name("body") is None:
-                    continue  # ``mod x;``: the file x.rs, found by its path
-                level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
-                parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
-                parsed.import_nodes.append(i)
-                stack.append((node.end_byte, "mod", qual, qual))
-                scopes.append((node.start_byte, node.end_byte, qual))
-                continue
-            if t == "impl_item":
-                ty = _type_path(name)
-                if not ty:
-                    continue
-                qual = f"{prefix}.{ty[-1]}" if prefix else ty[-1]
-                trait = _type_path(node.child_by_field_name("trait"))
-                if trait and all(trait):
-                    parsed.bases.setdefault(f"{mod}#impl", []).append(("::".join(trait), *ty))
-                stack.append((node.end_byte, "impl", qual, mod))
-                scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
-                continue
-            if t == "use_declaration":
-                for bound, path, glob in _use_tree(name, []):
-                    if glob:
-                        n = globs.get(mod, 0)
-                        globs[mod] = n + 1
-                        bound = f"*{n}"
-                    elif bound == "_":
-                        continue
-                    parsed.imports.append(
-                        ImportBinding(
-                            _scoped(mod, bound), "::".join(path), "*" if glob else None, USE
-                        )
-                    )
-                    parsed.import_nodes.append(i)
-                continue
-            if t == "extern_crate_declaration":
-                alias = node.child_by_field_name("alias")
-                bound = _text(alias) if alias is not None else text
-                parsed.imports.append(ImportBinding(_scoped(mod, bound), f"::{text}", None, USE))
-                parsed.import_nodes.append(i)
-                continue
-            if t == "macro_definition":
-                qual += "!"
-            if i >= 0:
-                parsed.definitions.append(Definition(qual, i, t in _TYPES))
-            if t in _FUNCTIONS:
-                stack.append((node.end_byte, "fn", qual, mod))
-                fns.append((node.start_byte, node.end_byte))
-                ret = _returned(node.child_by_field_name("return_type"))
-                if ret:
-                    parsed.bases[qual] = [("->", *ret)]
-            elif t == "trait_item":
-                supers = [_type_path(b) for b in _bounds(node.child_by_field_name("bounds"))]
-                if any(supers):
-                    parsed.bases[qual] = [(":", *b) for b in supers if b]
-                stack.append((node.end_byte, "impl", qual, mod))
-                scopes.append((node.start_byte, node.end_byte, f"{mod}#{text}"))
-            elif t in ("struct_item", "union_item"):
-                stack.append((node.end_byte, "struct", qual, mod))
-            elif t == "type_item":
-                ty = _type_path(node.child_by_field_name("type"))
-                if ty:
-                    parsed.bases[qual] = [("=", *ty)]
-        spans = _Scopes(scopes)
-        types = _FnTypes(source, fns)
+        items = _Items(parsed)
+        items.walk(defs, def_nodes)
+        spans = _Scopes(items.scopes)
+        types = _FnTypes(source, items.fns)
         for (call, fn), i in zip(calls, call_nodes, strict=True):
             if i < 0:
                 continue
@@ -268,28 +298,16 @@ def _impl_traits(pf: ParsedFile) -> set[str]:
     }
 
 
-class _Resolution:
-    """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
-    ``impl``/``trait`` block, the block's type name ``self_type``. ``record``: note what
-    it reads as dependencies (index time), or not (query time)."""
+class _Crates:
+    """The repository's files, crates and macros as the file at ``path`` sees them (``test``:
+    from test code, which may use test code). ``record``: note what it reads as dependencies
+    of the file (index time), or not (query time)."""
 
-    def __init__(
-        self,
-        r: Resolver,
-        path: str,
-        mod: str,
-        self_type: str,
-        record: bool = True,
-        generics: dict[str, list[tuple[str, ...]]] | None = None,
-    ) -> None:
+    def __init__(self, r: Resolver, path: str, record: bool, test: bool) -> None:
         self.r = r
         self.path = path
-        self.mod = mod
-        self.self_type = self_type
         self.record = record
-        # the type parameters in scope and their bounds (``F: Float``; query time only)
-        self.generics = generics or {}
-        self.test = is_test(path) or _in_test_mod(r, path, mod)
+        self.test = test
 
     # -- dependencies
     def _lookup_noted(self, path: str, name: str) -> None:
@@ -303,6 +321,100 @@ class _Resolution:
     def _exists(self, path: str) -> bool:
         self._key_noted(f"file:{path}")
         return path in self.r.files and self.r.files[path].language == "rust"
+
+    # -- modules and crates
+    def _crate_root(self, path: str) -> str | None:
+        """The crate root file of ``path``: itself when it is one, else the nearest
+        ``lib.rs``/``main.rs`` above it."""
+        if _own_root(path):
+            return path
+        dirs = path.split("/")[:-1]
+        for j in range(len(dirs), -1, -1):
+            base = "".join(f"{d}/" for d in dirs[:j])
+            for name in _ROOT_FILES:
+                if self._exists(base + name):
+                    return base + name
+        return None
+
+    def _parent(self, path: str, mod: str) -> Ref | None:
+        """The module ``super`` names in module ``mod`` of ``path``."""
+        if mod:
+            return "mod", path, mod.rpartition(".")[0]
+        if _own_root(path):
+            return None
+        dirs, name = path.rsplit("/", 1) if "/" in path else ("", path)
+        if name == "mod.rs":
+            dirs = dirs.rpartition("/")[0] if "/" in dirs else ""
+        base = f"{dirs}/" if dirs else ""
+        candidates = [f"{dirs}.rs"] if dirs else []
+        candidates += [f"{base}mod.rs", *(base + r for r in _ROOT_FILES)]
+        for candidate in candidates:
+            if candidate != path and self._exists(candidate):
+                return "mod", candidate, ""
+        return None
+
+    def _crate(self, name: str) -> Ref | None:
+        """A crate of the repository by its name; in ``tests/``, ``examples/``, ``benches/``
+        (which use the library they sit beside by its name) the repository's own
+        ``src/lib.rs`` when no crate has that name."""
+        if name in _STD_CRATES or name in RESERVED:
+            return None
+        self._key_noted(f"crate:{name}")
+        roots = _tables(self.r).get(name)
+        if not roots and _CRATE_DIRS.intersection(self.path.split("/")[:-1]):
+            self._key_noted("crate:")
+            roots = _tables(self.r).get("")
+        if not roots or len(roots) != 1:
+            return None
+        root = next(iter(roots))
+        if is_test(root) and not self.test:
+            return None
+        return "mod", root, ""
+
+    def _crate_macro(self, name: str) -> Ref | None:
+        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
+        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
+        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
+        module is seen only inside it (found by the path walk), and a name of the standard
+        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
+        if name in _STD_MACROS:
+            return None
+        self._key_noted(f"{name}!")
+        candidates = self.r.by_name.get((NS, f"{name}!"))
+        if not candidates:
+            return None
+        root = self._crate_root(self.path)
+        hits = [
+            (other, node)
+            for other, node in candidates
+            if (self.test or not is_test(other))
+            and "." not in self.r.qualnames[other][node]
+            and self._crate_root(other) == root
+        ]
+        if not hits or any(other != hits[0][0] for other, _ in hits):
+            return None
+        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
+        return "def", other, self.r.qualnames[other][node]
+
+
+class _Resolution(_Crates):
+    """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
+    ``impl``/``trait`` block, the block's type name ``self_type``."""
+
+    def __init__(
+        self,
+        r: Resolver,
+        path: str,
+        mod: str,
+        self_type: str,
+        record: bool = True,
+        generics: dict[str, list[tuple[str, ...]]] | None = None,
+    ) -> None:
+        super().__init__(r, path, record, is_test(path) or _in_test_mod(r, path, mod))
+        self.mod = mod
+        self.self_type = self_type
+        # the type parameters in scope and their bounds (``F: Float``; query time only)
+        self.generics = generics or {}
 
     # -- entry points
     def call(self, parts: list[str]) -> tuple[Target, str] | None:
@@ -629,80 +741,6 @@ class _Resolution:
                 if self._path(where, mod, segs, False, depth + 1) == trait:
                     return True
         return False
-
-    # -- modules and crates
-    def _crate_root(self, path: str) -> str | None:
-        """The crate root file of ``path``: itself when it is one, else the nearest
-        ``lib.rs``/``main.rs`` above it."""
-        if _own_root(path):
-            return path
-        dirs = path.split("/")[:-1]
-        for j in range(len(dirs), -1, -1):
-            base = "".join(f"{d}/" for d in dirs[:j])
-            for name in _ROOT_FILES:
-                if self._exists(base + name):
-                    return base + name
-        return None
-
-    def _parent(self, path: str, mod: str) -> Ref | None:
-        """The module ``super`` names in module ``mod`` of ``path``."""
-        if mod:
-            return "mod", path, mod.rpartition(".")[0]
-        if _own_root(path):
-            return None
-        dirs, name = path.rsplit("/", 1) if "/" in path else ("", path)
-        if name == "mod.rs":
-            dirs = dirs.rpartition("/")[0] if "/" in dirs else ""
-        base = f"{dirs}/" if dirs else ""
-        candidates = [f"{dirs}.rs"] if dirs else []
-        candidates += [f"{base}mod.rs", *(base + r for r in _ROOT_FILES)]
-        for candidate in candidates:
-            if candidate != path and self._exists(candidate):
-                return "mod", candidate, ""
-        return None
-
-    def _crate(self, name: str) -> Ref | None:
-        """A crate of the repository by its name; in ``tests/``, ``examples/``, ``benches/``
-        (which use the library they sit beside by its name) the repository's own
-        ``src/lib.rs`` when no crate has that name."""
-        if name in _STD_CRATES or name in RESERVED:
-            return None
-        self._key_noted(f"crate:{name}")
-        roots = _tables(self.r).get(name)
-        if not roots and _CRATE_DIRS.intersection(self.path.split("/")[:-1]):
-            self._key_noted("crate:")
-            roots = _tables(self.r).get("")
-        if not roots or len(roots) != 1:
-            return None
-        root = next(iter(roots))
-        if is_test(root) and not self.test:
-            return None
-        return "mod", root, ""
-
-    def _crate_macro(self, name: str) -> Ref | None:
-        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
-        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
-        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
-        module is seen only inside it (found by the path walk), and a name of the standard
-        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
-        if name in _STD_MACROS:
-            return None
-        self._key_noted(f"{name}!")
-        candidates = self.r.by_name.get((NS, f"{name}!"))
-        if not candidates:
-            return None
-        root = self._crate_root(self.path)
-        hits = [
-            (other, node)
-            for other, node in candidates
-            if (self.test or not is_test(other))
-            and "." not in self.r.qualnames[other][node]
-            and self._crate_root(other) == root
-        ]
-        if not hits or any(other != hits[0][0] for other, _ in hits):
-            return None
-        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
-        return "def", other, self.r.qualnames[other][node]
 
     def _guess(self, name: str) -> tuple[Target, str] | None:
         """A method on a receiver of unknown type: the repository's only method so named,

@@ -211,6 +211,201 @@ class _Scopes:
             k = self.enclosing[k]
 
 
+class _Matches(NamedTuple):
+    """What the file's own query found beside its imports and exports."""
+
+    extra_defs: list[tuple[Node, str, int]]  # CommonJS ``exports.f = function``
+    heritage: list[Node]
+    typed: list[tuple[Node, str, tuple[str, ...]]]  # (node, "x"/"this.x", type)
+    signatures: list[Node]  # the parameters of a parameter's function type
+
+
+def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
+    """Run the file's query: imports, ``require`` bindings and then exports go to
+    ``parsed``; the rest is returned for the steps after the definitions."""
+    owner = parsed.line_owner
+
+    def stmt(node: Node) -> int:
+        row = node.start_point.row
+        return int(owner[row]) if row < owner.size else -1
+
+    found = _Matches([], [], [], [])
+    exports: list[tuple[ImportBinding, int]] = []
+    stars: list[tuple[str, int]] = []
+    for _, caps in QueryCursor(_query(parsed.language)).matches(root):
+        if "import" in caps:
+            node = caps["import"][0]
+            for b in _import_bindings(node):
+                parsed.imports.append(b)
+                parsed.import_nodes.append(stmt(node))
+        elif "export" in caps:
+            node = caps["export"][0]
+            bindings, star = _export_bindings(node)
+            exports.extend((b, stmt(node)) for b in bindings)
+            if star is not None:
+                stars.append((star, stmt(node)))
+        elif "lhs" in caps:
+            bindings, defined = _commonjs(caps["lhs"][0], caps["rhs"][0])
+            exports.extend((b, stmt(caps["lhs"][0])) for b in bindings)
+            if defined is not None:
+                found.extra_defs.append((caps["rhs"][0], defined, stmt(caps["lhs"][0])))
+        elif "req_name" in caps:
+            spec = _string(caps["spec"][0])
+            if spec is not None:
+                node = caps["req_name"][0]
+                for b in _require_bindings(node, spec):
+                    parsed.imports.append(b)
+                    parsed.import_nodes.append(stmt(node))
+        elif "heritage" in caps:
+            found.heritage.append(caps["heritage"][0])
+        elif "callback" in caps:
+            found.typed.extend(_callback_params(caps["callback"][0]))
+        elif "signature" in caps:
+            found.signatures.append(caps["signature"][0])
+        elif "ctor" in caps or "type" in caps:
+            found.typed.extend(_typed_names(caps))
+    for b, i in exports:
+        parsed.imports.append(b)
+        parsed.import_nodes.append(i)
+    if stars:
+        parsed.imports.append(ImportBinding(_STAR, "\n".join(s for s, _ in stars), None, 0))
+        parsed.import_nodes.append(stars[0][1])
+    return found
+
+
+def _typed_names(caps: dict[str, list[Node]]) -> list[tuple[Node, str, tuple[str, ...]]]:
+    """The names a ``new Foo()`` or ``: Foo`` match types: a variable, a parameter (and the
+    field a ``constructor(private x: Foo)`` parameter also is), or a field."""
+    ty = _dotted(caps["ctor"][0]) if "ctor" in caps else _type_parts(_text(caps["type"][0]))
+    if ty is None or ty == ("require",):  # ``require`` binds a module
+        return []
+    if "field" in caps:
+        return [(caps["field"][0], "this." + _text(caps["field"][0]), ty)]
+    var = caps["var"][0]
+    out = [(var, _text(var), ty)]
+    param = var.parent
+    if param.type.endswith("_parameter") and any(
+        c.type in ("accessibility_modifier", "readonly") for c in param.children
+    ):  # ``constructor(private x: Foo)`` is also a field
+        out.append((var, "this." + _text(var), ty))
+    return out
+
+
+def _definitions(
+    parsed: ParsedFile,
+    defs: list[tuple[Node, Node]],
+    def_nodes: list[int],
+    extra_defs: list[tuple[Node, str, int]],
+) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """Definitions, pre-ordered, qualified by the definitions around them, into ``parsed``
+    (with their declared types as bases); returns every definition's span ``(start, end,
+    qualified name)`` and node type, overloads included."""
+    items = [(d, _text(n), i) for (d, n), i in zip(defs, def_nodes, strict=True)] + extra_defs
+    items.sort(key=lambda x: (x[0].start_byte, -x[0].end_byte))
+    seen: set[int] = set()
+    spans: list[tuple[int, int, str]] = []
+    kinds: list[str] = []
+    stack: list[tuple[int, str, str]] = []  # (end byte, qualified name, kind)
+    implemented = {name for d, name, _ in items if d.type in ("function_declaration", "function")}
+    for d, name, i in items:
+        if d.type == "variable_declarator" and (d.start_byte in seen or _is_require(d)):
+            continue  # a top-level arrow ``const`` matched twice; an import
+        seen.add(d.start_byte)
+        while stack and stack[-1][0] <= d.start_byte:
+            stack.pop()
+        qual = f"{stack[-1][1]}.{name}" if stack else name
+        stack.append((d.end_byte, qual, d.type))
+        spans.append((d.start_byte, d.end_byte, qual))
+        kinds.append(d.type)
+        if d.type == "function_signature" and (stack[:-1] or name in implemented):
+            continue  # an overload: the implementation is the definition
+        if i >= 0:
+            parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
+        if d.type not in _CLASS_KINDS:  # a function's members are its return type's
+            ty = _declared_type(d)
+            if ty is not None:
+                parsed.bases[qual] = [ty]
+    return spans, kinds
+
+
+def _heritage_bases(parsed: ParsedFile, heritage: list[Node], scopes: _Scopes) -> None:
+    """``extends`` / ``implements``: bases of the class around them."""
+    for node in heritage:
+        k = scopes.of(node.start_byte)
+        if k < 0:
+            continue
+        bases = [p for t in _heritage_types(node) if (p := _dotted(t)) is not None]
+        parsed.bases.setdefault(scopes.spans[k][2], []).extend(bases)
+
+
+def _signature_bases(parsed: ParsedFile, signatures: list[Node], scopes: _Scopes) -> None:
+    """``f(init: (a: A, b: B) => void)``: bases "f#0": [A, B]."""
+    for node in signatures:
+        param = node.parent.parent.parent  # formal_parameters > type > annotation > param
+        k = scopes.of(node.start_byte)
+        if param is None or param.parent is None or k < 0:
+            continue
+        arg = [c.id for c in param.parent.named_children].index(param.id)
+        parsed.bases.setdefault(
+            f"{scopes.spans[k][2]}#{arg}", [_param_type(p) for p in node.named_children]
+        )
+
+
+def _local_types(
+    parsed: ParsedFile,
+    typed: list[tuple[Node, str, tuple[str, ...]]],
+    scopes: _Scopes,
+    kinds: list[str],
+) -> dict[tuple[int, str], tuple[str, ...]]:
+    """The type of each typed name, by (definition around it, name): fields by their
+    class; a top-level ``const``'s type is also its definition's base."""
+    spans = scopes.spans
+    types: dict[tuple[int, str], tuple[str, ...]] = {}
+    for node, name, ty in typed:
+        k = scopes.of(node.start_byte)
+        if name.startswith("this."):  # a field: the class around it
+            k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
+            if k < 0:
+                continue
+        elif k >= 0 and kinds[k] == "variable_declarator" and spans[k][0] == node.start_byte:
+            # a top-level ``const x: Foo`` / ``= new Foo()``: its members are Foo's
+            parsed.bases.setdefault(spans[k][2], [ty])
+            k = scopes.enclosing[k]
+        types.setdefault((k, name), ty)
+    return types
+
+
+def _typed_calls(
+    parsed: ParsedFile,
+    calls: list[tuple[Node, Node]],
+    call_nodes: list[int],
+    scopes: _Scopes,
+    types: dict[tuple[int, str], tuple[str, ...]],
+) -> None:
+    """Call sites into ``parsed``, a typed receiver replaced by its type (``x.m()`` with
+    ``x: Foo`` is ``Foo.m``), scoped by the definition around them."""
+    typed_names = {name for _, name in types}
+    for (call, callee), i in zip(calls, call_nodes, strict=True):
+        if i < 0:
+            continue
+        parts = _dotted(callee)
+        if parts is None:
+            continue
+        k = scopes.of(call.start_byte)
+        for _ in range(3):  # ``x = f.make()`` where ``f: Factory``: typed in turn
+            if len(parts) < 2:
+                break
+            key = "this." + parts[1] if parts[0] == "this" and len(parts) > 2 else parts[0]
+            if key not in typed_names:
+                break
+            chain = (*scopes.chain(k), -1)
+            ty = next((types[j, key] for j in chain if (j, key) in types), None)
+            if ty is None:
+                break
+            parts = (*ty, *parts[2 if key.startswith("this.") else 1 :])
+        parsed.calls.append(CallSite(i, parts, scopes.spans[k][2] if k >= 0 else None))
+
+
 class TypeScript(Language):
     """ES modules and CommonJS over the repository's JavaScript/TypeScript/TSX files."""
 
@@ -227,154 +422,13 @@ class TypeScript(Language):
         calls: list[tuple[Node, Node]],
         call_nodes: list[int],
     ) -> None:
-        owner = parsed.line_owner
-
-        def stmt(node: Node) -> int:
-            row = node.start_point.row
-            return int(owner[row]) if row < owner.size else -1
-
-        matches = QueryCursor(_query(parsed.language)).matches(root)
-        extra_defs: list[tuple[Node, str, int]] = []  # CommonJS ``exports.f = function``
-        exports: list[tuple[ImportBinding, int]] = []
-        stars: list[tuple[str, int]] = []
-        heritage: list[Node] = []
-        typed: list[tuple[Node, str, tuple[str, ...]]] = []  # (node, "x"/"this.x", type)
-        signatures: list[Node] = []  # the parameters of a parameter's function type
-        for _, caps in matches:
-            if "import" in caps:
-                node = caps["import"][0]
-                for b in _import_bindings(node):
-                    parsed.imports.append(b)
-                    parsed.import_nodes.append(stmt(node))
-            elif "export" in caps:
-                node = caps["export"][0]
-                found, star = _export_bindings(node)
-                exports.extend((b, stmt(node)) for b in found)
-                if star is not None:
-                    stars.append((star, stmt(node)))
-            elif "lhs" in caps:
-                found, defined = _commonjs(caps["lhs"][0], caps["rhs"][0])
-                exports.extend((b, stmt(caps["lhs"][0])) for b in found)
-                if defined is not None:
-                    extra_defs.append((caps["rhs"][0], defined, stmt(caps["lhs"][0])))
-            elif "req_name" in caps:
-                spec = _string(caps["spec"][0])
-                if spec is not None:
-                    node = caps["req_name"][0]
-                    for b in _require_bindings(node, spec):
-                        parsed.imports.append(b)
-                        parsed.import_nodes.append(stmt(node))
-            elif "heritage" in caps:
-                heritage.append(caps["heritage"][0])
-            elif "callback" in caps:
-                typed.extend(_callback_params(caps["callback"][0]))
-            elif "signature" in caps:
-                signatures.append(caps["signature"][0])
-            elif "ctor" in caps or "type" in caps:
-                ty = (
-                    _dotted(caps["ctor"][0])
-                    if "ctor" in caps
-                    else _type_parts(_text(caps["type"][0]))
-                )
-                if ty is None or ty == ("require",):  # ``require`` binds a module
-                    continue
-                if "field" in caps:
-                    typed.append((caps["field"][0], "this." + _text(caps["field"][0]), ty))
-                else:
-                    var = caps["var"][0]
-                    typed.append((var, _text(var), ty))
-                    param = var.parent
-                    if param.type.endswith("_parameter") and any(
-                        c.type in ("accessibility_modifier", "readonly") for c in param.children
-                    ):  # ``constructor(private x: Foo)`` is also a field
-                        typed.append((var, "this." + _text(var), ty))
-        for b, i in exports:
-            parsed.imports.append(b)
-            parsed.import_nodes.append(i)
-        if stars:
-            parsed.imports.append(ImportBinding(_STAR, "\n".join(s for s, _ in stars), None, 0))
-            parsed.import_nodes.append(stars[0][1])
-
-        # definitions, pre-ordered, qualified by the definitions around them
-        items = [(d, _text(n), i) for (d, n), i in zip(defs, def_nodes, strict=True)] + extra_defs
-        items.sort(key=lambda x: (x[0].start_byte, -x[0].end_byte))
-        seen: set[int] = set()
-        spans: list[tuple[int, int, str]] = []
-        kinds: list[str] = []
-        stack: list[tuple[int, str, str]] = []  # (end byte, qualified name, kind)
-        implemented = {
-            name for d, name, _ in items if d.type in ("function_declaration", "function")
-        }
-        for d, name, i in items:
-            if d.type == "variable_declarator" and (d.start_byte in seen or _is_require(d)):
-                continue  # a top-level arrow ``const`` matched twice; an import
-            seen.add(d.start_byte)
-            while stack and stack[-1][0] <= d.start_byte:
-                stack.pop()
-            qual = f"{stack[-1][1]}.{name}" if stack else name
-            stack.append((d.end_byte, qual, d.type))
-            spans.append((d.start_byte, d.end_byte, qual))
-            kinds.append(d.type)
-            if d.type == "function_signature" and (stack[:-1] or name in implemented):
-                continue  # an overload: the implementation is the definition
-            if i >= 0:
-                parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
-            if d.type not in _CLASS_KINDS:  # a function's members are its return type's
-                ty = _declared_type(d)
-                if ty is not None:
-                    parsed.bases[qual] = [ty]
+        found = _read_matches(parsed, root)
+        spans, kinds = _definitions(parsed, defs, def_nodes, found.extra_defs)
         scopes = _Scopes(spans)
-
-        for node in heritage:
-            k = scopes.of(node.start_byte)
-            if k < 0:
-                continue
-            bases = [p for t in _heritage_types(node) if (p := _dotted(t)) is not None]
-            parsed.bases.setdefault(spans[k][2], []).extend(bases)
-
-        for node in signatures:  # ``f(init: (a: A, b: B) => void)``: bases "f#0": [A, B]
-            param = node.parent.parent.parent  # formal_parameters > type > annotation > param
-            k = scopes.of(node.start_byte)
-            if param is None or param.parent is None or k < 0:
-                continue
-            arg = [c.id for c in param.parent.named_children].index(param.id)
-            parsed.bases.setdefault(
-                f"{spans[k][2]}#{arg}", [_param_type(p) for p in node.named_children]
-            )
-
-        types: dict[tuple[int, str], tuple[str, ...]] = {}
-        for node, name, ty in typed:
-            k = scopes.of(node.start_byte)
-            if name.startswith("this."):  # a field: the class around it
-                k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
-                if k < 0:
-                    continue
-            elif k >= 0 and kinds[k] == "variable_declarator" and spans[k][0] == node.start_byte:
-                # a top-level ``const x: Foo`` / ``= new Foo()``: its members are Foo's
-                parsed.bases.setdefault(spans[k][2], [ty])
-                k = scopes.enclosing[k]
-            types.setdefault((k, name), ty)
-
-        typed_names = {name for _, name in types}
-        for (call, callee), i in zip(calls, call_nodes, strict=True):
-            if i < 0:
-                continue
-            parts = _dotted(callee)
-            if parts is None:
-                continue
-            k = scopes.of(call.start_byte)
-            for _ in range(3):  # ``x = f.make()`` where ``f: Factory``: typed in turn
-                if len(parts) < 2:
-                    break
-                key = "this." + parts[1] if parts[0] == "this" and len(parts) > 2 else parts[0]
-                if key not in typed_names:
-                    break
-                chain = (*scopes.chain(k), -1)
-                ty = next((types[j, key] for j in chain if (j, key) in types), None)
-                if ty is None:
-                    break
-                parts = (*ty, *parts[2 if key.startswith("this.") else 1 :])
-            parsed.calls.append(CallSite(i, parts, spans[k][2] if k >= 0 else None))
+        _heritage_bases(parsed, found.heritage, scopes)
+        _signature_bases(parsed, found.signatures, scopes)
+        types = _local_types(parsed, found.typed, scopes, kinds)
+        _typed_calls(parsed, calls, call_nodes, scopes, types)
 
     def warm_up(self, language: str) -> None:
         _query(language)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from lspclient import SERVER, complete, insert, open_doc, start, status
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from repos import make_repo
-from test_lsp_server import SERVER, complete, insert, open_doc, start, status
 
 # Neither text is on disk: only the editor has it, so the index cannot find it and the prompt
 # shows it only through the recent edits and views.

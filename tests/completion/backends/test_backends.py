@@ -538,7 +538,7 @@ def test_registry_builtin_needs_no_model() -> None:
 
 def test_vllm_missing_says_which_extra(tmp_path: Path) -> None:
     if importlib.util.find_spec("vllm") is not None:
-        pytest.skip("vllm is installed; tests/test_backends_slow.py runs it")
+        pytest.skip("vllm is installed; tests/completion/backends/test_backends_slow.py runs it")
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(BackendError, match="`vllm` extra"):
         create_backend(BackendConfig(backend="vllm", model=str(tmp_path)))

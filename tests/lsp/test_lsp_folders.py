@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from lspclient import READY_TIMEOUT_S, SERVER, complete, insert, open_doc, status
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from repos import make_repo
-from test_lsp_server import READY_TIMEOUT_S, SERVER, complete, insert, open_doc, status
 
 # Each repository holds a call the other ones lack; a file typed in completes it only from
 # its own folder's index.

@@ -25,7 +25,7 @@ from repomem.workspace import find_root
 NVIM = shutil.which("nvim")
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed")
 
-PLUGIN = Path(__file__).resolve().parents[1] / "editors" / "nvim"
+PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
 DRIVER = PLUGIN / "tests" / "complete.lua"
 
 CONFIG_PY = """\

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from lspclient import SERVER, complete_inline, insert, open_doc, start, status
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from repos import make_repo
-from test_lsp_server import SERVER, complete_inline, insert, open_doc, start, status
 
 from repomem_eval.model_server import ModelServer
 

@@ -1,8 +1,8 @@
 """The RepoCoder prompt: exact layout (golden files), order, budgets and FIM templates.
 
 Regenerate the golden files after an intended format change with
-``REPOMEM_UPDATE_GOLDEN=1 pytest tests/test_prompt.py`` and review the diff: the committed
-files are the reference.
+``REPOMEM_UPDATE_GOLDEN=1 pytest tests/completion/test_prompt.py`` and review the diff: the
+committed files are the reference.
 """
 
 from __future__ import annotations
@@ -10,28 +10,17 @@ from __future__ import annotations
 import os
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakemodel import FakeModel
 
 from repomem.completion.prompt import build_prompt, format_block
 from repomem.core import Location, RetrievedFragment
 from repomem.fim import FIM_SENTINELS, FIM_TEMPLATES
 
 GOLDEN = Path(__file__).parent / "golden"
-_TOKEN = re.compile(r"\w+|[^\w\s]|\s+")
-
-
-@dataclass
-class FakeModel:
-    """Counts words, punctuation characters and whitespace runs as tokens."""
-
-    context_window: int = 4096
-    fim_style: str | None = None
-
-    def count_tokens(self, text: str) -> int:
-        return len(_TOKEN.findall(text))
 
 
 class MergingModel(FakeModel):

@@ -12,7 +12,7 @@ from pathlib import Path
 import git
 from repos import make_repo
 
-BENCH = Path(__file__).resolve().parents[1] / "eval" / "bench_replay.py"
+BENCH = Path(__file__).resolve().parents[2] / "eval" / "bench_replay.py"
 
 LIB = """\
 def first_helper(value):

@@ -12,8 +12,8 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+from fakemodel import FakeModel
 from repos import make_repo, run_repomem
-from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card

@@ -1,0 +1,285 @@
+"""The language server's parts in process: the workspace index (built in a subprocess, kept
+current from buffers and disk, served from the saved index at start), the completer on top
+of it, the build process's protocol, workspace folders, the engine's loop, the editor log and
+the ``serve`` command's arguments."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from repos import make_repo
+
+from lsp_server import command
+from lsp_server.background_loop import BackgroundLoop
+from lsp_server.build_index import main as build_main
+from lsp_server.completer import COMPLETION, Completer, Cursor
+from lsp_server.folders import Folders, folder_root
+from lsp_server.logs import EditorLogHandler
+from lsp_server.workspace_index import DocsReport, IndexReport, WorkspaceIndex
+from repomem.config import BackendConfig, CompletionConfig, IndexConfig
+from repomem.errors import RepomemError
+from repomem.settings import Settings
+
+CONFIG_PY = """\
+from pkg.util import helper
+
+
+def connect(opts):
+    client = make_client(opts.host, opts.port, timeout=opts.timeout)
+    return client
+"""
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def helper(x):\n    return x\n",
+    "pkg/config.py": CONFIG_PY,
+}
+LEFT = "def run(opts):\n    client = make_client("
+EXPECTED = "opts.host, opts.port, timeout=opts.timeout)"
+
+
+class Events:
+    """What the index tells the server, recorded."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.loaded: list[tuple[int, int]] = []
+        self.reports: list[IndexReport] = []
+        self.failed: list[str] = []
+        self.docs: list[DocsReport] = []
+        self.stages: set[str] = set()
+
+    def on_progress(self, stage: str, done: int, total: int) -> None:
+        self.stages.add(stage)
+
+    def on_loaded(self, files: int, fragments: int) -> None:
+        self.loaded.append((files, fragments))
+
+    def on_ready(self, report: IndexReport) -> None:
+        self.reports.append(report)
+        self.ready.set()
+
+    def on_failed(self, message: str) -> None:
+        self.failed.append(message)
+        self.ready.set()
+
+    def on_docs(self, report: DocsReport) -> None:
+        self.docs.append(report)
+
+
+def _poll(check: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def _found(index: WorkspaceIndex, text: str) -> list[str]:
+    hits = index.retrieve(text, k=3, alpha=0.0, exclusion=None)
+    return [h.locations[0].path for h in hits if text in h.text]
+
+
+def _py_files(repo: Path) -> int:
+    return len(list(repo.rglob("*.py")))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", FILES)
+
+
+@pytest.fixture
+def started(repo: Path) -> Iterator[tuple[WorkspaceIndex, Events]]:
+    events = Events()
+    index = WorkspaceIndex(repo, IndexConfig(), events, threading.Semaphore(1))
+    index.update_delay_s = 0.0
+    index.start()
+    assert events.ready.wait(120), "no index"
+    yield index, events
+    index.stop()
+
+
+def test_builds_then_follows_buffers_and_disk(started: tuple[WorkspaceIndex, Events], repo: Path):
+    index, events = started
+    assert not events.failed and index.state == "ready"
+    (report,) = events.reports
+    assert report.files == index.files == _py_files(repo)
+    assert events.stages  # progress came from the build process
+    assert _found(index, "make_client") == ["pkg/config.py"]
+    # an open buffer wins over the file on disk
+    index.set_buffer("pkg/util.py", "def helper(x):\n    return buffered_marker(x)\n")
+    assert _poll(lambda: _found(index, "buffered_marker")) == ["pkg/util.py"]
+    assert index.buffer("pkg/util.py") is not None
+    index.close_buffer("pkg/util.py")
+    _poll(lambda: not _found(index, "buffered_marker"))
+    # a file written on disk is indexed once the editor says it changed
+    (repo / "pkg" / "extra.py").write_text("def extra():\n    return disk_marker()\n")
+    index.files_changed(["pkg/extra.py"])
+    assert _poll(lambda: _found(index, "disk_marker")) == ["pkg/extra.py"]
+
+
+def test_a_saved_index_serves_until_the_build_is_done(
+    started: tuple[WorkspaceIndex, Events], repo: Path
+):
+    first, _ = started
+    first.stop()  # persists the index
+    events = Events()
+    again = WorkspaceIndex(repo, IndexConfig(), events, threading.Semaphore(1))
+    again.start()
+    try:
+        assert events.ready.wait(120)
+        assert events.loaded and events.loaded[0][0] == _py_files(
+            repo
+        )  # the saved one, before the build
+        assert _found(again, "make_client") == ["pkg/config.py"]
+    finally:
+        again.stop()
+
+
+def test_no_workspace_indexes_nothing() -> None:
+    events = Events()
+    index = WorkspaceIndex(None, IndexConfig(), events, threading.Semaphore(1))
+    index.start()
+    assert index.state == "no-workspace"
+    assert index.retrieve("anything", k=3, alpha=0.0, exclusion=None) == []
+    assert index.definitions("a.py", "x = helper(") == []
+    assert not events.ready.is_set()
+    index.stop()
+
+
+@pytest.mark.asyncio
+async def test_the_completer_completes_caches_and_falls_back(
+    started: tuple[WorkspaceIndex, Events], repo: Path
+) -> None:
+    index, _ = started
+    warnings: list[str] = []
+    completer = Completer(index, warnings.append)
+    try:
+        settings = Settings(completion=CompletionConfig(min_confidence=0.0))
+        await completer.configure(settings)
+        uri = (repo / "pkg" / "app.py").as_uri()
+        cursor = Cursor(uri, "pkg/app.py", LEFT, "\n", 1)
+        suggestion = await completer.complete(cursor, COMPLETION, 0)
+        assert suggestion is not None and suggestion.text == EXPECTED
+        assert "pkg/config.py" in suggestion.sources and suggestion.backend == "builtin"
+        again = await completer.complete(cursor, COMPLETION, 0)
+        assert again is not None and again.text == EXPECTED
+        assert completer.stats.cache_hits == 1 and completer.stats.completions == 1
+        # a backend that cannot start is reported once, and the built-in one completes
+        missing = BackendConfig(backend="transformers", model=str(repo / "no-model"))
+        await completer.configure(replace(settings, backend=missing))
+        assert completer.backend_name == "builtin"
+        (warning,) = warnings
+        assert "cannot use the transformers backend" in warning and "no model directory" in warning
+    finally:
+        await completer.aclose()
+
+
+def test_the_build_process_reports_progress_then_a_summary(repo: Path, tmp_path: Path) -> None:
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    out = io.StringIO()
+    request = json.dumps({"root": str(repo), "config": asdict(config)})
+    assert build_main(io.StringIO(request), out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert all("progress" in m for m in lines[:-1]) and lines[:-1]
+    assert lines[-1]["summary"]["files_by_language"] == {"python": _py_files(repo)}
+    out = io.StringIO()
+    missing = json.dumps({"root": str(tmp_path / "absent"), "config": asdict(config)})
+    assert build_main(io.StringIO(missing), out) == 2
+    assert "error" in json.loads(out.getvalue().splitlines()[-1])
+
+
+def test_folders_serve_the_deepest_root(tmp_path: Path) -> None:
+    outer = make_repo(tmp_path / "outer", {"a.py": "x = 1\n"})
+    inner = make_repo(outer / "inner", {"b.py": "y = 2\n"})
+
+    class Named:
+        def __init__(self, root: Path | None) -> None:
+            self.root = root
+
+    folders = Folders(Named(None))  # type: ignore[arg-type]
+    folders.add(Named(folder_root(outer.as_uri())))  # type: ignore[arg-type]
+    folders.add(Named(folder_root(None, str(inner))))  # type: ignore[arg-type]
+    assert folders.for_uri((inner / "b.py").as_uri()).root == inner.resolve()
+    assert folders.for_uri((outer / "a.py").as_uri()).root == outer.resolve()
+    assert folders.for_uri((tmp_path / "c.py").as_uri()) is folders.loose
+    assert folders.first.root == outer.resolve() and len(folders) == 2
+    assert folders.remove(inner.resolve()) is not None
+    assert folders.for_uri((inner / "b.py").as_uri()).root == outer.resolve()
+    assert folders.everyone()[-1] is folders.loose
+    assert folder_root((tmp_path / "absent").as_uri()) is None
+
+
+@pytest.mark.asyncio
+async def test_the_background_loop_runs_and_cancels() -> None:
+    loop = BackgroundLoop("test-loop")
+    try:
+        thread_name = await loop.call(lambda: threading.current_thread().name)
+        assert thread_name == "test-loop"
+        started = asyncio.Event()
+        here = asyncio.get_running_loop()
+        cancelled = threading.Event()
+
+        async def forever() -> None:
+            here.call_soon_threadsafe(started.set)
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+        task = asyncio.ensure_future(loop.run(forever()))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await asyncio.to_thread(cancelled.wait, 5)  # cancelled there too
+    finally:
+        loop.stop()
+    assert loop.loop.is_closed()
+
+
+@pytest.mark.asyncio
+async def test_repomem_logs_reach_the_editor_from_any_thread() -> None:
+    sent: list[types.LogMessageParams] = []
+    handler = EditorLogHandler(sent.append)
+    logger = logging.getLogger("repomem.test_editor_log")
+    logger.setLevel(logging.INFO)
+    handler.attach(asyncio.get_running_loop())
+    try:
+        logger.warning("on the loop")
+        thread = threading.Thread(target=logger.error, args=("from a thread",))
+        thread.start()
+        thread.join()
+        await asyncio.sleep(0.05)  # the thread's record is sent by the loop
+        logger.debug("too detailed")
+    finally:
+        for name in ("repomem", "lsp_server"):
+            logging.getLogger(name).removeHandler(handler)
+    assert [(m.type, m.message) for m in sent] == [
+        (types.MessageType.Warning, "[repomem] on the loop"),
+        (types.MessageType.Error, "[repomem] from a thread"),
+    ]
+
+
+@pytest.mark.parametrize("tcp", ["2087", "localhost:", ":2087", "host:99999", "host:port"])
+def test_serve_rejects_a_bad_tcp_address(tcp: str) -> None:
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(["--tcp", tcp])
+    with pytest.raises(RepomemError, match="HOST:PORT"):
+        command.run(args)
