@@ -396,6 +396,78 @@ def test_a_state_mapped_read_only_keeps_working(tmp_path: Path) -> None:
     np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
 
 
+def ranked(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> tuple:
+    """The full scoring's top k: every score, the best positive visible ones, ties by id."""
+    scores = index.scores(query)[: visible.size]
+    ids = np.flatnonzero(visible[: scores.size] & (scores > 0))
+    ids = ids[np.lexsort((ids, -scores[ids]))[:k]]
+    return ids, scores[ids]
+
+
+def assert_top_k_exact(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> None:
+    got_ids, got_scores = index.top_k(query, k, visible)
+    want_ids, want_scores = ranked(index, query, k, visible)
+    np.testing.assert_array_equal(got_ids, want_ids)
+    np.testing.assert_array_equal(got_scores, want_scores)  # the same floats, not close ones
+
+
+def long_doc(rng: np.random.Generator) -> list[str]:
+    """Up to a few hundred tokens over a wide vocabulary: many distinct scores, long rows."""
+    words = [f"v{i}" for i in range(300)]
+    probs = 1.0 / np.arange(1, 301) ** 0.9
+    return [str(t) for t in rng.choice(words, int(rng.integers(1, 300)), p=probs / probs.sum())]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_top_k_is_the_full_scorings_top_k_through_edits(seed: int) -> None:
+    """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
+    hidden ids, a delta, removals and a mean length that moves far from the one the term
+    maxima were taken at (documents many times longer or shorter added and removed)."""
+    rng = np.random.default_rng(seed)
+    make = random_doc if seed % 2 else long_doc
+    index, docs = BM25Index(), {}
+    for doc_id in range(400):
+        docs[doc_id] = make(rng)
+        index.add(doc_id, docs[doc_id])
+    index.compact()
+    for step in range(12):
+        capacity = index.capacity + 5
+        visible = rng.random(capacity) < rng.uniform(0.3, 1.0)
+        for _ in range(6):
+            query = make(rng)[: int(rng.integers(1, 80))] or ["v0"]
+            for k in (1, 3, 10, 50):
+                assert_top_k_exact(index, query, k, visible)
+        if step == 6:
+            index.compact()
+        for doc_id in rng.choice(sorted(docs), 40, replace=False).tolist():
+            index.remove(doc_id)
+            del docs[doc_id]
+        grow = step < 4 or step > 8  # then the mean length falls, then rises again
+        for _ in range(40):
+            doc_id = int(rng.integers(0, 600))
+            if doc_id not in docs:
+                docs[doc_id] = make(rng) * (int(rng.integers(2, 6)) if grow else 1)
+                if not grow:
+                    docs[doc_id] = docs[doc_id][:2]
+                index.add(doc_id, docs[doc_id])
+    assert_top_k_exact(index, ["v1", "v2", "v3"], 10, np.ones(index.capacity, bool))
+
+
+def test_top_k_of_nothing_and_of_a_tiny_corpus() -> None:
+    index = BM25Index()
+    assert [a.size for a in index.top_k(["a"], 5)] == [0, 0]
+    index.add(0, ["a", "b"])
+    index.add(1, ["a"])
+    index.add(2, ["a", "c"])
+    # "a" is in every document: its idf is floored at a negative average, scores go negative
+    for query in (["a"], ["b", "a"], ["c", "b"], ["zzz"]):
+        for k in (0, 1, 2, 5):
+            assert_top_k_exact(index, query, k, np.ones(3, bool))
+    assert_top_k_exact(index, ["b", "c"], 5, np.array([True, False]))  # id 2 past the mask
+    with pytest.raises(ValueError, match="k must be"):
+        index.top_k(["a"], -1)
+
+
 def test_damaged_state_is_a_clear_error() -> None:
     index = BM25Index()
     index.add(0, ["a", "b"])

@@ -860,21 +860,27 @@ class RepoIndex:
     ) -> list[RetrievedFragment]:
         """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``, as
         ``top_k`` ranks them over every fragment (``bounded_top_k`` scores only those that can
-        rank)."""
-        s_ind = self.query_scores(query)
+        rank). With ``alpha`` 0, BM25's own top k, which walks only the postings that can
+        rank (Eq. 9 needs the scores of every candidate's relations, so FragRel scores all)."""
         vis = self.visible(exclusion)
-        env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
-        inverse = self.inverse_relations
-        ids, s_env, s_rel = bounded_top_k(
-            self.rel_idx,
-            self.rel_val,
-            (inverse.start, inverse.end, inverse.cols),
-            s_ind,
-            vis,
-            alpha,
-            k,
-            environment=env,
-        )
+        if alpha == 0.0:
+            ids, s_rel = self.bm25.top_k(tokenize(query), k, vis)
+            s_ind, s_env = s_rel, np.zeros(ids.size)
+        else:
+            s_ind = self.query_scores(query)
+            env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
+            inverse = self.inverse_relations
+            ids, s_env, s_rel = bounded_top_k(
+                self.rel_idx,
+                self.rel_val,
+                (inverse.start, inverse.end, inverse.cols),
+                s_ind,
+                vis,
+                alpha,
+                k,
+                environment=env,
+            )
+            s_ind = s_ind[ids]
         out = []
         for i, fid in enumerate(ids.tolist()):
             locs = tuple(sorted(self.frag_locs[fid], key=lambda loc: (loc.path, loc.start)))
@@ -886,7 +892,7 @@ class RepoIndex:
                     locations=locs,
                     text=self.frag_text[fid],
                     shown="\n".join(lines[first:last]),
-                    s_ind=float(s_ind[fid]),
+                    s_ind=float(s_ind[i]),
                     s_env=float(s_env[i]),
                     s_rel=float(s_rel[i]),
                     shown_start=first,

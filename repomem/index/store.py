@@ -46,7 +46,7 @@ from repomem.index.spool import (
     write_array,
 )
 
-FORMAT_VERSION = 14
+FORMAT_VERSION = 15
 
 
 class IndexNotFound(RepomemError):
