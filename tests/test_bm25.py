@@ -12,6 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
+from repomem.index import maxscore
 from repomem.index.bm25 import BM25Index, BM25StateError, count_terms, tokenize
 from repomem.index.spool import spooled
 
@@ -418,11 +419,17 @@ def long_doc(rng: np.random.Generator) -> list[str]:
     return [str(t) for t in rng.choice(words, int(rng.integers(1, 300)), p=probs / probs.sum())]
 
 
+@pytest.mark.parametrize("budget", [0, 40, maxscore.FIRST_BUDGET])
 @pytest.mark.parametrize("seed", range(8))
-def test_top_k_is_the_full_scorings_top_k_through_edits(seed: int) -> None:
+def test_top_k_is_the_full_scorings_top_k_through_edits(
+    seed: int, budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
     hidden ids, a delta, removals and a mean length that moves far from the one the term
-    maxima were taken at (documents many times longer or shorter added and removed)."""
+    maxima were taken at (documents many times longer or shorter added and removed); with
+    first k-th scores found from few postings or from many."""
+    monkeypatch.setattr(maxscore, "FIRST_BUDGET", budget)
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
     rng = np.random.default_rng(seed)
     make = random_doc if seed % 2 else long_doc
     index, docs = BM25Index(), {}
@@ -453,7 +460,11 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(seed: int) -> None:
     assert_top_k_exact(index, ["v1", "v2", "v3"], 10, np.ones(index.capacity, bool))
 
 
-def test_top_k_of_nothing_and_of_a_tiny_corpus() -> None:
+@pytest.mark.parametrize("pruned_from", [0, maxscore.PRUNED_FROM])
+def test_top_k_of_nothing_and_of_a_tiny_corpus(
+    pruned_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", pruned_from)
     index = BM25Index()
     assert [a.size for a in index.top_k(["a"], 5)] == [0, 0]
     index.add(0, ["a", "b"])

@@ -15,6 +15,7 @@ from repos import write_files
 
 from repomem.config import IndexConfig
 from repomem.core import Exclusion
+from repomem.index import maxscore
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 from repomem.index.scorer import bounded_top_k, inverse_relations, relation_aware_scores, top_k
@@ -182,11 +183,16 @@ def _assert_plain_bm25_exact(idx: RepoIndex, rng: random.Random, n: int) -> None
                 assert got == _full_retrieve(idx, query, 0.0, k, ex)
 
 
-def test_plain_bm25_retrieval_is_exact_on_a_real_package_through_edits(tmp_path: Path) -> None:
-    """Plain BM25 retrieval (pruned) ranks query windows of a real package (the standard
-    library's ``email``) exactly as scoring every fragment does, ids and floats, around the
-    cursor's excluded lines: built, loaded from disk, then edited (functions added, files
-    cut, removed and added, some with long lines that move the mean fragment length)."""
+def test_plain_bm25_retrieval_is_exact_on_a_real_package_through_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain BM25 retrieval (pruned, whatever the size) ranks query windows of a real package
+    (the standard library's ``email``) exactly as scoring every fragment does, ids and
+    floats, around the cursor's excluded lines: built, loaded from disk, then edited
+    (functions added, files cut, removed and added, some with long lines that move the mean
+    fragment length)."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    monkeypatch.setattr(maxscore, "FIRST_BUDGET", 64)  # a first k-th score from few postings
     root = tmp_path / "r"
     shutil.copytree(Path(email.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
     rng = random.Random(0)

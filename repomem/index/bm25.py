@@ -45,9 +45,10 @@ import numpy as np
 import numpy.typing as npt
 
 from repomem.errors import RepomemError
+from repomem.index import maxscore
 from repomem.index.jit import numba
 from repomem.index.mapped import Vocabulary, fnv1a
-from repomem.index.maxscore import SLACK, pruned_top_k, term_maxima
+from repomem.index.maxscore import SLACK, term_maxima
 from repomem.index.rowpool import ranges
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -342,6 +343,8 @@ class BM25Index:
         self._stats_version = -1
         self._eps_idf = 0.0
         self._norm: FloatArray = np.zeros(0)
+        self._sums: FloatArray = np.zeros(0)
+        self._marks: npt.NDArray[np.int8] = np.zeros(0, np.int8)
         self._term_weight = _Growable(np.float64)
         self._load(
             {},
@@ -491,8 +494,9 @@ class BM25Index:
     ) -> tuple[IntArray, FloatArray]:
         """The ``k`` documents with the best positive scores among ``visible`` (a mask over ids;
         ids past its end are not visible; None: every id), best first, ties by lower id, and
-        their scores: exactly what ranking :meth:`scores` gives, the same floats, without
-        walking the postings of the query's common terms (``repomem.index.maxscore``)."""
+        their scores: exactly what ranking :meth:`scores` gives, the same floats. On an index
+        of ``maxscore.PRUNED_FROM`` documents or more, without walking the postings of the
+        query's common terms (``repomem.index.maxscore``); below, scoring all is cheaper."""
         if k < 0:
             raise ValueError(f"k must be >= 0, got {k}")
         if visible is None:
@@ -501,7 +505,8 @@ class BM25Index:
         if query is None or k == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         terms, weights = query
-        if weights.min() < 0:  # a negative idf floor (a tiny corpus): no bound holds
+        # a negative idf floor (a tiny corpus): no bound holds
+        if self._main_rows < maxscore.PRUNED_FROM or weights.min() < 0:
             scores = self.scores(query_tokens)[: visible.size]
             ids = np.flatnonzero(visible[: scores.size] & (scores > 0))
             ids = ids[np.lexsort((ids, -scores[ids]))[:k]]
@@ -511,7 +516,8 @@ class BM25Index:
         ratio = max(1.0, self._total_len / self._n_live / self._term_max_avgdl)
         bounds = np.zeros(terms.size)
         bounds[known] = weights[known] * maxima[terms[known]] * ratio * (1 + SLACK)
-        ids, scores, _ = pruned_top_k(
+        rows = self._main_rows
+        ids, scores, _ = maxscore.pruned_top_k(
             self._term_ptr,
             self._post_row,
             self._post_tf,
@@ -524,12 +530,22 @@ class BM25Index:
             terms,
             weights,
             bounds,
-            np.argsort(-bounds, kind="stable"),
             visible,
             k,
+            *self._scratch(),
+            maxscore.FIRST_BUDGET,
+            maxscore.ROW_COST * max(1.0, self._row_ptr.view[self._main_rows] / max(1, rows)),
         )
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
+
+    def _scratch(self) -> tuple[FloatArray, npt.NDArray[np.int8]]:
+        """Per main row, a sum and a mark that :meth:`top_k` leaves zero: allocated once, so a
+        query touches only the pages of the documents it meets."""
+        if self._sums.size != self._main_rows:
+            self._sums = np.zeros(self._main_rows)
+            self._marks = np.zeros(self._main_rows, np.int8)
+        return self._sums, self._marks
 
     def documents_with(self, term: str, among: IntArray | None = None) -> IntArray:
         """The live documents holding ``term``, ascending: its postings in the main segment
