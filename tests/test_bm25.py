@@ -412,6 +412,12 @@ def assert_top_k_exact(index: BM25Index, query: list[str], k: int, visible: np.n
     np.testing.assert_array_equal(got_scores, want_scores)  # the same floats, not close ones
 
 
+def _padded(scores: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n)
+    out[: scores.size] = scores
+    return out
+
+
 def long_doc(rng: np.random.Generator) -> list[str]:
     """Up to a few hundred tokens over a wide vocabulary: many distinct scores, long rows."""
     words = [f"v{i}" for i in range(300)]
@@ -449,6 +455,10 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
         for doc_id in rng.choice(sorted(docs), 40, replace=False).tolist():
             index.remove(doc_id)
             del docs[doc_id]
+        some = rng.integers(0, capacity + 3, 30)  # dead and never-added ids among them
+        np.testing.assert_array_equal(
+            index.scores_of(query, some), _padded(index.scores(query), capacity + 3)[some]
+        )
         grow = step < 4 or step > 8  # then the mean length falls, then rises again
         for _ in range(40):
             doc_id = int(rng.integers(0, 600))

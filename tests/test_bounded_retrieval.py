@@ -181,6 +181,10 @@ def _assert_plain_bm25_exact(idx: RepoIndex, rng: random.Random, n: int) -> None
                     for h in idx.retrieve(query, k=k, alpha=0.0, exclusion=ex)
                 ]
                 assert got == _full_retrieve(idx, query, 0.0, k, ex)
+            # what usages score: a few fragments alone, the floats of scoring them all
+            some = np.array(rng.sample(range(len(idx.frag_text)), 40))
+            every = idx.bm25.scores(tokenize(query))
+            assert idx.fragment_scores(query, some).tolist() == every[some].tolist()
 
 
 def test_plain_bm25_retrieval_is_exact_on_a_real_package_through_edits(

@@ -539,6 +539,24 @@ class BM25Index:
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
 
+    def scores_of(self, query_tokens: Sequence[str], doc_ids: IntArray) -> FloatArray:
+        """The scores of ``doc_ids`` alone (ids not live score 0): ``scores()[doc_ids]``, the
+        same floats, at the cost of those documents' rows."""
+        ids = np.asarray(doc_ids, np.int64)
+        query = self._query(query_tokens)
+        if query is None:
+            return np.zeros(ids.size)
+        rows = np.fromiter((self._row_of.get(d, -1) for d in ids.tolist()), np.int64, ids.size)
+        return maxscore.score_rows(
+            self._row_ptr.view,
+            self._row_terms.view,
+            self._row_tf.view,
+            rows,
+            self._main_rows,
+            self._norm,
+            *query,
+        )
+
     def _scratch(self) -> tuple[FloatArray, npt.NDArray[np.int8]]:
         """Per main row, a sum and a mark that :meth:`top_k` leaves zero: allocated once, so a
         query touches only the pages of the documents it meets."""

@@ -170,6 +170,52 @@ def _score_row(
 
 
 @numba.njit(cache=True, nogil=True)
+def score_rows(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    rows: IntArray,
+    main_rows: int,
+    norm: FloatArray,
+    terms: IntArray,
+    weights: FloatArray,
+) -> FloatArray:
+    """The scores of the documents whose live rows are ``rows`` (-1: none, scores 0), the
+    floats :meth:`BM25Index.scores` gives: main rows summed in query order, delta rows in
+    row order."""
+    m = terms.shape[0]
+    size = 16
+    while size < 4 * m:
+        size *= 2
+    mask = size - 1
+    keys = np.full(size, -1, np.int64)
+    pos = np.full(size, -1, np.int64)
+    for j in range(m):
+        h = _slot(keys, mask, terms[j])
+        keys[h] = terms[j]
+        pos[h] = j
+    part = np.zeros(m)
+    out = np.zeros(rows.shape[0])
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        if r < 0 or norm[r] == np.inf:
+            continue
+        if r < main_rows:
+            out[i] = _score_row(
+                row_ptr, row_terms, row_tf, r, norm[r], keys, pos, mask, weights, part
+            )
+            continue
+        total = 0.0
+        for q in range(row_ptr[r], row_ptr[r + 1]):
+            j = pos[_slot(keys, mask, row_terms[q])]
+            if j >= 0 and weights[j] != 0.0:
+                tf = float(row_tf[q])
+                total += weights[j] * tf / (tf + norm[r])
+        out[i] = total
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def pruned_top_k(
     term_ptr: IntArray,
     post_row: Int32Array,

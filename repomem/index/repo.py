@@ -910,6 +910,15 @@ class RepoIndex:
             self._last_scores = (key, scores)
         return self._last_scores[1]
 
+    def fragment_scores(self, query: str, ids: np.ndarray) -> np.ndarray:
+        """The BM25 scores of fragments ``ids`` for ``query``: ``query_scores(query)[ids]``,
+        the same floats, from the kept scores if they are this query's, else from those
+        fragments' rows alone (a plain retrieval scores no more than its top k)."""
+        key = (query, self.revision, len(self.frag_text))
+        if self._last_scores is not None and self._last_scores[0] == key:
+            return self._last_scores[1][ids]
+        return self.bm25.scores_of(tokenize(query), ids)
+
     def _lines(self, path: str) -> list[str]:
         """A file's lines, kept for the few files recent results came from."""
         entry = self.files[path]
