@@ -425,16 +425,18 @@ def long_doc(rng: np.random.Generator) -> list[str]:
     return [str(t) for t in rng.choice(words, int(rng.integers(1, 300)), p=probs / probs.sum())]
 
 
+@pytest.mark.parametrize("most", [maxscore.MOST_WALKED, 2.0])
 @pytest.mark.parametrize("budget", [0, 40, maxscore.FIRST_BUDGET])
 @pytest.mark.parametrize("seed", range(8))
 def test_top_k_is_the_full_scorings_top_k_through_edits(
-    seed: int, budget: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, budget: int, most: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
     hidden ids, a delta, removals and a mean length that moves far from the one the term
     maxima were taken at (documents many times longer or shorter added and removed); with
-    first k-th scores found from few postings or from many."""
+    first k-th scores found from few postings or from many, pruning given up or never."""
     monkeypatch.setattr(maxscore, "FIRST_BUDGET", budget)
+    monkeypatch.setattr(maxscore, "MOST_WALKED", most)
     monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
     rng = np.random.default_rng(seed)
     make = random_doc if seed % 2 else long_doc

@@ -507,17 +507,16 @@ class BM25Index:
         terms, weights = query
         # a negative idf floor (a tiny corpus): no bound holds
         if self._main_rows < maxscore.PRUNED_FROM or weights.min() < 0:
-            scores = self.scores(query_tokens)[: visible.size]
-            ids = np.flatnonzero(visible[: scores.size] & (scores > 0))
-            ids = ids[np.lexsort((ids, -scores[ids]))[:k]]
-            return ids, scores[ids]
+            ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
+            best = np.lexsort((ids, -scores))
+            return ids[best], scores[best]
         maxima = self._term_max
         known = terms < maxima.size
         ratio = max(1.0, self._total_len / self._n_live / self._term_max_avgdl)
         bounds = np.zeros(terms.size)
         bounds[known] = weights[known] * maxima[terms[known]] * ratio * (1 + SLACK)
         rows = self._main_rows
-        ids, scores, _ = maxscore.pruned_top_k(
+        ids, scores, full = maxscore.pruned_top_k(
             self._term_ptr,
             self._post_row,
             self._post_tf,
@@ -535,7 +534,11 @@ class BM25Index:
             *self._scratch(),
             maxscore.FIRST_BUDGET,
             maxscore.ROW_COST * max(1.0, self._row_ptr.view[self._main_rows] / max(1, rows)),
+            maxscore.MOST_WALKED,
         )
+        if full < 0:  # most postings would be walked: score them all
+            scores = self.scores(query_tokens)[: visible.size]
+            ids, scores = maxscore.select(scores, visible, k)
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
 

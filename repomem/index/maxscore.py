@@ -36,13 +36,16 @@ PRUNED_FROM = 1 << 16
 # relative slack on every bound (rounding of the sums is ~1e-14 at most)
 SLACK = 1e-9
 # postings whose documents are scored in full to find a first k-th score (~100 ns each)
-FIRST_BUDGET = 2048
+FIRST_BUDGET = 256
 # scoring a document in full from its row costs about this many times its length in postings
 # walked (a hash probe per entry against a read and an addition per posting)
 ROW_COST = 2.0
-# a main row's mark while a query runs: scored in full in step 1, summed in step 2
+# a lookup by leaps in a posting list costs about this many postings walked per step
+_LEAP_COST = 2.0
+# a main row's mark while a query runs: scored in full already
 _SCORED = 1
-_SUMMED = 2
+# step 2 gives up beyond this share of the query's postings: scoring them all is cheaper
+MOST_WALKED = 0.1
 
 FloatArray = npt.NDArray[np.float64]
 Float32Array = npt.NDArray[np.float32]
@@ -134,6 +137,19 @@ def _push(heap_s: FloatArray, heap_d: IntArray, count: int, s: float, d: int) ->
     return count
 
 
+@numba.njit(cache=True, nogil=True)
+def select(scores: FloatArray, visible: BoolArray, k: int) -> tuple[IntArray, FloatArray]:
+    """The ``k`` best positive scores among ``visible`` (ids past its end are not), unordered:
+    one pass through a k-slot heap."""
+    heap_s = np.zeros(k)
+    heap_d = np.zeros(k, np.int64)
+    count = 0
+    for d in range(min(scores.shape[0], visible.shape[0])):
+        if visible[d] and (count < k or scores[d] >= heap_s[0]):
+            count = _push(heap_s, heap_d, count, scores[d], d)
+    return heap_d[:count], heap_s[:count]
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _slot(keys: IntArray, mask: int, t: int) -> int:
     h = (t * 2654435761) & mask
@@ -216,6 +232,51 @@ def score_rows(
 
 
 @numba.njit(cache=True, nogil=True)
+def _unmark(
+    term_ptr: IntArray,
+    post_row: Int32Array,
+    terms: IntArray,
+    first: BoolArray,
+    length: IntArray,
+    mark: Int8Array,
+) -> None:
+    """Clear the marks of step 1's documents: the postings of its terms."""
+    for j in range(terms.shape[0]):
+        if first[j] and length[j]:
+            t = terms[j]
+            for p in range(term_ptr[t], term_ptr[t + 1]):
+                mark[post_row[p]] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _keep(
+    cand: IntArray,
+    n_cand: int,
+    acc: FloatArray,
+    mark: Int8Array,
+    visible: BoolArray,
+    rest: float,
+    theta: float,
+) -> int:
+    """Keep, in order, the candidates that are visible, not scored yet, and whose sum plus
+    ``rest`` reaches ``theta``; clear the others' sums. Returns how many are kept."""
+    kept = 0
+    for c in range(n_cand):
+        d = cand[c]
+        if (
+            mark[d] == 0
+            and d < visible.shape[0]
+            and visible[d]
+            and (acc[d] + rest) * (1 + SLACK) >= theta
+        ):
+            cand[kept] = d
+            kept += 1
+        else:
+            acc[d] = 0.0
+    return kept
+
+
+@numba.njit(cache=True, nogil=True)
 def pruned_top_k(
     term_ptr: IntArray,
     post_row: Int32Array,
@@ -235,13 +296,16 @@ def pruned_top_k(
     mark: Int8Array,
     first_budget: int,
     row_cost: float,
+    most: float,
 ) -> tuple[IntArray, FloatArray, int]:
     """The ``k`` best visible documents with a positive score (ids, scores, unordered) and
     how many were scored in full. ``terms``/``weights`` in the order :meth:`BM25Index.scores`
     sums them; ``bounds``: each term's largest contribution to a main row, >= 0 (so every
     weight is). ``acc`` and ``mark`` (one per main row): zeros, left zeros. ``first_budget``:
     how many postings step 1 walks once it has k documents (``FIRST_BUDGET``); ``row_cost``:
-    what scoring a document in full costs, in postings walked.
+    what scoring a document in full costs, in postings walked; ``most``: the share of the
+    query's postings step 2 may walk (``MOST_WALKED``), beyond which it gives up and returns
+    ``full`` -1 (scoring every posting is then cheaper).
 
     1. The delta's rows, and the postings of the query's rarest terms (shortest lists, up to
        ``first_budget`` or a quarter of the cost of summing all the query's postings, and
@@ -315,13 +379,18 @@ def pruned_top_k(
             full += 1
             count = _push(heap_s, heap_d, count, s, d)
     first = walked.copy()
-    # 2. the other terms, largest bound first, summed while they could rank a document alone
+    # 2. the other terms, most bound per posting first, summed while the bounds of the terms
+    # left could rank a document alone (a term of weight 0 adds nothing anywhere)
     theta = heap_s[0] if count == k else 0.0
-    order = np.argsort(-bounds)
     rest = 0.0
+    density = np.empty(m)
     for j in range(m):
+        if weights[j] == 0.0:
+            walked[j] = True
         if not walked[j]:
             rest += bounds[j]
+        density[j] = bounds[j] / max(length[j], 1)
+    order = np.argsort(-density)
     capacity = 0
     left = rest
     for j in order:
@@ -330,75 +399,102 @@ def pruned_top_k(
                 break
             capacity += length[j]
             left -= bounds[j]
+    if capacity > most * length.sum():
+        _unmark(term_ptr, post_row, terms, first, length, mark)
+        return heap_d[:0], heap_s[:0], -1
     cand = np.empty(min(capacity, main_rows), np.int64)
     n_cand = 0
-    i = 0
-    while i < m and rest >= theta:
-        j = order[i]
-        i += 1
+    for j in order:
+        if rest < theta:
+            break
         if walked[j]:
             continue
         walked[j] = True
         rest -= bounds[j]
-        if length[j] == 0:
-            continue
         t = terms[j]
         w = weights[j]
         for p in range(term_ptr[t], term_ptr[t + 1]):
             d = post_row[p]
             nd = norm[d]
-            if mark[d] == _SCORED or nd == np.inf or d >= n_vis or not visible[d]:
+            if nd == np.inf:
                 continue
-            if mark[d] == 0:
-                mark[d] = _SUMMED
+            if acc[d] == 0.0:  # hidden and step 1's documents are dropped below
                 cand[n_cand] = d
                 n_cand += 1
             tf = float(post_tf[p])
             acc[d] += w * tf / (tf + nd)
-    # 3. drop the candidates that cannot rank; sum more lists while that is cheaper
-    while True:
-        kept = 0
-        for c in range(n_cand):
-            d = cand[c]
-            if (acc[d] + rest) * (1 + SLACK) >= theta:
-                cand[kept] = d
-                kept += 1
-            else:
-                acc[d] = 0.0
-                mark[d] = 0
-        n_cand = kept
-        while i < m and walked[order[i]]:
-            i += 1
-        if i == m or n_cand * row_cost <= length[order[i]]:
+    # the best sums so far scored in full: a k-th score nearer the final one prunes more
+    best_s = np.zeros(k)
+    best_d = np.zeros(k, np.int64)
+    n_best = 0
+    for c in range(n_cand):
+        d = cand[c]
+        if mark[d] == 0 and d < n_vis and visible[d]:
+            n_best = _push(best_s, best_d, n_best, acc[d], d)
+    for c in range(n_best):
+        d = best_d[c]
+        s = _score_row(row_ptr, row_terms, row_tf, d, norm[d], keys, pos, mask, weights, part)
+        full += 1
+        count = _push(heap_s, heap_d, count, s, d)
+        mark[d] = _SCORED
+    # 3. drop the candidates that cannot rank; while that is cheaper than scoring them in
+    # full, add the next largest bound's term to their sums, walking its postings or, for few
+    # candidates (by id), leaping through them
+    in_order = False
+    for j in np.argsort(-bounds):
+        if walked[j] or length[j] == 0:
+            continue
+        n_cand = _keep(cand, n_cand, acc, mark, visible, rest, heap_s[0] if count == k else 0.0)
+        leap = n_cand * (np.log2(length[j] / max(n_cand, 1) + 1) + 1) * _LEAP_COST
+        if n_cand * row_cost <= min(length[j], leap):
             break
-        j = order[i]
         walked[j] = True
         rest -= bounds[j]
         t = terms[j]
         w = weights[j]
-        for p in range(term_ptr[t], term_ptr[t + 1]):
-            d = post_row[p]
-            if mark[d] == _SUMMED:
-                tf = float(post_tf[p])
-                acc[d] += w * tf / (tf + norm[d])
+        hi = term_ptr[t + 1]
+        if leap < length[j]:
+            if not in_order:
+                cand[:n_cand].sort()
+                in_order = True
+            p = term_ptr[t]
+            for c in range(n_cand):
+                d = cand[c]
+                if p < hi and post_row[p] < d:  # the first posting >= d, by leaps then halves
+                    lo, step = p, 1
+                    while lo + step < hi and post_row[lo + step] < d:
+                        lo += step
+                        step *= 2
+                    p, top = lo + 1, min(lo + step, hi)
+                    while p < top:
+                        mid = (p + top) // 2
+                        if post_row[mid] < d:
+                            p = mid + 1
+                        else:
+                            top = mid
+                if p < hi and post_row[p] == d:
+                    tf = float(post_tf[p])
+                    acc[d] += w * tf / (tf + norm[d])
+        else:
+            for p in range(term_ptr[t], hi):
+                d = post_row[p]
+                if acc[d] != 0.0:  # a candidate: the others' sums are cleared
+                    tf = float(post_tf[p])
+                    acc[d] += w * tf / (tf + norm[d])
+    n_cand = _keep(cand, n_cand, acc, mark, visible, rest, heap_s[0] if count == k else 0.0)
     # 4. the candidates in full, best sums first
     sums = np.empty(n_cand)
     for c in range(n_cand):
         sums[c] = acc[cand[c]]
-    done = False
+        acc[cand[c]] = 0.0
     for c in np.argsort(-sums):
+        if count == k and (sums[c] + rest) * (1 + SLACK) < heap_s[0]:
+            break  # the rest sum less still
         d = cand[c]
-        if not done and count == k and (sums[c] + rest) * (1 + SLACK) < heap_s[0]:
-            done = True  # the rest sum less still
-        if not done:
-            s = _score_row(row_ptr, row_terms, row_tf, d, norm[d], keys, pos, mask, weights, part)
-            full += 1
-            count = _push(heap_s, heap_d, count, s, d)
-        acc[d] = 0.0
-        mark[d] = 0
-    for j in range(m):  # the documents of step 1
-        if first[j] and length[j]:
-            t = terms[j]
-            for p in range(term_ptr[t], term_ptr[t + 1]):
-                mark[post_row[p]] = 0
+        s = _score_row(row_ptr, row_terms, row_tf, d, norm[d], keys, pos, mask, weights, part)
+        full += 1
+        count = _push(heap_s, heap_d, count, s, d)
+    for c in range(n_best):
+        mark[best_d[c]] = 0
+    _unmark(term_ptr, post_row, terms, first, length, mark)
     return heap_d[:count], heap_s[:count], full
