@@ -7,7 +7,8 @@ fragment and ranks the visible ones (``bounded_top_k`` at alpha 0, what plain re
 before), the pruned way asks the index for its top k. Reports p50 / p95 of each, the share of
 queries whose top k is identical (ids, order and floats) and p50 / p95 of ``retrieve`` itself::
 
-    python eval/bench_topk.py ROOT --work DIR [--queries 300] [--k 10] [--json OUT]
+    python eval/bench_topk.py ROOT --work DIR [--queries 300] [--k 10] [--pruned-from N]
+        [--json OUT]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 
 from repomem.config import IndexConfig
 from repomem.core import Exclusion
+from repomem.index import maxscore
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 from repomem.index.scorer import bounded_top_k
@@ -63,7 +65,14 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--pruned-from",
+        type=int,
+        default=maxscore.PRUNED_FROM,
+        help="prune from this many fragments (0: at any size, to see how pruning scales)",
+    )
     args = ap.parse_args()
+    maxscore.PRUNED_FROM = args.pruned_from
     config = IndexConfig(index_dir=str(args.work / "index"), ignore_patterns=tuple(args.ignore))
     out: dict = {"root": str(args.root)}
     if not (args.work / "index").exists():

@@ -355,6 +355,12 @@ def test_trusted_state_opens_in_place_and_keeps_working() -> None:
         np.testing.assert_allclose(opened.scores(q), index.scores(q), rtol=1e-12)
     with pytest.raises(BM25StateError, match="size"):
         BM25Index.from_state(dict(state, post_tf=state["post_tf"][:-1]), trusted=True)
+    with pytest.raises(BM25StateError, match="size"):  # the bounds pruning relies on
+        BM25Index.from_state(dict(state, term_max=state["term_max"][:-1]), trusted=True)
+    with pytest.raises(BM25StateError, match="type"):
+        BM25Index.from_state(
+            dict(state, term_max=state["term_max"].astype(np.float64)), trusted=True
+        )
 
 
 def test_state_is_the_index_own_arrays_and_an_opened_state_changes_apart() -> None:

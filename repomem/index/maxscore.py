@@ -1,15 +1,20 @@
-"""Exact top-k BM25 by MaxScore: a long code query's common terms are never walked.
+"""Exact top-k BM25 by MaxScore: a long code query's common terms are mostly not walked.
 
 A query window of code holds dozens of distinct terms, several of them in most fragments
 (``if``, ``return``, ``struct``); scoring all their postings is what makes BM25 slow on a large
 repository, yet such a term's largest possible contribution (its weight times the largest
-``tf / (tf + norm)`` among its postings) is small. So the query's terms are taken from the
-largest bound down; each posting's document, seen for the first time, is scored completely from
-its own row (the index keeps the rows by document id) unless the term's contribution plus the
-bounds of the terms still to come falls short of the k-th score so far; and once the bounds of
-the remaining terms together fall short of it, no document outside their postings' first
-sightings can enter, so their postings are not walked at all. Rows added since the last
-compaction (the delta) are few and scored one by one.
+``tf / (tf + norm)`` among its postings, its *bound*) is small. :func:`pruned_top_k` first
+scores in full the documents of the query's rarest terms (a few hundred postings), which gives
+a k-th score ``theta`` that is usually already the final one; then sums the other terms per
+document, most bound per posting first, until the bounds of the terms left fall below
+``theta`` (a document in none of the summed lists cannot rank); drops the summed documents
+whose sum plus those bounds falls short, summing further lists for the rest while that is
+cheaper than scoring them (leaping through a long list for a few candidates); and scores the
+survivors in full, best sums first. A document is scored in full from its own row (the index
+keeps rows by document id). Rows added since the last compaction (the delta) are scored one by
+one. When summing would walk more than ``MOST_WALKED`` of the query's postings (bounds that
+prune little), the caller scores every posting instead, as it does below ``PRUNED_FROM``
+documents.
 
 The scores are the floats :meth:`BM25Index.scores` gives (the same products, summed in the same
 order), and the ranking is ``top_k``'s (best first, ties by lower id), so the result is the
