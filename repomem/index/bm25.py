@@ -505,40 +505,37 @@ class BM25Index:
         if query is None or k == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         terms, weights = query
-        # a negative idf floor (a tiny corpus): no bound holds
-        if self._main_rows < maxscore.PRUNED_FROM or weights.min() < 0:
+        full = -1
+        # with a negative idf floor (a tiny corpus) no bound holds
+        if self._main_rows >= maxscore.PRUNED_FROM and weights.min() >= 0:
+            maxima = self._term_max
+            known = terms < maxima.size
+            ratio = max(1.0, self._total_len / self._n_live / self._term_max_avgdl)
+            bounds = np.zeros(terms.size)
+            bounds[known] = weights[known] * maxima[terms[known]] * ratio * (1 + SLACK)
+            mean_row = self._row_ptr.view[self._main_rows] / max(1, self._main_rows)
+            ids, scores, full = maxscore.pruned_top_k(
+                self._term_ptr,
+                self._post_row,
+                self._post_tf,
+                self._row_ptr.view,
+                self._row_terms.view,
+                self._row_tf.view,
+                self._row_doc.view,
+                self._main_rows,
+                self._norm,
+                terms,
+                weights,
+                bounds,
+                visible,
+                k,
+                *self._scratch(),
+                maxscore.FIRST_BUDGET,
+                maxscore.ROW_COST * max(1.0, mean_row),
+                maxscore.MOST_WALKED,
+            )
+        if full < 0:  # a small index, no bounds, or bounds that would prune little
             ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
-            best = np.lexsort((ids, -scores))
-            return ids[best], scores[best]
-        maxima = self._term_max
-        known = terms < maxima.size
-        ratio = max(1.0, self._total_len / self._n_live / self._term_max_avgdl)
-        bounds = np.zeros(terms.size)
-        bounds[known] = weights[known] * maxima[terms[known]] * ratio * (1 + SLACK)
-        rows = self._main_rows
-        ids, scores, full = maxscore.pruned_top_k(
-            self._term_ptr,
-            self._post_row,
-            self._post_tf,
-            self._row_ptr.view,
-            self._row_terms.view,
-            self._row_tf.view,
-            self._row_doc.view,
-            self._main_rows,
-            self._norm,
-            terms,
-            weights,
-            bounds,
-            visible,
-            k,
-            *self._scratch(),
-            maxscore.FIRST_BUDGET,
-            maxscore.ROW_COST * max(1.0, self._row_ptr.view[self._main_rows] / max(1, rows)),
-            maxscore.MOST_WALKED,
-        )
-        if full < 0:  # most postings would be walked: score them all
-            scores = self.scores(query_tokens)[: visible.size]
-            ids, scores = maxscore.select(scores, visible, k)
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
 
