@@ -164,6 +164,43 @@ def _slot(keys: IntArray, mask: int, t: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
+def _positions(terms: IntArray) -> tuple[IntArray, IntArray, int]:
+    """An open-addressing table from term id to query position (``_slot``; load <= 1/4)."""
+    size = 16
+    while size < 4 * terms.shape[0]:
+        size *= 2
+    keys = np.full(size, -1, np.int64)
+    pos = np.full(size, -1, np.int64)
+    for j in range(terms.shape[0]):
+        h = _slot(keys, size - 1, terms[j])
+        keys[h] = terms[j]
+        pos[h] = j
+    return keys, pos, size - 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_delta_row(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    r: int,
+    nr: float,
+    keys: IntArray,
+    pos: IntArray,
+    mask: int,
+    weights: FloatArray,
+) -> float:
+    """Delta row ``r``'s score, summed in row order like the full scoring's delta scan."""
+    total = 0.0
+    for q in range(row_ptr[r], row_ptr[r + 1]):
+        j = pos[_slot(keys, mask, row_terms[q])]
+        if j >= 0 and weights[j] != 0.0:
+            tf = float(row_tf[q])
+            total += weights[j] * tf / (tf + nr)
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
 def _score_row(
     row_ptr: IntArray,
     row_terms: Int32Array,
@@ -204,18 +241,8 @@ def score_rows(
     """The scores of the documents whose live rows are ``rows`` (-1: none, scores 0), the
     floats :meth:`BM25Index.scores` gives: main rows summed in query order, delta rows in
     row order."""
-    m = terms.shape[0]
-    size = 16
-    while size < 4 * m:
-        size *= 2
-    mask = size - 1
-    keys = np.full(size, -1, np.int64)
-    pos = np.full(size, -1, np.int64)
-    for j in range(m):
-        h = _slot(keys, mask, terms[j])
-        keys[h] = terms[j]
-        pos[h] = j
-    part = np.zeros(m)
+    keys, pos, mask = _positions(terms)
+    part = np.zeros(terms.shape[0])
     out = np.zeros(rows.shape[0])
     for i in range(rows.shape[0]):
         r = rows[i]
@@ -226,13 +253,7 @@ def score_rows(
                 row_ptr, row_terms, row_tf, r, norm[r], keys, pos, mask, weights, part
             )
             continue
-        total = 0.0
-        for q in range(row_ptr[r], row_ptr[r + 1]):
-            j = pos[_slot(keys, mask, row_terms[q])]
-            if j >= 0 and weights[j] != 0.0:
-                tf = float(row_tf[q])
-                total += weights[j] * tf / (tf + norm[r])
-        out[i] = total
+        out[i] = _score_delta_row(row_ptr, row_terms, row_tf, r, norm[r], keys, pos, mask, weights)
     return out
 
 
@@ -325,16 +346,7 @@ def pruned_top_k(
     4. The candidates are scored in full, best sums first, until the sum plus ``rest`` falls
        below the k-th score so far."""
     m = terms.shape[0]
-    size = 16
-    while size < 4 * m:
-        size *= 2
-    mask = size - 1
-    keys = np.full(size, -1, np.int64)
-    pos = np.full(size, -1, np.int64)  # query position of the term in each slot
-    for j in range(m):
-        h = _slot(keys, mask, terms[j])
-        keys[h] = terms[j]
-        pos[h] = j
+    keys, pos, mask = _positions(terms)
     part = np.zeros(m)
     heap_s = np.zeros(k)
     heap_d = np.zeros(k, np.int64)
@@ -347,12 +359,7 @@ def pruned_top_k(
         d = row_doc[r]
         if nr == np.inf or d >= n_vis or not visible[d]:
             continue
-        total = 0.0
-        for q in range(row_ptr[r], row_ptr[r + 1]):
-            j = pos[_slot(keys, mask, row_terms[q])]
-            if j >= 0 and weights[j] != 0.0:
-                tf = float(row_tf[q])
-                total += weights[j] * tf / (tf + nr)
+        total = _score_delta_row(row_ptr, row_terms, row_tf, r, nr, keys, pos, mask, weights)
         full += 1
         count = _push(heap_s, heap_d, count, total, d)
     n_main_terms = term_ptr.shape[0] - 1
