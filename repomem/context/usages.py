@@ -38,29 +38,29 @@ def find_usages(
     other than ``path``, the most like ``query`` for each, none of ``retrieved``."""
     if k <= 0 or not hits:
         return []
-    s_ind = index.query_scores(query)
     taken = {f.fragment_id for f in retrieved}
-    return _callers(index, path, hits, s_ind, index.visible(exclusion), limit=k, taken=taken)
+    return _callers(index, path, hits, query, index.visible(exclusion), limit=k, taken=taken)
 
 
 def _callers(
     index: RepoIndex,
     path: str,
     hits: Sequence[DefinitionHit],
-    s_ind: np.ndarray,
+    query: str,
     visible: np.ndarray,
     *,
     limit: int,
     taken: set[int],
 ) -> list[RetrievedFragment]:
     """Up to ``limit`` fragments, one per definition in ``hits`` order, each the window
-    around a call of it from a file other than ``path`` that scores best in ``s_ind`` (BM25
-    of the query) among the ``visible`` fragments not ``taken`` (already shown)."""
+    around a call of it from a file other than ``path`` that scores best for ``query`` (BM25)
+    among the ``visible`` fragments not ``taken`` (already shown); only those calling
+    windows are scored."""
     out: list[RetrievedFragment] = []
     for hit in hits:
         if len(out) >= limit:
             break
-        found = _best_caller(index, path, hit, s_ind, visible, taken)
+        found = _best_caller(index, path, hit, query, visible, taken)
         if found is not None:
             taken.add(found.fragment_id)
             out.append(found)
@@ -78,7 +78,7 @@ def _best_caller(
     index: RepoIndex,
     path: str,
     hit: DefinitionHit,
-    s_ind: np.ndarray,
+    query: str,
     visible: np.ndarray,
     taken: set[int],
 ) -> RetrievedFragment | None:
@@ -86,11 +86,13 @@ def _best_caller(
     if node is None:
         return None
     frags = index.calling_fragments(hit.card.path, node, outside=path)
-    frags = frags[frags < s_ind.size]
+    frags = frags[frags < visible.size]
     frags = frags[visible[frags] & ~np.isin(frags, np.fromiter(taken, np.int64, len(taken)))]
     if frags.size == 0:
         return None
-    best = int(frags[np.lexsort((frags, -s_ind[frags]))[0]])  # best score, then lowest id
+    s_ind = index.fragment_scores(query, frags)
+    at = np.lexsort((frags, -s_ind))[0]  # best score, then lowest id
+    best = int(frags[at])
     loc = min(
         (loc for loc in index.fragment_locations(best) if loc.path != path),
         key=lambda loc: (loc.path, loc.start),
@@ -101,9 +103,9 @@ def _best_caller(
         locations=(loc,),
         text=text,
         shown=text,
-        s_ind=float(s_ind[best]),
+        s_ind=float(s_ind[at]),
         s_env=0.0,
-        s_rel=float(s_ind[best]),
+        s_rel=float(s_ind[at]),
         usage_of=hit.card.name,
         shown_start=loc.start,
     )

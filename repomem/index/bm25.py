@@ -26,6 +26,10 @@ formula (the tests compare against it) with a layout that makes both operations 
   quiet moment (an editor between keystrokes); it runs automatically at four times that;
   after a bulk load, call :meth:`compact` (or :meth:`state`) to pay for it before the first
   query.
+
+A caller that needs only the best k documents (plain BM25 retrieval) asks :meth:`top_k`, which
+gives exactly the ids and floats a full scoring would rank first, without walking every posting
+of a long code query (``repomem.index.maxscore``).
 """
 
 from __future__ import annotations
@@ -41,8 +45,10 @@ import numpy as np
 import numpy.typing as npt
 
 from repomem.errors import RepomemError
+from repomem.index import maxscore
 from repomem.index.jit import numba
 from repomem.index.mapped import Vocabulary, fnv1a
+from repomem.index.maxscore import SLACK, term_maxima
 from repomem.index.rowpool import ranges
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -76,6 +82,8 @@ _STATE_KEYS = (
 # what ``state`` also saves so that a trusted state opens without deriving it
 _DERIVED_KEYS = (
     "df",
+    "term_max",
+    "term_max_avgdl",
     "row_len",
     "term_ptr",
     "post_row",
@@ -340,6 +348,8 @@ class BM25Index:
         self._stats_version = -1
         self._eps_idf = 0.0
         self._norm: FloatArray = np.zeros(0)
+        self._sums: FloatArray = np.zeros(0)
+        self._marks: npt.NDArray[np.int8] = np.zeros(0, np.int8)
         self._term_weight = _Growable(np.float64)
         self._load(
             {},
@@ -433,22 +443,21 @@ class BM25Index:
             self._main_dead += 1
         self._changed()
 
-    def scores(self, query_tokens: Sequence[str]) -> FloatArray:
-        """BM25 score of every id in ``range(capacity)``; dead and unused ids score 0."""
+    def _query(self, query_tokens: Sequence[str]) -> tuple[IntArray, FloatArray] | None:
+        """The query's term ids that live documents use and their weights (idf times repeats
+        times ``k1 + 1``), in the order the scores sum them; None when no document can score."""
         if self._compaction_due():
             self.compact()
         self._queried = True
-        out = np.zeros(self._capacity)
-        vocab = self._vocab
         counted = Counter(query_tokens).items()
-        known = [(tid, c) for t, c in counted if (tid := vocab.get(t)) is not None]
+        known = [(tid, c) for t, c in counted if (tid := self._vocab.get(t)) is not None]
         if not known or self._total_len == 0:
-            return out
+            return None
         terms = np.array([t for t, _ in known], np.int64)
         df = self._df.view[terms]
         present = df > 0
         if not present.any():
-            return out
+            return None
         terms = terms[present]
         df = df[present]
         self._refresh_stats()
@@ -456,7 +465,16 @@ class BM25Index:
         idf = np.log(n - df + 0.5) - np.log(df + 0.5)
         idf[idf < 0] = self._eps_idf
         repeats = np.array([c for _, c in known], np.float64)[present]
-        weights = repeats * idf * (self.k1 + 1)
+        return terms, repeats * idf * (self.k1 + 1)
+
+    def scores(self, query_tokens: Sequence[str]) -> FloatArray:
+        """BM25 score of every id in ``range(capacity)``; dead and unused ids score 0."""
+        query = self._query(query_tokens)
+        out = np.zeros(self._capacity)
+        if query is None:
+            return out
+        terms, weights = query
+        vocab = self._vocab
         _score_main(self._term_ptr, self._post_row, self._post_tf, terms, weights, self._norm, out)
         if self._row_doc.size > self._main_rows:
             term_weight = self._term_weight
@@ -475,6 +493,82 @@ class BM25Index:
             )
             term_weight.view[terms] = 0.0
         return out
+
+    def top_k(
+        self, query_tokens: Sequence[str], k: int, visible: BoolArray | None = None
+    ) -> tuple[IntArray, FloatArray]:
+        """The ``k`` documents with the best positive scores among ``visible`` (a mask over ids;
+        ids past its end are not visible; None: every id), best first, ties by lower id, and
+        their scores: exactly what ranking :meth:`scores` gives, the same floats. On an index
+        of ``maxscore.PRUNED_FROM`` documents or more, without walking the postings of the
+        query's common terms (``repomem.index.maxscore``); below, scoring all is cheaper."""
+        if k < 0:
+            raise ValueError(f"k must be >= 0, got {k}")
+        if visible is None:
+            visible = np.ones(self._capacity, np.bool_)
+        query = self._query(query_tokens)
+        if query is None or k == 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        terms, weights = query
+        full = -1
+        # with a negative idf floor (a tiny corpus) no bound holds
+        if self._main_rows >= maxscore.PRUNED_FROM and weights.min() >= 0:
+            maxima = self._term_max
+            known = terms < maxima.size
+            ratio = max(1.0, self._total_len / self._n_live / self._term_max_avgdl)
+            bounds = np.zeros(terms.size)
+            bounds[known] = weights[known] * maxima[terms[known]] * ratio * (1 + SLACK)
+            mean_row = self._row_ptr.view[self._main_rows] / max(1, self._main_rows)
+            ids, scores, full = maxscore.pruned_top_k(
+                self._term_ptr,
+                self._post_row,
+                self._post_tf,
+                self._row_ptr.view,
+                self._row_terms.view,
+                self._row_tf.view,
+                self._row_doc.view,
+                self._main_rows,
+                self._norm,
+                terms,
+                weights,
+                bounds,
+                visible,
+                k,
+                *self._scratch(),
+                maxscore.FIRST_BUDGET,
+                maxscore.ROW_COST * max(1.0, mean_row),
+                maxscore.MOST_WALKED,
+            )
+        if full < 0:  # a small index, no bounds, or bounds that would prune little
+            ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
+        best = np.lexsort((ids, -scores))
+        return ids[best], scores[best]
+
+    def scores_of(self, query_tokens: Sequence[str], doc_ids: IntArray) -> FloatArray:
+        """The scores of ``doc_ids`` alone (ids not live score 0): ``scores()[doc_ids]``, the
+        same floats, at the cost of those documents' rows."""
+        ids = np.asarray(doc_ids, np.int64)
+        query = self._query(query_tokens)
+        if query is None:
+            return np.zeros(ids.size)
+        rows = np.fromiter((self._row_of.get(d, -1) for d in ids.tolist()), np.int64, ids.size)
+        return maxscore.score_rows(
+            self._row_ptr.view,
+            self._row_terms.view,
+            self._row_tf.view,
+            rows,
+            self._main_rows,
+            self._norm,
+            *query,
+        )
+
+    def _scratch(self) -> tuple[FloatArray, npt.NDArray[np.int8]]:
+        """Per main row, a sum and a mark that :meth:`top_k` leaves zero: allocated once, so a
+        query touches only the pages of the documents it meets."""
+        if self._sums.size != self._main_rows:
+            self._sums = np.zeros(self._main_rows)
+            self._marks = np.zeros(self._main_rows, np.int8)
+        return self._sums, self._marks
 
     def documents_with(self, term: str, among: IntArray | None = None) -> IntArray:
         """The live documents holding ``term``, ascending: its postings in the main segment
@@ -576,6 +670,8 @@ class BM25Index:
             "row_tf": self._row_tf.view,
             "doc_ids": np.flatnonzero(self._row_live.view).astype(np.int64),
             "df": self._df.view,
+            "term_max": self._term_max,
+            "term_max_avgdl": np.array([self._term_max_avgdl]),
             "row_len": self._row_len.view,
             "term_ptr": self._term_ptr,
             "post_row": self._post_row,
@@ -639,6 +735,8 @@ class BM25Index:
             "row_tf": np.int32,
             "doc_ids": np.int64,
             "df": np.int64,
+            "term_max": np.float32,
+            "term_max_avgdl": np.float64,
             "row_len": np.int64,
             "term_ptr": np.int64,
             "post_row": np.int32,
@@ -662,6 +760,9 @@ class BM25Index:
             and a["term_ptr"][0] == 0
             and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
             and a["df"].size == a["vocab_hash"].size == a["vocab_hash_ids"].size == n_words
+            and a["term_max"].size == n_words
+            and a["term_max_avgdl"].size == 1
+            and a["term_max_avgdl"][0] > 0
             and a["row_len"].size == n_rows
             and not np.any(np.diff(a["row_ptr"]) < 0)
             and not np.any(np.diff(a["term_ptr"]) < 0)
@@ -691,6 +792,7 @@ class BM25Index:
         self._n_live = int(doc_ids.size)
         self._total_len = int(a["row_len"].sum())
         self._term_ptr, self._post_row, self._post_tf = a["term_ptr"], a["post_row"], a["post_tf"]
+        self._term_max, self._term_max_avgdl = a["term_max"], float(a["term_max_avgdl"][0])
         self._main_rows = n_rows
         self._main_dead = 0
         self._queried = False
@@ -724,6 +826,16 @@ class BM25Index:
         self._total_len = int(row_len.sum())
         self._term_ptr, self._post_row, self._post_tf = _transpose(
             row_ptr, row_terms, row_tf, len(vocab)
+        )
+        self._term_max_avgdl = self._total_len / self._n_live if self._total_len else 1.0
+        self._term_max = term_maxima(
+            self._term_ptr,
+            self._post_row,
+            self._post_tf,
+            row_len,
+            self.k1,
+            self.b,
+            self._term_max_avgdl,
         )
         self._main_rows = n_rows
         self._main_dead = 0

@@ -155,6 +155,10 @@ class RepoIndex:
         """Every fragment's BM25 score for ``query`` (shared with the caller: read only)."""
         return self._search.query_scores(query, self.revision)
 
+    def fragment_scores(self, query: str, ids: np.ndarray) -> np.ndarray:
+        """``query_scores(query)[ids]``, scoring only those fragments when it can."""
+        return self._search.fragment_scores(query, self.revision, ids)
+
     # ------------------------------------------------------------------ what the context reads
     @property
     def resolver(self) -> Resolver:

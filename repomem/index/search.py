@@ -44,9 +44,46 @@ class Searcher:
     ) -> list[RetrievedFragment]:
         """The top-k fragments for a query window by ``s_rel = s_ind + alpha * s_env``, as
         ``top_k`` ranks them over every fragment (``bounded_top_k`` scores only those that can
-        rank)."""
-        s_ind = self.query_scores(query, revision)
+        rank). With ``alpha`` 0, BM25's own top k, which walks only the postings that can
+        rank (Eq. 9 needs the scores of every candidate's relations, so FragRel scores all)."""
         vis = self.visible(exclusion)
+        if alpha == 0.0:
+            ids, s_rel = self.tables.bm25.top_k(tokenize(query), k, vis)
+            s_ind, s_env = s_rel, np.zeros(ids.size)
+        else:
+            ids, s_ind, s_env, s_rel = self._fragrel_top_k(
+                query, revision, exclusion, vis, alpha, k
+            )
+        out = []
+        for i, fid in enumerate(ids.tolist()):
+            locs = tuple(sorted(self.tables.frag_locs[fid], key=lambda loc: (loc.path, loc.start)))
+            lines = self.lines(locs[0].path)
+            first, last = shown_span(lines, locs[0].start, locs[0].end, self.tables.config.stride)
+            out.append(
+                RetrievedFragment(
+                    fragment_id=fid,
+                    locations=locs,
+                    text=self.tables.frag_text[fid],
+                    shown="\n".join(lines[first:last]),
+                    s_ind=float(s_ind[i]),
+                    s_env=float(s_env[i]),
+                    s_rel=float(s_rel[i]),
+                    shown_start=first,
+                )
+            )
+        return out
+
+    def _fragrel_top_k(
+        self,
+        query: str,
+        revision: int,
+        exclusion: Exclusion | None,
+        vis: np.ndarray,
+        alpha: float,
+        k: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Ids, ``s_ind``, ``s_env`` and ``s_rel`` of FragRel's top k (Eq. 9/10)."""
+        s_ind = self.query_scores(query, revision)
         env = self.visible(None) if exclusion is not None and exclusion.in_environment else None
         inverse = self.tables.inverse_relations
         ids, s_env, s_rel = bounded_top_k(
@@ -59,24 +96,16 @@ class Searcher:
             k,
             environment=env,
         )
-        out = []
-        for i, fid in enumerate(ids.tolist()):
-            locs = tuple(sorted(self.tables.frag_locs[fid], key=lambda loc: (loc.path, loc.start)))
-            lines = self.lines(locs[0].path)
-            first, last = shown_span(lines, locs[0].start, locs[0].end, self.tables.config.stride)
-            out.append(
-                RetrievedFragment(
-                    fragment_id=fid,
-                    locations=locs,
-                    text=self.tables.frag_text[fid],
-                    shown="\n".join(lines[first:last]),
-                    s_ind=float(s_ind[fid]),
-                    s_env=float(s_env[i]),
-                    s_rel=float(s_rel[i]),
-                    shown_start=first,
-                )
-            )
-        return out
+        return ids, s_ind[ids], s_env, s_rel
+
+    def fragment_scores(self, query: str, revision: int, ids: np.ndarray) -> np.ndarray:
+        """The BM25 scores of fragments ``ids`` for ``query``: ``query_scores(query)[ids]``,
+        the same floats, from the kept scores if they are this query's, else from those
+        fragments' rows alone (a plain retrieval scores no more than its top k)."""
+        key = (query, revision, len(self.tables.frag_text))
+        if self._last_scores is not None and self._last_scores[0] == key:
+            return self._last_scores[1][ids]
+        return self.tables.bm25.scores_of(tokenize(query), ids)
 
     def query_scores(self, query: str, revision: int) -> np.ndarray:
         """Every fragment's BM25 score for ``query``; the last query's are kept while the

@@ -12,6 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
+from repomem.index import maxscore
 from repomem.index.bm25 import BM25Index, BM25StateError, count_terms, tokenize
 from repomem.index.spool import spooled
 
@@ -354,6 +355,12 @@ def test_trusted_state_opens_in_place_and_keeps_working() -> None:
         np.testing.assert_allclose(opened.scores(q), index.scores(q), rtol=1e-12)
     with pytest.raises(BM25StateError, match="size"):
         BM25Index.from_state(dict(state, post_tf=state["post_tf"][:-1]), trusted=True)
+    with pytest.raises(BM25StateError, match="size"):  # the bounds pruning relies on
+        BM25Index.from_state(dict(state, term_max=state["term_max"][:-1]), trusted=True)
+    with pytest.raises(BM25StateError, match="type"):
+        BM25Index.from_state(
+            dict(state, term_max=state["term_max"].astype(np.float64)), trusted=True
+        )
 
 
 def test_state_is_the_index_own_arrays_and_an_opened_state_changes_apart() -> None:
@@ -394,6 +401,100 @@ def test_a_state_mapped_read_only_keeps_working(tmp_path: Path) -> None:
         target.add(31, ["w2"])
     query = ["w1", "w2", "new"]
     np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
+
+
+def ranked(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> tuple:
+    """The full scoring's top k: every score, the best positive visible ones, ties by id."""
+    scores = index.scores(query)[: visible.size]
+    ids = np.flatnonzero(visible[: scores.size] & (scores > 0))
+    ids = ids[np.lexsort((ids, -scores[ids]))[:k]]
+    return ids, scores[ids]
+
+
+def assert_top_k_exact(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> None:
+    got_ids, got_scores = index.top_k(query, k, visible)
+    want_ids, want_scores = ranked(index, query, k, visible)
+    np.testing.assert_array_equal(got_ids, want_ids)
+    np.testing.assert_array_equal(got_scores, want_scores)  # the same floats, not close ones
+
+
+def _padded(scores: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n)
+    out[: scores.size] = scores
+    return out
+
+
+def long_doc(rng: np.random.Generator) -> list[str]:
+    """Up to a few hundred tokens over a wide vocabulary: many distinct scores, long rows."""
+    words = [f"v{i}" for i in range(300)]
+    probs = 1.0 / np.arange(1, 301) ** 0.9
+    return [str(t) for t in rng.choice(words, int(rng.integers(1, 300)), p=probs / probs.sum())]
+
+
+@pytest.mark.parametrize("most", [maxscore.MOST_WALKED, 2.0])
+@pytest.mark.parametrize("budget", [0, 40, maxscore.FIRST_BUDGET])
+@pytest.mark.parametrize("seed", range(8))
+def test_top_k_is_the_full_scorings_top_k_through_edits(
+    seed: int, budget: int, most: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
+    hidden ids, a delta, removals and a mean length that moves far from the one the term
+    maxima were taken at (documents many times longer or shorter added and removed); with
+    first k-th scores found from few postings or from many, pruning given up or never."""
+    monkeypatch.setattr(maxscore, "FIRST_BUDGET", budget)
+    monkeypatch.setattr(maxscore, "MOST_WALKED", most)
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    rng = np.random.default_rng(seed)
+    make = random_doc if seed % 2 else long_doc
+    index, docs = BM25Index(), {}
+    for doc_id in range(400):
+        docs[doc_id] = make(rng)
+        index.add(doc_id, docs[doc_id])
+    index.compact()
+    for step in range(12):
+        capacity = index.capacity + 5
+        visible = rng.random(capacity) < rng.uniform(0.3, 1.0)
+        for _ in range(6):
+            query = make(rng)[: int(rng.integers(1, 80))] or ["v0"]
+            for k in (1, 3, 10, 50):
+                assert_top_k_exact(index, query, k, visible)
+        if step == 6:
+            index.compact()
+        for doc_id in rng.choice(sorted(docs), 40, replace=False).tolist():
+            index.remove(doc_id)
+            del docs[doc_id]
+        some = rng.integers(0, capacity + 3, 30)  # dead and never-added ids among them
+        np.testing.assert_array_equal(
+            index.scores_of(query, some), _padded(index.scores(query), capacity + 3)[some]
+        )
+        grow = step < 4 or step > 8  # then the mean length falls, then rises again
+        for _ in range(40):
+            doc_id = int(rng.integers(0, 600))
+            if doc_id not in docs:
+                docs[doc_id] = make(rng) * (int(rng.integers(2, 6)) if grow else 1)
+                if not grow:
+                    docs[doc_id] = docs[doc_id][:2]
+                index.add(doc_id, docs[doc_id])
+    assert_top_k_exact(index, ["v1", "v2", "v3"], 10, np.ones(index.capacity, bool))
+
+
+@pytest.mark.parametrize("pruned_from", [0, maxscore.PRUNED_FROM])
+def test_top_k_of_nothing_and_of_a_tiny_corpus(
+    pruned_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", pruned_from)
+    index = BM25Index()
+    assert [a.size for a in index.top_k(["a"], 5)] == [0, 0]
+    index.add(0, ["a", "b"])
+    index.add(1, ["a"])
+    index.add(2, ["a", "c"])
+    # "a" is in every document: its idf is floored at a negative average, scores go negative
+    for query in (["a"], ["b", "a"], ["c", "b"], ["zzz"]):
+        for k in (0, 1, 2, 5):
+            assert_top_k_exact(index, query, k, np.ones(3, bool))
+    assert_top_k_exact(index, ["b", "c"], 5, np.array([True, False]))  # id 2 past the mask
+    with pytest.raises(ValueError, match="k must be"):
+        index.top_k(["a"], -1)
 
 
 def test_damaged_state_is_a_clear_error() -> None:

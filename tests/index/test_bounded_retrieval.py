@@ -3,7 +3,9 @@ same ids in the same order with the same floats, ties included, before and after
 
 from __future__ import annotations
 
+import email
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +13,9 @@ import pytest
 import scipy.sparse as sp
 from repos import write_files
 
+from repomem.config import IndexConfig
+from repomem.core import Exclusion
+from repomem.index import maxscore
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 from repomem.index.scorer import bounded_top_k, inverse_relations, relation_aware_scores, top_k
@@ -152,3 +157,72 @@ def test_retrieve_equals_full_scoring_after_updates(tmp_path: Path, seed: int) -
         for g in range(len(idx.tables.frag_text)):
             kept = pool.cols[pool.start[g] : pool.end[g]]
             assert sorted(kept.tolist()) == sources[ptr[g] : ptr[g + 1]].tolist()
+
+
+def _windows(idx: RepoIndex, rng: random.Random, n: int) -> list[tuple[str, int, str]]:
+    """Query windows as a completion makes them: the 20 lines before a random cursor."""
+    paths = sorted(p for p in idx.tables.files if len(idx.file_lines(p)) > 25)
+    out = []
+    for path in rng.choices(paths, k=n):
+        line = rng.randrange(20, len(idx.file_lines(path)))
+        out.append((path, line, "\n".join(idx.file_lines(path)[line - 20 : line])))
+    return out
+
+
+def _assert_plain_bm25_exact(idx: RepoIndex, rng: random.Random, n: int) -> None:
+    """Whole windows, and a few of their names (where a bound decides more often)."""
+    for path, line, window in _windows(idx, rng, n):
+        ex = Exclusion.around(path, line, 20)
+        words = tokenize(window) or ["payload"]
+        for query in (window, " ".join(rng.sample(words, min(len(words), rng.randrange(1, 5))))):
+            for k in (1, 10, 40):
+                got = [
+                    (h.fragment_id, h.s_ind, h.s_env, h.s_rel)
+                    for h in idx.retrieve(query, k=k, alpha=0.0, exclusion=ex)
+                ]
+                assert got == _full_retrieve(idx, query, 0.0, k, ex)
+            # what usages score: a few fragments alone, the floats of scoring them all
+            some = np.array(rng.sample(range(idx.fragment_slots), 40))
+            every = idx.tables.bm25.scores(tokenize(query))
+            assert idx.fragment_scores(query, some).tolist() == every[some].tolist()
+
+
+def test_plain_bm25_retrieval_is_exact_on_a_real_package_through_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain BM25 retrieval (pruned, whatever the size) ranks query windows of a real package
+    (the standard library's ``email``) exactly as scoring every fragment does, ids and
+    floats, around the cursor's excluded lines: built, loaded from disk, then edited
+    (functions added, files cut, removed and added, some with long lines that move the mean
+    fragment length)."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    monkeypatch.setattr(maxscore, "FIRST_BUDGET", 64)  # a first k-th score from few postings
+    monkeypatch.setattr(maxscore, "MOST_WALKED", 2.0)  # never scores every posting instead
+    root = tmp_path / "r"
+    shutil.copytree(Path(email.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+    rng = random.Random(0)
+    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")))
+    idx = RepoIndex.load(root, IndexConfig(index_dir=str(tmp_path / "idx")))
+    _assert_plain_bm25_exact(idx, rng, 30)
+    paths = sorted(idx.tables.files)
+    for step in range(12):
+        path = rng.choice(paths)
+        text = idx.file_text(path) or ""
+        lines = text.splitlines()
+        if step % 4 == 0:  # long lines of the file's own names: much longer fragments
+            words = tokenize(text) or ["payload"]
+            extra = [" ".join(rng.choices(words, k=200)) for _ in range(40)]
+            text = "\n".join(lines + ["x = '''", *extra, "'''"]) + "\n"
+        elif step % 4 == 1:
+            text = "\n".join(lines[: len(lines) // 3]) + "\n"
+        elif step % 4 == 2:
+            text = text + f"\ndef added_{step}(msg):\n    return msg.get_payload(decode=True)\n"
+        else:
+            text = None
+        idx.update_file(path, text)
+        if text is None:
+            paths.remove(path)
+        _assert_plain_bm25_exact(idx, rng, 6)
+    fresh = (f"def fresh_{i}(part):\n    return part.get_content_type()\n" for i in range(30))
+    idx.update_file("fresh.py", "\n".join(fresh))
+    _assert_plain_bm25_exact(idx, rng, 20)
