@@ -282,6 +282,22 @@ def test_a_called_name_outranks_an_only_imported_one(app_index) -> None:
     assert rank["connect"] < rank["helper"]
 
 
+def test_a_typed_receivers_method_named_here_outranks_an_only_imported_name(
+    app_index,
+) -> None:
+    # the index resolves no call through a receiver the cursor's context types: the name the
+    # window writes is still one call edge from its definition, not below every import
+    filler = "".join(f"N{i} = {i}\n" for i in range(30))
+    code = "def go(other: Client):\n    other.send(b'x')\n"
+    left = APP.split("class Service")[0] + filler + "\n\n" + code
+    app_index.update_file("pkg/app.py", left)
+    hits = find_definitions(app_index, "pkg/app.py", left)
+    rank = {h.name: i for i, h in enumerate(hits)}
+    strength = {h.name: h.strength for h in hits}
+    assert strength["other.send"] > strength["helper"] > 0
+    assert rank["other.send"] < rank["helper"]
+
+
 def test_cards_follow_the_index_as_files_change(app_index) -> None:
     before = {h.card.name: h.card for h in find_definitions(app_index, "pkg/app.py", APP)}
     assert before["connect"].text.startswith("@cached(size=8)\ndef connect(host,")
@@ -612,3 +628,71 @@ def test_a_receiver_bound_just_above_puts_its_class_first(tmp_path: Path) -> Non
     assert hits[0].card.name == "Client"
     assert hits[0].how == "bound just above, receiver typed Client"
     assert "test_fetch" not in {h.card.name for h in hits}
+
+
+FIXTURES = {
+    "lib/__init__.py": "",
+    "lib/run.py": (
+        "class Client:\n    def fetch(self, url):\n        pass\n\n\n"
+        "class App:\n    def test_client(self) -> Client:\n        return Client()\n\n\n"
+        "class Runner:\n    def invoke(self, cmd):\n        pass\n\n\n"
+        "class SubRunner:\n    def invoke(self, cmd, env=None):\n        pass\n"
+    ),
+    "tests/conftest.py": (
+        "import pytest\n\nfrom lib.run import App, Runner\n\n\n"
+        "@pytest.fixture\ndef app():\n    app = App()\n    yield app\n\n\n"
+        '@pytest.fixture(scope="session")\ndef runner(request):\n    return Runner()\n\n\n'
+        "@pytest.fixture\ndef client(app):\n    return app.test_client()\n"
+    ),
+    "tests/sub/conftest.py": (
+        "import pytest\n\nfrom lib.run import SubRunner\n\n\n"
+        "@pytest.fixture\ndef runner():\n    return SubRunner()\n"
+    ),
+}
+
+
+def test_test_parameters_are_typed_by_pytests_own_fixture_lookup(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", FIXTURES)
+    index, _ = RepoIndex.build(root, save=False)
+    asked = ["runner.invoke", "client.fetch", "app.test_client"]
+
+    def resolved(path: str, left: str) -> list[tuple[str, str] | None]:
+        index.update_file(path, left)
+        return [f[:2] if f else None for f in resolve_names(index, path, left, asked)]
+
+    # a test's parameter is the fixture of the nearest conftest.py up the tree; a fixture's
+    # value is typed by its own body (``yield app`` after ``app = App()``; a method's return
+    # annotation, on a fixture it requests in turn)
+    test = "def test_run(runner, client, app):\n    x = 1\n"
+    assert resolved("tests/sub/test_a.py", test) == [
+        ("lib/run.py", "SubRunner.invoke"),
+        ("lib/run.py", "Client.fetch"),
+        ("lib/run.py", "App.test_client"),
+    ]
+    assert resolved("tests/test_b.py", test)[0] == ("lib/run.py", "Runner.invoke")
+    # below a closure and a blank line: still the test's parameter
+    nested = "def test_n(runner):\n    def cli(ctx):\n        pass\n\n"
+    assert resolved("tests/test_b.py", nested)[0] == ("lib/run.py", "Runner.invoke")
+    # the test's own module overrides conftest.py; a class's fixture overrides the module's
+    own = (
+        "import pytest\n\nfrom lib.run import Runner, SubRunner\n\n\n"
+        "@pytest.fixture\ndef runner():\n    return Runner()\n\n\n"
+        "class TestIt:\n    @pytest.fixture\n    def runner(self):\n        return SubRunner()\n\n"
+        "    def test_in_class(self, runner):\n        pass\n"
+    )
+    assert resolved("tests/sub/test_c.py", own)[0] == ("lib/run.py", "SubRunner.invoke")
+    at_top = own.split("\n\n\nclass TestIt")[0] + "\n\n\ndef test_top(runner):\n    pass\n"
+    assert resolved("tests/sub/test_c.py", at_top)[0] == ("lib/run.py", "Runner.invoke")
+    # no fixture: parameters of a helper, values @pytest.mark.parametrize gives, a test in
+    # a folder no conftest.py above reaches
+    helper = "def check(runner):\n    pass\n"
+    assert resolved("tests/sub/test_d.py", helper)[0] is None
+    param = '@pytest.mark.parametrize("runner, x", [(1, 2)])\ndef test_p(runner, x):\n    pass\n'
+    assert resolved("tests/sub/test_e.py", "import pytest\n\n\n" + param)[0] is None
+    assert resolved("other/test_f.py", test)[0] is None
+    # a test that has not used its fixture yet, just below its ``def``: the fixture's class
+    # comes first, its methods listed
+    fresh = "def test_new(runner):\n"
+    index.update_file("tests/sub/test_g.py", fresh)
+    first = find_definitions(index, "tests/sub/test_g.py", fresh)[0]
+    assert (first.card.name, first.how) == ("SubRunner", "pytest fixture runner, typed SubRunner")

@@ -36,12 +36,13 @@ import builtins
 import keyword
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repomem.context import pytypes
 from repomem.context.cards import (
     MAX_METHODS,
     Card,
@@ -53,7 +54,8 @@ from repomem.context.lexer import code_only, starts_in_code
 from repomem.context.pytypes import Owner, PythonTypes
 from repomem.index import langs
 from repomem.index.fragments import Window, window_nodes
-from repomem.index.parsed import STAR, ImportBinding, ParsedFile
+from repomem.index.graph import W_CALL
+from repomem.index.parsed import STAR, Definition, ImportBinding, ParsedFile
 from repomem.index.relations import node_strengths
 from repomem.index.resolve import PYTHON_NS
 
@@ -66,6 +68,8 @@ NAME_LINES = 40
 TYPE_LINES = 200
 #: lines before the cursor where a receiver bound and not used yet puts its class first
 FRESH_LINES = 3
+#: how many fixtures requesting fixtures are followed to type a test's parameter
+FIXTURE_DEPTH = 4
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
 #: query-time Eq. 8: strengths below this count as 0 (they would only reorder what nearness
@@ -147,6 +151,7 @@ class _Found:
     distance: int
     count: int = 1
     fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
+    rows: list[int] = field(default_factory=list)  # the rows naming it (Python)
 
 
 class _Cards:
@@ -194,8 +199,49 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
     return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
 
 
+class _FixtureTypes:
+    """The class of each fixture's value, kept while the index is at the same revision (it
+    is read through other files: the class a fixture calls, the fixtures it requests)."""
+
+    def __init__(self) -> None:
+        self._owners: dict[tuple[str, int], tuple[int, Owner | None]] = {}
+
+    def get(self, index: RepoIndex, target: tuple[str, int], depth: int) -> Owner | None:
+        hit = self._owners.get(target)
+        if hit is not None and hit[0] == index.revision:
+            return hit[1]
+        owner = self._read(index, target, depth)
+        if len(self._owners) >= 4096:
+            self._owners.clear()
+        self._owners[target] = (index.revision, owner)
+        return owner
+
+    def _read(self, index: RepoIndex, target: tuple[str, int], depth: int) -> Owner | None:
+        """As the fixture's return annotation says, else as its last ``return``/``yield``
+        value types in the fixture's own body (a call, a local, a fixture it requests)."""
+        path, node = target
+        pf = index.parsed[path]
+        lines = index.file_lines(path)
+        value = pytypes.fixture_value(lines, pf, node, index.resolver.qualnames[path][node])
+        if value is None:
+            return None
+        if value[0] == "class":
+            parts = pytypes.annotation_type(value[1])
+            return _types.class_named(index, path, parts) if parts is not None else None
+        row = value[1]
+        expression = pytypes.value_expression(lines[row])
+        if expression is None:
+            return None
+        start = int(pf.node_start[node])
+        body = [""] * start + lines[start:row] + [""]
+        finder = _Finder(index, path, pf, body, depth + 1)
+        kind, parts = expression
+        return finder._call_type(parts) if kind == "call" else finder._receiver(parts)[1]
+
+
 _cards = _Cards()
 _types = PythonTypes()
+_fixture_types = _FixtureTypes()
 
 
 def find_definitions(
@@ -266,7 +312,12 @@ def resolve_names(
 def _strengths(
     index: RepoIndex, path: str, pf: ParsedFile, cursor: int, window: int, found: list[_Found]
 ) -> np.ndarray:
-    """Eq. 8 from the window before the cursor to each definition's node."""
+    """Eq. 8 from the window before the cursor to each definition's node. In Python a name
+    the window's code writes is also one call edge (``graph.W_CALL``) from each
+    window node naming it, whether or not the index resolved a call there: the index
+    resolves Python calls through imports and classes, not through the receivers the cursor's
+    context types (``console.print`` after ``console = Console()``), which would otherwise
+    rank below every import the graph reaches."""
     graph = index.graph
     if path not in graph.stmt_offset:
         return np.zeros(len(found))
@@ -277,7 +328,7 @@ def _strengths(
     sources = nodes + graph.stmt_offset[path]
     targets = np.array([graph.stmt_offset[f.target[0]] + f.node for f in found], np.int64)
     config = index.config
-    return node_strengths(
+    strengths = node_strengths(
         graph,
         sources,
         weights,
@@ -286,13 +337,23 @@ def _strengths(
         hub=config.hub_degree,
         node_cap=QUERY_NODE_CAP,
     )
+    if pf.language == "python":
+        weight_of = dict(zip(nodes.tolist(), weights.tolist(), strict=True))
+        for i, f in enumerate(found):
+            owners = {int(pf.line_owner[r]) for r in f.rows if lo <= r < hi}
+            named = W_CALL * sum(weight_of.get(k, 0.0) for k in owners)
+            strengths[i] = max(strengths[i], named)
+    return strengths
 
 
 class _Finder:
     """Collects the definitions named in one cursor's context."""
 
-    def __init__(self, index: RepoIndex, path: str, pf: ParsedFile, lines: list[str]) -> None:
+    def __init__(
+        self, index: RepoIndex, path: str, pf: ParsedFile, lines: list[str], depth: int = 0
+    ) -> None:
         self.index = index
+        self.depth = depth  # fixtures followed to get here (``_fixture_owner``)
         self.resolver = index.resolver
         self.path = path
         self.pf = pf
@@ -320,7 +381,7 @@ class _Finder:
             if self.python:
                 code = _DEFINES.sub(r"\1", code)  # ``def f`` defines f: no use of it
             for text in reversed(pattern.findall(self._members(code))):
-                self._add(text, self.cursor - row, "named here")
+                self._add(text, self.cursor - row, "named here", row)
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
@@ -328,6 +389,8 @@ class _Finder:
                 owner = self._receiver(tuple(name.split(".")))[1]
                 if owner is not None:
                     self._add_fresh(owner, name)
+            for name, owner, used, distance in self._fixture_values():
+                self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
         for target, row, count in self._file_callees(self.language.file_callees):
@@ -469,6 +532,38 @@ class _Finder:
                     out.append(name)
         return out
 
+    def _fixture_values(self) -> list[tuple[str, Owner, bool, int]]:
+        """The parameters pytest fills from fixtures of the test (or fixture) holding the
+        cursor, each with the class of its value, whether the code after the ``def`` uses it
+        yet and the ``def``'s distance from the cursor."""
+        found = next(((d, p) for d, p in self._functions if self._injected(d)), None)
+        if found is None:
+            return []
+        d, params = found
+        start = int(self.pf.node_start[d.node])
+        body = "\n".join(self.code[start + 1 : self.cursor + 1])
+        out = []
+        for name in params:
+            owner = self._receiver((name,))[1] if name not in ("self", "cls") else None
+            if owner is not None:
+                used = re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
+                out.append((name, owner, used, self.cursor - start))
+        return out
+
+    def _add_fixture(self, owner: Owner, name: str, used: bool, distance: int) -> None:
+        """A fixture's class, named on the test's ``def`` line; first when that line is
+        just above and the test does not use the fixture yet (as a receiver bound just
+        above: the next line is likely to use it)."""
+        node = self.resolver.defs[owner[0]].get(owner[1])
+        if node is None:
+            return
+        seen = self.found.get(owner)
+        if seen is None:
+            how = f"pytest fixture {name}, typed {owner[1]}"
+            seen = self.found[owner] = _Found(owner, node, name, how, distance)
+        seen.rows.append(self.cursor - distance)
+        seen.fresh = seen.fresh or (not used and distance <= FRESH_LINES)
+
     def _add_fresh(self, owner: Owner, name: str) -> None:
         node = self.resolver.defs[owner[0]].get(owner[1])
         if node is None:
@@ -486,7 +581,7 @@ class _Finder:
             code = code.replace(op, ".")
         return code
 
-    def _add(self, text: str, distance: int, source: str) -> None:
+    def _add(self, text: str, distance: int, source: str, row: int = -1) -> None:
         if text not in self._resolved:  # a name is usually written many times
             self._resolved[text] = self._resolve_longest(text)
         resolved = self._resolved[text]
@@ -496,8 +591,10 @@ class _Finder:
         seen = self.found.get(target)
         if seen is not None:
             seen.count += 1
-            return
-        self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
+        else:
+            seen = self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
+        if row >= 0 and self.python:
+            seen.rows.append(row)
 
     def _resolve_longest(self, text: str) -> tuple[tuple[str, str], int, str, str] | None:
         """The longest prefix of a dotted name that resolves: (target, node, how, prefix)."""
@@ -524,7 +621,7 @@ class _Finder:
         receiver = 0
         if parts[0] in ("self", "cls"):
             receiver = 2 if len(parts) > 2 else 0
-        elif len(parts) > 1 and self._unbound(parts[0]):
+        elif len(parts) > 1 and (self._unbound(parts[0]) or self._parameter(parts[0])):
             receiver = 1
         typed, owner = self._receiver(parts[:receiver]) if receiver else (False, None)
         if owner is not None:
@@ -559,22 +656,85 @@ class _Finder:
             if kind == "class":
                 found = (True, _types.class_named(self.index, self.path, name))
             else:  # a call: the class called, or what the function called returns
-                callee = self.resolve(name)
-                owner = None
-                if callee is not None and not callee[2].startswith("guessed"):
-                    (path, qual), node, _ = callee
-                    if qual in self.resolver.classes.get(path, ()):
-                        owner = (path, qual)
-                    else:
-                        owner = _types.returns(self.index, path, node)
-                    if owner is not None and kind == "enter":
-                        owner = self._entered(owner)
+                owner = self._call_type(name, kind)
                 found = (owner is not None or name[-1][:1].isupper(), owner)
         elif parts[0] in ("self", "cls") and self.scope is not None and key not in self.types:
             owner = _types.attribute(self.index, (self.path, self.scope), parts[1])
             found = (owner is not None, owner)
+        elif len(parts) == 1 and self.python:
+            owner = self._fixture_owner(parts[0])
+            found = (owner is not None, owner)
         self._owners[key] = found
         return found
+
+    def _call_type(self, name: tuple[str, ...], kind: str = "call") -> Owner | None:
+        """The class a call of ``name`` makes (``kind`` "call"), or what ``with name(...)
+        as x`` binds (``kind`` "enter"): the class called, or what the function called is
+        annotated to return; None for a guessed callee."""
+        callee = self.resolve(name)
+        if callee is None or callee[2].startswith("guessed"):
+            return None
+        (path, qual), node, _ = callee
+        if qual in self.resolver.classes.get(path, ()):
+            owner: Owner | None = (path, qual)
+        else:
+            owner = _types.returns(self.index, path, node)
+        if owner is not None and kind == "enter":
+            owner = self._entered(owner)
+        return owner
+
+    @cached_property
+    def _functions(self) -> list[tuple[Definition, list[str]]]:
+        """The functions holding the cursor, innermost first, with their parameters (a
+        closure sees its outer functions' parameters): those reaching the last code line
+        above it."""
+        pf = self.pf
+        # the last code line above the cursor: the blank lines after a body may still be in
+        # it (the cursor's indentation is not written yet)
+        last = min(self.cursor, pf.line_len.size) - 1
+        while last > 0 and pf.line_len[last] == 0:
+            last -= 1
+        out = []
+        for d in pf.definitions:
+            start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
+            if not d.is_class and start < self.cursor and end >= last:
+                out.append((start, d))
+        out.sort(key=lambda sd: -sd[0])
+        return [(d, pytypes.parameters(self.lines, start)) for start, d in out]
+
+    def _parameter(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of a function holding the cursor (which hides a
+        module-level name: a test's ``runner`` beside a ``runner`` fixture)."""
+        return any(name in params for _, params in self._functions)
+
+    def _fixture(self, name: str) -> tuple[str, int] | None:
+        """The fixture pytest passes to the parameter ``name`` of the test or fixture the
+        cursor is in; None where the innermost function with that parameter is neither, or
+        ``@pytest.mark.parametrize`` gives it its values."""
+        for d, params in self._functions:
+            if name not in params:
+                continue
+            if not self._injected(d):
+                return None
+            if name in pytypes.parametrized(self.pf, self.lines, d.node):
+                return None
+            owner = d.name.rpartition(".")[0]
+            cls = owner if owner in self.resolver.classes.get(self.path, ()) else None
+            return pytypes.fixture(self.index, self.path, name, cls)
+        return None
+
+    def _injected(self, d: Definition) -> bool:
+        """Whether pytest fills the parameters of ``d`` from fixtures: a test (``test*``,
+        pytest's default ``python_functions``) or a fixture."""
+        bare = d.name.rsplit(".", 1)[-1]
+        return bare.startswith("test") or pytypes.is_fixture(self.pf, self.lines, d.node)
+
+    def _fixture_owner(self, name: str) -> Owner | None:
+        """The class of the value pytest passes to the parameter ``name`` (``_fixture``)."""
+        target = self._fixture(name)
+        if target is None or self.depth >= FIXTURE_DEPTH:
+            return None
+        return _fixture_types.get(self.index, target, self.depth)
 
     def _entered(self, owner: Owner) -> Owner | None:
         """What ``with owner(...) as x`` binds: ``__enter__``'s annotated class, else the
