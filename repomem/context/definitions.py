@@ -686,21 +686,24 @@ class _Finder:
     @cached_property
     def _functions(self) -> list[tuple[Definition, list[str]]]:
         """The functions holding the cursor, innermost first, with their parameters (a
-        closure sees its outer functions' parameters): those reaching the last code line
-        above it."""
+        closure sees its outer functions' parameters): the statements around the last code
+        line above it (the blank lines after a body may still be in it: the cursor's
+        indentation is not written yet)."""
         pf = self.pf
-        # the last code line above the cursor: the blank lines after a body may still be in
-        # it (the cursor's indentation is not written yet)
-        last = min(self.cursor, pf.line_len.size) - 1
+        last = min(self.cursor, pf.line_owner.size) - 1
         while last > 0 and pf.line_len[last] == 0:
             last -= 1
+        qualnames = self.resolver.qualnames.get(self.path, {})
+        classes = self.resolver.classes.get(self.path, ())
         out = []
-        for d in pf.definitions:
-            start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
-            if not d.is_class and start < self.cursor and end >= last:
-                out.append((start, d))
-        out.sort(key=lambda sd: -sd[0])
-        return [(d, pytypes.parameters(self.lines, start)) for start, d in out]
+        node = int(pf.line_owner[last]) if last >= 0 else -1
+        while node >= 0:
+            qual = qualnames.get(node)
+            if qual is not None and qual not in classes:
+                start = int(pf.node_start[node])
+                out.append((Definition(qual, node, False), pytypes.parameters(self.lines, start)))
+            node = int(pf.node_parent[node])
+        return out
 
     def _parameter(self, name: str) -> bool:
         """Whether ``name`` is a parameter of a function holding the cursor (which hides a
