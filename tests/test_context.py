@@ -696,3 +696,27 @@ def test_test_parameters_are_typed_by_pytests_own_fixture_lookup(tmp_path: Path)
     index.update_file("tests/sub/test_g.py", fresh)
     first = find_definitions(index, "tests/sub/test_g.py", fresh)[0]
     assert (first.card.name, first.how) == ("SubRunner", "pytest fixture runner, typed SubRunner")
+
+
+def test_an_overloaded_functions_card_is_its_implementation(tmp_path: Path) -> None:
+    stub = "@overload\ndef current(silent: {}) -> {}: ...\n\n\n"
+    module = (
+        "from typing import Literal, Optional, overload\n\n\n"
+        + stub.format("Literal[False] = False", '"Ctx"')
+        + stub.format("bool = ...", 'Optional["Ctx"]')
+        + 'def current(silent: bool = False) -> Optional["Ctx"]:\n    """The context."""\n'
+    )
+    root = make_repo(tmp_path / "r", {"pkg/glob.py": module})
+    index, _ = RepoIndex.build(root, save=False)
+    left = "from pkg.glob import current\n\ncurrent()\n"
+    index.update_file("pkg/use.py", left)
+    card = find_definitions(index, "pkg/use.py", left)[0].card
+    # the name is bound to the last ``def``: its card, the line the eval's targets name
+    assert card.line == module.split("\n").index(
+        'def current(silent: bool = False) -> Optional["Ctx"]:'
+    )
+    assert card.text.startswith("def current(silent: bool = False)")
+    assert resolve_names(index, "pkg/use.py", left, ["current"])[0][:2] == (
+        "pkg/glob.py",
+        "current",
+    )

@@ -170,7 +170,12 @@ class _Cards:
         if hit is not None and hit[0] is pf and hit[1] in (None, index.revision):
             return hit[2]
         lines = index.file_lines(path)
-        definition = next((d for d in pf.definitions if d.name == name), None)
+        # Python: the definition the name is bound to, the last of its ``def``s (an
+        # ``@overload`` stub comes before the implementation)
+        node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
+        definition = next(
+            (d for d in pf.definitions if d.name == name and node in (None, d.node)), None
+        )
         revision = None
         if definition is None:
             card = constant_card(path, pf, lines, name)
