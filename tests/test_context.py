@@ -720,3 +720,35 @@ def test_an_overloaded_functions_card_is_its_implementation(tmp_path: Path) -> N
         "pkg/glob.py",
         "current",
     )
+
+
+def test_a_skeletons_long_method_lines_are_cut_at_a_parameter_and_its_constructor_is_whole() -> (
+    None
+):
+    params = ", ".join(f"option_{i}: Optional[int] = None" for i in range(6))
+    text = (
+        f"class Wide:\n    def __init__(self, {params}):\n        pass\n\n"
+        f"    def render(self, item: Dict[str, int], {params}) -> str:\n        pass\n"
+    )
+    cards = cards_of(text)
+    skeleton = cards["Wide"].text.split("\n")
+    assert skeleton[1] == f"    def __init__(self, {params}): ..."
+    assert (
+        skeleton[2]
+        == "    def render(self, item: Dict[str, int], option_0: Optional[int] = None, ...): ..."
+    )
+    assert cards["Wide.render"].text.startswith(f"def render(self, item: Dict[str, int], {params})")
+
+
+def test_of_two_definitions_as_related_the_smaller_card_comes_first(tmp_path: Path) -> None:
+    doc = '    """' + " ".join(["Long words."] * 40) + '"""\n'
+    files = {
+        "pkg/a.py": f"def large(a, b, c, d, e, f, g):\n{doc}\n\ndef small(a):\n    pass\n",
+    }
+    root = make_repo(tmp_path / "r", files)
+    index, _ = RepoIndex.build(root, save=False)
+    left = "from pkg.a import large, small\n\n" + "".join(f"N{i} = {i}\n" for i in range(40))
+    index.update_file("pkg/use.py", left)
+    hits = find_definitions(index, "pkg/use.py", left)
+    assert [h.card.name for h in hits] == ["small", "large"]
+    assert hits[0].strength == hits[1].strength

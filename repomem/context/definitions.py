@@ -72,6 +72,10 @@ FRESH_LINES = 3
 FIXTURE_DEPTH = 4
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
+#: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
+#: (the floor lets size order the definitions the graph does not reach)
+DENSITY_FLOOR = 0.01
+DENSITY_POWER = 0.25
 #: query-time Eq. 8: strengths below this count as 0 (they would only reorder what nearness
 #: orders anyway); a search settles at most this many nodes
 QUERY_EPSILON = 0.01
@@ -273,11 +277,19 @@ def find_definitions(
     # nearest first before the cut: the graph ranks what survives it
     ranked = sorted(found.values(), key=lambda f: (f.distance, -f.count))[: limit * 2]
     strengths = _strengths(index, path, pf, cursor, window, ranked)
+    value = strengths
+    cards: dict[int, Card | None] = {}
+    if finder.python:
+        # the prompt fits what the cards' budget holds, best first: among definitions about as
+        # strongly related, the smaller card first (value per size, the size counted mildly)
+        cards = {i: _cards.get(index, *f.target) for i, f in enumerate(ranked)}
+        sizes = np.array([len(c.text) if c is not None else 1 for c in cards.values()])
+        value = (strengths + DENSITY_FLOOR) / sizes.astype(np.float64) ** DENSITY_POWER
     order = sorted(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
-            -strengths[i],
+            -value[i],
             ranked[i].distance,
             -ranked[i].count,
         ),
@@ -285,7 +297,7 @@ def find_definitions(
     hits = []
     for i in order:
         f = ranked[i]
-        card = _cards.get(index, *f.target)
+        card = cards[i] if i in cards else _cards.get(index, *f.target)
         if card is not None:
             hits.append(
                 DefinitionHit(card, f.name, f.how, float(strengths[i]), f.distance, f.count)
