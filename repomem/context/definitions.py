@@ -68,6 +68,10 @@ NAME_LINES = 40
 TYPE_LINES = 200
 #: lines before the cursor where a receiver bound and not used yet puts its class first
 FRESH_LINES = 3
+#: Python's ``Language.file_callees``: the other files' definitions the file calls most (a
+#: test module's ``click.Group``, ``requests.Session``: the names its tests call over and over,
+#: written on the cursor's line before any line above names them)
+PYTHON_FILE_CALLEES = 8
 #: how many fixtures requesting fixtures are followed to type a test's parameter
 FIXTURE_DEPTH = 4
 #: at most this many definitions are ranked and returned
@@ -410,7 +414,8 @@ class _Finder:
                 self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
-        for target, row, count in self._file_callees(self.language.file_callees):
+        callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
+        for target, row, count in self._file_callees(callees):
             how = f"called in this file ({count} call{'s' * (count != 1)})"
             self._add_target(target, abs(self.cursor - row), how, count)
         if self.language.group_members:
