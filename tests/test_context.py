@@ -752,3 +752,21 @@ def test_of_two_definitions_as_related_the_smaller_card_comes_first(tmp_path: Pa
     hits = find_definitions(index, "pkg/use.py", left)
     assert [h.card.name for h in hits] == ["small", "large"]
     assert hits[0].strength == hits[1].strength
+
+
+def test_a_python_file_offers_the_definitions_it_calls_most(tmp_path: Path) -> None:
+    root = make_repo(
+        tmp_path / "r",
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": "class Group:\n    pass\n\n\ndef echo(x):\n    pass\n",
+        },
+    )
+    index, _ = RepoIndex.build(root, save=False)
+    tests = "".join(f"def test_{i}():\n    pkg.core.Group()\n\n\n" for i in range(3))
+    left = "import pkg.core\n\n\n" + tests + "".join(f"N{i} = {i}\n" for i in range(45))
+    index.update_file("tests/test_core.py", left)
+    hits = {h.card.name: h for h in find_definitions(index, "tests/test_core.py", left)}
+    # no line of the last 40 names Group, the file calls it three times: the next test may too
+    assert hits["Group"].how == "called in this file (3 calls)"
+    assert "echo" not in hits
