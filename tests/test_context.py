@@ -17,7 +17,7 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.definitions import find_definitions, resolve_names
+from repomem.context.definitions import _Finder, find_definitions, resolve_names
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
@@ -770,3 +770,16 @@ def test_a_python_file_offers_the_definitions_it_calls_most(tmp_path: Path) -> N
     # no line of the last 40 names Group, the file calls it three times: the next test may too
     assert hits["Group"].how == "called in this file (3 calls)"
     assert "echo" not in hits
+
+
+def test_an_import_not_called_yet_gets_the_higher_floor(tmp_path: Path) -> None:
+    root = make_repo(
+        tmp_path / "r", {"pkg/a.py": "def aa(x):\n    pass\n\n\ndef bb(x):\n    pass\n"}
+    )
+    index, _ = RepoIndex.build(root, save=False)
+    left = "from pkg.a import aa, bb\n\nbb(1)\n" + "".join(f"N{i} = {i}\n" for i in range(45))
+    index.update_file("pkg/use.py", left)
+    finder = _Finder(index, "pkg/use.py", index.parsed["pkg/use.py"], left.split("\n"))
+    pending = {f.name: f.pending for f in finder.collect("").values()}
+    # the file imports aa for a line below the cursor: no call above uses it yet
+    assert pending == {"aa": True, "bb": False}

@@ -160,6 +160,7 @@ class _Found:
     count: int = 1
     fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
     rows: list[int] = field(default_factory=list)  # the rows naming it (Python)
+    pending: bool = False  # imported and not called above the cursor yet (Python)
 
 
 class _Cards:
@@ -288,7 +289,9 @@ def find_definitions(
         # strongly related, the smaller card first (value per size, the size counted mildly)
         cards = {i: _cards.get(index, *f.target) for i, f in enumerate(ranked)}
         sizes = np.array([len(c.text) if c is not None else 1 for c in cards.values()])
-        value = (strengths + DENSITY_FLOOR) / sizes.astype(np.float64) ** DENSITY_POWER
+        # an import no call above the cursor uses yet is used below it
+        floor = DENSITY_FLOOR * np.array([1 + f.pending for f in ranked], np.float64)
+        value = (strengths + floor) / sizes.astype(np.float64) ** DENSITY_POWER
     order = sorted(
         range(len(ranked)),
         key=lambda i: (
@@ -422,11 +425,14 @@ class _Finder:
             self._group_members(self.language.group_members)
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
+        called = {c.parts[0] for c in self.pf.calls} if self.python else set()
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
-                self._add(binding.name, distance, "import")
+                found = self._add(binding.name, distance, "import")
+                if found is not None and self.python and binding.name not in called:
+                    found.pending = True
         if by_use:
             uses = self._uses()
             for target, f in self.found.items():
@@ -603,12 +609,12 @@ class _Finder:
             code = code.replace(op, ".")
         return code
 
-    def _add(self, text: str, distance: int, source: str, row: int = -1) -> None:
+    def _add(self, text: str, distance: int, source: str, row: int = -1) -> _Found | None:
         if text not in self._resolved:  # a name is usually written many times
             self._resolved[text] = self._resolve_longest(text)
         resolved = self._resolved[text]
         if resolved is None:
-            return
+            return None
         target, node, how, name = resolved
         seen = self.found.get(target)
         if seen is not None:
@@ -617,6 +623,7 @@ class _Finder:
             seen = self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
         if row >= 0 and self.python:
             seen.rows.append(row)
+        return seen
 
     def _resolve_longest(self, text: str) -> tuple[tuple[str, str], int, str, str] | None:
         """The longest prefix of a dotted name that resolves: (target, node, how, prefix)."""
