@@ -670,6 +670,11 @@ def test_test_parameters_are_typed_by_pytests_own_fixture_lookup(tmp_path: Path)
         ("lib/run.py", "App.test_client"),
     ]
     assert resolved("tests/test_b.py", test)[0] == ("lib/run.py", "Runner.invoke")
+    # the fixture's value follows the index as conftest.py changes
+    conftest = FIXTURES["tests/conftest.py"].replace("import App, Runner", "import App, SubRunner")
+    index.update_file("tests/conftest.py", conftest.replace("Runner()", "SubRunner()"))
+    assert resolved("tests/test_b.py", test)[0] == ("lib/run.py", "SubRunner.invoke")
+    index.update_file("tests/conftest.py", FIXTURES["tests/conftest.py"])
     # below a closure and a blank line: still the test's parameter
     nested = "def test_n(runner):\n    def cli(ctx):\n        pass\n\n"
     assert resolved("tests/test_b.py", nested)[0] == ("lib/run.py", "Runner.invoke")
