@@ -27,6 +27,11 @@ from repomem.index.parsing import Definition, ParsedFile
 MAX_SIGNATURE_LINES = 12
 MAX_DOC_LINES = 3
 MAX_METHODS = 10
+#: a Python class skeleton's method line (the constructor's aside) is cut to this many
+#: characters at a parameter: the skeleton says what the class offers, a method's own card
+#: its whole signature, and a long line of each of ten methods would fill the prompt's card
+#: budget with one class (rich's Console: 756 tokens of 819, 479 cut)
+SKELETON_WIDTH = 76
 
 _DOC_OPEN = re.compile(r"""^[rRbBuU]{0,2}("{3}|'{3}|"|')""")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
@@ -190,10 +195,29 @@ def _class_text(
         if not sig:
             continue
         indent = sig[0][: len(sig[0]) - len(sig[0].lstrip())]
-        text.append(indent + _SPACES.sub(" ", " ".join(s.strip() for s in sig)) + " ...")
+        one = _SPACES.sub(" ", " ".join(s.strip() for s in sig))
+        if not method.name.endswith(".__init__"):
+            one = _shortened(one, SKELETON_WIDTH)
+        text.append(indent + one + " ...")
     if more > 0:
         text.append(f"    # ... {more} more methods")
     return _dedent(text)
+
+
+def _shortened(signature: str, width: int) -> str:
+    """A one-line ``def`` cut after the last parameter that ends within ``width``
+    characters (``def f(self, a: int, ...):``), or whole when it fits."""
+    if len(signature) <= width:
+        return signature
+    depth, cut = 0, -1
+    for i, char in enumerate(signature[: width - 5]):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 1:
+            cut = i
+    return signature[:cut] + ", ...):" if cut > 0 else signature
 
 
 def _public(name: str) -> bool:

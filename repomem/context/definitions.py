@@ -36,12 +36,13 @@ import builtins
 import keyword
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repomem.context import pytypes
 from repomem.context.cards import (
     MAX_METHODS,
     Card,
@@ -53,7 +54,8 @@ from repomem.context.lexer import code_only, starts_in_code
 from repomem.context.pytypes import Owner, PythonTypes
 from repomem.index import langs
 from repomem.index.fragments import Window, window_nodes
-from repomem.index.parsed import STAR, ImportBinding, ParsedFile
+from repomem.index.graph import W_CALL
+from repomem.index.parsed import STAR, Definition, ImportBinding, ParsedFile
 from repomem.index.resolve import PYTHON_NS
 
 if TYPE_CHECKING:
@@ -65,8 +67,18 @@ NAME_LINES = 40
 TYPE_LINES = 200
 #: lines before the cursor where a receiver bound and not used yet puts its class first
 FRESH_LINES = 3
+#: Python's ``Language.file_callees``: the other files' definitions the file calls most (a
+#: test module's ``click.Group``, ``requests.Session``: the names its tests call over and over,
+#: written on the cursor's line before any line above names them)
+PYTHON_FILE_CALLEES = 8
+#: how many fixtures requesting fixtures are followed to type a test's parameter
+FIXTURE_DEPTH = 4
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
+#: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
+#: (the floor lets size order the definitions the graph does not reach)
+DENSITY_FLOOR = 0.01
+DENSITY_POWER = 0.25
 #: query-time Eq. 8: strengths below this count as 0 (they would only reorder what nearness
 #: orders anyway); a search settles at most this many nodes
 QUERY_EPSILON = 0.01
@@ -146,6 +158,8 @@ class _Found:
     distance: int
     count: int = 1
     fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
+    rows: list[int] = field(default_factory=list)  # the rows naming it (Python)
+    pending: bool = False  # imported and not called above the cursor yet (Python)
 
 
 class _Cards:
@@ -164,7 +178,12 @@ class _Cards:
         if hit is not None and hit[0] is pf and hit[1] in (None, index.revision):
             return hit[2]
         lines = index.file_lines(path)
-        definition = next((d for d in pf.definitions if d.name == name), None)
+        # Python: the definition the name is bound to, the last of its ``def``s (an
+        # ``@overload`` stub comes before the implementation)
+        node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
+        definition = next(
+            (d for d in pf.definitions if d.name == name and node in (None, d.node)), None
+        )
         revision = None
         if definition is None:
             card = constant_card(path, pf, lines, name)
@@ -193,8 +212,51 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
     return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
 
 
+class _FixtureTypes:
+    """The class of each fixture's value, kept while the index is at the same revision (it
+    is read through other files: the class a fixture calls, the fixtures it requests)."""
+
+    def __init__(self) -> None:
+        self._owners: dict[tuple[str, int], tuple[int, Owner | None]] = {}
+
+    def get(self, index: RepoIndex, target: tuple[str, int], depth: int) -> Owner | None:
+        hit = self._owners.get(target)
+        if hit is not None and hit[0] == index.revision:
+            return hit[1]
+        owner = self._read(index, target, depth)
+        if len(self._owners) >= 4096:
+            self._owners.clear()
+        self._owners[target] = (index.revision, owner)
+        return owner
+
+    def _read(self, index: RepoIndex, target: tuple[str, int], depth: int) -> Owner | None:
+        """As the fixture's return annotation says, else as its last ``return``/``yield``
+        value types in the fixture's own body (a call, a local, a fixture it requests)."""
+        path, node = target
+        pf = index.parse(path)
+        if pf is None:
+            return None
+        lines = index.file_lines(path)
+        value = pytypes.fixture_value(lines, pf, node, index.resolver.qualnames[path][node])
+        if value is None:
+            return None
+        if value[0] == "class":
+            parts = pytypes.annotation_type(value[1])
+            return _types.class_named(index, path, parts) if parts is not None else None
+        row = value[1]
+        expression = pytypes.value_expression(lines[row])
+        if expression is None:
+            return None
+        start = int(pf.node_start[node])
+        body = [""] * start + lines[start:row] + [""]
+        finder = _Finder(index, path, pf, body, depth + 1)
+        kind, parts = expression
+        return finder._call_type(parts) if kind == "call" else finder._receiver(parts)[1]
+
+
 _cards = _Cards()
 _types = PythonTypes()
+_fixture_types = _FixtureTypes()
 
 
 def find_definitions(
@@ -221,11 +283,21 @@ def find_definitions(
     # nearest first before the cut: the graph ranks what survives it
     ranked = sorted(found.values(), key=lambda f: (f.distance, -f.count))[: limit * 2]
     strengths = _strengths(index, path, pf, cursor, window, ranked)
+    value = strengths
+    cards: dict[int, Card | None] = {}
+    if finder.python:
+        # the prompt fits what the cards' budget holds, best first: among definitions about as
+        # strongly related, the smaller card first (value per size, the size counted mildly)
+        cards = {i: _cards.get(index, *f.target) for i, f in enumerate(ranked)}
+        sizes = np.array([len(c.text) if c is not None else 1 for c in cards.values()])
+        # an import no call above the cursor uses yet is used below it
+        floor = DENSITY_FLOOR * np.array([1 + f.pending for f in ranked], np.float64)
+        value = (strengths + floor) / sizes.astype(np.float64) ** DENSITY_POWER
     order = sorted(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
-            -strengths[i],
+            -value[i],
             ranked[i].distance,
             -ranked[i].count,
         ),
@@ -233,7 +305,7 @@ def find_definitions(
     hits = []
     for i in order:
         f = ranked[i]
-        card = _cards.get(index, *f.target)
+        card = cards[i] if i in cards else _cards.get(index, *f.target)
         if card is not None:
             hits.append(
                 DefinitionHit(card, f.name, f.how, float(strengths[i]), f.distance, f.count)
@@ -265,22 +337,37 @@ def resolve_names(
 def _strengths(
     index: RepoIndex, path: str, pf: ParsedFile, cursor: int, window: int, found: list[_Found]
 ) -> np.ndarray:
-    """Eq. 8 from the window before the cursor to each definition's node."""
+    """Eq. 8 from the window before the cursor to each definition's node. In Python a name
+    the window's code writes is also one call edge (``graph.W_CALL``) from each
+    window node naming it, whether or not the index resolved a call there: the index
+    resolves Python calls through imports and classes, not through the receivers the cursor's
+    context types (``console.print`` after ``console = Console()``), which would otherwise
+    rank below every import the graph reaches."""
     lo, hi = max(0, cursor - window), min(cursor, pf.line_owner.size)
     _, nodes, weights = window_nodes(pf, [Window(lo, max(lo, hi), "")])
     if nodes.size == 0:
         return np.zeros(len(found))
     targets = [(f.target[0], f.node) for f in found]
-    return index.strengths(
+    strengths = index.strengths(
         path, nodes, weights, targets, epsilon=QUERY_EPSILON, node_cap=QUERY_NODE_CAP
     )
+    if pf.language == "python":
+        weight_of = dict(zip(nodes.tolist(), weights.tolist(), strict=True))
+        for i, f in enumerate(found):
+            owners = {int(pf.line_owner[r]) for r in f.rows if lo <= r < hi}
+            named = W_CALL * sum(weight_of.get(k, 0.0) for k in owners)
+            strengths[i] = max(strengths[i], named)
+    return strengths
 
 
 class _Finder:
     """Collects the definitions named in one cursor's context."""
 
-    def __init__(self, index: RepoIndex, path: str, pf: ParsedFile, lines: list[str]) -> None:
+    def __init__(
+        self, index: RepoIndex, path: str, pf: ParsedFile, lines: list[str], depth: int = 0
+    ) -> None:
         self.index = index
+        self.depth = depth  # fixtures followed to get here (``_fixture_owner``)
         self.resolver = index.resolver
         self.path = path
         self.pf = pf
@@ -308,7 +395,7 @@ class _Finder:
             if self.python:
                 code = _DEFINES.sub(r"\1", code)  # ``def f`` defines f: no use of it
             for text in reversed(pattern.findall(self._members(code))):
-                self._add(text, self.cursor - row, "named here")
+                self._add(text, self.cursor - row, "named here", row)
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
                 self._add(".".join(base), self.cursor, "base class")
@@ -316,20 +403,26 @@ class _Finder:
                 owner = self._receiver(tuple(name.split(".")))[1]
                 if owner is not None:
                     self._add_fresh(owner, name)
+            for name, owner, used, distance in self._fixture_values():
+                self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
-        for target, row, count in self._file_callees(self.language.file_callees):
+        callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
+        for target, row, count in self._file_callees(callees):
             how = f"called in this file ({count} call{'s' * (count != 1)})"
             self._add_target(target, abs(self.cursor - row), how, count)
         if self.language.group_members:
             self._group_members(self.language.group_members)
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
+        called = {c.parts[0] for c in self.pf.calls} if self.python else set()
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
-                self._add(binding.name, distance, "import")
+                found = self._add(binding.name, distance, "import")
+                if found is not None and self.python and binding.name not in called:
+                    found.pending = True
         if by_use:
             uses = self._uses()
             for target, f in self.found.items():
@@ -457,6 +550,38 @@ class _Finder:
                     out.append(name)
         return out
 
+    def _fixture_values(self) -> list[tuple[str, Owner, bool, int]]:
+        """The parameters pytest fills from fixtures of the test (or fixture) holding the
+        cursor, each with the class of its value, whether the code after the ``def`` uses it
+        yet and the ``def``'s distance from the cursor."""
+        found = next(((d, p) for d, p in self._functions if self._injected(d)), None)
+        if found is None:
+            return []
+        d, params = found
+        start = int(self.pf.node_start[d.node])
+        body = "\n".join(self.code[start + 1 : self.cursor + 1])
+        out = []
+        for name in params:
+            owner = self._receiver((name,))[1] if name not in ("self", "cls") else None
+            if owner is not None:
+                used = re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
+                out.append((name, owner, used, self.cursor - start))
+        return out
+
+    def _add_fixture(self, owner: Owner, name: str, used: bool, distance: int) -> None:
+        """A fixture's class, named on the test's ``def`` line; first when that line is
+        just above and the test does not use the fixture yet (as a receiver bound just
+        above: the next line is likely to use it)."""
+        node = self.resolver.defs[owner[0]].get(owner[1])
+        if node is None:
+            return
+        seen = self.found.get(owner)
+        if seen is None:
+            how = f"pytest fixture {name}, typed {owner[1]}"
+            seen = self.found[owner] = _Found(owner, node, name, how, distance)
+        seen.rows.append(self.cursor - distance)
+        seen.fresh = seen.fresh or (not used and distance <= FRESH_LINES)
+
     def _add_fresh(self, owner: Owner, name: str) -> None:
         node = self.resolver.defs[owner[0]].get(owner[1])
         if node is None:
@@ -474,18 +599,21 @@ class _Finder:
             code = code.replace(op, ".")
         return code
 
-    def _add(self, text: str, distance: int, source: str) -> None:
+    def _add(self, text: str, distance: int, source: str, row: int = -1) -> _Found | None:
         if text not in self._resolved:  # a name is usually written many times
             self._resolved[text] = self._resolve_longest(text)
         resolved = self._resolved[text]
         if resolved is None:
-            return
+            return None
         target, node, how, name = resolved
         seen = self.found.get(target)
         if seen is not None:
             seen.count += 1
-            return
-        self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
+        else:
+            seen = self.found[target] = _Found(target, node, name, f"{source}, {how}", distance)
+        if row >= 0 and self.python:
+            seen.rows.append(row)
+        return seen
 
     def _resolve_longest(self, text: str) -> tuple[tuple[str, str], int, str, str] | None:
         """The longest prefix of a dotted name that resolves: (target, node, how, prefix)."""
@@ -512,7 +640,7 @@ class _Finder:
         receiver = 0
         if parts[0] in ("self", "cls"):
             receiver = 2 if len(parts) > 2 else 0
-        elif len(parts) > 1 and self._unbound(parts[0]):
+        elif len(parts) > 1 and (self._unbound(parts[0]) or self._parameter(parts[0])):
             receiver = 1
         typed, owner = self._receiver(parts[:receiver]) if receiver else (False, None)
         if owner is not None:
@@ -547,22 +675,88 @@ class _Finder:
             if kind == "class":
                 found = (True, _types.class_named(self.index, self.path, name))
             else:  # a call: the class called, or what the function called returns
-                callee = self.resolve(name)
-                owner = None
-                if callee is not None and not callee[2].startswith("guessed"):
-                    (path, qual), node, _ = callee
-                    if qual in self.resolver.classes.get(path, ()):
-                        owner = (path, qual)
-                    else:
-                        owner = _types.returns(self.index, path, node)
-                    if owner is not None and kind == "enter":
-                        owner = self._entered(owner)
+                owner = self._call_type(name, kind)
                 found = (owner is not None or name[-1][:1].isupper(), owner)
         elif parts[0] in ("self", "cls") and self.scope is not None and key not in self.types:
             owner = _types.attribute(self.index, (self.path, self.scope), parts[1])
             found = (owner is not None, owner)
+        elif len(parts) == 1 and self.python:
+            owner = self._fixture_owner(parts[0])
+            found = (owner is not None, owner)
         self._owners[key] = found
         return found
+
+    def _call_type(self, name: tuple[str, ...], kind: str = "call") -> Owner | None:
+        """The class a call of ``name`` makes (``kind`` "call"), or what ``with name(...)
+        as x`` binds (``kind`` "enter"): the class called, or what the function called is
+        annotated to return; None for a guessed callee."""
+        callee = self.resolve(name)
+        if callee is None or callee[2].startswith("guessed"):
+            return None
+        (path, qual), node, _ = callee
+        if qual in self.resolver.classes.get(path, ()):
+            owner: Owner | None = (path, qual)
+        else:
+            owner = _types.returns(self.index, path, node)
+        if owner is not None and kind == "enter":
+            owner = self._entered(owner)
+        return owner
+
+    @cached_property
+    def _functions(self) -> list[tuple[Definition, list[str]]]:
+        """The functions holding the cursor, innermost first, with their parameters (a
+        closure sees its outer functions' parameters): the statements around the last code
+        line above it (the blank lines after a body may still be in it: the cursor's
+        indentation is not written yet)."""
+        pf = self.pf
+        last = min(self.cursor, pf.line_owner.size) - 1
+        while last > 0 and pf.line_len[last] == 0:
+            last -= 1
+        qualnames = self.resolver.qualnames.get(self.path, {})
+        classes = self.resolver.classes.get(self.path, ())
+        out = []
+        node = int(pf.line_owner[last]) if last >= 0 else -1
+        while node >= 0:
+            qual = qualnames.get(node)
+            if qual is not None and qual not in classes:
+                start = int(pf.node_start[node])
+                out.append((Definition(qual, node, False), pytypes.parameters(self.lines, start)))
+            node = int(pf.node_parent[node])
+        return out
+
+    def _parameter(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of a function holding the cursor (which hides a
+        module-level name: a test's ``runner`` beside a ``runner`` fixture)."""
+        return any(name in params for _, params in self._functions)
+
+    def _fixture(self, name: str) -> tuple[str, int] | None:
+        """The fixture pytest passes to the parameter ``name`` of the test or fixture the
+        cursor is in; None where the innermost function with that parameter is neither, or
+        ``@pytest.mark.parametrize`` gives it its values."""
+        for d, params in self._functions:
+            if name not in params:
+                continue
+            if not self._injected(d):
+                return None
+            if name in pytypes.parametrized(self.pf, self.lines, d.node):
+                return None
+            owner = d.name.rpartition(".")[0]
+            cls = owner if owner in self.resolver.classes.get(self.path, ()) else None
+            return pytypes.fixture(self.index, self.path, name, cls)
+        return None
+
+    def _injected(self, d: Definition) -> bool:
+        """Whether pytest fills the parameters of ``d`` from fixtures: a test (``test*``,
+        pytest's default ``python_functions``) or a fixture."""
+        bare = d.name.rsplit(".", 1)[-1]
+        return bare.startswith("test") or pytypes.is_fixture(self.pf, self.lines, d.node)
+
+    def _fixture_owner(self, name: str) -> Owner | None:
+        """The class of the value pytest passes to the parameter ``name`` (``_fixture``)."""
+        target = self._fixture(name)
+        if target is None or self.depth >= FIXTURE_DEPTH:
+            return None
+        return _fixture_types.get(self.index, target, self.depth)
 
     def _entered(self, owner: Owner) -> Owner | None:
         """What ``with owner(...) as x`` binds: ``__enter__``'s annotated class, else the

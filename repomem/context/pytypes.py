@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from repomem.index.parsing import ParsedFile
+from repomem.index.resolve import PYTHON_NS
 
 if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
@@ -252,3 +253,137 @@ def _parameter_annotation(lines: list[str], row: int, name: str) -> str | None:
         return None
     found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
     return found[1].strip() if found else None
+
+
+# ------------------------------------------------------------------------ pytest fixtures
+# ``@pytest.fixture``, ``@pytest.fixture(scope=...)``, ``@fixture`` (imported from pytest)
+_FIXTURE = re.compile(r"^[ \t]*@[ \t]*(?:pytest[ \t]*\.[ \t]*)?fixture\b")
+# ``@pytest.mark.parametrize("a, b", ...)`` / ``(("a", "b"), ...)``: its parameters are no
+# fixtures
+_PARAMETRIZE = re.compile(r"^[ \t]*@[ \t]*(?:pytest[ \t]*\.[ \t]*)?mark[ \t]*\.[ \t]*parametrize\b")
+_QUOTED = re.compile(r"""(['"])(.*?)\1""")
+# what a generator fixture's return annotation wraps: the value it yields is the first
+# argument
+_GENERATORS = frozenset(
+    {"Iterator", "Iterable", "Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator"}
+)
+_RETURN = re.compile(r"^[ \t]+(?:return|yield)[ \t]+(?!from\b)(?P<value>.+?)[ \t]*(?:#.*)?$")
+_VALUE_CALL = re.compile(rf"^(?P<callee>{_DOTTED})[ \t]*\(")
+
+
+def decorators(pf: ParsedFile, lines: list[str], node: int) -> list[str]:
+    """The decorator lines of a definition (its parent statement wraps it when decorated:
+    the same end, an earlier start)."""
+    start = int(pf.node_start[node])
+    parent = int(pf.node_parent[node])
+    if parent < 0 or pf.node_end[parent] != pf.node_end[node]:
+        return []
+    return lines[int(pf.node_start[parent]) : start]
+
+
+def is_fixture(pf: ParsedFile, lines: list[str], node: int) -> bool:
+    return any(_FIXTURE.match(line) for line in decorators(pf, lines, node))
+
+
+def parametrized(pf: ParsedFile, lines: list[str], node: int) -> set[str]:
+    """The parameters ``@pytest.mark.parametrize`` decorators of a test give values."""
+    names: set[str] = set()
+    rows = decorators(pf, lines, node)
+    for i, line in enumerate(rows):
+        if _PARAMETRIZE.match(line):
+            text = " ".join(rows[i : i + 3]).split("parametrize", 1)[1].lstrip(" \t(")
+            first = text[:1]
+            if first in "\"'":
+                quoted = _QUOTED.match(text)
+                found = [quoted[2]] if quoted else []
+            else:  # a tuple or list of names, up to its closing bracket
+                found = [
+                    m[2] for m in _QUOTED.finditer(text.split(")" if first == "(" else "]")[0])
+                ]
+            names.update(n.strip() for f in found for n in f.split(",") if n.strip())
+    return names
+
+
+def parameters(lines: list[str], row: int) -> list[str]:
+    """The parameter names of the ``def`` at ``row`` (``*args``, ``**kw`` as ``args``, ``kw``)."""
+    header = _header(lines, row)
+    if header is None or "(" not in header:
+        return []
+    inner = header.split("(", 1)[1].rsplit(")", 1)[0]
+    out = []
+    for part in _top_level(inner, ","):
+        name = part.split(":", 1)[0].split("=", 1)[0].strip().lstrip("*").strip()
+        if _NAME_ONLY.fullmatch(name):
+            out.append(name)
+    return out
+
+
+def fixture(
+    index: RepoIndex, path: str, name: str, test_class: str | None
+) -> tuple[str, int] | None:
+    """The pytest fixture ``name`` a test (or fixture) of ``path`` receives, by pytest's own
+    lookup: one its class defines (``test_class``), else the module, else the ``conftest.py``
+    of the test's directory, then of each directory above it, the nearest first. Plugins and
+    fixtures renamed with ``@pytest.fixture(name=...)`` are not read."""
+    found = index.resolver.by_name.get((PYTHON_NS, name))
+    if not found:
+        return None
+    qualnames = index.resolver.qualnames
+    places = [(path, f"{test_class}.{name}")] if test_class else []
+    places.append((path, name))
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    while True:
+        places.append((f"{folder}/conftest.py" if folder else "conftest.py", name))
+        if not folder:
+            break
+        folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
+    rank = {place: i for i, place in enumerate(places)}
+    best: tuple[int, tuple[str, int]] | None = None
+    for target in found:
+        at = rank.get((target[0], qualnames[target[0]].get(target[1], "")))
+        if at is None or (best is not None and at >= best[0]):
+            continue
+        pf = index.parse(target[0])
+        if pf is not None and is_fixture(pf, index.file_lines(target[0]), target[1]):
+            best = (at, target)
+    return None if best is None else best[1]
+
+
+def fixture_value(lines: list[str], pf: ParsedFile, node: int, qual: str) -> tuple[str, int] | None:
+    """What a fixture (``pf``'s definition ``node`` named ``qual``) gives its tests, as
+    written: its return annotation (a generator's first type argument) as ("class", text), or
+    the value its last ``return``/``yield`` hands out, ("value", row) with the row of that
+    statement; None where neither is read."""
+    row = int(pf.node_start[node])
+    header = _header(lines, row)
+    returns = _RETURNS.search(header) if header is not None else None
+    if returns is not None:
+        annot = returns["annot"].strip()
+        head, _, inner = annot.partition("[")
+        if head.strip().rsplit(".", 1)[-1] in _GENERATORS and inner:
+            annot = _first_argument(inner.rsplit("]", 1)[0])
+        return ("class", annot)
+    nested = [
+        (int(pf.node_start[d.node]), int(pf.node_end[d.node]))
+        for d in pf.definitions
+        if d.name.startswith(qual + ".")
+    ]
+    end = min(int(pf.node_end[node]), len(lines) - 1)
+    for r in range(end, row, -1):
+        if _RETURN.match(lines[r]) and not any(a <= r <= b for a, b in nested):
+            return ("value", r)
+    return None
+
+
+def value_expression(line: str) -> tuple[str, tuple[str, ...]] | None:
+    """A ``return``/``yield`` line's value: ("call", callee) or ("name", (name,))."""
+    m = _RETURN.match(line)
+    if m is None:
+        return None
+    value = m["value"]
+    call = _VALUE_CALL.match(value)
+    if call is not None:
+        return ("call", tuple(call["callee"].split(".")))
+    if _NAME_ONLY.fullmatch(value):
+        return ("name", (value,))
+    return None

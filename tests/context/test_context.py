@@ -17,7 +17,7 @@ from repos import make_repo, run_repomem
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.definitions import find_definitions, resolve_names
+from repomem.context.definitions import _Finder, find_definitions, resolve_names
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
@@ -280,6 +280,22 @@ def test_a_called_name_outranks_an_only_imported_one(app_index) -> None:
     strength = {h.card.name: h.strength for h in hits}
     assert strength["connect"] > strength["helper"] > 0
     assert rank["connect"] < rank["helper"]
+
+
+def test_a_typed_receivers_method_named_here_outranks_an_only_imported_name(
+    app_index,
+) -> None:
+    # the index resolves no call through a receiver the cursor's context types: the name the
+    # window writes is still one call edge from its definition, not below every import
+    filler = "".join(f"N{i} = {i}\n" for i in range(30))
+    code = "def go(other: Client):\n    other.send(b'x')\n"
+    left = APP.split("class Service")[0] + filler + "\n\n" + code
+    app_index.update_file("pkg/app.py", left)
+    hits = find_definitions(app_index, "pkg/app.py", left)
+    rank = {h.name: i for i, h in enumerate(hits)}
+    strength = {h.name: h.strength for h in hits}
+    assert strength["other.send"] > strength["helper"] > 0
+    assert rank["other.send"] < rank["helper"]
 
 
 def test_cards_follow_the_index_as_files_change(app_index) -> None:
@@ -631,3 +647,163 @@ def test_a_receiver_bound_just_above_puts_its_class_first(tmp_path: Path) -> Non
     assert hits[0].card.name == "Client"
     assert hits[0].how == "bound just above, receiver typed Client"
     assert "test_fetch" not in {h.card.name for h in hits}
+
+
+FIXTURES = {
+    "lib/__init__.py": "",
+    "lib/run.py": (
+        "class Client:\n    def fetch(self, url):\n        pass\n\n\n"
+        "class App:\n    def test_client(self) -> Client:\n        return Client()\n\n\n"
+        "class Runner:\n    def invoke(self, cmd):\n        pass\n\n\n"
+        "class SubRunner:\n    def invoke(self, cmd, env=None):\n        pass\n"
+    ),
+    "tests/conftest.py": (
+        "import pytest\n\nfrom lib.run import App, Runner\n\n\n"
+        "@pytest.fixture\ndef app():\n    app = App()\n    yield app\n\n\n"
+        '@pytest.fixture(scope="session")\ndef runner(request):\n    return Runner()\n\n\n'
+        "@pytest.fixture\ndef client(app):\n    return app.test_client()\n"
+    ),
+    "tests/sub/conftest.py": (
+        "import pytest\n\nfrom lib.run import SubRunner\n\n\n"
+        "@pytest.fixture\ndef runner():\n    return SubRunner()\n"
+    ),
+}
+
+
+def test_test_parameters_are_typed_by_pytests_own_fixture_lookup(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", FIXTURES)
+    index, _ = RepoIndex.build(root, save=False)
+    asked = ["runner.invoke", "client.fetch", "app.test_client"]
+
+    def resolved(path: str, left: str) -> list[tuple[str, str] | None]:
+        index.update_file(path, left)
+        return [f[:2] if f else None for f in resolve_names(index, path, left, asked)]
+
+    # a test's parameter is the fixture of the nearest conftest.py up the tree; a fixture's
+    # value is typed by its own body (``yield app`` after ``app = App()``; a method's return
+    # annotation, on a fixture it requests in turn)
+    test = "def test_run(runner, client, app):\n    x = 1\n"
+    assert resolved("tests/sub/test_a.py", test) == [
+        ("lib/run.py", "SubRunner.invoke"),
+        ("lib/run.py", "Client.fetch"),
+        ("lib/run.py", "App.test_client"),
+    ]
+    assert resolved("tests/test_b.py", test)[0] == ("lib/run.py", "Runner.invoke")
+    # the fixture's value follows the index as conftest.py changes
+    conftest = FIXTURES["tests/conftest.py"].replace("import App, Runner", "import App, SubRunner")
+    index.update_file("tests/conftest.py", conftest.replace("Runner()", "SubRunner()"))
+    assert resolved("tests/test_b.py", test)[0] == ("lib/run.py", "SubRunner.invoke")
+    index.update_file("tests/conftest.py", FIXTURES["tests/conftest.py"])
+    # below a closure and a blank line: still the test's parameter
+    nested = "def test_n(runner):\n    def cli(ctx):\n        pass\n\n"
+    assert resolved("tests/test_b.py", nested)[0] == ("lib/run.py", "Runner.invoke")
+    # the test's own module overrides conftest.py; a class's fixture overrides the module's
+    own = (
+        "import pytest\n\nfrom lib.run import Runner, SubRunner\n\n\n"
+        "@pytest.fixture\ndef runner():\n    return Runner()\n\n\n"
+        "class TestIt:\n    @pytest.fixture\n    def runner(self):\n        return SubRunner()\n\n"
+        "    def test_in_class(self, runner):\n        pass\n"
+    )
+    assert resolved("tests/sub/test_c.py", own)[0] == ("lib/run.py", "SubRunner.invoke")
+    at_top = own.split("\n\n\nclass TestIt")[0] + "\n\n\ndef test_top(runner):\n    pass\n"
+    assert resolved("tests/sub/test_c.py", at_top)[0] == ("lib/run.py", "Runner.invoke")
+    # no fixture: parameters of a helper, values @pytest.mark.parametrize gives, a test in
+    # a folder no conftest.py above reaches
+    helper = "def check(runner):\n    pass\n"
+    assert resolved("tests/sub/test_d.py", helper)[0] is None
+    param = '@pytest.mark.parametrize("runner, x", [(1, 2)])\ndef test_p(runner, x):\n    pass\n'
+    assert resolved("tests/sub/test_e.py", "import pytest\n\n\n" + param)[0] is None
+    assert resolved("other/test_f.py", test)[0] is None
+    # a test that has not used its fixture yet, just below its ``def``: the fixture's class
+    # comes first, its methods listed
+    fresh = "def test_new(runner):\n"
+    index.update_file("tests/sub/test_g.py", fresh)
+    first = find_definitions(index, "tests/sub/test_g.py", fresh)[0]
+    assert (first.card.name, first.how) == ("SubRunner", "pytest fixture runner, typed SubRunner")
+
+
+def test_an_overloaded_functions_card_is_its_implementation(tmp_path: Path) -> None:
+    stub = "@overload\ndef current(silent: {}) -> {}: ...\n\n\n"
+    module = (
+        "from typing import Literal, Optional, overload\n\n\n"
+        + stub.format("Literal[False] = False", '"Ctx"')
+        + stub.format("bool = ...", 'Optional["Ctx"]')
+        + 'def current(silent: bool = False) -> Optional["Ctx"]:\n    """The context."""\n'
+    )
+    root = make_repo(tmp_path / "r", {"pkg/glob.py": module})
+    index, _ = RepoIndex.build(root, save=False)
+    left = "from pkg.glob import current\n\ncurrent()\n"
+    index.update_file("pkg/use.py", left)
+    card = find_definitions(index, "pkg/use.py", left)[0].card
+    # the name is bound to the last ``def``: its card, the line the eval's targets name
+    assert card.line == module.split("\n").index(
+        'def current(silent: bool = False) -> Optional["Ctx"]:'
+    )
+    assert card.text.startswith("def current(silent: bool = False)")
+    assert resolve_names(index, "pkg/use.py", left, ["current"])[0][:2] == (
+        "pkg/glob.py",
+        "current",
+    )
+
+
+def test_a_skeletons_long_method_lines_are_cut_at_a_parameter_and_its_constructor_is_whole() -> (
+    None
+):
+    params = ", ".join(f"option_{i}: Optional[int] = None" for i in range(6))
+    text = (
+        f"class Wide:\n    def __init__(self, {params}):\n        pass\n\n"
+        f"    def render(self, item: Dict[str, int], {params}) -> str:\n        pass\n"
+    )
+    cards = cards_of(text)
+    skeleton = cards["Wide"].text.split("\n")
+    assert skeleton[1] == f"    def __init__(self, {params}): ..."
+    assert (
+        skeleton[2]
+        == "    def render(self, item: Dict[str, int], option_0: Optional[int] = None, ...): ..."
+    )
+    assert cards["Wide.render"].text.startswith(f"def render(self, item: Dict[str, int], {params})")
+
+
+def test_of_two_definitions_as_related_the_smaller_card_comes_first(tmp_path: Path) -> None:
+    doc = '    """' + " ".join(["Long words."] * 40) + '"""\n'
+    files = {
+        "pkg/a.py": f"def large(a, b, c, d, e, f, g):\n{doc}\n\ndef small(a):\n    pass\n",
+    }
+    root = make_repo(tmp_path / "r", files)
+    index, _ = RepoIndex.build(root, save=False)
+    left = "from pkg.a import large, small\n\n" + "".join(f"N{i} = {i}\n" for i in range(40))
+    index.update_file("pkg/use.py", left)
+    hits = find_definitions(index, "pkg/use.py", left)
+    assert [h.card.name for h in hits] == ["small", "large"]
+    assert hits[0].strength == hits[1].strength
+
+
+def test_a_python_file_offers_the_definitions_it_calls_most(tmp_path: Path) -> None:
+    root = make_repo(
+        tmp_path / "r",
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": "class Group:\n    pass\n\n\ndef echo(x):\n    pass\n",
+        },
+    )
+    index, _ = RepoIndex.build(root, save=False)
+    tests = "".join(f"def test_{i}():\n    pkg.core.Group()\n\n\n" for i in range(3))
+    left = "import pkg.core\n\n\n" + tests + "".join(f"N{i} = {i}\n" for i in range(45))
+    index.update_file("tests/test_core.py", left)
+    hits = {h.card.name: h for h in find_definitions(index, "tests/test_core.py", left)}
+    # no line of the last 40 names Group, the file calls it three times: the next test may too
+    assert hits["Group"].how == "called in this file (3 calls)"
+    assert "echo" not in hits
+
+
+def test_an_import_not_called_yet_gets_the_higher_floor(tmp_path: Path) -> None:
+    root = make_repo(
+        tmp_path / "r", {"pkg/a.py": "def aa(x):\n    pass\n\n\ndef bb(x):\n    pass\n"}
+    )
+    index, _ = RepoIndex.build(root, save=False)
+    left = "from pkg.a import aa, bb\n\nbb(1)\n" + "".join(f"N{i} = {i}\n" for i in range(45))
+    index.update_file("pkg/use.py", left)
+    finder = _Finder(index, "pkg/use.py", index.tables.parsed["pkg/use.py"], left.split("\n"))
+    pending = {f.name: f.pending for f in finder.collect("").values()}
+    # the file imports aa for a line below the cursor: no call above uses it yet
+    assert pending == {"aa": True, "bb": False}
