@@ -131,7 +131,7 @@ def list_candidates(root: Path, config: IndexConfig) -> list[str]:
     directory walk that honours nested ``.gitignore`` files. Directory symlinks are never
     followed; a symlink is listed like a file and judged by :func:`load_file`.
     """
-    root = _repository_root(root)
+    root = repository_root(root)
     index_rel = _index_dir_rel(root, config.index_dir)
     paths = _git_candidates(root)
     if paths is None:
@@ -229,7 +229,7 @@ def scan_files(
     progress: Callable[[int, int], None] | None = None,
 ) -> FileScan:
     """Load every candidate of ``root``; ``progress(done, total)`` follows after each file."""
-    root = _repository_root(root)
+    root = repository_root(root)
     candidates = list_candidates(root, config)
     scan = FileScan(root=root.resolve(), files=[])
     total = len(candidates)
@@ -270,7 +270,8 @@ def _ignored_at_top(root: Path, index_rel: str | None) -> list[str]:
         )
 
 
-def _repository_root(root: Path) -> Path:
+def repository_root(root: Path) -> Path:
+    """``root``, or ``RepositoryRootError`` where it is no existing directory."""
     root = Path(root)
     if not root.exists():
         raise RepositoryRootError(f"repository root {root} does not exist")

@@ -23,7 +23,7 @@ from repomem.config import IndexConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import store
 from repomem.index.build import IndexSummary, Progress, build_tables
-from repomem.index.files import FileSkipped, load_file
+from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
 from repomem.index.parsing import ParsedFile, TreeCache
 from repomem.index.relations import node_strengths
@@ -65,6 +65,8 @@ class RepoIndex:
         Files whose content is unchanged since the saved index are not parsed again.
         """
         config = config or IndexConfig()
+        # before the index folder inside it is made: a removed root is not made again
+        root = repository_root(root)
         previous = None
         with paused_gc(freeze=True):
             with contextlib.suppress(store.IndexNotFound, store.IndexUnreadable):

@@ -7,14 +7,16 @@ import ast
 from pathlib import Path
 
 import numpy as np
+import pytest
 from repos import PY_FILES, make_repo
 
 from repomem.core import Exclusion
 from repomem.index import store
+from repomem.index.files import RepositoryRootError
 from repomem.index.repo import RepoIndex
 from repomem.index.tables import IndexTables
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]  # the repository: tests/index/ is two below
 
 
 def test_the_store_reads_back_the_tables_it_wrote(tmp_path: Path) -> None:
@@ -90,3 +92,13 @@ def test_nothing_outside_the_index_reads_its_tables() -> None:
             if any(isinstance(n, ast.Attribute) and n.attr == "tables" for n in ast.walk(tree)):
                 readers.append(rel)
     assert readers == []
+
+
+@pytest.mark.parametrize("save", [True, False])
+def test_a_missing_root_is_an_error_and_stays_missing(tmp_path: Path, save: bool) -> None:
+    """The index folder inside the root is made only once the root is known to exist: a
+    build of a folder since removed must neither recreate it nor index it as empty."""
+    root = tmp_path / "removed"
+    with pytest.raises(RepositoryRootError, match="does not exist"):
+        RepoIndex.build(root, save=save)
+    assert not root.exists()

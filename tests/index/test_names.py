@@ -1,0 +1,117 @@
+"""The resolver's name table (repomem.index.names): saved as arrays and read back in place,
+it answers as the in-memory table did, and the files entered since shadow their saved rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repos import OTHER_LANG_FILES, PY_FILES, make_repo
+
+from repomem.index import store
+from repomem.index.langs import for_language
+from repomem.index.mapped import Vocabulary
+from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
+from repomem.index.repo import RepoIndex
+from repomem.index.resolve import PYTHON_NS
+
+
+def _saved(names: Names, paths: list[str]) -> Names:
+    """``names`` written as arrays and read back, as a loaded index reads it."""
+    return Names(paths, SavedNames(names.arrays(paths)))
+
+
+def test_a_vocabulary_reads_back_its_words_and_extends_a_saved_one() -> None:
+    a = vocabulary_arrays("w", ["alpha", "beta", "ünïcode"])
+    base = saved_vocabulary("w", a)
+    assert isinstance(base, Vocabulary) and len(base) == 3
+    assert [base.get(w) for w in ("alpha", "beta", "ünïcode", "gamma")] == [0, 1, 2, None]
+    more = saved_vocabulary("w", vocabulary_arrays("w", ["gamma"], base))
+    assert [more.get(w) for w in ("alpha", "ünïcode", "gamma")] == [0, 2, 3]
+
+
+def test_the_saved_table_reads_back_as_the_table_in_memory() -> None:
+    names = Names()
+    names.add("b.py", ("py", "run"), 4)
+    names.add("a.py", ("py", "run"), 9)  # an earlier path entered later: kept in path order
+    names.add("a.py", ("py", "run"), 2)  # a file's rows stay in the order entered
+    names.add("a.py", ("go", "run"), 1)
+    names.add("c.py", ("py", "other"), 7)
+    paths = ["a.py", "b.py", "c.py"]
+    keys = [("py", "run"), ("go", "run"), ("py", "other"), ("py", "missing")]
+    saved = _saved(names, paths)
+    assert [saved.get(k) for k in keys] == [names.get(k) for k in keys]
+    assert saved.get(("py", "run")) == (("a.py", 9), ("a.py", 2), ("b.py", 4))
+    assert saved.get(("py", "missing"), ()) == ()
+
+
+def test_an_edit_over_the_saved_table_shadows_its_rows() -> None:
+    names = Names()
+    names.add("a.py", ("py", "run"), 1)
+    names.add("b.py", ("py", "run"), 2)
+    names.add("b.py", ("py", "gone"), 3)
+    paths = ["a.py", "b.py"]
+    saved = _saved(names, paths)
+    assert saved.get(("py", "run")) == (("a.py", 1), ("b.py", 2))  # remembered below
+    # b.py entered again: its saved rows are passed over, its new ones take their place
+    saved.remove("b.py", {("py", "run"), ("py", "gone")})
+    saved.add("b.py", ("py", "run"), 5)
+    saved.add("b.py", ("py", "fresh"), 6)
+    assert saved.get(("py", "run")) == (("a.py", 1), ("b.py", 5))
+    assert saved.get(("py", "gone")) is None
+    assert saved.get(("py", "fresh")) == (("b.py", 6),)
+    # a new file before a saved one in path order comes first
+    saved.add("0.py", ("py", "run"), 8)
+    assert saved.get(("py", "run")) == (("0.py", 8), ("a.py", 1), ("b.py", 5))
+    # saved again over the new paths, without a.py: the same table, renumbered
+    again = _saved(saved, ["0.py", "b.py"])
+    saved.remove("a.py", {("py", "run")})
+    for key in [("py", "run"), ("py", "gone"), ("py", "fresh")]:
+        assert again.get(key) == saved.get(key)
+    assert again.get(("py", "run")) == (("0.py", 8), ("b.py", 5))
+
+
+def test_a_loaded_index_names_the_definitions_its_build_named(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {**PY_FILES, **OTHER_LANG_FILES}, use_git=False)
+    built, _ = RepoIndex.build(root)
+    loaded = RepoIndex(root, store.load(root))
+    keys = [(PYTHON_NS, "helper"), (PYTHON_NS, "Core")]
+    keys += [(ns, name) for ns, name in _keys(built) if name.endswith("callee")]
+    assert len(keys) > 4 and all(built.resolver.by_name.get(k) for k in keys)
+    for key in keys:
+        assert loaded.resolver.by_name.get(key) == built.resolver.by_name.get(key), key
+    # an edit on the loaded index: the file's saved rows give way to its new parse
+    loaded.update_file("pkg/util.py", "def helper(x):\n    return x\n\n\ndef extra():\n    pass\n")
+    assert loaded.resolver.by_name.get((PYTHON_NS, "extra")) == (("pkg/util.py", _node(loaded)),)
+    assert loaded.resolver.by_name.get((PYTHON_NS, "Base")) is None
+
+
+def _keys(index: RepoIndex) -> set[tuple[str, str]]:
+    """Every key the index's definitions are named by, other languages' included."""
+    return {
+        (PYTHON_NS if pf.language == "python" else for_language(pf.language).namespace, d.name)
+        for pf in index.parses().values()
+        for d in pf.definitions
+    }
+
+
+def _node(index: RepoIndex) -> int:
+    pf = index.parse("pkg/util.py")
+    assert pf is not None
+    return next(d.node for d in pf.definitions if d.name == "extra")
+
+
+def test_per_file_tables_are_made_once_and_again_after_forget() -> None:
+    made: list[str] = []
+    files = {"a": "A", "b": "B"}
+
+    def make(text: str) -> str:
+        made.append(text)
+        return text.lower()
+
+    table = PerFile(files, make)  # type: ignore[arg-type]
+    assert len(table) == 2 and "a" in table and "z" not in table and list(table) == ["a", "b"]
+    assert made == []  # nothing is made before it is read
+    assert table["a"] == "a" and table["a"] == "a" and made == ["A"]
+    files["a"] = "Changed"
+    table.forget("a")
+    assert table["a"] == "changed" and made == ["A", "Changed"]

@@ -1,0 +1,55 @@
+"""Retrieval over an index's tables (repomem.index.search): the top fragment for a query,
+what an exclusion hides, and the scores consecutive searches share."""
+
+from __future__ import annotations
+
+import pytest
+from repos import PY_FILES, make_repo
+
+from repomem.core import Exclusion
+from repomem.index.repo import RepoIndex
+from repomem.index.search import Searcher
+
+QUERY = "def compute(items):\n    out = []"
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory: pytest.TempPathFactory) -> Searcher:
+    root = make_repo(tmp_path_factory.mktemp("search") / "r", PY_FILES, use_git=False)
+    index, _ = RepoIndex.build(root, save=False)
+    return Searcher(index.tables)
+
+
+def test_the_top_fragment_holds_the_query(searcher: Searcher) -> None:
+    top = searcher.retrieve(QUERY, k=3, revision=0)[0]
+    assert [loc.path for loc in top.locations] == ["pkg/sub/mod.py"]
+    assert "def compute(items):" in top.text
+    # what the prompt shows of it: lines of the file, from ``shown_start``
+    lines = searcher.lines("pkg/sub/mod.py")
+    shown = top.shown.split("\n")
+    assert shown == lines[top.shown_start : top.shown_start + len(shown)]
+    assert top.s_ind > 0 and top.s_rel == pytest.approx(top.s_ind + 0.5 * top.s_env)
+    assert top.s_rel == max(f.s_rel for f in searcher.retrieve(QUERY, k=10, revision=0))
+
+
+def test_an_exclusion_hides_the_fragments_it_covers_whole(searcher: Searcher) -> None:
+    hidden = Exclusion("pkg/sub/mod.py", 0)
+    found = searcher.retrieve(QUERY, k=10, exclusion=hidden, revision=0)
+    assert found and all(any(not hidden.hides(loc) for loc in f.locations) for f in found), (
+        "a fragment all of whose locations are hidden was returned"
+    )
+    assert all("def compute(items):" not in f.text for f in found)
+    visible = searcher.visible(hidden)
+    assert visible.sum() < searcher.visible(None).sum()
+    # an exclusion of lines the file does not reach hides nothing
+    assert (searcher.visible(Exclusion("pkg/sub/mod.py", 500)) == searcher.visible(None)).all()
+    assert (searcher.visible(Exclusion("no/such.py", 0)) == searcher.visible(None)).all()
+
+
+def test_scores_are_kept_for_one_query_and_revision(searcher: Searcher) -> None:
+    first = searcher.query_scores(QUERY, 0)
+    assert searcher.query_scores(QUERY, 0) is first and not first.flags.writeable
+    assert searcher.query_scores(QUERY, 1) is not first  # the index changed
+    assert first.size == len(searcher.tables.frag_text)
+    lines = searcher.lines("pkg/util.py")
+    assert searcher.lines("pkg/util.py") is lines and lines[3] == "def helper(x):"

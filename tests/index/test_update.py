@@ -1,0 +1,76 @@
+"""One file's change applied to an index's tables (repomem.index.update): the result equals
+a rebuild over the changed files, and a change that changes nothing is reported as such."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repos import PY_FILES, make_repo, write_files
+
+from repomem.index.parsing import TreeCache
+from repomem.index.repo import RepoIndex
+from repomem.index.tables import IndexTables
+from repomem.index.update import update_file
+
+CORE = PY_FILES["pkg/core.py"]
+CHANGED = CORE.replace("value = helper(1)", "value = helper(1) + Base().name()")
+QUERIES = ["value = helper(1)", "Base().name()", "def compute(items):"]
+
+
+def _state(t: IndexTables) -> tuple[dict, dict, dict, list]:
+    """What the tables hold, keyed by text and path (ids may differ between builds)."""
+    frags = {
+        t.frag_text[i]: sorted((loc.path, loc.start, loc.end) for loc in t.frag_locs[i])
+        for i in t.live_ids().tolist()
+    }
+    rel = t.relations.tocoo()
+    rels = {
+        (t.frag_text[i], t.frag_text[j]): round(float(v), 9)
+        for i, j, v in zip(rel.row, rel.col, rel.data, strict=True)
+    }
+    calls = {p: sorted(c) for p, c in t.calls.items() if c}
+    return frags, rels, calls, sorted(t.files)
+
+
+def _rebuilt(tmp_path: Path, files: dict[str, str], name: str) -> RepoIndex:
+    root = make_repo(tmp_path / name, files, use_git=False)
+    return RepoIndex.build(root, save=False)[0]
+
+
+def _hits(index: RepoIndex) -> list[list[tuple]]:
+    return [[(f.locations, round(f.s_rel, 9)) for f in index.retrieve(q, k=5)] for q in QUERIES]
+
+
+def test_a_changed_file_equals_a_rebuild(tmp_path: Path) -> None:
+    index = _rebuilt(tmp_path, PY_FILES, "edited")
+    before = _state(index.tables)
+    assert update_file(index.tables, TreeCache(), "pkg/core.py", CHANGED)
+    rebuilt = _rebuilt(tmp_path, {**PY_FILES, "pkg/core.py": CHANGED}, "rebuilt")
+    assert _state(index.tables) == _state(rebuilt.tables) != before
+    index.revision += 1  # what RepoIndex.update_file does: the kept scores are stale
+    assert _hits(index) == _hits(rebuilt)
+
+
+def test_a_removed_and_an_added_file_equal_a_rebuild(tmp_path: Path) -> None:
+    index = _rebuilt(tmp_path, PY_FILES, "edited")
+    trees = TreeCache()
+    assert update_file(index.tables, trees, "pkg/sub/mod.py", None)
+    extra = "from pkg.util import helper\n\n\ndef use():\n    return helper(5)\n"
+    assert update_file(index.tables, trees, "pkg/extra.py", extra)
+    files = {k: v for k, v in PY_FILES.items() if k != "pkg/sub/mod.py"}
+    root = make_repo(tmp_path / "rebuilt", files, use_git=False)
+    (root / "pkg/sub/mod.py").unlink()
+    write_files(root, {"pkg/extra.py": extra})
+    rebuilt = RepoIndex.build(root, save=False)[0]
+    assert _state(index.tables) == _state(rebuilt.tables)
+    assert "pkg/sub/mod.py" not in index.tables.files
+
+
+def test_the_same_text_or_a_file_never_indexed_changes_nothing(tmp_path: Path) -> None:
+    index = _rebuilt(tmp_path, PY_FILES, "r")
+    before = _state(index.tables)
+    trees = TreeCache()
+    assert not update_file(index.tables, trees, "pkg/core.py", CORE)
+    assert not update_file(index.tables, trees, "notes.txt", "plain text\n")  # not code
+    assert not update_file(index.tables, trees, "pkg/absent.py", None)  # never there
+    assert _state(index.tables) == before
