@@ -17,7 +17,8 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.definitions import find_definitions, resolve_names
+from repomem.context.definitions import _uses_name, find_definitions, resolve_names
+from repomem.context.pytypes import _parameter_annotation
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
@@ -612,3 +613,43 @@ def test_a_receiver_bound_just_above_puts_its_class_first(tmp_path: Path) -> Non
     assert hits[0].card.name == "Client"
     assert hits[0].how == "bound just above, receiver typed Client"
     assert "test_fetch" not in {h.card.name for h in hits}
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("x.run()", "x"),
+        ("self.x.run()", "x"),  # an attribute, not the name
+        ("y = self.x", "self.x"),
+        ("self.xs", "self.x"),
+        ("ax + x_ + x1", "x"),
+        ("é x", "x"),
+        ("éx + 2x", "x"),
+        ("x", "x"),
+        ("", "x"),
+        ("f(x)", "x"),
+        ("other.self.x", "self.x"),
+        ("(self.x)", "self.x"),
+    ],
+)
+def test_a_name_is_found_as_its_pattern_finds_it(text: str, name: str) -> None:
+    pattern = rf"(?<![\w.]){re.escape(name)}\b"
+    assert _uses_name(text, name) == (re.search(pattern, text) is not None)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "def __init__(self, client: Client, port: int = 80) -> None:",
+        "def __init__(self, c: Dict[str, int], client: Optional[Client]):",
+        "def __init__(self, clients: list, client: 'Client'):",
+        "def __init__(self, client=None, other: Client):",
+        "def __init__(self, *, client : Client):",
+        "def __init__(self, client):",
+    ],
+)
+def test_a_parameter_annotation_is_read_as_a_pattern_for_its_name_reads_it(header: str) -> None:
+    for name in ("client", "port", "c", "clients", "other", "self"):
+        found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
+        expected = found[1].strip() if found else None
+        assert _parameter_annotation([header], 0, name) == expected

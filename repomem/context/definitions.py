@@ -465,7 +465,7 @@ class _Finder:
             for m in _TYPED.finditer(row):
                 name = m["target"] or m["bound"] or m["loop"]
                 later = "\n".join([row[m.end() :], *rows[i + 1 :]])
-                if name and not re.search(rf"(?<![\w.]){re.escape(name)}\b", later):
+                if name and not _uses_name(later, name):
                     out.append(name)
         return out
 
@@ -708,6 +708,31 @@ class _Finder:
                 if last in _CONTAINERS and arg is not None:
                     items[m["target"]] = arg
         return types
+
+
+def _uses_name(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` (``x``, ``self.x``) whole and not as an attribute: no
+    word character or ``.`` before it, no word character after it. Found with ``str.find``:
+    compiling a pattern per name cost more than the search (a request meets many names, the
+    ``re`` module caches few)."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if not (at > 0 and _word_or_dot(text[at - 1])) and not (
+            end < len(text) and _word(text[end])
+        ):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _word(char: str) -> bool:
+    """Whether ``char`` is a word character as ``re`` reads one: a letter, digit or ``_``."""
+    return char.isalnum() or char == "_"
+
+
+def _word_or_dot(char: str) -> bool:
+    return char == "." or _word(char)
 
 
 def _code_lines(pf: ParsedFile, lines: list[str], first: int) -> list[str]:
