@@ -16,7 +16,7 @@ from repos import make_repo, run_repomem
 from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
-from repomem.context.cards import Card, constant_card, definition_card
+from repomem.context.cards import Card, constant_card, constant_nodes, definition_card
 from repomem.context.definitions import _uses_name, find_definitions, resolve_names
 from repomem.context.pytypes import _parameter_annotation
 from repomem.context.usages import find_usages
@@ -113,6 +113,19 @@ def test_constant_card_is_its_assignment_line() -> None:
     card = constant_card("net.py", pf, split_lines(MODULE), "TIMEOUT")
     assert card == Card("net.py", 2, "TIMEOUT", "constant", "TIMEOUT: float = 3.5")
     assert constant_card("net.py", pf, split_lines(MODULE), "retries") is None  # not top level
+
+
+def test_a_constant_card_is_the_first_assignment_with_or_without_the_files_table() -> None:
+    text = "X = 1\nif X:\n    Y = 2\nX: int = 3\nZ == 4\nW = (\n    5,\n)\n"
+    pf = parse_source("m.py", "python", text, "digest")
+    lines = split_lines(text)
+    nodes = constant_nodes(pf, lines)
+    assert sorted(nodes) == ["W", "X"]  # not nested, not a comparison
+    for name in ("X", "W", "Y", "Z"):
+        card = constant_card("m.py", pf, lines, name)
+        assert constant_card("m.py", pf, lines, name, nodes) == card
+    assert constant_card("m.py", pf, lines, "X") == Card("m.py", 0, "X", "constant", "X = 1")
+    assert constant_card("m.py", pf, lines, "W").text == "W = (\n    5,\n)"
 
 
 def test_c_card_stops_before_the_body() -> None:

@@ -46,6 +46,7 @@ from repomem.context.cards import (
     MAX_METHODS,
     Card,
     constant_card,
+    constant_nodes,
     definition_card,
     public_methods,
 )
@@ -158,6 +159,8 @@ class _Cards:
 
     def __init__(self) -> None:
         self._cards: dict[tuple[str, str], tuple[ParsedFile, int | None, Card | None]] = {}
+        # per file, likewise: its module-level constants (``constant_nodes``)
+        self._constants: dict[str, tuple[ParsedFile, dict[str, int]]] = {}
 
     def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
         pf = index.parsed[path]
@@ -168,7 +171,7 @@ class _Cards:
         definition = next((d for d in pf.definitions if d.name == name), None)
         revision = None
         if definition is None:
-            card = constant_card(path, pf, lines, name)
+            card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
         elif definition.is_class and (
             pf.language != "python" or len(public_methods(pf, definition)) > MAX_METHODS
         ):
@@ -180,6 +183,14 @@ class _Cards:
             self._cards.clear()
         self._cards[(path, name)] = (pf, revision, card)
         return card
+
+    def _constant_nodes(self, path: str, pf: ParsedFile, lines: list[str]) -> dict[str, int]:
+        hit = self._constants.get(path)
+        if hit is None or hit[0] is not pf:
+            if len(self._constants) >= 1024:
+                self._constants.clear()
+            hit = self._constants[path] = (pf, constant_nodes(pf, lines))
+        return hit[1]
 
 
 def _calls(index: RepoIndex, path: str) -> dict[int, int]:

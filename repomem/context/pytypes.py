@@ -180,7 +180,7 @@ class PythonTypes:
             method = -1  # the row of the last ``def`` of the class's body
             for row in range(start + 1, min(end + 1, len(lines))):
                 line = lines[row]
-                m = _SELF_ATTR.match(line)
+                m = _SELF_ATTR.match(line) if "self." in line else None  # it needs "self."
                 if m is not None:
                     if m["annot"]:
                         out.setdefault(m["name"], []).append(("annot", m["annot"]))
