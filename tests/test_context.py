@@ -17,7 +17,13 @@ from test_prompt import FakeModel
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
 from repomem.context.cards import Card, constant_card, constant_nodes, definition_card
-from repomem.context.definitions import _uses_name, find_definitions, resolve_names
+from repomem.context.definitions import (
+    _SPACES,
+    _TYPED,
+    _uses_name,
+    find_definitions,
+    resolve_names,
+)
 from repomem.context.pytypes import _parameter_annotation
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
@@ -666,3 +672,18 @@ def test_a_parameter_annotation_is_read_as_a_pattern_for_its_name_reads_it(heade
         found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
         expected = found[1].strip() if found else None
         assert _parameter_annotation([header], 0, name) == expected
+
+
+def test_receivers_types_are_read_alike_with_runs_of_spaces_as_one() -> None:
+    # what ``types`` reads the block before the cursor with: every gap of the pattern takes
+    # one space or more, and no group holds one
+    text = (
+        "def f(a:   Foo,\tb :  Optional[  Bar],  c=1):\n"
+        "    x   =   mod.make  (a)\n\n    y: \t list[ Baz ]   = []\n"
+        "    for   item   in   y:\n        pass\n"
+        "    with   open(a,   b)   as   fh   :\n        pass\n"
+        "    z =\n\n      pkg.Maker\n   (1)\n    w  .v   =   g(   )\n"
+    )
+    groups = [m.groups() for m in _TYPED.finditer(text)]
+    assert len(groups) >= 6
+    assert [m.groups() for m in _TYPED.finditer(_SPACES.sub(" ", text))] == groups

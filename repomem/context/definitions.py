@@ -92,6 +92,7 @@ _TYPED = re.compile(
     r"(?::[ \t]*(?P<annot>[A-Za-z_][\w.]*)(?:\[[ \t]*(?P<arg>[A-Za-z_][\w.]*))?"
     r"|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\())"
 )
+_SPACES = re.compile(r"[ \t]{2,}")
 # annotations whose first type argument is the type of the value (``Optional``) or of the
 # items a loop over it binds
 _OPTIONAL = frozenset({"Optional"})
@@ -328,7 +329,7 @@ class _Finder:
         first = max(0, self.cursor - self.name_lines)
         for row in range(self.cursor, first - 1, -1):
             code = self.code[row]
-            if self.python:
+            if self.python and ("def" in code or "class" in code):
                 code = _DEFINES.sub(r"\1", code)  # ``def f`` defines f: no use of it
             for text in reversed(pattern.findall(self._members(code))):
                 self._add(text, self.cursor - row, "named here")
@@ -699,6 +700,9 @@ class _Finder:
         ``with`` statements (``enter``) before the cursor (the last one wins; None: a loop
         variable of unknown type); read only when a name has a receiver to type."""
         block = "\n".join(self.code[max(0, self.cursor - TYPE_LINES) : self.cursor + 1])
+        # runs of spaces read as one: the pattern finds the same groups (none holds a space,
+        # each of its gaps takes one or more) in half the characters (indents, blanked text)
+        block = _SPACES.sub(" ", block)
         types: dict[str, tuple[str, tuple[str, ...]] | None] = {}
         items: dict[str, tuple[str, ...]] = {}  # the element type of a typed container
         for m in _TYPED.finditer(block):

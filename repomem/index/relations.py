@@ -433,6 +433,7 @@ class _Scratch:
     def __init__(self) -> None:
         self._free: list[tuple[np.ndarray, ...]] = []
         self._lock = threading.Lock()
+        self._keep = os.cpu_count() or 1  # read once: each call asks the system
 
     @contextmanager
     def take(self, n_nodes: int, n_frags: int) -> Iterator[tuple[np.ndarray, ...]]:
@@ -448,7 +449,7 @@ class _Scratch:
         yield arrays  # a kernel that raised may leave it dirty: then it is not reused
         with self._lock:
             self._free.append(arrays)
-            del self._free[: -(os.cpu_count() or 1)]
+            del self._free[: -self._keep]
 
 
 _scratch = _Scratch()
