@@ -788,7 +788,7 @@ def test_an_absolute_import_takes_the_module_nearest_the_top(tmp_path: Path) -> 
         ("a\nb\n", ["a", "b"]),
         ("a\nb", ["a", "b"]),
         ("a\r\nb\r\n\nc", ["a", "b", "", "c"]),
-        ("a\nb\r\n", ["a", "b"]),  # one line with CRLF: its ``\r`` goes too
+        ("a\nb\r\n", ["a", "b"]),  # mixed line ends: a CRLF line loses its ``\r``
         ("a\rb\n", ["a\rb"]),  # a lone ``\r`` inside a line is no line end
         ("\n", [""]),
         ("", [""]),
