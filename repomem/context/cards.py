@@ -85,16 +85,33 @@ def definition_card(
     return Card(path, _def_line(pf, definition), definition.name, "function", _dedent(text))
 
 
-def constant_card(path: str, pf: ParsedFile, lines: list[str], name: str) -> Card | None:
-    """The assignment line of a module-level ``name``, if the file has one."""
-    top = (pf.node_parent == -1).nonzero()[0]
-    for node in top.tolist():
+def constant_nodes(pf: ParsedFile, lines: list[str]) -> dict[str, int]:
+    """A file's module-level constants: each name's first assignment statement node (read
+    once per file where many names are looked up, ``constant_card``'s ``nodes``)."""
+    nodes: dict[str, int] = {}
+    for node in (pf.node_parent == -1).nonzero()[0].tolist():
         row = int(pf.node_start[node])
         match = _CONSTANT.match(lines[row]) if row < len(lines) else None
-        if match is not None and match.group(1) == name:
-            end = min(int(pf.node_end[node]), row + MAX_SIGNATURE_LINES - 1)
-            return Card(path, row, name, "constant", "\n".join(lines[row : end + 1]))
-    return None
+        if match is not None:
+            nodes.setdefault(match.group(1), node)
+    return nodes
+
+
+def constant_card(
+    path: str,
+    pf: ParsedFile,
+    lines: list[str],
+    name: str,
+    nodes: Mapping[str, int] | None = None,
+) -> Card | None:
+    """The assignment line of a module-level ``name``, if the file has one (``nodes``: the
+    file's ``constant_nodes``, if the caller keeps them)."""
+    node = (constant_nodes(pf, lines) if nodes is None else nodes).get(name)
+    if node is None:
+        return None
+    row = int(pf.node_start[node])
+    end = min(int(pf.node_end[node]), row + MAX_SIGNATURE_LINES - 1)
+    return Card(path, row, name, "constant", "\n".join(lines[row : end + 1]))
 
 
 def _def_line(pf: ParsedFile, definition: Definition) -> int:

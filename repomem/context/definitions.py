@@ -47,6 +47,7 @@ from repomem.context.cards import (
     MAX_METHODS,
     Card,
     constant_card,
+    constant_nodes,
     definition_card,
     public_methods,
 )
@@ -102,6 +103,7 @@ _TYPED = re.compile(
     r"(?::[ \t]*(?P<annot>[A-Za-z_][\w.]*)(?:\[[ \t]*(?P<arg>[A-Za-z_][\w.]*))?"
     r"|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\())"
 )
+_SPACES = re.compile(r"[ \t]{2,}")
 # annotations whose first type argument is the type of the value (``Optional``) or of the
 # items a loop over it binds
 _OPTIONAL = frozenset({"Optional"})
@@ -171,6 +173,8 @@ class _Cards:
 
     def __init__(self) -> None:
         self._cards: dict[tuple[str, str], tuple[ParsedFile, int | None, Card | None]] = {}
+        # per file, likewise: its module-level constants (``constant_nodes``)
+        self._constants: dict[str, tuple[ParsedFile, dict[str, int]]] = {}
 
     def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
         pf = index.parses()[path]
@@ -186,7 +190,7 @@ class _Cards:
         )
         revision = None
         if definition is None:
-            card = constant_card(path, pf, lines, name)
+            card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
         elif definition.is_class and (
             pf.language != "python" or len(public_methods(pf, definition)) > MAX_METHODS
         ):
@@ -198,6 +202,14 @@ class _Cards:
             self._cards.clear()
         self._cards[(path, name)] = (pf, revision, card)
         return card
+
+    def _constant_nodes(self, path: str, pf: ParsedFile, lines: list[str]) -> dict[str, int]:
+        hit = self._constants.get(path)
+        if hit is None or hit[0] is not pf:
+            if len(self._constants) >= 1024:
+                self._constants.clear()
+            hit = self._constants[path] = (pf, constant_nodes(pf, lines))
+        return hit[1]
 
 
 def _calls(index: RepoIndex, path: str) -> dict[int, int]:
@@ -392,7 +404,7 @@ class _Finder:
         first = max(0, self.cursor - self.name_lines)
         for row in range(self.cursor, first - 1, -1):
             code = self.code[row]
-            if self.python:
+            if self.python and ("def" in code or "class" in code):
                 code = _DEFINES.sub(r"\1", code)  # ``def f`` defines f: no use of it
             for text in reversed(pattern.findall(self._members(code))):
                 self._add(text, self.cursor - row, "named here", row)
@@ -546,7 +558,7 @@ class _Finder:
             for m in _TYPED.finditer(row):
                 name = m["target"] or m["bound"] or m["loop"]
                 later = "\n".join([row[m.end() :], *rows[i + 1 :]])
-                if name and not re.search(rf"(?<![\w.]){re.escape(name)}\b", later):
+                if name and not _uses_name(later, name):
                     out.append(name)
         return out
 
@@ -870,6 +882,9 @@ class _Finder:
         ``with`` statements (``enter``) before the cursor (the last one wins; None: a loop
         variable of unknown type); read only when a name has a receiver to type."""
         block = "\n".join(self.code[max(0, self.cursor - TYPE_LINES) : self.cursor + 1])
+        # runs of spaces read as one: the pattern finds the same groups (none holds a space,
+        # each of its gaps takes one or more) in half the characters (indents, blanked text)
+        block = _SPACES.sub(" ", block)
         types: dict[str, tuple[str, tuple[str, ...]] | None] = {}
         items: dict[str, tuple[str, ...]] = {}  # the element type of a typed container
         for m in _TYPED.finditer(block):
@@ -890,6 +905,31 @@ class _Finder:
                 if last in _CONTAINERS and arg is not None:
                     items[m["target"]] = arg
         return types
+
+
+def _uses_name(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` (``x``, ``self.x``) whole and not as an attribute: no
+    word character or ``.`` before it, no word character after it. Found with ``str.find``:
+    compiling a pattern per name cost more than the search (a request meets many names, the
+    ``re`` module caches few)."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if not (at > 0 and _word_or_dot(text[at - 1])) and not (
+            end < len(text) and _word(text[end])
+        ):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _word(char: str) -> bool:
+    """Whether ``char`` is a word character as ``re`` reads one: a letter, digit or ``_``."""
+    return char.isalnum() or char == "_"
+
+
+def _word_or_dot(char: str) -> bool:
+    return char == "." or _word(char)
 
 
 def _code_lines(pf: ParsedFile, lines: list[str], first: int) -> list[str]:

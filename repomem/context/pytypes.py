@@ -39,6 +39,10 @@ _CALL = re.compile(rf"(?P<callee>{_DOTTED})[ \t]*\(")
 _NAME_ONLY = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+\w+")
 _RETURNS = re.compile(r"->\s*(?P<annot>.+?)\s*:\s*(?:#.*)?$")
+# an annotated parameter: every one is tried (the lookahead consumes none of its text), so
+# the first whose name is a given one is what a pattern made for that name would find,
+# without compiling one per name
+_PARAMETER = re.compile(r"[(,]\s*(?=(?P<name>\w+)\s*:\s*(?P<annot>[^=,)]+))")
 # wrappers whose first argument is the value's type
 _WRAPPERS = frozenset({"Optional", "ClassVar", "Final", "Annotated", "InitVar"})
 
@@ -177,7 +181,7 @@ class PythonTypes:
             method = -1  # the row of the last ``def`` of the class's body
             for row in range(start + 1, min(end + 1, len(lines))):
                 line = lines[row]
-                m = _SELF_ATTR.match(line)
+                m = _SELF_ATTR.match(line) if "self." in line else None  # it needs "self."
                 if m is not None:
                     if m["annot"]:
                         out.setdefault(m["name"], []).append(("annot", m["annot"]))
@@ -251,8 +255,10 @@ def _parameter_annotation(lines: list[str], row: int, name: str) -> str | None:
     header = _header(lines, row) if row >= 0 else None
     if header is None:
         return None
-    found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
-    return found[1].strip() if found else None
+    for found in _PARAMETER.finditer(header):
+        if found["name"] == name:
+            return found["annot"].strip()
+    return None
 
 
 # ------------------------------------------------------------------------ pytest fixtures

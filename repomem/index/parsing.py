@@ -26,6 +26,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()
+    if "\r" not in text:  # most files: no copy (cards split whole files per request)
+        return lines
     return [line.rstrip("\r") for line in lines]
 
 

@@ -100,18 +100,43 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
     than ``src`` is settled but not passed through. Writes the nodes and their strengths.
     Returns (count, settled ``node_cap`` nodes, radius): the radius is the cost up to which
     the result is complete (``limit`` unless capped), so no change of the graph farther than
-    that from ``src`` can alter the result, the cap flag included."""
+    that from ``src`` can alter the result, the cap flag included.
+
+    The heap ``hk``/``hv`` must hold ``min(node_cap * node_cap, edges) + 1`` entries (the
+    pushes the pruning below allows; each edge is followed once): it never grows, and its
+    operations are written out here, because ``_push``/``_pop`` calls update the arrays'
+    reference counts (atomic operations) on every push and pop, which took more than half
+    of a search's time."""
     start, end, nbr, cost, tie = g
-    size = 0
     nt = 1
     touched[0] = src
     dist[src] = 0.0
-    hk, hv, size = _push(hk, hv, size, 0.0, src, tie)
+    hk[0] = 0.0
+    hv[0] = src
+    size = 1
     settled = 0
     capped = False
     d = 0.0
     while size > 0:
-        d, u, size = _pop(hk, hv, size, tie)
+        # pop the top: the last entry sifts down from the root, (cost, key) as in ``_pop``
+        d, u = hk[0], hv[0]
+        size -= 1
+        key, val = hk[size], hv[size]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= size:
+                break
+            r = c + 1
+            if r < size and (hk[r] < hk[c] or (hk[r] == hk[c] and tie[hv[r]] < tie[hv[c]])):
+                c = r
+            if key < hk[c] or (key == hk[c] and tie[val] <= tie[hv[c]]):
+                break
+            hk[i] = hk[c]
+            hv[i] = hv[c]
+            i = c
+        hk[i] = key
+        hv[i] = val
         if done[u]:
             continue
         done[u] = True
@@ -138,7 +163,18 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
                     touched[nt] = v
                     nt += 1
                 dist[v] = nd
-                hk, hv, size = _push(hk, hv, size, nd, v, tie)
+                # push: sift up from the end, (cost, key) as in ``_push``
+                i = size
+                size += 1
+                while i > 0:
+                    p = (i - 1) >> 1
+                    if hk[p] < nd or (hk[p] == nd and tie[hv[p]] <= tie[v]):
+                        break
+                    hk[i] = hk[p]
+                    hv[i] = hv[p]
+                    i = p
+                hk[i] = nd
+                hv[i] = v
     for q in range(nt):
         dist[touched[q]] = np.inf
         done[touched[q]] = False
@@ -333,11 +369,12 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
 def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, dist, done):  # noqa: ANN001, ANN202
     """Eq. 8 from one weighted node set to each of ``targets`` (sorted): one ``_search``
     per source, its settled nodes looked up among the targets."""
-    start = g[0]
-    # nodes a search touches: bounded by its pruning and by the graph (the heap grows itself)
-    touched = np.empty(min(node_cap * node_cap + 1, start.size + 1), np.int64)
-    hk = np.empty(1024, np.float64)
-    hv = np.empty(1024, np.int64)
+    start, nbr = g[0], g[2]
+    # nodes a search touches and its pushes: bounded by its pruning and by the graph
+    bound = node_cap * node_cap + 1
+    touched = np.empty(min(bound, start.size + 1), np.int64)
+    hk = np.empty(min(bound, nbr.size + 1), np.float64)
+    hv = np.empty(hk.size, np.int64)
     out_ids = np.empty(node_cap, np.int64)
     out_s = np.empty(node_cap, np.float64)
     out = np.zeros(targets.size, np.float64)
@@ -396,6 +433,7 @@ class _Scratch:
     def __init__(self) -> None:
         self._free: list[tuple[np.ndarray, ...]] = []
         self._lock = threading.Lock()
+        self._keep = os.cpu_count() or 1  # read once: each call asks the system
 
     @contextmanager
     def take(self, n_nodes: int, n_frags: int) -> Iterator[tuple[np.ndarray, ...]]:
@@ -411,7 +449,7 @@ class _Scratch:
         yield arrays  # a kernel that raised may leave it dirty: then it is not reused
         with self._lock:
             self._free.append(arrays)
-            del self._free[: -(os.cpu_count() or 1)]
+            del self._free[: -self._keep]
 
 
 _scratch = _Scratch()

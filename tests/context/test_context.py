@@ -16,8 +16,16 @@ from fakemodel import FakeModel
 from repos import make_repo, run_repomem
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
-from repomem.context.cards import Card, constant_card, definition_card
-from repomem.context.definitions import _Finder, find_definitions, resolve_names
+from repomem.context.cards import Card, constant_card, constant_nodes, definition_card
+from repomem.context.definitions import (
+    _SPACES,
+    _TYPED,
+    _Finder,
+    _uses_name,
+    find_definitions,
+    resolve_names,
+)
+from repomem.context.pytypes import _parameter_annotation
 from repomem.context.usages import find_usages
 from repomem.core import Exclusion
 from repomem.index.parsing import parse_source, split_lines
@@ -112,6 +120,19 @@ def test_constant_card_is_its_assignment_line() -> None:
     card = constant_card("net.py", pf, split_lines(MODULE), "TIMEOUT")
     assert card == Card("net.py", 2, "TIMEOUT", "constant", "TIMEOUT: float = 3.5")
     assert constant_card("net.py", pf, split_lines(MODULE), "retries") is None  # not top level
+
+
+def test_a_constant_card_is_the_first_assignment_with_or_without_the_files_table() -> None:
+    text = "X = 1\nif X:\n    Y = 2\nX: int = 3\nZ == 4\nW = (\n    5,\n)\n"
+    pf = parse_source("m.py", "python", text, "digest")
+    lines = split_lines(text)
+    nodes = constant_nodes(pf, lines)
+    assert sorted(nodes) == ["W", "X"]  # not nested, not a comparison
+    for name in ("X", "W", "Y", "Z"):
+        card = constant_card("m.py", pf, lines, name)
+        assert constant_card("m.py", pf, lines, name, nodes) == card
+    assert constant_card("m.py", pf, lines, "X") == Card("m.py", 0, "X", "constant", "X = 1")
+    assert constant_card("m.py", pf, lines, "W").text == "W = (\n    5,\n)"
 
 
 def test_c_card_stops_before_the_body() -> None:
@@ -807,3 +828,58 @@ def test_an_import_not_called_yet_gets_the_higher_floor(tmp_path: Path) -> None:
     pending = {f.name: f.pending for f in finder.collect("").values()}
     # the file imports aa for a line below the cursor: no call above uses it yet
     assert pending == {"aa": True, "bb": False}
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("x.run()", "x"),
+        ("self.x.run()", "x"),  # an attribute, not the name
+        ("y = self.x", "self.x"),
+        ("self.xs", "self.x"),
+        ("ax + x_ + x1", "x"),
+        ("é x", "x"),
+        ("éx + 2x", "x"),
+        ("x", "x"),
+        ("", "x"),
+        ("f(x)", "x"),
+        ("other.self.x", "self.x"),
+        ("(self.x)", "self.x"),
+    ],
+)
+def test_a_name_is_found_as_its_pattern_finds_it(text: str, name: str) -> None:
+    pattern = rf"(?<![\w.]){re.escape(name)}\b"
+    assert _uses_name(text, name) == (re.search(pattern, text) is not None)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "def __init__(self, client: Client, port: int = 80) -> None:",
+        "def __init__(self, c: Dict[str, int], client: Optional[Client]):",
+        "def __init__(self, clients: list, client: 'Client'):",
+        "def __init__(self, client=None, other: Client):",
+        "def __init__(self, *, client : Client):",
+        "def __init__(self, client):",
+    ],
+)
+def test_a_parameter_annotation_is_read_as_a_pattern_for_its_name_reads_it(header: str) -> None:
+    for name in ("client", "port", "c", "clients", "other", "self"):
+        found = re.search(rf"[(,]\s*{name}\s*:\s*([^=,)]+)", header)
+        expected = found[1].strip() if found else None
+        assert _parameter_annotation([header], 0, name) == expected
+
+
+def test_receivers_types_are_read_alike_with_runs_of_spaces_as_one() -> None:
+    # what ``types`` reads the block before the cursor with: every gap of the pattern takes
+    # one space or more, and no group holds one
+    text = (
+        "def f(a:   Foo,\tb :  Optional[  Bar],  c=1):\n"
+        "    x   =   mod.make  (a)\n\n    y: \t list[ Baz ]   = []\n"
+        "    for   item   in   y:\n        pass\n"
+        "    with   open(a,   b)   as   fh   :\n        pass\n"
+        "    z =\n\n      pkg.Maker\n   (1)\n    w  .v   =   g(   )\n"
+    )
+    groups = [m.groups() for m in _TYPED.finditer(text)]
+    assert len(groups) >= 6
+    assert [m.groups() for m in _TYPED.finditer(_SPACES.sub(" ", text))] == groups

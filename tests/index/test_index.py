@@ -22,6 +22,7 @@ from repomem.errors import RepomemError
 from repomem.index import store
 from repomem.index.bm25 import tokenize
 from repomem.index.build import recompute_relations
+from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.spool import is_file
@@ -897,3 +898,19 @@ def test_an_absolute_import_takes_the_module_nearest_the_top(tmp_path: Path) -> 
         idx.update_file(rel, text)
         assert target() == want
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["return lib.App().run()"])
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("a\nb\n", ["a", "b"]),
+        ("a\nb", ["a", "b"]),
+        ("a\r\nb\r\n\nc", ["a", "b", "", "c"]),
+        ("a\nb\r\n", ["a", "b"]),  # mixed line ends: a CRLF line loses its ``\r``
+        ("a\rb\n", ["a\rb"]),  # a lone ``\r`` inside a line is no line end
+        ("\n", [""]),
+        ("", [""]),
+    ],
+)
+def test_lines_are_split_as_tree_sitter_counts_rows(text: str, lines: list[str]) -> None:
+    assert split_lines(text) == lines

@@ -225,3 +225,28 @@ def test_search_tree_settles_what_the_index_search_settles(tmp_path: Path, node_
                 nbr, cost = graph.neighbours(u)
                 weight *= math.exp(-cost[np.flatnonzero(nbr == v)[0]])
             assert path[0] == src and weight == pytest.approx(strength, rel=1e-12)
+
+
+@pytest.mark.parametrize("node_cap", [100, 10**6])
+def test_a_search_queueing_thousands_of_nodes_settles_what_search_tree_settles(
+    tmp_path: Path, node_cap: int
+) -> None:
+    # a function of 3,000 statements: searched from its ``def``, thousands of nodes are queued
+    # at once (the search's heap never grows: it is sized from the pushes its bounds allow)
+    body = "".join(f"    x{i} = {i}\n" for i in range(3000))
+    (tmp_path / "big.py").write_text(f"def f():\n{body}")
+    idx, _ = RepoIndex.build(tmp_path, save=False)
+    graph = idx.tables.graph
+    src = graph.stmt_offset["big.py"] + idx.tables.parsed["big.py"].definitions[0].node
+    tree = search_tree(graph, src, epsilon=1e-6, node_cap=node_cap, hub=10**6)
+    assert tree.nodes.size == min(node_cap, 3004)  # with the def, module, file, directory
+    found = node_strengths(
+        graph,
+        np.array([src]),
+        np.array([1.0]),
+        tree.nodes,
+        epsilon=1e-6,
+        hub=10**6,
+        node_cap=node_cap,
+    )
+    assert found == pytest.approx(tree.strengths, rel=1e-12)
