@@ -9,7 +9,9 @@ line from there. That covers the user typing along a suggestion still being writ
 request goes on; no new one) and the lines the model wrote past an accepted suggestion (after
 Enter, the next line is there at once: a "hot streak"). Where the user has typed further than
 the model has written, the answer waits for the model to get there; where the user typed
-something else, the stream is dropped and a new request is made.
+something else, the stream is dropped and a new request is made. A stream that has written
+nothing yet is waited on only briefly (``Stream.patience``): a wait on one that then does not
+fit costs the pause a second model latency.
 
 :class:`Rhythm` sets how long a request waits for the user's next keystroke before a model
 is asked (the debounce) from the user's own typing intervals and the model's measured
