@@ -23,6 +23,7 @@ is tried again after ``RETRY_AFTER_S``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -175,19 +176,21 @@ class Completer:
         if cached is not None:
             self.stats.cache_hits += 1
             return cached
-        wait = self.debounce_ms(debounce_ms)
+        wait = self.debounce_ms(debounce_ms) / 1000
         with self.index.schedule.priority():
             try:
                 stream = self._streams.get(cursor.uri) if self._streaming() else None
                 if stream is not None:
+                    started = time.monotonic()
                     task = slot.task = asyncio.ensure_future(self._along(stream, cursor, epoch))
                     along = await task
                     if along is not None:
                         self.stats.reused += 1
                         self.cache.put(cursor.uri, cursor.left, cursor.right, epoch, along)
                         return along
-                if wait:
-                    await asyncio.sleep(wait / 1000)
+                    wait -= time.monotonic() - started  # no key came while it waited
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 if slot.generation != generation:
                     self.stats.superseded += 1
                     return None
@@ -206,19 +209,25 @@ class Completer:
 
     async def _along(self, stream: Stream, cursor: Cursor, epoch: int) -> Suggestion | None:
         """The answer from ``stream`` for a cursor along it, once the model has written the
-        cursor's line (None where the cursor is not along it: the stream is then closed)."""
+        cursor's line (None where the cursor is not along it, or the stream is not worth
+        waiting on, ``Stream.patience``: the stream is then closed, before the request that
+        replaces it, for a server that runs one request at a time)."""
         stream.waiters += 1
         try:
             while True:
                 match = stream.match(cursor.uri, cursor.left, cursor.right, epoch)
-                if match is None:
+                patience = None
+                if match is not None and not match.ready:
+                    patience = stream.patience(cursor.left, self.rhythm.latency_s)
+                if match is None or (patience is not None and patience <= 0):
                     if self._streams.get(cursor.uri) is stream:
                         del self._streams[cursor.uri]
                     stream.cancel()
                     return None
                 if match.ready:
                     return stream.suggestion(match.text, cursor.left, cursor.right)
-                await stream.changed()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stream.changed(), patience)
         finally:
             stream.waiters -= 1
             if stream.waiters == 0:

@@ -9,7 +9,9 @@ line from there. That covers the user typing along a suggestion still being writ
 request goes on; no new one) and the lines the model wrote past an accepted suggestion (after
 Enter, the next line is there at once: a "hot streak"). Where the user has typed further than
 the model has written, the answer waits for the model to get there; where the user typed
-something else, the stream is dropped and a new request is made.
+something else, the stream is dropped and a new request is made. A stream that has written
+nothing yet is waited on only briefly (``Stream.patience``): a wait on one that then does not
+fit costs the pause a second model latency.
 
 :class:`Rhythm` sets how long a request waits for the user's next keystroke before a model
 is asked (the debounce) from the user's own typing intervals and the model's measured
@@ -42,6 +44,12 @@ INTERVALS_PER_WAIT = 2.0
 PAUSE_S = 1.0
 #: the interval assumed before the user has typed enough to measure one (5 keys/s)
 DEFAULT_INTERVAL_S = 0.2
+#: a stream that has written nothing is waited on while at most this much was typed since its
+#: cursor (about two tokens: more, and its first tokens are unlikely to be what was typed)
+UNWRITTEN_TYPED_CHARS = 8
+#: ... and while it is younger than this many of the model's measured latencies (later, its
+#: server is queueing it: a new request is answered sooner)
+UNWRITTEN_LATENCIES = 1.5
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ class Stream:
         self.language: str | None = None
         self.waiters = 0
         self.started = False  # the model was asked (retrieval may be cancelled before)
+        self.asked_at: float | None = None  # when (``time.monotonic``)
         self.generation = 0  # which of the engine's iterations is writing
         self._loop = loop
         self._changed = asyncio.Event()
@@ -122,6 +131,21 @@ class Stream:
         if self.done and not rest:
             return None  # past what the model wrote: a new request
         return Match(rest, ready=self.done)
+
+    def patience(self, left: str, latency_s: float | None) -> float | None:
+        """How much longer a cursor the stream has not reached yet (its match not ready) may
+        wait on it, in seconds; None: until the model writes. A stream that has written text
+        along the cursor's is waited on. One that has written nothing could still write what
+        was typed, but less likely the more was typed, and a server that runs one request at a
+        time may be queueing it: it is waited on only while at most ``UNWRITTEN_TYPED_CHARS``
+        were typed and it is younger than ``UNWRITTEN_LATENCIES`` of the model's latency."""
+        if self.text:
+            return None
+        if len(left) - len(self.left) > UNWRITTEN_TYPED_CHARS:
+            return 0.0
+        if latency_s is None or self.asked_at is None:
+            return None
+        return self.asked_at + UNWRITTEN_LATENCIES * latency_s - time.monotonic()
 
     async def changed(self) -> None:
         await self._changed.wait()
@@ -180,6 +204,7 @@ class StreamingBackend(Backend):
             task.cancel()
         stream.generation += 1
         stream.text, stream.done, stream.error, stream.started = "", False, None, True
+        stream.asked_at = time.monotonic()
         if stream.template is None:  # until the engine's answer says which the prompt showed
             stream.template = Suggestion("", _sources(request), self.name)
         first_line: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -1,12 +1,15 @@
 """The language server against a streaming OpenAI-compatible server with a fixed latency
 (``repomem_eval.model_server``), over stdio: typing along a request still streaming costs no new
 request, the lines written past an accepted suggestion come with no new request (the hot
-streak), typing away from a stream gets a suggestion for the new text, and a server dropping
-the stream before its first line falls back to the built-in backend with a clear warning."""
+streak), typing away from a stream gets a suggestion for the new text, a pause is not made to
+wait on a stream that has written nothing and is unlikely to fit (typed past it, or late), and
+a server dropping the stream before its first line falls back to the built-in backend with a
+clear warning."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -96,6 +99,53 @@ async def test_typing_away_from_a_stream_asks_again_for_the_new_text(
     answer = await complete_inline(client, uri, 1, 24)
     assert texts(answer) == ["pass"]  # the model's answer for this text (it has no better)
     assert model.requests == 2
+
+
+async def _asked(model: ModelServer, requests: int) -> None:
+    while model.requests < requests:
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio
+async def test_typing_past_a_stream_that_wrote_nothing_asks_again_at_once(
+    client: LanguageClient, repo: Path, model: ModelServer
+):
+    model.latency_s = 1.0
+    await start(client, repo, settings(model))
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_")
+    first = asyncio.ensure_future(complete_inline(client, uri, 1, 18))
+    await _asked(model, 1)  # the model has written nothing yet: the user types on, a word
+    insert(client, uri, 3, 1, 18, "server_conn")  # past what its first tokens would be
+    started = time.monotonic()
+    answer = await complete_inline(client, uri, 1, 29)
+    # one latency, not the first stream's rest and then another
+    assert time.monotonic() - started < 1.7
+    assert texts(answer) == ["pass"] and model.requests == 2
+    assert texts(await first) == []
+
+
+@pytest.mark.asyncio
+async def test_a_pause_does_not_wait_on_a_stream_slower_than_the_model_was(
+    client: LanguageClient, repo: Path, model: ModelServer
+):
+    model.latency_s = 0.3
+    await start(client, repo, settings(model))
+    util = open_doc(client, repo / "pkg/util.py")
+    await complete_inline(client, util, 1, 0)  # the model's latency, measured
+    uri = open_doc(client, repo / "pkg/app.py")
+    insert(client, uri, 2, 1, 4, "client = make_")
+    model.latency_s = 5.0  # this request is queued (a server running one at a time)
+    late = asyncio.ensure_future(complete_inline(client, uri, 1, 18))
+    await _asked(model, 2)
+    model.latency_s = 0.3
+    insert(client, uri, 3, 1, 18, "c")  # what the late stream will write, but 5 s from now
+    started = time.monotonic()
+    answer = await complete_inline(client, uri, 1, 19)
+    assert time.monotonic() - started < 2.5
+    assert texts(answer) == ["lient(opts.host, opts.port, timeout=opts.timeout)"]
+    assert model.requests == 3
+    assert texts(await late) == []
 
 
 @pytest.mark.asyncio

@@ -5,6 +5,7 @@ connection), which cursors a stream answers, and the debounce's bounds."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from lsp_server.streams import (
     MAX_DEBOUNCE_MS,
     MIN_DEBOUNCE_MS,
+    UNWRITTEN_TYPED_CHARS,
     Rhythm,
     Stream,
     StreamingBackend,
@@ -183,6 +185,19 @@ def test_a_stream_makes_a_cursor_wait_until_the_model_gets_there() -> None:
     unfinished = stream.match("file:///a.py", "x = f(a", "\n", 0)
     assert unfinished is not None and not unfinished.ready  # its line is not written yet
     assert stream.match("file:///a.py", "x = f(z", "\n", 0) is None
+
+
+def test_a_stream_that_has_written_nothing_is_waited_on_only_briefly() -> None:
+    stream = _stream("")
+    stream.asked_at = time.monotonic()
+    assert stream.patience("x = f(a, b", None) is None  # no latency measured yet: until it writes
+    assert 0.4 < stream.patience("x = f(a, b", 0.3) <= 1.5 * 0.3  # type: ignore[operator]
+    typed_past = "x = f(" + "a" * (UNWRITTEN_TYPED_CHARS + 1)
+    assert stream.patience(typed_past, None) == 0  # more typed than it may still write
+    stream.asked_at -= 1.0
+    assert stream.patience("x = f(a", 0.3) < 0  # type: ignore[operator]  # late: queued
+    stream.text = "a, "  # written along the cursor's text: waited on until it gets there
+    assert stream.patience("x = f(a, b, c, d, e, f", 0.3) is None
 
 
 def test_a_stream_that_failed_before_its_first_line_answers_nothing() -> None:
