@@ -39,7 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -326,7 +326,169 @@ class _Growable:
         self._data = data
 
 
-class BM25Index:
+class _SavedState:
+    """What a BM25 index saves and how it opens again (:class:`BM25Index`'s arrays as plain
+    numpy arrays, checked on the way back in), apart from the scoring and updating."""
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Plain numpy arrays (no objects, loadable without pickle); compacts the index first.
+        Besides the rows, it holds what :meth:`from_state` would otherwise derive from them
+        (postings, frequencies, lengths, the vocabulary's hash table), so that a saved index
+        opens without reading its rows. The arrays are the index's own, not copies (a save of
+        the Linux kernel would hold a second BM25 index): write them out before the index
+        changes again, and do not modify them."""
+        self.compact()
+        saved = self._vocab.arrays() if isinstance(self._vocab, Vocabulary) else None
+        if saved is None:
+            encoded = [w.encode("utf-8") for w in self._vocab]
+            offsets = np.zeros(len(encoded) + 1, np.int64)
+            np.cumsum([len(e) for e in encoded], out=offsets[1:])
+            vocab_bytes = np.frombuffer(b"".join(encoded), np.uint8).copy()
+            del encoded
+            hashes = fnv1a(vocab_bytes, offsets)
+            order = np.argsort(hashes, kind="stable")
+            saved = (vocab_bytes, offsets, hashes[order], order.astype(np.int64))
+        vocab_bytes, offsets, vocab_hash, vocab_hash_ids = saved
+        return {
+            "format": np.array(_STATE_FORMAT, np.int64),
+            "params": np.array([self.k1, self.b, self.epsilon], np.float64),
+            "vocab_bytes": vocab_bytes,
+            "vocab_offsets": offsets,
+            "row_ptr": self._row_ptr.view,
+            "row_terms": self._row_terms.view,
+            "row_tf": self._row_tf.view,
+            "doc_ids": np.flatnonzero(self._row_live.view).astype(np.int64),
+            "df": self._df.view,
+            "term_max": self._term_max,
+            "term_max_avgdl": np.array([self._term_max_avgdl]),
+            "row_len": self._row_len.view,
+            "term_ptr": self._term_ptr,
+            "post_row": self._post_row,
+            "post_tf": self._post_tf,
+            "vocab_hash": vocab_hash,
+            "vocab_hash_ids": vocab_hash_ids,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, np.ndarray], *, trusted: bool = False) -> Self:
+        """Rebuild an index saved by :meth:`state`, checking it so a damaged file cannot crash.
+
+        ``trusted``: a state written whole by ``repomem.index.store`` (a generation goes live
+        only once complete); its arrays are used as they are, mapped arrays included, and only
+        their sizes and offsets are checked, so that opening reads none of the postings.
+        """
+        missing = [k for k in _STATE_KEYS + (_DERIVED_KEYS if trusted else ()) if k not in state]
+        if missing:
+            raise BM25StateError(f"BM25 index state lacks {', '.join(missing)}")
+        arrays = {k: state[k] for k in _STATE_KEYS}
+        for key, arr in arrays.items():
+            if arr.dtype.kind not in ("iuf" if key == "params" else "iu"):
+                raise BM25StateError(f"BM25 index state '{key}' has the wrong type ({arr.dtype})")
+            if arr.ndim != (0 if key == "format" else 1):
+                raise BM25StateError(f"BM25 index state '{key}' has the wrong shape {arr.shape}")
+        if int(arrays["format"]) != _STATE_FORMAT:
+            raise BM25StateError(
+                f"BM25 index state has format {int(arrays['format'])}, expected {_STATE_FORMAT}"
+            )
+        params = np.asarray(arrays["params"], np.float64)
+        if params.shape != (3,):
+            raise BM25StateError("BM25 index state 'params' must hold k1, b and epsilon")
+        try:
+            index = cls(*params.tolist())
+        except ValueError as exc:
+            raise BM25StateError(f"BM25 index state 'params': {exc}") from exc
+        if trusted:
+            index._open(state)
+            return index
+        words = _decode_vocab(arrays["vocab_bytes"], arrays["vocab_offsets"])
+        row_ptr, row_terms, row_tf, doc_ids = (
+            np.asarray(arrays[k], np.int64) for k in ("row_ptr", "row_terms", "row_tf", "doc_ids")
+        )
+        live = _check_rows(row_ptr, row_terms, row_tf, doc_ids, len(words))
+        index._load(
+            {w: i for i, w in enumerate(words)},
+            row_ptr,
+            row_terms.astype(np.int32),
+            row_tf.astype(np.int32),
+            live,
+        )
+        return index
+
+    def _open(self, state: Mapping[str, np.ndarray]) -> None:
+        """Adopt a trusted saved state's arrays as the main segment, copying none of them."""
+        want = {
+            "vocab_bytes": np.uint8,
+            "vocab_offsets": np.int64,
+            "row_ptr": np.int64,
+            "row_terms": np.int32,
+            "row_tf": np.int32,
+            "doc_ids": np.int64,
+            "df": np.int64,
+            "term_max": np.float32,
+            "term_max_avgdl": np.float64,
+            "row_len": np.int64,
+            "term_ptr": np.int64,
+            "post_row": np.int32,
+            "post_tf": np.int32,
+            "vocab_hash": np.uint64,
+            "vocab_hash_ids": np.int64,
+        }
+        a = {}
+        for key, dtype in want.items():
+            if state[key].dtype != dtype or state[key].ndim != 1:
+                raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
+            a[key] = state[key]
+        n_words, n_rows = a["vocab_offsets"].size - 1, a["row_ptr"].size - 1
+        sizes_agree = (
+            n_words >= 0
+            and n_rows >= 0
+            and a["vocab_offsets"][-1] == a["vocab_bytes"].size
+            and a["row_ptr"][0] == 0
+            and a["row_ptr"][-1] <= a["row_terms"].size == a["row_tf"].size
+            and a["term_ptr"].size == n_words + 1
+            and a["term_ptr"][0] == 0
+            and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
+            and a["df"].size == a["vocab_hash"].size == a["vocab_hash_ids"].size == n_words
+            and a["term_max"].size == n_words
+            and a["term_max_avgdl"].size == 1
+            and a["term_max_avgdl"][0] > 0
+            and a["row_len"].size == n_rows
+            and not np.any(np.diff(a["row_ptr"]) < 0)
+            and not np.any(np.diff(a["term_ptr"]) < 0)
+            and (a["doc_ids"].size == 0 or 0 <= a["doc_ids"].min() <= a["doc_ids"].max() < n_rows)
+        )
+        if not sizes_agree:
+            raise BM25StateError("BM25 index state arrays do not agree in size")
+        live = np.zeros(n_rows, np.bool_)
+        live[a["doc_ids"]] = True
+        doc_ids = a["doc_ids"]
+        self._vocab = Vocabulary(
+            a["vocab_bytes"], a["vocab_offsets"], a["vocab_hash"], a["vocab_hash_ids"]
+        )
+        # copied: the frequencies change in place, and a state may be shared (``state``)
+        self._df = _Growable(np.int64, a["df"])
+        self._df_hist = _Growable(np.int64, np.bincount(a["df"], minlength=doc_ids.size + 2))
+        self._row_ptr = _Growable.adopt(a["row_ptr"])
+        # saved with room for the rows updates add (``repomem.index.store``): the first one
+        # copied both, 100 MB and a second of a first edit on the Linux kernel's subset
+        self._row_terms = _Growable.adopt(a["row_terms"], int(a["row_ptr"][-1]))
+        self._row_tf = _Growable.adopt(a["row_tf"], int(a["row_ptr"][-1]))
+        self._row_doc = _Growable(np.int64, np.arange(n_rows))
+        self._row_len = _Growable.adopt(a["row_len"])
+        self._row_live = _Growable(np.bool_, live)
+        self._row_of = dict(zip(doc_ids.tolist(), doc_ids.tolist(), strict=True))
+        self._capacity = n_rows
+        self._n_live = int(doc_ids.size)
+        self._total_len = int(a["row_len"].sum())
+        self._term_ptr, self._post_row, self._post_tf = a["term_ptr"], a["post_row"], a["post_tf"]
+        self._term_max, self._term_max_avgdl = a["term_max"], float(a["term_max_avgdl"][0])
+        self._main_rows = n_rows
+        self._main_dead = 0
+        self._queried = False
+        self._version += 1
+
+
+class BM25Index(_SavedState):
     """Okapi BM25 with rank-bm25's exact BM25Okapi formula (k1=1.5, b=0.75, epsilon=0.25,
     negative idf floored at epsilon * average idf, query tokens counted with repetition).
 
@@ -640,163 +802,6 @@ class BM25Index:
         live = np.zeros(self._capacity, np.bool_)
         live[docs] = True
         self._load(vocab, row_ptr, row_terms, row_tf, live)
-
-    def state(self) -> dict[str, np.ndarray]:
-        """Plain numpy arrays (no objects, loadable without pickle); compacts the index first.
-        Besides the rows, it holds what :meth:`from_state` would otherwise derive from them
-        (postings, frequencies, lengths, the vocabulary's hash table), so that a saved index
-        opens without reading its rows. The arrays are the index's own, not copies (a save of
-        the Linux kernel would hold a second BM25 index): write them out before the index
-        changes again, and do not modify them."""
-        self.compact()
-        saved = self._vocab.arrays() if isinstance(self._vocab, Vocabulary) else None
-        if saved is None:
-            encoded = [w.encode("utf-8") for w in self._vocab]
-            offsets = np.zeros(len(encoded) + 1, np.int64)
-            np.cumsum([len(e) for e in encoded], out=offsets[1:])
-            vocab_bytes = np.frombuffer(b"".join(encoded), np.uint8).copy()
-            del encoded
-            hashes = fnv1a(vocab_bytes, offsets)
-            order = np.argsort(hashes, kind="stable")
-            saved = (vocab_bytes, offsets, hashes[order], order.astype(np.int64))
-        vocab_bytes, offsets, vocab_hash, vocab_hash_ids = saved
-        return {
-            "format": np.array(_STATE_FORMAT, np.int64),
-            "params": np.array([self.k1, self.b, self.epsilon], np.float64),
-            "vocab_bytes": vocab_bytes,
-            "vocab_offsets": offsets,
-            "row_ptr": self._row_ptr.view,
-            "row_terms": self._row_terms.view,
-            "row_tf": self._row_tf.view,
-            "doc_ids": np.flatnonzero(self._row_live.view).astype(np.int64),
-            "df": self._df.view,
-            "term_max": self._term_max,
-            "term_max_avgdl": np.array([self._term_max_avgdl]),
-            "row_len": self._row_len.view,
-            "term_ptr": self._term_ptr,
-            "post_row": self._post_row,
-            "post_tf": self._post_tf,
-            "vocab_hash": vocab_hash,
-            "vocab_hash_ids": vocab_hash_ids,
-        }
-
-    @classmethod
-    def from_state(cls, state: Mapping[str, np.ndarray], *, trusted: bool = False) -> BM25Index:
-        """Rebuild an index saved by :meth:`state`, checking it so a damaged file cannot crash.
-
-        ``trusted``: a state written whole by ``repomem.index.store`` (a generation goes live
-        only once complete); its arrays are used as they are, mapped arrays included, and only
-        their sizes and offsets are checked, so that opening reads none of the postings.
-        """
-        missing = [k for k in _STATE_KEYS + (_DERIVED_KEYS if trusted else ()) if k not in state]
-        if missing:
-            raise BM25StateError(f"BM25 index state lacks {', '.join(missing)}")
-        arrays = {k: state[k] for k in _STATE_KEYS}
-        for key, arr in arrays.items():
-            if arr.dtype.kind not in ("iuf" if key == "params" else "iu"):
-                raise BM25StateError(f"BM25 index state '{key}' has the wrong type ({arr.dtype})")
-            if arr.ndim != (0 if key == "format" else 1):
-                raise BM25StateError(f"BM25 index state '{key}' has the wrong shape {arr.shape}")
-        if int(arrays["format"]) != _STATE_FORMAT:
-            raise BM25StateError(
-                f"BM25 index state has format {int(arrays['format'])}, expected {_STATE_FORMAT}"
-            )
-        params = np.asarray(arrays["params"], np.float64)
-        if params.shape != (3,):
-            raise BM25StateError("BM25 index state 'params' must hold k1, b and epsilon")
-        try:
-            index = cls(*params.tolist())
-        except ValueError as exc:
-            raise BM25StateError(f"BM25 index state 'params': {exc}") from exc
-        if trusted:
-            index._open(state)
-            return index
-        words = _decode_vocab(arrays["vocab_bytes"], arrays["vocab_offsets"])
-        row_ptr, row_terms, row_tf, doc_ids = (
-            np.asarray(arrays[k], np.int64) for k in ("row_ptr", "row_terms", "row_tf", "doc_ids")
-        )
-        live = _check_rows(row_ptr, row_terms, row_tf, doc_ids, len(words))
-        index._load(
-            {w: i for i, w in enumerate(words)},
-            row_ptr,
-            row_terms.astype(np.int32),
-            row_tf.astype(np.int32),
-            live,
-        )
-        return index
-
-    def _open(self, state: Mapping[str, np.ndarray]) -> None:
-        """Adopt a trusted saved state's arrays as the main segment, copying none of them."""
-        want = {
-            "vocab_bytes": np.uint8,
-            "vocab_offsets": np.int64,
-            "row_ptr": np.int64,
-            "row_terms": np.int32,
-            "row_tf": np.int32,
-            "doc_ids": np.int64,
-            "df": np.int64,
-            "term_max": np.float32,
-            "term_max_avgdl": np.float64,
-            "row_len": np.int64,
-            "term_ptr": np.int64,
-            "post_row": np.int32,
-            "post_tf": np.int32,
-            "vocab_hash": np.uint64,
-            "vocab_hash_ids": np.int64,
-        }
-        a = {}
-        for key, dtype in want.items():
-            if state[key].dtype != dtype or state[key].ndim != 1:
-                raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
-            a[key] = state[key]
-        n_words, n_rows = a["vocab_offsets"].size - 1, a["row_ptr"].size - 1
-        sizes_agree = (
-            n_words >= 0
-            and n_rows >= 0
-            and a["vocab_offsets"][-1] == a["vocab_bytes"].size
-            and a["row_ptr"][0] == 0
-            and a["row_ptr"][-1] <= a["row_terms"].size == a["row_tf"].size
-            and a["term_ptr"].size == n_words + 1
-            and a["term_ptr"][0] == 0
-            and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
-            and a["df"].size == a["vocab_hash"].size == a["vocab_hash_ids"].size == n_words
-            and a["term_max"].size == n_words
-            and a["term_max_avgdl"].size == 1
-            and a["term_max_avgdl"][0] > 0
-            and a["row_len"].size == n_rows
-            and not np.any(np.diff(a["row_ptr"]) < 0)
-            and not np.any(np.diff(a["term_ptr"]) < 0)
-            and (a["doc_ids"].size == 0 or 0 <= a["doc_ids"].min() <= a["doc_ids"].max() < n_rows)
-        )
-        if not sizes_agree:
-            raise BM25StateError("BM25 index state arrays do not agree in size")
-        live = np.zeros(n_rows, np.bool_)
-        live[a["doc_ids"]] = True
-        doc_ids = a["doc_ids"]
-        self._vocab = Vocabulary(
-            a["vocab_bytes"], a["vocab_offsets"], a["vocab_hash"], a["vocab_hash_ids"]
-        )
-        # copied: the frequencies change in place, and a state may be shared (``state``)
-        self._df = _Growable(np.int64, a["df"])
-        self._df_hist = _Growable(np.int64, np.bincount(a["df"], minlength=doc_ids.size + 2))
-        self._row_ptr = _Growable.adopt(a["row_ptr"])
-        # saved with room for the rows updates add (``repomem.index.store``): the first one
-        # copied both, 100 MB and a second of a first edit on the Linux kernel's subset
-        self._row_terms = _Growable.adopt(a["row_terms"], int(a["row_ptr"][-1]))
-        self._row_tf = _Growable.adopt(a["row_tf"], int(a["row_ptr"][-1]))
-        self._row_doc = _Growable(np.int64, np.arange(n_rows))
-        self._row_len = _Growable.adopt(a["row_len"])
-        self._row_live = _Growable(np.bool_, live)
-        self._row_of = dict(zip(doc_ids.tolist(), doc_ids.tolist(), strict=True))
-        self._capacity = n_rows
-        self._n_live = int(doc_ids.size)
-        self._total_len = int(a["row_len"].sum())
-        self._term_ptr, self._post_row, self._post_tf = a["term_ptr"], a["post_row"], a["post_tf"]
-        self._term_max, self._term_max_avgdl = a["term_max"], float(a["term_max_avgdl"][0])
-        self._main_rows = n_rows
-        self._main_dead = 0
-        self._queried = False
-        self._version += 1
 
     def _load(
         self,
