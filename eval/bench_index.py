@@ -112,7 +112,7 @@ def main() -> int:
 
         def query_of(path: str, line: int) -> tuple[str, Exclusion]:
             lines = split_lines(idx.file_text(path) or "")
-            window = idx.config.window
+            window = idx.config.fragment_lines
             return "\n".join(lines[line - window : line]), Exclusion.around(path, line, window)
 
         latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
@@ -129,7 +129,7 @@ def main() -> int:
         for path, line in positions:
             left = "\n".join(split_lines(idx.file_text(path) or "")[:line]) + "\n"
             t = time.perf_counter()
-            hits = find_definitions(idx, path, left, window=idx.config.window)
+            hits = find_definitions(idx, path, left, window=idx.config.fragment_lines)
             latencies["definitions"].append((time.perf_counter() - t) * 1000)
             found.append(len(hits))
             q, ex = query_of(path, line)

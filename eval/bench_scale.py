@@ -126,7 +126,7 @@ def child_query(
         "rss_after_load_mb": rss_mb(),
     }
     paths = sorted(p for p, _, _ in idx.indexed_files())
-    window = idx.config.window
+    window = idx.config.fragment_lines
     positions: list[tuple[str, int]] = []
     while len(positions) < 2 * queries:
         path = rng.choice(paths)

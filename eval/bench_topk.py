@@ -85,7 +85,7 @@ def main() -> int:
     out["fragments"] = idx.fragment_count
     rng = random.Random(args.seed)
     paths = sorted(p for p, _, _ in idx.indexed_files())
-    window = idx.config.window
+    window = idx.config.fragment_lines
     at: list[tuple[str, int]] = []
     while len(at) < args.queries:
         path = rng.choice(paths)

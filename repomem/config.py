@@ -84,8 +84,12 @@ _IMPORT_WEIGHT = _range(
 
 
 #: keys renamed, by section (old name: new name): settings written with the old name still
-#: apply, with a warning (``completion.window`` was the query window, not the fragments')
-RENAMED: dict[str, dict[str, str]] = {"completion": {"window": "query_lines"}}
+#: apply, with a warning ("window" meant the fragments' lines in ``index`` and the query's in
+#: ``completion``)
+RENAMED: dict[str, dict[str, str]] = {
+    "index": {"window": "fragment_lines"},
+    "completion": {"window": "query_lines"},
+}
 
 
 def out_of_range(config: type, key: str, value: Any) -> str | None:
@@ -116,7 +120,7 @@ class IndexConfig:
     exclude_build_output: bool = True
     build_output_patterns: tuple[str, ...] = DEFAULT_BUILD_OUTPUT_PATTERNS
     ignore_patterns: tuple[str, ...] = ()
-    window: int = field(default=20, metadata=_at_least(1))
+    fragment_lines: int = field(default=20, metadata=_at_least(1))
     stride: int = field(default=10, metadata=_at_least(1))
     relation_epsilon: float = field(default=0.05, metadata=_below_one())
     node_neighbours: int = field(default=64, metadata=_at_least(1))

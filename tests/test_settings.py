@@ -207,3 +207,19 @@ def test_a_renamed_key_still_applies_with_one_warning(
     assert len(told) == 1 and "completion.window is now called completion.query_lines" in told[0]
     with pytest.raises(SettingsError, match="completion.query_lines must be at least 1"):
         merge_settings(Settings(), {"completion": {"window": 0}}, "test")
+
+
+def test_the_index_window_is_now_fragment_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index.window`` (a fragment's lines) became ``index.fragment_lines``; the old name in a
+    settings file or the environment still sets it, and is range-checked under the new name."""
+    from repomem import settings as settings_module
+
+    monkeypatch.setattr(settings_module, "_told_renamed", set())
+    write(tmp_path / ".repomem.toml", "[index]\nwindow = 30\n")
+    assert load_settings(tmp_path, environ={}).index.fragment_lines == 30
+    from_env = load_settings(None, environ={"REPOMEM_INDEX_WINDOW": "12"})
+    assert from_env.index.fragment_lines == 12
+    with pytest.raises(SettingsError, match="index.fragment_lines must be at least 1"):
+        merge_settings(Settings(), {"index": {"window": 0}}, "test")

@@ -68,7 +68,7 @@ def prepare_file(
     update leaves it to ``_add_file_fragments``, which counts only the windows it adds."""
     lines = split_lines(f.text)
     pf = parsed or parse_source(f.path, f.language, f.text, f.digest, lines)
-    wins = windows(lines, config.window, config.stride)
+    wins = windows(lines, config.fragment_lines, config.stride)
     counts = count_terms(lines, [(w.start, w.end) for w in wins]) if terms else None
     return PreparedFile(pf, wins, *window_nodes(pf, wins), counts)
 

@@ -30,13 +30,17 @@ def test_first_use_builds_and_then_the_saved_index_is_opened(tmp_path: Path) -> 
 def test_other_settings_are_kept_when_reading_and_rebuilt_when_building(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r")
     open_index(root, IndexConfig(), build=True)
-    wider = dataclasses.replace(IndexConfig(), window=30, index_dir=".repomem")
+    wider = dataclasses.replace(IndexConfig(), fragment_lines=30, index_dir=".repomem")
     kept = open_index(root, wider, build=False)
-    assert not kept.built and kept.changed == ("window",) and kept.index.config.window == 20
+    assert (
+        not kept.built
+        and kept.changed == ("fragment_lines",)
+        and kept.index.config.fragment_lines == 20
+    )
     said: list[str] = []
     rebuilt = open_index(root, wider, build=True, say=said.append)
-    assert rebuilt.built and rebuilt.index.config.window == 30
-    assert said == [f"indexing {root} again (changed: window)"]
+    assert rebuilt.built and rebuilt.index.config.fragment_lines == 30
+    assert said == [f"indexing {root} again (changed: fragment_lines)"]
 
 
 def test_a_caller_may_ask_for_a_rebuild_when_the_files_changed(tmp_path: Path) -> None:
