@@ -1,10 +1,11 @@
 """Re-parse only the top-level statements an edit touched, keeping the old parse of the rest.
 
-An edit of a file whose syntax tree is no longer kept (``parsing.TreeCache``) used to parse
-the whole file again: test_decimal.py (5.9k lines) took 70–110 ms, most of a one-file update. A
-Python statement at the top level starts at column 0 with no indentation open, so the
-statements before and after an edit parse alike whatever lies between them. ``region`` finds
-the text between the last untouched statement before the edit and the first one after it;
+An edit of a file whose syntax tree is no longer kept (``parsing.TreeCache``) would otherwise
+parse the whole file again, most of a one-file update in a long file (figures in
+docs/MEASUREMENTS.md). A Python statement at the top level starts at column 0 with no
+indentation open, so the statements before and after an edit parse alike whatever lies
+between them. ``region`` finds the text between the last untouched statement before the edit
+and the first one after it;
 ``parse_source`` parses that text alone and ``join`` puts the three parts together.
 
 The region grows over its neighbours while text at its edges could attach to them: an

@@ -348,7 +348,7 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
     # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
     for name, value in resolver.by_name.arrays(paths).items():
         gen.put(name, value)
-    # dumps, not dump: only the one-shot encoder is the C one (6x faster here)
+    # dumps, not dump: only the one-shot encoder is the C one
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
     gen.texts(
