@@ -5,8 +5,8 @@ parse the whole file again, most of a one-file update in a long file (figures in
 docs/MEASUREMENTS.md). A Python statement at the top level starts at column 0 with no
 indentation open, so the statements before and after an edit parse alike whatever lies
 between them. ``region`` finds the text between the last untouched statement before the edit
-and the first one after it;
-``parse_source`` parses that text alone and ``join`` puts the three parts together.
+and the first one after it; ``parse_source`` parses that text alone and ``join`` puts the
+three parts together.
 
 The region grows over its neighbours while text at its edges could attach to them: an
 indented line where it begins (a method added at the end of a class, or an indented comment,
