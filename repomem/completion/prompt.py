@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from repomem.context.cards import Card
 from repomem.core import RetrievedFragment
@@ -59,7 +59,6 @@ RIGHT_CONTEXT_SHARE = 0.25
 Count = Callable[[str], int]
 # a block's shown lines: (path, 0-based first line, the lines)
 Span = tuple[str, int, list[str]]
-T = TypeVar("T")
 
 
 class PromptModel(Protocol):
@@ -169,13 +168,12 @@ def build_prompt(
     kept = _surely_kept(left_context, available - overhead - budget, fim, count)
     kept_from = first_line + left_context.count("\n", 0, len(left_context) - len(kept))
     draft.set_cards(
-        *_choose(
+        *_choose_cards(
             unseen_cards(cards, path, kept, kept_from),
-            lambda card: format_card(card, draft.marker),
+            draft.marker,
             count,
             count(_intro(draft.marker, DEFINITIONS_INTRO) + "\n"),
             int(budget * definitions_share),
-            len(cards),
         )
     )
     definitions_tokens = _tokens(draft.definitions, count)
@@ -352,22 +350,36 @@ def _union(span: Span, other: Span) -> Span:
     return span[0], first, lines
 
 
-def _choose(
-    items: Sequence[T], render: Callable[[T], str], count: Count, used: int, budget: int, cap: int
-) -> tuple[list[T], list[str]]:
-    """RepoCoder's greedy choice: best first, skip what does not fit, stop at the cap.
-    ``used``: tokens already spent (the section's intro)."""
-    chosen: list[T] = []
-    blocks: list[str] = []
-    for item in items:
-        if len(chosen) >= cap:
-            break
-        block = render(item)
+def _choose_cards(
+    cards: Sequence[Card], marker: str, count: Count, used: int, budget: int
+) -> tuple[list[Card], list[str]]:
+    """The cards shown, best first. More cards cut short beat fewer whole ones (the
+    definition the next line needs is often ranked below a large class): the best card
+    whole and the others in their brief form (a signature: what a call needs; a card with
+    none whole) as many as fit, then, best first, each of those whole where that still
+    fits. ``used``: the tokens the section's intro takes."""
+    shown: list[tuple[Card, str, int]] = []
+    for i, card in enumerate(cards):
+        brief = card.briefed() if card.brief and i else card
+        block = format_card(brief, marker)
         tokens = count(block)
         if used + tokens <= budget:
-            chosen.append(item)
-            blocks.append(block)
+            shown.append((card, block, tokens))
             used += tokens
+    chosen: list[Card] = []
+    blocks: list[str] = []
+    for card, block, tokens in shown:
+        if card.brief:
+            whole = format_card(card, marker)
+            size = count(whole)
+            if used - tokens + size <= budget:
+                chosen.append(card)
+                blocks.append(whole)
+                used += size - tokens
+                continue
+            card = card.briefed()
+        chosen.append(card)
+        blocks.append(block)
     return chosen, blocks
 
 
