@@ -355,14 +355,17 @@ def _choose_cards(
 ) -> tuple[list[Card], list[str]]:
     """The cards shown, best first. More cards cut short beat fewer whole ones (the
     definition the next line needs is often ranked below a large class): the best card
-    whole and the others in their brief form (a signature: what a call needs; a card with
-    none whole) as many as fit, then, best first, each of those whole where that still
-    fits. ``used``: the tokens the section's intro takes."""
+    whole unless it alone would take half the budget, the others in their brief form (a
+    signature: what a call needs; a card with none whole) as many as fit, then, best
+    first, each of those whole where that still fits. ``used``: the tokens the section's
+    intro takes."""
     shown: list[tuple[Card, str, int]] = []
     for i, card in enumerate(cards):
-        brief = card.briefed() if card.brief and i else card
-        block = format_card(brief, marker)
+        block = format_card(card, marker)
         tokens = count(block)
+        if card.brief and (i or 2 * tokens > budget):
+            block = format_card(card.briefed(), marker)
+            tokens = count(block)
         if used + tokens <= budget:
             shown.append((card, block, tokens))
             used += tokens

@@ -241,7 +241,7 @@ def _class_brief(
 def _one_signature(pf: ParsedFile, lines: list[str], definition: Definition) -> str:
     """A Python definition's header lines joined on one line."""
     start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
-    return _SPACES.sub(" ", " ".join(s.strip() for s in _signature(lines, start, end)))
+    return _one_line(_signature(lines, start, end))
 
 
 def _shorter(brief: str, text: str) -> str:

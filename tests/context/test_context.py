@@ -110,9 +110,10 @@ def test_class_card_is_a_skeleton_of_its_public_methods() -> None:
 def test_cards_have_a_brief_form_of_what_a_call_needs() -> None:
     cards = cards_of(MODULE)
     # a function: its signature on one line, no decorator or docstring
-    assert cards["connect"].brief == (
-        'def connect(host, port=80, *, secure: bool = False) -> "Client":'
+    assert (
+        cards["connect"].brief == 'def connect(host, port=80, *, secure: bool = False) -> "Client":'
     )
+
     # a class: its header, the constructor, the skeleton's other methods by name
     client = cards["Client"].briefed()
     assert client.text == (
@@ -502,6 +503,17 @@ def test_a_tight_card_budget_shows_the_best_card_whole_and_the_others_brief() ->
     assert [c.name for c in prompt.cards] == [f"f{i}" for i in range(6)]
     assert prompt.cards[0] == big[0]
     assert [c.text for c in prompt.cards[1:]] == [f"def f{i}(a, b):" for i in range(1, 6)]
+    # a best card that alone would take half the budget is cut short too
+    prompt = build_prompt(
+        "x = 1",
+        [],
+        model,
+        language="python",
+        cards=big,
+        definitions_share=1.5 * whole / 2000,
+        path="a.py",
+    )
+    assert [c.text for c in prompt.cards] == [f"def f{i}(a, b):" for i in range(6)]
 
 
 def test_a_card_of_the_completed_file_above_the_cursor_is_not_repeated() -> None:
