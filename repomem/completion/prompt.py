@@ -359,30 +359,32 @@ def _choose_cards(
     signature: what a call needs; a card with none whole) as many as fit, then, best
     first, each of those whole where that still fits. ``used``: the tokens the section's
     intro takes."""
-    shown: list[tuple[Card, str, int]] = []
+
+    def block(card: Card) -> tuple[str, int]:
+        text = format_card(card, marker)
+        return text, count(text)
+
+    # (card, the block shown, its tokens, whether it is the whole card)
+    shown: list[tuple[Card, str, int, bool]] = []
     for i, card in enumerate(cards):
-        block = format_card(card, marker)
-        tokens = count(block)
-        if card.brief and (i or 2 * tokens > budget):
-            block = format_card(card.briefed(), marker)
-            tokens = count(block)
+        text, tokens = block(card) if i == 0 or not card.brief else ("", 0)
+        whole = bool(text) and not (card.brief and 2 * tokens > budget)
+        if not whole:
+            text, tokens = block(card.briefed())
         if used + tokens <= budget:
-            shown.append((card, block, tokens))
+            shown.append((card, text, tokens, whole))
             used += tokens
     chosen: list[Card] = []
     blocks: list[str] = []
-    for card, block, tokens in shown:
-        if card.brief:
-            whole = format_card(card, marker)
-            size = count(whole)
+    for card, text, tokens, whole in shown:
+        if not whole:
+            full, size = block(card)
             if used - tokens + size <= budget:
-                chosen.append(card)
-                blocks.append(whole)
-                used += size - tokens
-                continue
-            card = card.briefed()
+                text, used = full, used - tokens + size
+            else:
+                card = card.briefed()
         chosen.append(card)
-        blocks.append(block)
+        blocks.append(text)
     return chosen, blocks
 
 
