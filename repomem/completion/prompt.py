@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from repomem.context.cards import Card
 from repomem.core import RetrievedFragment
@@ -59,7 +59,6 @@ RIGHT_CONTEXT_SHARE = 0.25
 Count = Callable[[str], int]
 # a block's shown lines: (path, 0-based first line, the lines)
 Span = tuple[str, int, list[str]]
-T = TypeVar("T")
 
 
 class PromptModel(Protocol):
@@ -169,13 +168,12 @@ def build_prompt(
     kept = _surely_kept(left_context, available - overhead - budget, fim, count)
     kept_from = first_line + left_context.count("\n", 0, len(left_context) - len(kept))
     draft.set_cards(
-        *_choose(
+        *_choose_cards(
             unseen_cards(cards, path, kept, kept_from),
-            lambda card: format_card(card, draft.marker),
+            draft.marker,
             count,
             count(_intro(draft.marker, DEFINITIONS_INTRO) + "\n"),
             int(budget * definitions_share),
-            len(cards),
         )
     )
     definitions_tokens = _tokens(draft.definitions, count)
@@ -352,22 +350,41 @@ def _union(span: Span, other: Span) -> Span:
     return span[0], first, lines
 
 
-def _choose(
-    items: Sequence[T], render: Callable[[T], str], count: Count, used: int, budget: int, cap: int
-) -> tuple[list[T], list[str]]:
-    """RepoCoder's greedy choice: best first, skip what does not fit, stop at the cap.
-    ``used``: tokens already spent (the section's intro)."""
-    chosen: list[T] = []
-    blocks: list[str] = []
-    for item in items:
-        if len(chosen) >= cap:
-            break
-        block = render(item)
-        tokens = count(block)
+def _choose_cards(
+    cards: Sequence[Card], marker: str, count: Count, used: int, budget: int
+) -> tuple[list[Card], list[str]]:
+    """The cards shown, best first. More cards cut short beat fewer whole ones (the
+    definition the next line needs is often ranked below a large class): the best card
+    whole unless it alone would take half the budget, the others in their brief form (a
+    signature: what a call needs; a card with none whole) as many as fit, then, best
+    first, each of those whole where that still fits. ``used``: the tokens the section's
+    intro takes."""
+
+    def block(card: Card) -> tuple[str, int]:
+        text = format_card(card, marker)
+        return text, count(text)
+
+    # (card, the block shown, its tokens, whether it is the whole card)
+    shown: list[tuple[Card, str, int, bool]] = []
+    for i, card in enumerate(cards):
+        text, tokens = block(card) if i == 0 or not card.brief else ("", 0)
+        whole = bool(text) and not (card.brief and 2 * tokens > budget)
+        if not whole:
+            text, tokens = block(card.briefed())
         if used + tokens <= budget:
-            chosen.append(item)
-            blocks.append(block)
+            shown.append((card, text, tokens, whole))
             used += tokens
+    chosen: list[Card] = []
+    blocks: list[str] = []
+    for card, text, tokens, whole in shown:
+        if not whole:
+            full, size = block(card)
+            if used - tokens + size <= budget:
+                text, used = full, used - tokens + size
+            else:
+                card = card.briefed()
+        chosen.append(card)
+        blocks.append(text)
     return chosen, blocks
 
 

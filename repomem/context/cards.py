@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from repomem.context.lexer import code_only
 from repomem.index.parsing import Definition, ParsedFile
@@ -45,7 +45,10 @@ class Card:
     """A definition as the prompt shows it: ``path`` and 0-based ``line`` of its ``def`` or
     ``class`` line (or assignment), its qualified ``name``, its ``kind`` (function, class or
     constant), the card's ``text`` and the 0-based ``def`` lines of the methods a class
-    skeleton lists (their signatures are shown too)."""
+    skeleton lists (their signatures are shown too). ``brief`` is the card cut to what a
+    call needs (Python: a function's signature on one line, a class's header and
+    constructor, a constant's first line; empty where there is no shorter form): the prompt
+    shows it when the whole card does not fit."""
 
     path: str
     line: int
@@ -53,6 +56,11 @@ class Card:
     kind: str
     text: str
     methods: tuple[int, ...] = ()
+    brief: str = ""
+
+    def briefed(self) -> Card:
+        """This card showing its ``brief`` (a class's skeleton methods named, not shown)."""
+        return replace(self, text=self.brief, brief="")
 
     @property
     def header(self) -> str:
@@ -80,9 +88,14 @@ def definition_card(
         methods = skeleton_methods(public, calls or {})
         text = _class_text(pf, lines, definition, methods, len(public) - len(methods))
         starts = tuple(_def_line(pf, m) for m in methods)
-        return Card(path, _def_line(pf, definition), definition.name, "class", text, starts)
-    text = _head(pf, lines, definition.node)
-    return Card(path, _def_line(pf, definition), definition.name, "function", _dedent(text))
+        brief = _class_brief(pf, lines, definition, methods)
+        line = _def_line(pf, definition)
+        return Card(path, line, definition.name, "class", text, starts, _shorter(brief, text))
+    text = _dedent(_head(pf, lines, definition.node))
+    one = _one_signature(pf, lines, definition)
+    return Card(
+        path, _def_line(pf, definition), definition.name, "function", text, (), _shorter(one, text)
+    )
 
 
 def constant_nodes(pf: ParsedFile, lines: list[str]) -> dict[str, int]:
@@ -111,7 +124,8 @@ def constant_card(
         return None
     row = int(pf.node_start[node])
     end = min(int(pf.node_end[node]), row + MAX_SIGNATURE_LINES - 1)
-    return Card(path, row, name, "constant", "\n".join(lines[row : end + 1]))
+    text = "\n".join(lines[row : end + 1])
+    return Card(path, row, name, "constant", text, (), _shorter(lines[row], text))
 
 
 def _def_line(pf: ParsedFile, definition: Definition) -> int:
@@ -219,6 +233,37 @@ def _class_text(
     if more > 0:
         text.append(f"    # ... {more} more methods")
     return _dedent(text)
+
+
+def _class_brief(
+    pf: ParsedFile, lines: list[str], definition: Definition, methods: list[Definition]
+) -> str:
+    """A class's header, its constructor's signature cut to ``SKELETON_WIDTH`` and its
+    skeleton's other methods by name: what it offers in three lines."""
+    text = [_one_signature(pf, lines, definition)]
+    names = []
+    for method in methods:
+        bare = method.name.rsplit(".", 1)[-1]
+        if bare == "__init__":
+            text.append(
+                "    " + _shortened(_one_signature(pf, lines, method), SKELETON_WIDTH) + " ..."
+            )
+        else:
+            names.append(bare)
+    if names:
+        text.append("    # methods: " + ", ".join(names))
+    return "\n".join(text)
+
+
+def _one_signature(pf: ParsedFile, lines: list[str], definition: Definition) -> str:
+    """A Python definition's header lines joined on one line."""
+    start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
+    return _one_line(_signature(lines, start, end))
+
+
+def _shorter(brief: str, text: str) -> str:
+    """``brief`` where it is shorter than the card's ``text`` (else no brief form)."""
+    return brief if len(brief) < len(text) else ""
 
 
 def _shortened(signature: str, width: int) -> str:

@@ -15,7 +15,7 @@ import pytest
 from fakemodel import FakeModel
 from repos import make_repo, run_repomem
 
-from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt
+from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt, format_card
 from repomem.context.cards import Card, constant_card, constant_nodes, definition_card
 from repomem.context.definitions import (
     _SPACES,
@@ -113,6 +113,25 @@ def test_class_card_is_a_skeleton_of_its_public_methods() -> None:
         "    def send(self, payload: bytes, *, timeout: float = TIMEOUT) -> int: ..."
     )
     assert "_reconnect" not in card.text
+
+
+def test_cards_have_a_brief_form_of_what_a_call_needs() -> None:
+    cards = cards_of(MODULE)
+    # a function: its signature on one line, no decorator or docstring
+    assert (
+        cards["connect"].brief == 'def connect(host, port=80, *, secure: bool = False) -> "Client":'
+    )
+
+    # a class: its header, the constructor, the skeleton's other methods by name
+    client = cards["Client"].briefed()
+    assert client.text == (
+        "class Client(Base):\n"
+        "    def __init__(self, host: str, port: int = 80) -> None: ...\n"
+        "    # methods: url, send"
+    )
+    assert client.methods == cards["Client"].methods and client.brief == ""
+    # a card no longer than its brief form has none
+    assert cards["Client._reconnect"].brief == ""
 
 
 def test_constant_card_is_its_assignment_line() -> None:
@@ -482,6 +501,40 @@ def test_cards_take_only_their_share_and_none_when_it_is_zero() -> None:
     )
     assert 0 < len(prompt.cards) < 200
     assert prompt.definitions_tokens <= 0.25 * 0.5 * 4000
+
+
+def test_a_tight_card_budget_shows_the_best_card_whole_and_the_others_brief() -> None:
+    doc = "\n".join(f"    line {i} of a long docstring" for i in range(40))
+    big = [
+        Card("m.py", 10 * i, f"f{i}", "function", f"def f{i}(a, b):\n{doc}", (), f"def f{i}(a, b):")
+        for i in range(6)
+    ]
+    model = FakeModel(context_window=4000)
+    whole = model.count_tokens(format_card(big[0], "#"))
+    prompt = build_prompt(
+        "x = 1",
+        [],
+        model,
+        language="python",
+        cards=big,
+        definitions_share=2 * whole / 2000,
+        path="a.py",
+    )
+    # whole, only two would fit: brief, every card does, the best one still whole
+    assert [c.name for c in prompt.cards] == [f"f{i}" for i in range(6)]
+    assert prompt.cards[0] == big[0]
+    assert [c.text for c in prompt.cards[1:]] == [f"def f{i}(a, b):" for i in range(1, 6)]
+    # a best card that alone would take half the budget is cut short too
+    prompt = build_prompt(
+        "x = 1",
+        [],
+        model,
+        language="python",
+        cards=big,
+        definitions_share=1.5 * whole / 2000,
+        path="a.py",
+    )
+    assert [c.text for c in prompt.cards] == [f"def f{i}(a, b):" for i in range(6)]
 
 
 def test_a_card_of_the_completed_file_above_the_cursor_is_not_repeated() -> None:
