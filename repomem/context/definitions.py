@@ -61,6 +61,7 @@ from repomem.index.resolve import PYTHON_NS
 
 if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
+    from repomem.index.resolve import Resolver
 
 #: lines before the cursor whose names are looked up
 NAME_LINES = 40
@@ -372,7 +373,255 @@ def _strengths(
     return strengths
 
 
-class _Finder:
+class _Lookups:
+    """What a name or receiver at the cursor refers to: the file's bindings, locals and module
+    constants, receivers typed by what the code writes down (annotations, constructors, return
+    types; in Python also pytest's fixtures), methods by name. :class:`_Finder` collects the
+    names; these are its lookups, apart."""
+
+    index: RepoIndex
+    resolver: Resolver
+    path: str
+    pf: ParsedFile
+    lines: list[str]
+    depth: int
+
+    def _receiver(self, parts: tuple[str, ...]) -> tuple[bool, Owner | None]:
+        """Whether the code declares the type of the receiver ``x`` or ``self.x``, and the
+        repository class it is: from the lines before the cursor, else (``self.x``) from
+        what the enclosing class and its bases assign to ``x``."""
+        key = ".".join(parts)
+        if key in self._owners:
+            return self._owners[key]
+        self._owners[key] = (False, None)  # ``x = x.next()``: no type from itself
+        declared = self.types.get(key)
+        found: tuple[bool, Owner | None] = (False, None)
+        if declared is not None:
+            kind, name = declared
+            if kind == "class":
+                found = (True, _types.class_named(self.index, self.path, name))
+            else:  # a call: the class called, or what the function called returns
+                owner = self._call_type(name, kind)
+                found = (owner is not None or name[-1][:1].isupper(), owner)
+        elif parts[0] in ("self", "cls") and self.scope is not None and key not in self.types:
+            owner = _types.attribute(self.index, (self.path, self.scope), parts[1])
+            found = (owner is not None, owner)
+        elif len(parts) == 1 and self.python:
+            owner = self._fixture_owner(parts[0])
+            found = (owner is not None, owner)
+        self._owners[key] = found
+        return found
+
+    def _call_type(self, name: tuple[str, ...], kind: str = "call") -> Owner | None:
+        """The class a call of ``name`` makes (``kind`` "call"), or what ``with name(...)
+        as x`` binds (``kind`` "enter"): the class called, or what the function called is
+        annotated to return; None for a guessed callee."""
+        callee = self.resolve(name)
+        if callee is None or callee[2].startswith("guessed"):
+            return None
+        (path, qual), node, _ = callee
+        if qual in self.resolver.classes.get(path, ()):
+            owner: Owner | None = (path, qual)
+        else:
+            owner = _types.returns(self.index, path, node)
+        if owner is not None and kind == "enter":
+            owner = self._entered(owner)
+        return owner
+
+    @cached_property
+    def _functions(self) -> list[tuple[Definition, list[str]]]:
+        """The functions holding the cursor, innermost first, with their parameters (a
+        closure sees its outer functions' parameters): the statements around the last code
+        line above it (the blank lines after a body may still be in it: the cursor's
+        indentation is not written yet)."""
+        pf = self.pf
+        last = min(self.cursor, pf.line_owner.size) - 1
+        while last > 0 and pf.line_len[last] == 0:
+            last -= 1
+        qualnames = self.resolver.qualnames.get(self.path, {})
+        classes = self.resolver.classes.get(self.path, ())
+        out = []
+        node = int(pf.line_owner[last]) if last >= 0 else -1
+        while node >= 0:
+            qual = qualnames.get(node)
+            if qual is not None and qual not in classes:
+                start = int(pf.node_start[node])
+                out.append((Definition(qual, node, False), pytypes.parameters(self.lines, start)))
+            node = int(pf.node_parent[node])
+        return out
+
+    def _parameter(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of a function holding the cursor (which hides a
+        module-level name: a test's ``runner`` beside a ``runner`` fixture)."""
+        return any(name in params for _, params in self._functions)
+
+    def _fixture(self, name: str) -> tuple[str, int] | None:
+        """The fixture pytest passes to the parameter ``name`` of the test or fixture the
+        cursor is in; None where the innermost function with that parameter is neither, or
+        ``@pytest.mark.parametrize`` gives it its values."""
+        for d, params in self._functions:
+            if name not in params:
+                continue
+            if not self._injected(d):
+                return None
+            if name in pytypes.parametrized(self.pf, self.lines, d.node):
+                return None
+            owner = d.name.rpartition(".")[0]
+            cls = owner if owner in self.resolver.classes.get(self.path, ()) else None
+            return pytypes.fixture(self.index, self.path, name, cls)
+        return None
+
+    def _injected(self, d: Definition) -> bool:
+        """Whether pytest fills the parameters of ``d`` from fixtures: a test (``test*``,
+        pytest's default ``python_functions``) or a fixture."""
+        bare = d.name.rsplit(".", 1)[-1]
+        return bare.startswith("test") or pytypes.is_fixture(self.pf, self.lines, d.node)
+
+    def _fixture_owner(self, name: str) -> Owner | None:
+        """The class of the value pytest passes to the parameter ``name`` (``_fixture``)."""
+        target = self._fixture(name)
+        if target is None or self.depth >= FIXTURE_DEPTH:
+            return None
+        return _fixture_types.get(self.index, target, self.depth)
+
+    def _entered(self, owner: Owner) -> Owner | None:
+        """What ``with owner(...) as x`` binds: ``__enter__``'s annotated class, else the
+        instance itself (``return self``, as context managers mostly do)."""
+        enter = self.resolver.definition(owner[0], ("self", "__enter__"), owner[1])
+        if enter is None:
+            return owner
+        node = self.resolver.defs[enter[0]][enter[1]]
+        returned = _types.returns(self.index, enter[0], node)
+        return returned if returned is not None else owner
+
+    def _member(self, owner: Owner, parts: tuple[str, ...]) -> tuple[str, str] | None:
+        """The method ``parts`` reaches from an instance of ``owner``: attributes on the way
+        by their declared types, properties by their return annotations."""
+        for i, part in enumerate(parts):
+            found = self.resolver.definition(owner[0], ("self", part), owner[1])
+            if i == len(parts) - 1:
+                return found
+            step: Owner | None
+            if found is None:
+                step = _types.attribute(self.index, owner, part)
+            elif found[1] in self.resolver.classes.get(found[0], ()):
+                step = found  # a nested class
+            else:
+                step = _types.returns(self.index, found[0], self.resolver.defs[found[0]][found[1]])
+            if step is None:
+                return None
+            owner = step
+        return None
+
+    def _method_by_name(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """``obj.meth`` that did not resolve (a local or parameter of unknown type, ``self``
+        outside any class the parse shows, a package that re-exports with ``import *``;
+        not a name imported from outside the repository, ``np.zeros``): the repository's only
+        definition named ``meth``, unless built-in types have a method of that name
+        (``d.get(k)``) or it is in a test file and the cursor's file is not. A guess, and
+        ``how`` says so."""
+        name = parts[-1]
+        if len(parts) < 2 or name in _COMMON_METHODS or name.startswith("__"):
+            return None
+        if parts[0] in self._local() or self._external(parts[0]):
+            return None
+        if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
+            return None  # the class and its bases were searched: an attribute, not a method
+        found = self.resolver.by_name.get((PYTHON_NS, name), [])
+        if len(found) != 1 or (langs.is_test(found[0][0]) and not langs.is_test(self.path)):
+            return None
+        path, node = found[0]
+        how = "guessed: the only definition so named"
+        return (path, self.resolver.qualnames[path][node]), node, how
+
+    def _unbound(self, name: str) -> bool:
+        """Whether ``name`` is neither imported nor defined at the top of the file (so only
+        a local's type can tell what it is)."""
+        return name not in self._local() and name not in self._bindings()
+
+    def _external(self, name: str) -> bool:
+        """Whether ``name`` is imported from a module outside the repository."""
+        binding = self._bindings().get(name)
+        if binding is None:
+            return False
+        return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
+
+    def _local(self) -> dict[str, int]:
+        return self.resolver.defs.get(self.path, {})
+
+    def _bindings(self) -> dict[str, ImportBinding]:
+        """The file's imports by the name they bind (the resolver's table: the last wins)."""
+        return self.resolver.bindings.get(self.path, {})
+
+    def _constant(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
+        """A module-level constant named directly (imported) or as ``module.NAME``."""
+        if parts[0] in ("self", "cls") or len(parts) > 2:
+            return None
+        if len(parts) == 1:
+            binding = self._bindings().get(parts[0])
+            if binding is None or binding.symbol is None:
+                return None
+            module = self.resolver.resolve_module(binding.module, binding.level, self.path)
+            name = binding.symbol
+        else:
+            looked = self.resolver.lookup(self.path, parts[0])
+            module = looked[0] if looked is not None and looked[1] is None else None
+            name = parts[1]
+        if module is None or name is None or module not in self.index:
+            return None
+        card = _cards.get(self.index, module, name)
+        if card is None:
+            return None
+        owner = self.index.parses()[module].line_owner
+        node = int(owner[card.line]) if card.line < owner.size else -1
+        return ((module, name), node, "module constant") if node >= 0 else None
+
+    def _enclosing_class(self) -> str | None:
+        """The innermost class whose span holds the cursor's line (Python)."""
+        best: tuple[int, str] | None = None
+        for d in self.pf.definitions:
+            if not d.is_class:
+                continue
+            start, end = int(self.pf.node_start[d.node]), int(self.pf.node_end[d.node])
+            # the buffer may end at the cursor: a class reaching the last line holds it
+            holds = end >= self.cursor or end >= self.pf.line_owner.size - 1
+            if start < self.cursor and holds and (best is None or start > best[0]):
+                best = (start, d.name)
+        return None if best is None else best[1]
+
+    @cached_property
+    def types(self) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+        """``name -> (kind, dotted name)`` from annotations and loops over annotated
+        containers (``class``: the type), assignments of calls (``call``: the callee) and
+        ``with`` statements (``enter``) before the cursor (the last one wins; None: a loop
+        variable of unknown type); read only when a name has a receiver to type."""
+        block = "\n".join(self.code[max(0, self.cursor - TYPE_LINES) : self.cursor + 1])
+        # runs of spaces read as one: the pattern finds the same groups (none holds a space,
+        # each of its gaps takes one or more) in half the characters (indents, blanked text)
+        block = _SPACES.sub(" ", block)
+        types: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+        items: dict[str, tuple[str, ...]] = {}  # the element type of a typed container
+        for m in _TYPED.finditer(block):
+            if m["loop"]:
+                item = items.get(m["items"])
+                types[m["loop"]] = ("class", item) if item is not None else None
+            elif m["enter"]:
+                types[m["bound"]] = ("enter", tuple(m["enter"].split(".")))
+            elif m["call"]:
+                types[m["target"]] = ("call", tuple(m["call"].split(".")))
+            else:
+                last = m["annot"].rsplit(".", 1)[-1]
+                arg = tuple(m["arg"].split(".")) if m["arg"] else None
+                if last in _OPTIONAL and arg is not None:
+                    types[m["target"]] = ("class", arg)
+                    continue
+                types[m["target"]] = ("class", tuple(m["annot"].split(".")))
+                if last in _CONTAINERS and arg is not None:
+                    items[m["target"]] = arg
+        return types
+
+
+class _Finder(_Lookups):
     """Collects the definitions named in one cursor's context."""
 
     def __init__(
@@ -671,240 +920,6 @@ class _Finder:
         if owner is not None:
             return None  # an attribute of a known type (a field): no other name stands in
         return self._constant(parts) or self._method_by_name(parts)
-
-    def _receiver(self, parts: tuple[str, ...]) -> tuple[bool, Owner | None]:
-        """Whether the code declares the type of the receiver ``x`` or ``self.x``, and the
-        repository class it is: from the lines before the cursor, else (``self.x``) from
-        what the enclosing class and its bases assign to ``x``."""
-        key = ".".join(parts)
-        if key in self._owners:
-            return self._owners[key]
-        self._owners[key] = (False, None)  # ``x = x.next()``: no type from itself
-        declared = self.types.get(key)
-        found: tuple[bool, Owner | None] = (False, None)
-        if declared is not None:
-            kind, name = declared
-            if kind == "class":
-                found = (True, _types.class_named(self.index, self.path, name))
-            else:  # a call: the class called, or what the function called returns
-                owner = self._call_type(name, kind)
-                found = (owner is not None or name[-1][:1].isupper(), owner)
-        elif parts[0] in ("self", "cls") and self.scope is not None and key not in self.types:
-            owner = _types.attribute(self.index, (self.path, self.scope), parts[1])
-            found = (owner is not None, owner)
-        elif len(parts) == 1 and self.python:
-            owner = self._fixture_owner(parts[0])
-            found = (owner is not None, owner)
-        self._owners[key] = found
-        return found
-
-    def _call_type(self, name: tuple[str, ...], kind: str = "call") -> Owner | None:
-        """The class a call of ``name`` makes (``kind`` "call"), or what ``with name(...)
-        as x`` binds (``kind`` "enter"): the class called, or what the function called is
-        annotated to return; None for a guessed callee."""
-        callee = self.resolve(name)
-        if callee is None or callee[2].startswith("guessed"):
-            return None
-        (path, qual), node, _ = callee
-        if qual in self.resolver.classes.get(path, ()):
-            owner: Owner | None = (path, qual)
-        else:
-            owner = _types.returns(self.index, path, node)
-        if owner is not None and kind == "enter":
-            owner = self._entered(owner)
-        return owner
-
-    @cached_property
-    def _functions(self) -> list[tuple[Definition, list[str]]]:
-        """The functions holding the cursor, innermost first, with their parameters (a
-        closure sees its outer functions' parameters): the statements around the last code
-        line above it (the blank lines after a body may still be in it: the cursor's
-        indentation is not written yet)."""
-        pf = self.pf
-        last = min(self.cursor, pf.line_owner.size) - 1
-        while last > 0 and pf.line_len[last] == 0:
-            last -= 1
-        qualnames = self.resolver.qualnames.get(self.path, {})
-        classes = self.resolver.classes.get(self.path, ())
-        out = []
-        node = int(pf.line_owner[last]) if last >= 0 else -1
-        while node >= 0:
-            qual = qualnames.get(node)
-            if qual is not None and qual not in classes:
-                start = int(pf.node_start[node])
-                out.append((Definition(qual, node, False), pytypes.parameters(self.lines, start)))
-            node = int(pf.node_parent[node])
-        return out
-
-    def _parameter(self, name: str) -> bool:
-        """Whether ``name`` is a parameter of a function holding the cursor (which hides a
-        module-level name: a test's ``runner`` beside a ``runner`` fixture)."""
-        return any(name in params for _, params in self._functions)
-
-    def _fixture(self, name: str) -> tuple[str, int] | None:
-        """The fixture pytest passes to the parameter ``name`` of the test or fixture the
-        cursor is in; None where the innermost function with that parameter is neither, or
-        ``@pytest.mark.parametrize`` gives it its values."""
-        for d, params in self._functions:
-            if name not in params:
-                continue
-            if not self._injected(d):
-                return None
-            if name in pytypes.parametrized(self.pf, self.lines, d.node):
-                return None
-            owner = d.name.rpartition(".")[0]
-            cls = owner if owner in self.resolver.classes.get(self.path, ()) else None
-            return pytypes.fixture(self.index, self.path, name, cls)
-        return None
-
-    def _injected(self, d: Definition) -> bool:
-        """Whether pytest fills the parameters of ``d`` from fixtures: a test (``test*``,
-        pytest's default ``python_functions``) or a fixture."""
-        bare = d.name.rsplit(".", 1)[-1]
-        return bare.startswith("test") or pytypes.is_fixture(self.pf, self.lines, d.node)
-
-    def _fixture_owner(self, name: str) -> Owner | None:
-        """The class of the value pytest passes to the parameter ``name`` (``_fixture``)."""
-        target = self._fixture(name)
-        if target is None or self.depth >= FIXTURE_DEPTH:
-            return None
-        return _fixture_types.get(self.index, target, self.depth)
-
-    def _entered(self, owner: Owner) -> Owner | None:
-        """What ``with owner(...) as x`` binds: ``__enter__``'s annotated class, else the
-        instance itself (``return self``, as context managers mostly do)."""
-        enter = self.resolver.definition(owner[0], ("self", "__enter__"), owner[1])
-        if enter is None:
-            return owner
-        node = self.resolver.defs[enter[0]][enter[1]]
-        returned = _types.returns(self.index, enter[0], node)
-        return returned if returned is not None else owner
-
-    def _member(self, owner: Owner, parts: tuple[str, ...]) -> tuple[str, str] | None:
-        """The method ``parts`` reaches from an instance of ``owner``: attributes on the way
-        by their declared types, properties by their return annotations."""
-        for i, part in enumerate(parts):
-            found = self.resolver.definition(owner[0], ("self", part), owner[1])
-            if i == len(parts) - 1:
-                return found
-            step: Owner | None
-            if found is None:
-                step = _types.attribute(self.index, owner, part)
-            elif found[1] in self.resolver.classes.get(found[0], ()):
-                step = found  # a nested class
-            else:
-                step = _types.returns(self.index, found[0], self.resolver.defs[found[0]][found[1]])
-            if step is None:
-                return None
-            owner = step
-        return None
-
-    def _method_by_name(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
-        """``obj.meth`` that did not resolve (a local or parameter of unknown type, ``self``
-        outside any class the parse shows, a package that re-exports with ``import *``;
-        not a name imported from outside the repository, ``np.zeros``): the repository's only
-        definition named ``meth``, unless built-in types have a method of that name
-        (``d.get(k)``) or it is in a test file and the cursor's file is not. A guess, and
-        ``how`` says so."""
-        name = parts[-1]
-        if len(parts) < 2 or name in _COMMON_METHODS or name.startswith("__"):
-            return None
-        if parts[0] in self._local() or self._external(parts[0]):
-            return None
-        if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
-            return None  # the class and its bases were searched: an attribute, not a method
-        found = self.resolver.by_name.get((PYTHON_NS, name), [])
-        if len(found) != 1 or (langs.is_test(found[0][0]) and not langs.is_test(self.path)):
-            return None
-        path, node = found[0]
-        how = "guessed: the only definition so named"
-        return (path, self.resolver.qualnames[path][node]), node, how
-
-    def _unbound(self, name: str) -> bool:
-        """Whether ``name`` is neither imported nor defined at the top of the file (so only
-        a local's type can tell what it is)."""
-        return name not in self._local() and name not in self._bindings()
-
-    def _external(self, name: str) -> bool:
-        """Whether ``name`` is imported from a module outside the repository."""
-        binding = self._bindings().get(name)
-        if binding is None:
-            return False
-        return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
-
-    def _local(self) -> dict[str, int]:
-        return self.resolver.defs.get(self.path, {})
-
-    def _bindings(self) -> dict[str, ImportBinding]:
-        """The file's imports by the name they bind (the resolver's table: the last wins)."""
-        return self.resolver.bindings.get(self.path, {})
-
-    def _constant(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
-        """A module-level constant named directly (imported) or as ``module.NAME``."""
-        if parts[0] in ("self", "cls") or len(parts) > 2:
-            return None
-        if len(parts) == 1:
-            binding = self._bindings().get(parts[0])
-            if binding is None or binding.symbol is None:
-                return None
-            module = self.resolver.resolve_module(binding.module, binding.level, self.path)
-            name = binding.symbol
-        else:
-            looked = self.resolver.lookup(self.path, parts[0])
-            module = looked[0] if looked is not None and looked[1] is None else None
-            name = parts[1]
-        if module is None or name is None or module not in self.index:
-            return None
-        card = _cards.get(self.index, module, name)
-        if card is None:
-            return None
-        owner = self.index.parses()[module].line_owner
-        node = int(owner[card.line]) if card.line < owner.size else -1
-        return ((module, name), node, "module constant") if node >= 0 else None
-
-    def _enclosing_class(self) -> str | None:
-        """The innermost class whose span holds the cursor's line (Python)."""
-        best: tuple[int, str] | None = None
-        for d in self.pf.definitions:
-            if not d.is_class:
-                continue
-            start, end = int(self.pf.node_start[d.node]), int(self.pf.node_end[d.node])
-            # the buffer may end at the cursor: a class reaching the last line holds it
-            holds = end >= self.cursor or end >= self.pf.line_owner.size - 1
-            if start < self.cursor and holds and (best is None or start > best[0]):
-                best = (start, d.name)
-        return None if best is None else best[1]
-
-    @cached_property
-    def types(self) -> dict[str, tuple[str, tuple[str, ...]] | None]:
-        """``name -> (kind, dotted name)`` from annotations and loops over annotated
-        containers (``class``: the type), assignments of calls (``call``: the callee) and
-        ``with`` statements (``enter``) before the cursor (the last one wins; None: a loop
-        variable of unknown type); read only when a name has a receiver to type."""
-        block = "\n".join(self.code[max(0, self.cursor - TYPE_LINES) : self.cursor + 1])
-        # runs of spaces read as one: the pattern finds the same groups (none holds a space,
-        # each of its gaps takes one or more) in half the characters (indents, blanked text)
-        block = _SPACES.sub(" ", block)
-        types: dict[str, tuple[str, tuple[str, ...]] | None] = {}
-        items: dict[str, tuple[str, ...]] = {}  # the element type of a typed container
-        for m in _TYPED.finditer(block):
-            if m["loop"]:
-                item = items.get(m["items"])
-                types[m["loop"]] = ("class", item) if item is not None else None
-            elif m["enter"]:
-                types[m["bound"]] = ("enter", tuple(m["enter"].split(".")))
-            elif m["call"]:
-                types[m["target"]] = ("call", tuple(m["call"].split(".")))
-            else:
-                last = m["annot"].rsplit(".", 1)[-1]
-                arg = tuple(m["arg"].split(".")) if m["arg"] else None
-                if last in _OPTIONAL and arg is not None:
-                    types[m["target"]] = ("class", arg)
-                    continue
-                types[m["target"]] = ("class", tuple(m["annot"].split(".")))
-                if last in _CONTAINERS and arg is not None:
-                    items[m["target"]] = arg
-        return types
 
 
 def _uses_name(text: str, name: str) -> bool:
