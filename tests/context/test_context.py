@@ -606,6 +606,10 @@ def test_complete_explains_and_reports_the_cards(tmp_path: Path) -> None:
     assert "the prompt, top to bottom:" in proc.stderr
     assert "definition  pkg/net.py:" in proc.stderr
     assert "pkg/net.py:" in proc.stderr and "Client" in proc.stderr
+    # every card the prompt shows is named with how it was found, a shortened copy too
+    shown = proc.stderr.split("the prompt, top to bottom:")[1].split("the file up to")[0]
+    cards = [ln for ln in shown.splitlines() if ln.strip().startswith("definition  ")]
+    assert cards and all(" <- " in ln for ln in cards), cards
     account = json.loads(proc.stdout)
     first = account["iterations"][0]
     names = {d["name"] for d in first["definitions"]}
