@@ -167,6 +167,18 @@ def shows(fragment: RetrievedFragment, sources: set[tuple[str, int]]) -> bool:
     return False
 
 
+def _plain_members(tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The archive's files and folders inside it: no links, devices, absolute paths or ``..``
+    (what ``extractall``'s "data" filter refuses, which Python 3.11 before 3.11.4 lacks)."""
+    return [
+        m
+        for m in tar.getmembers()
+        if (m.isfile() or m.isdir())
+        and not m.name.startswith("/")
+        and ".." not in m.name.split("/")
+    ]
+
+
 class Replay:
     """One history's replay (see the module doc)."""
 
@@ -191,7 +203,7 @@ class Replay:
                 ["git", "-C", str(self.repo), "archive", rev], capture_output=True, check=True
             ).stdout
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                tar.extractall(self.work, filter="data")
+                tar.extractall(self.work, members=_plain_members(tar))
             self.index, _ = RepoIndex.build(self.work, IndexConfig(), save=False)
         else:
             assert self.at is not None
