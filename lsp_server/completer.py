@@ -369,11 +369,11 @@ def _suggestion(result: CompletionResult, backend: str) -> Suggestion:
         for location in fragment.locations:
             if location.path not in sources:
                 sources.append(location.path)
-    shown = set(result.prompt.cards)
+    shown = {c.key for c in result.prompt.cards}
     definitions = tuple(
         f"{h.card.path}:{h.card.line + 1} {h.card.name} (from `{h.name}`: {h.how})"
         for h in result.iterations[-1].definitions
-        if h.card in shown
+        if h.card.key in shown
     )
     recent = tuple(
         f"{f.path}:{f.shown_start + 1}-{f.locations[0].end} ({_RECENT[f.recent]})"

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TextIO
 
 from repomem.completion.engine import CompletionResult, Iteration
-from repomem.context.cards import Card
 from repomem.context.definitions import DefinitionHit
 from repomem.core import RetrievedFragment
 
@@ -85,7 +84,7 @@ def explain(
 
 def _prompt_pieces(it: Iteration, alpha: float, out: TextIO) -> None:
     shown = it.prompt.fragments
-    cards = {_key(h.card): h for h in it.definitions}
+    cards = {h.card.key: h for h in it.definitions}
     if not shown and not it.prompt.cards:
         print("  the prompt holds the file alone (nothing retrieved fits)", file=out)
         return
@@ -93,22 +92,17 @@ def _prompt_pieces(it: Iteration, alpha: float, out: TextIO) -> None:
     for fragment in reversed(shown):
         print(f"    {_labelled(fragment, alpha)}", file=out)
     for card in reversed(it.prompt.cards):
-        hit = cards.get(_key(card))
+        hit = cards.get(card.key)
         line = definition_line(hit) if hit else f"{card.path}:{card.line + 1}"
         print(f"    definition  {line}", file=out)
     print("    the file up to the cursor", file=out)
 
 
-def _key(card: Card) -> tuple[str, int, str]:
-    """A card by its definition: the prompt may show a shorter copy of the card it was given."""
-    return card.path, card.line, card.name
-
-
 def _left_out(it: Iteration, alpha: float) -> list[str]:
     shown = {id(f) for f in it.prompt.fragments}
-    cards = {_key(c) for c in it.prompt.cards}
+    cards = {c.key for c in it.prompt.cards}
     pieces = [_labelled(f, alpha) for f in it.retrieved if id(f) not in shown]
     pieces += [
-        f"definition  {definition_line(h)}" for h in it.definitions if _key(h.card) not in cards
+        f"definition  {definition_line(h)}" for h in it.definitions if h.card.key not in cards
     ]
     return pieces

@@ -133,7 +133,7 @@ class CompletionResult:
 
 def _iteration_dict(it: Iteration) -> dict[str, Any]:
     shown = {id(f) for f in it.prompt.fragments}
-    shown_cards = set(it.prompt.cards)
+    shown_cards = {c.key for c in it.prompt.cards}
     return {
         "query": it.query,
         "fragments": [
@@ -158,7 +158,7 @@ def _iteration_dict(it: Iteration) -> dict[str, Any]:
                 "how": h.how,
                 "strength": h.strength,
                 "distance": h.distance,
-                "in_prompt": h.card in shown_cards,
+                "in_prompt": h.card.key in shown_cards,
             }
             for h in it.definitions
         ],

@@ -63,6 +63,12 @@ class Card:
         return replace(self, text=self.brief, brief="")
 
     @property
+    def key(self) -> tuple[str, int, str]:
+        """The definition this card shows, whether whole or ``briefed``: what a prompt's cards
+        are matched by against the cards it was given."""
+        return self.path, self.line, self.name
+
+    @property
     def header(self) -> str:
         """The ``def``/``class``/declaration/assignment line, stripped (decorators,
         annotations and a doc comment skipped): what marks this definition in any text that

@@ -503,6 +503,34 @@ def test_cards_take_only_their_share_and_none_when_it_is_zero() -> None:
     assert prompt.definitions_tokens <= 0.25 * 0.5 * 4000
 
 
+def test_a_card_shown_brief_counts_as_in_the_prompt() -> None:
+    """The prompt shows a shorter copy of a card it was given; the account of the completion
+    still says that definition was in the prompt."""
+    from repomem.completion.engine import Iteration, _iteration_dict
+    from repomem.context.definitions import DefinitionHit
+
+    doc = "\n".join(f"    line {i} of a long docstring" for i in range(40))
+    big = [
+        Card("m.py", 10 * i, f"f{i}", "function", f"def f{i}(a, b):\n{doc}", (), f"def f{i}(a, b):")
+        for i in range(3)
+    ]
+    model = FakeModel(context_window=4000)
+    whole = model.count_tokens(format_card(big[0], "#"))
+    prompt = build_prompt(
+        "x = 1",
+        [],
+        model,
+        language="python",
+        cards=big,
+        definitions_share=2 * whole / 2000,
+        path="a.py",
+    )
+    assert prompt.cards[1] != big[1] and prompt.cards[1].key == big[1].key  # shown brief
+    hits = tuple(DefinitionHit(c, c.name, "import", 0.5, 1, 1) for c in big)
+    it = Iteration("q", (), prompt, "", "", 0.0, 0.0, 0.0, definitions=hits)
+    assert [d["in_prompt"] for d in _iteration_dict(it)["definitions"]] == [True, True, True]
+
+
 def test_a_tight_card_budget_shows_the_best_card_whole_and_the_others_brief() -> None:
     doc = "\n".join(f"    line {i} of a long docstring" for i in range(40))
     big = [
