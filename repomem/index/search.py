@@ -102,21 +102,31 @@ class Searcher:
         """The BM25 scores of fragments ``ids`` for ``query``: ``query_scores(query)[ids]``,
         the same floats, from the kept scores if they are this query's, else from those
         fragments' rows alone (a plain retrieval scores no more than its top k)."""
-        key = (query, revision, len(self.tables.frag_text))
-        if self._last_scores is not None and self._last_scores[0] == key:
-            return self._last_scores[1][ids]
+        kept = self._kept_scores(query, revision)
+        if kept is not None:
+            return kept[ids]
         return self.tables.bm25.scores_of(tokenize(query), ids)
+
+    def _kept_scores(self, query: str, revision: int) -> np.ndarray | None:
+        """The last query's scores, if they are ``query``'s on the index as it is now."""
+        key = self._scores_key(query, revision)
+        if self._last_scores is None or self._last_scores[0] != key:
+            return None
+        return self._last_scores[1]
+
+    def _scores_key(self, query: str, revision: int) -> tuple[str, int, int]:
+        return query, revision, len(self.tables.frag_text)
 
     def query_scores(self, query: str, revision: int) -> np.ndarray:
         """Every fragment's BM25 score for ``query``; the last query's are kept while the
         index is unchanged (a completion's retrieval and usages ask for the same one);
         ``revision``: the index's, which every change bumps."""
-        key = (query, revision, len(self.tables.frag_text))
-        if self._last_scores is None or self._last_scores[0] != key:
-            scores = _fit(self.tables.bm25.scores(tokenize(query)), len(self.tables.frag_text))
-            scores.flags.writeable = False  # shared by the callers: none may change it
-            self._last_scores = (key, scores)
-        return self._last_scores[1]
+        kept = self._kept_scores(query, revision)
+        if kept is None:
+            kept = _fit(self.tables.bm25.scores(tokenize(query)), len(self.tables.frag_text))
+            kept.flags.writeable = False  # shared by the callers: none may change it
+            self._last_scores = (self._scores_key(query, revision), kept)
+        return kept
 
     def lines(self, path: str) -> list[str]:
         """A file's lines, kept for the few files recent results came from."""
