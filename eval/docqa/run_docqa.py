@@ -37,7 +37,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from repomem.docmem.strategies import ask
 from repomem.index.jit import cache_home
 from repomem.index.repo import RepoIndex
 from repomem.settings import Settings
+from repomem_eval.devsuite import extract_archive
 from repomem_eval.metrics import edit_similarity, exact_match
 
 HERE = Path(__file__).parent
@@ -116,12 +116,7 @@ def fetch_extra(name: str, extra: Path) -> Path:
     stem = spec.split("@")[0] if kind == "npm" else spec.split("==")[0]
     pattern = f"{stem}-*.tgz" if kind == "npm" else f"{stem}-*.tar.gz"
     archive = next(download.glob(pattern))
-    unpacked = extra / f".{name}-unpacked"
-    with tarfile.open(archive) as tar:
-        tar.extractall(unpacked, filter="data")
-    (top,) = list(unpacked.iterdir())
-    top.rename(target)
-    unpacked.rmdir()
+    extract_archive(archive, target)
     return target
 
 
