@@ -60,6 +60,28 @@ MIDLINE = [
 ]
 
 
+def drive(
+    script: Path, args: Sequence[object], out: Path, cwd: Path, timeout: int
+) -> dict[str, Any]:
+    """What the driver ``script`` (run with ``args`` in ``cwd``) wrote to ``out``, after
+    checking that Neovim exited cleanly and the script raised nothing; the plugin's default
+    command, `repomem serve`, is the one installed beside this Python."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(
+        [NVIM, "--clean", "--headless", "-l", str(script), *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file(), f"the driver wrote no result; stderr:\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert "error" not in result, result["error"]
+    return result
+
+
 def run_nvim(
     repo: Path,
     rel: str,
@@ -70,23 +92,9 @@ def run_nvim(
 ) -> dict[str, Any]:
     """What the driver saw, after running it in ``repo`` with ``setup`` for ``setup()``."""
     out = repo.parent / "nvim-result.json"
-    # the plugin's default command is `repomem serve`: the one installed beside this Python
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     cases = json.dumps([{"text": t, "col": col} for t, col, _ in midline])
-    args = [str(PLUGIN), str(repo / rel), str(line), text, str(out), json.dumps(setup), cases]
-    proc = subprocess.run(
-        [NVIM, "--clean", "--headless", "-l", str(DRIVER), *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert out.is_file(), f"the driver wrote no result; stderr:\n{proc.stderr}"
-    result = json.loads(out.read_text())
-    assert "error" not in result, result["error"]
-    return result
+    args = [PLUGIN, repo / rel, line, text, out, json.dumps(setup), cases]
+    return drive(DRIVER, args, out, repo, 150)
 
 
 def nvim_session(
@@ -234,22 +242,10 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
     (top / "sdist/pyproject.toml").write_text('[project]\nname = "e"\n\n[tool.repomem.index]\n')
     assert cli_root(top) is None, "the temporary folder is inside a repository"
     out = top / "roots.json"
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     checked = [str(top / rel) for rel in files]
     outside = [str(top / "nothing/f.py"), str(top / "nothing/g.py")]
     args = [PLUGIN, LSP_README, json.dumps(checked), json.dumps(outside), top / "sdist/src/e.py"]
-    proc = subprocess.run(
-        [NVIM, "--clean", "--headless", "-l", str(ROOTS), *map(str, args), str(out)],
-        cwd=top / "nothing",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(out.read_text())
-    assert "error" not in result, result["error"]
-    return top, result
+    return top, drive(ROOTS, [*args, out], out, top / "nothing", 150)
 
 
 def test_the_plugin_and_the_readme_find_the_roots_the_cli_finds(
@@ -315,28 +311,8 @@ def test_two_repositories_open_share_one_server_each_completing_from_its_own(
         for name, root in roots.items()
     ]
     out = tmp_path / "nvim-result.json"
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     driver = PLUGIN / "tests" / "two_roots.lua"
-    proc = subprocess.run(
-        [
-            NVIM,
-            "--clean",
-            "--headless",
-            "-l",
-            str(driver),
-            str(PLUGIN),
-            str(out),
-            json.dumps(cases),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(out.read_text())
-    assert "error" not in result, result["error"]
+    result = drive(driver, [PLUGIN, out, json.dumps(cases)], out, tmp_path, 300)
     assert result["messages"] == []
     alpha, beta = result["cases"]
     assert result["clients"] == 1 and alpha["client_id"] == beta["client_id"]
@@ -371,20 +347,8 @@ def test_the_lines_on_screen_reach_the_server_and_the_prompt(tmp_path: Path) -> 
     draft = repo / "pkg" / "draft.py"
     text = "\n" * 40 + VIEWED + "\n" * 40
     out = tmp_path / "nvim-result.json"
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    args = [str(PLUGIN), str(draft), text, "39", str(repo / "pkg/app.py"), "1"]
-    args += ["    step = quantize_sample(", str(out)]
-    proc = subprocess.run(
-        [NVIM, "--clean", "--headless", "-l", str(PLUGIN / "tests" / "visible.lua"), *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(out.read_text())
-    assert "error" not in result, result["error"]
+    args = [PLUGIN, draft, text, 39, repo / "pkg/app.py", 1, "    step = quantize_sample(", out]
+    result = drive(PLUGIN / "tests" / "visible.lua", args, out, repo, 300)
     sent = {
         (Path(s["uri"].removeprefix("file://")).name, s["ranges"][0]["start"]["line"])
         for s in result["sent"]
@@ -415,19 +379,8 @@ def test_partial_accept_takes_the_next_word_then_the_line_with_no_new_completion
         "settings": {"debounceMs": 0, "completion": {"iterations": 1}},
         "inline": {"accept_word": "<C-l>", "accept_line": "<C-j>"},
     }
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    args = [str(PLUGIN), str(repo / "pkg/app.py"), "1", TYPED, str(out), json.dumps(setup)]
-    proc = subprocess.run(
-        [NVIM, "--clean", "--headless", "-l", str(PARTIAL), *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(out.read_text())
-    assert "error" not in result, result["error"]
+    args = [PLUGIN, repo / "pkg/app.py", 1, TYPED, out, json.dumps(setup)]
+    result = drive(PARTIAL, args, out, repo, 150)
     assert result["mappings"] == {
         "word": "repomem: accept the suggestion's next word",
         "line": "repomem: accept the suggestion's line",

@@ -11,6 +11,7 @@
 -- it shows (`vim.lsp.inline_completion.get`, what the plugin maps) and reads the line back.
 -- tests/editors/test_nvim.py reads OUT.
 local plugin, file, line, text, out, setup_json, cases_json = unpack(arg)
+local finish = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), 'harness.lua'))
 local line_nr = assert(tonumber(line))
 local TIMEOUT_MS = 60000
 
@@ -139,17 +140,4 @@ local function run()
   result.items_disabled = complete()
 end
 
-local ok, err = xpcall(run, debug.traceback)
-if not ok then
-  result.error = err
-end
-for _, client in ipairs(vim.lsp.get_clients({ name = 'repomem' })) do
-  client:stop()
-end
-vim.wait(5000, function()
-  return #vim.lsp.get_clients({ name = 'repomem' }) == 0
-end, 20)
-
-local fh = assert(io.open(out, 'w'))
-fh:write(vim.json.encode(result))
-fh:close()
+finish(run, result, out)

@@ -9,6 +9,7 @@
 -- `textDocument/completion` at its end. Then it reads `repomem/status` and the client's
 -- workspace folders. tests/editors/test_nvim.py reads OUT.
 local plugin, out, cases_json = unpack(arg)
+local finish = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), 'harness.lua'))
 local TIMEOUT_MS = 120000
 
 vim.opt.runtimepath:prepend(plugin)
@@ -67,18 +68,4 @@ local function run()
   end, answer.result.folders)
 end
 
-local ok, err = xpcall(run, debug.traceback)
-if not ok then
-  result.error = err
-end
-result.clients = #vim.lsp.get_clients({ name = 'repomem' })
-for _, client in ipairs(vim.lsp.get_clients({ name = 'repomem' })) do
-  client:stop()
-end
-vim.wait(5000, function()
-  return #vim.lsp.get_clients({ name = 'repomem' }) == 0
-end, 20)
-
-local fh = assert(io.open(out, 'w'))
-fh:write(vim.json.encode(result))
-fh:close()
+finish(run, result, out)

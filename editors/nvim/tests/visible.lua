@@ -9,6 +9,7 @@
 -- entered), replaces APP's line LINE (0-based) with TEXT and asks for a completion at its end.
 -- Records the visible ranges the plugin sent and the completion items' documentation.
 local plugin, draft, draft_text, top, app, line, text, out = unpack(arg)
+local finish = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), 'harness.lua'))
 local TIMEOUT_MS = 60000
 
 vim.opt.runtimepath:prepend(plugin)
@@ -73,14 +74,4 @@ local function run()
   end, items)
 end
 
-local ok, err = xpcall(run, debug.traceback)
-if not ok then
-  result.error = err
-end
-for _, client in ipairs(vim.lsp.get_clients({ name = 'repomem' })) do
-  client:stop()
-end
-vim.wait(5000, function()
-  return #vim.lsp.get_clients({ name = 'repomem' }) == 0
-end, 20)
-vim.fn.writefile({ vim.json.encode(result) }, out)
+finish(run, result, out)
