@@ -102,3 +102,46 @@ def test_a_missing_root_is_an_error_and_stays_missing(tmp_path: Path, save: bool
     with pytest.raises(RepositoryRootError, match="does not exist"):
         RepoIndex.build(root, save=save)
     assert not root.exists()
+
+
+def _calling_fragments_by_scan(index: RepoIndex, path: str, node: int, outside: str) -> list[int]:
+    """``calling_fragments`` read off the tables: every window of another file holding a
+    statement whose resolved call reaches ``path``'s ``node``."""
+    out = set()
+    for caller, entries in index.tables.calls.items():
+        if caller == outside:
+            continue
+        rows = {
+            int(index.parse(caller).node_start[s])
+            for s, t, n in entries
+            if (t, n) == (path, node) and s >= 0
+        }
+        entry = index.tables.files[caller]
+        for row in rows:
+            out.update(entry.win_frag[(entry.win_start <= row) & (row < entry.win_end)].tolist())
+    return sorted(out)
+
+
+def test_calling_fragments_follow_edits(tmp_path: Path) -> None:
+    """The calls into a file, kept by target node between requests, are those of the index
+    as it is now: a call added, a calling file gone, the file asking left out."""
+    root = make_repo(tmp_path / "r", PY_FILES, use_git=False)
+    index, _ = RepoIndex.build(root)
+    helper = next(d.node for d in index.parse("pkg/util.py").definitions if d.name == "helper")
+
+    def check() -> None:
+        for outside in ("pkg/util.py", "pkg/core.py", "pkg/sub/mod.py"):
+            got = index.calling_fragments("pkg/util.py", helper, outside=outside).tolist()
+            assert got == _calling_fragments_by_scan(index, "pkg/util.py", helper, outside)
+
+    check()
+    before = index.calling_fragments("pkg/util.py", helper, outside="pkg/util.py").tolist()
+    extra = "\n\ndef again():\n    return helper(5)\n"
+    index.update_file("pkg/sub/mod.py", PY_FILES["pkg/sub/mod.py"] + extra)
+    check()
+    after = index.calling_fragments("pkg/util.py", helper, outside="pkg/util.py").tolist()
+    assert after != before and any("helper(5)" in index.fragment_text(f) for f in after)
+    index.update_file("pkg/core.py", None)
+    check()
+    loaded = RepoIndex.load(root)  # the saved index, before the edits
+    assert loaded.calling_fragments("pkg/util.py", helper, outside="pkg/util.py").tolist() == before
