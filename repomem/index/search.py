@@ -14,8 +14,9 @@ from repomem.index.tables import FileEntry, IndexTables
 
 # past this many fragments, scoring every fragment once (kept for the query's next request)
 # costs less than scoring their rows: on the standard library, its 84k fragments ~0.9 ms,
-# the 21k windows calling ``unittest``'s ``assertEqual`` by row 18 ms
-FULL_SCORE_FROM = 512
+# 1,000 fragments by row about as much, the 21k windows calling ``unittest``'s
+# ``assertEqual`` 18 ms
+FULL_SCORE_FROM = 1024
 
 
 class Searcher:
