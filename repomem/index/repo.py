@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,6 +23,7 @@ from repomem.config import IndexConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import store
 from repomem.index.build import IndexSummary, Progress, build_tables
+from repomem.index.calling import CallingWindows
 from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
 from repomem.index.parsing import ParsedFile, TreeCache
@@ -33,19 +33,6 @@ from repomem.index.search import Searcher
 from repomem.index.tables import IndexTables
 from repomem.index.trim import release_memory
 from repomem.index.update import update_file
-
-# files whose calls by target node are kept (``RepoIndex.calling_fragments``)
-_CALLS_KEPT = 64
-
-
-class _CallsByNode(NamedTuple):
-    """The calls into one file, sorted by the target's local node: the calling files, and
-    per call its target node, the calling statement's global node and its file's number."""
-
-    files: list[str]
-    target: np.ndarray
-    source: np.ndarray
-    caller: np.ndarray
 
 
 class RepoIndex:
@@ -59,8 +46,7 @@ class RepoIndex:
         self.revision = 0
         self._trees = TreeCache()  # the files updated last, for incremental parsing
         self._search = Searcher(tables)
-        # per file, the calls into it by target node (``calling_fragments``), at a revision
-        self._calls_by_node: dict[str, tuple[int, _CallsByNode]] = {}
+        self._calling = CallingWindows(tables)
 
     @property
     def config(self) -> IndexConfig:
@@ -243,41 +229,7 @@ class RepoIndex:
     def calling_fragments(self, path: str, node: int, *, outside: str) -> np.ndarray:
         """The fragments whose windows hold a statement of a file other than ``outside`` that
         calls ``path``'s definition at local ``node`` (sorted, once each)."""
-        by_node = self._calls_into_by_node(path)
-        lo, hi = np.searchsorted(by_node.target, [node, node + 1])
-        calling = by_node.source[lo:hi]
-        if outside in by_node.files:
-            calling = calling[by_node.caller[lo:hi] != by_node.files.index(outside)]
-        if calling.size == 0:
-            return np.empty(0, np.int64)
-        # the windows holding a calling statement
-        _, frags, _ = self.tables.node_frags.gather(_distinct(calling))
-        return _distinct(frags)
-
-    def _calls_into_by_node(self, path: str) -> _CallsByNode:
-        """The calls into ``path`` sorted by target node, kept per file while the index is at
-        the same revision: a module called from hundreds of files (``unittest``'s 66k calls
-        in the standard library) is gathered once, not for every cursor calling it."""
-        hit = self._calls_by_node.get(path)
-        if hit is not None and hit[0] == self.revision:
-            return hit[1]
-        callers = self.callers(path)
-        offsets = self.tables.graph.stmt_offset
-        files = [p for p in callers if p in offsets]
-        pairs = np.concatenate([np.empty((0, 2), np.int64), *(callers[p] for p in files)])
-        counts = [len(callers[p]) for p in files]
-        order = np.argsort(pairs[:, 1], kind="stable")
-        by_node = _CallsByNode(
-            files,
-            pairs[order, 1],
-            # global node ids: the caller's offset + its local node
-            (pairs[:, 0] + np.repeat([offsets[p] for p in files], counts).astype(np.int64))[order],
-            np.repeat(np.arange(len(files)), counts)[order],
-        )
-        if len(self._calls_by_node) >= _CALLS_KEPT:
-            self._calls_by_node.clear()
-        self._calls_by_node[path] = (self.revision, by_node)
-        return by_node
+        return self._calling.fragments(path, node, outside=outside, revision=self.revision)
 
     def fragments_at_line(self, path: str, line: int) -> np.ndarray:
         """The fragments whose windows in ``path`` cover 0-based ``line`` (none for a file the
@@ -321,10 +273,3 @@ class RepoIndex:
             hub=self.config.hub_degree,
             node_cap=node_cap,
         )
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` by a sort: numpy 2's ``unique`` hashes first, ~30x slower on the
-    tens of thousands of ids a module's callers give."""
-    values = np.sort(values)
-    return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
