@@ -91,7 +91,7 @@ def _best_caller(
     if frags.size == 0:
         return None
     s_ind = index.fragment_scores(query, frags)
-    # best score, then lowest id (a sort of thousands of calling windows cost ~1 ms)
+    # best score, then lowest id, without sorting thousands of calling windows
     best_score = np.flatnonzero(s_ind == s_ind.max())
     at = int(best_score[np.argmin(frags[best_score])])
     best = int(frags[at])

@@ -1,9 +1,9 @@
 """The windows calling a definition, as usages ask for them for every cursor.
 
-A definition called from thousands of statements (``unittest``'s ``assertEqual``: 33k calling
-statements in 21k windows of the standard library) would otherwise be gathered again for each
-cursor using it: its windows are kept, each with how many files' calls it holds, so that
-leaving out the cursor's own file costs only that file's calls.
+A definition called from thousands of statements (``unittest``'s ``assertEqual`` in the
+standard library) would otherwise be gathered again for each cursor using it: its windows are
+kept, each with how many files' calls it holds, so that leaving out the cursor's own file
+costs only that file's calls.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class CallingWindows:
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` by a sort: numpy 2's ``unique`` hashes first, ~30x slower on the
-    tens of thousands of ids a module's callers give."""
+    """``np.unique(values)`` by a sort: numpy 2's ``unique`` hashes first, many times slower
+    on the tens of thousands of ids a module's callers give."""
     values = np.sort(values)
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values

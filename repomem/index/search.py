@@ -13,9 +13,7 @@ from repomem.index.scorer import bounded_top_k
 from repomem.index.tables import FileEntry, IndexTables
 
 # past this many fragments, scoring every fragment once (kept for the query's next request)
-# costs less than scoring their rows: on the standard library, its 84k fragments ~0.9 ms,
-# 1,000 fragments by row about as much, the 21k windows calling ``unittest``'s
-# ``assertEqual`` 18 ms
+# costs less than scoring their rows (measured on the standard library: docs/MEASUREMENTS.md)
 FULL_SCORE_FROM = 1024
 
 
