@@ -676,7 +676,7 @@ class _Finder(_Lookups):
             self._group_members(self.language.group_members)
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
-        called = {c.parts[0] for c in self.pf.calls} if self.python else set()
+        called = self.pf.call_heads() if self.python else set()
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0

@@ -91,7 +91,9 @@ def _best_caller(
     if frags.size == 0:
         return None
     s_ind = index.fragment_scores(query, frags)
-    at = np.lexsort((frags, -s_ind))[0]  # best score, then lowest id
+    # best score, then lowest id, without sorting thousands of calling windows
+    best_score = np.flatnonzero(s_ind == s_ind.max())
+    at = int(best_score[np.argmin(frags[best_score])])
     best = int(frags[at])
     loc = min(
         (loc for loc in index.fragment_locations(best) if loc.path != path),

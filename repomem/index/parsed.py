@@ -76,3 +76,7 @@ class ParsedFile:
     @property
     def n_nodes(self) -> int:
         return int(self.node_start.size)
+
+    def call_heads(self) -> set[str]:
+        """The first parts of the names the file calls (``self``, ``os``, ``helper``)."""
+        return {c.parts[0] for c in self.calls}

@@ -23,6 +23,7 @@ from repomem.config import IndexConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import store
 from repomem.index.build import IndexSummary, Progress, build_tables
+from repomem.index.calling import CallingWindows
 from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
 from repomem.index.parsing import ParsedFile, TreeCache
@@ -45,6 +46,7 @@ class RepoIndex:
         self.revision = 0
         self._trees = TreeCache()  # the files updated last, for incremental parsing
         self._search = Searcher(tables)
+        self._calling = CallingWindows(tables)
 
     @property
     def config(self) -> IndexConfig:
@@ -227,17 +229,7 @@ class RepoIndex:
     def calling_fragments(self, path: str, node: int, *, outside: str) -> np.ndarray:
         """The fragments whose windows hold a statement of a file other than ``outside`` that
         calls ``path``'s definition at local ``node`` (sorted, once each)."""
-        callers = self.callers(path)
-        offsets = self.tables.graph.stmt_offset
-        files = [p for p in callers if p != outside and p in offsets]
-        if not files:
-            return np.empty(0, np.int64)
-        pairs = np.concatenate([callers[p] for p in files])
-        shift = np.repeat([offsets[p] for p in files], [len(callers[p]) for p in files])
-        calling = pairs[:, 1] == node
-        # the windows holding a calling statement (global node ids: file offset + local node)
-        _, frags, _ = self.tables.node_frags.gather(np.unique(pairs[calling, 0] + shift[calling]))
-        return np.unique(frags)
+        return self._calling.fragments(path, node, outside=outside, revision=self.revision)
 
     def fragments_at_line(self, path: str, line: int) -> np.ndarray:
         """The fragments whose windows in ``path`` cover 0-based ``line`` (none for a file the

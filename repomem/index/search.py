@@ -12,6 +12,10 @@ from repomem.index.parsing import split_lines
 from repomem.index.scorer import bounded_top_k
 from repomem.index.tables import FileEntry, IndexTables
 
+# past this many fragments, scoring every fragment once (kept for the query's next request)
+# costs less than scoring their rows (measured on the standard library: docs/MEASUREMENTS.md)
+FULL_SCORE_FROM = 1024
+
 
 class Searcher:
     """Searches one index's tables, keeping what consecutive searches share: the last
@@ -100,9 +104,12 @@ class Searcher:
 
     def fragment_scores(self, query: str, revision: int, ids: np.ndarray) -> np.ndarray:
         """The BM25 scores of fragments ``ids`` for ``query``: ``query_scores(query)[ids]``,
-        the same floats, from the kept scores if they are this query's, else from those
+        the same floats: from the kept scores if they are this query's; for more than
+        ``FULL_SCORE_FROM`` fragments, from every fragment's, then kept; else from those
         fragments' rows alone (a plain retrieval scores no more than its top k)."""
         kept = self._kept_scores(query, revision)
+        if kept is None and ids.size > FULL_SCORE_FROM:
+            kept = self.query_scores(query, revision)
         if kept is not None:
             return kept[ids]
         return self.tables.bm25.scores_of(tokenize(query), ids)

@@ -46,7 +46,7 @@ from repomem.index.spool import (
 )
 from repomem.index.tables import FileEntry, IndexTables
 
-FORMAT_VERSION = 16
+FORMAT_VERSION = 17
 
 
 class IndexNotFound(RepomemError):
@@ -387,6 +387,8 @@ def _symbols(pf: ParsedFile) -> bytes:
             "error_rows": None if pf.error_rows is None else pf.error_rows.tolist(),
             "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
             "package": pf.package,
+            # what a loaded file's definition cards read of its calls, without them
+            "call_heads": sorted(pf.call_heads()),
         },
         separators=(",", ":"),
     ).encode()
@@ -570,6 +572,7 @@ def _saved_parse(file: list[str], parts: _FileParts, i: int) -> ParsedFile:
         bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
         package=sym["package"],
         callsites=callsites,
+        call_heads=sym["call_heads"],
     )
 
 
@@ -608,13 +611,25 @@ def _saved_calls_into(paths: list[str], calls: np.ndarray) -> dict[str, dict[str
 class SavedParse(ParsedFile):
     """A saved parse whose call sites are decoded when first read: resolution tables are
     made from every file's definitions and imports, but only a file whose calls are
-    resolved again reads its call sites (447k of them in the Linux kernel's subset)."""
+    resolved again reads its call sites (447k of them in the Linux kernel's subset). Their
+    first parts are saved apart (``call_heads``): the definition cards of a cursor in the
+    file read those alone, not every call site."""
 
     def __init__(
-        self, *args: Any, callsites: Callable[[], list[CallSite]] | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        callsites: Callable[[], list[CallSite]] | None = None,
+        call_heads: list[str] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)  # (``dataclasses.replace`` gives the calls)
         self._callsites = callsites
+        self._call_heads = call_heads
+
+    def call_heads(self) -> set[str]:
+        if self._callsites is not None and self._call_heads is not None:
+            return set(self._call_heads)
+        return super().call_heads()
 
     @property  # type: ignore[override]
     def calls(self) -> list[CallSite]:

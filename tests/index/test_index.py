@@ -55,6 +55,8 @@ def assert_same(a: RepoIndex, b: RepoIndex, queries: list[str]) -> None:
     fb, rb, cb = snapshot(b)
     assert fa == fb
     assert ca == cb
+    # what a loaded parse saves of its calls (their first parts) is what they say
+    assert _call_heads(a) == _call_heads(b)
     assert ra.keys() == rb.keys()
     for key in ra:
         assert ra[key] == pytest.approx(rb[key], rel=1e-9)
@@ -66,6 +68,10 @@ def assert_same(a: RepoIndex, b: RepoIndex, queries: list[str]) -> None:
         ha = [(h.locations, round(h.s_rel, 9)) for h in a.retrieve(q, k=10)]
         hb = [(h.locations, round(h.s_rel, 9)) for h in b.retrieve(q, k=10)]
         assert ha == hb
+
+
+def _call_heads(idx: RepoIndex) -> dict[str, set[str]]:
+    return {p: pf.call_heads() for p, pf in idx.tables.parsed.items()}
 
 
 QUERIES = ["value = helper(1)", "def compute(items):\n    out = []", "return result"]
