@@ -894,6 +894,34 @@ def _package_module(r: Resolver, spec: str, tried: list[str]) -> str | None:
     return None
 
 
+def _own_package(r: Resolver, spec: str) -> str | None:
+    """The module a bare ``spec`` names when the repository is a package's sources without
+    its ``package.json`` (none is indexed, so the package's name is unknown): a package's
+    tests and examples import it by its own name (``from 'pkg'``, ``from '@scope/pkg/sub'``),
+    so the package's entry (``index`` or ``src/index``), or ``sub`` below the root or
+    ``src/``. Only named imports come here (``_binding``): the name must then be exported
+    there, so a name of another package resolves only if the repository's entry exports a
+    definition of that very name."""
+    t = _tables(r)
+    if t.packages or spec.startswith((".", "/")):
+        return None
+    key = ("/", spec)  # no repository directory is "/": the key is this lookup's own
+    hit = t.modules.get(key)
+    if hit is None:
+        head, _, rest = spec.partition("/")
+        sub = rest.partition("/")[2] if head.startswith("@") else rest
+        tried: list[str] = []
+        found = None
+        for c in (sub, f"src/{sub}") if sub else ("index", "src/index"):
+            found = _probe(r, c, tried)
+            if found is not None:
+                break
+        hit = t.modules[key] = (found, tuple(tried))
+    for k in hit[1]:
+        r.note_key(NAMESPACE, k)
+    return hit[0]
+
+
 def _source_of(directory: str, entry: str) -> str | None:
     """``dist/index.js`` of a package as ``src/index``: where its sources usually are."""
     rel = entry[len(directory) :].lstrip("/") if directory else entry
@@ -972,6 +1000,8 @@ def _binding(r: Resolver, path: str, b: ImportBinding, depth: int) -> _Entity | 
     if not b.module:  # ``export {a as b}`` of this file's own name
         return None if b.symbol is None else _local(r, path, b.symbol, None, depth + 1)
     target = _module(r, path, b.module)
+    if target is None and b.symbol not in (None, "default"):
+        target = _own_package(r, b.module)
     if target is None:
         return None
     if b.symbol is None:
