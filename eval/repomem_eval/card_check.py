@@ -13,7 +13,8 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
    language service ("go to definition", ``tsoracle.js``) at every place the file's code up to
    the end of the ground truth names the card's name. **Right** when one of them leads to the
    card's definition, **wrong** when they lead elsewhere (another definition, the standard
-   library), undecided when the compiler finds nothing;
+   library), undecided when the compiler finds nothing (an import of a module it cannot find,
+   a package's own name in its sources without their ``package.json``, leads to nothing);
 4. **right** when the card's definition is the only one of its name in the language family
    (test files left out for a task outside tests);
 5. Go, Java and C, for functions, types and macros (not methods, whose receiver may be typed

@@ -227,6 +227,29 @@ def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
         oracle.close()
 
 
+def test_an_import_the_compiler_cannot_follow_decides_no_typescript_card(tmp_path: Path) -> None:
+    """The compiler answers an import of a module it cannot find with the import's own
+    binding: that names no other definition, so the card stays for the later rules."""
+    files = {
+        "index.ts": "export { helper } from './util';\n",
+        "util.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+        "tests/a.test.ts": "import { helper } from '@demo/pkg';\n\nhelper('x');\n",
+    }
+    repo = write_files(tmp_path / "ts", files)
+    index = _index(repo)
+    oracle = typescript_oracle(_typescript(), repo)
+    assert oracle is not None
+    try:
+        checker = CardChecker(index, definitions_by_name(index), oracle)
+        card = _card(index, "util.ts", "helper")
+        # undecided by the compiler; the only definition so named: right
+        assert checker.verdicts("tests/a.test.ts", files["tests/a.test.ts"], "", [card]) == [
+            "right"
+        ]
+    finally:
+        oracle.close()
+
+
 def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
     files = {
         "go.mod": "module example.com/demo\n",
