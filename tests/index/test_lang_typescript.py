@@ -306,17 +306,21 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
         "index.ts": "export { configureStore } from './store';\nexport * from 'redux';\n",
         "store.ts": "export function configureStore(): number {\n  return 1;\n}\n",
         "query/index.ts": "export function fetchQuery(): number {\n  return 2;\n}\n",
+        "tests/helpers.ts": "export function setup(): number {\n  return 3;\n}\n",
         "tests/store.test.ts": "import { configureStore } from '@demo/toolkit';\n"
         "import { fetchQuery } from '@demo/toolkit/query';\n"
+        "import { setup } from '@internal/tests/helpers';\n"
         "import { combineReducers } from 'redux';\n"
         "import React from 'react';\n\n"
         "export function check(): number {\n"
-        "  return configureStore() + fetchQuery() + combineReducers() + React.render();\n}\n",
+        "  return configureStore() + fetchQuery() + setup() + combineReducers() + React.render();"
+        "\n}\n",
     }
     index = _index(tmp_path, files)
     assert {t for _, t in _edges(index, "tests/store.test.ts")} == {
         "store.ts:configureStore",
         "query/index.ts:fetchQuery",
+        "tests/helpers.ts:setup",  # an alias of the source folder, as tsconfig paths write it
     }
     # the same files in a repository with a package.json: its name is the package's, not these
     named = _index(tmp_path / "named", {**files, "package.json": '{"name": "other"}'})

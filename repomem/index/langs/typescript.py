@@ -896,23 +896,25 @@ def _package_module(r: Resolver, spec: str, tried: list[str]) -> str | None:
 
 def _own_package(r: Resolver, spec: str) -> str | None:
     """The module a bare ``spec`` names when the repository is a package's sources without
-    its ``package.json`` (none is indexed, so the package's name is unknown): a package's
-    tests and examples import it by its own name (``from 'pkg'``, ``from '@scope/pkg/sub'``),
-    so the package's entry (``index`` or ``src/index``), or ``sub`` below the root or
-    ``src/``. Only named imports come here (``_binding``): the name must then be exported
-    there, so a name of another package resolves only if the repository's entry exports a
-    definition of that very name."""
+    its ``package.json`` (none is indexed, so neither the package's name nor its
+    ``tsconfig.json`` aliases are known): a package's tests and examples import it by its
+    own name (``from 'pkg'``, ``from '@scope/pkg/sub'``) or through an alias of its source
+    folder (``from '@internal/query/core'``, ``paths: {"@internal/*": ["src/*"]}``). So the
+    longest tail of the specifier's path (its first segment dropped) that is a module below
+    the root or ``src/``, else the package's entry (``index`` or ``src/index``). Only named
+    imports come here (``_binding``): the name must then be exported there, so a name of
+    another package resolves only if that module exports a definition of that very name."""
     t = _tables(r)
     if t.packages or spec.startswith((".", "/")):
         return None
     key = ("/", spec)  # no repository directory is "/": the key is this lookup's own
     hit = t.modules.get(key)
     if hit is None:
-        head, _, rest = spec.partition("/")
-        sub = rest.partition("/")[2] if head.startswith("@") else rest
+        parts = spec.split("/")
+        tails = ["/".join(parts[k:]) for k in range(1, len(parts)) if parts[k]]
         tried: list[str] = []
         found = None
-        for c in (sub, f"src/{sub}") if sub else ("index", "src/index"):
+        for c in [p for t in tails for p in (t, f"src/{t}")] + ["index", "src/index"]:
             found = _probe(r, c, tried)
             if found is not None:
                 break
