@@ -315,6 +315,10 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
         "export function check(): number {\n"
         "  return configureStore() + fetchQuery() + setup() + combineReducers() + React.render();"
         "\n}\n",
+        # a path out of the repository into the sources' own folder; one inside that is wrong
+        "tests/rel.test.ts": "import { fetchQuery as fq } from '../../src/query';\n"
+        "import { gone } from './missing';\n\n"
+        "export function rel(): number {\n  return fq() + gone();\n}\n",
     }
     index = _index(tmp_path, files)
     assert {t for _, t in _edges(index, "tests/store.test.ts")} == {
@@ -322,6 +326,7 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
         "query/index.ts:fetchQuery",
         "tests/helpers.ts:setup",  # an alias of the source folder, as tsconfig paths write it
     }
+    assert {t for _, t in _edges(index, "tests/rel.test.ts")} == {"query/index.ts:fetchQuery"}
     # the same files in a repository with a package.json: its name is the package's, not these
     named = _index(tmp_path / "named", {**files, "package.json": '{"name": "other"}'})
     assert _edges(named, "tests/store.test.ts") == set()

@@ -894,6 +894,19 @@ def _package_module(r: Resolver, spec: str, tried: list[str]) -> str | None:
     return None
 
 
+def _outside(path: str, spec: str) -> str:
+    """A relative ``spec`` written in ``path`` that leaves the repository (``../../src``
+    from ``tests/a.ts``, the repository being that ``src``) as the path it names from the
+    repository's parent (``src``), which ``_own_package`` reads as a bare specifier; any
+    other specifier as it is."""
+    if not spec.startswith("."):
+        return spec
+    norm = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+    if not norm.startswith("../"):
+        return spec  # inside the repository: what does not resolve there stays unresolved
+    return "/".join(p for p in norm.split("/") if p != "..")
+
+
 def _own_package(r: Resolver, spec: str) -> str | None:
     """The module a bare ``spec`` names when the repository is a package's sources without
     its ``package.json`` (none is indexed, so neither the package's name nor its
@@ -901,7 +914,10 @@ def _own_package(r: Resolver, spec: str) -> str | None:
     own name (``from 'pkg'``, ``from '@scope/pkg/sub'``) or through an alias of its source
     folder (``from '@internal/query/core'``, ``paths: {"@internal/*": ["src/*"]}``). So the
     longest tail of the specifier's path (its first segment dropped) that is a module below
-    the root or ``src/``, else the package's entry (``index`` or ``src/index``). Only named
+    the root or ``src/``, else the package's entry (``index`` or ``src/index``); a relative
+    path out of the repository comes here as the path it names from the repository's
+    parent (``_outside``: ``'../../src'`` from ``tests/``, the sources being that ``src``).
+    Only named
     imports come here (``_binding``): the name must then be exported there, so a name of
     another package resolves only if that module exports a definition of that very name."""
     t = _tables(r)
@@ -1003,7 +1019,7 @@ def _binding(r: Resolver, path: str, b: ImportBinding, depth: int) -> _Entity | 
         return None if b.symbol is None else _local(r, path, b.symbol, None, depth + 1)
     target = _module(r, path, b.module)
     if target is None and b.symbol not in (None, "default"):
-        target = _own_package(r, b.module)
+        target = _own_package(r, _outside(path, b.module))
     if target is None:
         return None
     if b.symbol is None:
