@@ -319,6 +319,10 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
         "tests/rel.test.ts": "import { fetchQuery as fq } from '../../src/query';\n"
         "import { gone } from './missing';\n\n"
         "export function rel(): number {\n  return fq() + gone();\n}\n",
+        # a subpath re-exporting another one by the package's name
+        "query/react/index.ts": "export * from '@demo/toolkit/query';\n",
+        "tests/react.test.ts": "import { fetchQuery } from '@demo/toolkit/query/react';\n\n"
+        "export function react(): number {\n  return fetchQuery();\n}\n",
     }
     index = _index(tmp_path, files)
     assert {t for _, t in _edges(index, "tests/store.test.ts")} == {
@@ -327,6 +331,7 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
         "tests/helpers.ts:setup",  # an alias of the source folder, as tsconfig paths write it
     }
     assert {t for _, t in _edges(index, "tests/rel.test.ts")} == {"query/index.ts:fetchQuery"}
+    assert {t for _, t in _edges(index, "tests/react.test.ts")} == {"query/index.ts:fetchQuery"}
     # the same files in a repository with a package.json: its name is the package's, not these
     named = _index(tmp_path / "named", {**files, "package.json": '{"name": "other"}'})
     assert _edges(named, "tests/store.test.ts") == set()

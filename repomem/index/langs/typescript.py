@@ -917,9 +917,9 @@ def _own_package(r: Resolver, spec: str) -> str | None:
     the root or ``src/``, else the package's entry (``index`` or ``src/index``); a relative
     path out of the repository comes here as the path it names from the repository's
     parent (``_outside``: ``'../../src'`` from ``tests/``, the sources being that ``src``).
-    Only named
-    imports come here (``_binding``): the name must then be exported there, so a name of
-    another package resolves only if that module exports a definition of that very name."""
+    Only named imports and ``export *`` come here (``_binding``, ``_export``): the name must
+    then be exported there, so a name of another package resolves only if that module
+    exports a definition of that very name."""
     t = _tables(r)
     if t.packages or spec.startswith((".", "/")):
         return None
@@ -1044,7 +1044,7 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
     if name == "default":
         return None
     for spec in t.stars.get(path, ()):
-        target = _module(r, path, spec)
+        target = _module(r, path, spec) or _own_package(r, _outside(path, spec))
         if target is not None and target != path:
             found = _export(r, target, name, depth + 1)
             if found is not None:
