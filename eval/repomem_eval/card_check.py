@@ -126,7 +126,9 @@ class CardChecker:
         family = FAMILY_OF.get(pf.language) if pf is not None else None
         if family is None:
             return ["undecided"] * len(cards)
-        text = buffer + "\n" + ground_truth
+        # the ground truth on its own line, the line it has in the file (the compiler reads
+        # the file: a blank line between them would send it to the line below)
+        text = buffer + ("" if not buffer or buffer.endswith("\n") else "\n") + ground_truth
         named = identifiers(text, family)
         reached: set[str] | None = None
         out: list[Verdict] = []
