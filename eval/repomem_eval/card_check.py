@@ -182,12 +182,15 @@ class CardChecker:
 
     def _ask_oracle(self, path: str, text: str, card: Card, name: str) -> Verdict:
         assert self.oracle is not None
-        code = code_only(text, "js")
+        # positions as the compiler counts them in the file: strings and comments blanked
+        # in place (emptied, a string before a name would move it left, a template over
+        # lines would move it up)
+        code = code_only(text, "js", keep_positions=True)
         points = []
         for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", code):
             line = code.count("\n", 0, m.start())
             start = code.rfind("\n", 0, m.start()) + 1
-            points.append((line, len(code[start : m.start()].encode("utf-16-le")) // 2))
+            points.append((line, len(text[start : m.start()].encode("utf-16-le")) // 2))
         if not points:
             return "undecided"
         found = [d for ds in self.oracle.definitions(path, points) for d in ds]
