@@ -13,7 +13,8 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
    language service ("go to definition", ``tsoracle.js``) at every place the file's code up to
    the end of the ground truth names the card's name. **Right** when one of them leads to the
    card's definition, **wrong** when they lead elsewhere (another definition, the standard
-   library), undecided when the compiler finds nothing;
+   library), undecided when the compiler finds nothing (an import of a module it cannot find,
+   a package's own name in its sources without their ``package.json``, leads to nothing);
 4. **right** when the card's definition is the only one of its name in the language family
    (test files left out for a task outside tests);
 5. Go, Java and C, for functions, types and macros (not methods, whose receiver may be typed
@@ -125,7 +126,9 @@ class CardChecker:
         family = FAMILY_OF.get(pf.language) if pf is not None else None
         if family is None:
             return ["undecided"] * len(cards)
-        text = buffer + "\n" + ground_truth
+        # the ground truth on its own line, the line it has in the file (the compiler reads
+        # the file: a blank line between them would send it to the line below)
+        text = buffer + ("" if not buffer or buffer.endswith("\n") else "\n") + ground_truth
         named = identifiers(text, family)
         reached: set[str] | None = None
         out: list[Verdict] = []
@@ -179,12 +182,15 @@ class CardChecker:
 
     def _ask_oracle(self, path: str, text: str, card: Card, name: str) -> Verdict:
         assert self.oracle is not None
-        code = code_only(text, "js")
+        # positions as the compiler counts them in the file: strings and comments blanked
+        # in place (emptied, a string before a name would move it left, a template over
+        # lines would move it up)
+        code = code_only(text, "js", keep_positions=True)
         points = []
         for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", code):
             line = code.count("\n", 0, m.start())
             start = code.rfind("\n", 0, m.start()) + 1
-            points.append((line, len(code[start : m.start()].encode("utf-16-le")) // 2))
+            points.append((line, len(text[start : m.start()].encode("utf-16-le")) // 2))
         if not points:
             return "undecided"
         found = [d for ds in self.oracle.definitions(path, points) for d in ds]

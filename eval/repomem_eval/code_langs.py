@@ -613,10 +613,11 @@ _STRINGS: dict[str, str] = {
 }
 
 
-def code_only(text: str, family: str) -> str:
+def code_only(text: str, family: str, *, keep_positions: bool = False) -> str:
     """``text`` with strings emptied and comments removed (a block comment runs to its
     ``*/`` across lines, so a quote in it opens no string; a comment opened before ``text``
-    is not seen)."""
+    is not seen); with ``keep_positions`` each of their characters but newlines becomes a
+    space instead, so every name stays at its offset, line and column."""
     comment = _LINE_COMMENT.get(family, "//")
     pattern = re.compile(
         _STRINGS[family]
@@ -629,6 +630,8 @@ def code_only(text: str, family: str) -> str:
 
     def blank(m: re.Match[str]) -> str:
         token = m.group()
+        if keep_positions:
+            return re.sub(r"[^\n]", " ", token)
         if token.startswith(comment) or token.startswith("/*"):
             return " " + "\n" * token.count("\n")  # lines kept: the oracle counts them
         return '""'

@@ -11,8 +11,17 @@ fetched with ``apt-get download`` and unpacked with ``dpkg-deb`` into the cache 
 installed); Java, C and C++ from the sources that PyPI source distributions carry, and Java
 also from an npm package that ships its Android sources (react-native-svg). Only each
 project's ``root`` folder is kept, so compiled copies (``dist/``) never compete with the
-sources. The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else
-``~/.cache/repomem/devsuite``) holds::
+sources.
+
+A second set, ``--set heldout`` (``HELDOUT``), holds projects (one or two per language) that
+no resolver was developed on: the same task builder and measures, so its figures say how the
+context engine does on code nobody here tuned it for. Its Java project is a public
+repository's tagged release (``git`` source): ``git archive`` cuts it from a local clone named
+with ``--git OWNER/NAME=GIT_DIR`` (bare or not; nothing is fetched over the network), and once
+the archive is in the cache no clone is needed again.
+
+The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
+the held-out set's ``devsuite-heldout`` beside it) holds::
 
     archives/<file>           the downloaded archives (.tar.gz, .tgz, .deb)
     repos/<name>/             each project's sources (the directory to evaluate against)
@@ -59,14 +68,15 @@ from repomem_eval.tasks import Task, write_tasks
 NAME = "devsuite"
 HELP = "Download and prepare the development benchmark (pinned releases, several languages)."
 
-SOURCES = ("pypi", "npm", "deb")
+SOURCES = ("pypi", "npm", "deb", "git")
 
 
 @dataclass(frozen=True)
 class Project:
     """A pinned release: ``package`` is its name in the ``source`` registry (default
-    ``name``), ``root`` the folder of the archive that becomes the repository (default all
-    of it), ``language`` the language its tasks are made in."""
+    ``name``; for ``git``, the repository's ``owner/name`` and ``version`` its tag),
+    ``root`` the folder of the archive that becomes the repository (default all of it),
+    ``language`` the language its tasks are made in."""
 
     name: str
     version: str
@@ -79,7 +89,7 @@ class Project:
     def requirement(self) -> str:
         """The pin as the registry's own client spells it."""
         package = self.package or self.name
-        separator = {"pypi": "==", "npm": "@", "deb": "="}[self.source]
+        separator = {"pypi": "==", "npm": "@", "deb": "=", "git": "@"}[self.source]
         return f"{package}{separator}{self.version}"
 
 
@@ -130,6 +140,44 @@ DEFAULT_TASKS: dict[str, dict[Kind, int]] = {
     else {"line": 50, "api": 50}
     for language in LANGUAGES
 }
+# The held-out set: one project per language (Python two), none of them used while the
+# resolvers were written (nor the earlier starlette, petgraph and regex_syntax), so that their
+# figures do not flatter the engine. A hundred tasks of each kind per project; Python has two,
+# as a source distribution (tests included, as the dev suite's) gives fewer API tasks that
+# call another file.
+HELDOUT: tuple[Project, ...] = (
+    Project("marshmallow", "3.23.1"),
+    Project("jinja2", "3.1.4"),
+    Project("redux-toolkit", "2.3.0", "typescript", "npm", "@reduxjs/toolkit", "src"),
+    Project(
+        "cobra", "1.6.1-1", "go", "deb", "golang-github-spf13-cobra-dev",
+        _GOCODE + "github.com/spf13/cobra",
+    ),
+    Project(
+        "itertools", "0.10.3-1", "rust", "deb", "librust-itertools-dev",
+        _CARGO + "itertools-0.10.3",
+    ),
+    Project("gson", "gson-parent-2.13.2", "java", "git", "google/gson", "gson/src/main/java"),
+    Project("cmark-gfm", "2024.11.20", "c", "pypi", "cmarkgfm", "third_party/cmark"),
+)  # fmt: skip
+HELDOUT_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in HELDOUT}
+
+
+@dataclass(frozen=True)
+class ProjectSet:
+    """A set of projects ``devsuite`` fetches and runs, with its task counts per language and
+    the name of its default cache folder (each set has its own: their task files share
+    names)."""
+
+    projects: tuple[Project, ...]
+    tasks: Mapping[str, Mapping[Kind, int]]
+    cache_name: str
+
+
+SETS: dict[str, ProjectSet] = {
+    "dev": ProjectSet(PROJECTS, DEFAULT_TASKS, "devsuite"),
+    "heldout": ProjectSet(HELDOUT, HELDOUT_TASKS, "devsuite-heldout"),
+}
 # the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
 DEFAULT_METHODS = ("vanilla", "graph")
 _MANIFEST = "manifest.json"
@@ -143,8 +191,8 @@ class DevSuiteError(RepomemError):
     """The development suite cannot be downloaded or unpacked."""
 
 
-def default_cache() -> Path:
-    return cache_home() / "devsuite"
+def default_cache(project_set: str = "dev") -> Path:
+    return cache_home() / SETS[project_set].cache_name
 
 
 def _run_client(cmd: list[str], project: Project, registry: str, cwd: Path) -> None:
@@ -162,13 +210,28 @@ def _run_client(cmd: list[str], project: Project, registry: str, cwd: Path) -> N
         )
 
 
-def download(project: Project, dest: Path) -> Path:
+def download(project: Project, dest: Path, git_dirs: Mapping[str, Path] | None = None) -> Path:
     """Download the project's archive with its registry's own client into ``dest``: ``pip
-    download`` (a source distribution), ``npm pack`` or ``apt-get download``; returns its
-    path."""
+    download`` (a source distribution), ``npm pack`` or ``apt-get download``; or, for a
+    ``git`` project, ``git archive`` of its tag from the local clone ``git_dirs`` names for
+    it. Returns the archive's path."""
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".download-") as tmp:
-        if project.source == "pypi":
+        if project.source == "git":
+            clone = (git_dirs or {}).get(project.package)
+            if clone is None:
+                raise DevSuiteError(
+                    f"{project.name} is cut from a clone of {project.package}: pass"
+                    f" --git {project.package}=GIT_DIR (a local clone holding tag"
+                    f" {project.version})"
+                )
+            top = f"{project.name}-{project.version}"
+            cmd = [
+                "git", "-C", str(clone), "archive", "--format=tar.gz", f"--prefix={top}/",
+                "-o", str(Path(tmp) / f"{top}.tar.gz"), f"refs/tags/{project.version}",
+            ]  # fmt: skip
+            suffix, registry = ".tar.gz", str(clone)
+        elif project.source == "pypi":
             # -P: the interpreter's pip, never a folder named pip in the working directory
             cmd = [
                 sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--no-binary",
@@ -335,13 +398,15 @@ def select_projects(
 
 
 def task_counts(
-    languages: Sequence[str], overrides: Mapping[str, Mapping[Kind, int]] | None = None
+    languages: Sequence[str],
+    overrides: Mapping[str, Mapping[Kind, int]] | None = None,
+    defaults: Mapping[str, Mapping[Kind, int]] = DEFAULT_TASKS,
 ) -> dict[str, dict[Kind, int]]:
-    """Tasks per repository and kind for each language: the defaults with ``overrides``."""
+    """Tasks per repository and kind for each language: ``defaults`` with ``overrides``."""
     counts: dict[str, dict[Kind, int]] = {}
     for language in languages:
         counts[language] = {
-            **DEFAULT_TASKS.get(language, {"line": 100, "api": 100}),
+            **defaults.get(language, {"line": 100, "api": 100}),
             **(overrides or {}).get(language, {}),
         }
         for kind, n in counts[language].items():
@@ -364,9 +429,10 @@ def fetch(
     downloader: Downloader = download,
     oracle: bool = True,
     log: Log = print,
+    default_tasks: Mapping[str, Mapping[Kind, int]] = DEFAULT_TASKS,
 ) -> dict[str, dict[Kind, Path]]:
     """Make sure every project is unpacked and every task file is current; returns the task
-    files by language and kind. ``tasks_per_repo`` overrides ``DEFAULT_TASKS`` per language;
+    files by language and kind. ``tasks_per_repo`` overrides ``default_tasks`` per language;
     ``oracle`` also fetches the TypeScript compiler when a TypeScript project is selected.
     Steps already done with the same pins and settings are skipped."""
     languages = list(dict.fromkeys(p.language for p in projects))
@@ -379,7 +445,7 @@ def fetch(
                 f"{project.name}: unknown source {project.source!r}; choose from"
                 f" {', '.join(SOURCES)}"
             )
-    counts = task_counts(languages, tasks_per_repo)
+    counts = task_counts(languages, tasks_per_repo, default_tasks)
     cache = Path(cache).expanduser()
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -435,6 +501,14 @@ def _languages(text: str | None) -> list[str] | None:
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _git_dir(text: str) -> tuple[str, Path]:
+    """``OWNER/NAME=GIT_DIR`` (a local clone of a ``git`` project) from the command line."""
+    repo, sep, path = text.partition("=")
+    if not sep or not repo.strip() or not path.strip():
+        raise argparse.ArgumentTypeError(f"expected OWNER/NAME=GIT_DIR, got {text!r}")
+    return repo.strip(), Path(path.strip()).expanduser()
+
+
 def _task_override(text: str) -> tuple[str, dict[Kind, int]]:
     """``LANG=LINE,API`` (tasks per repository) from the command line."""
     try:
@@ -448,10 +522,24 @@ def _task_override(text: str) -> tuple[str, dict[Kind, int]]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="devsuite_command", required=True, metavar="ACTION")
     languages = f"comma-separated languages to prepare or run (default all: {', '.join(LANGUAGES)})"
+    project_set = (
+        "which projects: dev (the suite the engine was developed on, default) or heldout"
+        " (projects of each language that nobody tuned on)"
+    )
+    cache = f"cache directory ({default_cache()}; heldout: {default_cache('heldout')})"
     summary = "Download, unpack and build the task files; steps already done are skipped."
     p = sub.add_parser("fetch", help=summary, description=summary)
-    p.add_argument("--cache", type=Path, default=None, help=f"cache directory ({default_cache()})")
+    p.add_argument("--set", choices=tuple(SETS), default="dev", help=project_set)
+    p.add_argument("--cache", type=Path, default=None, help=cache)
     p.add_argument("--languages", help=languages)
+    p.add_argument(
+        "--git",
+        type=_git_dir,
+        action="append",
+        default=[],
+        metavar="OWNER/NAME=GIT_DIR",
+        help="a local clone of a project the set takes from a public repository, repeatable",
+    )
     p.add_argument(
         "--tasks",
         type=_task_override,
@@ -471,7 +559,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     summary = "Evaluate methods on the fetched suite and write the comparison table."
     r = sub.add_parser("run", help=summary, description=summary)
-    r.add_argument("--cache", type=Path, default=None, help=f"cache directory ({default_cache()})")
+    r.add_argument("--set", choices=tuple(SETS), default="dev", help=project_set)
+    r.add_argument("--cache", type=Path, default=None, help=cache)
     r.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
     r.add_argument("--languages", help=languages)
     r.add_argument(
@@ -487,10 +576,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
-    cache = args.cache or default_cache()
-    projects = select_projects(_languages(args.languages))
+    chosen = SETS[args.set]
+    cache = args.cache or default_cache(args.set)
+    projects = select_projects(_languages(args.languages), chosen.projects)
+    git_dirs = dict(args.git)
     outputs = fetch(
-        cache, projects=projects, tasks_per_repo=dict(args.tasks), oracle=not args.no_oracle
+        cache,
+        projects=projects,
+        tasks_per_repo=dict(args.tasks),
+        downloader=lambda project, dest: download(project, dest, git_dirs),
+        oracle=not args.no_oracle,
+        default_tasks=chosen.tasks,
     )
     print(f"repositories: {Path(cache).expanduser() / 'repos'}")
     for language, files in outputs.items():
@@ -511,7 +607,7 @@ def prepared_suite(
     if missing:
         raise DevSuiteError(
             f"the development suite is not prepared in {cache} ({missing[0]} is missing):"
-            " run `repomem eval devsuite fetch` first"
+            " run `repomem eval devsuite fetch` (with the same --set and --cache) first"
         )
     return repos, tasks
 
@@ -523,8 +619,9 @@ def _run_suite(args: argparse.Namespace) -> int:
     from repomem_eval.runner import run_repoeval
 
     kinds: tuple[Kind, ...] = KINDS if args.kind == "both" else (args.kind,)
-    cache = Path(args.cache or default_cache()).expanduser()
-    languages = list(dict.fromkeys(p.language for p in select_projects(_languages(args.languages))))
+    cache = Path(args.cache or default_cache(args.set)).expanduser()
+    chosen = select_projects(_languages(args.languages), SETS[args.set].projects)
+    languages = list(dict.fromkeys(p.language for p in chosen))
     repos, task_files = prepared_suite(cache, languages, kinds)
     if args.index_cache is None:
         args.index_cache = args.out / "index"

@@ -59,7 +59,11 @@ function answer(request) {
     } catch (e) {
       return [];
     }
-    const found = service.getDefinitionAtPosition(file, position) || [];
+    // an import of a module the compiler cannot find leads only to the import's own binding
+    // (kind "alias"): the compiler knows no definition there, it does not name another one
+    const found = (service.getDefinitionAtPosition(file, position) || []).filter(
+      (d) => d.kind !== ts.ScriptElementKind.alias,
+    );
     return found.map((d) => {
       const inside = path.resolve(d.fileName).startsWith(root + path.sep);
       const target = service.getProgram().getSourceFile(d.fileName);

@@ -227,6 +227,76 @@ def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
         oracle.close()
 
 
+def test_the_compiler_is_asked_at_the_ground_truth_s_own_line(tmp_path: Path) -> None:
+    """The task's buffer ends with its last line's newline (``task_view.user_buffer``): the
+    ground truth follows on the next line, as in the file the compiler reads, not one below
+    (there ``other('b')`` stands at the same column and would judge ``helper``'s card; the
+    compiler cannot follow the import, so the ground truth's line alone could decide)."""
+    files = {
+        "util.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+        "other.ts": "export function other(s: string): string {\n  return s;\n}\n",
+        "main.ts": "import { helper } from '@demo/pkg';\nimport { other } from './other';\n\n"
+        "export function f(): void {\n  helper('a');\n  other('b');\n}\n",
+    }
+    repo = write_files(tmp_path / "ts", files)
+    index = _index(repo)
+    oracle = typescript_oracle(_typescript(), repo)
+    assert oracle is not None
+    try:
+        checker = CardChecker(index, definitions_by_name(index), oracle)
+        buffer = "".join(files["main.ts"].splitlines(keepends=True)[:4])
+        card = _card(index, "util.ts", "helper")
+        assert checker.verdicts("main.ts", buffer, "  helper('a');", [card]) == ["right"]
+    finally:
+        oracle.close()
+
+
+def test_the_compiler_is_asked_where_the_name_stands_after_strings(tmp_path: Path) -> None:
+    """Strings before the name keep their length: emptied, they moved the point left, here
+    onto ``other`` (and a template literal over lines moved it up)."""
+    gt = "  const v = ['abcdefghijk', other('b'), helper(s)];"
+    files = {
+        "util.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+        "other.ts": "export function other(s: string): string {\n  return s;\n}\n",
+        "main.ts": "import { helper } from '@demo/pkg';\nimport { other } from './other';\n\n"
+        f"export function f(s: string): void {{\n{gt}\n}}\n",
+    }
+    repo = write_files(tmp_path / "ts", files)
+    index = _index(repo)
+    oracle = typescript_oracle(_typescript(), repo)
+    assert oracle is not None
+    try:
+        checker = CardChecker(index, definitions_by_name(index), oracle)
+        buffer = "".join(files["main.ts"].splitlines(keepends=True)[:4])
+        card = _card(index, "util.ts", "helper")
+        assert checker.verdicts("main.ts", buffer, gt, [card]) == ["right"]
+    finally:
+        oracle.close()
+
+
+def test_an_import_the_compiler_cannot_follow_decides_no_typescript_card(tmp_path: Path) -> None:
+    """The compiler answers an import of a module it cannot find with the import's own
+    binding: that names no other definition, so the card stays for the later rules."""
+    files = {
+        "index.ts": "export { helper } from './util';\n",
+        "util.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+        "tests/a.test.ts": "import { helper } from '@demo/pkg';\n\nhelper('x');\n",
+    }
+    repo = write_files(tmp_path / "ts", files)
+    index = _index(repo)
+    oracle = typescript_oracle(_typescript(), repo)
+    assert oracle is not None
+    try:
+        checker = CardChecker(index, definitions_by_name(index), oracle)
+        card = _card(index, "util.ts", "helper")
+        # undecided by the compiler; the only definition so named: right
+        assert checker.verdicts("tests/a.test.ts", files["tests/a.test.ts"], "", [card]) == [
+            "right"
+        ]
+    finally:
+        oracle.close()
+
+
 def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
     files = {
         "go.mod": "module example.com/demo\n",

@@ -16,9 +16,12 @@ import pytest
 from repomem_eval.compare import Run, curve_plot
 from repomem_eval.devsuite import (
     DEFAULT_TASKS,
+    HELDOUT,
     PROJECTS,
+    SETS,
     DevSuiteError,
     Project,
+    default_cache,
     download,
     extract_archive,
     fetch,
@@ -366,3 +369,53 @@ def test_an_unknown_source_or_language_is_a_clear_error(tmp_path: Path) -> None:
         fetch(tmp_path, projects=(Project("demo", "1.0", source="cvs"),), log=print)
     with pytest.raises(DevSuiteError, match="unknown language 'pl1'"):
         fetch(tmp_path, projects=(Project("demo", "1.0", "pl1"),), log=print)
+
+
+def test_the_held_out_set_shares_no_project_with_the_dev_suite() -> None:
+    dev = {p.name for p in PROJECTS} | {p.package for p in PROJECTS if p.package}
+    # used while the resolvers were written, before the dev suite had them
+    dev |= {"starlette", "petgraph", "regex_syntax"}
+    assert not dev & ({p.name for p in HELDOUT} | {p.package for p in HELDOUT if p.package})
+    assert {p.language for p in HELDOUT} == {"python", "typescript", "go", "rust", "java", "c"}
+    assert [p.name for p in select_projects(["java"], HELDOUT)] == ["gson"]
+    assert default_cache("heldout") != default_cache("dev")
+    assert SETS["heldout"].tasks == {p.language: {"line": 100, "api": 100} for p in HELDOUT}
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_a_git_project_is_cut_from_a_local_clone_at_its_tag(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    write = {"lib/src/demo/core.py": CORE, "lib/src/demo/app.py": APP, "README": "x\n"}
+    for rel, text in write.items():
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text(text)
+    _git("init", "-q", cwd=clone)
+    _git("add", ".", cwd=clone)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v1", cwd=clone)
+    _git("tag", "demo-1.0", cwd=clone)
+    (clone / "lib/src/demo/later.py").write_text("LATER = 1\n")  # after the tag: not taken
+    _git("add", ".", cwd=clone)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v2", cwd=clone)
+    project = Project("demo", "demo-1.0", "python", "git", "example/demo", "lib/src")
+    assert project.requirement == "example/demo@demo-1.0"
+    with pytest.raises(DevSuiteError, match=r"pass --git example/demo=GIT_DIR"):
+        download(project, tmp_path / "archives")
+    cache = tmp_path / "cache"
+    fetch(
+        cache,
+        projects=(project,),
+        tasks_per_repo={"python": {"line": 2, "api": 1}},
+        downloader=lambda p, dest: download(p, dest, {"example/demo": clone}),
+        log=print,
+    )
+    repo = cache / "repos" / "demo"
+    assert sorted(str(f.relative_to(repo)) for f in repo.rglob("*.py")) == [
+        "demo/app.py",
+        "demo/core.py",
+    ]
+    missing = Project("demo", "demo-9.9", "python", "git", "example/demo")
+    with pytest.raises(DevSuiteError, match=r"could not download example/demo@demo-9\.9"):
+        download(missing, tmp_path / "other", {"example/demo": clone})

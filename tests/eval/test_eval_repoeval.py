@@ -519,6 +519,12 @@ def test_devsuite_run_compares_both_kinds(
 
     proc = repomem("eval", "devsuite", "run", "--cache", cache, "--out", out, "--languages", "pl1")
     assert "unknown language 'pl1'" in one_error_line(proc)
+    # the held-out set has languages of its own, and its cache must be fetched for it
+    held = ("eval", "devsuite", "run", "--set", "heldout", "--cache", cache, "--out", out)
+    assert "unknown language 'cpp'" in one_error_line(repomem(*held, "--languages", "cpp"))
+    assert "with the same --set and --cache" in one_error_line(repomem(*held, "--languages", "go"))
+    proc = repomem("eval", "devsuite", "fetch", "--set", "heldout", "--git", "no-path")
+    assert proc.returncode == 2 and "expected OWNER/NAME=GIT_DIR" in proc.stderr
 
 
 def test_limits_keep_the_task_files_order(bench: tuple[Path, Path, list[Task]]) -> None:

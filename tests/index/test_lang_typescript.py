@@ -297,6 +297,63 @@ def test_workspace_packages_import_each_other_by_name(tmp_path: Path) -> None:
     }
 
 
+def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) -> None:
+    """Without its package.json (a package's sources alone), the package's tests import it by
+    its name: a named import of a bare specifier nothing else maps is looked for in the
+    package's own entry; a default or namespace import, or a name the entry does not export,
+    stays unresolved."""
+    files = {
+        "index.ts": "export { configureStore } from './store';\nexport * from 'redux';\n",
+        "store.ts": "export function configureStore(): number {\n  return 1;\n}\n",
+        "query/index.ts": "export function fetchQuery(): number {\n  return 2;\n}\n",
+        "tests/helpers.ts": "export function setup(): number {\n  return 3;\n}\n",
+        "tests/store.test.ts": "import { configureStore } from '@demo/toolkit';\n"
+        "import { fetchQuery } from '@demo/toolkit/query';\n"
+        "import { setup } from '@internal/tests/helpers';\n"
+        "import { combineReducers } from 'redux';\n"
+        "import React from 'react';\n\n"
+        "export function check(): number {\n"
+        "  return configureStore() + fetchQuery() + setup() + combineReducers() + React.render();"
+        "\n}\n",
+        # a path out of the repository into the sources' own folder; one inside that is wrong
+        "tests/rel.test.ts": "import { fetchQuery as fq } from '../../src/query';\n"
+        "import { gone } from './missing';\n\n"
+        "export function rel(): number {\n  return fq() + gone();\n}\n",
+        # a subpath re-exporting another one by the package's name
+        "query/react/index.ts": "export * from '@demo/toolkit/query';\n",
+        "tests/react.test.ts": "import { fetchQuery } from '@demo/toolkit/query/react';\n\n"
+        "export function react(): number {\n  return fetchQuery();\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert {t for _, t in _edges(index, "tests/store.test.ts")} == {
+        "store.ts:configureStore",
+        "query/index.ts:fetchQuery",
+        "tests/helpers.ts:setup",  # an alias of the source folder, as tsconfig paths write it
+    }
+    assert {t for _, t in _edges(index, "tests/rel.test.ts")} == {"query/index.ts:fetchQuery"}
+    assert {t for _, t in _edges(index, "tests/react.test.ts")} == {"query/index.ts:fetchQuery"}
+    # the same files in a repository with a package.json: its name is the package's, not these
+    named = _index(tmp_path / "named", {**files, "package.json": '{"name": "other"}'})
+    assert _edges(named, "tests/store.test.ts") == set()
+
+
+def test_a_package_s_own_entry_appearing_re_resolves_its_importers(tmp_path: Path) -> None:
+    files = {
+        "store.ts": "export function configureStore(): number {\n  return 1;\n}\n",
+        "tests/store.test.ts": "import { configureStore } from '@demo/toolkit';\n\n"
+        "export function check(): number {\n  return configureStore();\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert _edges(index, "tests/store.test.ts") == set()
+    entry = "export { configureStore } from './store';\n"
+    apply_on_disk(root, {"index.ts": entry})
+    index.update_file("index.ts", entry)
+    assert {t for _, t in _edges(index, "tests/store.test.ts")} == {"store.ts:configureStore"}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["configureStore"])
+
+
 EDITS: list[tuple[str, str | None]] = [
     # the barrel stops re-exporting math: util.double no longer resolves
     ("src/util/index.ts", "export { default as times } from './math';\n"),

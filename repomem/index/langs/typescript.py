@@ -894,6 +894,52 @@ def _package_module(r: Resolver, spec: str, tried: list[str]) -> str | None:
     return None
 
 
+def _outside(path: str, spec: str) -> str:
+    """A relative ``spec`` written in ``path`` that leaves the repository (``../../src``
+    from ``tests/a.ts``, the repository being that ``src``) as the path it names from the
+    repository's parent (``src``), which ``_own_package`` reads as a bare specifier; any
+    other specifier as it is."""
+    if not spec.startswith("."):
+        return spec
+    norm = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+    if not norm.startswith("../"):
+        return spec  # inside the repository: what does not resolve there stays unresolved
+    return "/".join(p for p in norm.split("/") if p != "..")
+
+
+def _own_package(r: Resolver, spec: str) -> str | None:
+    """The module a bare ``spec`` names when the repository is a package's sources without
+    its ``package.json`` (none is indexed, so neither the package's name nor its
+    ``tsconfig.json`` aliases are known): a package's tests and examples import it by its
+    own name (``from 'pkg'``, ``from '@scope/pkg/sub'``) or through an alias of its source
+    folder (``from '@internal/query/core'``, ``paths: {"@internal/*": ["src/*"]}``). So the
+    longest tail of the specifier's path (its first segment dropped) that is a module below
+    the root or ``src/``, else the package's entry (``index`` or ``src/index``); a relative
+    path out of the repository comes here as the path it names from the repository's
+    parent (``_outside``: ``'../../src'`` from ``tests/``, the sources being that ``src``).
+    Only named imports and ``export *`` come here (``_binding``, ``_export``): the name must
+    then be exported there, so a name of another package resolves only if that module
+    exports a definition of that very name."""
+    t = _tables(r)
+    if t.packages or spec.startswith((".", "/")):
+        return None
+    key = ("/", spec)  # no repository directory is "/": the key is this lookup's own
+    hit = t.modules.get(key)
+    if hit is None:
+        parts = spec.split("/")
+        tails = ["/".join(parts[k:]) for k in range(1, len(parts)) if parts[k]]
+        tried: list[str] = []
+        found = None
+        for c in [p for t in tails for p in (t, f"src/{t}")] + ["index", "src/index"]:
+            found = _probe(r, c, tried)
+            if found is not None:
+                break
+        hit = t.modules[key] = (found, tuple(tried))
+    for k in hit[1]:
+        r.note_key(NAMESPACE, k)
+    return hit[0]
+
+
 def _source_of(directory: str, entry: str) -> str | None:
     """``dist/index.js`` of a package as ``src/index``: where its sources usually are."""
     rel = entry[len(directory) :].lstrip("/") if directory else entry
@@ -972,6 +1018,8 @@ def _binding(r: Resolver, path: str, b: ImportBinding, depth: int) -> _Entity | 
     if not b.module:  # ``export {a as b}`` of this file's own name
         return None if b.symbol is None else _local(r, path, b.symbol, None, depth + 1)
     target = _module(r, path, b.module)
+    if target is None and b.symbol not in (None, "default"):
+        target = _own_package(r, _outside(path, b.module))
     if target is None:
         return None
     if b.symbol is None:
@@ -996,7 +1044,7 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
     if name == "default":
         return None
     for spec in t.stars.get(path, ()):
-        target = _module(r, path, spec)
+        target = _module(r, path, spec) or _own_package(r, _outside(path, spec))
         if target is not None and target != path:
             found = _export(r, target, name, depth + 1)
             if found is not None:
