@@ -30,7 +30,7 @@ from repomem.index.relations import node_strengths
 from repomem.index.resolve import Resolver
 from repomem.index.search import Searcher
 from repomem.index.tables import IndexTables
-from repomem.index.trim import release_memory
+from repomem.index.trim import release_mapped, release_memory
 from repomem.index.update import update_file
 
 
@@ -101,16 +101,21 @@ class RepoIndex:
         file's definitions and imports, the graph, node rows and calls by target from their
         saved arrays, relations by target): a long-lived process does it before serving, so
         that neither its first edit nor its first definition cards pay for it; a one-shot
-        command leaves it to first use."""
+        command leaves it to first use. The pages of the mapped index that deriving read are
+        handed back (``release_mapped``)."""
         t = self.tables
         _ = (t.graph, t.resolver, t.node_frags, t.calls_into, t.inverse_relations)
+        release_mapped(t.mappings)
 
     def tidy(self) -> None:
         """Reorganise what updates left behind, at a moment nothing waits for the index (an
         editor's pause): BM25 compacts its delta here, long before an update or a query
-        would have to; and what updates freed goes back to the system (``release_memory``)."""
+        would have to; what updates freed goes back to the system (``release_memory``), and
+        so do the pages of the mapped index read since the last pause (``release_mapped``):
+        the resident set is then what was used since, not every page ever read."""
         self.tables.bm25.tidy()
         release_memory()
+        release_mapped(self.tables.mappings)
 
     # ------------------------------------------------------------------ incremental update
     def update_file(self, path: str, text: str | None) -> None:
