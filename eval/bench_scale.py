@@ -324,6 +324,7 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
         await asyncio.wait_for(session.docs, 3600)
         out["ready_s"] = time.perf_counter() - t
         out["rss_ready_mb"] = server_rss_mb(pid)
+        print(json.dumps(out), file=sys.stderr, flush=True)  # progress: a long run may be cut
         plan = typing_plan(root, rng, max(1, edits // 100))
         versions: dict[str, int] = {}
         rss_by_edits = [(0, out["rss_ready_mb"])]
@@ -349,6 +350,7 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
                     completion_ms.append((time.perf_counter() - t) * 1000)
             if (2 * i + 2) % 100 == 0:
                 rss_by_edits.append((2 * i + 2, server_rss_mb(pid)))
+                print(json.dumps({"rss_by_edits_mb": rss_by_edits}), file=sys.stderr, flush=True)
         while (await server_status(client)).pendingUpdates:
             await asyncio.sleep(0.2)
         await asyncio.sleep(2.0)  # the user pauses: the server tidies its index
