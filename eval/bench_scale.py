@@ -192,9 +192,10 @@ def edit_plan(idx: RepoIndex, rng: random.Random, files: int) -> list[tuple[str,
 def child_session(
     root: Path, work: Path, ignore: list[str], retrievals: int, edits: int, seed: int
 ) -> dict:
-    """An editor session: load, retrievals as a completion makes them (fragments, definition
-    cards, usages), then edits typed into a few files, a retrieval after every tenth; RSS
-    after each phase and every 100 edits."""
+    """An editor session: load and warm (as the language server does before it serves),
+    retrievals as a completion makes them (fragments, definition cards, usages), each
+    followed by a pause (the index tidied), then edits typed into a few files, a retrieval
+    and a pause after every tenth; RSS after each phase and every 100 edits."""
     from repomem.config import CompletionConfig
     from repomem.context.definitions import find_definitions
     from repomem.context.usages import find_usages
@@ -208,8 +209,18 @@ def child_session(
     idx = RepoIndex.load(root, config_for(work, ignore))
     out["load_s"] = time.perf_counter() - t
     out["rss_after_load_mb"] = rss_mb()
+    t = time.perf_counter()
+    idx.warm()  # as the language server does before it serves
+    out["warm_s"] = time.perf_counter() - t
+    out["rss_after_warm_mb"] = rss_mb()
     paths = sorted(p for p, _, _ in idx.indexed_files())
     window = completion.query_lines
+    tidy_ms: list[float] = []
+
+    def tidy() -> None:
+        t = time.perf_counter()
+        idx.tidy()
+        tidy_ms.append((time.perf_counter() - t) * 1000)
 
     def retrieval(path: str, line: int) -> float:
         lines = idx.file_lines(path)
@@ -229,7 +240,10 @@ def child_session(
         n = len(idx.file_lines(path))
         if n > window + 5:
             at.append((path, rng.randrange(window, n)))
-    latencies = [retrieval(p, line) for p, line in at]
+    latencies = []
+    for p, line in at:  # each completion shown, a pause: the index tidied
+        latencies.append(retrieval(p, line))
+        tidy()
     out["retrieve_ms"] = {"p50": pct(latencies, 50), "p95": pct(latencies, 95)}
     out["rss_after_retrievals_mb"] = rss_mb()
     out["anon_after_retrievals_mb"] = anon_mb()
@@ -250,12 +264,13 @@ def child_session(
         update_ms.append((time.perf_counter() - t) * 1000)
         if i % 10 == 9:  # a pause: the completion shown, the index tidied as an editor's is
             retrieval(path, line + k + 1)
-            idx.tidy()
+            tidy()
         if (i + 1) % 100 == 0:
             rss_by_edits.append((i + 1, rss_mb()))
             anon_by_edits.append((i + 1, anon_mb()))
     out["first_edit_ms"] = update_ms[0] if update_ms else float("nan")
     out["edit_ms"] = {"p50": pct(update_ms[1:], 50), "p95": pct(update_ms[1:], 95)}
+    out["tidy_ms"] = {"p50": pct(tidy_ms, 50), "p95": pct(tidy_ms, 95)}
     out["rss_by_edits_mb"] = rss_by_edits
     out["slope_mb_per_100_edits"] = slope(rss_by_edits[1:])
     out["anon_by_edits_mb"] = anon_by_edits
@@ -309,6 +324,7 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
         await asyncio.wait_for(session.docs, 3600)
         out["ready_s"] = time.perf_counter() - t
         out["rss_ready_mb"] = server_rss_mb(pid)
+        print(json.dumps(out), file=sys.stderr, flush=True)  # progress: a long run may be cut
         plan = typing_plan(root, rng, max(1, edits // 100))
         versions: dict[str, int] = {}
         rss_by_edits = [(0, out["rss_ready_mb"])]
@@ -334,11 +350,14 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
                     completion_ms.append((time.perf_counter() - t) * 1000)
             if (2 * i + 2) % 100 == 0:
                 rss_by_edits.append((2 * i + 2, server_rss_mb(pid)))
+                print(json.dumps({"rss_by_edits_mb": rss_by_edits}), file=sys.stderr, flush=True)
         while (await server_status(client)).pendingUpdates:
             await asyncio.sleep(0.2)
+        await asyncio.sleep(2.0)  # the user pauses: the server tidies its index
         rss_by_edits.append((edits, server_rss_mb(pid)))
         out["rss_by_edits_mb"] = rss_by_edits
         out["rss_after_edits_mb"] = rss_by_edits[-1][1]
+        out["peak_rss_mb"] = _peak_of(pid)
         out["slope_mb_per_100_edits"] = slope([p for p in rss_by_edits if p[0] >= 100])
         out["completion_ms"] = {"p50": pct(completion_ms, 50), "p95": pct(completion_ms, 95)}
         await asyncio.wait_for(client.shutdown_async(None), 60)
@@ -347,6 +366,14 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
         if client._server is not None and client._server.returncode is None:
             client._server.kill()
     return out
+
+
+def _peak_of(pid: int) -> float:
+    """A process's peak resident set (``VmHWM``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def slope(points: list[tuple[int, float]]) -> float:
@@ -400,9 +427,11 @@ def session_line(size: str, s: dict, lsp: dict) -> str:
         f"{size}: session RSS after load {s['rss_after_load_mb']:,.0f} MB, after retrievals "
         f"{s['rss_after_retrievals_mb']:,.0f} MB, by edits {by_edits} MB, slope "
         f"{s['slope_mb_per_100_edits']:.1f} MB / 100 edits, max {s['peak_rss_mb']:,.0f} MB; "
-        f"first edit {s['first_edit_ms']:,.0f} ms, then p50 / p95 {_ms(s['edit_ms'])} ms; "
+        f"warm {s['warm_s']:.2f} s, first edit {s['first_edit_ms']:,.0f} ms, then p50 / p95 "
+        f"{_ms(s['edit_ms'])} ms, tidy p95 {s['tidy_ms']['p95']:.0f} ms; "
         f"language server RSS ready {lsp['rss_ready_mb']:,.0f} MB, after edits "
-        f"{lsp['rss_after_edits_mb']:,.0f} MB (slope {lsp['slope_mb_per_100_edits']:.1f})"
+        f"{lsp['rss_after_edits_mb']:,.0f} MB (slope {lsp['slope_mb_per_100_edits']:.1f}, "
+        f"max {lsp['peak_rss_mb']:,.0f} MB)"
     )
 
 

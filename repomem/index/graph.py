@@ -290,10 +290,22 @@ class CodeGraph:
             change.rows[change.differs], change.owner[write], change.nbr[write], change.cost[write]
         )
 
+    @property
+    def id_room(self) -> int:
+        """Node ids the per-node arrays hold (``n_nodes`` and room after them): arrays kept
+        beside the graph per node (``update``) are grown to it."""
+        return int(self.key.size)
+
     def _grow(self, n: int) -> None:
+        """``n`` node ids in use. The per-node arrays grow an eighth more than asked: a file
+        that outgrows its ids moves to new ones at the end, and growing every per-node array
+        to just fit at each move (eight arrays of 15 MB on the Linux kernel's kernel/ mm/
+        fs/ include/) copied them all and left the allocator's heap to grow with the edits."""
         if n > self.n_nodes:
-            self.adj.grow(n)
-            self.key = np.concatenate([self.key, np.zeros(n - self.key.size, np.int64)])
+            if n > self.id_room:
+                room = n + n // 8
+                self.adj.grow(room)
+                self.key = np.concatenate([self.key, np.zeros(room - self.key.size, np.int64)])
             self.n_nodes = n
 
     def _add_to_directory(

@@ -121,26 +121,35 @@ class RowPool:
         self, rows: np.ndarray, owner: np.ndarray, cols: np.ndarray, vals: np.ndarray
     ) -> None:
         """Replace ``rows`` (distinct) with the entries whose ``owner`` is that row; entries
-        must be grouped by owner and keep their order. A row without entries becomes empty."""
+        must be grouped by owner and keep their order. A row without entries becomes empty.
+        A row is written where it stood when it fits there (its slot stays its own when it
+        shrinks or empties); one that outgrows its slot moves to the end with an eighth more
+        room. Appending every replaced row instead grew the pool by the rows of the edited
+        file at each edit, until a compaction copied the whole pool (a mapped one into
+        memory): an editing session's memory grew with every edit."""
         rows = np.asarray(rows, np.int64)
         self.grow(int(rows.max()) + 1 if rows.size else 0)
         self.live -= int(self.lengths(rows).sum())
-        self.start[rows] = 0
-        self.end[rows] = 0
-        self.room_end[rows] = 0
+        self.end[rows] = self.start[rows]
         if owner.size == 0:
             return
-        if self.used + owner.size > self.cols.size:
-            self.compact(room=int(owner.size))
-        need = self.used + owner.size
-        self.cols[self.used : need] = cols
-        self.vals[self.used : need] = vals
         first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        last = np.r_[first[1:], owner.size]
-        self.start[owner[first]] = self.used + first
-        self.end[owner[first]] = self.used + last
-        self.room_end[owner[first]] = self.used + last
-        self.used = need
+        count = np.diff(np.r_[first, owner.size])
+        target = np.asarray(owner[first], np.int64)
+        moving = self.start[target] + count > self.room_end[target]
+        size = count + count // 8
+        if self.used + int(size[moving].sum()) > self.cols.size:
+            self.compact(room=int(size.sum()))
+            moving = self.start[target] + count > self.room_end[target]
+        at = self.start[target]
+        at[moving] = self.used + np.cumsum(size[moving]) - size[moving]
+        pos = ranges(at, count)
+        self.cols[pos] = cols
+        self.vals[pos] = vals
+        self.start[target] = at
+        self.end[target] = at + count
+        self.room_end[target[moving]] = at[moving] + size[moving]
+        self.used += int(size[moving].sum())
         self.live += int(owner.size)
 
     def compact(self, room: int = 0) -> None:
@@ -163,7 +172,9 @@ class RowPool:
     ) -> None:
         """For a pool whose rows are sets (order and values meaningless: the relations by
         target), remove the entries ``gone`` (rows, cols; each present) and add ``added``
-        (rows, cols; each absent), with value 0. A row shrinks in place and grows in place
+        (rows, cols; each absent); values are left as they are (a pool made with zeros
+        reads 0: writing them made the pages of a mapped index's zeros resident, row by row
+        over a session). A row shrinks in place and grows in place
         into what it held before; a row that outgrows that moves to the end with an eighth
         more room. Rewriting whole rows instead filled the pool with copies of the rows of
         popular targets (thousands of entries, one changed) and forced a compaction of all
@@ -188,7 +199,6 @@ class RowPool:
             self.end,
             self.room_end,
             self.cols,
-            self.vals,
             self.used,
             target,
             first,
@@ -233,7 +243,7 @@ def _remove(start, end, cols, rows, gone):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True, nogil=True)
-def _add(start, end, room_end, cols, vals, used, target, first, count, moving, added):  # noqa: ANN001, ANN202, PLR0913
+def _add(start, end, room_end, cols, used, target, first, count, moving, added):  # noqa: ANN001, ANN202, PLR0913
     """Append ``added[first[i]:first[i] + count[i]]`` to row ``target[i]``, in place or, where
     ``moving[i]``, after the row's entries moved to ``used`` with an eighth more room; returns
     the new ``used``."""
@@ -243,7 +253,6 @@ def _add(start, end, room_end, cols, vals, used, target, first, count, moving, a
             n = end[r] - start[r]
             for k in range(n):
                 cols[used + k] = cols[start[r] + k]
-                vals[used + k] = 0.0
             start[r] = used
             end[r] = used + n
             size = n + count[i]
@@ -251,6 +260,5 @@ def _add(start, end, room_end, cols, vals, used, target, first, count, moving, a
             used = room_end[r]
         for k in range(count[i]):
             cols[end[r]] = added[first[i] + k]
-            vals[end[r]] = 0.0
             end[r] += 1
     return used

@@ -45,6 +45,7 @@ from repomem.index.spool import (
     write_array,
 )
 from repomem.index.tables import FileEntry, IndexTables
+from repomem.index.trim import mappings_of
 
 FORMAT_VERSION = 17
 
@@ -473,7 +474,9 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
             )
             for name in manifest["arrays"]
         }
-        return _restore(config_from(manifest["config"]), manifest, arrays)
+        tables = _restore(config_from(manifest["config"]), manifest, arrays)
+        tables.mappings = mappings_of(arrays.values())
+        return tables
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise IndexUnreadable(
             f"index at {gen} is unreadable ({exc}); re-run `repomem index`"

@@ -10,6 +10,7 @@ on the tables lives beside them: ``build`` (a full index), ``update`` (one file'
 
 from __future__ import annotations
 
+import mmap
 from collections import defaultdict
 from collections.abc import Callable, MutableMapping
 from dataclasses import InitVar, dataclass, field
@@ -93,6 +94,8 @@ class IndexTables:
     saved_calls_into: Callable[[], dict[str, dict[str, np.ndarray]]] | None = None
     # what each file's call resolution depended on, as a saved index holds it
     saved_dependencies: SavedDependencies | None = None
+    # the files a saved index's arrays are mapped from (``trim.release_mapped``)
+    mappings: list[mmap.mmap] = field(default_factory=list)
     # derived on first use (``graph``, ``frag_nodes``, ``node_frags``, ``calls_into``,
     # ``resolver``, ``relations``); a build sets some of them as it goes
     _graph: CodeGraph | None = field(default=None, init=False, repr=False)

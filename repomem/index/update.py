@@ -183,7 +183,7 @@ def _file_frags(t: IndexTables, path: str) -> np.ndarray:
 
 
 def _grow_node_arrays(t: IndexTables) -> None:
-    n = t.graph.n_nodes
+    n = t.graph.id_room
     t.node_frags.grow(n)
     if t.radius.size < n:
         t.radius = np.concatenate([t.radius, np.full(n - t.radius.size, np.inf)])

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import platform
 from pathlib import Path
 
+import numpy as np
 import pytest
-from repos import make_repo
+from repos import OTHER_LANG_FILES, make_repo
+from test_index import EDITS, QUERIES, apply_on_disk, assert_same, snapshot
 
 from repomem.index import trim
 from repomem.index.repo import RepoIndex
@@ -28,3 +32,44 @@ def test_tidying_the_index_releases_memory(tmp_path: Path, monkeypatch: pytest.M
     assert not released  # an update itself does not pay for it
     idx.tidy()
     assert released == [True]
+
+
+def _resident_file_pages(index: RepoIndex) -> int:
+    """Pages of the index's mappings that are resident and still the file's."""
+    page = mmap.PAGESIZE
+    count = 0
+    with open("/proc/self/pagemap", "rb") as fh:
+        for m in index.tables.mappings:
+            view = (ctypes.c_char * len(m)).from_buffer(m)
+            address = ctypes.addressof(view)
+            del view
+            fh.seek(address // page * 8)
+            entries = np.frombuffer(fh.read((len(m) + page - 1) // page * 8), np.uint64)
+            count += int(np.count_nonzero((entries >> np.uint64(61)) == np.uint64(0b101)))
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: Path) -> None:
+    """A loaded index's pages that queries read leave the resident set when it is warmed or
+    tidied; what updates wrote into the mapped tables stays, and the index still answers and
+    updates as a rebuild of the same files does."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    assert loaded.tables.mappings  # the arrays are mapped from the index's files
+    loaded.warm()
+    assert _resident_file_pages(loaded) == 0
+    snapshot(loaded)  # reads every relation row and fragment
+    assert _resident_file_pages(loaded) > 0
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    for rel, text in edits[:2]:
+        loaded.update_file(rel, text)  # writes into the mapped tables (their own copies)
+    loaded.tidy()
+    assert _resident_file_pages(loaded) == 0
+    for rel, text in edits[2:]:
+        loaded.update_file(rel, text)
+    loaded.tidy()
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert_same(loaded, fresh, QUERIES)
