@@ -457,7 +457,7 @@ def test_fragments_are_found_by_text_when_their_hashes_clash(
     from repomem.index import build, mapped
 
     for module in (mapped, build):
-        monkeypatch.setattr(module, "text_key", lambda text: 7)
+        monkeypatch.setattr(module, "bytes_key", lambda encoded: 7)
     idx, _ = RepoIndex.build(root, save=False)
     assert snapshot(idx)[0] == snapshot(want)[0]
     apply_on_disk(root, EDITS)
