@@ -37,7 +37,7 @@ from repomem.index.parsing import ParsedFile, parse_source, split_lines, support
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import Resolver
 from repomem.index.spool import spooled
-from repomem.index.tables import FileEntry, IndexTables
+from repomem.index.tables import RELATION_ID, FileEntry, IndexTables
 
 Progress = Callable[[str, int, int], None]
 
@@ -383,7 +383,7 @@ def grow_relations(t: IndexTables) -> None:
     n, have = len(t.frag_text), t.relation_idx.shape[0]
     if have < n:
         rows = max(n, have + max(1024, have // 8)) if have else n
-        idx = np.full((rows, t.config.fragment_neighbours), -1, np.int64)
+        idx = np.full((rows, t.config.fragment_neighbours), -1, RELATION_ID)
         val = np.zeros(idx.shape, np.float64)
         idx[:have], val[:have] = t.relation_idx, t.relation_val
         t.relation_idx, t.relation_val = idx, val

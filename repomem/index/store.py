@@ -46,7 +46,7 @@ from repomem.index.spool import (
 )
 from repomem.index.tables import FileEntry, IndexTables
 
-FORMAT_VERSION = 16
+FORMAT_VERSION = 17
 
 
 class IndexNotFound(RepomemError):
