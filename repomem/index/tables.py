@@ -27,7 +27,6 @@ from repomem.index.resolve import Resolver, SavedDependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import inverse_relations
 
-
 # the type of a relation row's fragment ids
 RELATION_ID = np.int32
 
