@@ -233,7 +233,6 @@ def build_tables(
     live = idx.live_ids()
     grow_relations(idx)
     recompute_relations(idx, live, progress)
-    idx.drop_node_rows()
     meter.end("relations")
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),

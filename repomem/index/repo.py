@@ -93,6 +93,9 @@ class RepoIndex:
                     tables, summary = build_tables(
                         root, config, previous, progress, Path(spool), meter, workers
                     )
+            # a save writes the fragments' node rows; only a build's relations read them
+            # otherwise, and an update derives them again, as after a load
+            tables.drop_node_rows()
             summary.seconds["total"] = meter.total
         return cls(root, tables), summary
 

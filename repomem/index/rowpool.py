@@ -78,19 +78,6 @@ class RowPool:
     def from_csr(cls, m: sp.csr_matrix) -> RowPool:
         return cls.from_indptr(m.indptr, m.indices, m.data)
 
-    def saved(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """CSR ``(indptr, cols, vals)`` of ``rows`` (-1: an empty row), the arrays with an
-        eighth more room (cols -1), as ``adopt`` opens them."""
-        rows = np.asarray(rows, np.int64)
-        counts = np.where(rows >= 0, self.lengths(np.maximum(rows, 0)), 0)
-        indptr = np.zeros(rows.size + 1, np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        pos = ranges(self.start[np.maximum(rows, 0)], counts)
-        size = int(indptr[-1]) + int(indptr[-1]) // 8
-        cols, vals = np.full(size, -1, np.int64), np.zeros(size)
-        cols[: pos.size], vals[: pos.size] = self.cols[pos], self.vals[pos]
-        return indptr, cols, vals
-
     @property
     def n_rows(self) -> int:
         return int(self.start.size)

@@ -404,21 +404,40 @@ def _save_graph(index: IndexTables, gen: _Generation) -> None:
     key[ids[held]] = graph.key[held]
     gen.put("graph_key", key)
     del key, held
-    indptr, nbr, cost = graph.adj.saved(at)
-    nbr[: indptr[-1]] = ids[nbr[: indptr[-1]]]
-    for name, value in (("graph_indptr", indptr), ("graph_nbr", nbr), ("graph_cost", cost)):
-        gen.put(name, value)
-    del indptr, nbr, cost
+    _put_rows(gen, ("graph_indptr", "graph_nbr", "graph_cost"), graph.adj, at, ids)
     frag_nodes = index.frag_nodes
     frag_nodes.grow(len(index.frag_text))
-    indptr, node, weight = frag_nodes.saved(np.arange(len(index.frag_text)))
-    node[: indptr[-1]] = ids[node[: indptr[-1]]]
-    for name, value in (("fn_indptr", indptr), ("fn_node", node), ("fn_weight", weight)):
-        gen.put(name, value)
-    del indptr, node, weight
-    nf = index.node_frags.saved(at)
-    for name, value in zip(("nf_indptr", "nf_frag", "nf_weight"), nf, strict=True):
-        gen.put(name, value)
+    rows = np.arange(len(index.frag_text))
+    _put_rows(gen, ("fn_indptr", "fn_node", "fn_weight"), frag_nodes, rows, ids)
+    _put_rows(gen, ("nf_indptr", "nf_frag", "nf_weight"), index.node_frags, at, None)
+
+
+def _put_rows(
+    gen: _Generation,
+    names: tuple[str, str, str],
+    pool: RowPool,
+    rows: np.ndarray,
+    ids: np.ndarray | None,
+) -> None:
+    """``rows`` of ``pool`` (-1: an empty row) as CSR (indptr, columns, values) with an
+    eighth more room (columns -1), as ``RowPool.adopt`` opens them; ``ids``: what each
+    column becomes. Written a few rows at a time: a copy of the whole pool and its
+    positions took the kernel's save a gigabyte more than the pool itself."""
+    counts = np.where(rows >= 0, pool.lengths(np.maximum(rows, 0)), 0)
+    indptr = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    gen.put(names[0], indptr)
+    room = int(indptr[-1]) // 8
+    with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
+        for lo in range(0, rows.size, _ROWS):
+            part = rows[lo : lo + _ROWS]
+            _, c, v = pool.gather(part[part >= 0])
+            cols.write(c if ids is None else ids[c])
+            vals.write(v)
+        for lo in range(0, room, _ROWS):
+            size = min(_ROWS, room - lo)
+            cols.write(np.full(size, -1, np.int64))
+            vals.write(np.zeros(size))
 
 
 def config_from(data: dict) -> IndexConfig:
