@@ -77,6 +77,23 @@ def write_array(path: Path, values: np.ndarray) -> None:
         os.fsync(fh.fileno())
 
 
+def extend_array(path: Path, room: int) -> None:
+    """Append ``room`` zeros to the one-dimensional array saved at ``path``, in place: the
+    pages of what it holds are not read (a map of it, made before, still reads them)."""
+    values = np.load(path, mmap_mode="r")
+    dtype, size = values.dtype, values.size
+    del values
+    with open(path, "r+b") as fh:
+        fh.seek(0, os.SEEK_END)
+        zeros = np.zeros(min(room, 1 << 20), dtype)
+        for lo in range(0, room, zeros.size):
+            fh.write(memoryview(zeros[: min(zeros.size, room - lo)]).cast("B"))
+        fh.seek(0)
+        fh.write(_header(dtype, (size + room,)))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def mapped(path: Path, *, writeable: bool = True) -> np.ndarray:
     """A saved array mapped copy-on-write: pages are read when touched, never written back
     (``writeable=False``: mapped read-only, so that it stays what the file holds)."""
