@@ -19,7 +19,7 @@ import numpy as np
 from repomem.config import IndexConfig
 from repomem.core import Location
 from repomem.index import langs
-from repomem.index.bm25 import BM25Index, TermCounts, count_terms
+from repomem.index.bm25 import BM25Index, SpooledRows, TermCounts, count_terms
 from repomem.index.files import (
     FileScan,
     FileSkipped,
@@ -207,15 +207,16 @@ def build_tables(
     if not candidates:
         scan.note_empty(config)
     meter.end("scan")
-    by_lang, reused = _cut_fragments(idx, scan, candidates, previous, spool, progress, workers)
+    rows = SpooledRows(spool, "bm25__")
+    by_lang, reused = _cut_fragments(idx, scan, candidates, previous, rows, progress, workers)
     idx.skipped = scan.skipped
     del candidates, scan
     meter.end("parse")
-    # now, while the relations' tables do not exist yet: compacting copies every posting;
-    # then its arrays go where the store saves them, and are read from there
-    state = spooled(spool, {f"bm25__{k}": v for k, v in idx.bm25.state().items()})
+    # now, while the relations' tables do not exist yet: the postings are made from the
+    # spooled rows; then they go where the store saves them, and are read from there
+    state = spooled(spool, {f"bm25__{k}": v for k, v in rows.index().state().items()})
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
-    del state
+    del state, rows
     meter.end("bm25")
     idx.settings = langs.read_settings(root, idx.parsed)
     resolver = Resolver(
@@ -255,13 +256,14 @@ def _cut_fragments(
     scan: FileScan,
     candidates: list[str],
     previous: IndexTables | None,
-    spool: Path,
+    rows: SpooledRows,
     progress: Progress | None,
     workers: int | None,
 ) -> tuple[Counter[str], int]:
-    """Every candidate's parse, text, fragments and their BM25 rows into ``idx`` (the texts
-    spooled and mapped back), the others counted in ``scan``; returns the files loaded by
-    language, and how many parses were reused."""
+    """Every candidate's parse, text and fragments into ``idx`` and their BM25 rows into
+    ``rows`` (the texts spooled beside them and mapped back), the others counted in
+    ``scan``; returns the files loaded by language, and how many parses were reused."""
+    spool = rows.directory
     by_lang: Counter[str] = Counter()
     reused = 0
     texts = Texts.spooled(spool, "texts")
@@ -283,7 +285,8 @@ def _cut_fragments(
             reused += 1
         idx.parsed[path] = got.prep.parsed
         texts.append_encoded(got.content or b"")
-        add_file_fragments(idx, got.source, got.prep, (texts, len(texts) - 1), locate=False)
+        content = (texts, len(texts) - 1)
+        add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
@@ -299,11 +302,13 @@ def add_file_fragments(
     content: str | tuple[Texts, int] | None = None,
     *,
     locate: bool = True,
+    rows: SpooledRows | None = None,
 ) -> None:
     """``content``: where the index keeps the file's text (``f.text`` itself if not said);
     ``locate=False``: the caller derives the fragments' locations once every file is in
     (``fragment_locations``), as a build does: a list per fragment held the kernel's in
-    objects several times the size of its windows' arrays."""
+    objects several times the size of its windows' arrays; ``rows``: where a build's new
+    fragments' BM25 rows go (counted with the parse), rather than the tables' index."""
     win_frag = np.empty(prep.win_start.size, np.int64)
     new_fids, new_windows = [], []
     for i, key in enumerate(prep.win_key.tolist()):
@@ -316,8 +321,9 @@ def add_file_fragments(
         if locate:
             t.frag_locs.add(fid, Location(f.path, int(prep.win_start[i]), int(prep.win_end[i])))
         win_frag[i] = fid
-    if prep.terms is not None:
-        t.bm25.add_counted(new_fids, prep.terms, np.array(new_windows, np.int64))
+    if rows is not None:
+        assert prep.terms is not None and new_fids == list(range(len(rows), len(t.frag_text)))
+        rows.add(prep.terms, new_windows)
     elif new_windows:
         # the lines the new windows cover, each tokenized once though windows overlap
         starts, ends = prep.win_start[new_windows], prep.win_end[new_windows]

@@ -111,11 +111,16 @@ def file_id(path: Path) -> tuple[int, int]:
 
 def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``arrays`` written to ``<directory>/<name>.npy`` and mapped back read-only: a table
-    built in memory and kept only to be read leaves memory for a file."""
+    built in memory and kept only to be read leaves memory for a file. One mapped from
+    that very file already stays as it is."""
     out = {}
     for name, values in arrays.items():
-        write_array(directory / f"{name}.npy", values)
-        out[name] = mapped(directory / f"{name}.npy", writeable=False)
+        path = directory / f"{name}.npy"
+        if is_file(values, path):
+            out[name] = values
+        else:
+            write_array(path, values)
+            out[name] = mapped(path, writeable=False)
     return out
 
 
