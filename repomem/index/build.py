@@ -225,9 +225,13 @@ def build_tables(
         settings=idx.settings,
     )
     idx.calls = {p: resolver.calls_of(p) for p in idx.parsed}
+    paths = sorted(idx.files)
+    resolution = {**resolver.dependency_arrays(paths), **resolver.by_name.arrays(paths)}
+    del resolver, paths
+    resolution = spooled(spool, resolution)
     meter.end("resolve")
     graph = build_graph(idx.parsed, idx.calls, config.import_weight)
-    idx.adopt(resolver, graph)
+    idx.adopt(graph, resolution)
     _ = idx.frag_nodes  # assembled now, with the graph
     idx.radius = np.full(graph.n_nodes, np.inf)
     meter.end("graph")

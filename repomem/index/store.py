@@ -344,15 +344,20 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
 
 def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
     """What call resolution depended on, and the parses' symbols and call sites."""
-    resolver = index.resolver
-    # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
-    deps = resolver.dependency_arrays(paths)
-    for name, value in deps.items():
-        gen.put(name, value)
-    del deps
-    # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
-    for name, value in resolver.by_name.arrays(paths).items():
-        gen.put(name, value)
+    if index.resolution_saved:  # a build's, in this generation already if saved here
+        assert index.spooled_resolution is not None
+        for name, value in index.spooled_resolution.items():
+            gen.put(name, value)
+    else:
+        resolver = index.resolver
+        # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
+        deps = resolver.dependency_arrays(paths)
+        for name, value in deps.items():
+            gen.put(name, value)
+        del deps
+        # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
+        for name, value in resolver.by_name.arrays(paths).items():
+            gen.put(name, value)
     # dumps, not dump: only the one-shot encoder is the C one
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites

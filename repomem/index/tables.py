@@ -23,7 +23,7 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, build_graph
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import ParsedFile
-from repomem.index.resolve import Resolver, SavedDependencies
+from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import inverse_relations
 
@@ -97,6 +97,8 @@ class IndexTables:
     saved_calls_into: Callable[[], dict[str, dict[str, np.ndarray]]] | None = None
     # what each file's call resolution depended on, as a saved index holds it
     saved_dependencies: SavedDependencies | None = None
+    # a build's resolution arrays (``adopt``)
+    spooled_resolution: dict[str, np.ndarray] | None = None
     # derived on first use (``graph``, ``frag_nodes``, ``node_frags``, ``calls_into``,
     # ``resolver``, ``relations``); a build sets some of them as it goes
     _graph: CodeGraph | None = field(default=None, init=False, repr=False)
@@ -115,10 +117,24 @@ class IndexTables:
             self.relation_idx = np.full((0, cap), -1, RELATION_ID)
             self.relation_val = np.zeros((0, cap), np.float64)
 
-    def adopt(self, resolver: Resolver, graph: CodeGraph) -> None:
-        """Keep the resolver and graph a build made as it went (deriving them again would
-        resolve every file twice)."""
-        self._resolver, self._graph = resolver, graph
+    def adopt(self, graph: CodeGraph, resolution: dict[str, np.ndarray]) -> None:
+        """Keep the graph a build made, and what its call resolution depended on as the
+        arrays a save writes (``resolution``, spooled where the build is saved): the
+        resolver is made from them when first used, as after a load, rather than kept with
+        every file's tables (the kernel subset's 0.3 GB) through the rest of the build."""
+        self._graph = graph
+        self.spooled_resolution = resolution
+        paths = sorted(self.files)
+        parses = [self.parsed[p] for p in paths]  # as saved: an update replaces them
+        self.saved_dependencies = saved_dependencies(
+            paths, [pf.language for pf in parses], parses.__getitem__, resolution
+        )
+
+    @property
+    def resolution_saved(self) -> bool:
+        """Whether ``spooled_resolution`` is what the resolver would save: none was made
+        since."""
+        return self._resolver is None and self.spooled_resolution is not None
 
     def drop_node_rows(self) -> None:
         """Forget the fragments' node rows: only a build's relations read them, and an

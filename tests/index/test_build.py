@@ -17,6 +17,7 @@ from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
 from repomem.index.repo import RepoIndex
+from repomem.index.spool import is_file
 
 
 def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
@@ -97,3 +98,20 @@ def test_relation_ids_are_int32_built_and_loaded(tmp_path: Path) -> None:
     for idx in (built, loaded):
         assert idx.tables.rel_idx.dtype == np.int32
         assert (idx.tables.rel_idx >= 0).any()
+
+
+def test_a_build_keeps_no_resolver_but_saves_what_it_resolved(tmp_path: Path) -> None:
+    """The resolver's tables go once the calls are resolved: what the resolution depended
+    on is spooled into the generation (written once), and a resolver made from it when
+    first used resolves as the build's did."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    built, _ = RepoIndex.build(root)
+    assert built.tables._resolver is None
+    arrays = store.live_generation(root, built.config) / "arrays"
+    spooled = built.tables.spooled_resolution
+    assert spooled is not None and "dep_reads" in spooled and "rn_file" in spooled
+    for name, values in spooled.items():
+        assert is_file(values, arrays / f"{name}.npy"), name
+    fresh, _ = RepoIndex.build(root, save=False)
+    for path in sorted(built.tables.files):
+        assert built.resolver.calls_of(path) == fresh.tables.calls[path], path
