@@ -112,15 +112,14 @@ def file_id(path: Path) -> tuple[int, int]:
 def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``arrays`` written to ``<directory>/<name>.npy`` and mapped back read-only: a table
     built in memory and kept only to be read leaves memory for a file. One mapped from
-    that very file already stays as it is."""
+    that very file already is not written again, but mapped anew all the same: the pages
+    read through the old map leave the process's resident set with it."""
     out = {}
     for name, values in arrays.items():
         path = directory / f"{name}.npy"
-        if is_file(values, path):
-            out[name] = values
-        else:
+        if not is_file(values, path):
             write_array(path, values)
-            out[name] = mapped(path, writeable=False)
+        out[name] = mapped(path, writeable=False)
     return out
 
 
