@@ -247,7 +247,7 @@ class IndexTables:
         """``frag_nodes`` transposed: the fragments holding each graph node."""
         frag_nodes = self.frag_nodes
         if self._node_frags is None:
-            self._node_frags = RowPool.from_csr(frag_nodes.to_csr(self.graph.n_nodes).T.tocsr())
+            self._node_frags = frag_nodes.transposed(self.graph.n_nodes)
         return self._node_frags
 
     @property
