@@ -84,7 +84,7 @@ class RepoIndex:
                     tables, summary = build_tables(
                         root, config, previous, progress, out / "arrays", meter, workers
                     )
-                    store.write_generation(tables, out, asdict(summary))
+                    store.write_generation(tables, out, asdict(summary), keep_node_rows=False)
                 meter.end("save")
                 summary.index_bytes = store.index_bytes(root, config)
             else:
@@ -93,9 +93,9 @@ class RepoIndex:
                     tables, summary = build_tables(
                         root, config, previous, progress, Path(spool), meter, workers
                     )
-            # a save writes the fragments' node rows; only a build's relations read them
-            # otherwise, and an update derives them again, as after a load
-            tables.drop_node_rows()
+                    # only a build's relations read the fragments' node rows; an update
+                    # derives them again, as after a load
+                    tables.drop_node_rows()
             summary.seconds["total"] = meter.total
         return cls(root, tables), summary
 

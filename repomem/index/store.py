@@ -219,11 +219,18 @@ class _Generation:
         return mapped(self.dir / f"{name}.npy")
 
 
-def write_generation(index: IndexTables, out: Path, summary: dict | None) -> None:
-    """Write an index's tables into ``out``, a folder from ``writing``."""
+def write_generation(
+    index: IndexTables, out: Path, summary: dict | None, *, keep_node_rows: bool = True
+) -> None:
+    """Write an index's tables into ``out``, a folder from ``writing``. ``keep_node_rows``
+    false (a build's save): the fragments' node rows go once written, before the rest is
+    (only a build's relations read them; an update derives them again, as after a load)."""
     paths = sorted(index.files)
     entries = [index.files[p] for p in paths]
     gen = _Generation(out)
+    _save_graph(index, gen)
+    if not keep_node_rows:
+        index.drop_node_rows()
     _put_texts(gen, index, entries)
     _put_file_rows(gen, index, paths, entries)
     _put_fragments(gen, index, len(paths))
@@ -231,7 +238,6 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
     rows = _put_relations(gen, index)
     gen.put("truncated", np.array(sorted(index.truncated), np.int64))
     gen.put("radius", index.canonical_radius())
-    _save_graph(index, gen)
     for key, value in index.bm25.state().items():
         if key in ("row_terms", "row_tf"):  # with room for the terms updates add
             gen.put_with_room(f"bm25__{key}", value, max(1 << 16, value.size // 8))
