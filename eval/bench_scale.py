@@ -105,7 +105,9 @@ def child_build(root: Path, work: Path, ignore: list[str]) -> dict:
     idx, summary = RepoIndex.build(root, config_for(work, ignore))
     return {
         "index_s": time.perf_counter() - t,
-        "index_peak_rss_mb": peak_mb(),
+        # the build resets the high-water mark between stages (Linux): the peak is the
+        # greatest stage's
+        "index_peak_rss_mb": max(peak_mb(), *summary.peak_mb.values()),
         "index_workers_peak_rss_mb": peak_mb(resource.RUSAGE_CHILDREN),
         # per stage (scan, parse, bm25, resolve, graph, relations, save): seconds, peak MB
         "index_stages": {
