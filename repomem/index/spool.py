@@ -42,7 +42,8 @@ class ArrayWriter:
         values = np.ascontiguousarray(values, self.dtype)
         if values.shape[1:] != self.row_shape:
             raise ValueError(f"rows of shape {values.shape[1:]}, expected {self.row_shape}")
-        self._fh.write(memoryview(values).cast("B"))
+        if values.size:  # an empty view of rows cannot be cast to bytes
+            self._fh.write(memoryview(values).cast("B"))
         self.rows += values.shape[0]
 
     def flush(self) -> None:

@@ -320,11 +320,13 @@ def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
 def _put_calls(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
     """The resolved calls, rows of (file, source node, target file, target node)."""
     file_no = {p: i for i, p in enumerate(paths)}
-    calls = [(file_no[p], s, file_no[t], n) for p in paths for s, t, n in index.calls.get(p, ())]
-    calls_arr = np.array(calls, np.int64).reshape(-1, 4)
-    del calls
-    gen.put("calls", calls_arr)
-    gen.put("calls_off", np.searchsorted(calls_arr[:, 0], np.arange(len(paths) + 1)))
+    ends = [0]
+    with gen.writer("calls", np.int64, (4,)) as w:
+        for i, p in enumerate(paths):  # a file at a time: a tuple per call took the kernel's
+            rows = [(i, s, file_no[t], n) for s, t, n in index.calls.get(p, ())]  # ~0.4 GB
+            w.write(np.array(rows, np.int64).reshape(-1, 4))
+            ends.append(ends[-1] + len(rows))
+    gen.put("calls_off", np.array(ends, np.int64))
 
 
 def _put_relations(gen: _Generation, index: IndexTables) -> int:
@@ -343,7 +345,8 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
     inv_ptr, inv_src = index.relations_by_target()
     gen.put("inv_indptr", inv_ptr)
     with gen.writer("inv_src", np.int64) as w:
-        w.write(inv_src)
+        for lo in range(0, inv_src.size, _ROWS):  # int32 as derived: widened a part at a time
+            w.write(inv_src[lo : lo + _ROWS])
         w.write(np.full(inv_src.size // 8, -1, np.int64))
     return rows
 
