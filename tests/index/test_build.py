@@ -53,20 +53,23 @@ def test_two_workers_save_the_index_one_saves_byte_for_byte(
         return files_module.load_file(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(build, "load_file", load_file)
-    saved = {}
-    for workers in (1, 2):
-        readers.write_text("")
-        config = replace(IndexConfig(), index_dir=str(tmp_path / f"idx-{workers}"))
-        _, summary = RepoIndex.build(root, config, workers=workers)
-        pids = set(readers.read_text().split())
-        assert len(pids) == workers and (str(os.getpid()) in pids) == (workers == 1)
-        assert summary.skipped.get("binary") == 1
-        saved[workers] = _generation(root, tmp_path / f"idx-{workers}")
-    arrays_1, manifest_1 = saved[1]
-    arrays_2, manifest_2 = saved[2]
-    assert arrays_1.keys() == arrays_2.keys()
-    assert [n for n in arrays_1 if arrays_1[n] != arrays_2[n]] == []
-    assert manifest_1 == manifest_2
+    for step in ("fresh", "rebuilt"):  # then again, most parses reused from the saved index
+        saved = {}
+        for workers in (1, 2):
+            readers.write_text("")
+            config = replace(IndexConfig(), index_dir=str(tmp_path / f"idx-{workers}"))
+            _, summary = RepoIndex.build(root, config, workers=workers)
+            pids = set(readers.read_text().split())
+            assert len(pids) == workers and (str(os.getpid()) in pids) == (workers == 1)
+            assert summary.skipped.get("binary") == 1
+            assert summary.reparsed == (1 if step == "rebuilt" else summary.reparsed)
+            saved[workers] = _generation(root, tmp_path / f"idx-{workers}")
+        arrays_1, manifest_1 = saved[1]
+        arrays_2, manifest_2 = saved[2]
+        assert arrays_1.keys() == arrays_2.keys()
+        assert [n for n in arrays_1 if arrays_1[n] != arrays_2[n]] == []
+        assert manifest_1 == manifest_2
+        (root / "pkg/gen_5.py").write_text(long_module(3))
 
 
 def test_a_build_reports_each_stage_time_and_peak(tmp_path: Path) -> None:
