@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing as mp
 import os
+import sys
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from repomem.index.graph import build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
+from repomem.index.parsed import CallSite, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import Resolver
@@ -287,6 +289,8 @@ def _cut_fragments(
             assert previous is not None
             got.prep.parsed = previous.parsed[path]
             reused += 1
+        else:
+            _share_names(got.prep.parsed)
         idx.parsed[path] = got.prep.parsed
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
@@ -297,6 +301,24 @@ def _cut_fragments(
     order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
     return by_lang, reused
+
+
+def _share_names(pf: ParsedFile) -> None:
+    """The names of a parse's call sites and imports made the one string of their value
+    (``sys.intern``): a parse comes back from a worker with a string per occurrence, and
+    the Linux kernel calls and includes the same names millions of times."""
+    new, intern = tuple.__new__, sys.intern
+    pf.calls = [
+        new(CallSite, (c.node, tuple(map(intern, c.parts)), c.scope and intern(c.scope)))
+        for c in pf.calls
+    ]
+    pf.imports = [
+        new(
+            ImportBinding,
+            (intern(b.name), intern(b.module), b.symbol and intern(b.symbol), b.level),
+        )
+        for b in pf.imports
+    ]
 
 
 def add_file_fragments(

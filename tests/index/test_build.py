@@ -118,3 +118,17 @@ def test_a_build_keeps_no_resolver_but_saves_what_it_resolved(tmp_path: Path) ->
     fresh, _ = RepoIndex.build(root, save=False)
     for path in sorted(built.tables.files):
         assert built.resolver.calls_of(path) == fresh.tables.calls[path], path
+
+
+def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
+    """A parse comes back from a worker with a string per occurrence of each name: the
+    build makes them one (the kernel calls and includes the same names millions of times)."""
+    files = {
+        f"c/f{i}.c": f'#include "util.h"\nint f{i}(int x) {{ return shared_helper(x); }}\n'
+        for i in range(70)
+    }
+    root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
+    built, _ = RepoIndex.build(root, save=False, workers=2)
+    parses = [built.tables.parsed[p] for p in files]
+    assert len({id(pf.calls[0].parts[0]) for pf in parses}) == 1
+    assert len({id(pf.imports[0].module) for pf in parses}) == 1
