@@ -4,7 +4,8 @@ Indexes a tree the user names at two or more sizes, each a set of its top-level 
 (``.`` is the whole tree), and reports per size: index time and peak RSS, load time, RSS
 after the load and after the first ``--queries`` retrievals, retrieval p50 / p95 (BM25, the
 default, for those first queries after the load and for as many later ones; FragRel at the
-paper's alpha 0.5 for the later ones) and one-file update p50 / p95. Every size
+paper's alpha 0.5 for the later ones) and one-file update p50 / p95, and each build stage's
+time and peak RSS (``--steps build``: the builds alone). Every size
 is indexed, and then loaded and queried, in a fresh process of its own, so that each peak is
 that step's alone. The documented example is the Linux kernel source from Debian's
 ``linux-source-6.1`` package (``tar xf /usr/src/linux-source-6.1.tar.xz``)::
@@ -104,8 +105,16 @@ def child_build(root: Path, work: Path, ignore: list[str]) -> dict:
     idx, summary = RepoIndex.build(root, config_for(work, ignore))
     return {
         "index_s": time.perf_counter() - t,
-        "index_peak_rss_mb": peak_mb(),
+        # the build resets the high-water mark between stages (Linux): the peak is the
+        # greatest stage's
+        "index_peak_rss_mb": max(peak_mb(), *summary.peak_mb.values()),
         "index_workers_peak_rss_mb": peak_mb(resource.RUSAGE_CHILDREN),
+        # per stage (scan, parse, bm25, resolve, graph, relations, save): seconds, peak MB
+        "index_stages": {
+            stage: [seconds, summary.peak_mb.get(stage, float("nan"))]
+            for stage, seconds in summary.seconds.items()
+            if stage != "total"
+        },
         "files": idx.file_count,
         "lines": sum((idx.file_text(p) or "").count("\n") for p, _, _ in idx.indexed_files()),
         "fragments": summary.fragments,
@@ -421,6 +430,15 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def stages_line(r: dict) -> str:
+    """Where the build's time and memory went, stage by stage."""
+    stages = ", ".join(f"{k} {s:.1f} s / {mb:,.0f} MB" for k, (s, mb) in r["index_stages"].items())
+    return (
+        f"{r['size']}: index {r['index_s']:.1f} s, peak {r['index_peak_rss_mb']:,.0f} MB "
+        f"(workers {r['index_workers_peak_rss_mb']:,.0f} MB); by stage (time / peak): {stages}"
+    )
+
+
 def session_line(size: str, s: dict, lsp: dict) -> str:
     by_edits = ", ".join(f"{n}: {mb:,.0f}" for n, mb in s["rss_by_edits_mb"])
     return (
@@ -486,6 +504,12 @@ def main() -> int:
         "--edits", type=int, default=1000, help="edits in the editor session (0: no session)"
     )
     ap.add_argument("--retrievals", type=int, default=40, help="retrievals before the edits")
+    ap.add_argument(
+        "--steps",
+        default="build,query,session",
+        help="which steps to run after each build: query (load, retrievals, updates), session "
+        "(the editor session and the language server's); 'build' alone: just the index",
+    )
     ap.add_argument("--child", choices=("build", "query", "session", "lsp"), help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -511,6 +535,9 @@ def main() -> int:
     if not args.tree.is_dir():
         ap.error(f"{args.tree} is not a folder")
     sizes = args.size or ["."]
+    steps = set(args.steps.split(","))
+    if not steps <= {"build", "query", "session"}:
+        ap.error(f"--steps: {args.steps!r} names a step other than build, query, session")
     warm_up()
     rows = []
     for size in sizes:
@@ -520,8 +547,9 @@ def main() -> int:
             link_tree(args.tree, size.split(","), root)
             row: dict = {"size": size}
             row.update(run_child("build", root, work, args))
-            row.update(run_child("query", root, work, args))
-            if args.edits:
+            if "query" in steps:
+                row.update(run_child("query", root, work, args))
+            if args.edits and "session" in steps:
                 row["session"] = run_child("session", root, work, args)
                 row["lsp"] = run_child("lsp", root, work, args)
             print(json.dumps(row), file=sys.stderr)
@@ -531,7 +559,10 @@ def main() -> int:
         args.json.write_text(json.dumps(rows, indent=2))
     if args.plot:
         plot(rows, args.plot)
-    print("\n" + table(rows), file=sys.stderr)
+    if "query" in steps:
+        print("\n" + table(rows), file=sys.stderr)
+    for r in rows:
+        print(stages_line(r), file=sys.stderr)
     for r in rows:
         if "session" in r:
             print(session_line(r["size"], r["session"], r["lsp"]), file=sys.stderr)

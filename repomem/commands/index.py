@@ -107,5 +107,10 @@ def format_summary(root: Path, s: IndexSummary) -> str:
             f"  relations   {s.relations:,} ({s.truncated_fragments:,} fragments at the cap)",
             f"  index size  {s.index_bytes / 1e6:.1f} MB",
             f"  time        {secs}",
+            *(
+                [f"  peak memory {', '.join(f'{k} {v:,.0f} MB' for k, v in s.peak_mb.items())}"]
+                if s.peak_mb
+                else []
+            ),
         ]
     )

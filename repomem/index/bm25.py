@@ -39,6 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
@@ -50,6 +51,7 @@ from repomem.index.jit import numba
 from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.maxscore import SLACK, term_maxima
 from repomem.index.rowpool import ranges
+from repomem.index.spool import ArrayWriter, mapped
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 
@@ -274,6 +276,59 @@ def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermC
     pairs, tfs = np.unique(doc * width + flat[pos], return_counts=True)
     ptr = np.searchsorted(pairs // width, np.arange(sizes.size + 1)).astype(np.int64)
     return TermCounts(list(vocab), ptr, (pairs % width).astype(np.int32), tfs.astype(np.int32))
+
+
+def _rows_of(
+    vocab: dict[str, int] | Vocabulary, counts: TermCounts, docs: npt.ArrayLike
+) -> tuple[Int32Array, Int32Array, IntArray]:
+    """Documents ``docs`` of ``counts`` as index rows: their entries' term ids (words new to
+    ``vocab`` are added to it, in their order) and frequencies end to end, and each one's
+    number of entries."""
+    word_ids = np.fromiter(
+        (vocab.setdefault(w, len(vocab)) for w in counts.words), np.int32, len(counts.words)
+    )
+    docs = np.asarray(docs, np.int64)
+    starts = counts.ptr[docs]
+    lengths = counts.ptr[docs + 1] - starts
+    take = ranges(starts, lengths)
+    return word_ids[counts.terms[take]], counts.tfs[take], lengths
+
+
+class SpooledRows:
+    """The rows of a bulk load (a build: every document once, by id from 0) written to
+    ``<name>row_terms.npy`` and ``<name>row_tf.npy`` as they come, so that they are not
+    held: the whole Linux kernel's are ~110M entries. ``index`` makes the BM25 index of them,
+    reading them from their files."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.directory = directory
+        self._terms = ArrayWriter(directory / f"{name}row_terms.npy", np.int32)
+        self._tfs = ArrayWriter(directory / f"{name}row_tf.npy", np.int32)
+        self._ptr = _Growable(np.int64, [0])
+        self._vocab: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return self._ptr.size - 1
+
+    def add(self, counts: TermCounts, docs: npt.ArrayLike) -> None:
+        """Documents ``docs`` of ``counts``, as the next ids."""
+        terms, tfs, lengths = _rows_of(self._vocab, counts, docs)
+        self._terms.write(terms)
+        self._tfs.write(tfs)
+        self._ptr.extend(self._terms.rows - tfs.size + np.cumsum(lengths))
+
+    def index(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> BM25Index:
+        """The index of every row added, its rows mapped read-only from their files."""
+        self._terms.close()
+        self._tfs.close()
+        index = BM25Index(k1, b, epsilon)
+        terms, tfs = (
+            mapped(self._terms.path, writeable=False),
+            mapped(self._tfs.path, writeable=False),
+        )
+        live = np.ones(len(self), np.bool_)
+        index._load(self._vocab, self._ptr.view, terms, tfs, live, adopt=True)
+        return index
 
 
 class _Growable:
@@ -557,19 +612,11 @@ class BM25Index(_SavedState):
             seen.add(d)
         if not ids:
             return
-        vocab = self._vocab
-        n_known = len(vocab)
-        word_ids = np.fromiter(
-            (vocab.setdefault(w, len(vocab)) for w in counts.words), np.int32, len(counts.words)
-        )
-        if len(vocab) > n_known:
-            self._df.extend(np.zeros(len(vocab) - n_known, np.int64))
-            self._df_hist.view[0] += len(vocab) - n_known
-        docs = np.asarray(docs, np.int64)
-        starts = counts.ptr[docs]
-        lengths = counts.ptr[docs + 1] - starts
-        take = ranges(starts, lengths)
-        terms, tfs = word_ids[counts.terms[take]], counts.tfs[take]
+        n_known = len(self._vocab)
+        terms, tfs, lengths = _rows_of(self._vocab, counts, docs)
+        if len(self._vocab) > n_known:
+            self._df.extend(np.zeros(len(self._vocab) - n_known, np.int64))
+            self._df_hist.view[0] += len(self._vocab) - n_known
         needed = self._n_live + len(ids) + 2
         if self._df_hist.size < needed:
             self._df_hist.extend(np.zeros(needed - self._df_hist.size, np.int64))
@@ -810,9 +857,13 @@ class BM25Index(_SavedState):
         row_terms: Int32Array,
         row_tf: Int32Array,
         live: BoolArray,
+        *,
+        adopt: bool = False,
     ) -> None:
         """Make the given rows (row number == document id, only live rows hold terms) the whole
-        index, all in the main segment, and derive the statistics from them."""
+        index, all in the main segment, and derive the statistics from them. ``adopt``: keep
+        the row arrays themselves (mapped read-only, say), with no room for appends (the
+        first one copies them)."""
         n_rows = live.size
         df, row_len = _row_stats(row_ptr, row_terms, row_tf, len(vocab))
         doc_ids = np.flatnonzero(live)
@@ -820,8 +871,8 @@ class BM25Index(_SavedState):
         self._df = _Growable(np.int64, df)
         self._df_hist = _Growable(np.int64, np.bincount(df, minlength=doc_ids.size + 2))
         self._row_ptr = _Growable(np.int64, row_ptr)
-        self._row_terms = _Growable(np.int32, row_terms)
-        self._row_tf = _Growable(np.int32, row_tf)
+        self._row_terms = _Growable.adopt(row_terms) if adopt else _Growable(np.int32, row_terms)
+        self._row_tf = _Growable.adopt(row_tf) if adopt else _Growable(np.int32, row_tf)
         self._row_doc = _Growable(np.int64, np.arange(n_rows))
         self._row_len = _Growable(np.int64, row_len)
         self._row_live = _Growable(np.bool_, live)

@@ -4,13 +4,14 @@ relations grown and recomputed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import os
+import sys
 import threading
-import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,16 +20,26 @@ import numpy as np
 from repomem.config import IndexConfig
 from repomem.core import Location
 from repomem.index import langs
-from repomem.index.bm25 import BM25Index, TermCounts, count_terms
-from repomem.index.files import SourceFile, scan_files
-from repomem.index.fragments import Window, window_nodes, windows
+from repomem.index.bm25 import BM25Index, SpooledRows, TermCounts, count_terms
+from repomem.index.files import (
+    FileScan,
+    FileSkipped,
+    SourceFile,
+    list_candidates,
+    load_file,
+    repository_root,
+)
+from repomem.index.fragments import window_nodes, windows
 from repomem.index.graph import build_graph
-from repomem.index.mapped import Locations, TextIds, Texts, text_key, window_locations
+from repomem.index.languages import language_for_path
+from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
+from repomem.index.meter import StageMeter
+from repomem.index.parsed import CallSite, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import Resolver
 from repomem.index.spool import spooled
-from repomem.index.tables import FileEntry, IndexTables
+from repomem.index.tables import RELATION_ID, FileEntry, IndexTables
 
 Progress = Callable[[str, int, int], None]
 
@@ -45,20 +56,30 @@ class IndexSummary:
     relations: int
     truncated_fragments: int
     seconds: dict[str, float] = field(default_factory=dict)
+    # per stage, the most resident memory the building process held (MB; Linux only)
+    peak_mb: dict[str, float] = field(default_factory=dict)
     index_bytes: int = 0
 
 
 @dataclass
 class PreparedFile:
-    """What one file contributes, computed independently of every other file."""
+    """What one file contributes, computed independently of every other file: arrays and
+    bytes, which a parsing worker sends back at little cost (each window's text once)."""
 
-    parsed: ParsedFile
-    windows: list[Window]
+    parsed: ParsedFile | None  # None: the caller has it (a parse reused from the last index)
+    win_start: np.ndarray  # int32 first line of each window
+    win_end: np.ndarray  # int32, exclusive
+    win_text: bytes  # the windows' texts in UTF-8, end to end
+    win_off: np.ndarray  # int64 bounds of each window's text in ``win_text``
+    win_key: np.ndarray  # int64 ``bytes_key`` of each window's text
     wn_window: np.ndarray  # Eq. 8 weights: window index, local node, weight
     wn_node: np.ndarray
     wn_weight: np.ndarray
     # BM25 term counts of every window, when counted with the parse (see ``prepare_file``)
     terms: TermCounts | None
+
+    def encoded(self, i: int) -> bytes:
+        return self.win_text[self.win_off[i] : self.win_off[i + 1]]
 
 
 def prepare_file(
@@ -69,47 +90,102 @@ def prepare_file(
     lines = split_lines(f.text)
     pf = parsed or parse_source(f.path, f.language, f.text, f.digest, lines)
     wins = windows(lines, config.fragment_lines, config.stride)
+    encoded = [w.text.encode("utf-8", "surrogatepass") for w in wins]
+    offsets = np.zeros(len(wins) + 1, np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
     counts = count_terms(lines, [(w.start, w.end) for w in wins]) if terms else None
-    return PreparedFile(pf, wins, *window_nodes(pf, wins), counts)
+    return PreparedFile(
+        pf,
+        np.array([w.start for w in wins], np.int32),
+        np.array([w.end for w in wins], np.int32),
+        b"".join(encoded),
+        offsets,
+        np.array([bytes_key(e) for e in encoded], np.int64),
+        *window_nodes(pf, wins),
+        counts,
+    )
 
 
-def _prepare_job(args: tuple[SourceFile, IndexConfig]) -> PreparedFile:
-    return prepare_file(*args)
+@dataclass
+class LoadedFile:
+    """A candidate file as a parsing worker hands it back: what the index records of it,
+    and for a code file its text in UTF-8 and what it contributes."""
+
+    source: SourceFile  # its text left out: ``content`` carries it
+    content: bytes | None
+    prep: PreparedFile | None
 
 
-def _prepare_all(
-    files: list[SourceFile],
-    parsed: dict[str, ParsedFile],
+# What the parsing workers read, set before they fork: the root, the settings and, per
+# path, the digest of the previous index's parse that an unchanged file reuses.
+_JOB: tuple[Path, IndexConfig, dict[str, str], IndexTables | None] | None = None
+
+
+def _load_and_prepare(path: str) -> LoadedFile | str:
+    """One candidate read, parsed and cut into windows, or why it is not indexed: in a
+    worker, so that no process holds every file's text (the kernel's 1.1 GB)."""
+    assert _JOB is not None
+    root, config, digests, previous = _JOB
+    try:
+        f = load_file(root, path, config)
+    except FileSkipped as skip:
+        return skip.reason
+    meta = dataclasses.replace(f, text="")
+    if not supported(f.language):
+        return LoadedFile(meta, None, None)
+    reuse = previous is not None and digests.get(path) == f.digest
+    prep = prepare_file(f, config, previous.parsed[path] if reuse and previous else None)
+    if reuse:
+        prep.parsed = None  # the caller has it: not sent back
+    return LoadedFile(meta, f.text.encode("utf-8", "surrogatepass"), prep)
+
+
+def _load_all(
+    root: Path,
     config: IndexConfig,
-    progress: Progress | None,
-) -> Iterator[tuple[SourceFile, PreparedFile]]:
-    """Parse and window every file, yielded in the order of ``files`` as soon as it is ready,
-    so that the caller keeps only what it needs of each (a build's peak then does not grow
-    with every window of the repository); new parses run in worker processes on a large repo."""
-    todo = [f for f in files if f.path not in parsed]
-    workers = min(os.cpu_count() or 1, 4)
+    candidates: list[str],
+    previous: IndexTables | None,
+    workers: int | None,
+) -> Iterator[LoadedFile | str]:
+    """``_load_and_prepare`` of every candidate, yielded in their order as soon as each is
+    ready; in worker processes on a large repository (``workers``: how many; by default one
+    per core, up to four, and none below 64 files). At most a few chunks per worker run
+    ahead of the caller, so that results waiting for it do not pile up in memory."""
+    global _JOB
+    digests = {} if previous is None else {p: e.digest for p, e in previous.files.items()}
+    count = workers or min(os.cpu_count() or 1, 4)
     # Fork only a single-threaded process: forking one that runs threads (a language server)
     # can copy a held lock into the child and hang it. Other start methods re-run the caller's
     # main module, which a script without a main guard cannot survive.
     forkable = "fork" in mp.get_all_start_methods() and threading.active_count() == 1
-    if len(todo) < 64 or workers < 2 or not forkable:
-        results = iter(map(_prepare_job, ((f, config) for f in todo)))
-        pool = None
-    else:
-        warm_up({f.language for f in todo})  # once here, not once per worker
-        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"))
-        results = iter(pool.map(_prepare_job, ((f, config) for f in todo), chunksize=8))
+    _JOB = (root, config, digests, previous)
     try:
-        for done, f in enumerate(files, 1):
-            if f.path in parsed:
-                yield f, prepare_file(f, config, parsed[f.path])
-            else:
-                yield f, next(results)
-            if progress:
-                progress("parse", done, len(files))
-    finally:
-        if pool is not None:
+        if count < 2 or not forkable or (workers is None and len(candidates) < 64):
+            yield from map(_load_and_prepare, candidates)
+            return
+        languages = {language_for_path(p) for p in candidates}
+        warm_up({lang for lang in languages | {"cpp"} if lang and supported(lang)})
+        pool = ProcessPoolExecutor(count, mp_context=mp.get_context("fork"))
+        try:
+            ahead: deque[Future[list[LoadedFile | str]]] = deque()
+            for i in range(0, len(candidates), _CHUNK):
+                ahead.append(pool.submit(_load_chunk, candidates[i : i + _CHUNK]))
+                if len(ahead) > 4 * count:
+                    yield from ahead.popleft().result()
+            while ahead:
+                yield from ahead.popleft().result()
+        finally:
             pool.shutdown(cancel_futures=True)
+    finally:
+        _JOB = None
+
+
+# files a worker takes at a time
+_CHUNK = 8
+
+
+def _load_chunk(paths: list[str]) -> list[LoadedFile | str]:
+    return [_load_and_prepare(p) for p in paths]
 
 
 def build_tables(
@@ -118,38 +194,32 @@ def build_tables(
     previous: IndexTables | None,
     progress: Progress | None,
     spool: Path,
+    meter: StageMeter | None = None,
+    workers: int | None = None,
 ) -> tuple[IndexTables, IndexSummary]:
     """Index ``root``, reusing the parses of unchanged files from ``previous`` (the saved
     index's tables). ``spool``: the folder that the files' and fragments' texts are written
-    to as they are read, then mapped back from (a build's peak memory does not hold them)."""
-    t0 = time.perf_counter()
-    scan = scan_files(root, config, (lambda d, t: progress("scan", d, t)) if progress else None)
-    t_scan = time.perf_counter()
+    to as they are read, then mapped back from (a build's peak memory does not hold them).
+    ``meter``: where each stage's time and peak go (the summary's ``seconds``, ``peak_mb``);
+    ``workers``: parsing processes (``_load_all``); any number gives the same index."""
+    meter = meter or StageMeter()
     idx = IndexTables(config)
-    idx.skipped = dict(scan.skipped)
-    by_lang = Counter(f.language for f in scan.files)
-    code = [f for f in scan.files if supported(f.language)]
-    del scan  # the texts of what is not indexed go now, the others once spooled
-    reused_parses = _unchanged_parses(code, previous)
-    texts = Texts.spooled(spool, "texts")
-    idx.frag_text = Texts.spooled(spool, "frag_text")
-    idx.by_text = TextIds(idx.frag_text)
-    for i, (f, prep) in enumerate(_prepare_all(code, reused_parses, config, progress)):
-        idx.parsed[f.path] = prep.parsed
-        texts.append(f.text)
-        add_file_fragments(idx, f, prep, (texts, i), locate=False)  # its windows go
-    del code  # and the texts, read once more from the spool's map when needed
-    idx.frag_locs = fragment_locations(idx)
-    texts.finish()
-    idx.frag_text.finish()
-    order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
-    idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
-    # now, while the relations' tables do not exist yet: compacting copies every posting;
-    # then its arrays go where the store saves them, and are read from there
-    state = spooled(spool, {f"bm25__{k}": v for k, v in idx.bm25.state().items()})
+    scan = FileScan(repository_root(root).resolve(), [])
+    candidates = list_candidates(root, config)
+    if not candidates:
+        scan.note_empty(config)
+    meter.end("scan")
+    rows = SpooledRows(spool, "bm25__")
+    by_lang, reused = _cut_fragments(idx, scan, candidates, previous, rows, progress, workers)
+    idx.skipped = scan.skipped
+    del candidates, scan
+    meter.end("parse")
+    # now, while the relations' tables do not exist yet: the postings are made from the
+    # spooled rows; then they go where the store saves them, and are read from there
+    state = spooled(spool, {f"bm25__{k}": v for k, v in rows.index().state().items()})
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
-    del state
-    t_parse = time.perf_counter()
+    del state, rows
+    meter.end("bm25")
     idx.settings = langs.read_settings(root, idx.parsed)
     resolver = Resolver(
         idx.parsed,
@@ -157,48 +227,98 @@ def build_tables(
         settings=idx.settings,
     )
     idx.calls = {p: resolver.calls_of(p) for p in idx.parsed}
+    paths = sorted(idx.files)
+    resolution = {**resolver.dependency_arrays(paths), **resolver.by_name.arrays(paths)}
+    del resolver, paths
+    resolution = spooled(spool, resolution)
+    meter.end("resolve")
     graph = build_graph(idx.parsed, idx.calls, config.import_weight)
-    idx.adopt(resolver, graph)
+    idx.adopt(graph, resolution)
     _ = idx.frag_nodes  # assembled now, with the graph
     idx.radius = np.full(graph.n_nodes, np.inf)
-    t_graph = time.perf_counter()
+    meter.end("graph")
     live = idx.live_ids()
     grow_relations(idx)
     recompute_relations(idx, live, progress)
-    idx.drop_node_rows()
-    t_rel = time.perf_counter()
+    meter.end("relations")
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),
         skipped=idx.skipped,
-        reparsed=len(idx.files) - len(reused_parses),
-        reused=len(reused_parses),
+        reparsed=len(idx.files) - reused,
+        reused=reused,
         fragments=int(live.size),
         nodes=dict(graph.node_counts),
         edges=dict(graph.edge_counts),
         relations=int((idx.rel_idx >= 0).sum()),
         truncated_fragments=len(idx.truncated),
-        seconds={
-            "scan": t_scan - t0,
-            "parse_and_fragments": t_parse - t_scan,
-            "graph": t_graph - t_parse,
-            "relations": t_rel - t_graph,
-            "total": time.perf_counter() - t0,
-        },
+        seconds=meter.seconds,
+        peak_mb=meter.peak_mb,
     )
     return idx, summary
 
 
-def _unchanged_parses(
-    files: list[SourceFile], previous: IndexTables | None
-) -> dict[str, ParsedFile]:
-    """The previous index's parses of the files whose content is unchanged."""
-    return {
-        f.path: previous.parsed[f.path]
-        for f in files
-        if previous is not None
-        and f.path in previous.parsed
-        and previous.parsed[f.path].digest == f.digest
-    }
+def _cut_fragments(
+    idx: IndexTables,
+    scan: FileScan,
+    candidates: list[str],
+    previous: IndexTables | None,
+    rows: SpooledRows,
+    progress: Progress | None,
+    workers: int | None,
+) -> tuple[Counter[str], int]:
+    """Every candidate's parse, text and fragments into ``idx`` and their BM25 rows into
+    ``rows`` (the texts spooled beside them and mapped back), the others counted in
+    ``scan``; returns the files loaded by language, and how many parses were reused."""
+    spool = rows.directory
+    by_lang: Counter[str] = Counter()
+    reused = 0
+    texts = Texts.spooled(spool, "texts")
+    idx.frag_text = Texts.spooled(spool, "frag_text")
+    idx.by_text = TextIds(idx.frag_text)
+    loaded = _load_all(scan.root, idx.config, candidates, previous, workers)
+    for done, (path, got) in enumerate(zip(candidates, loaded, strict=True), 1):
+        if isinstance(got, str):
+            scan.skip(path, got)
+        else:
+            by_lang[got.source.language] += 1
+        if progress:
+            progress("parse", done, len(candidates))
+        if isinstance(got, str) or got.prep is None:
+            continue
+        if got.prep.parsed is None:
+            assert previous is not None
+            got.prep.parsed = previous.parsed[path]
+            reused += 1
+        else:
+            _share_names(got.prep.parsed)
+        idx.parsed[path] = got.prep.parsed
+        texts.append_encoded(got.content or b"")
+        content = (texts, len(texts) - 1)
+        add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
+    idx.frag_locs = fragment_locations(idx)
+    texts.finish()
+    idx.frag_text.finish()
+    order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
+    idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
+    return by_lang, reused
+
+
+def _share_names(pf: ParsedFile) -> None:
+    """The names of a parse's call sites and imports made the one string of their value
+    (``sys.intern``): a parse comes back from a worker with a string per occurrence, and
+    the Linux kernel calls and includes the same names millions of times."""
+    new, intern = tuple.__new__, sys.intern
+    pf.calls = [
+        new(CallSite, (c.node, tuple(map(intern, c.parts)), c.scope and intern(c.scope)))
+        for c in pf.calls
+    ]
+    pf.imports = [
+        new(
+            ImportBinding,
+            (intern(b.name), intern(b.module), b.symbol and intern(b.symbol), b.level),
+        )
+        for b in pf.imports
+    ]
 
 
 def add_file_fragments(
@@ -208,37 +328,42 @@ def add_file_fragments(
     content: str | tuple[Texts, int] | None = None,
     *,
     locate: bool = True,
+    rows: SpooledRows | None = None,
 ) -> None:
     """``content``: where the index keeps the file's text (``f.text`` itself if not said);
     ``locate=False``: the caller derives the fragments' locations once every file is in
     (``fragment_locations``), as a build does: a list per fragment held the kernel's in
-    objects several times the size of its windows' arrays."""
-    win_frag = np.empty(len(prep.windows), np.int64)
+    objects several times the size of its windows' arrays; ``rows``: where a build's new
+    fragments' BM25 rows go (counted with the parse), rather than the tables' index."""
+    win_frag = np.empty(prep.win_start.size, np.int64)
     new_fids, new_windows = [], []
-    for i, w in enumerate(prep.windows):
-        fid = t.by_text.get(w.text)
+    for i, key in enumerate(prep.win_key.tolist()):
+        encoded = prep.encoded(i)
+        fid = t.by_text.find(key, encoded)
         if fid is None:
-            fid = new_fragment(t, w.text, locate)
+            fid = new_fragment(t, encoded, key, locate)
             new_fids.append(fid)
             new_windows.append(i)
         if locate:
-            t.frag_locs.add(fid, Location(f.path, w.start, w.end))
+            t.frag_locs.add(fid, Location(f.path, int(prep.win_start[i]), int(prep.win_end[i])))
         win_frag[i] = fid
-    if prep.terms is not None:
-        t.bm25.add_counted(new_fids, prep.terms, np.array(new_windows, np.int64))
+    if rows is not None:
+        assert prep.terms is not None and new_fids == list(range(len(rows), len(t.frag_text)))
+        rows.add(prep.terms, new_windows)
     elif new_windows:
         # the lines the new windows cover, each tokenized once though windows overlap
-        added = [prep.windows[i] for i in new_windows]
-        lo, hi = min(w.start for w in added), max(w.end for w in added)
+        starts, ends = prep.win_start[new_windows], prep.win_end[new_windows]
+        lo, hi = int(starts.min()), int(ends.max())
         lines = split_lines(f.text)[lo:hi]
-        counts = count_terms(lines, [(w.start - lo, w.end - lo) for w in added])
-        t.bm25.add_counted(new_fids, counts, np.arange(len(added)))
+        spans = list(zip((starts - lo).tolist(), (ends - lo).tolist(), strict=True))
+        counts = count_terms(lines, spans)
+        t.bm25.add_counted(new_fids, counts, np.arange(len(new_windows)))
     t.files[f.path] = FileEntry(
         language=f.language,
         digest=f.digest,
         content=f.text if content is None else content,
-        win_start=np.array([w.start for w in prep.windows], np.int32),
-        win_end=np.array([w.end for w in prep.windows], np.int32),
+        win_start=prep.win_start,
+        win_end=prep.win_end,
         win_frag=win_frag,
         wn_frag=win_frag[prep.wn_window],
         wn_node=prep.wn_node,
@@ -246,14 +371,15 @@ def add_file_fragments(
     )
 
 
-def new_fragment(t: IndexTables, text: str, locate: bool = True) -> int:
-    """An id for a window text not indexed yet (its BM25 row is added by the caller)."""
+def new_fragment(t: IndexTables, encoded: bytes, key: int, locate: bool = True) -> int:
+    """An id for a window text not indexed yet, given in UTF-8 with its ``bytes_key`` (its
+    BM25 row is added by the caller)."""
     if t.free_ids:
         fid = t.free_ids.pop()
-        t.frag_text[fid] = text
+        t.frag_text[fid] = encoded.decode("utf-8", "surrogatepass")
     else:
         fid = len(t.frag_text)
-        t.frag_text.append(text)
+        t.frag_text.append_encoded(encoded)
         if locate:
             t.frag_locs.append([])
         if fid >= t.live.size:
@@ -261,8 +387,8 @@ def new_fragment(t: IndexTables, text: str, locate: bool = True) -> int:
             t.live = np.concatenate([t.live, np.zeros(grow, bool)])
             t.frag_key = np.concatenate([t.frag_key, np.zeros(grow, np.int64)])
     t.live[fid] = True
-    t.frag_key[fid] = text_key(text)
-    t.by_text[text] = fid
+    t.frag_key[fid] = key
+    t.by_text.put(key, encoded, fid)
     return fid
 
 
@@ -288,7 +414,7 @@ def grow_relations(t: IndexTables) -> None:
     n, have = len(t.frag_text), t.relation_idx.shape[0]
     if have < n:
         rows = max(n, have + max(1024, have // 8)) if have else n
-        idx = np.full((rows, t.config.fragment_neighbours), -1, np.int64)
+        idx = np.full((rows, t.config.fragment_neighbours), -1, RELATION_ID)
         val = np.zeros(idx.shape, np.float64)
         idx[:have], val[:have] = t.relation_idx, t.relation_val
         t.relation_idx, t.relation_val = idx, val

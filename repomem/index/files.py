@@ -108,6 +108,20 @@ class FileScan:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
 
+    def skip(self, path: str, reason: str) -> None:
+        """Count the candidate ``path`` left out, and keep it as an example of the reason."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        examples = self.skipped_examples.setdefault(reason, [])
+        if len(examples) < MAX_SKIPPED_EXAMPLES:
+            examples.append(path)
+
+    def note_empty(self, config: IndexConfig) -> None:
+        """No candidate at all: say whether the root's own ``.gitignore`` is why."""
+        ignored = _ignored_at_top(self.root, _index_dir_rel(self.root, config.index_dir))
+        if ignored:
+            self.skipped[IGNORED_AT_TOP] = len(ignored)
+            self.skipped_examples[IGNORED_AT_TOP] = ignored[:MAX_SKIPPED_EXAMPLES]
+
 
 class FileSkipped(Exception):
     """A candidate that is deliberately not indexed: an expected outcome, not an error."""
@@ -237,18 +251,12 @@ def scan_files(
         try:
             scan.files.append(load_file(root, path, config))
         except FileSkipped as skip:
-            scan.skipped[skip.reason] = scan.skipped.get(skip.reason, 0) + 1
-            examples = scan.skipped_examples.setdefault(skip.reason, [])
-            if len(examples) < MAX_SKIPPED_EXAMPLES:
-                examples.append(path)
+            scan.skip(path, skip.reason)
         if progress is not None:
             progress(done, total)
     scan.files.sort(key=lambda source: source.path)
     if not candidates:
-        ignored = _ignored_at_top(root, _index_dir_rel(root, config.index_dir))
-        if ignored:
-            scan.skipped[IGNORED_AT_TOP] = len(ignored)
-            scan.skipped_examples[IGNORED_AT_TOP] = ignored[:MAX_SKIPPED_EXAMPLES]
+        scan.note_empty(config)
     return scan
 
 

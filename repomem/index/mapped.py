@@ -25,11 +25,10 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-def text_key(text: str) -> int:
-    """A fragment text's content hash: stable tie-breaks, and the key ``TextIds`` finds it by."""
-    return int.from_bytes(
-        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
-    )
+def bytes_key(encoded: bytes) -> int:
+    """A fragment text's content hash, of its UTF-8: stable tie-breaks, and the key
+    ``TextIds`` finds it by."""
+    return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "little", signed=True)
 
 
 def _decode(data: np.ndarray, offsets: np.ndarray, i: int) -> str:
@@ -98,9 +97,13 @@ class Texts:
         return (self[i] for i in range(len(self)))
 
     def encoded_at(self, i: int) -> bytes:
-        """Text ``i`` in UTF-8; a saved one as it is stored, without decoding it."""
-        if 0 <= i < self._base and i not in self._changed:
+        """Text ``i`` in UTF-8; a saved or spooled one as it is stored, without decoding it."""
+        if i in self._changed:
+            return self._changed[i].encode("utf-8", "surrogatepass")
+        if 0 <= i < self._base:
             return self._data[self._offsets[i] : self._offsets[i + 1]].tobytes()
+        if self._spool is not None:
+            return self._spool.read(i - self._base)
         return self[i].encode("utf-8", "surrogatepass")
 
     def encoded(self) -> Iterator[bytes]:
@@ -111,6 +114,13 @@ class Texts:
             self._spool.append(text.encode("utf-8", "surrogatepass"))
         else:
             self._added.append(text)
+
+    def append_encoded(self, encoded: bytes) -> None:
+        """``append`` of a text given in UTF-8 (a spooled one is written as it is)."""
+        if self._spool is not None:
+            self._spool.append(encoded)
+        else:
+            self._added.append(encoded.decode("utf-8", "surrogatepass"))
 
 
 class TextIds:
@@ -128,24 +138,28 @@ class TextIds:
         self._keys = keys if keys is not None else np.empty(0, np.int64)  # sorted
         self._ids = ids if ids is not None else np.empty(0, np.int64)
         self._new: dict[int, int] = {}  # key -> id
-        self._clash: dict[str, int] = {}  # new texts whose key a different new text holds
+        self._clash: dict[bytes, int] = {}  # new texts whose key a different new text holds
         self._gone: set[int] = set()  # saved ids whose text has left since
 
     def get(self, text: str) -> int | None:
-        key = text_key(text)
+        encoded = text.encode("utf-8", "surrogatepass")
+        return self.find(bytes_key(encoded), encoded)
+
+    def find(self, key: int, encoded: bytes) -> int | None:
+        """``get`` of a text given in UTF-8 with its ``bytes_key``."""
         fid = self._new.get(key)
-        if fid is not None and self._texts[fid] == text:
+        if fid is not None and self._texts.encoded_at(fid) == encoded:
             return fid
-        fid = self._clash.get(text)
+        fid = self._clash.get(encoded)
         if fid is not None or not self._keys.size:
             return fid
-        return self._saved(text, key)
+        return self._saved(encoded, key)
 
-    def _saved(self, text: str, key: int) -> int | None:
+    def _saved(self, encoded: bytes, key: int) -> int | None:
         lo = int(np.searchsorted(self._keys, key))
         hi = int(np.searchsorted(self._keys, key, side="right"))
         for fid in self._ids[lo:hi].tolist():
-            if fid not in self._gone and self._texts[fid] == text:
+            if fid not in self._gone and self._texts.encoded_at(fid) == encoded:
                 return fid
         return None
 
@@ -157,22 +171,27 @@ class TextIds:
 
     def __setitem__(self, text: str, fid: int) -> None:
         """``text`` must be ``texts[fid]`` already."""
-        key = text_key(text)
+        encoded = text.encode("utf-8", "surrogatepass")
+        self.put(bytes_key(encoded), encoded, fid)
+
+    def put(self, key: int, encoded: bytes, fid: int) -> None:
+        """``self[text] = fid`` of a text given in UTF-8 with its ``bytes_key``."""
         held = self._new.get(key)
-        if held is None or held == fid or self._texts[held] == text:
+        if held is None or held == fid or self._texts.encoded_at(held) == encoded:
             self._new[key] = fid
         else:
-            self._clash[text] = fid
+            self._clash[encoded] = fid
 
     def __delitem__(self, text: str) -> None:
-        if self._clash.pop(text, None) is not None:
+        encoded = text.encode("utf-8", "surrogatepass")
+        if self._clash.pop(encoded, None) is not None:
             return
-        key = text_key(text)
+        key = bytes_key(encoded)
         held = self._new.get(key)
-        if held is not None and self._texts[held] == text:
+        if held is not None and self._texts.encoded_at(held) == encoded:
             del self._new[key]
             return
-        fid = self._saved(text, key)
+        fid = self._saved(encoded, key)
         if fid is None:
             raise KeyError(text)
         self._gone.add(fid)

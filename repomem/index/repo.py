@@ -26,6 +26,7 @@ from repomem.index.build import IndexSummary, Progress, build_tables
 from repomem.index.calling import CallingWindows
 from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
+from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, TreeCache
 from repomem.index.relations import node_strengths, reserve_scratch
 from repomem.index.resolve import Resolver
@@ -61,10 +62,13 @@ class RepoIndex:
         *,
         progress: Progress | None = None,
         save: bool = True,
+        workers: int | None = None,
     ) -> tuple[RepoIndex, IndexSummary]:
         """Index ``root`` and (by default) persist it atomically.
 
         Files whose content is unchanged since the saved index are not parsed again.
+        ``workers``: parsing processes (by default one per core, up to four, on a large
+        repository); the index is the same with any number.
         """
         config = config or IndexConfig()
         # before the index folder inside it is made: a removed root is not made again
@@ -75,16 +79,26 @@ class RepoIndex:
                 manifest = store.read_manifest(root, config)
                 if store.config_from(manifest["config"]) == config:
                     previous = store.load(root, config)
+            meter = StageMeter()
             if save:
                 # the texts go straight to the new generation, which goes live once complete
                 with store.writing(root, config) as out:
-                    tables, summary = build_tables(root, config, previous, progress, out / "arrays")
-                    store.write_generation(tables, out, asdict(summary))
+                    tables, summary = build_tables(
+                        root, config, previous, progress, out / "arrays", meter, workers
+                    )
+                    store.write_generation(tables, out, asdict(summary), keep_node_rows=False)
+                meter.end("save")
                 summary.index_bytes = store.index_bytes(root, config)
             else:
                 # mapped back, the spooled texts outlive their files
                 with tempfile.TemporaryDirectory(prefix="repomem-") as spool:
-                    tables, summary = build_tables(root, config, previous, progress, Path(spool))
+                    tables, summary = build_tables(
+                        root, config, previous, progress, Path(spool), meter, workers
+                    )
+                    # only a build's relations read the fragments' node rows; an update
+                    # derives them again, as after a load
+                    tables.drop_node_rows()
+            summary.seconds["total"] = meter.total
         return cls(root, tables), summary
 
     @classmethod

@@ -187,7 +187,7 @@ def inverse_relations(rel_idx: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     for g in range(n):
         ptr[g + 1] += ptr[g]
     fill = ptr[:-1].copy()
-    src = np.empty(ptr[n], np.int64)
+    src = np.empty(ptr[n], np.int32)  # fragment ids, as the relation rows hold them
     for f in range(rel_idx.shape[0]):
         for j in range(rel_idx.shape[1]):
             g = rel_idx[f, j]

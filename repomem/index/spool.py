@@ -42,7 +42,8 @@ class ArrayWriter:
         values = np.ascontiguousarray(values, self.dtype)
         if values.shape[1:] != self.row_shape:
             raise ValueError(f"rows of shape {values.shape[1:]}, expected {self.row_shape}")
-        self._fh.write(memoryview(values).cast("B"))
+        if values.size:  # an empty view of rows cannot be cast to bytes
+            self._fh.write(memoryview(values).cast("B"))
         self.rows += values.shape[0]
 
     def flush(self) -> None:
@@ -77,6 +78,23 @@ def write_array(path: Path, values: np.ndarray) -> None:
         os.fsync(fh.fileno())
 
 
+def extend_array(path: Path, room: int) -> None:
+    """Append ``room`` zeros to the one-dimensional array saved at ``path``, in place: the
+    pages of what it holds are not read (a map of it, made before, still reads them)."""
+    values = np.load(path, mmap_mode="r")
+    dtype, size = values.dtype, values.size
+    del values
+    with open(path, "r+b") as fh:
+        fh.seek(0, os.SEEK_END)
+        zeros = np.zeros(min(room, 1 << 20), dtype)
+        for lo in range(0, room, zeros.size):
+            fh.write(memoryview(zeros[: min(zeros.size, room - lo)]).cast("B"))
+        fh.seek(0)
+        fh.write(_header(dtype, (size + room,)))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def mapped(path: Path, *, writeable: bool = True) -> np.ndarray:
     """A saved array mapped copy-on-write: pages are read when touched, never written back
     (``writeable=False``: mapped read-only, so that it stays what the file holds)."""
@@ -94,11 +112,15 @@ def file_id(path: Path) -> tuple[int, int]:
 
 def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``arrays`` written to ``<directory>/<name>.npy`` and mapped back read-only: a table
-    built in memory and kept only to be read leaves memory for a file."""
+    built in memory and kept only to be read leaves memory for a file. One mapped from
+    that very file already is not written again, but mapped anew all the same: the pages
+    read through the old map leave the process's resident set with it."""
     out = {}
     for name, values in arrays.items():
-        write_array(directory / f"{name}.npy", values)
-        out[name] = mapped(directory / f"{name}.npy", writeable=False)
+        path = directory / f"{name}.npy"
+        if not is_file(values, path):
+            write_array(path, values)
+        out[name] = mapped(path, writeable=False)
     return out
 
 

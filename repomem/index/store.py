@@ -39,6 +39,7 @@ from repomem.index.rowpool import RowPool
 from repomem.index.spool import (
     ArrayWriter,
     TextWriter,
+    extend_array,
     file_id,
     is_file,
     mapped,
@@ -47,7 +48,7 @@ from repomem.index.spool import (
 from repomem.index.tables import FileEntry, IndexTables
 from repomem.index.trim import mappings_of
 
-FORMAT_VERSION = 17
+FORMAT_VERSION = 18
 
 
 class IndexNotFound(RepomemError):
@@ -173,13 +174,17 @@ class _Generation:
         self.names.append(name)
 
     def put_with_room(self, name: str, value: np.ndarray, room: int) -> None:
-        """``value`` and ``room`` zeros after it. Written beside and renamed over, as a build
-        may have spooled ``value`` to that very file and still map it."""
+        """``value`` and ``room`` zeros after it. What a build spooled to that very file
+        is extended in place (copying it read every page of it: the kernel's BM25 rows,
+        0.9 GB); anything else is written beside and renamed over."""
         path = self.dir / f"{name}.npy"
-        with ArrayWriter(path.with_suffix(".part"), value.dtype) as out:
-            out.write(value)
-            out.write(np.zeros(room, value.dtype))
-        os.replace(path.with_suffix(".part"), path)
+        if is_file(value, path):
+            extend_array(path, room)
+        else:
+            with ArrayWriter(path.with_suffix(".part"), value.dtype) as out:
+                out.write(value)
+                out.write(np.zeros(room, value.dtype))
+            os.replace(path.with_suffix(".part"), path)
         self.names.append(name)
 
     def writer(self, name: str, dtype: type, row_shape: tuple[int, ...] = ()) -> ArrayWriter:
@@ -215,11 +220,18 @@ class _Generation:
         return mapped(self.dir / f"{name}.npy")
 
 
-def write_generation(index: IndexTables, out: Path, summary: dict | None) -> None:
-    """Write an index's tables into ``out``, a folder from ``writing``."""
+def write_generation(
+    index: IndexTables, out: Path, summary: dict | None, *, keep_node_rows: bool = True
+) -> None:
+    """Write an index's tables into ``out``, a folder from ``writing``. ``keep_node_rows``
+    false (a build's save): the fragments' node rows go once written, before the rest is
+    (only a build's relations read them; an update derives them again, as after a load)."""
     paths = sorted(index.files)
     entries = [index.files[p] for p in paths]
     gen = _Generation(out)
+    _save_graph(index, gen)
+    if not keep_node_rows:
+        index.drop_node_rows()
     _put_texts(gen, index, entries)
     _put_file_rows(gen, index, paths, entries)
     _put_fragments(gen, index, len(paths))
@@ -227,7 +239,6 @@ def write_generation(index: IndexTables, out: Path, summary: dict | None) -> Non
     rows = _put_relations(gen, index)
     gen.put("truncated", np.array(sorted(index.truncated), np.int64))
     gen.put("radius", index.canonical_radius())
-    _save_graph(index, gen)
     for key, value in index.bm25.state().items():
         if key in ("row_terms", "row_tf"):  # with room for the terms updates add
             gen.put_with_room(f"bm25__{key}", value, max(1 << 16, value.size // 8))
@@ -310,11 +321,13 @@ def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
 def _put_calls(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
     """The resolved calls, rows of (file, source node, target file, target node)."""
     file_no = {p: i for i, p in enumerate(paths)}
-    calls = [(file_no[p], s, file_no[t], n) for p in paths for s, t, n in index.calls.get(p, ())]
-    calls_arr = np.array(calls, np.int64).reshape(-1, 4)
-    del calls
-    gen.put("calls", calls_arr)
-    gen.put("calls_off", np.searchsorted(calls_arr[:, 0], np.arange(len(paths) + 1)))
+    ends = [0]
+    with gen.writer("calls", np.int64, (4,)) as w:
+        for i, p in enumerate(paths):  # a file at a time: a tuple per call took the kernel's
+            rows = [(i, s, file_no[t], n) for s, t, n in index.calls.get(p, ())]  # ~0.4 GB
+            w.write(np.array(rows, np.int64).reshape(-1, 4))
+            ends.append(ends[-1] + len(rows))
+    gen.put("calls_off", np.array(ends, np.int64))
 
 
 def _put_relations(gen: _Generation, index: IndexTables) -> int:
@@ -333,22 +346,28 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
     inv_ptr, inv_src = index.relations_by_target()
     gen.put("inv_indptr", inv_ptr)
     with gen.writer("inv_src", np.int64) as w:
-        w.write(inv_src)
+        for lo in range(0, inv_src.size, _ROWS):  # int32 as derived: widened a part at a time
+            w.write(inv_src[lo : lo + _ROWS])
         w.write(np.full(inv_src.size // 8, -1, np.int64))
     return rows
 
 
 def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
     """What call resolution depended on, and the parses' symbols and call sites."""
-    resolver = index.resolver
-    # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
-    deps = resolver.dependency_arrays(paths)
-    for name, value in deps.items():
-        gen.put(name, value)
-    del deps
-    # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
-    for name, value in resolver.by_name.arrays(paths).items():
-        gen.put(name, value)
+    if index.resolution_saved:  # a build's, in this generation already if saved here
+        assert index.spooled_resolution is not None
+        for name, value in index.spooled_resolution.items():
+            gen.put(name, value)
+    else:
+        resolver = index.resolver
+        # what call resolution depended on, as arrays that a load maps (``SavedDependencies``)
+        deps = resolver.dependency_arrays(paths)
+        for name, value in deps.items():
+            gen.put(name, value)
+        del deps
+        # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
+        for name, value in resolver.by_name.arrays(paths).items():
+            gen.put(name, value)
     # dumps, not dump: only the one-shot encoder is the C one
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
@@ -407,21 +426,40 @@ def _save_graph(index: IndexTables, gen: _Generation) -> None:
     key[ids[held]] = graph.key[held]
     gen.put("graph_key", key)
     del key, held
-    indptr, nbr, cost = graph.adj.saved(at)
-    nbr[: indptr[-1]] = ids[nbr[: indptr[-1]]]
-    for name, value in (("graph_indptr", indptr), ("graph_nbr", nbr), ("graph_cost", cost)):
-        gen.put(name, value)
-    del indptr, nbr, cost
+    _put_rows(gen, ("graph_indptr", "graph_nbr", "graph_cost"), graph.adj, at, ids)
     frag_nodes = index.frag_nodes
     frag_nodes.grow(len(index.frag_text))
-    indptr, node, weight = frag_nodes.saved(np.arange(len(index.frag_text)))
-    node[: indptr[-1]] = ids[node[: indptr[-1]]]
-    for name, value in (("fn_indptr", indptr), ("fn_node", node), ("fn_weight", weight)):
-        gen.put(name, value)
-    del indptr, node, weight
-    nf = index.node_frags.saved(at)
-    for name, value in zip(("nf_indptr", "nf_frag", "nf_weight"), nf, strict=True):
-        gen.put(name, value)
+    rows = np.arange(len(index.frag_text))
+    _put_rows(gen, ("fn_indptr", "fn_node", "fn_weight"), frag_nodes, rows, ids)
+    _put_rows(gen, ("nf_indptr", "nf_frag", "nf_weight"), index.node_frags, at, None)
+
+
+def _put_rows(
+    gen: _Generation,
+    names: tuple[str, str, str],
+    pool: RowPool,
+    rows: np.ndarray,
+    ids: np.ndarray | None,
+) -> None:
+    """``rows`` of ``pool`` (-1: an empty row) as CSR (indptr, columns, values) with an
+    eighth more room (columns -1), as ``RowPool.adopt`` opens them; ``ids``: what each
+    column becomes. Written a few rows at a time: a copy of the whole pool and its
+    positions took the kernel's save a gigabyte more than the pool itself."""
+    counts = np.where(rows >= 0, pool.lengths(np.maximum(rows, 0)), 0)
+    indptr = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    gen.put(names[0], indptr)
+    room = int(indptr[-1]) // 8
+    with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
+        for lo in range(0, rows.size, _ROWS):
+            part = rows[lo : lo + _ROWS]
+            _, c, v = pool.gather(part[part >= 0])
+            cols.write(c if ids is None else ids[c])
+            vals.write(v)
+        for lo in range(0, room, _ROWS):
+            size = min(_ROWS, room - lo)
+            cols.write(np.full(size, -1, np.int64))
+            vals.write(np.zeros(size))
 
 
 def config_from(data: dict) -> IndexConfig:

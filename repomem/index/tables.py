@@ -24,9 +24,12 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, build_graph
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import ParsedFile
-from repomem.index.resolve import Resolver, SavedDependencies
+from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import inverse_relations
+
+# the type of a relation row's fragment ids
+RELATION_ID = np.int32
 
 
 @dataclass
@@ -76,10 +79,11 @@ class IndexTables:
     # content hash per fragment id: stable tie-breaks
     frag_key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     bm25: BM25Index = field(default_factory=BM25Index)
-    # relations: padded rows of (fragment id, strength), -1 = empty slot; the arrays hold
+    # relations: padded rows of (fragment id, strength), -1 = empty slot, ids as int32
+    # (``RELATION_ID``: half the kernel's 2.7M rows' 0.7 GB of ids); the arrays hold
     # spare rows, so that new fragments do not copy them whole (``build.grow_relations``);
     # the first ``relation_rows`` are the fragments' (``rel_idx``, ``rel_val``)
-    relation_idx: np.ndarray = field(default_factory=lambda: np.full((0, 0), -1, np.int64))
+    relation_idx: np.ndarray = field(default_factory=lambda: np.full((0, 0), -1, RELATION_ID))
     relation_val: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     relation_rows: int = 0
     # per fragment: the fragments relating to it, when saved with the relations
@@ -96,6 +100,8 @@ class IndexTables:
     saved_dependencies: SavedDependencies | None = None
     # the files a saved index's arrays are mapped from (``trim.release_mapped``)
     mappings: list[mmap.mmap] = field(default_factory=list)
+    # a build's resolution arrays (``adopt``)
+    spooled_resolution: dict[str, np.ndarray] | None = None
     # derived on first use (``graph``, ``frag_nodes``, ``node_frags``, ``calls_into``,
     # ``resolver``, ``relations``); a build sets some of them as it goes
     _graph: CodeGraph | None = field(default=None, init=False, repr=False)
@@ -111,13 +117,27 @@ class IndexTables:
         self.by_text = TextIds(self.frag_text, *(frag_order or ()))
         cap = self.config.fragment_neighbours
         if not self.relation_idx.size:
-            self.relation_idx = np.full((0, cap), -1, np.int64)
+            self.relation_idx = np.full((0, cap), -1, RELATION_ID)
             self.relation_val = np.zeros((0, cap), np.float64)
 
-    def adopt(self, resolver: Resolver, graph: CodeGraph) -> None:
-        """Keep the resolver and graph a build made as it went (deriving them again would
-        resolve every file twice)."""
-        self._resolver, self._graph = resolver, graph
+    def adopt(self, graph: CodeGraph, resolution: dict[str, np.ndarray]) -> None:
+        """Keep the graph a build made, and what its call resolution depended on as the
+        arrays a save writes (``resolution``, spooled where the build is saved): the
+        resolver is made from them when first used, as after a load, rather than kept with
+        every file's tables (the kernel subset's 0.3 GB) through the rest of the build."""
+        self._graph = graph
+        self.spooled_resolution = resolution
+        paths = sorted(self.files)
+        parses = [self.parsed[p] for p in paths]  # as saved: an update replaces them
+        self.saved_dependencies = saved_dependencies(
+            paths, [pf.language for pf in parses], parses.__getitem__, resolution
+        )
+
+    @property
+    def resolution_saved(self) -> bool:
+        """Whether ``spooled_resolution`` is what the resolver would save: none was made
+        since."""
+        return self._resolver is None and self.spooled_resolution is not None
 
     def drop_node_rows(self) -> None:
         """Forget the fragments' node rows: only a build's relations read them, and an
@@ -230,7 +250,7 @@ class IndexTables:
         """``frag_nodes`` transposed: the fragments holding each graph node."""
         frag_nodes = self.frag_nodes
         if self._node_frags is None:
-            self._node_frags = RowPool.from_csr(frag_nodes.to_csr(self.graph.n_nodes).T.tocsr())
+            self._node_frags = frag_nodes.transposed(self.graph.n_nodes)
         return self._node_frags
 
     @property

@@ -13,8 +13,8 @@ from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
 from repomem.index import maxscore
-from repomem.index.bm25 import BM25Index, BM25StateError, count_terms, tokenize
-from repomem.index.spool import spooled
+from repomem.index.bm25 import BM25Index, BM25StateError, SpooledRows, count_terms, tokenize
+from repomem.index.spool import is_file, spooled
 
 VOCAB = [f"w{i}" for i in range(12)]
 # Zipf-like: the first terms land in most documents, so their raw idf is negative.
@@ -383,6 +383,32 @@ def test_state_is_the_index_own_arrays_and_an_opened_state_changes_apart() -> No
     index.remove(3)
     index.remove(5)
     np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
+
+
+def test_spooled_rows_make_the_index_adding_them_makes(tmp_path: Path) -> None:
+    """A build writes its rows to files as they come (the whole Linux kernel's are ~110M
+    entries) and makes the index from there: the same state as adding them, its rows read
+    from those files; it keeps taking documents."""
+    rng = np.random.default_rng(11)
+    docs = [random_doc(rng) for _ in range(60)]
+    lines = [" ".join(d) for d in docs]
+    spans = [(i, i + 1) for i in range(len(docs))]
+    added, rows = BM25Index(), SpooledRows(tmp_path, "x_")
+    for lo in range(0, len(docs), 7):  # a file's windows at a time, some left out
+        counts = count_terms(lines[lo : lo + 7], [(s - lo, e - lo) for s, e in spans[lo : lo + 7]])
+        for doc in range(len(counts.ptr) - 1):
+            added.add(lo + doc, tokenize(lines[lo + doc]))
+        rows.add(counts, np.arange(len(counts.ptr) - 1))
+    spooled_index = rows.index()
+    a, b = spooled_index.state(), added.state()
+    for key in ("row_ptr", "doc_ids", "row_len", "df", "term_ptr", "post_row", "post_tf"):
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    for key in ("row_terms", "row_tf"):
+        assert is_file(a[key], tmp_path / f"x_{key}.npy"), key
+    spooled_index.add(60, ["w1", "w2"])
+    expected = dict(enumerate(docs)) | {60: ["w1", "w2"]}
+    query = ["w1", "w2", "w5"]
+    np.testing.assert_allclose(spooled_index.scores(query), expected_scores(expected, query, 61))
 
 
 def test_a_state_mapped_read_only_keeps_working(tmp_path: Path) -> None:

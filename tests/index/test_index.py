@@ -275,14 +275,17 @@ def _is_mapped(a: np.ndarray) -> bool:
 
 def test_a_build_reads_its_bm25_and_locations_from_what_it_saved(tmp_path: Path) -> None:
     """A build holds no BM25 index in memory: it is written into the generation once it is
-    compacted, read from there, and not written again by the save (but for the rows' terms,
-    saved again with room for an update's); the fragments' locations are arrays, not a list
-    per fragment."""
+    compacted, read from there, and not written again by the save (the rows' terms get room
+    for an update's after them); the fragments' locations are arrays, not a list per
+    fragment."""
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     idx, _ = RepoIndex.build(root)
     arrays = store.live_generation(root, idx.config) / "arrays"
     state = idx.tables.bm25.state()
     for key in ("post_row", "vocab_bytes", "row_len"):
+        assert is_file(state[key], arrays / f"bm25__{key}.npy"), key
+    # the room is appended to the spooled file itself, whose pages were not copied
+    for key in ("row_terms", "row_tf"):
         assert is_file(state[key], arrays / f"bm25__{key}.npy"), key
     room = np.load(arrays / "bm25__row_terms.npy", mmap_mode="r")
     assert np.array_equal(room[: state["row_terms"].size], state["row_terms"])
@@ -463,7 +466,7 @@ def test_fragments_are_found_by_text_when_their_hashes_clash(
     from repomem.index import build, mapped
 
     for module in (mapped, build):
-        monkeypatch.setattr(module, "text_key", lambda text: 7)
+        monkeypatch.setattr(module, "bytes_key", lambda encoded: 7)
     idx, _ = RepoIndex.build(root, save=False)
     assert snapshot(idx)[0] == snapshot(want)[0]
     apply_on_disk(root, EDITS)

@@ -113,3 +113,16 @@ def test_a_long_row_losing_and_regaining_an_entry_stays_in_place() -> None:
         pool.edit((np.array([0]), np.array([9999])), (np.array([0]), np.array([17])))
     assert (pool.used, pool.start[0]) == (used, start)
     assert sorted(pool.cols[pool.start[0] : pool.end[0]].tolist()) == list(range(5000))
+
+
+def test_transposed_is_the_transposed_matrix_laid_out_as_a_pool() -> None:
+    """Rows by column, each in ascending row order, edited rows and garbage passed over."""
+    m = sp.random(50, 40, density=0.2, format="csr", random_state=5)
+    pool = RowPool.from_csr(m)
+    pool.set_rows(np.array([3, 7]), np.array([3, 7, 7]), np.array([1, 2, 39]), np.ones(3))
+    want = RowPool.from_csr(pool.to_csr(45).T.tocsr())
+    got = pool.transposed(45)
+    assert got.n_rows == 45 and got.live == want.live == pool.live
+    for a, b in zip(got.gather(np.arange(45)), want.gather(np.arange(45)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert got.cols.size == want.cols.size

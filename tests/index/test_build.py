@@ -1,0 +1,134 @@
+"""A full build: the same index with any number of parsing processes, each stage measured."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from repos import OTHER_LANG_FILES, long_module, make_repo
+
+from repomem.config import IndexConfig
+from repomem.index import build, store
+from repomem.index import files as files_module
+from repomem.index.files import SourceFile
+from repomem.index.meter import StageMeter
+from repomem.index.repo import RepoIndex
+from repomem.index.spool import is_file
+
+
+def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
+    """Every saved array's bytes, and the manifest less the build's own figures."""
+    config = IndexConfig(index_dir=str(index_dir))
+    gen = store.live_generation(root, config)
+    arrays = {p.name: p.read_bytes() for p in sorted((gen / "arrays").iterdir())}
+    manifest = json.loads((gen / "manifest.json").read_text())
+    summary = manifest.pop("summary")
+    manifest.pop("config")  # names its own index folder
+    for key in ("seconds", "peak_mb", "index_bytes"):
+        summary.pop(key)
+    return arrays, {**manifest, "summary": summary}
+
+
+def test_two_workers_save_the_index_one_saves_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are parsed, cut and counted in worker processes and merged in path order:
+    every table of the saved index is the one a single process writes."""
+    files = {f"pkg/gen_{i}.py": long_module(8 + i % 5) for i in range(70)}
+    files.update(
+        {f"lib/part_{i}.c": f"int part_{i}(int x) {{ return x + {i}; }}\n" for i in range(30)}
+    )
+    files["lib/dup.c"] = files["lib/part_3.c"]  # a fragment at two places
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **files}, use_git=False)
+    (root / "lib/blob.c").write_bytes(b"\x00\x01" * 100)  # skipped, and counted as such
+    readers = tmp_path / "readers"
+
+    def load_file(*args: object) -> SourceFile:
+        with open(readers, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return files_module.load_file(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "load_file", load_file)
+    for step in ("fresh", "rebuilt"):  # then again, most parses reused from the saved index
+        saved = {}
+        for workers in (1, 2):
+            readers.write_text("")
+            config = replace(IndexConfig(), index_dir=str(tmp_path / f"idx-{workers}"))
+            _, summary = RepoIndex.build(root, config, workers=workers)
+            pids = set(readers.read_text().split())
+            assert len(pids) == workers and (str(os.getpid()) in pids) == (workers == 1)
+            assert summary.skipped.get("binary") == 1
+            assert summary.reparsed == (1 if step == "rebuilt" else summary.reparsed)
+            saved[workers] = _generation(root, tmp_path / f"idx-{workers}")
+        arrays_1, manifest_1 = saved[1]
+        arrays_2, manifest_2 = saved[2]
+        assert arrays_1.keys() == arrays_2.keys()
+        assert [n for n in arrays_1 if arrays_1[n] != arrays_2[n]] == []
+        assert manifest_1 == manifest_2
+        (root / "pkg/gen_5.py").write_text(long_module(3))
+
+
+def test_a_build_reports_each_stage_time_and_peak(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", use_git=False)
+    _, summary = RepoIndex.build(root)
+    stages = ["scan", "parse", "bm25", "resolve", "graph", "relations", "save"]
+    assert list(summary.seconds) == [*stages, "total"]
+    assert summary.seconds["total"] >= sum(summary.seconds[s] for s in stages)
+    assert list(summary.peak_mb) == stages  # Linux: each stage's own high-water mark
+    assert all(mb > 10 for mb in summary.peak_mb.values())
+
+
+def test_a_stage_peak_is_its_own(tmp_path: Path) -> None:
+    """A stage that held much memory does not raise the next one's peak."""
+    meter = StageMeter()
+    big = bytearray(300 << 20)
+    big[::4096] = b"\x01" * len(big[::4096])  # touched: resident
+    del big
+    meter.end("big")
+    meter.end("small")
+    assert meter.peak_mb["big"] > meter.peak_mb["small"] + 250
+
+
+def test_relation_ids_are_int32_built_and_loaded(tmp_path: Path) -> None:
+    """Half the memory of int64 ids (the kernel's relation rows: 0.7 GB of ids)."""
+    root = make_repo(tmp_path / "r", use_git=False)
+    built, _ = RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    for idx in (built, loaded):
+        assert idx.tables.rel_idx.dtype == np.int32
+        assert (idx.tables.rel_idx >= 0).any()
+
+
+def test_a_build_keeps_no_resolver_but_saves_what_it_resolved(tmp_path: Path) -> None:
+    """The resolver's tables go once the calls are resolved: what the resolution depended
+    on is spooled into the generation (written once), and a resolver made from it when
+    first used resolves as the build's did."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    built, _ = RepoIndex.build(root)
+    assert built.tables._resolver is None
+    arrays = store.live_generation(root, built.config) / "arrays"
+    spooled = built.tables.spooled_resolution
+    assert spooled is not None and "dep_reads" in spooled and "rn_file" in spooled
+    for name, values in spooled.items():
+        assert is_file(values, arrays / f"{name}.npy"), name
+    fresh, _ = RepoIndex.build(root, save=False)
+    for path in sorted(built.tables.files):
+        assert built.resolver.calls_of(path) == fresh.tables.calls[path], path
+
+
+def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
+    """A parse comes back from a worker with a string per occurrence of each name: the
+    build makes them one (the kernel calls and includes the same names millions of times)."""
+    files = {
+        f"c/f{i}.c": f'#include "util.h"\nint f{i}(int x) {{ return shared_helper(x); }}\n'
+        for i in range(70)
+    }
+    root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
+    built, _ = RepoIndex.build(root, save=False, workers=2)
+    parses = [built.tables.parsed[p] for p in files]
+    assert len({id(pf.calls[0].parts[0]) for pf in parses}) == 1
+    assert len({id(pf.imports[0].module) for pf in parses}) == 1
