@@ -4,21 +4,24 @@ A query window of code holds dozens of distinct terms, several of them in most f
 (``if``, ``return``, ``struct``); scoring all their postings is what makes BM25 slow on a large
 repository. A term's contribution varies along the ids, though: consecutive ids are neighbouring
 fragments of one file, and in most runs of ``BLOCK`` ids no term of the query can score high.
-So the index keeps, per common term (in more than half of the blocks) and per block its postings
-meet, the largest ``tf / (tf + norm)`` there (one byte, rounded up: a bound) and where its
-postings in that block start (:func:`block_maxima`). :func:`pruned_top_k`
+So the index keeps, per common term (in more than half of the blocks), a row of one byte per
+block: the largest ``tf / (tf + norm)`` of its postings there, rounded up (:func:`block_maxima`).
+:func:`pruned_top_k`
 
 1. scores the delta's rows and, in full, the documents of the query's rarest terms (a few
    hundred postings): the k-th best so far, ``theta``, is a lower bound of the k-th score; a
    document not scored yet holds none of those terms;
 2. bounds each block's documents not scored yet: the sum over the other terms of their weight
-   times their block maximum (a term without maxima: its largest contribution in the block,
-   from its few postings);
+   times their block maximum (a term without a row: its largest product in the block, from
+   its few postings);
 3. scores in full the documents of the blocks with the best bounds, best first, until a bound
    falls below the k-th score so far (which rises to near the final one);
-4. walks, term by term in the query's order, the postings in the blocks whose bound still
-   reaches ``theta``, summing each document's score as :meth:`BM25Index.scores` does (the same
-   products added in the same order: the same floats), and ranks those documents.
+4. in the blocks whose bound still reaches ``theta``, leaves out the least-weight terms whose
+   bounds there sum below ``LEFT_OUT`` of it (a document holding none of the others cannot
+   rank), and sums the others, term by term in the query's order, over their postings there
+   as :meth:`BM25Index.scores` does (the same products added in the same order: the same
+   floats); a block with no term left out gives the scores directly, another's documents
+   whose sums plus what was left out can still rank are scored in full.
 
 A document is scored in full from its own row (the index keeps rows by document id). Rows
 added since the last compaction (the delta) are scored one by one. The ranking is ``top_k``'s
