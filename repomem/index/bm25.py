@@ -49,7 +49,7 @@ from repomem.errors import RepomemError
 from repomem.index import maxscore
 from repomem.index.jit import numba
 from repomem.index.mapped import Vocabulary, fnv1a
-from repomem.index.maxscore import SLACK, term_maxima
+from repomem.index.maxscore import SLACK, block_maxima
 from repomem.index.rowpool import ranges
 from repomem.index.spool import ArrayWriter, mapped
 
@@ -84,8 +84,6 @@ _STATE_KEYS = (
 # what ``state`` also saves so that a trusted state opens without deriving it
 _DERIVED_KEYS = (
     "df",
-    "term_max",
-    "term_max_avgdl",
     "row_len",
     "term_ptr",
     "post_row",
@@ -93,6 +91,10 @@ _DERIVED_KEYS = (
     "vocab_hash",
     "vocab_hash_ids",
 )
+# the block maxima ``top_k`` prunes by (``maxscore.block_maxima``) and the mean length they
+# were taken at: an index saved without them takes them at its first pruned query
+_BLOCK_KEYS = ("block_terms", "block_max", "block_avgdl")
+_BLOCK_TYPES = (np.int64, np.uint8, np.float64)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -414,8 +416,7 @@ class _SavedState:
             "row_tf": self._row_tf.view,
             "doc_ids": np.flatnonzero(self._row_live.view).astype(np.int64),
             "df": self._df.view,
-            "term_max": self._term_max,
-            "term_max_avgdl": np.array([self._term_max_avgdl]),
+            **dict(zip(_BLOCK_KEYS, self._saved_blocks(), strict=True)),
             "row_len": self._row_len.view,
             "term_ptr": self._term_ptr,
             "post_row": self._post_row,
@@ -479,8 +480,6 @@ class _SavedState:
             "row_tf": np.int32,
             "doc_ids": np.int64,
             "df": np.int64,
-            "term_max": np.float32,
-            "term_max_avgdl": np.float64,
             "row_len": np.int64,
             "term_ptr": np.int64,
             "post_row": np.int32,
@@ -504,9 +503,6 @@ class _SavedState:
             and a["term_ptr"][0] == 0
             and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
             and a["df"].size == a["vocab_hash"].size == a["vocab_hash_ids"].size == n_words
-            and a["term_max"].size == n_words
-            and a["term_max_avgdl"].size == 1
-            and a["term_max_avgdl"][0] > 0
             and a["row_len"].size == n_rows
             and not np.any(np.diff(a["row_ptr"]) < 0)
             and not np.any(np.diff(a["term_ptr"]) < 0)
@@ -536,7 +532,9 @@ class _SavedState:
         self._n_live = int(doc_ids.size)
         self._total_len = int(a["row_len"].sum())
         self._term_ptr, self._post_row, self._post_tf = a["term_ptr"], a["post_row"], a["post_tf"]
-        self._term_max, self._term_max_avgdl = a["term_max"], float(a["term_max_avgdl"][0])
+        self._blocks = _saved_blocks(state, n_words, n_rows)
+        if self._blocks is not None:
+            self._block_avgdl = float(state["block_avgdl"][0])
         self._main_rows = n_rows
         self._main_dead = 0
         self._queried = False
@@ -719,39 +717,65 @@ class BM25Index(_SavedState):
         if query is None or k == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         terms, weights = query
-        full = -1
         # with a negative idf floor (a tiny corpus) no bound holds
-        if self._main_rows >= maxscore.PRUNED_FROM and weights.min() >= 0:
-            maxima = self._term_max
-            known = terms < maxima.size
-            ratio = max(1.0, self._total_len / self._n_live / self._term_max_avgdl)
-            bounds = np.zeros(terms.size)
-            bounds[known] = weights[known] * maxima[terms[known]] * ratio * (1 + SLACK)
-            mean_row = self._row_ptr.view[self._main_rows] / max(1, self._main_rows)
-            ids, scores, full = maxscore.pruned_top_k(
+        if self._main_rows < maxscore.PRUNED_FROM or weights.min() < 0:
+            ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
+        else:
+            ids, scores = self._pruned(terms, weights, visible, k)
+        best = np.lexsort((ids, -scores))
+        return ids[best], scores[best]
+
+    def _pruned(
+        self, terms: IntArray, weights: FloatArray, visible: BoolArray, k: int
+    ) -> tuple[IntArray, FloatArray]:
+        """``maxscore.pruned_top_k`` over this index: one level of a term's block maxima is
+        its weight over 255, scaled up as far as the mean length rose since they were taken."""
+        blocks = self._block_maxima()
+        ratio = max(1.0, self._total_len / self._n_live / self._block_avgdl)
+        mean_row = self._row_ptr.view[self._main_rows] / max(1, self._main_rows)
+        return maxscore.pruned_top_k(
+            self._term_ptr,
+            self._post_row,
+            self._post_tf,
+            self._row_ptr.view,
+            self._row_terms.view,
+            self._row_tf.view,
+            self._row_doc.view,
+            self._main_rows,
+            self._norm,
+            terms,
+            weights,
+            weights * (ratio * (1 + SLACK) / maxscore.LEVELS),
+            *blocks,
+            visible,
+            k,
+            *self._scratch(),
+            maxscore.FIRST_BUDGET,
+            maxscore.ROW_COST * max(1.0, mean_row),
+            maxscore.SEED_BLOCKS,
+        )
+
+    def _saved_blocks(self) -> tuple[np.ndarray, ...]:
+        """The block maxima as ``state`` saves them (``_BLOCK_KEYS``)."""
+        return (*self._block_maxima(), np.array([self._block_avgdl]))
+
+    def _block_maxima(self) -> tuple[IntArray, npt.NDArray[np.uint8]]:
+        """The main segment's block maxima, taken now at the mean length now if the index was
+        saved without them."""
+        if self._blocks is None:
+            rows = self._main_rows
+            self._block_avgdl = self._total_len / self._n_live if self._total_len else 1.0
+            self._blocks = block_maxima(
                 self._term_ptr,
                 self._post_row,
                 self._post_tf,
-                self._row_ptr.view,
-                self._row_terms.view,
-                self._row_tf.view,
-                self._row_doc.view,
-                self._main_rows,
-                self._norm,
-                terms,
-                weights,
-                bounds,
-                visible,
-                k,
-                *self._scratch(),
-                maxscore.FIRST_BUDGET,
-                maxscore.ROW_COST * max(1.0, mean_row),
-                maxscore.MOST_WALKED,
+                self._row_len.view[:rows],
+                rows,
+                self.k1,
+                self.b,
+                self._block_avgdl,
             )
-        if full < 0:  # a small index, no bounds, or bounds that would prune little
-            ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
-        best = np.lexsort((ids, -scores))
-        return ids[best], scores[best]
+        return self._blocks
 
     def scores_of(self, query_tokens: Sequence[str], doc_ids: IntArray) -> FloatArray:
         """The scores of ``doc_ids`` alone (ids not live score 0): ``scores()[doc_ids]``, the
@@ -883,17 +907,9 @@ class BM25Index(_SavedState):
         self._term_ptr, self._post_row, self._post_tf = _transpose(
             row_ptr, row_terms, row_tf, len(vocab)
         )
-        self._term_max_avgdl = self._total_len / self._n_live if self._total_len else 1.0
-        self._term_max = term_maxima(
-            self._term_ptr,
-            self._post_row,
-            self._post_tf,
-            row_len,
-            self.k1,
-            self.b,
-            self._term_max_avgdl,
-        )
         self._main_rows = n_rows
+        self._blocks = None
+        self._block_maxima()
         self._main_dead = 0
         self._queried = False
         self._version += 1
@@ -948,6 +964,28 @@ def _decode_vocab(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     if len(set(words)) != len(words):
         raise BM25StateError("BM25 index state vocabulary has duplicate terms")
     return words
+
+
+def _saved_blocks(
+    state: Mapping[str, np.ndarray], n_words: int, n_rows: int
+) -> tuple[IntArray, npt.NDArray[np.uint8]] | None:
+    """A trusted state's block maxima, checked like its other arrays (types and sizes);
+    None when it was saved without them."""
+    if not all(key in state for key in _BLOCK_KEYS):
+        return None
+    for key, dtype in zip(_BLOCK_KEYS, _BLOCK_TYPES, strict=True):
+        if state[key].dtype != dtype or state[key].ndim != 1:
+            raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
+    terms, top, avgdl = (state[key] for key in _BLOCK_KEYS)
+    n_blocks = (n_rows + maxscore.BLOCK - 1) >> maxscore.BLOCK_SHIFT
+    if not (
+        top.size == terms.size * n_blocks
+        and (terms.size == 0 or 0 <= terms.min() <= terms.max() < n_words)
+        and avgdl.size == 1
+        and avgdl[0] > 0
+    ):
+        raise BM25StateError("BM25 index state block maxima do not agree in size")
+    return terms, top
 
 
 def _check_rows(

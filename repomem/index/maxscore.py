@@ -1,30 +1,38 @@
-"""Exact top-k BM25 by MaxScore: a long code query's common terms are mostly not walked.
+"""Exact top-k BM25 with block-max bounds: a long code query's common terms are mostly not walked.
 
 A query window of code holds dozens of distinct terms, several of them in most fragments
 (``if``, ``return``, ``struct``); scoring all their postings is what makes BM25 slow on a large
-repository, yet such a term's largest possible contribution (its weight times the largest
-``tf / (tf + norm)`` among its postings, its *bound*) is small. :func:`pruned_top_k` first
-scores in full the documents of the query's rarest terms (a few hundred postings), which gives
-a k-th score ``theta`` that is usually already the final one; then sums the other terms per
-document, most bound per posting first, until the bounds of the terms left fall below
-``theta`` (a document in none of the summed lists cannot rank); drops the summed documents
-whose sum plus those bounds falls short, summing further lists for the rest while that is
-cheaper than scoring them (leaping through a long list for a few candidates); and scores the
-survivors in full, best sums first. A document is scored in full from its own row (the index
-keeps rows by document id). Rows added since the last compaction (the delta) are scored one by
-one. When summing would walk more than ``MOST_WALKED`` of the query's postings (bounds that
-prune little), the caller scores every posting instead, as it does below ``PRUNED_FROM``
-documents.
+repository. A term's contribution varies along the ids, though: consecutive ids are neighbouring
+fragments of one file, and in most runs of ``BLOCK`` ids no term of the query can score high.
+So the index keeps, per common term (in more than half of the blocks), a row of one byte per
+block: the largest ``tf / (tf + norm)`` of its postings there, rounded up (:func:`block_maxima`).
+:func:`pruned_top_k`
 
-The scores are the floats :meth:`BM25Index.scores` gives (the same products, summed in the same
-order), and the ranking is ``top_k``'s (best first, ties by lower id), so the result is the
-full scoring's top k exactly. Bounds are compared with a relative slack far above the rounding
-of a sum of a few hundred terms, so a bound never excludes a document that would tie.
+1. scores the delta's rows and, in full, the documents of the query's rarest terms (a few
+   hundred postings): the k-th best so far, ``theta``, is a lower bound of the k-th score; a
+   document not scored yet holds none of those terms;
+2. bounds each block's documents not scored yet: the sum over the other terms of their weight
+   times their block maximum (a term without a row: its largest product in the block, from
+   its few postings);
+3. scores in full the documents of the blocks with the best bounds, best first, until a bound
+   falls below the k-th score so far (which rises to near the final one);
+4. in the blocks whose bound still reaches ``theta``, leaves out the least-weight terms whose
+   bounds there sum below ``LEFT_OUT`` of it (a document holding none of the others cannot
+   rank), and sums the others, term by term in the query's order, over their postings there
+   as :meth:`BM25Index.scores` does (the same products added in the same order: the same
+   floats); a block with no term left out gives the scores directly, another's documents
+   whose sums plus what was left out can still rank are scored in full.
 
-The per-term maxima are taken at compaction (and saved with the index) for the mean length
-then; with the lengths since changed by edits, ``tf / (tf + k1 * (1 - b + b * len / avgdl))``
-grows at most in proportion to ``avgdl``, so the saved maximum times ``max(1, avgdl now /
-avgdl then)`` still bounds every main posting. Removed documents only lower the true maximum.
+A document is scored in full from its own row (the index keeps rows by document id). Rows
+added since the last compaction (the delta) are scored one by one. The ranking is ``top_k``'s
+(best first, ties by lower id), so the result is the full scoring's top k exactly. Bounds are
+compared with a relative slack far above the rounding of a sum of a few hundred terms, so a
+bound never excludes a document that would tie.
+
+The block maxima are taken at compaction (and saved with the index) for the mean length then;
+with the lengths since changed by edits, ``tf / (tf + k1 * (1 - b + b * len / avgdl))`` grows
+at most in proportion to ``avgdl``, so a saved maximum times ``max(1, avgdl now / avgdl then)``
+still bounds every main posting of its block. Removed documents only lower the true maximum.
 """
 
 from __future__ import annotations
@@ -40,65 +48,90 @@ from repomem.index.jit import numba
 PRUNED_FROM = 1 << 16
 # relative slack on every bound (rounding of the sums is ~1e-14 at most)
 SLACK = 1e-9
+# ids per block: 32 neighbouring fragments bound a common term far below its largest
+# contribution anywhere (blocks of 64 let through twice the postings on the Linux kernel's
+# kernel/ mm/ fs/ include/), and a common term's maxima cost a byte and an offset per block
+BLOCK_SHIFT = 5
+BLOCK = 1 << BLOCK_SHIFT
+# a block maximum is stored as ceil(x * LEVELS), x = tf / (tf + norm) in (0, 1]
+LEVELS = 255
 # postings whose documents are scored in full to find a first k-th score (~100 ns each)
 FIRST_BUDGET = 256
 # scoring a document in full from its row costs about this many times its length in postings
 # walked (a hash probe per entry against a read and an addition per posting)
 ROW_COST = 2.0
-# a lookup by leaps in a posting list costs about this many postings walked per step
-_LEAP_COST = 2.0
+# blocks whose documents step 3 scores in full at most, best bounds first
+SEED_BLOCKS = 32
+# finding a term's postings in a block by leaps costs about this many postings walked
+SEEK_COST = 8
+# step 4 leaves a block's least terms out while their bounds sum below this share of the
+# k-th score: a document is then scored in full only if its other terms sum to the rest
+LEFT_OUT = 0.3
 # a main row's mark while a query runs: scored in full already
 _SCORED = 1
-# step 2 gives up beyond this share of the query's postings: scoring them all is cheaper
-MOST_WALKED = 0.1
 
 FloatArray = npt.NDArray[np.float64]
 Float32Array = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 Int8Array = npt.NDArray[np.int8]
+UInt8Array = npt.NDArray[np.uint8]
 BoolArray = npt.NDArray[np.bool_]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _level(x: float) -> int:
+    """The byte bounding ``x`` in (0, 1]: ``level / 255 >= x`` (the product's rounding is
+    far below the step)."""
+    return min(LEVELS, int(np.ceil(x * LEVELS * (1 + 1e-12))))
+
+
 @numba.njit(cache=True, nogil=True)
-def _maxima(
+def block_maxima(
     term_ptr: IntArray,
     post_row: Int32Array,
     post_tf: Int32Array,
     row_len: IntArray,
+    n_rows: int,
     k1: float,
     b: float,
     avgdl: float,
-) -> FloatArray:
+) -> tuple[IntArray, UInt8Array]:
+    """The block maxima of the terms in more than half of the blocks of ``n_rows`` rows, at
+    mean length ``avgdl``: those terms ascending, and per term a row of ``n_blocks`` bytes,
+    ``ceil(max tf / (tf + norm) * 255)`` over its postings in each block (0: none there). A
+    rarer term's postings are about as few as its row would be long."""
+    n_blocks = (n_rows + BLOCK - 1) >> BLOCK_SHIFT
     n_terms = term_ptr.shape[0] - 1
-    out = np.zeros(n_terms)
+    n_sel = 0
     for t in range(n_terms):
+        n_sel += 2 * (term_ptr[t + 1] - term_ptr[t]) > n_blocks
+    terms = np.empty(n_sel, np.int64)
+    top = np.zeros(n_sel * n_blocks, np.uint8)
+    i = 0
+    for t in range(n_terms):
+        lo, hi = term_ptr[t], term_ptr[t + 1]
+        if 2 * (hi - lo) <= n_blocks:
+            continue
+        terms[i] = t
+        row = top[i * n_blocks : (i + 1) * n_blocks]
+        last = -1
         best = 0.0
-        for p in range(term_ptr[t], term_ptr[t + 1]):
+        for p in range(lo, hi):
+            r = post_row[p]
+            if r >> BLOCK_SHIFT != last:
+                if last >= 0:
+                    row[last] = _level(best)
+                last = r >> BLOCK_SHIFT
+                best = 0.0
             tf = float(post_tf[p])
-            x = tf / (tf + k1 * (1 - b + b * row_len[post_row[p]] / avgdl))
+            x = tf / (tf + k1 * (1 - b + b * row_len[r] / avgdl))
             if x > best:
                 best = x
-        out[t] = best
-    return out
-
-
-def term_maxima(
-    term_ptr: IntArray,
-    post_row: Int32Array,
-    post_tf: Int32Array,
-    row_len: IntArray,
-    k1: float,
-    b: float,
-    avgdl: float,
-) -> Float32Array:
-    """Per term, the largest ``tf / (tf + norm)`` among its postings at mean length
-    ``avgdl``, rounded up to float32 (half the size saved, still a bound)."""
-    exact = _maxima(term_ptr, post_row, post_tf, row_len, k1, b, avgdl)
-    out = exact.astype(np.float32)
-    low = out < exact
-    out[low] = np.nextafter(out[low], np.float32(np.inf))
-    return out
+        if last >= 0:
+            row[last] = _level(best)
+        i += 1
+    return terms, top
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -258,48 +291,330 @@ def score_rows(
 
 
 @numba.njit(cache=True, nogil=True)
-def _unmark(
+def _first_scored(
     term_ptr: IntArray,
     post_row: Int32Array,
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    norm: FloatArray,
     terms: IntArray,
-    first: BoolArray,
+    weights: FloatArray,
     length: IntArray,
+    visible: BoolArray,
+    budget: float,
     mark: Int8Array,
-) -> None:
-    """Clear the marks of step 1's documents: the postings of its terms."""
-    for j in range(terms.shape[0]):
-        if first[j] and length[j]:
-            t = terms[j]
-            for p in range(term_ptr[t], term_ptr[t + 1]):
-                mark[post_row[p]] = 0
+    heap_s: FloatArray,
+    heap_d: IntArray,
+    count: int,
+) -> tuple[BoolArray, int]:
+    """Step 1: the documents of the rarest terms in full (marked), while their postings stay
+    within ``budget``. Returns which terms were walked and the count kept."""
+    m = terms.shape[0]
+    keys, pos, mask = _positions(terms)
+    part = np.zeros(m)
+    n_vis = visible.shape[0]
+    walked = np.zeros(m, np.bool_)
+    n_seen = 0
+    for j in np.argsort(length):
+        if n_seen + length[j] > budget:
+            break
+        walked[j] = True
+        t = terms[j]
+        for p in range(term_ptr[t], term_ptr[t] + length[j]):
+            d = post_row[p]
+            if mark[d]:
+                continue
+            mark[d] = _SCORED
+            n_seen += 1
+            nd = norm[d]
+            if nd == np.inf or d >= n_vis or not visible[d]:
+                continue
+            s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
+            count = _push(heap_s, heap_d, count, s, d)
+    return walked, count
 
 
 @numba.njit(cache=True, nogil=True)
-def _keep(
-    cand: IntArray,
-    n_cand: int,
+def _bounds(
+    post_row: Int32Array,
+    post_tf: Int32Array,
+    norm: FloatArray,
+    order: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    weights: FloatArray,
+    level_weights: FloatArray,
+    dense: IntArray,
+    top: UInt8Array,
+    n_blocks: int,
+) -> FloatArray:
+    """Step 2: per block, the bound of a document not scored yet, the sum over the
+    ``order``-ed terms of their largest contribution there: a term's weight times its block
+    maximum (``level_weights``: per level; ``dense``: its row in ``top``, -1 if none), else
+    the largest product of its postings there."""
+    bound = np.zeros(n_blocks)
+    for j in order:
+        if dense[j] >= 0:
+            row = top[dense[j] * n_blocks : (dense[j] + 1) * n_blocks]
+            lw = level_weights[j]
+            for b in range(n_blocks):
+                bound[b] += lw * row[b]
+            continue
+        w = weights[j]
+        last = -1
+        best = 0.0
+        for p in range(lo[j], hi[j]):
+            d = post_row[p]
+            if d >> BLOCK_SHIFT != last:
+                if last >= 0:
+                    bound[last] += best
+                last = d >> BLOCK_SHIFT
+                best = 0.0
+            tf = float(post_tf[p])
+            best = max(best, w * tf / (tf + norm[d]))  # a dead row's product is 0
+        if last >= 0:
+            bound[last] += best
+    return bound
+
+
+@numba.njit(cache=True, nogil=True)
+def _splits(
+    post_row: Int32Array,
+    post_tf: Int32Array,
+    norm: FloatArray,
+    order: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    weights: FloatArray,
+    level_weights: FloatArray,
+    dense: IntArray,
+    top: UInt8Array,
+    n_blocks: int,
+    live: IntArray,
+    left_out: float,
+) -> tuple[FloatArray, IntArray]:
+    """For the ``live`` blocks (ascending), how far into ``order`` a block's terms, summed
+    by their bounds, stay below ``left_out`` (the split: a document holding none of the
+    terms from it on cannot rank, they are the block's *essential* ones), and what the terms
+    before it add at most there (``before``)."""
+    pre = np.zeros(n_blocks)
+    before = np.zeros(n_blocks)
+    split = np.full(n_blocks, order.shape[0], np.int64)
+    for i in range(order.shape[0]):
+        j = order[i]
+        if dense[j] >= 0:
+            base = dense[j] * n_blocks
+            lw = level_weights[j]
+            for b in live:
+                if split[b] == order.shape[0]:
+                    pre[b] += lw * top[base + b]
+                    if pre[b] * (1 + SLACK) < left_out:
+                        before[b] = pre[b]
+                    else:
+                        split[b] = i
+            continue
+        w = weights[j]
+        last = -1
+        best = 0.0
+        for p in range(lo[j], hi[j] + 1):
+            d = post_row[p] if p < hi[j] else -BLOCK
+            if d >> BLOCK_SHIFT != last:
+                if last >= 0 and split[last] == order.shape[0]:
+                    pre[last] += best
+                    if pre[last] * (1 + SLACK) < left_out:
+                        before[last] = pre[last]
+                    else:
+                        split[last] = i
+                last = d >> BLOCK_SHIFT
+                best = 0.0
+            if p < hi[j]:
+                tf = float(post_tf[p])
+                best = max(best, w * tf / (tf + norm[d]))
+    return before, split
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _seek(post_row: Int32Array, p: int, hi: int, target: int) -> int:
+    """The first position from ``p`` on (ascending rows) whose row is >= ``target``, by
+    leaps then halves."""
+    if p >= hi or post_row[p] >= target:
+        return p
+    step = 1
+    while p + step < hi and post_row[p + step] < target:
+        p += step
+        step *= 2
+    first, last = p + 1, min(p + step, hi)
+    while first < last:
+        mid = (first + last) // 2
+        if post_row[mid] < target:
+            first = mid + 1
+        else:
+            last = mid
+    return first
+
+
+@numba.njit(cache=True, nogil=True)
+def _seed_blocks(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    main_rows: int,
+    norm: FloatArray,
+    terms: IntArray,
+    weights: FloatArray,
+    visible: BoolArray,
+    mark: Int8Array,
+    bound: FloatArray,
+    n_seed: int,
+    heap_s: FloatArray,
+    heap_d: IntArray,
+    count: int,
+) -> int:
+    """Step 3: the documents not marked of the ``n_seed`` blocks of best bounds in full, best
+    first, while a bound reaches the k-th score so far; a block done gets bound -1. Returns
+    the count kept."""
+    k = heap_s.shape[0]
+    n_blocks = bound.shape[0]
+    n_vis = visible.shape[0]
+    if n_seed <= 0:
+        return count
+    cut = np.partition(bound, n_blocks - n_seed)[n_blocks - n_seed] if n_seed < n_blocks else 0.0
+    best = np.flatnonzero((bound >= cut) & (bound > 0.0))
+    keys, pos, mask = _positions(terms)
+    part = np.zeros(terms.shape[0])
+    for blk in best[np.argsort(-bound[best], kind="mergesort")][:n_seed]:
+        if count == k and bound[blk] * (1 + SLACK) < heap_s[0]:
+            break
+        bound[blk] = -1.0
+        for d in range(blk << BLOCK_SHIFT, min((blk + 1) << BLOCK_SHIFT, main_rows)):
+            nd = norm[d]
+            if mark[d] or nd == np.inf or d >= n_vis or not visible[d]:
+                continue
+            s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
+            count = _push(heap_s, heap_d, count, s, d)
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def _sum_essential(
+    post_row: Int32Array,
+    post_tf: Int32Array,
+    norm: FloatArray,
+    order: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    weights: FloatArray,
+    live: IntArray,
+    split: IntArray,
+    n_blocks: int,
+    acc: FloatArray,
+) -> None:
+    """Step 4's sums: the ``order``-ed terms in query order, each summed into ``acc`` as the
+    full scoring sums it, over the documents of the ``live`` blocks (ascending) where it is
+    essential: its postings there found by leaps, or, where that would leap more often than
+    ``1 / SEEK_COST`` of its postings, all walked and those kept."""
+    n = order.shape[0]
+    rank = np.full(weights.shape[0], -1, np.int64)
+    for i in range(n):
+        rank[order[i]] = i
+    at_split = np.full(n_blocks, n, np.int64)  # a live block's split; n elsewhere
+    essential = np.zeros(n + 1, np.int64)  # live blocks where the term at each rank is
+    for b in live:
+        at_split[b] = split[b]
+        essential[split[b]] += 1
+    essential = np.cumsum(essential)
+    for j in range(weights.shape[0]):
+        i = rank[j]
+        if i < 0:
+            continue
+        w = weights[j]
+        end = hi[j]
+        if essential[i] * SEEK_COST >= end - lo[j]:
+            for p in range(lo[j], end):
+                d = post_row[p]
+                if at_split[d >> BLOCK_SHIFT] <= i:
+                    tf = float(post_tf[p])
+                    acc[d] += w * tf / (tf + norm[d])  # a dead row's product is 0
+            continue
+        p = lo[j]
+        for b in live:
+            if at_split[b] > i:
+                continue
+            p = _seek(post_row, p, end, b << BLOCK_SHIFT)
+            stop = (b + 1) << BLOCK_SHIFT
+            while p < end and post_row[p] < stop:
+                d = post_row[p]
+                tf = float(post_tf[p])
+                acc[d] += w * tf / (tf + norm[d])
+                p += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_candidates(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    main_rows: int,
+    norm: FloatArray,
+    terms: IntArray,
+    weights: FloatArray,
+    live: IntArray,
+    before: FloatArray,
+    visible: BoolArray,
     acc: FloatArray,
     mark: Int8Array,
-    visible: BoolArray,
-    rest: float,
-    theta: float,
+    heap_s: FloatArray,
+    heap_d: IntArray,
+    count: int,
 ) -> int:
-    """Keep, in order, the candidates that are visible, not scored yet, and whose sum plus
-    ``rest`` reaches ``theta``; clear the others' sums. Returns how many are kept."""
-    kept = 0
-    for c in range(n_cand):
-        d = cand[c]
-        if (
-            mark[d] == 0
-            and d < visible.shape[0]
-            and visible[d]
-            and (acc[d] + rest) * (1 + SLACK) >= theta
-        ):
-            cand[kept] = d
-            kept += 1
-        else:
+    """Step 4's end, over the documents of the ``live`` blocks (ascending): one of a block
+    where no term left out adds anything (``before`` 0) is kept by its sum, its score;
+    another's sum plus ``before`` bounds its score, and those are scored in full, best bounds
+    first, while that reaches the k-th score so far. Only visible documents not marked
+    count. Returns the count kept; ``acc`` left zeros."""
+    k = heap_s.shape[0]
+    n_vis = visible.shape[0]
+    cand = np.empty(0, np.int64)
+    ub = np.empty(0)
+    n_cand = 0
+    for b in live:
+        for d in range(b << BLOCK_SHIFT, min((b + 1) << BLOCK_SHIFT, main_rows)):
+            s = acc[d]
+            if s == 0.0:
+                continue
             acc[d] = 0.0
-    return kept
+            if mark[d] or d >= n_vis or not visible[d]:
+                continue
+            if before[b] == 0.0:  # no term left out adds to a document of this block
+                count = _push(heap_s, heap_d, count, s, d)
+            elif count < k or (s + before[b]) * (1 + SLACK) >= heap_s[0]:
+                if n_cand == cand.shape[0]:
+                    cand = np.concatenate((cand, np.empty(n_cand + 64, np.int64)))
+                    ub = np.concatenate((ub, np.empty(n_cand + 64)))
+                cand[n_cand] = d
+                ub[n_cand] = s + before[b]
+                n_cand += 1
+    keys, pos, mask = _positions(terms)
+    part = np.zeros(terms.shape[0])
+    for c in np.argsort(-ub[:n_cand]):
+        if count == k and ub[c] * (1 + SLACK) < heap_s[0]:
+            break  # the rest bound less still
+        d = cand[c]
+        s = _score_row(row_ptr, row_terms, row_tf, d, norm[d], keys, pos, mask, weights, part)
+        count = _push(heap_s, heap_d, count, s, d)
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def _unmark(
+    post_row: Int32Array, lo: IntArray, hi: IntArray, first: BoolArray, mark: Int8Array
+) -> None:
+    """Clear step 1's marks: the postings of its terms."""
+    for j in range(first.shape[0]):
+        if first[j]:
+            for p in range(lo[j], hi[j]):
+                mark[post_row[p]] = 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -315,43 +630,30 @@ def pruned_top_k(
     norm: FloatArray,
     terms: IntArray,
     weights: FloatArray,
-    bounds: FloatArray,
+    level_weights: FloatArray,
+    block_terms: IntArray,
+    block_max: UInt8Array,
     visible: BoolArray,
     k: int,
     acc: FloatArray,
     mark: Int8Array,
     first_budget: int,
     row_cost: float,
-    most: float,
-) -> tuple[IntArray, FloatArray, int]:
-    """The ``k`` best visible documents with a positive score (ids, scores, unordered) and
-    how many were scored in full. ``terms``/``weights`` in the order :meth:`BM25Index.scores`
-    sums them; ``bounds``: each term's largest contribution to a main row, >= 0 (so every
-    weight is). ``acc`` and ``mark`` (one per main row): zeros, left zeros. ``first_budget``:
-    how many postings step 1 walks once it has k documents (``FIRST_BUDGET``); ``row_cost``:
-    what scoring a document in full costs, in postings walked; ``most``: the share of the
-    query's postings step 2 may walk (``MOST_WALKED``), beyond which it gives up and returns
-    ``full`` -1 (scoring every posting is then cheaper).
-
-    1. The delta's rows, and the postings of the query's rarest terms (shortest lists, up to
-       ``first_budget`` or a quarter of the cost of summing all the query's postings, and
-       until k documents are found), are scored in full: the k-th best
-       so far, ``theta``, is a lower bound of the k-th score.
-    2. The other terms, largest bound first, are summed per document (one addition per
-       posting, documents of step 1 skipped) until the bounds of the terms left, ``rest``,
-       fall below ``theta``: a document met in none of the summed lists cannot rank.
-    3. A document whose sum plus ``rest`` falls short of ``theta`` cannot rank either; while
-       the candidates left would cost more to score in full than the next list's postings,
-       that list is summed for them too (``rest`` shrinks, and candidates drop out).
-    4. The candidates are scored in full, best sums first, until the sum plus ``rest`` falls
-       below the k-th score so far."""
+    n_seed: int,
+) -> tuple[IntArray, FloatArray]:
+    """The ``k`` best visible documents with a positive score (ids, scores, unordered), in
+    the steps of the module's docstring. ``terms``/``weights`` in the order
+    :meth:`BM25Index.scores` sums them, every weight >= 0; ``level_weights``: per term, what
+    one level of its block maxima bounds (its weight over 255, scaled up for the mean
+    length's rise and the slack); the block arrays: :func:`block_maxima`'s. ``acc`` and
+    ``mark`` (one per main row): zeros, left zeros. ``first_budget``: how many postings step 1
+    walks at most (``FIRST_BUDGET``); ``row_cost``: what scoring a document in full costs, in
+    postings walked; ``n_seed``: step 3's blocks at most (``SEED_BLOCKS``)."""
     m = terms.shape[0]
     keys, pos, mask = _positions(terms)
-    part = np.zeros(m)
     heap_s = np.zeros(k)
     heap_d = np.zeros(k, np.int64)
     count = 0
-    full = 0
     n_vis = visible.shape[0]
     # the delta, row by row, summed in row order like the full scoring's delta scan
     for r in range(main_rows, row_ptr.shape[0] - 1):
@@ -360,153 +662,52 @@ def pruned_top_k(
         if nr == np.inf or d >= n_vis or not visible[d]:
             continue
         total = _score_delta_row(row_ptr, row_terms, row_tf, r, nr, keys, pos, mask, weights)
-        full += 1
         count = _push(heap_s, heap_d, count, total, d)
     n_main_terms = term_ptr.shape[0] - 1
-    length = np.zeros(m, np.int64)
+    lo = np.zeros(m, np.int64)
+    hi = np.zeros(m, np.int64)
+    dense = np.full(m, -1, np.int64)
     for j in range(m):
         if terms[j] < n_main_terms:
-            length[j] = term_ptr[terms[j] + 1] - term_ptr[terms[j]]
+            lo[j], hi[j] = term_ptr[terms[j]], term_ptr[terms[j] + 1]
+            i = np.searchsorted(block_terms, terms[j])
+            if i < block_terms.shape[0] and block_terms[i] == terms[j]:
+                dense[j] = i
+    length = hi - lo
     # 1. the rarest terms in full, at a quarter of what summing every posting would cost
     budget = min(first_budget, length.sum() / (4 * row_cost))
-    walked = np.zeros(m, np.bool_)
-    n_seen = 0
-    for j in np.argsort(length):
-        if count == k and n_seen + length[j] > budget:
-            break
-        walked[j] = True
-        if length[j] == 0:
-            continue
-        t = terms[j]
-        for p in range(term_ptr[t], term_ptr[t + 1]):
-            d = post_row[p]
-            if mark[d]:
-                continue
-            mark[d] = _SCORED
-            n_seen += 1
-            nd = norm[d]
-            if nd == np.inf or d >= n_vis or not visible[d]:
-                continue
-            s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
-            full += 1
-            count = _push(heap_s, heap_d, count, s, d)
-    first = walked.copy()
-    # 2. the other terms, most bound per posting first, summed while the bounds of the terms
-    # left could rank a document alone (a term of weight 0 adds nothing anywhere)
+    first, count = _first_scored(
+        term_ptr, post_row, row_ptr, row_terms, row_tf, norm, terms, weights, length,
+        visible, budget, mark, heap_s, heap_d, count,
+    )  # fmt: skip
+    # the other terms, least weight first: the common ones, whose postings are the most,
+    # are the first a block can leave out
+    rest = np.flatnonzero(~first & (weights > 0.0) & (length > 0))
+    order = rest[np.argsort(weights[rest], kind="mergesort")]
+    # 2. a bound per block of the documents not scored yet (they hold no term of step 1)
+    n_blocks = (main_rows + BLOCK - 1) >> BLOCK_SHIFT
+    bound = _bounds(
+        post_row, post_tf, norm, order, lo, hi, weights, level_weights, dense, block_max,
+        n_blocks,
+    )  # fmt: skip
+    # 3. the best blocks in full: a k-th score near the final one prunes more
+    count = _seed_blocks(
+        row_ptr, row_terms, row_tf, main_rows, norm, terms, weights, visible, mark, bound,
+        n_seed, heap_s, heap_d, count,
+    )  # fmt: skip
+    # 4. the blocks that can still hold a document that ranks, each walked for its
+    # essential terms only; the documents met scored in full where their bound still ranks
     theta = heap_s[0] if count == k else 0.0
-    rest = 0.0
-    density = np.empty(m)
-    for j in range(m):
-        if weights[j] == 0.0:
-            walked[j] = True
-        if not walked[j]:
-            rest += bounds[j]
-        density[j] = bounds[j] / max(length[j], 1)
-    order = np.argsort(-density)
-    capacity = 0
-    left = rest
-    for j in order:
-        if not walked[j]:
-            if left < theta:
-                break
-            capacity += length[j]
-            left -= bounds[j]
-    if capacity > most * length.sum():
-        _unmark(term_ptr, post_row, terms, first, length, mark)
-        return heap_d[:0], heap_s[:0], -1
-    cand = np.empty(min(capacity, main_rows), np.int64)
-    n_cand = 0
-    for j in order:
-        if rest < theta:
-            break
-        if walked[j]:
-            continue
-        walked[j] = True
-        rest -= bounds[j]
-        t = terms[j]
-        w = weights[j]
-        for p in range(term_ptr[t], term_ptr[t + 1]):
-            d = post_row[p]
-            nd = norm[d]
-            if nd == np.inf:
-                continue
-            if acc[d] == 0.0:  # hidden and step 1's documents are dropped below
-                cand[n_cand] = d
-                n_cand += 1
-            tf = float(post_tf[p])
-            acc[d] += w * tf / (tf + nd)
-    # the best sums so far scored in full: a k-th score nearer the final one prunes more
-    best_s = np.zeros(k)
-    best_d = np.zeros(k, np.int64)
-    n_best = 0
-    for c in range(n_cand):
-        d = cand[c]
-        if mark[d] == 0 and d < n_vis and visible[d]:
-            n_best = _push(best_s, best_d, n_best, acc[d], d)
-    for c in range(n_best):
-        d = best_d[c]
-        s = _score_row(row_ptr, row_terms, row_tf, d, norm[d], keys, pos, mask, weights, part)
-        full += 1
-        count = _push(heap_s, heap_d, count, s, d)
-        mark[d] = _SCORED
-    # 3. drop the candidates that cannot rank; while that is cheaper than scoring them in
-    # full, add the next largest bound's term to their sums, walking its postings or, for few
-    # candidates (by id), leaping through them
-    in_order = False
-    for j in np.argsort(-bounds):
-        if walked[j] or length[j] == 0:
-            continue
-        n_cand = _keep(cand, n_cand, acc, mark, visible, rest, heap_s[0] if count == k else 0.0)
-        leap = n_cand * (np.log2(length[j] / max(n_cand, 1) + 1) + 1) * _LEAP_COST
-        if n_cand * row_cost <= min(length[j], leap):
-            break
-        walked[j] = True
-        rest -= bounds[j]
-        t = terms[j]
-        w = weights[j]
-        hi = term_ptr[t + 1]
-        if leap < length[j]:
-            if not in_order:
-                cand[:n_cand].sort()
-                in_order = True
-            p = term_ptr[t]
-            for c in range(n_cand):
-                d = cand[c]
-                if p < hi and post_row[p] < d:  # the first posting >= d, by leaps then halves
-                    lo, step = p, 1
-                    while lo + step < hi and post_row[lo + step] < d:
-                        lo += step
-                        step *= 2
-                    p, top = lo + 1, min(lo + step, hi)
-                    while p < top:
-                        mid = (p + top) // 2
-                        if post_row[mid] < d:
-                            p = mid + 1
-                        else:
-                            top = mid
-                if p < hi and post_row[p] == d:
-                    tf = float(post_tf[p])
-                    acc[d] += w * tf / (tf + norm[d])
-        else:
-            for p in range(term_ptr[t], hi):
-                d = post_row[p]
-                if acc[d] != 0.0:  # a candidate: the others' sums are cleared
-                    tf = float(post_tf[p])
-                    acc[d] += w * tf / (tf + norm[d])
-    n_cand = _keep(cand, n_cand, acc, mark, visible, rest, heap_s[0] if count == k else 0.0)
-    # 4. the candidates in full, best sums first
-    sums = np.empty(n_cand)
-    for c in range(n_cand):
-        sums[c] = acc[cand[c]]
-        acc[cand[c]] = 0.0
-    for c in np.argsort(-sums):
-        if count == k and (sums[c] + rest) * (1 + SLACK) < heap_s[0]:
-            break  # the rest sum less still
-        d = cand[c]
-        s = _score_row(row_ptr, row_terms, row_tf, d, norm[d], keys, pos, mask, weights, part)
-        full += 1
-        count = _push(heap_s, heap_d, count, s, d)
-    for c in range(n_best):
-        mark[best_d[c]] = 0
-    _unmark(term_ptr, post_row, terms, first, length, mark)
-    return heap_d[:count], heap_s[:count], full
+    live = np.flatnonzero((bound > 0.0) & (bound * (1 + SLACK) >= theta))
+    if live.size:
+        before, split = _splits(
+            post_row, post_tf, norm, order, lo, hi, weights, level_weights, dense, block_max,
+            n_blocks, live, theta * LEFT_OUT,
+        )  # fmt: skip
+        _sum_essential(post_row, post_tf, norm, order, lo, hi, weights, live, split, n_blocks, acc)
+        count = _score_candidates(
+            row_ptr, row_terms, row_tf, main_rows, norm, terms, weights, live, before, visible,
+            acc, mark, heap_s, heap_d, count,
+        )  # fmt: skip
+    _unmark(post_row, lo, hi, first, mark)
+    return heap_d[:count], heap_s[:count]

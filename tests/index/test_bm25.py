@@ -356,10 +356,12 @@ def test_trusted_state_opens_in_place_and_keeps_working() -> None:
     with pytest.raises(BM25StateError, match="size"):
         BM25Index.from_state(dict(state, post_tf=state["post_tf"][:-1]), trusted=True)
     with pytest.raises(BM25StateError, match="size"):  # the bounds pruning relies on
-        BM25Index.from_state(dict(state, term_max=state["term_max"][:-1]), trusted=True)
+        BM25Index.from_state(dict(state, block_max=state["block_max"][:-1]), trusted=True)
+    with pytest.raises(BM25StateError, match="size"):
+        BM25Index.from_state(dict(state, block_terms=state["block_terms"] + 10**6), trusted=True)
     with pytest.raises(BM25StateError, match="type"):
         BM25Index.from_state(
-            dict(state, term_max=state["term_max"].astype(np.float64)), trusted=True
+            dict(state, block_max=state["block_max"].astype(np.float64)), trusted=True
         )
 
 
@@ -457,18 +459,31 @@ def long_doc(rng: np.random.Generator) -> list[str]:
     return [str(t) for t in rng.choice(words, int(rng.integers(1, 300)), p=probs / probs.sum())]
 
 
-@pytest.mark.parametrize("most", [maxscore.MOST_WALKED, 2.0])
+@pytest.mark.parametrize(
+    ("seek", "left_out"),
+    [(maxscore.SEEK_COST, maxscore.LEFT_OUT), (0, 0.9), (10**9, 0.0)],
+)
+@pytest.mark.parametrize("seeds", [0, 1, maxscore.SEED_BLOCKS])
 @pytest.mark.parametrize("budget", [0, 40, maxscore.FIRST_BUDGET])
 @pytest.mark.parametrize("seed", range(8))
 def test_top_k_is_the_full_scorings_top_k_through_edits(
-    seed: int, budget: int, most: float, monkeypatch: pytest.MonkeyPatch
+    seed: int,
+    budget: int,
+    seeds: int,
+    seek: int,
+    left_out: float,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
-    hidden ids, a delta, removals and a mean length that moves far from the one the term
+    hidden ids, a delta, removals and a mean length that moves far from the one the block
     maxima were taken at (documents many times longer or shorter added and removed); with
-    first k-th scores found from few postings or from many, pruning given up or never."""
+    first k-th scores found from few postings or from many, from no best blocks or many;
+    postings found by leaps or walked; no term left out of a block, or most of them (and
+    many documents scored in full)."""
     monkeypatch.setattr(maxscore, "FIRST_BUDGET", budget)
-    monkeypatch.setattr(maxscore, "MOST_WALKED", most)
+    monkeypatch.setattr(maxscore, "SEED_BLOCKS", seeds)
+    monkeypatch.setattr(maxscore, "SEEK_COST", seek)
+    monkeypatch.setattr(maxscore, "LEFT_OUT", left_out)
     monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
     rng = np.random.default_rng(seed)
     make = random_doc if seed % 2 else long_doc
@@ -502,6 +517,31 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
                     docs[doc_id] = docs[doc_id][:2]
                 index.add(doc_id, docs[doc_id])
     assert_top_k_exact(index, ["v1", "v2", "v3"], 10, np.ones(index.capacity, bool))
+
+
+def test_a_state_saved_without_block_maxima_takes_them_when_first_pruned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An index saved before block maxima existed opens, and its first pruned query takes
+    them at the mean length then (after edits that moved it): the top k stays exact, and a
+    save afterwards holds them."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    rng = np.random.default_rng(3)
+    index = BM25Index()
+    for doc_id in range(300):
+        index.add(doc_id, long_doc(rng))
+    state = {k: v for k, v in index.state().items() if not k.startswith("block_")}
+    opened = BM25Index.from_state(state, trusted=True)
+    for doc_id in range(300, 340):  # much longer documents: the mean length rises
+        opened.add(doc_id, long_doc(rng) * 4)
+    visible = np.ones(opened.capacity, bool)
+    for _ in range(10):
+        assert_top_k_exact(opened, long_doc(rng)[:60], 10, visible)
+    for doc_id in range(340, 400):  # and rises again after the maxima were taken
+        opened.add(doc_id, long_doc(rng) * 8)
+    for _ in range(10):
+        assert_top_k_exact(opened, long_doc(rng)[:60], 10, np.ones(opened.capacity, bool))
+    assert {"block_terms", "block_max", "block_avgdl"} <= set(opened.state())
 
 
 @pytest.mark.parametrize("pruned_from", [0, maxscore.PRUNED_FROM])
