@@ -457,3 +457,77 @@ def test_callback_parameters_are_typed_by_the_function_they_are_passed_to(
     index.update_file("src/operate.ts", text)
     assert "src/sub.ts:Other.complete" in {t for _, t in _edges(index, "src/op.ts")}
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["subscriber.complete()"])
+
+
+FACTORY_FILES = {
+    "src/slice.ts": """\
+export interface Slice {
+  reducer(s: number): number;
+}
+export interface Store {
+  dispatch(a: number): void;
+}
+
+export function buildCreateSlice(opts: number = 1) {
+  const unused = opts;
+  return function createSlice(name: string): Slice {
+    return { reducer: (s: number) => s };
+  };
+}
+
+export const createSlice = buildCreateSlice();
+
+export function configure(a: string): Store;
+export function configure(a: number): Store;
+export function configure(a: any) {
+  return a;
+}
+""",
+    "src/use.ts": """\
+import { configure, createSlice } from './slice';
+
+export function use(): number {
+  const slice = createSlice('a');
+  const store = configure(1);
+  store.dispatch(2);
+  return slice.reducer(1);
+}
+""",
+}
+
+
+def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path) -> None:
+    """``const x = f()`` types ``x`` by what ``f`` is declared to return: an overload's
+    return type when the implementation declares none, and a factory's returned function's
+    (``createSlice = buildCreateSlice()``: ``createSlice()`` makes a ``Slice``); an update of
+    either equals a rebuild."""
+    root = write_files(tmp_path / "proj", FACTORY_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "src/slice.ts:createSlice",
+        "src/slice.ts:configure",
+        "src/slice.ts:Store.dispatch",
+        "src/slice.ts:Slice.reducer",
+    }
+    left = FACTORY_FILES["src/use.ts"].split("  return")[0]
+    got = resolve_names(index, "src/use.ts", left, ["slice.reducer", "store.dispatch"])
+    assert [g[:2] if g else None for g in got] == [
+        ("src/slice.ts", "Slice.reducer"),
+        ("src/slice.ts", "Store.dispatch"),
+    ]
+    # the returned function and the overloads lose their return types: nothing is typed
+    text = FACTORY_FILES["src/slice.ts"].replace("): Slice {", ") {")
+    text = text.replace("): Store;", ");")
+    apply_on_disk(root, {"src/slice.ts": text})
+    index.update_file("src/slice.ts", text)
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "src/slice.ts:createSlice",
+        "src/slice.ts:configure",
+    }
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["slice.reducer("])
+    # and gain them back
+    apply_on_disk(root, FACTORY_FILES)
+    index.update_file("src/slice.ts", FACTORY_FILES["src/slice.ts"])
+    assert "src/slice.ts:Slice.reducer" in {t for _, t in _edges(index, "src/use.ts")}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["store.dispatch("])

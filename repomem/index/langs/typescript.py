@@ -18,7 +18,8 @@ Parse time (``extract``) reads, per file:
   any change to them is a change of that entry;
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
-  ``Cache.get``); a function's or method's return type and a field's type; and, under
+  ``Cache.get``); a function's or method's return type (each overload's; for a factory that
+  declares none, that of the function it returns) and a field's type; and, under
   ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
 
 A file that neither imports nor exports is a script: its top-level definitions are globals
@@ -177,13 +178,41 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
 
+_FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
+
+
 def _declared_type(d: Node) -> tuple[str, ...] | None:
-    """The return type of a function, method or arrow ``const``, the type of a field."""
+    """The return type of a function, method or arrow ``const``, the type of a field; for a
+    function that declares none, the return type of the function it returns (a factory,
+    ``function build() { return function make(): Slice {...} }``: what a call of its result
+    makes, so ``const make = build(); const s = make()`` types ``s``)."""
     typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
+    value = d.child_by_field_name("value")
+    if typed is None and value is not None:
+        typed = value.child_by_field_name("return_type")
     if typed is None:
-        value = d.child_by_field_name("value")
-        typed = None if value is None else value.child_by_field_name("return_type")
+        fn = value if value is not None and value.type in _FUNCTIONS else d
+        returned = _returned_function(fn)
+        typed = None if returned is None else returned.child_by_field_name("return_type")
     return None if typed is None else _type_parts(_text(typed))
+
+
+def _returned_function(fn: Node) -> Node | None:
+    """The function expression a function returns: an arrow's body, or the value of a
+    ``return`` among the statements of its body (not of a nested block)."""
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return None
+    if body.type in _FUNCTIONS:  # ``() => (x) => ...``
+        return body
+    for statement in body.named_children if body.type == "statement_block" else ():
+        if statement.type == "return_statement" and statement.named_children:
+            value = statement.named_children[0]
+            while value.type == "parenthesized_expression" and value.named_children:
+                value = value.named_children[0]
+            if value.type in _FUNCTIONS:
+                return value
+    return None
 
 
 class _Scopes:
@@ -317,14 +346,16 @@ def _definitions(
         stack.append((d.end_byte, qual, d.type))
         spans.append((d.start_byte, d.end_byte, qual))
         kinds.append(d.type)
-        if d.type == "function_signature" and (stack[:-1] or name in implemented):
-            continue  # an overload: the implementation is the definition
-        if i >= 0:
+        overload = d.type == "function_signature" and bool(stack[:-1] or name in implemented)
+        if i >= 0 and not overload:  # an overload: the implementation is the definition
             parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
-        if d.type not in _CLASS_KINDS:  # a function's members are its return type's
-            ty = _declared_type(d)
-            if ty is not None:
-                parsed.bases[qual] = [ty]
+        if d.type not in _CLASS_KINDS:  # a function's members are its return type's (each
+            ty = _declared_type(d)  # overload's: what a call of it may return)
+            bases = parsed.bases.setdefault(qual, [])
+            if ty is not None and ty not in bases:
+                bases.append(ty)
+            elif not bases:
+                del parsed.bases[qual]
     return spans, kinds
 
 
