@@ -531,3 +531,21 @@ def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path)
     index.update_file("src/slice.ts", FACTORY_FILES["src/slice.ts"])
     assert "src/slice.ts:Slice.reducer" in {t for _, t in _edges(index, "src/use.ts")}
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["store.dispatch("])
+
+
+def test_a_receiver_declared_above_the_window_is_typed(tmp_path: Path) -> None:
+    """A test's ``let adapter: Adapter`` at the top of a long ``describe`` callback types
+    ``adapter.`` hundreds of lines below; a ``const adapter = ...`` in the window hides it."""
+    files = {
+        "src/adapter.ts": "export interface Adapter {\n  addOne(x: number): number;\n}\n",
+        "src/adapter.test.ts": "import { Adapter } from './adapter';\n\n"
+        "describe('adapter', () => {\n  let adapter: Adapter;\n"
+        + "  it('works', () => {\n    expect(1).toBe(1);\n  });\n"
+        * 80,
+    }
+    index = _index(tmp_path, files)
+    left = files["src/adapter.test.ts"] + "  it('adds', () => {\n"
+    got = resolve_names(index, "src/adapter.test.ts", left, ["adapter.addOne"])
+    assert got[0] is not None and got[0][:2] == ("src/adapter.ts", "Adapter.addOne")
+    hidden = left + "    const adapter = makeOther();\n"
+    assert resolve_names(index, "src/adapter.test.ts", hidden, ["adapter.addOne"]) == [None]

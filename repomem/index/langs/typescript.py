@@ -538,13 +538,14 @@ class TypeScript(Language):
         # property; a declared field's type is the index's) or ``x.m``, where ``x`` is not a
         # name of the file
         if found is None and head == "this" and len(parts) > 2:
-            types = _line_types(lines, first)
-            ty = types.get(f"this.{parts[1]}") or types.get(parts[1])
+            ty = _receiver_type(lines, first, f"this.{parts[1]}") or _receiver_type(
+                lines, first, parts[1]
+            )
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
-            ty, rest = _line_types(lines, first).get(head), parts[1:]
+            ty, rest = _receiver_type(lines, first, head), parts[1:]
             if ty is not None and _local(r, path, ty[0], scope, 0) is None:
-                inner = _line_types(lines, first).get(ty[0])  # ``x = f.make()``, ``f: Factory``
+                inner = _receiver_type(lines, first, ty[0])  # ``x = f.make()``, ``f: Factory``
                 ty = None if inner is None else (*inner, *ty[1:])
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
@@ -1228,29 +1229,30 @@ _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n
 # the last query's buffer and its types: one query resolves many names over the same lines
 # (one tuple, replaced whole, so that a concurrent query never reads another's half)
 _types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
+_earlier_cache: tuple[list[str] | None, dict[str, tuple[str, ...] | None]] = (None, {})
+#: lines read after a line naming a receiver above the window, for a type written over several
+_DECLARATION_LINES = 3
 
 
-def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
-    """``name -> type`` before the cursor (the nearest wins): annotations, ``new``, the result
-    of a call (``const x = f()``: ``f``'s return type) and a callback's parameters (as the
-    function it is passed to types them); ``const x = ...`` otherwise forgets ``x``'s type.
-    ``first``: the first row of the outermost definition around the cursor (-1: none)."""
-    global _types_cache
-    cached_lines, cached = _types_cache
-    if cached_lines is lines:
-        return cached
-    # from the outermost definition around the cursor (as the index last saw it: a few rows
-    # more, for lines deleted above it since), at most ``TYPE_LINES`` back
+def _window_start(lines: list[str], first: int) -> int:
+    """The first row whose types the cursor sees: from the outermost definition around the
+    cursor (as the index last saw it: a few rows more, for lines deleted above it since), at
+    most ``TYPE_LINES`` back. ``first``: that definition's first row (-1: none)."""
     start = len(lines) - 1 - TYPE_LINES
     if first >= 0:
         start = max(start, first - 10)
-    block = "\n".join(lines[max(0, start) :])
-    out: dict[str, tuple[str, ...]] = {}
-    for m in _TYPED.finditer(_STRING.sub('""', block)):
+    return max(0, start)
+
+
+def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
+    """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
+    ``new``, the result of a call (``const x = f()``: ``f``'s return type) and a callback's
+    parameters (as the function it is passed to types them); ``()`` for ``const x = ...``
+    otherwise, which forgets what an earlier ``x: Foo`` said."""
+    for m in _TYPED.finditer(_STRING.sub('""', text)):
         if m["called"]:  # ``const x = f()``: what ``f`` returns
-            out[m["called"]] = tuple(m["result"].split("."))
-            continue
-        if m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
+            yield m["called"], tuple(m["result"].split("."))
+        elif m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
             callee, arg = tuple(m["callee"].split(".")), m["before"].count(",")
             params = [m["param"]] if m["param"] else m["params"].split(",")
             for j, p in enumerate(params):
@@ -1258,16 +1260,56 @@ def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
                 name = name.strip().rstrip("?")
                 if _IDENT.fullmatch(name) and name not in RESERVED:
                     typed = _type_parts(annotation) if annotation.strip() else None
-                    out[name] = typed or (*callee, f"#{arg}", f"#{j}")
-            continue
-        if m["untyped"]:  # ``const x = ...``: what an earlier ``x: Foo`` said is not known
-            out.pop(m["untyped"], None)
-            continue
-        ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
-        if ty is not None:
-            out[m["name"]] = ty
+                    yield name, typed or (*callee, f"#{arg}", f"#{j}")
+        elif m["untyped"]:
+            yield m["untyped"], ()
+        else:
+            ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
+            if ty is not None:
+                yield m["name"], ty
+
+
+def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
+    """``name -> type`` in the window before the cursor (``_window_start``; the nearest
+    wins), ``()`` for a name declared there with no type the code writes down."""
+    global _types_cache
+    cached_lines, cached = _types_cache
+    if cached_lines is lines:
+        return cached
+    out = dict(_assignments("\n".join(lines[_window_start(lines, first) :])))
     _types_cache = (lines, out)
     return out
+
+
+def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] | None:
+    """The type of the receiver ``name`` (or ``this.name``) at the cursor: as the window
+    before it types it, else as the nearest line above the window that types it does, in the
+    outermost definition around the cursor or, outside any, in the file (a test's
+    ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback)."""
+    global _earlier_cache
+    types = _line_types(lines, first)
+    if name in types:
+        return types[name] or None
+    cached_lines, cached = _earlier_cache
+    if cached_lines is not lines:
+        cached = {}
+        _earlier_cache = (lines, cached)
+    if name not in cached:
+        cached[name] = _earlier_type(lines, first, name)
+    return cached[name]
+
+
+def _earlier_type(lines: list[str], first: int, name: str) -> tuple[str, ...] | None:
+    """``_receiver_type`` above the window: the last line naming ``name`` that types it."""
+    end = _window_start(lines, first)
+    for row in range(end - 1, max(0, first - 10) - 1, -1):
+        if name not in lines[row]:
+            continue
+        text = "\n".join(lines[row : min(end, row + _DECLARATION_LINES)])
+        found = [ty for n, ty in _assignments(text) if n == name]
+        if found:
+            return found[-1] or None
+    return None
 
 
 # ---- the language's own names ------------------------------------------------------------------
