@@ -535,10 +535,12 @@ def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path)
 
 def test_a_receiver_declared_above_the_window_is_typed(tmp_path: Path) -> None:
     """A test's ``let adapter: Adapter`` at the top of a long ``describe`` callback types
-    ``adapter.`` hundreds of lines below; a ``const adapter = ...`` in the window hides it."""
+    ``adapter.`` hundreds of lines below; a ``const adapter = ...`` in the window hides it,
+    and a ``this: Adapter`` parameter up there types no ``this.`` at the cursor."""
     files = {
         "src/adapter.ts": "export interface Adapter {\n  addOne(x: number): number;\n}\n",
         "src/adapter.test.ts": "import { Adapter } from './adapter';\n\n"
+        "type Bound = (this: Adapter) => void;\n"
         "describe('adapter', () => {\n  let adapter: Adapter;\n"
         + "  it('works', () => {\n    expect(1).toBe(1);\n  });\n"
         * 80,
@@ -549,3 +551,5 @@ def test_a_receiver_declared_above_the_window_is_typed(tmp_path: Path) -> None:
     assert got[0] is not None and got[0][:2] == ("src/adapter.ts", "Adapter.addOne")
     hidden = left + "    const adapter = makeOther();\n"
     assert resolve_names(index, "src/adapter.test.ts", hidden, ["adapter.addOne"]) == [None]
+    # a function's ``this: Adapter`` far above is that function's, not the cursor's
+    assert resolve_names(index, "src/adapter.test.ts", left, ["this.addOne"]) == [None]

@@ -1288,8 +1288,8 @@ def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] |
     ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback)."""
     global _earlier_cache
     types = _line_types(lines, first)
-    if name in types:
-        return types[name] or None
+    if name in types or name == "this":  # a function's ``this: Foo`` is that function's
+        return types.get(name) or None
     cached_lines, cached = _earlier_cache
     if cached_lines is not lines:
         cached = {}
