@@ -131,6 +131,7 @@ _CLASS_KINDS = frozenset(
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
 _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_WORD_OR_DOT = re.compile(r"[\w$.]")
 _ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
 
 
@@ -1229,7 +1230,16 @@ _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n
 # the last query's buffer and its types: one query resolves many names over the same lines
 # (one tuple, replaced whole, so that a concurrent query never reads another's half)
 _types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
-_earlier_cache: tuple[list[str] | None, dict[str, tuple[str, ...] | None]] = (None, {})
+# the lines above the window of the last query's buffer, joined, with each row's offset, and
+# the types found there by name
+_earlier_cache: tuple[list[str] | None, str, list[int], dict[str, tuple[str, ...] | None]] = (
+    None,
+    "",
+    [],
+    {},
+)
+#: lines above the window searched for a receiver's type (the cost stays bounded in long files)
+EARLIER_LINES = 2000
 #: lines read after a line naming a receiver above the window, for a type written over several
 _DECLARATION_LINES = 3
 
@@ -1285,30 +1295,43 @@ def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] |
     """The type of the receiver ``name`` (or ``this.name``) at the cursor: as the window
     before it types it, else as the nearest line above the window that types it does, in the
     outermost definition around the cursor or, outside any, in the file (a test's
-    ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback)."""
+    ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback), at most
+    ``EARLIER_LINES`` above the window."""
     global _earlier_cache
     types = _line_types(lines, first)
     if name in types or name == "this":  # a function's ``this: Foo`` is that function's
         return types.get(name) or None
-    cached_lines, cached = _earlier_cache
-    if cached_lines is not lines:
-        cached = {}
-        _earlier_cache = (lines, cached)
-    if name not in cached:
-        cached[name] = _earlier_type(lines, first, name)
-    return cached[name]
+    if _earlier_cache[0] is not lines:
+        start = _window_start(lines, first)
+        above = lines[max(0, first - 10, start - EARLIER_LINES) : start]
+        starts = [0]
+        for line in above:
+            starts.append(starts[-1] + len(line) + 1)
+        _earlier_cache = (lines, "\n".join(above), starts, {})
+    _, text, starts, found = _earlier_cache
+    if name not in found:
+        found[name] = _earlier_type(text, starts, name)
+    return found[name]
 
 
-def _earlier_type(lines: list[str], first: int, name: str) -> tuple[str, ...] | None:
-    """``_receiver_type`` above the window: the last line naming ``name`` that types it."""
-    end = _window_start(lines, first)
-    for row in range(end - 1, max(0, first - 10) - 1, -1):
-        if name not in lines[row]:
-            continue
-        text = "\n".join(lines[row : min(end, row + _DECLARATION_LINES)])
-        found = [ty for n, ty in _assignments(text) if n == name]
-        if found:
-            return found[-1] or None
+def _earlier_type(text: str, starts: list[int], name: str) -> tuple[str, ...] | None:
+    """``_receiver_type`` in ``text``, the lines above the window (``starts``: their
+    offsets): the last line that types ``name``, read with the lines after it (a type written
+    over several). Only lines where ``name`` is followed by what may declare it are read:
+    ``:`` (an annotation), ``=`` (``const x = f()``, ``x = new Foo()``), a parameter list's
+    ``,``/``)`` before ``=>`` (a callback's)."""
+    # a literal first, which the scan looks for fast; the character before it is checked here
+    declares = re.compile(rf"{re.escape(name)}\s*[?!]?\s*(?::|=|[,)][^;{{}}\n]*=>)")
+    rows = [
+        bisect.bisect_right(starts, m.start()) - 1
+        for m in declares.finditer(text)
+        if m.start() == 0 or not _WORD_OR_DOT.match(text, m.start() - 1)
+    ]
+    for row in sorted(set(rows), reverse=True):  # the nearest first
+        end = starts[min(len(starts) - 1, row + _DECLARATION_LINES)]
+        typed = [ty for found, ty in _assignments(text[starts[row] : end]) if found == name]
+        if typed:
+            return typed[-1] or None
     return None
 
 
