@@ -460,7 +460,7 @@ def test_callback_parameters_are_typed_by_the_function_they_are_passed_to(
 
 
 FACTORY_FILES = {
-    "src/slice.ts": """\
+    "src/build.ts": """\
 export interface Slice {
   reducer(s: number): number;
 }
@@ -475,16 +475,17 @@ export function buildCreateSlice(opts: number = 1) {
   };
 }
 
-export const createSlice = buildCreateSlice();
-
 export function configure(a: string): Store;
 export function configure(a: number): Store;
 export function configure(a: any) {
   return a;
 }
 """,
+    "src/slice.ts": "import { buildCreateSlice } from './build';\n\n"
+    "export const createSlice = buildCreateSlice();\n",
     "src/use.ts": """\
-import { configure, createSlice } from './slice';
+import { configure } from './build';
+import { createSlice } from './slice';
 
 export function use(): number {
   const slice = createSlice('a');
@@ -500,36 +501,36 @@ def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path)
     """``const x = f()`` types ``x`` by what ``f`` is declared to return: an overload's
     return type when the implementation declares none, and a factory's returned function's
     (``createSlice = buildCreateSlice()``: ``createSlice()`` makes a ``Slice``); an update of
-    either equals a rebuild."""
+    either, in another file than the calls, equals a rebuild."""
     root = write_files(tmp_path / "proj", FACTORY_FILES)
     config = IndexConfig(index_dir=str(tmp_path / "idx"))
     index, _ = RepoIndex.build(root, config, save=False)
     assert {t for _, t in _edges(index, "src/use.ts")} == {
         "src/slice.ts:createSlice",
-        "src/slice.ts:configure",
-        "src/slice.ts:Store.dispatch",
-        "src/slice.ts:Slice.reducer",
+        "src/build.ts:configure",
+        "src/build.ts:Store.dispatch",
+        "src/build.ts:Slice.reducer",
     }
     left = FACTORY_FILES["src/use.ts"].split("  return")[0]
     got = resolve_names(index, "src/use.ts", left, ["slice.reducer", "store.dispatch"])
     assert [g[:2] if g else None for g in got] == [
-        ("src/slice.ts", "Slice.reducer"),
-        ("src/slice.ts", "Store.dispatch"),
+        ("src/build.ts", "Slice.reducer"),
+        ("src/build.ts", "Store.dispatch"),
     ]
     # the returned function and the overloads lose their return types: nothing is typed
-    text = FACTORY_FILES["src/slice.ts"].replace("): Slice {", ") {")
+    text = FACTORY_FILES["src/build.ts"].replace("): Slice {", ") {")
     text = text.replace("): Store;", ");")
-    apply_on_disk(root, {"src/slice.ts": text})
-    index.update_file("src/slice.ts", text)
+    apply_on_disk(root, {"src/build.ts": text})
+    index.update_file("src/build.ts", text)
     assert {t for _, t in _edges(index, "src/use.ts")} == {
         "src/slice.ts:createSlice",
-        "src/slice.ts:configure",
+        "src/build.ts:configure",
     }
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["slice.reducer("])
     # and gain them back
     apply_on_disk(root, FACTORY_FILES)
-    index.update_file("src/slice.ts", FACTORY_FILES["src/slice.ts"])
-    assert "src/slice.ts:Slice.reducer" in {t for _, t in _edges(index, "src/use.ts")}
+    index.update_file("src/build.ts", FACTORY_FILES["src/build.ts"])
+    assert "src/build.ts:Slice.reducer" in {t for _, t in _edges(index, "src/use.ts")}
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["store.dispatch("])
 
 
