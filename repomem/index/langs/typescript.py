@@ -539,8 +539,9 @@ class TypeScript(Language):
         # property; a declared field's type is the index's) or ``x.m``, where ``x`` is not a
         # name of the file
         if found is None and head == "this" and len(parts) > 2:
-            ty = _receiver_type(lines, first, f"this.{parts[1]}") or _receiver_type(
-                lines, first, parts[1]
+            # a bare ``x`` above the window is another function's
+            ty = _receiver_type(lines, first, f"this.{parts[1]}") or (
+                _line_types(lines, first).get(parts[1]) or None
             )
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
@@ -1301,14 +1302,15 @@ def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] |
     types = _line_types(lines, first)
     if name in types or name == "this":  # a function's ``this: Foo`` is that function's
         return types.get(name) or None
-    if _earlier_cache[0] is not lines:
+    cache = _earlier_cache  # read once: a concurrent query may replace it
+    if cache[0] is not lines:
         start = _window_start(lines, first)
         above = lines[max(0, first - 10, start - EARLIER_LINES) : start]
         starts = [0]
         for line in above:
             starts.append(starts[-1] + len(line) + 1)
-        _earlier_cache = (lines, "\n".join(above), starts, {})
-    _, text, starts, found = _earlier_cache
+        cache = _earlier_cache = (lines, "\n".join(above), starts, {})
+    _, text, starts, found = cache
     if name not in found:
         found[name] = _earlier_type(text, starts, name)
     return found[name]
