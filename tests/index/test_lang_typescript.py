@@ -457,3 +457,100 @@ def test_callback_parameters_are_typed_by_the_function_they_are_passed_to(
     index.update_file("src/operate.ts", text)
     assert "src/sub.ts:Other.complete" in {t for _, t in _edges(index, "src/op.ts")}
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["subscriber.complete()"])
+
+
+FACTORY_FILES = {
+    "src/build.ts": """\
+export interface Slice {
+  reducer(s: number): number;
+}
+export interface Store {
+  dispatch(a: number): void;
+}
+
+export function buildCreateSlice(opts: number = 1) {
+  const unused = opts;
+  return function createSlice(name: string): Slice {
+    return { reducer: (s: number) => s };
+  };
+}
+
+export function configure(a: string): Store;
+export function configure(a: number): Store;
+export function configure(a: any) {
+  return a;
+}
+""",
+    "src/slice.ts": "import { buildCreateSlice } from './build';\n\n"
+    "export const createSlice = buildCreateSlice();\n",
+    "src/use.ts": """\
+import { configure } from './build';
+import { createSlice } from './slice';
+
+export function use(): number {
+  const slice = createSlice('a');
+  const store = configure(1);
+  store.dispatch(2);
+  return slice.reducer(1);
+}
+""",
+}
+
+
+def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path) -> None:
+    """``const x = f()`` types ``x`` by what ``f`` is declared to return: an overload's
+    return type when the implementation declares none, and a factory's returned function's
+    (``createSlice = buildCreateSlice()``: ``createSlice()`` makes a ``Slice``); an update of
+    either, in another file than the calls, equals a rebuild."""
+    root = write_files(tmp_path / "proj", FACTORY_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "src/slice.ts:createSlice",
+        "src/build.ts:configure",
+        "src/build.ts:Store.dispatch",
+        "src/build.ts:Slice.reducer",
+    }
+    left = FACTORY_FILES["src/use.ts"].split("  return")[0]
+    got = resolve_names(index, "src/use.ts", left, ["slice.reducer", "store.dispatch"])
+    assert [g[:2] if g else None for g in got] == [
+        ("src/build.ts", "Slice.reducer"),
+        ("src/build.ts", "Store.dispatch"),
+    ]
+    # the returned function and the overloads lose their return types: nothing is typed
+    text = FACTORY_FILES["src/build.ts"].replace("): Slice {", ") {")
+    text = text.replace("): Store;", ");")
+    apply_on_disk(root, {"src/build.ts": text})
+    index.update_file("src/build.ts", text)
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "src/slice.ts:createSlice",
+        "src/build.ts:configure",
+    }
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["slice.reducer("])
+    # and gain them back
+    apply_on_disk(root, FACTORY_FILES)
+    index.update_file("src/build.ts", FACTORY_FILES["src/build.ts"])
+    assert "src/build.ts:Slice.reducer" in {t for _, t in _edges(index, "src/use.ts")}
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["store.dispatch("])
+
+
+def test_a_receiver_declared_above_the_window_is_typed(tmp_path: Path) -> None:
+    """A test's ``let adapter: Adapter`` at the top of a long ``describe`` callback types
+    ``adapter.`` hundreds of lines below; a ``const adapter = ...`` in the window hides it,
+    and a ``this: Adapter`` parameter up there types no ``this.`` at the cursor."""
+    files = {
+        "src/adapter.ts": "export interface Adapter {\n  addOne(x: number): number;\n}\n",
+        "src/adapter.test.ts": "import { Adapter } from './adapter';\n\n"
+        "type Bound = (this: Adapter) => void;\n"
+        "describe('adapter', () => {\n  let adapter: Adapter;\n"
+        + "  it('works', () => {\n    expect(1).toBe(1);\n  });\n"
+        * 80,
+    }
+    index = _index(tmp_path, files)
+    left = files["src/adapter.test.ts"] + "  it('adds', () => {\n"
+    got = resolve_names(index, "src/adapter.test.ts", left, ["adapter.addOne"])
+    assert got[0] is not None and got[0][:2] == ("src/adapter.ts", "Adapter.addOne")
+    hidden = left + "    const adapter = makeOther();\n"
+    assert resolve_names(index, "src/adapter.test.ts", hidden, ["adapter.addOne"]) == [None]
+    # a function's ``this: Adapter`` far above is that function's, not the cursor's
+    assert resolve_names(index, "src/adapter.test.ts", left, ["this.addOne"]) == [None]

@@ -18,7 +18,8 @@ Parse time (``extract``) reads, per file:
   any change to them is a change of that entry;
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
-  ``Cache.get``); a function's or method's return type and a field's type; and, under
+  ``Cache.get``); a function's or method's return type (each overload's; for a factory that
+  declares none, that of the function it returns) and a field's type; and, under
   ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
 
 A file that neither imports nor exports is a script: its top-level definitions are globals
@@ -130,6 +131,7 @@ _CLASS_KINDS = frozenset(
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
 _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_WORD_OR_DOT = re.compile(r"[\w$.]")
 _ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
 
 
@@ -177,13 +179,41 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
 
+_FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
+
+
 def _declared_type(d: Node) -> tuple[str, ...] | None:
-    """The return type of a function, method or arrow ``const``, the type of a field."""
+    """The return type of a function, method or arrow ``const``, the type of a field; for a
+    function that declares none, the return type of the function it returns (a factory,
+    ``function build() { return function make(): Slice {...} }``: what a call of its result
+    makes, so ``const make = build(); const s = make()`` types ``s``)."""
     typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
+    value = d.child_by_field_name("value")
+    if typed is None and value is not None:
+        typed = value.child_by_field_name("return_type")
     if typed is None:
-        value = d.child_by_field_name("value")
-        typed = None if value is None else value.child_by_field_name("return_type")
+        fn = value if value is not None and value.type in _FUNCTIONS else d
+        returned = _returned_function(fn)
+        typed = None if returned is None else returned.child_by_field_name("return_type")
     return None if typed is None else _type_parts(_text(typed))
+
+
+def _returned_function(fn: Node) -> Node | None:
+    """The function expression a function returns: an arrow's body, or the value of a
+    ``return`` among the statements of its body (not of a nested block)."""
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return None
+    if body.type in _FUNCTIONS:  # ``() => (x) => ...``
+        return body
+    for statement in body.named_children if body.type == "statement_block" else ():
+        if statement.type == "return_statement" and statement.named_children:
+            value = statement.named_children[0]
+            while value.type == "parenthesized_expression" and value.named_children:
+                value = value.named_children[0]
+            if value.type in _FUNCTIONS:
+                return value
+    return None
 
 
 class _Scopes:
@@ -317,14 +347,16 @@ def _definitions(
         stack.append((d.end_byte, qual, d.type))
         spans.append((d.start_byte, d.end_byte, qual))
         kinds.append(d.type)
-        if d.type == "function_signature" and (stack[:-1] or name in implemented):
-            continue  # an overload: the implementation is the definition
-        if i >= 0:
+        overload = d.type == "function_signature" and bool(stack[:-1] or name in implemented)
+        if i >= 0 and not overload:  # an overload: the implementation is the definition
             parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
-        if d.type not in _CLASS_KINDS:  # a function's members are its return type's
-            ty = _declared_type(d)
-            if ty is not None:
-                parsed.bases[qual] = [ty]
+        if d.type not in _CLASS_KINDS:  # a function's members are its return type's (each
+            ty = _declared_type(d)  # overload's: what a call of it may return)
+            bases = parsed.bases.setdefault(qual, [])
+            if ty is not None and ty not in bases:
+                bases.append(ty)
+            elif not bases:
+                del parsed.bases[qual]
     return spans, kinds
 
 
@@ -507,13 +539,15 @@ class TypeScript(Language):
         # property; a declared field's type is the index's) or ``x.m``, where ``x`` is not a
         # name of the file
         if found is None and head == "this" and len(parts) > 2:
-            types = _line_types(lines, first)
-            ty = types.get(f"this.{parts[1]}") or types.get(parts[1])
+            # a bare ``x`` above the window is another function's
+            ty = _receiver_type(lines, first, f"this.{parts[1]}") or (
+                _line_types(lines, first).get(parts[1]) or None
+            )
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
-            ty, rest = _line_types(lines, first).get(head), parts[1:]
+            ty, rest = _receiver_type(lines, first, head), parts[1:]
             if ty is not None and _local(r, path, ty[0], scope, 0) is None:
-                inner = _line_types(lines, first).get(ty[0])  # ``x = f.make()``, ``f: Factory``
+                inner = _receiver_type(lines, first, ty[0])  # ``x = f.make()``, ``f: Factory``
                 ty = None if inner is None else (*inner, *ty[1:])
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
@@ -1197,29 +1231,39 @@ _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n
 # the last query's buffer and its types: one query resolves many names over the same lines
 # (one tuple, replaced whole, so that a concurrent query never reads another's half)
 _types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
+# the lines above the window of the last query's buffer, joined, with each row's offset, and
+# the types found there by name
+_earlier_cache: tuple[list[str] | None, str, list[int], dict[str, tuple[str, ...] | None]] = (
+    None,
+    "",
+    [],
+    {},
+)
+#: lines above the window searched for a receiver's type (the cost stays bounded in long files)
+EARLIER_LINES = 2000
+#: lines read after a line naming a receiver above the window, for a type written over several
+_DECLARATION_LINES = 3
 
 
-def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
-    """``name -> type`` before the cursor (the nearest wins): annotations, ``new``, the result
-    of a call (``const x = f()``: ``f``'s return type) and a callback's parameters (as the
-    function it is passed to types them); ``const x = ...`` otherwise forgets ``x``'s type.
-    ``first``: the first row of the outermost definition around the cursor (-1: none)."""
-    global _types_cache
-    cached_lines, cached = _types_cache
-    if cached_lines is lines:
-        return cached
-    # from the outermost definition around the cursor (as the index last saw it: a few rows
-    # more, for lines deleted above it since), at most ``TYPE_LINES`` back
+def _window_start(lines: list[str], first: int) -> int:
+    """The first row whose types the cursor sees: from the outermost definition around the
+    cursor (as the index last saw it: a few rows more, for lines deleted above it since), at
+    most ``TYPE_LINES`` back. ``first``: that definition's first row (-1: none)."""
     start = len(lines) - 1 - TYPE_LINES
     if first >= 0:
         start = max(start, first - 10)
-    block = "\n".join(lines[max(0, start) :])
-    out: dict[str, tuple[str, ...]] = {}
-    for m in _TYPED.finditer(_STRING.sub('""', block)):
+    return max(0, start)
+
+
+def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
+    """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
+    ``new``, the result of a call (``const x = f()``: ``f``'s return type) and a callback's
+    parameters (as the function it is passed to types them); ``()`` for ``const x = ...``
+    otherwise, which forgets what an earlier ``x: Foo`` said."""
+    for m in _TYPED.finditer(_STRING.sub('""', text)):
         if m["called"]:  # ``const x = f()``: what ``f`` returns
-            out[m["called"]] = tuple(m["result"].split("."))
-            continue
-        if m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
+            yield m["called"], tuple(m["result"].split("."))
+        elif m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
             callee, arg = tuple(m["callee"].split(".")), m["before"].count(",")
             params = [m["param"]] if m["param"] else m["params"].split(",")
             for j, p in enumerate(params):
@@ -1227,16 +1271,70 @@ def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
                 name = name.strip().rstrip("?")
                 if _IDENT.fullmatch(name) and name not in RESERVED:
                     typed = _type_parts(annotation) if annotation.strip() else None
-                    out[name] = typed or (*callee, f"#{arg}", f"#{j}")
-            continue
-        if m["untyped"]:  # ``const x = ...``: what an earlier ``x: Foo`` said is not known
-            out.pop(m["untyped"], None)
-            continue
-        ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
-        if ty is not None:
-            out[m["name"]] = ty
+                    yield name, typed or (*callee, f"#{arg}", f"#{j}")
+        elif m["untyped"]:
+            yield m["untyped"], ()
+        else:
+            ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
+            if ty is not None:
+                yield m["name"], ty
+
+
+def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
+    """``name -> type`` in the window before the cursor (``_window_start``; the nearest
+    wins), ``()`` for a name declared there with no type the code writes down."""
+    global _types_cache
+    cached_lines, cached = _types_cache
+    if cached_lines is lines:
+        return cached
+    out = dict(_assignments("\n".join(lines[_window_start(lines, first) :])))
     _types_cache = (lines, out)
     return out
+
+
+def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] | None:
+    """The type of the receiver ``name`` (or ``this.name``) at the cursor: as the window
+    before it types it, else as the nearest line above the window that types it does, in the
+    outermost definition around the cursor or, outside any, in the file (a test's
+    ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback), at most
+    ``EARLIER_LINES`` above the window."""
+    global _earlier_cache
+    types = _line_types(lines, first)
+    if name in types or name == "this":  # a function's ``this: Foo`` is that function's
+        return types.get(name) or None
+    cache = _earlier_cache  # read once: a concurrent query may replace it
+    if cache[0] is not lines:
+        start = _window_start(lines, first)
+        above = lines[max(0, first - 10, start - EARLIER_LINES) : start]
+        starts = [0]
+        for line in above:
+            starts.append(starts[-1] + len(line) + 1)
+        cache = _earlier_cache = (lines, "\n".join(above), starts, {})
+    _, text, starts, found = cache
+    if name not in found:
+        found[name] = _earlier_type(text, starts, name)
+    return found[name]
+
+
+def _earlier_type(text: str, starts: list[int], name: str) -> tuple[str, ...] | None:
+    """``_receiver_type`` in ``text``, the lines above the window (``starts``: their
+    offsets): the last line that types ``name``, read with the lines after it (a type written
+    over several). Only lines where ``name`` is followed by what may declare it are read:
+    ``:`` (an annotation), ``=`` (``const x = f()``, ``x = new Foo()``), a parameter list's
+    ``,``/``)`` before ``=>`` (a callback's)."""
+    # a literal first, which the scan looks for fast; the character before it is checked here
+    declares = re.compile(rf"{re.escape(name)}\s*[?!]?\s*(?::|=|[,)][^;{{}}\n]*=>)")
+    rows = [
+        bisect.bisect_right(starts, m.start()) - 1
+        for m in declares.finditer(text)
+        if m.start() == 0 or not _WORD_OR_DOT.match(text, m.start() - 1)
+    ]
+    for row in sorted(set(rows), reverse=True):  # the nearest first
+        end = starts[min(len(starts) - 1, row + _DECLARATION_LINES)]
+        typed = [ty for found, ty in _assignments(text[starts[row] : end]) if found == name]
+        if typed:
+            return typed[-1] or None
+    return None
 
 
 # ---- the language's own names ------------------------------------------------------------------
