@@ -43,9 +43,10 @@ import numpy.typing as npt
 from repomem.index.jit import numba
 
 # Below this many documents, scoring every posting of a query (a few ns each, in one pass)
-# beats the bookkeeping of pruning: the Python standard library's 29k fragments answer in
-# 0.3 ms scored in full and 0.5 ms pruned.
-PRUNED_FROM = 1 << 16
+# beats the bookkeeping of pruning at the tail: the Python standard library's 84k fragments
+# answer at p95 in 1.6 ms scored in full and 2.5 ms pruned; the kernel subset's 323k at
+# p50 / p95 7.7 / 23.8 ms in full and 1.9 / 21.0 ms pruned (eval/bench_topk.py).
+PRUNED_FROM = 1 << 17
 # relative slack on every bound (rounding of the sums is ~1e-14 at most)
 SLACK = 1e-9
 # ids per block: 32 neighbouring fragments bound a common term far below its largest
