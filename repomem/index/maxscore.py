@@ -337,6 +337,25 @@ def _first_scored(
 
 
 @numba.njit(cache=True, nogil=True)
+def _block_best(
+    post_row: Int32Array, post_tf: Int32Array, norm: FloatArray, lo: int, hi: int, w: float
+) -> tuple[IntArray, FloatArray]:
+    """A term without block maxima: the blocks its postings ``lo:hi`` reach (ascending) and
+    its largest product ``w * tf / (tf + norm)`` in each (a dead row's product is 0)."""
+    blocks = np.empty(hi - lo, np.int64)
+    best = np.zeros(hi - lo)
+    n = -1
+    for p in range(lo, hi):
+        d = post_row[p]
+        if n < 0 or d >> BLOCK_SHIFT != blocks[n]:
+            n += 1
+            blocks[n] = d >> BLOCK_SHIFT
+        tf = float(post_tf[p])
+        best[n] = max(best[n], w * tf / (tf + norm[d]))
+    return blocks[: n + 1], best[: n + 1]
+
+
+@numba.njit(cache=True, nogil=True)
 def _bounds(
     post_row: Int32Array,
     post_tf: Int32Array,
@@ -362,20 +381,9 @@ def _bounds(
             for b in range(n_blocks):
                 bound[b] += lw * row[b]
             continue
-        w = weights[j]
-        last = -1
-        best = 0.0
-        for p in range(lo[j], hi[j]):
-            d = post_row[p]
-            if d >> BLOCK_SHIFT != last:
-                if last >= 0:
-                    bound[last] += best
-                last = d >> BLOCK_SHIFT
-                best = 0.0
-            tf = float(post_tf[p])
-            best = max(best, w * tf / (tf + norm[d]))  # a dead row's product is 0
-        if last >= 0:
-            bound[last] += best
+        blocks, best = _block_best(post_row, post_tf, norm, lo[j], hi[j], weights[j])
+        for m in range(blocks.shape[0]):
+            bound[blocks[m]] += best[m]
     return bound
 
 
@@ -415,23 +423,15 @@ def _splits(
                     else:
                         split[b] = i
             continue
-        w = weights[j]
-        last = -1
-        best = 0.0
-        for p in range(lo[j], hi[j] + 1):
-            d = post_row[p] if p < hi[j] else -BLOCK
-            if d >> BLOCK_SHIFT != last:
-                if last >= 0 and split[last] == order.shape[0]:
-                    pre[last] += best
-                    if pre[last] * (1 + SLACK) < left_out:
-                        before[last] = pre[last]
-                    else:
-                        split[last] = i
-                last = d >> BLOCK_SHIFT
-                best = 0.0
-            if p < hi[j]:
-                tf = float(post_tf[p])
-                best = max(best, w * tf / (tf + norm[d]))
+        blocks, best = _block_best(post_row, post_tf, norm, lo[j], hi[j], weights[j])
+        for m in range(blocks.shape[0]):
+            b = blocks[m]
+            if split[b] == order.shape[0]:
+                pre[b] += best[m]
+                if pre[b] * (1 + SLACK) < left_out:
+                    before[b] = pre[b]
+                else:
+                    split[b] = i
     return before, split
 
 
