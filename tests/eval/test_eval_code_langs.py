@@ -4,7 +4,9 @@ and the verdicts on the cards a prompt shows."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -205,17 +207,28 @@ def _typescript() -> Path:
     return found
 
 
-def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
-    files = {
-        **TS_FILES,
-        "src/other.ts": "export function helper(s: string): string {\n  return s;\n}\n",
-    }
+@contextlib.contextmanager
+def _typescript_checker(
+    tmp_path: Path, files: dict[str, str]
+) -> Iterator[tuple[RepoIndex, CardChecker]]:
+    """The index of a TypeScript repository of ``files`` and a card checker that asks the
+    compiler, whose process is stopped afterwards."""
     repo = write_files(tmp_path / "ts", files)
     index = _index(repo)
     oracle = typescript_oracle(_typescript(), repo)
     assert oracle is not None
     try:
-        checker = CardChecker(index, definitions_by_name(index), oracle)
+        yield index, CardChecker(index, definitions_by_name(index), oracle)
+    finally:
+        oracle.close()
+
+
+def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
+    files = {
+        **TS_FILES,
+        "src/other.ts": "export function helper(s: string): string {\n  return s;\n}\n",
+    }
+    with _typescript_checker(tmp_path, files) as (index, checker):
         buffer = "\n".join(TS_FILES["src/main.ts"].splitlines()[:7])
         cards = [_card(index, "src/util.ts", "helper"), _card(index, "src/other.ts", "helper")]
         # main.ts imports util's helper: the other one is a wrong card, by the compiler
@@ -223,8 +236,6 @@ def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
             "right",
             "wrong",
         ]
-    finally:
-        oracle.close()
 
 
 def test_the_compiler_is_asked_at_the_ground_truth_s_own_line(tmp_path: Path) -> None:
@@ -238,17 +249,10 @@ def test_the_compiler_is_asked_at_the_ground_truth_s_own_line(tmp_path: Path) ->
         "main.ts": "import { helper } from '@demo/pkg';\nimport { other } from './other';\n\n"
         "export function f(): void {\n  helper('a');\n  other('b');\n}\n",
     }
-    repo = write_files(tmp_path / "ts", files)
-    index = _index(repo)
-    oracle = typescript_oracle(_typescript(), repo)
-    assert oracle is not None
-    try:
-        checker = CardChecker(index, definitions_by_name(index), oracle)
+    with _typescript_checker(tmp_path, files) as (index, checker):
         buffer = "".join(files["main.ts"].splitlines(keepends=True)[:4])
         card = _card(index, "util.ts", "helper")
         assert checker.verdicts("main.ts", buffer, "  helper('a');", [card]) == ["right"]
-    finally:
-        oracle.close()
 
 
 def test_the_compiler_is_asked_where_the_name_stands_after_strings(tmp_path: Path) -> None:
@@ -261,17 +265,10 @@ def test_the_compiler_is_asked_where_the_name_stands_after_strings(tmp_path: Pat
         "main.ts": "import { helper } from '@demo/pkg';\nimport { other } from './other';\n\n"
         f"export function f(s: string): void {{\n{gt}\n}}\n",
     }
-    repo = write_files(tmp_path / "ts", files)
-    index = _index(repo)
-    oracle = typescript_oracle(_typescript(), repo)
-    assert oracle is not None
-    try:
-        checker = CardChecker(index, definitions_by_name(index), oracle)
+    with _typescript_checker(tmp_path, files) as (index, checker):
         buffer = "".join(files["main.ts"].splitlines(keepends=True)[:4])
         card = _card(index, "util.ts", "helper")
         assert checker.verdicts("main.ts", buffer, gt, [card]) == ["right"]
-    finally:
-        oracle.close()
 
 
 def test_an_import_the_compiler_cannot_follow_decides_no_typescript_card(tmp_path: Path) -> None:
@@ -282,19 +279,12 @@ def test_an_import_the_compiler_cannot_follow_decides_no_typescript_card(tmp_pat
         "util.ts": "export function helper(s: string): string {\n  return s;\n}\n",
         "tests/a.test.ts": "import { helper } from '@demo/pkg';\n\nhelper('x');\n",
     }
-    repo = write_files(tmp_path / "ts", files)
-    index = _index(repo)
-    oracle = typescript_oracle(_typescript(), repo)
-    assert oracle is not None
-    try:
-        checker = CardChecker(index, definitions_by_name(index), oracle)
+    with _typescript_checker(tmp_path, files) as (index, checker):
         card = _card(index, "util.ts", "helper")
         # undecided by the compiler; the only definition so named: right
         assert checker.verdicts("tests/a.test.ts", files["tests/a.test.ts"], "", [card]) == [
             "right"
         ]
-    finally:
-        oracle.close()
 
 
 def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
