@@ -530,6 +530,21 @@ def test_damaged_and_incompatible_indexes_are_reported(tmp_path: Path) -> None:
     assert RepoIndex.load(root).retrieve("helper(1)", k=1)
 
 
+def assert_relations_as_recomputed(idx: RepoIndex, rel: str) -> None:
+    """The relations an update left (rows, values, truncated fragments) equal those
+    recomputed for every live fragment of the same index (same ids, so ties at a cap break
+    the same way)."""
+    incremental = (
+        idx.tables.rel_idx.copy(),
+        idx.tables.rel_val.copy(),
+        set(idx.tables.truncated),
+    )
+    recompute_relations(idx.tables, idx.tables.live_ids())
+    assert np.array_equal(incremental[0], idx.tables.rel_idx), rel
+    assert np.allclose(incremental[1], idx.tables.rel_val, rtol=1e-12)
+    assert incremental[2] == idx.tables.truncated
+
+
 def test_hostile_files_are_skipped_or_parsed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", use_git=False)
     (root / "blob.py").write_bytes(b"\x00\x01\x02binary\x00" * 100)
@@ -555,15 +570,7 @@ def test_incremental_relations_equal_recomputing_every_row(tmp_path: Path) -> No
     assert summary.truncated_fragments > 0
     for rel, text in EDITS.items():
         idx.update_file(rel, text)
-        incremental = (
-            idx.tables.rel_idx.copy(),
-            idx.tables.rel_val.copy(),
-            set(idx.tables.truncated),
-        )
-        recompute_relations(idx.tables, idx.tables.live_ids())
-        assert np.array_equal(incremental[0], idx.tables.rel_idx)
-        assert np.allclose(incremental[1], idx.tables.rel_val, rtol=1e-12)
-        assert incremental[2] == idx.tables.truncated
+        assert_relations_as_recomputed(idx, rel)
 
 
 def test_a_file_shrinking_and_growing_back_under_its_callers(tmp_path: Path) -> None:
@@ -688,15 +695,7 @@ def test_updates_around_a_hub_equal_recomputing_and_rebuilding(
     for rel, text in HUB_EDITS:
         apply_on_disk(root, {rel: text})
         idx.update_file(rel, text)
-        incremental = (
-            idx.tables.rel_idx.copy(),
-            idx.tables.rel_val.copy(),
-            set(idx.tables.truncated),
-        )
-        recompute_relations(idx.tables, idx.tables.live_ids())
-        assert np.array_equal(incremental[0], idx.tables.rel_idx), rel
-        assert np.allclose(incremental[1], idx.tables.rel_val, rtol=1e-12)
-        assert incremental[2] == idx.tables.truncated
+        assert_relations_as_recomputed(idx, rel)
         fresh, _ = RepoIndex.build(root, config, save=False)
         assert_same(idx, fresh, ["return check(w)", "def later(x)"])
 
