@@ -63,11 +63,21 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory, offline: None) -> Path:
     return tinymodel.build_tiny_model(directory, fim="codellama", max_positions=MAX_POSITIONS)
 
 
-@pytest.fixture(scope="module")
-def backend(tiny_model: Path) -> TransformersBackend:
+def _devices() -> list[str]:
+    """The CPU always, and a CUDA device where torch sees one: on a GPU machine every
+    transformers test below runs there too, against the CPU's direct ``generate``."""
+    if importlib.util.find_spec("torch") is None:
+        return ["cpu"]
+    import torch
+
+    return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
+@pytest.fixture(scope="module", params=_devices())
+def backend(tiny_model: Path, request: pytest.FixtureRequest) -> TransformersBackend:
     from repomem.completion.backends.transformers import TransformersBackend
 
-    return TransformersBackend(str(tiny_model), device="cpu")
+    return TransformersBackend(str(tiny_model), device=request.param)
 
 
 @pytest.fixture(scope="module")
@@ -182,6 +192,21 @@ def test_transformers_cancel_returns_promptly_and_stops_the_model(backend) -> No
     assert cancel_s < 0.2
     assert ticks >= 5, "the event loop kept running during generation"
     assert next_s < 2.0
+
+
+def test_transformers_loads_on_the_gpu_unless_told_otherwise(tiny_model: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    from repomem.completion.backends.transformers import TransformersBackend
+
+    backend = TransformersBackend(str(tiny_model))
+    assert backend.device.type == "cuda"
+    texts = run(backend.complete_batch([GenerationRequest(p, max_tokens=8) for p in PROMPTS]))
+    on_cpu = TransformersBackend(str(tiny_model), device="cpu")
+    assert texts == run(
+        on_cpu.complete_batch([GenerationRequest(p, max_tokens=8) for p in PROMPTS])
+    )
 
 
 def test_transformers_bad_device_names_the_setting(tiny_model: Path) -> None:
