@@ -421,7 +421,43 @@ def _renamable(word: str) -> bool:
 
 
 def _renamed(text: str, names: dict[str, str]) -> str:
-    return _WORD.sub(lambda m: names.get(m.group(), m.group()), text)
+    """``text`` with the source's names the match renamed taking the cursor's, and in its
+    other ``_``-joined names the word a rename changed (``cmark_reference_map_new`` renamed
+    ``cmark_footnote_map_new`` makes ``reference_free`` ``footnote_free``): near-duplicate
+    code names its variants' helpers alike."""
+    words = _word_renames(names)
+
+    def rename(m: re.Match[str]) -> str:
+        name = m.group()
+        if name in names:
+            return names[name]
+        if not words or "_" not in name:
+            return name
+        return "_".join(words.get(w, w) for w in name.split("_"))
+
+    return _WORD.sub(rename, text)
+
+
+def _word_renames(names: dict[str, str]) -> dict[str, str]:
+    """The one ``_``-separated word each rename changes, where it changes one word of a name
+    of several (``cmark_reference_map_new`` -> ``cmark_footnote_map_new``: ``reference`` ->
+    ``footnote``), words of three or more letters, each word renamed one way only."""
+    out: dict[str, str] = {}
+    clashes: set[str] = set()
+    for theirs, mine in names.items():
+        a, b = theirs.split("_"), mine.split("_")
+        if len(a) != len(b) or len(a) < 2:
+            continue
+        changed = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        if len(changed) != 1:
+            continue
+        old, new = changed[0]
+        if len(old) < 3 or len(new) < 3 or not old.isalpha() or not new.isalpha():
+            continue
+        if out.get(old, new) != new:
+            clashes.add(old)
+        out[old] = new
+    return {k: v for k, v in out.items() if k not in clashes}
 
 
 def _continuation(text: str, start: int, cursor: _Cursor, multiline: bool) -> str:

@@ -303,3 +303,19 @@ def test_a_doc_comments_example_is_not_copied_into_code() -> None:
     left = " *     while ((bytes = fread(buffer, 1, sizeof(buffer), fp)) > 0) {\n"
     found = request(left, fragment("parser.h", 0, header), language="c")
     assert BuiltinBackend().continuation(found).text.startswith(" *         parser_feed(parser")
+
+
+def test_a_renamed_names_changed_word_renames_the_helpers_named_with_it() -> None:
+    """The match renames ``cmark_reference_map_new`` to the cursor's
+    ``cmark_footnote_map_new``: the copied ``reference_free`` is the footnotes'
+    ``footnote_free`` (one word changed, the same way); other names stay."""
+    source = (
+        "cmark_map *cmark_reference_map_new(cmark_mem *mem) {\n"
+        "  return cmark_map_new(mem, reference_free);\n"
+        "}\n"
+    )
+    left = "cmark_map *cmark_footnote_map_new(cmark_mem *mem) {\n"
+    found = request(left, fragment("references.c", 0, source), language="c", stop=("\n",))
+    assert (
+        BuiltinBackend().continuation(found).text == "  return cmark_map_new(mem, footnote_free);"
+    )
