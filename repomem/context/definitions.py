@@ -14,6 +14,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
 * where the language asks for them (Java, Rust, C and C++: ``Language.file_callees``), the other
   files' definitions the file's code calls most (a project's checking macro, its allocator:
   what the next line calls though the last lines did not);
+* C and C++: the type of the variable named nearest the cursor, its card listing functions
+  taking one first (``Language.receiver_functions``: C's methods, which the next line passing
+  the variable on calls, often one no line above names);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 

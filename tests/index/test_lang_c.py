@@ -13,6 +13,7 @@ from test_index import assert_same
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import langs
+from repomem.index.langs.c import RECEIVER
 from repomem.index.languages import code_language
 from repomem.index.repo import RepoIndex
 
@@ -503,3 +504,18 @@ def test_functions_named_above_give_their_place_on_the_types_card(tmp_path: Path
     listed = [line for line in card.text.split("\n") if line.startswith("int node_f")]
     assert listed == [f"int node_f{i}(node *n);" for i in range(2, 12)]
     assert card.text.endswith("// ... 3 more")  # node_f0, node_f1 and the file's own g
+
+
+def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
+    tmp_path: Path,
+) -> None:
+    """A C++ free function's first ``ns::T &`` parameter makes it ``ns.T``'s; a method's first
+    parameter is no receiver (``this`` is), nor is a value passed by copy."""
+    source = (
+        "namespace ns { struct T { int v; void set(T *other); }; }\n"
+        "void touch(ns::T &t) {}\n"
+        "int size(ns::T t) { return 0; }\n"
+    )
+    idx = build(tmp_path, {"a.cc": source})
+    facts = {(b.symbol, b.module) for b in idx.tables.parsed["a.cc"].imports if b.level == RECEIVER}
+    assert facts == {("touch", "ns.T")}
