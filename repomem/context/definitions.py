@@ -239,6 +239,28 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
     return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
 
 
+class _CallCounts:
+    """``_calls`` by file, kept while the index is at the same revision and the file's parse
+    the same object (a type's functions are ranked by them at every cursor)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, tuple[ParsedFile, int, dict[int, int]]] = {}
+
+    def get(self, index: RepoIndex, path: str) -> dict[int, int]:
+        pf = index.parses()[path]
+        hit = self._counts.get(path)
+        if hit is not None and hit[0] is pf and hit[1] == index.revision:
+            return hit[2]
+        if len(self._counts) >= 8192:
+            self._counts.clear()
+        counts = _calls(index, path)
+        self._counts[path] = (pf, index.revision, counts)
+        return counts
+
+
+_call_counts = _CallCounts()
+
+
 class _FixtureTypes:
     """The class of each fixture's value, kept while the index is at the same revision (it
     is read through other files: the class a fixture calls, the fixtures it requests)."""
@@ -671,7 +693,6 @@ class _Finder(_Lookups):
         self.found: dict[tuple[str, str], _Found] = {}
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
         self._owners: dict[str, tuple[bool, Owner | None]] = {}
-        self._call_counts: dict[str, dict[int, int]] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         pattern = _PATH_NAME if self.language.scoped_names else _NAME
@@ -761,6 +782,8 @@ class _Finder(_Lookups):
         found = self.language.receiver_functions(
             self.resolver, self.path, self.lines, RECEIVER_TYPES
         )
+        if not found:
+            return
         qualnames = self.resolver.qualnames
         calls = [c for row in reversed(self.code) for c in reversed(_CALLED.findall(row))]
         written = set(calls) | {w for row in self.code for w in _WORDS.findall(row)}
@@ -792,9 +815,7 @@ class _Finder(_Lookups):
         total = 0
         for p, n in self.resolver.by_name.get((self.language.namespace, bare), ()):
             if self.resolver.qualnames[p].get(n) == qual:
-                if p not in self._call_counts:
-                    self._call_counts[p] = _calls(self.index, p)
-                total += self._call_counts[p].get(n, 0)
+                total += _call_counts.get(self.index, p).get(n, 0)
         return total
 
     def _group_members(self, n: int) -> None:

@@ -519,3 +519,24 @@ def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
     idx = build(tmp_path, {"a.cc": source})
     facts = {(b.symbol, b.module) for b in idx.tables.parsed["a.cc"].imports if b.level == RECEIVER}
     assert facts == {("touch", "ns.T")}
+
+
+def test_the_types_functions_follow_the_repositorys_calls_after_an_edit(tmp_path: Path) -> None:
+    """Beyond ``MAX_METHODS``, the most called functions are listed, counted afresh after an
+    edit elsewhere calls another one many times."""
+    header = "typedef struct node node;\n" + "".join(
+        f"int node_f{i}(node *n);\n" for i in range(12)
+    )
+    use = '#include "node.h"\nvoid g(node *n)\n{\n'
+    files = {"node.h": header, "use.c": use, "other.c": '#include "node.h"\n'}
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, IndexConfig(), save=False)
+
+    def listed() -> list[str]:
+        card = next(h.card for h in find_definitions(idx, "use.c", use) if h.card.name == "node")
+        return [line.split("(")[0][4:] for line in card.text.split("\n")[2:12]]
+
+    assert "node_f11" not in listed()  # no calls anywhere: the first ten in source order
+    calls = "".join("    node_f11(n);\n" for _ in range(3))
+    idx.update_file("other.c", '#include "node.h"\nvoid h(node *n)\n{\n' + calls + "}\n")
+    assert "node_f11" in listed()
