@@ -231,9 +231,11 @@ def _shown(fragment: RetrievedFragment) -> list[str]:
 def shows_definition(
     targets: Sequence[Target], fragments: Sequence[RetrievedFragment], cards: Sequence[Card]
 ) -> bool:
-    """A card of a target (or a class card whose skeleton lists it), or a fragment of a
-    target's file showing its definition line."""
+    """A card of a target (or a class card whose skeleton lists it, or a C type's card listing
+    its declaration among the functions taking the type), or a fragment of a target's file
+    showing its definition line."""
     carded = {(c.path, line) for c in cards for line in (c.line, *c.methods)}
+    carded |= {listed for c in cards for listed in c.listed}
     for t in targets:
         if (t.path, t.line) in carded:
             return True

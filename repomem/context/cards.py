@@ -48,7 +48,9 @@ class Card:
     skeleton lists (their signatures are shown too). ``brief`` is the card cut to what a
     call needs (Python: a function's signature on one line, a class's header and
     constructor, a constant's first line; empty where there is no shorter form): the prompt
-    shows it when the whole card does not fit."""
+    shows it when the whole card does not fit. ``listed``: (path, 0-based line) of the
+    definitions of any file whose declarations the text lists besides (a C type's functions,
+    ``with_functions``)."""
 
     path: str
     line: int
@@ -57,6 +59,7 @@ class Card:
     text: str
     methods: tuple[int, ...] = ()
     brief: str = ""
+    listed: tuple[tuple[str, int], ...] = ()
 
     def briefed(self) -> Card:
         """This card showing its ``brief`` (a class's skeleton methods named, not shown)."""
@@ -371,6 +374,27 @@ def _braced_card(
     head[-1] = head[-1].rstrip() + " {"
     text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])
     return Card(path, line, definition.name, "class", text, methods)
+
+
+def function_line(pf: ParsedFile, lines: list[str], definition: Definition) -> tuple[int, str]:
+    """A function's declaration line and its declaration on one line, as a type's card lists
+    it (``with_functions``)."""
+    return _def_line(pf, definition), _method_line(pf, lines, definition)
+
+
+def with_functions(card: Card, functions: list[tuple[str, int, str]], more: int) -> Card:
+    """A C type's ``card`` followed by the declarations of ``functions`` that take one as
+    their first parameter ((path, line, declaration on one line), listed as given) and how
+    many ``more`` the cursor's file sees: C's methods, which a skeleton lists as another
+    language's type lists its own; they may be declared in other files than the type."""
+    if not functions:
+        return card
+    bare = card.name.rsplit(".", 1)[-1]
+    text = [card.text, f"// functions taking a {bare} first:", *(f[2] for f in functions)]
+    if more > 0:
+        text.append(f"// ... {more} more")
+    listed = (*card.listed, *((path, line) for path, line, _ in functions))
+    return replace(card, text="\n".join(text), listed=listed)
 
 
 def _attributes(lines: list[str], row: int) -> list[str]:

@@ -14,6 +14,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
 * where the language asks for them (Java, Rust, C and C++: ``Language.file_callees``), the other
   files' definitions the file's code calls most (a project's checking macro, its allocator:
   what the next line calls though the last lines did not);
+* C and C++: the type of the variable named nearest the cursor, its card listing functions
+  taking one first (``Language.receiver_functions``: C's methods, which the next line passing
+  the variable on calls, often one no line above names);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -49,7 +52,9 @@ from repomem.context.cards import (
     constant_card,
     constant_nodes,
     definition_card,
+    function_line,
     public_methods,
+    with_functions,
 )
 from repomem.context.lexer import code_only, starts_in_code
 from repomem.context.pytypes import Owner, PythonTypes
@@ -75,6 +80,9 @@ FRESH_LINES = 3
 PYTHON_FILE_CALLEES = 8
 #: how many fixtures requesting fixtures are followed to type a test's parameter
 FIXTURE_DEPTH = 4
+#: C: the types of this many variables named nearest the cursor are carded first, each with
+#: the functions declared beside it that take one (``Language.receiver_functions``)
+RECEIVER_TYPES = 1
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
 #: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
@@ -105,6 +113,8 @@ _TYPED = re.compile(
     r"|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\())"
 )
 _SPACES = re.compile(r"[ \t]{2,}")
+_WORDS = re.compile(r"\w+")
+_CALLED = re.compile(r"(\w+)\s*\(")
 # annotations whose first type argument is the type of the value (``Optional``) or of the
 # items a loop over it binds
 _OPTIONAL = frozenset({"Optional"})
@@ -163,6 +173,10 @@ class _Found:
     fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
     rows: list[int] = field(default_factory=list)  # the rows naming it (Python)
     pending: bool = False  # imported and not called above the cursor yet (Python)
+    # C: the functions taking one first that its card lists, and how many more the cursor's
+    # file sees
+    functions: list[tuple[str, int]] = field(default_factory=list)
+    more: int = 0
 
 
 class _Cards:
@@ -223,6 +237,28 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
         np.concatenate([pairs[:, 1] for pairs in callers.values()]), return_counts=True
     )
     return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
+
+
+class _CallCounts:
+    """``_calls`` by file, kept while the index is at the same revision and the file's parse
+    the same object (a type's functions are ranked by them at every cursor)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, tuple[ParsedFile, int, dict[int, int]]] = {}
+
+    def get(self, index: RepoIndex, path: str) -> dict[int, int]:
+        pf = index.parses()[path]
+        hit = self._counts.get(path)
+        if hit is not None and hit[0] is pf and hit[1] == index.revision:
+            return hit[2]
+        if len(self._counts) >= 8192:
+            self._counts.clear()
+        counts = _calls(index, path)
+        self._counts[path] = (pf, index.revision, counts)
+        return counts
+
+
+_call_counts = _CallCounts()
 
 
 class _FixtureTypes:
@@ -319,6 +355,8 @@ def find_definitions(
     for i in order:
         f = ranked[i]
         card = cards[i] if i in cards else _cards.get(index, *f.target)
+        if card is not None and f.functions:
+            card = _with_functions(index, card, f)
         if card is not None:
             hits.append(
                 DefinitionHit(card, f.name, f.how, float(strengths[i]), f.distance, f.count)
@@ -326,6 +364,16 @@ def find_definitions(
         if len(hits) >= limit:
             break
     return hits
+
+
+def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:
+    functions = []
+    for path, node in f.functions:
+        pf = index.parses()[path]
+        definition = next((d for d in pf.definitions if d.node == node), None)
+        if definition is not None:
+            functions.append((path, *function_line(pf, index.file_lines(path), definition)))
+    return with_functions(card, functions, f.more)
 
 
 def resolve_names(
@@ -668,6 +716,7 @@ class _Finder(_Lookups):
                 self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
+        self._add_receivers()
         callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
         for target, row, count in self._file_callees(callees):
             how = f"called in this file ({count} call{'s' * (count != 1)})"
@@ -722,6 +771,52 @@ class _Finder(_Lookups):
             counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
         )
         return [(target, last, count) for target, (count, last) in ranked[:n]]
+
+    def _add_receivers(self) -> None:
+        """C: the type of the variable named nearest the cursor, carded first with the
+        functions taking one (``Language.receiver_functions``): the next line often passes
+        the variable to one no line above names (``cmark_node_get_list_type(node)`` among the
+        70 functions taking a ``cmark_node``). The card lists ``MAX_METHODS`` of them: those
+        the lines above do not name yet first, then those sharing most of their name with the
+        last of them the lines above call (``cmark_node_get_``), then the most called."""
+        found = self.language.receiver_functions(
+            self.resolver, self.path, self.lines, RECEIVER_TYPES
+        )
+        if not found:
+            return
+        qualnames = self.resolver.qualnames
+        calls = [c for row in reversed(self.code) for c in reversed(_CALLED.findall(row))]
+        written = set(calls) | {w for row in self.code for w in _WORDS.findall(row)}
+        for (path, node), functions in found:
+            named = {qualnames[p][n]: (p, n) for p, n in functions}
+            last = next((c for c in calls if c in named), "")
+            ranked = sorted(
+                named,
+                key=lambda q: (
+                    q in written,
+                    -_shared_words(q, last),
+                    -self._entity_calls(*named[q]),
+                ),
+            )
+            qual = qualnames[path][node]
+            seen = self.found.get((path, qual))
+            if seen is None:
+                how = "type of a variable named near the cursor, with functions taking one"
+                seen = self.found[(path, qual)] = _Found((path, qual), node, qual, how, 0)
+            seen.fresh = True
+            seen.functions = [named[q] for q in ranked[:MAX_METHODS]]
+            seen.more = len(named) - len(seen.functions)
+
+    def _entity_calls(self, path: str, node: int) -> int:
+        """How many of the repository's calls reach a function, through any of its
+        declarations and its definition (a header's prototype is one entity with its body)."""
+        qual = self.resolver.qualnames[path][node]
+        bare = qual.rsplit(".", 1)[-1]
+        total = 0
+        for p, n in self.resolver.by_name.get((self.language.namespace, bare), ()):
+            if self.resolver.qualnames[p].get(n) == qual:
+                total += _call_counts.get(self.index, p).get(n, 0)
+        return total
 
     def _group_members(self, n: int) -> None:
         """Replace ``n`` or more found methods of one type of another file by the type's
@@ -920,6 +1015,16 @@ class _Finder(_Lookups):
         if owner is not None:
             return None  # an attribute of a known type (a field): no other name stands in
         return self._constant(parts) or self._method_by_name(parts)
+
+
+def _shared_words(name: str, other: str) -> int:
+    """How many leading ``_``-separated words two names share."""
+    count = 0
+    for a, b in zip(name.split("_"), other.split("_"), strict=False):
+        if a != b:
+            break
+        count += 1
+    return count
 
 
 def _uses_name(text: str, name: str) -> bool:

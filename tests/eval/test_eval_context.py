@@ -158,6 +158,18 @@ CALLING = fragment("pkg/jobs.py", "def run(x):\n    return normalize (x)\n")
         # a class card whose skeleton lists it (a method's def line), or one that does not
         (prompt_of((), (SKELETON,)), True, False),
         (prompt_of((), (replace(SKELETON, methods=(5,)),)), False, False),
+        # a type's card listing its declaration in another file (a C type's functions), or
+        # a line of another file
+        (
+            prompt_of((), (replace(SKELETON, path="t.h", listed=(("pkg/tools.py", 3),)),)),
+            True,
+            False,
+        ),
+        (
+            prompt_of((), (replace(SKELETON, path="t.h", listed=(("pkg/other.py", 3),)),)),
+            False,
+            False,
+        ),
     ],
 )
 def test_def_and_use_at_prompt(shown: Prompt, definition: bool, use: bool) -> None:

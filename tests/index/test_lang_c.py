@@ -12,6 +12,8 @@ from test_index import assert_same
 
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index import langs
+from repomem.index.langs.c import RECEIVER
 from repomem.index.languages import code_language
 from repomem.index.repo import RepoIndex
 
@@ -420,3 +422,121 @@ def test_updates_equal_a_rebuild(tmp_path: Path, stop: int) -> None:
     assert {p: sorted(c) for p, c in idx.tables.calls.items()} == {
         p: sorted(c) for p, c in fresh.tables.calls.items()
     }
+
+
+NODE_FILES: dict[str, str] = {
+    "include/node.h": """\
+#ifndef NODE_H
+#define NODE_H
+typedef struct node node;
+node *node_new(int kind);
+int node_kind(const node *n);
+void node_append_child(node *parent, node *child);
+void node_free(struct node *n);
+int node_count(void);
+int kind_name(int kind);
+#endif
+""",
+    "src/node.c": """\
+#include "node.h"
+struct node {
+    int kind;
+};
+node *node_new(int kind) { return 0; }
+int node_kind(const node *n) { return n->kind; }
+void node_append_child(node *parent, node *child) {}
+void node_free(struct node *n) {}
+int node_count(void) { return 0; }
+int kind_name(int kind) { return kind; }
+""",
+    "src/use.c": """\
+#include "node.h"
+
+static void build(int kind)
+{
+    node *root = node_new(kind);
+""",
+}
+
+
+def test_functions_taking_a_type_first_are_its_methods(tmp_path: Path) -> None:
+    """A function whose first parameter is a named type (``node *``, ``const node *``,
+    ``struct node *``) is recorded as taking it; one taking a built-in type or nothing is
+    not; the file sees those its includes declare, one per name."""
+    idx = build(tmp_path, NODE_FILES)
+    lines = NODE_FILES["src/use.c"].split("\n")
+    found = langs.for_language("c").receiver_functions(idx.resolver, "src/use.c", lines, 2)
+    assert len(found) == 1  # ``kind`` is an int: no type of the repository's
+    (type_path, type_node), functions = found[0]
+    assert idx.resolver.qualnames[type_path][type_node] == "node"
+    named = sorted(idx.resolver.qualnames[p][n] for p, n in functions)
+    assert named == ["node_append_child", "node_free", "node_kind"]
+
+
+def test_the_type_of_the_variable_near_the_cursor_is_carded_with_its_functions(
+    tmp_path: Path,
+) -> None:
+    """The next line passing ``root`` on calls one of the functions taking a ``node``, which
+    no line above names: the type's card comes first and lists their declarations, each
+    counted as shown (its line among the card's methods)."""
+    idx = build(tmp_path, NODE_FILES)
+    hits = find_definitions(idx, "src/use.c", NODE_FILES["src/use.c"])
+    card = hits[0].card
+    assert (card.path, card.name) == ("include/node.h", "node")
+    assert card.text.split("\n")[1:] == [
+        "// functions taking a node first:",
+        "int node_kind(const node *n);",
+        "void node_append_child(node *parent, node *child);",
+        "void node_free(struct node *n);",
+    ]
+    assert card.listed == (("include/node.h", 4), ("include/node.h", 5), ("include/node.h", 6))
+
+
+def test_functions_named_above_give_their_place_on_the_types_card(tmp_path: Path) -> None:
+    """Beyond ``MAX_METHODS`` functions taking the type, those the lines above already name
+    are left out first (their own cards show them); the card says how many more there are."""
+    header = "typedef struct node node;\n" + "".join(
+        f"int node_f{i}(node *n);\n" for i in range(12)
+    )
+    use = '#include "node.h"\nvoid g(node *n)\n{\n    node_f0(n);\n    node_f1(n);\n'
+    idx = build(tmp_path, {"node.h": header, "use.c": use})
+    card = next(h.card for h in find_definitions(idx, "use.c", use) if h.card.name == "node")
+    listed = [line for line in card.text.split("\n") if line.startswith("int node_f")]
+    assert listed == [f"int node_f{i}(node *n);" for i in range(2, 12)]
+    assert card.text.endswith("// ... 3 more")  # node_f0, node_f1 and the file's own g
+
+
+def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
+    tmp_path: Path,
+) -> None:
+    """A C++ free function's first ``ns::T &`` parameter makes it ``ns.T``'s; a method's first
+    parameter is no receiver (``this`` is), nor is a value passed by copy."""
+    source = (
+        "namespace ns { struct T { int v; void set(T *other); }; }\n"
+        "void touch(ns::T &t) {}\n"
+        "int size(ns::T t) { return 0; }\n"
+    )
+    idx = build(tmp_path, {"a.cc": source})
+    facts = {(b.symbol, b.module) for b in idx.tables.parsed["a.cc"].imports if b.level == RECEIVER}
+    assert facts == {("touch", "ns.T")}
+
+
+def test_the_types_functions_follow_the_repositorys_calls_after_an_edit(tmp_path: Path) -> None:
+    """Beyond ``MAX_METHODS``, the most called functions are listed, counted afresh after an
+    edit elsewhere calls another one many times."""
+    header = "typedef struct node node;\n" + "".join(
+        f"int node_f{i}(node *n);\n" for i in range(12)
+    )
+    use = '#include "node.h"\nvoid g(node *n)\n{\n'
+    files = {"node.h": header, "use.c": use, "other.c": '#include "node.h"\n'}
+    root = write_files(tmp_path / "r", files)
+    idx, _ = RepoIndex.build(root, IndexConfig(), save=False)
+
+    def listed() -> list[str]:
+        card = next(h.card for h in find_definitions(idx, "use.c", use) if h.card.name == "node")
+        return [line.split("(")[0][4:] for line in card.text.split("\n")[2:12]]
+
+    assert "node_f11" not in listed()  # no calls anywhere: the first ten in source order
+    calls = "".join("    node_f11(n);\n" for _ in range(3))
+    idx.update_file("other.c", '#include "node.h"\nvoid h(node *n)\n{\n' + calls + "}\n")
+    assert "node_f11" in listed()

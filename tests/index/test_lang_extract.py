@@ -10,7 +10,7 @@ from pathlib import Path
 from repos import write_files
 
 from repomem.index.langs import for_language
-from repomem.index.langs.c import CFamily
+from repomem.index.langs.c import ANGLE, QUOTED, RECEIVER, CFamily
 from repomem.index.langs.go import Go
 from repomem.index.langs.rust import Rust
 from repomem.index.langs.typescript import TypeScript
@@ -156,10 +156,13 @@ def test_c_includes_statics_and_structs() -> None:
     pf = parse_source("src/cart.c", "c", C, "d")
     assert _defs(pf) == [("cart", True), ("count", False), ("add", False)]
     assert _calls(pf) == [("printf",), ("count",)]
-    includes = [(i.module, i.level) for i in pf.imports if i.module]
+    includes = [(i.module, i.level) for i in pf.imports if i.level in (ANGLE, QUOTED)]
     assert includes == [("cart.h", 1), ("stdio.h", 0)]  # quoted: next to the file first
     statics = [i.symbol for i in pf.imports if not i.module]
     assert statics == ["count"]  # file-local: never a target from another file
+    # both take a ``struct cart *`` first: the type's methods
+    receivers = [(i.symbol, i.module) for i in pf.imports if i.level == RECEIVER]
+    assert receivers == [("count", "cart"), ("add", "cart")]
 
 
 def test_each_family_is_its_language_class() -> None:

@@ -66,6 +66,15 @@ _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
 _INDENT = re.compile(r"[ \t]*")
 # a name after these is being defined: never renamed (see ``_candidates``)
 _DEFINING = frozenset(("def", "class"))
+# a comment line, by how it starts, per language: a match ending in one is a doc comment's
+# example, no evidence for the code around the cursor (``_candidates``)
+_BRACED_COMMENT = re.compile(r"[ \t]*(?://|/\*|\*(?:[ \t]|/|$))")
+_COMMENT_LINE: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"[ \t]*#"),
+    **dict.fromkeys(
+        ("c", "cpp", "java", "go", "rust", "javascript", "typescript", "tsx"), _BRACED_COMMENT
+    ),
+}
 
 # Longest match considered, in tokens: beyond this, longer matches are no better evidence.
 _MAX_MATCH = 64
@@ -193,6 +202,7 @@ class BuiltinBackend(Backend):
                 _sources(request, weights, placed=self.strategy == "repo"),
                 request.multiline,
                 weights,
+                _comment_line(request.left_context, request.language or ""),
             )
             if self.strategy == "repo" and text:
                 language = request.language or ""
@@ -265,6 +275,14 @@ def _sources(request: GenerationRequest, weights: _Weights, *, placed: bool) -> 
     return sources
 
 
+def _comment_line(left: str, language: str) -> re.Pattern[str] | None:
+    """The pattern of a comment line of ``language``, unless the cursor's line (the last
+    non-blank one where nothing is typed yet) is one itself."""
+    pattern = _COMMENT_LINE.get(language)
+    lines = [line for line in left.split("\n")[-2:] if line.strip()] or [""]
+    return None if pattern is None or pattern.match(lines[-1]) else pattern
+
+
 def _best_match(
     cursor: _Cursor,
     left: str,
@@ -272,8 +290,10 @@ def _best_match(
     sources: Sequence[_Source],
     multiline: bool,
     weights: _Weights,
+    comment: re.Pattern[str] | None = None,
 ) -> tuple[str, float]:
-    """The winning continuation and its confidence (module doc)."""
+    """The winning continuation and its confidence (module doc); ``comment``: the pattern of
+    a comment line, where the cursor's line is code (``_candidates``)."""
     query = [m.group() for m in _WORD.finditer(left[-20 * _MAX_MATCH :])][-_MAX_MATCH - 1 :]
     if cursor.partial:
         query = query[:-1]
@@ -281,7 +301,15 @@ def _best_match(
     placed: dict[tuple[str, int], tuple[str, _Candidate]] = {}
     found: list[tuple[str, _Candidate]] = []
     for source in sources:
-        found_here = _candidates(source.text, query, cursor, multiline, source.weight, weights)
+        found_here = _candidates(
+            source.text,
+            query,
+            cursor,
+            multiline,
+            source.weight,
+            weights,
+            comment=comment,
+        )
         for candidate in found_here:
             key = candidate.text.split("\n", 1)[0].strip()
             if source.place is None:
@@ -319,8 +347,13 @@ def _candidates(
     multiline: bool,
     weight: float,
     weights: _Weights,
+    *,
+    comment: re.Pattern[str] | None = None,
 ) -> list[_Candidate]:
-    """The continuations ``text`` offers after its longest matches of the query's end.
+    """The continuations ``text`` offers after its longest matches of the query's end, but
+    those ending on a ``comment`` line where the cursor's line is code: a doc comment's
+    example (`` *     feed(parser, buf);``) is no evidence for code, and would be copied
+    with its `` * ``.
 
     A match may pass up to ``weights.renames`` identifiers that ``text`` names differently
     (one name for one name throughout: ``fh = io.BytesIO(data.encode())`` matches
@@ -363,7 +396,9 @@ def _candidates(
             length += theirs == mine
             span += 1
             q -= 1
-        found.append((length, end, {k: v for k, v in names.items() if k != v}))
+        line_start = text.rfind("\n", 0, tokens[end].start()) + 1
+        if comment is None or not comment.match(text, line_start):
+            found.append((length, end, {k: v for k, v in names.items() if k != v}))
     found.sort(key=lambda item: (-item[0], item[1]))
     result: list[_Candidate] = []
     for length, end, renamed in found:
@@ -386,7 +421,43 @@ def _renamable(word: str) -> bool:
 
 
 def _renamed(text: str, names: dict[str, str]) -> str:
-    return _WORD.sub(lambda m: names.get(m.group(), m.group()), text)
+    """``text`` with the source's names the match renamed taking the cursor's, and in its
+    other ``_``-joined names the word a rename changed (``cmark_reference_map_new`` renamed
+    ``cmark_footnote_map_new`` makes ``reference_free`` ``footnote_free``): near-duplicate
+    code names its variants' helpers alike."""
+    words = _word_renames(names)
+
+    def rename(m: re.Match[str]) -> str:
+        name = m.group()
+        if name in names:
+            return names[name]
+        if not words or "_" not in name:
+            return name
+        return "_".join(words.get(w, w) for w in name.split("_"))
+
+    return _WORD.sub(rename, text)
+
+
+def _word_renames(names: dict[str, str]) -> dict[str, str]:
+    """The one ``_``-separated word each rename changes, where it changes one word of a name
+    of several (``cmark_reference_map_new`` -> ``cmark_footnote_map_new``: ``reference`` ->
+    ``footnote``), words of three or more letters, each word renamed one way only."""
+    out: dict[str, str] = {}
+    clashes: set[str] = set()
+    for theirs, mine in names.items():
+        a, b = theirs.split("_"), mine.split("_")
+        if len(a) != len(b) or len(a) < 2:
+            continue
+        changed = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        if len(changed) != 1:
+            continue
+        old, new = changed[0]
+        if len(old) < 3 or len(new) < 3 or not old.isalpha() or not new.isalpha():
+            continue
+        if out.get(old, new) != new:
+            clashes.add(old)
+        out[old] = new
+    return {k: v for k, v in out.items() if k not in clashes}
 
 
 def _continuation(text: str, start: int, cursor: _Cursor, multiline: bool) -> str:

@@ -153,6 +153,14 @@ class Language:
         that brings it into scope, nearest first. Nothing is recorded as a dependency."""
         return []
 
+    def receiver_functions(
+        self, r: Resolver, path: str, lines: list[str], types: int
+    ) -> list[tuple[Target, list[Target]]]:
+        """Query time, for a language whose methods are free functions taking the value first
+        (C): the types of up to ``types`` variables near the end of ``lines``, each with the
+        functions that take one; none elsewhere."""
+        return []
+
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
         return False

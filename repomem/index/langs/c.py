@@ -30,7 +30,10 @@ Besides includes, ``ParsedFile.imports`` carries the facts of linkage and member
   USING)``; ``namespace a = n;``: ``("a", "n", None, USING)``;
 * a definition with internal linkage: ``("", "", qualified name, LOCAL)``; a prototype:
   ``("", "", qualified name, DECLARED)``; a macro: ``("", "", name, MACRO)``; a class's field:
-  ``("", type, "Class.field", FIELD)``.
+  ``("", type, "Class.field", FIELD)``; a function (definition or prototype) whose first
+  parameter is of a named type, ``T *p`` or ``struct T *p``: ``("", T, qualified name,
+  RECEIVER)``. Such functions are C's methods (``cmark_node_get_url(cmark_node *node)``);
+  ``CFamily.receiver_functions`` lists those a file sees for the variables near a cursor.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ if TYPE_CHECKING:
     from repomem.index.resolver_types import Target
 
 # ImportBinding.level of each fact (see the module doc)
-ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD, MACRO = 0, 1, 2, -1, -2, -3, -4
+ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD, MACRO, RECEIVER = 0, 1, 2, -1, -2, -3, -4, -5
 
 MAX_INCLUDE_DEPTH = 6
 MAX_INCLUDED = 96
@@ -83,6 +86,14 @@ _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 # an include guard's macro is no definition anyone asks for
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
 _SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
+_BY_POINTER = frozenset(
+    {
+        "pointer_declarator",
+        "abstract_pointer_declarator",
+        "reference_declarator",
+        "abstract_reference_declarator",
+    }
+)
 
 
 class _FileTables(NamedTuple):
@@ -93,9 +104,11 @@ class _FileTables(NamedTuple):
     kinds: dict[tuple[int, str], int]
     fields: dict[str, tuple[str, ...]]
     usings: list[tuple[str, str, int]]
+    # a type's name -> the file's functions whose first parameter is one, in source order
+    receivers: dict[str, list[str]]
 
 
-_NO_FILE = _FileTables([], "", {}, {}, [])
+_NO_FILE = _FileTables([], "", {}, {}, [], {})
 
 
 @dataclass
@@ -121,6 +134,7 @@ def _file_tables(pf: ParsedFile) -> _FileTables:
     kinds: dict[tuple[int, str], int] = {}
     fields: dict[str, tuple[str, ...]] = {}
     usings: list[tuple[str, str, int]] = []
+    receivers: dict[str, list[str]] = defaultdict(list)
     for b, node in zip(pf.imports, pf.import_nodes, strict=True):
         if b.level in (LOCAL, DECLARED, MACRO):
             kinds[(node, b.symbol or "")] = b.level
@@ -128,7 +142,9 @@ def _file_tables(pf: ParsedFile) -> _FileTables:
             fields[b.symbol or ""] = tuple(b.module.split("."))
         elif b.level == USING:
             usings.append((b.name, b.module, node))
-    return _FileTables(includes, _signature(includes), kinds, fields, usings)
+        elif b.level == RECEIVER:
+            receivers[b.module].append(b.symbol or "")
+    return _FileTables(includes, _signature(includes), kinds, fields, usings, dict(receivers))
 
 
 class CFamily(Language):
@@ -299,6 +315,54 @@ class CFamily(Language):
         if found is None:
             return None
         return found[0], how + found[1]
+
+    def receiver_functions(
+        self, r: Resolver, path: str, lines: list[str], types: int
+    ) -> list[tuple[Target, list[Target]]]:
+        """Query time: the named types of up to ``types`` variables (locals and parameters of
+        the function at the end of ``lines``), the most recently named first, each as its
+        definition with the functions whose first parameter is one that the file's
+        translation unit sees (its own, then its includes' breadth first; one per name):
+        C's methods, which the next line chooses from when it passes the variable on. Nothing
+        is recorded as a dependency."""
+        pf = r.files.get(path)
+        if pf is None or types <= 0:
+            return []
+        cursor = len(lines) - 1
+        start = _function_start(pf, cursor)
+        declared = _declared(lines[start : cursor + 1])
+        scope = _scope_at(pf, cursor) if pf.language == "cpp" else ""
+        t = self.tables(r)
+        files = [path, *self._visible(r, path)]
+        out: list[tuple[Target, list[Target]]] = []
+        seen: set[tuple[str, ...]] = set()
+        for row in range(cursor, start - 1, -1):
+            code = _STRINGS.sub('""', lines[row])
+            for m in reversed(list(_VARIABLE.finditer(code))):
+                typed = declared.get(m.group())
+                if not typed or typed in seen:
+                    continue
+                seen.add(typed)
+                functions = self._taking(r, t, files, ".".join(typed))
+                found = self._resolve(r, path, typed, scope, ()) if functions else None
+                if found is not None:
+                    out.append((found[0], functions))
+                    if len(out) >= types:
+                        return out
+        return out
+
+    @staticmethod
+    def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
+        """The functions of ``files`` whose first parameter is a ``typed``, one per name."""
+        names: set[str] = set()
+        out: list[Target] = []
+        for f in files:
+            for qual in t.of(f).receivers.get(typed, ()):
+                node = r.defs[f].get(qual)
+                if node is not None and qual not in names:
+                    names.add(qual)
+                    out.append((f, node))
+        return out
 
     def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
         """The declared type of field ``name`` of the class ``scope`` (or a class it is
@@ -584,6 +648,8 @@ _DECLARATION = re.compile(
     re.M,
 )
 _STRINGS = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|//.*""")
+# a variable's name as written (not a member after ``.``/``->``, not a call)
+_VARIABLE = re.compile(r"(?<![\w.>])[A-Za-z_]\w*\b(?!\s*\()")
 _LOOKBACK = 200
 _NEAR = 40
 
@@ -678,14 +744,19 @@ class _Extractor:
             return None
         qual = _qual(prefix, ".".join(parts))
         static = not member and _STATIC.search(self.source, d.start_byte, leaf.start_byte)
+        receiver = None if member else _receiver_type(leaf)
         if kind == "function_definition":
             self._define(qual, i, False)
             if static or local:
                 self._fact(i, "", "", qual, LOCAL)
+            if receiver is not None:
+                self._fact(i, "", receiver, qual, RECEIVER)
             return qual
         if not static:  # a prototype (a static one only forward-declares the file's own)
             self._define(qual, i, False)
             self._fact(i, "", "", qual, LOCAL if local else DECLARED)
+            if receiver is not None:
+                self._fact(i, "", receiver, qual, RECEIVER)
         return None
 
     def _cpp(
@@ -912,6 +983,38 @@ def _type_parts(node: Node) -> tuple[str, ...] | None:
             return None
         return parts
     return None
+
+
+def _receiver_type(name: Node) -> str | None:
+    """The named type of the first parameter of the function whose name is ``name`` when it
+    is passed by pointer or reference (``T`` of ``T *p``, ``const struct T *p``,
+    ``ns::T &p``; dotted in C++): the value a C method works on. None for a built-in type, a
+    value passed by copy (``bufsize_t len``), an empty list, or a name that declares no
+    function."""
+    node: Node | None = name
+    for _ in range(16):
+        if node is None or node.type == "function_declarator":
+            break
+        node = node.parent
+        if node is not None and node.type not in _DECLARATORS:
+            return None
+    if node is None or node.type != "function_declarator":
+        return None
+    params = node.child_by_field_name("parameters")
+    first = next((c for c in params.named_children), None) if params is not None else None
+    if first is None or first.type not in (
+        "parameter_declaration",
+        "optional_parameter_declaration",
+    ):
+        return None
+    declarator = first.child_by_field_name("declarator")
+    if declarator is None or declarator.type not in _BY_POINTER:
+        return None
+    typ = first.child_by_field_name("type")
+    if typ is not None and typ.type in ("struct_specifier", "union_specifier", "enum_specifier"):
+        typ = typ.child_by_field_name("name")
+    parts = _type_parts(typ) if typ is not None else None
+    return ".".join(parts) if parts else None
 
 
 def _function_of(node: Node) -> Node | None:

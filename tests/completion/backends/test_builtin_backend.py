@@ -279,3 +279,43 @@ def test_near_duplicate_code_continues_with_the_cursors_names() -> None:
     assert (
         BuiltinBackend("match").continuation(found).text.endswith("read_graphml(fh, node_type=int)")
     )
+
+
+def test_a_doc_comments_example_is_not_copied_into_code() -> None:
+    """A header's doc comment shows the loop the cursor's code writes; what follows it there
+    is the comment's `` * `` lines, no evidence for the code: the function's code is copied."""
+    header = (
+        "/** Feed a parser:\n"
+        " *     while ((bytes = fread(buffer, 1, sizeof(buffer), fp)) > 0) {\n"
+        " *         parser_feed(parser, buffer, bytes);\n"
+        " */\n"
+        "void parser_feed(parser *p, const char *buffer, size_t len);\n"
+    )
+    code = (
+        "  while ((bytes = fread(buf, 1, sizeof(buf), f)) > 0) {\n    parser_feed(p, buf, bytes);\n"
+    )
+    left = "  while ((bytes = fread(buffer, 1, sizeof(buffer), fp)) > 0) {\n"
+    found = request(
+        left, fragment("parser.h", 0, header), fragment("main.c", 40, code), language="c"
+    )
+    assert BuiltinBackend().continuation(found).text == "    parser_feed(p, buffer, bytes);"
+    # a comment goes on from a comment (the cursor's line is one too)
+    left = " *     while ((bytes = fread(buffer, 1, sizeof(buffer), fp)) > 0) {\n"
+    found = request(left, fragment("parser.h", 0, header), language="c")
+    assert BuiltinBackend().continuation(found).text.startswith(" *         parser_feed(parser")
+
+
+def test_a_renamed_names_changed_word_renames_the_helpers_named_with_it() -> None:
+    """The match renames ``cmark_reference_map_new`` to the cursor's
+    ``cmark_footnote_map_new``: the copied ``reference_free`` is the footnotes'
+    ``footnote_free`` (one word changed, the same way); other names stay."""
+    source = (
+        "cmark_map *cmark_reference_map_new(cmark_mem *mem) {\n"
+        "  return cmark_map_new(mem, reference_free);\n"
+        "}\n"
+    )
+    left = "cmark_map *cmark_footnote_map_new(cmark_mem *mem) {\n"
+    found = request(left, fragment("references.c", 0, source), language="c", stop=("\n",))
+    assert (
+        BuiltinBackend().continuation(found).text == "  return cmark_map_new(mem, footnote_free);"
+    )
