@@ -123,7 +123,6 @@ class Bm25Only:
         f = self.paths.index(ex.path)
         lo, hi = self.file_ptr[f], self.file_ptr[f + 1]
         hidden = (self.win_end[lo:hi] > ex.start) & (self.win_start[lo:hi] < ex.end)
-        frags = self.win_frag[lo:hi][hidden]
-        all_hidden = np.bincount(frags, minlength=out.size)[frags] == self.n_locs[frags]
-        out[frags[all_hidden]] = False
+        frags, hides = np.unique(self.win_frag[lo:hi][hidden], return_counts=True)
+        out[frags[hides == self.n_locs[frags]]] = False
         return out

@@ -612,8 +612,12 @@ def test_block_and_sub_block_bounds_reach_every_score(monkeypatch: pytest.Monkey
     index.compact()
 
     def queries() -> list[list[str]]:
+        """Long ones, and single terms and pairs: a bound of one term is as tight as its
+        rounded maximum, and a sum of a few as tight as their maxima allow."""
         starts = rng.integers(0, len(docs) - 3, 12).tolist()
-        return [[w for d in docs[at : at + 2] for w in d][:100] for at in starts]
+        long = [[w for d in docs[at : at + 2] for w in d][:100] for at in starts]
+        words = sorted({w for q in long for w in q})
+        return long + [[str(w) for w in rng.choice(words, n)] for n in (1, 1, 1, 2, 2) * 8]
 
     assert all(assert_bounds_reach_scores(index, queries()))
     for doc_id in range(0, len(docs), 3):  # much longer documents, in the delta
