@@ -5,7 +5,8 @@ A query window of code holds dozens of distinct terms, several of them in most f
 repository. A term's contribution varies along the ids, though: consecutive ids are neighbouring
 fragments of one file, and in most runs of ``BLOCK`` ids no term of the query can score high.
 So the index keeps, per common term (in more than half of the blocks), a row of one byte per
-block: the largest ``tf / (tf + norm)`` of its postings there, rounded up (:func:`block_maxima`).
+block: the largest ``tf / (tf + norm)`` of its postings there, rounded up, and a row of one byte
+per sub-block of ``SUB`` ids, the same there (:func:`block_maxima`).
 :func:`pruned_top_k`
 
 1. scores the delta's rows and, in full, the documents of the query's rarest terms (a few
@@ -16,12 +17,15 @@ block: the largest ``tf / (tf + norm)`` of its postings there, rounded up (:func
    its few postings);
 3. scores in full the documents of the blocks with the best bounds, best first, until a bound
    falls below the k-th score so far (which rises to near the final one);
-4. in the blocks whose bound still reaches ``theta``, leaves out the least-weight terms whose
-   bounds there sum below ``LEFT_OUT`` of it (a document holding none of the others cannot
-   rank), and sums the others, term by term in the query's order, over their postings there
-   as :meth:`BM25Index.scores` does (the same products added in the same order: the same
-   floats); a block with no term left out gives the scores directly, another's documents
-   whose sums plus what was left out can still rank are scored in full.
+4. bounds the sub-blocks of the blocks whose bound still reaches ``theta`` the same way (a
+   sum of many terms' maxima over 32 documents is far above any one document's score; over 8
+   it is much closer), and in the sub-blocks whose bound still reaches it (the *units*), leaves
+   out the least-weight terms whose bounds there sum below ``LEFT_OUT`` of it (a document
+   holding none of the others cannot rank), and sums the others, term by term in the query's
+   order, over their postings there as :meth:`BM25Index.scores` does (the same products
+   added in the same order: the same floats); a unit with no term left out gives the scores
+   directly, another's documents whose sums plus what was left out can still rank are
+   scored in full.
 
 A document is scored in full from its own row (the index keeps rows by document id). Rows
 added since the last compaction (the delta) are scored one by one. The ranking is ``top_k``'s
@@ -54,6 +58,12 @@ SLACK = 1e-9
 # kernel/ mm/ fs/ include/), and a common term's maxima cost a byte and an offset per block
 BLOCK_SHIFT = 5
 BLOCK = 1 << BLOCK_SHIFT
+# the blocks whose bound reaches the k-th score are bounded again by sub-blocks of 8 ids: on
+# the slowest query windows over the kernel subset, a bound per 8 ids lets through ~10 times
+# fewer documents than one per 32 (a common term's maxima then cost a byte per 8 ids more)
+SUB_SHIFT = 3
+SUB = 1 << SUB_SHIFT
+SUBS = BLOCK // SUB
 # a block maximum is stored as ceil(x * LEVELS), x = tf / (tf + norm) in (0, 1]
 LEVELS = 255
 # postings whose documents are scored in full to find a first k-th score (~100 ns each)
@@ -97,18 +107,21 @@ def block_maxima(
     k1: float,
     b: float,
     avgdl: float,
-) -> tuple[IntArray, UInt8Array]:
+) -> tuple[IntArray, UInt8Array, UInt8Array]:
     """The block maxima of the terms in more than half of the blocks of ``n_rows`` rows, at
-    mean length ``avgdl``: those terms ascending, and per term a row of ``n_blocks`` bytes,
-    ``ceil(max tf / (tf + norm) * 255)`` over its postings in each block (0: none there). A
-    rarer term's postings are about as few as its row would be long."""
+    mean length ``avgdl``: those terms ascending, per term a row of ``n_blocks`` bytes,
+    ``ceil(max tf / (tf + norm) * 255)`` over its postings in each block (0: none there), and
+    per term a row of ``n_blocks * SUBS`` bytes, the same over each sub-block. A rarer term's
+    postings are about as few as its row would be long."""
     n_blocks = (n_rows + BLOCK - 1) >> BLOCK_SHIFT
+    n_subs = n_blocks * SUBS
     n_terms = term_ptr.shape[0] - 1
     n_sel = 0
     for t in range(n_terms):
         n_sel += 2 * (term_ptr[t + 1] - term_ptr[t]) > n_blocks
     terms = np.empty(n_sel, np.int64)
     top = np.zeros(n_sel * n_blocks, np.uint8)
+    sub_top = np.zeros(n_sel * n_subs, np.uint8)
     i = 0
     for t in range(n_terms):
         lo, hi = term_ptr[t], term_ptr[t + 1]
@@ -116,23 +129,15 @@ def block_maxima(
             continue
         terms[i] = t
         row = top[i * n_blocks : (i + 1) * n_blocks]
-        last = -1
-        best = 0.0
+        sub_row = sub_top[i * n_subs : (i + 1) * n_subs]
         for p in range(lo, hi):
             r = post_row[p]
-            if r >> BLOCK_SHIFT != last:
-                if last >= 0:
-                    row[last] = _level(best)
-                last = r >> BLOCK_SHIFT
-                best = 0.0
             tf = float(post_tf[p])
-            x = tf / (tf + k1 * (1 - b + b * row_len[r] / avgdl))
-            if x > best:
-                best = x
-        if last >= 0:
-            row[last] = _level(best)
+            level = _level(tf / (tf + k1 * (1 - b + b * row_len[r] / avgdl)))
+            sub_row[r >> SUB_SHIFT] = max(sub_row[r >> SUB_SHIFT], level)
+            row[r >> BLOCK_SHIFT] = max(row[r >> BLOCK_SHIFT], level)
         i += 1
-    return terms, top
+    return terms, top, sub_top
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -337,26 +342,7 @@ def _first_scored(
 
 
 @numba.njit(cache=True, nogil=True)
-def _block_best(
-    post_row: Int32Array, post_tf: Int32Array, norm: FloatArray, lo: int, hi: int, w: float
-) -> tuple[IntArray, FloatArray]:
-    """A term without block maxima: the blocks its postings ``lo:hi`` reach (ascending) and
-    its largest product ``w * tf / (tf + norm)`` in each (a dead row's product is 0)."""
-    blocks = np.empty(hi - lo, np.int64)
-    best = np.zeros(hi - lo)
-    n = -1
-    for p in range(lo, hi):
-        d = post_row[p]
-        if n < 0 or d >> BLOCK_SHIFT != blocks[n]:
-            n += 1
-            blocks[n] = d >> BLOCK_SHIFT
-        tf = float(post_tf[p])
-        best[n] = max(best[n], w * tf / (tf + norm[d]))
-    return blocks[: n + 1], best[: n + 1]
-
-
-@numba.njit(cache=True, nogil=True)
-def _bounds(
+def _sparse_best(
     post_row: Int32Array,
     post_tf: Int32Array,
     norm: FloatArray,
@@ -364,74 +350,169 @@ def _bounds(
     lo: IntArray,
     hi: IntArray,
     weights: FloatArray,
+    dense: IntArray,
+) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """The ``order``-ed terms without block maxima, each walked once: the sub-blocks its
+    postings reach (ascending) and its largest product ``w * tf / (tf + norm)`` in each (a
+    dead row's product is 0), as entries ``start[i]:end[i]`` for the term at ``order[i]``."""
+    n = order.shape[0]
+    start = np.zeros(n, np.int64)
+    end = np.zeros(n, np.int64)
+    room = 0
+    for i in range(n):
+        start[i] = end[i] = room
+        if dense[order[i]] < 0:
+            room += hi[order[i]] - lo[order[i]]
+    subs = np.empty(room, np.int64)
+    best = np.zeros(room)
+    for i in range(n):
+        j = order[i]
+        if dense[j] >= 0:
+            continue
+        e = start[i] - 1
+        w = weights[j]
+        for p in range(lo[j], hi[j]):
+            d = post_row[p]
+            if e < start[i] or d >> SUB_SHIFT != subs[e]:
+                e += 1
+                subs[e] = d >> SUB_SHIFT
+            tf = float(post_tf[p])
+            best[e] = max(best[e], w * tf / (tf + norm[d]))
+        end[i] = e + 1
+    return start, end, subs, best
+
+
+@numba.njit(cache=True, nogil=True)
+def _bounds(
+    order: IntArray,
     level_weights: FloatArray,
     dense: IntArray,
     top: UInt8Array,
     n_blocks: int,
+    start: IntArray,
+    end: IntArray,
+    subs: IntArray,
+    best: FloatArray,
 ) -> FloatArray:
     """Step 2: per block, the bound of a document not scored yet, the sum over the
     ``order``-ed terms of their largest contribution there: a term's weight times its block
     maximum (``level_weights``: per level; ``dense``: its row in ``top``, -1 if none), else
-    the largest product of its postings there."""
+    the largest of its sub-blocks' products there (:func:`_sparse_best`'s entries)."""
     bound = np.zeros(n_blocks)
-    for j in order:
+    for i in range(order.shape[0]):
+        j = order[i]
         if dense[j] >= 0:
             row = top[dense[j] * n_blocks : (dense[j] + 1) * n_blocks]
             lw = level_weights[j]
             for b in range(n_blocks):
                 bound[b] += lw * row[b]
             continue
-        blocks, best = _block_best(post_row, post_tf, norm, lo[j], hi[j], weights[j])
-        for m in range(blocks.shape[0]):
-            bound[blocks[m]] += best[m]
+        last = -1
+        most = 0.0
+        for e in range(start[i], end[i]):
+            b = subs[e] >> (BLOCK_SHIFT - SUB_SHIFT)
+            if b != last:
+                if last >= 0:
+                    bound[last] += most
+                last = b
+                most = 0.0
+            most = max(most, best[e])
+        if last >= 0:
+            bound[last] += most
     return bound
 
 
 @numba.njit(cache=True, nogil=True)
-def _splits(
-    post_row: Int32Array,
-    post_tf: Int32Array,
-    norm: FloatArray,
+def _sub_bounds(
     order: IntArray,
-    lo: IntArray,
-    hi: IntArray,
-    weights: FloatArray,
     level_weights: FloatArray,
     dense: IntArray,
-    top: UInt8Array,
+    sub_top: UInt8Array,
     n_blocks: int,
     live: IntArray,
-    left_out: float,
-) -> tuple[FloatArray, IntArray]:
-    """For the ``live`` blocks (ascending), how far into ``order`` a block's terms, summed
-    by their bounds, stay below ``left_out`` (the split: a document holding none of the
-    terms from it on cannot rank, they are the block's *essential* ones), and what the terms
-    before it add at most there (``before``)."""
-    pre = np.zeros(n_blocks)
-    before = np.zeros(n_blocks)
-    split = np.full(n_blocks, order.shape[0], np.int64)
+    slot: IntArray,
+    start: IntArray,
+    end: IntArray,
+    subs: IntArray,
+    best: FloatArray,
+) -> FloatArray:
+    """Step 2 again for the sub-blocks of the ``live`` blocks (``slot``: a block's place
+    among them, -1 if not live), the sub-block of a live block at ``SUBS * place + its place
+    in the block``."""
+    n_subs = n_blocks * SUBS
+    bound = np.zeros(live.shape[0] * SUBS)
     for i in range(order.shape[0]):
         j = order[i]
         if dense[j] >= 0:
-            base = dense[j] * n_blocks
+            base = dense[j] * n_subs
             lw = level_weights[j]
-            for b in live:
-                if split[b] == order.shape[0]:
-                    pre[b] += lw * top[base + b]
-                    if pre[b] * (1 + SLACK) < left_out:
-                        before[b] = pre[b]
-                    else:
-                        split[b] = i
+            for u in range(live.shape[0]):
+                at = base + live[u] * SUBS
+                for s in range(SUBS):
+                    bound[u * SUBS + s] += lw * sub_top[at + s]
             continue
-        blocks, best = _block_best(post_row, post_tf, norm, lo[j], hi[j], weights[j])
-        for m in range(blocks.shape[0]):
-            b = blocks[m]
-            if split[b] == order.shape[0]:
-                pre[b] += best[m]
-                if pre[b] * (1 + SLACK) < left_out:
-                    before[b] = pre[b]
+        for e in range(start[i], end[i]):
+            u = slot[subs[e] >> (BLOCK_SHIFT - SUB_SHIFT)]
+            if u >= 0:
+                bound[u * SUBS + (subs[e] & (SUBS - 1))] += best[e]
+    return bound
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _unit(slot: IntArray, unit_at: IntArray, sub: int) -> int:
+    """The place of sub-block ``sub`` among the units (-1: not one)."""
+    u = slot[sub >> (BLOCK_SHIFT - SUB_SHIFT)]
+    return -1 if u < 0 else unit_at[u * SUBS + (sub & (SUBS - 1))]
+
+
+@numba.njit(cache=True, nogil=True)
+def _splits(
+    order: IntArray,
+    level_weights: FloatArray,
+    dense: IntArray,
+    sub_top: UInt8Array,
+    n_blocks: int,
+    units: IntArray,
+    slot: IntArray,
+    unit_at: IntArray,
+    start: IntArray,
+    end: IntArray,
+    subs: IntArray,
+    best: FloatArray,
+    left_out: float,
+) -> tuple[FloatArray, IntArray]:
+    """For the ``units`` (sub-blocks, ascending; ``slot`` and ``unit_at`` find a sub-block's
+    place among them), how far into ``order`` a unit's terms, summed by their bounds, stay
+    below ``left_out`` (the split: a document holding none of the terms from it on cannot
+    rank, they are the unit's *essential* ones), and what the terms before it add at most
+    there (``before``)."""
+    n = order.shape[0]
+    n_units = units.shape[0]
+    n_subs = n_blocks * SUBS
+    pre = np.zeros(n_units)
+    before = np.zeros(n_units)
+    split = np.full(n_units, n, np.int64)
+    for i in range(n):
+        j = order[i]
+        if dense[j] >= 0:
+            base = dense[j] * n_subs
+            lw = level_weights[j]
+            for u in range(n_units):
+                if split[u] == n:
+                    pre[u] += lw * sub_top[base + units[u]]
+                    if pre[u] * (1 + SLACK) < left_out:
+                        before[u] = pre[u]
+                    else:
+                        split[u] = i
+            continue
+        for e in range(start[i], end[i]):
+            u = _unit(slot, unit_at, subs[e])
+            if u >= 0 and split[u] == n:
+                pre[u] += best[e]
+                if pre[u] * (1 + SLACK) < left_out:
+                    before[u] = pre[u]
                 else:
-                    split[b] = i
+                    split[u] = i
     return before, split
 
 
@@ -506,45 +587,45 @@ def _sum_essential(
     lo: IntArray,
     hi: IntArray,
     weights: FloatArray,
-    live: IntArray,
+    units: IntArray,
     split: IntArray,
-    n_blocks: int,
+    slot: IntArray,
+    unit_at: IntArray,
     acc: FloatArray,
 ) -> None:
     """Step 4's sums: the ``order``-ed terms in query order, each summed into ``acc`` as the
-    full scoring sums it, over the documents of the ``live`` blocks (ascending) where it is
+    full scoring sums it, over the documents of the ``units`` (ascending) where it is
     essential: its postings there found by leaps, or, where that would leap more often than
     ``1 / SEEK_COST`` of its postings, all walked and those kept."""
     n = order.shape[0]
     rank = np.full(weights.shape[0], -1, np.int64)
     for i in range(n):
         rank[order[i]] = i
-    at_split = np.full(n_blocks, n, np.int64)  # a live block's split; n elsewhere
-    essential = np.zeros(n + 1, np.int64)  # live blocks where the term at each rank is
-    for b in live:
-        at_split[b] = split[b]
-        essential[split[b]] += 1
+    essential = np.zeros(n + 1, np.int64)  # units where the term at each rank is
+    for u in range(units.shape[0]):
+        essential[split[u]] += 1
     essential = np.cumsum(essential)
     for j in range(weights.shape[0]):
         i = rank[j]
         if i < 0:
             continue
         w = weights[j]
-        end = hi[j]
-        if essential[i] * SEEK_COST >= end - lo[j]:
-            for p in range(lo[j], end):
+        stop = hi[j]
+        if essential[i] * SEEK_COST >= stop - lo[j]:
+            for p in range(lo[j], stop):
                 d = post_row[p]
-                if at_split[d >> BLOCK_SHIFT] <= i:
+                u = _unit(slot, unit_at, d >> SUB_SHIFT)
+                if u >= 0 and split[u] <= i:
                     tf = float(post_tf[p])
                     acc[d] += w * tf / (tf + norm[d])  # a dead row's product is 0
             continue
         p = lo[j]
-        for b in live:
-            if at_split[b] > i:
+        for u in range(units.shape[0]):
+            if split[u] > i:
                 continue
-            p = _seek(post_row, p, end, b << BLOCK_SHIFT)
-            stop = (b + 1) << BLOCK_SHIFT
-            while p < end and post_row[p] < stop:
+            p = _seek(post_row, p, stop, units[u] << SUB_SHIFT)
+            past = (units[u] + 1) << SUB_SHIFT
+            while p < stop and post_row[p] < past:
                 d = post_row[p]
                 tf = float(post_tf[p])
                 acc[d] += w * tf / (tf + norm[d])
@@ -560,7 +641,7 @@ def _score_candidates(
     norm: FloatArray,
     terms: IntArray,
     weights: FloatArray,
-    live: IntArray,
+    units: IntArray,
     before: FloatArray,
     visible: BoolArray,
     acc: FloatArray,
@@ -569,32 +650,32 @@ def _score_candidates(
     heap_d: IntArray,
     count: int,
 ) -> int:
-    """Step 4's end, over the documents of the ``live`` blocks (ascending): one of a block
-    where no term left out adds anything (``before`` 0) is kept by its sum, its score;
-    another's sum plus ``before`` bounds its score, and those are scored in full, best bounds
-    first, while that reaches the k-th score so far. Only visible documents not marked
-    count. Returns the count kept; ``acc`` left zeros."""
+    """Step 4's end, over the documents of the ``units`` (ascending): one of a unit where no
+    term left out adds anything (``before`` 0) is kept by its sum, its score; another's sum
+    plus ``before`` bounds its score, and those are scored in full, best bounds first, while
+    that reaches the k-th score so far. Only visible documents not marked count. Returns the
+    count kept; ``acc`` left zeros."""
     k = heap_s.shape[0]
     n_vis = visible.shape[0]
     cand = np.empty(0, np.int64)
     ub = np.empty(0)
     n_cand = 0
-    for b in live:
-        for d in range(b << BLOCK_SHIFT, min((b + 1) << BLOCK_SHIFT, main_rows)):
+    for u in range(units.shape[0]):
+        for d in range(units[u] << SUB_SHIFT, min((units[u] + 1) << SUB_SHIFT, main_rows)):
             s = acc[d]
             if s == 0.0:
                 continue
             acc[d] = 0.0
             if mark[d] or d >= n_vis or not visible[d]:
                 continue
-            if before[b] == 0.0:  # no term left out adds to a document of this block
+            if before[u] == 0.0:  # no term left out adds to a document of this unit
                 count = _push(heap_s, heap_d, count, s, d)
-            elif count < k or (s + before[b]) * (1 + SLACK) >= heap_s[0]:
+            elif count < k or (s + before[u]) * (1 + SLACK) >= heap_s[0]:
                 if n_cand == cand.shape[0]:
                     cand = np.concatenate((cand, np.empty(n_cand + 64, np.int64)))
                     ub = np.concatenate((ub, np.empty(n_cand + 64)))
                 cand[n_cand] = d
-                ub[n_cand] = s + before[b]
+                ub[n_cand] = s + before[u]
                 n_cand += 1
     keys, pos, mask = _positions(terms)
     part = np.zeros(terms.shape[0])
@@ -634,6 +715,7 @@ def pruned_top_k(
     level_weights: FloatArray,
     block_terms: IntArray,
     block_max: UInt8Array,
+    block_sub_max: UInt8Array,
     visible: BoolArray,
     k: int,
     acc: FloatArray,
@@ -687,27 +769,38 @@ def pruned_top_k(
     order = rest[np.argsort(weights[rest], kind="mergesort")]
     # 2. a bound per block of the documents not scored yet (they hold no term of step 1)
     n_blocks = (main_rows + BLOCK - 1) >> BLOCK_SHIFT
-    bound = _bounds(
-        post_row, post_tf, norm, order, lo, hi, weights, level_weights, dense, block_max,
-        n_blocks,
-    )  # fmt: skip
+    start, end, subs, best = _sparse_best(post_row, post_tf, norm, order, lo, hi, weights, dense)
+    bound = _bounds(order, level_weights, dense, block_max, n_blocks, start, end, subs, best)
     # 3. the best blocks in full: a k-th score near the final one prunes more
     count = _seed_blocks(
         row_ptr, row_terms, row_tf, main_rows, norm, terms, weights, visible, mark, bound,
         n_seed, heap_s, heap_d, count,
     )  # fmt: skip
-    # 4. the blocks that can still hold a document that ranks, each walked for its
-    # essential terms only; the documents met scored in full where their bound still ranks
+    # 4. the sub-blocks of the blocks that can still hold a document that ranks whose own
+    # bound still reaches the k-th score, each walked for its essential terms only; the
+    # documents met scored in full where their bound still ranks
     theta = heap_s[0] if count == k else 0.0
     live = np.flatnonzero((bound > 0.0) & (bound * (1 + SLACK) >= theta))
     if live.size:
-        before, split = _splits(
-            post_row, post_tf, norm, order, lo, hi, weights, level_weights, dense, block_max,
-            n_blocks, live, theta * LEFT_OUT,
+        slot = np.full(n_blocks, -1, np.int64)
+        slot[live] = np.arange(live.size)
+        sub_bound = _sub_bounds(
+            order, level_weights, dense, block_sub_max, n_blocks, live, slot, start, end, subs,
+            best,
         )  # fmt: skip
-        _sum_essential(post_row, post_tf, norm, order, lo, hi, weights, live, split, n_blocks, acc)
+        kept = np.flatnonzero((sub_bound > 0.0) & (sub_bound * (1 + SLACK) >= theta))
+        units = live[kept // SUBS] * SUBS + kept % SUBS
+        unit_at = np.full(live.size * SUBS, -1, np.int64)
+        unit_at[kept] = np.arange(kept.size)
+        before, split = _splits(
+            order, level_weights, dense, block_sub_max, n_blocks, units, slot, unit_at, start,
+            end, subs, best, theta * LEFT_OUT,
+        )  # fmt: skip
+        _sum_essential(
+            post_row, post_tf, norm, order, lo, hi, weights, units, split, slot, unit_at, acc
+        )
         count = _score_candidates(
-            row_ptr, row_terms, row_tf, main_rows, norm, terms, weights, live, before, visible,
+            row_ptr, row_terms, row_tf, main_rows, norm, terms, weights, units, before, visible,
             acc, mark, heap_s, heap_d, count,
         )  # fmt: skip
     _unmark(post_row, lo, hi, first, mark)

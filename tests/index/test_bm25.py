@@ -519,6 +519,115 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
     assert_top_k_exact(index, ["v1", "v2", "v3"], 10, np.ones(index.capacity, bool))
 
 
+def file_like_corpus(rng: np.random.Generator, n_files: int) -> list[list[str]]:
+    """Documents as a repository lays them out: runs of neighbouring windows of one file that
+    share its own names, over words common everywhere; many blocks, few of them close to a
+    query from one file, so that blocks and sub-blocks are cut."""
+    docs = []
+    for f in range(n_files):
+        own = [f"f{f}_{i}" for i in range(int(rng.integers(3, 30)))]
+        for _ in range(int(rng.integers(1, 40))):
+            doc = long_doc(rng)[: int(rng.integers(5, 120))]
+            doc += [str(w) for w in rng.choice(own, int(rng.integers(0, 25)))]
+            docs.append(doc)
+    return docs
+
+
+@pytest.mark.parametrize("left_out", [maxscore.LEFT_OUT, 0.0, 0.9])
+@pytest.mark.parametrize("seed", range(4))
+def test_top_k_is_exact_where_blocks_and_sub_blocks_are_cut(
+    seed: int, left_out: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over thousands of file-like documents (hundreds of blocks), queries taken from one
+    document's neighbourhood: the pruned top k equals ranking every score, with hidden ids,
+    after edits moved the mean length, with no term left out of a unit or most of them."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    monkeypatch.setattr(maxscore, "LEFT_OUT", left_out)
+    rng = np.random.default_rng(100 + seed)
+    docs = file_like_corpus(rng, 250)
+    index = BM25Index()
+    for doc_id, doc in enumerate(docs):
+        index.add(doc_id, doc)
+    index.compact()
+    for step in range(3):
+        visible = rng.random(index.capacity) < 0.95
+        for _ in range(15):
+            at = int(rng.integers(0, len(docs) - 3))
+            query = [w for d in docs[at : at + 2] for w in d][: int(rng.integers(5, 150))]
+            for k in (1, 10, 40):
+                assert_top_k_exact(index, query, k, visible)
+        for doc_id in rng.choice(len(docs), 30, replace=False).tolist():
+            if step == 0:  # longer documents: the mean length rises past the maxima's
+                index.remove(doc_id)
+                index.add(doc_id, docs[doc_id] * 3)
+        if step == 1:
+            index.compact()
+
+
+def assert_bounds_reach_scores(index: BM25Index, queries: list[list[str]]) -> tuple[bool, bool]:
+    """Per query, the bounds ``maxscore.pruned_top_k`` prunes by, per block and per sub-block
+    of the main rows, each reach every score there (times the slack); returns whether terms
+    with block maxima and terms without them were among the queries'."""
+    block_terms, top, sub_top = index._block_maxima()
+    ratio = max(1.0, index._total_len / index._n_live / index._block_avgdl)
+    main = index._main_rows
+    n_blocks = (main + maxscore.BLOCK - 1) >> maxscore.BLOCK_SHIFT
+    seen_dense = seen_sparse = False
+    for query in queries:
+        terms, weights = index._query(query)
+        lo, hi = index._term_ptr[terms], index._term_ptr[terms + 1]
+        found = np.minimum(np.searchsorted(block_terms, terms), block_terms.size - 1)
+        dense = np.where(block_terms[found] == terms, found, -1).astype(np.int64)
+        seen_dense |= bool((dense >= 0).any())
+        seen_sparse |= bool((dense < 0).any())
+        order = np.arange(terms.size)
+        level_weights = weights * (ratio * (1 + maxscore.SLACK) / maxscore.LEVELS)
+        sparse = maxscore._sparse_best(
+            index._post_row, index._post_tf, index._norm, order, lo, hi, weights, dense
+        )
+        bound = maxscore._bounds(order, level_weights, dense, top, n_blocks, *sparse)
+        live = np.arange(n_blocks)
+        sub_bound = maxscore._sub_bounds(
+            order, level_weights, dense, sub_top, n_blocks, live, live, *sparse
+        )
+        scores = index.scores(query)[:main]
+        ids = np.arange(main)
+        assert np.all(scores <= bound[ids >> maxscore.BLOCK_SHIFT] * (1 + maxscore.SLACK))
+        assert np.all(scores <= sub_bound[ids >> maxscore.SUB_SHIFT] * (1 + maxscore.SLACK))
+        assert np.all(sub_bound.reshape(-1, maxscore.SUBS).max(1) <= bound * (1 + 1e-12))
+    return seen_dense, seen_sparse
+
+
+def test_block_and_sub_block_bounds_reach_every_score(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bounds a query prunes by reach the score of every document they bound, at the
+    mean length the maxima were taken at and after it rose (no compaction since): a bound
+    made tighter than the scores (a maximum rounded down, a term left out of a sum, the mean
+    length's rise ignored) fails here."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    rng = np.random.default_rng(7)
+    docs = file_like_corpus(rng, 150)
+    index = BM25Index()
+    for doc_id, doc in enumerate(docs):
+        index.add(doc_id, doc)
+    index.compact()
+
+    def queries() -> list[list[str]]:
+        """Long ones, and single terms and pairs: a bound of one term is as tight as its
+        rounded maximum, and a sum of a few as tight as their maxima allow."""
+        starts = rng.integers(0, len(docs) - 3, 12).tolist()
+        long = [[w for d in docs[at : at + 2] for w in d][:100] for at in starts]
+        words = sorted({w for q in long for w in q})
+        return long + [[str(w) for w in rng.choice(words, n)] for n in (1, 1, 1, 2, 2) * 8]
+
+    assert all(assert_bounds_reach_scores(index, queries()))
+    for doc_id in range(0, len(docs), 3):  # much longer documents, in the delta
+        index.remove(doc_id)
+        index.add(doc_id + len(docs), docs[doc_id] * 4)
+    assert index._row_doc.size > index._main_rows
+    assert index._total_len / index._n_live > 1.2 * index._block_avgdl
+    assert all(assert_bounds_reach_scores(index, queries()))
+
+
 def test_a_state_saved_without_block_maxima_takes_them_when_first_pruned(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
