@@ -181,3 +181,22 @@ def test_a_pool_compacting_in_place_keeps_rows_and_values() -> None:
     pool.compact(room=cols.size)
     assert pool.cols is not cols and pool.cols.size >= pool.live + cols.size
     assert pool.gather(np.arange(60))[1].tolist() == got_cols.tolist()
+
+
+def test_rows_added_a_few_at_a_time_are_not_copied_at_each() -> None:
+    """An editing session adds fragment ids one edit at a time: the row arrays grow with
+    room to spare, not by a copy of all of them per new row."""
+    m = sp.random(800, 30, density=0.2, format="csr", random_state=9)
+    pool = RowPool.from_csr(m)
+    copies = 0
+    for n in range(801, 900):
+        before = pool.start
+        pool.grow(n)
+        pool.set_rows(np.array([n - 1]), np.full(2, n - 1), np.array([1, 2]), np.ones(2))
+        copies += not np.shares_memory(before, pool.start)
+    assert copies <= 2 and pool.n_rows == 899
+    want = {r: m[r].indices.tolist() for r in range(800)} | {r: [1, 2] for r in range(800, 899)}
+    indptr, cols, _ = pool.gather(np.arange(899))
+    assert [cols[indptr[r] : indptr[r + 1]].tolist() for r in range(899)] == [
+        want[r] for r in range(899)
+    ]
