@@ -28,6 +28,8 @@ V = TypeVar("V")
 _PATH = itemgetter(0)
 # looked-up keys remembered; past this, the memory is cleared
 _REMEMBERED = 1 << 16
+# files whose own tables ``PerFile`` keeps however long unread
+_KEPT = 2048
 
 
 def vocabulary_arrays(
@@ -184,11 +186,13 @@ class PerFile(Mapping[str, V], Generic[V]):
         self._files = files
         self._make = make
         self._made: dict[str, V] = {}
+        self._read: set[str] = set()
 
     def __getitem__(self, path: str) -> V:
         made = self._made.get(path)
         if made is None:
             made = self._made[path] = self._make(self._files[path])
+        self._read.add(path)
         return made
 
     def __contains__(self, path: object) -> bool:
@@ -202,3 +206,13 @@ class PerFile(Mapping[str, V], Generic[V]):
 
     def forget(self, path: str) -> None:
         self._made.pop(path, None)
+
+    def drop_unread(self) -> None:
+        """Past ``_KEPT`` files' tables, drop those not read since the last call (made
+        again when next read): a session reaching new files keeps a bounded number. The
+        tables are small beside the parses they come from (which a loaded index drops at
+        every call), and a first edit that finds them made resolves its includes without
+        decoding every header's parse."""
+        if len(self._made) > _KEPT:
+            self._made = {p: v for p, v in self._made.items() if p in self._read}
+        self._read = set()

@@ -131,8 +131,11 @@ class RepoIndex:
         editor's pause): BM25 compacts its delta here, long before an update or a query
         would have to; what updates freed goes back to the system (``release_memory``), and
         so do the pages of the mapped index read since the last pause (``release_mapped``):
-        the resident set is then what was used since, not every page ever read."""
+        the resident set is then what was used since, not every page ever read; the saved
+        parses and resolver tables made and not read since the last pause are dropped
+        (``IndexTables.drop_unread``)."""
         self.tables.bm25.tidy()
+        self.tables.drop_unread()
         release_memory()
         release_mapped(self.tables.mappings)
 

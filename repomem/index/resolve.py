@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from functools import cache
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 from repomem.index.resolver_types import Target
 
 _MAX_DEPTH = 4
+
+V = TypeVar("V")
 
 # ``by_name``'s namespace for Python definitions, by the last part of their qualified name
 PYTHON_NS = "python"
@@ -146,17 +149,15 @@ class Resolver:
         )
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
-        # each file's own tables, made from its parse when first read
-        self.defs = PerFile(self.files, lambda pf: {d.name: d.node for d in pf.definitions})
-        self.classes = PerFile(
-            self.files, lambda pf: {d.name for d in pf.definitions if d.is_class}
-        )
-        self.qualnames = PerFile(self.files, lambda pf: {d.node: d.name for d in pf.definitions})
-        self.bindings = PerFile(self.files, _bindings)
+        # each file's own tables, made from its parse when first read (``per_file``)
+        self._per_file: list[PerFile] = []
+        self.defs = self.per_file(lambda pf: {d.name: d.node for d in pf.definitions})
+        self.classes = self.per_file(lambda pf: {d.name for d in pf.definitions if d.is_class})
+        self.qualnames = self.per_file(lambda pf: {d.node: d.name for d in pf.definitions})
+        self.bindings = self.per_file(_bindings)
         # a Python file's ``from m import *`` imports, in the order the file makes them
-        self.stars = PerFile(
-            self.files,
-            lambda pf: [b for b in pf.imports if b.name == STAR] if pf.language == "python" else [],
+        self.stars = self.per_file(
+            lambda pf: [b for b in pf.imports if b.name == STAR] if pf.language == "python" else []
         )
         # (namespace, name) -> definitions; Python's by the last part of their name
         self.by_name = Names() if saved is None else Names(saved.paths, saved.by_name)
@@ -181,6 +182,22 @@ class Resolver:
                     self._add_module(path)
                 else:
                     langs.for_language(language).enter(self, path)
+
+    def per_file(self, make: Callable[[ParsedFile], V]) -> PerFile[V]:
+        """A table of each file's own entries, made from its parse when first read (a
+        language family's too): ``drop_unread`` drops those a while unused."""
+        table = PerFile(self.files, make)
+        self._per_file.append(table)
+        return table
+
+    def drop_unread(self) -> None:
+        """Drop the saved parses and the per-file tables made from them that were not read
+        since the last call (``LazyDict.drop_unread``): they are made again when next read.
+        The index calls it when it is tidied."""
+        if isinstance(self.files, LazyDict):
+            self.files.drop_unread()
+        for table in self._per_file:
+            table.drop_unread()
 
     def update(self, path: str, pf: ParsedFile | None) -> None:
         """Replace one file's entries (``None`` removes the file)."""

@@ -144,6 +144,16 @@ class IndexTables:
         update derives them again, as after a load."""
         self._frag_nodes = self._node_frags = None
 
+    def drop_unread(self) -> None:
+        """Drop the saved parses, calls and resolver tables made and not read since the last
+        call (``LazyDict.drop_unread``): what an editing session keeps of the files it
+        reached is what it used lately, not every file it ever read."""
+        for table in (self.parsed, self.calls):
+            if isinstance(table, LazyDict):
+                table.drop_unread()
+        if self._resolver is not None:
+            self._resolver.drop_unread()
+
     def relations_changed(self) -> None:
         """Relation rows were rewritten: ``relations`` is made again when next read."""
         self._relations_csr = None

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from repos import OTHER_LANG_FILES, PY_FILES, make_repo
 
 from repomem.index import store
 from repomem.index.langs import for_language
-from repomem.index.mapped import Vocabulary
+from repomem.index.mapped import LazyDict, Vocabulary
 from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import PYTHON_NS
@@ -115,3 +116,43 @@ def test_per_file_tables_are_made_once_and_again_after_forget() -> None:
     files["a"] = "Changed"
     table.forget("a")
     assert table["a"] == "changed" and made == ["A", "Changed"]
+
+
+def test_saved_values_unread_since_the_last_drop_are_made_again() -> None:
+    """An editing session's tidy drops the saved parses it made and no longer reads; what
+    was set (an edited file's parse) stays."""
+    made: list[int] = []
+
+    def make(i: int) -> str:
+        made.append(i)
+        return f"saved {i}"
+
+    table = LazyDict(["a", "b", "c"], make)
+    assert table["a"] == "saved 0" and table["b"] == "saved 1" and made == [0, 1]
+    table["c"] = "edited"
+    table.drop_unread()  # everything was read since the start
+    assert table["a"] == "saved 0" and made == [0, 1]
+    table.drop_unread()  # "b" and "c" were not read since the last drop
+    assert table["b"] == "saved 1" and table["c"] == "edited" and made == [0, 1, 1]
+    del table["a"]
+    table.drop_unread()
+    table.drop_unread()
+    assert "a" not in table and list(table) == ["b", "c"] and table["c"] == "edited"
+
+
+def test_per_file_tables_past_the_bound_unread_since_the_last_drop_are_made_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("repomem.index.names._KEPT", 2)
+    made: list[str] = []
+    files = {"a": "A", "b": "B", "c": "C"}
+    table = PerFile(files, lambda text: made.append(text) or text.lower())  # type: ignore[arg-type]
+    assert table["a"] == "a" and table["b"] == "b"
+    table.drop_unread()
+    table.drop_unread()  # two tables: within the bound, kept however long unread
+    assert table["a"] == "a" and table["b"] == "b" and made == ["A", "B"]
+    table.drop_unread()
+    assert table["c"] == "c"
+    table.drop_unread()  # three: past the bound, those unread since the last drop go
+    assert table["c"] == "c" and made == ["A", "B", "C"]
+    assert table["a"] == "a" and made == ["A", "B", "C", "A"]

@@ -13,7 +13,9 @@ def _counted_compactions(monkeypatch) -> list[int]:  # noqa: ANN001
     compactions: list[int] = []
     compact = RowPool.compact
     monkeypatch.setattr(
-        RowPool, "compact", lambda pool, room=0: (compactions.append(room), compact(pool, room))
+        RowPool,
+        "compact",
+        lambda pool, room=0, **kw: (compactions.append(room), compact(pool, room, **kw)),
     )
     return compactions
 
@@ -126,3 +128,75 @@ def test_transposed_is_the_transposed_matrix_laid_out_as_a_pool() -> None:
     for a, b in zip(got.gather(np.arange(45)), want.gather(np.arange(45)), strict=True):
         np.testing.assert_array_equal(a, b)
     assert got.cols.size == want.cols.size
+
+
+def test_a_mapped_pool_of_sets_compacts_where_it_lies(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A loaded index's relations by target, full of rows moved by edits, slide down in
+    their own mapped array: the rows are the same sets, and no array is made for them
+    (copying them out made an editing session's memory jump by the pool's size twice)."""
+    compactions = _counted_compactions(monkeypatch)
+    rng = np.random.default_rng(6)
+    m = sp.random(300, 200, density=0.1, format="csr", random_state=7)
+    room = m.indptr[-1] // 8
+    np.save(tmp_path / "cols.npy", np.r_[m.indices.astype(np.int64), np.full(room, -1)])
+    mapped = np.load(tmp_path / "cols.npy", mmap_mode="c")
+    pool = RowPool.adopt(m.indptr, mapped)
+    vals = pool.vals
+    model = {r: set(m[r].indices.tolist()) for r in range(300)}
+    for _ in range(400):
+        gone: list[tuple[int, int]] = []
+        added: list[tuple[int, int]] = []
+        for r in np.unique(rng.integers(0, 300, size=8)).tolist():
+            have = model[r]
+            out = {c for c in have if rng.random() < 0.2}
+            new = {int(c) for c in rng.integers(0, 200, 3)} - have
+            gone += [(r, c) for c in sorted(out)]
+            added += [(r, c) for c in sorted(new)]
+            model[r] = (have - out) | new
+        pool.edit(*(tuple(np.array(side, np.int64).reshape(-1, 2).T) for side in (gone, added)))
+    assert len(compactions) >= 3
+    assert pool.cols is mapped and pool.vals is vals  # compacted in place, values untouched
+    assert not vals.any()
+    assert pool.live == sum(len(c) for c in model.values()) <= pool.used <= mapped.size
+    for r in range(300):
+        assert sorted(pool.cols[pool.start[r] : pool.end[r]].tolist()) == sorted(model[r])
+
+
+def test_a_pool_compacting_in_place_keeps_rows_and_values() -> None:
+    """Rows with values slide down with them; a pool whose live entries no longer fit its
+    arrays grows instead."""
+    m = sp.random(60, 50, density=0.2, format="csr", random_state=8)
+    pool = RowPool.from_csr(m)
+    cols = pool.cols
+    for r in range(0, 60, 3):  # every third row grows out of its slot: garbage behind
+        pool.set_rows(np.array([r]), np.full(12, r), np.arange(12), np.full(12, float(r)))
+    pool.compact()
+    assert pool.cols is cols and pool.used == pool.live
+    want = {r: (m[r].indices.tolist(), m[r].data.tolist()) for r in range(60)}
+    want.update({r: (list(range(12)), [float(r)] * 12) for r in range(0, 60, 3)})
+    indptr, got_cols, got_vals = pool.gather(np.arange(60))
+    for r in range(60):
+        rows = slice(indptr[r], indptr[r + 1])
+        assert (got_cols[rows].tolist(), got_vals[rows].tolist()) == want[r]
+    pool.compact(room=cols.size)
+    assert pool.cols is not cols and pool.cols.size >= pool.live + cols.size
+    assert pool.gather(np.arange(60))[1].tolist() == got_cols.tolist()
+
+
+def test_rows_added_a_few_at_a_time_are_not_copied_at_each() -> None:
+    """An editing session adds fragment ids one edit at a time: the row arrays grow with
+    room to spare, not by a copy of all of them per new row."""
+    m = sp.random(800, 30, density=0.2, format="csr", random_state=9)
+    pool = RowPool.from_csr(m)
+    copies = 0
+    for n in range(801, 900):
+        before = pool.start
+        pool.grow(n)
+        pool.set_rows(np.array([n - 1]), np.full(2, n - 1), np.array([1, 2]), np.ones(2))
+        copies += not np.shares_memory(before, pool.start)
+    assert copies <= 2 and pool.n_rows == 899
+    want = {r: m[r].indices.tolist() for r in range(800)} | {r: [1, 2] for r in range(800, 899)}
+    indptr, cols, _ = pool.gather(np.arange(899))
+    assert [cols[indptr[r] : indptr[r + 1]].tolist() for r in range(899)] == [
+        want[r] for r in range(899)
+    ]

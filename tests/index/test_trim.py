@@ -73,3 +73,34 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     loaded.tidy()
     fresh, _ = RepoIndex.build(root, save=False)
     assert_same(loaded, fresh, QUERIES)
+
+
+def _made_parses(index: RepoIndex) -> int:
+    """Saved parses a loaded index holds made, for itself and for its resolver."""
+    t = index.tables
+    return sum(len(d._made) for d in (t.parsed, t.resolver.files))
+
+
+def test_tidying_drops_the_saved_parses_no_longer_read(tmp_path: Path) -> None:
+    """The parses an edit's resolution made from the saved index leave memory at the pause
+    after the one that found them still in use, and are made again when next read: a
+    session reaching file after file holds what it used lately, and still updates as a
+    rebuild of the same files does."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    loaded.warm()
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    loaded.update_file(*edits[0])
+    snapshot(loaded)  # reads every file's parse
+    assert _made_parses(loaded) > 0
+    loaded.tidy()  # read since the last pause: kept
+    assert _made_parses(loaded) > 0
+    loaded.tidy()
+    assert _made_parses(loaded) == 0
+    for rel, text in edits[1:]:
+        loaded.update_file(rel, text)
+        loaded.tidy()
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert_same(loaded, fresh, QUERIES)

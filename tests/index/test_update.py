@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from repos import PY_FILES, make_repo, write_files
 
 from repomem.index.parsing import TreeCache
 from repomem.index.repo import RepoIndex
+from repomem.index.rowpool import RowPool
 from repomem.index.tables import IndexTables
 from repomem.index.update import update_file
 
@@ -98,5 +100,44 @@ def test_a_file_typed_past_its_node_ids_moves_without_copying_every_node_array(
     assert moves >= 4
     assert copies <= 1  # the first move makes room for the later ones
     rebuilt = _rebuilt(tmp_path, {**PY_FILES, **filler, "pkg/core.py": text}, "rebuilt")
+    assert _state(index.tables) == _state(rebuilt.tables)
+    assert _hits(index) == _hits(rebuilt)
+
+
+def test_a_loaded_index_compacts_its_relations_by_target_where_they_lie(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typing into a loaded index moves the relations by target of the fragments the new
+    code relates to until their pool is full; it is compacted in its mapped array (no copy
+    of it is made) while the live relations fit there, and the index equals a rebuild."""
+    files = {
+        **PY_FILES,
+        **{
+            f"pkg/chain_{k}.py": "".join(
+                f"def f{j}_{k}(x):\n    return f{max(j - 1, 0)}_{k}(x) + {j * k}\n\n\n"
+                for j in range(12)
+            )
+            for k in range(60)
+        },
+    }
+    root = make_repo(tmp_path / "typed", files, use_git=False)
+    RepoIndex.build(root)
+    index = RepoIndex.load(root)
+    index.warm()
+    mapped = index.tables.inverse_relations.cols
+    in_place: list[bool] = []
+    compact = RowPool.compact
+
+    def compact_and_see(pool: RowPool, room: int = 0, **kw: bool) -> None:
+        compact(pool, room, **kw)
+        in_place.append(pool.cols is mapped)
+
+    monkeypatch.setattr(RowPool, "compact", compact_and_see)
+    text = files["pkg/chain_5.py"]
+    for i in range(40):
+        text += f"\n\ndef typed_{i}(v):\n    return f3_5(v) + {i}\n"
+        index.update_file("pkg/chain_5.py", text)
+    assert in_place[0]  # the first compaction found room where the pool lies
+    rebuilt = _rebuilt(tmp_path, {**files, "pkg/chain_5.py": text}, "rebuilt")
     assert _state(index.tables) == _state(rebuilt.tables)
     assert _hits(index) == _hits(rebuilt)

@@ -177,7 +177,7 @@ class CFamily(Language):
     def tables(self, r: Resolver) -> _Tables:
         t = self._tables.get(r)
         if t is None:
-            t = self._tables[r] = _Tables(PerFile(r.files, _file_tables))
+            t = self._tables[r] = _Tables(r.per_file(_file_tables))
         return t
 
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
