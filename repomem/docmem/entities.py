@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from repomem.index.parsing import ParsedFile, split_lines
 from repomem.index.resolve import module_name
+
+if TYPE_CHECKING:
+    from repomem.index.repo import RepoIndex
 
 _FILE_EXT = r"(?:py|pyi|toml|cfg|ini|json|ya?ml|md|rst|txt|js|ts|go|rs|java|c|h|cpp|sh)"
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
@@ -121,18 +125,24 @@ class CodeSymbols:
     _table: dict[tuple[str, str], list[tuple[str, int]]] | None = None
     _suffixes: dict[str, list[tuple[str, int]]] | None = None
 
-    def update(self, parsed: Mapping[str, ParsedFile], texts: Mapping[str, str]) -> bool:
-        """Bring the table up to date with the parsed code files; True if anything changed."""
+    def update(self, index: RepoIndex) -> bool:
+        """Bring the table up to date with the index's code files; True if anything changed.
+        Only the files whose digest changed are read (their parse and text, on demand)."""
+        digests = {path: digest for path, _, digest in index.indexed_files()}
         changed = False
         for path in list(self.files):
-            if path not in parsed:
+            if path not in digests:
                 del self.files[path]
                 changed = True
-        for path, pf in parsed.items():
+        for path, digest in digests.items():
             known = self.files.get(path)
-            if known is not None and known.digest == pf.digest:
+            if known is not None and known.digest == digest:
                 continue
-            self.files[path] = _FileSymbols(pf.digest, _file_names(path, pf, texts.get(path, "")))
+            pf = index.parse(path)
+            if pf is None:
+                continue
+            names = _file_names(path, pf, index.file_text(path) or "")
+            self.files[path] = _FileSymbols(digest, names)
             changed = True
         if changed:
             self._table = self._suffixes = None

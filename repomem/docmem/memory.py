@@ -141,7 +141,8 @@ class DocMemory:
             doc_of += [number] * len(docs[path].segments)
         self.doc_of = np.array(doc_of, np.int64)
         self.code = CodeSymbols()
-        self.code.update(index.parses(), _file_texts(index))
+        self.code.update(index)
+        self._code_revision = index.revision
         self.graph = EntityGraph.build([s.text for s in self.segments], self.code)
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
@@ -216,12 +217,11 @@ class DocMemory:
 
     def refresh_code(self) -> None:
         """Follow changes of the code index: re-read the definitions of changed files and
-        re-link the entities."""
-        texts = _file_texts(self.index)
-        if (
-            self.code.update(self.index.parses(), texts)
-            or self.links.shape[1] != self.index.fragment_slots
-        ):
+        re-link the entities (nothing while the index is unchanged)."""
+        if self._code_revision == self.index.revision:
+            return
+        self._code_revision = self.index.revision
+        if self.code.update(self.index):
             self.graph.link(self.code)
             self.links = code_links(self.graph, len(self.segments), self.index)
 
@@ -510,8 +510,3 @@ def _segment(path: str, language: str, text: str, config: DocMemoryConfig) -> li
     if language == DOC_COMMENTS:
         return segment_doc_comments(path, language_for_path(path) or "", text, **sizes)
     return segment_document(path, language, text, **sizes)
-
-
-def _file_texts(index: RepoIndex) -> dict[str, str]:
-    """Every indexed code file's text, by path."""
-    return {path: index.file_text(path) or "" for path, _, _ in index.indexed_files()}

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from repomem.config import IndexConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import store
+from repomem.index.bm25 import Background
 from repomem.index.build import IndexSummary, Progress, build_tables
 from repomem.index.calling import CallingWindows
 from repomem.index.files import FileSkipped, load_file, repository_root
@@ -184,6 +185,16 @@ class RepoIndex:
     def fragment_scores(self, query: str, ids: np.ndarray) -> np.ndarray:
         """``query_scores(query)[ids]``, scoring only those fragments when it can."""
         return self._search.fragment_scores(query, self.revision, ids)
+
+    def term_statistics(self, tokens: Sequence[str]) -> Background:
+        """The fragments' BM25 statistics for ``tokens``: what scores other documents (a doc
+        memory's entries) on the fragments' scale, as if indexed with them."""
+        return self.tables.bm25.statistics(tokens)
+
+    def relation_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The relations of fragments ``ids``: per id, a row of related fragment ids (-1: an
+        empty slot) and one of strengths, as ``relations`` holds them, without making it."""
+        return self.tables.rel_idx[ids], self.tables.rel_val[ids]
 
     # ------------------------------------------------------------------ what the context reads
     @property

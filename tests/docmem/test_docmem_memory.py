@@ -166,7 +166,7 @@ def test_ambiguous_names_are_dropped_not_guessed(tmp_path: Path) -> None:
     }
     index, _ = RepoIndex.build(make_repo(tmp_path / "r", files), save=False)
     code = CodeSymbols()
-    code.update(index.tables.parsed, {p: e.text for p, e in index.tables.files.items()})
+    code.update(index)
     assert code.lookup(Mention("run", "symbol")) == []  # four definitions: ambiguous
     assert code.lookup(Mention("one.run", "symbol")) == [("a/one.py", 0)]
     assert code.lookup(Mention("a.one.run", "symbol")) == [("a/one.py", 0)]
