@@ -122,6 +122,9 @@ class CodeSymbols:
     the file it changed."""
 
     files: dict[str, _FileSymbols] = field(default_factory=dict)
+    # the names lookups can ask (``lookup_keys``): a file keeps only the names that match
+    # one, so the table grows with the docs' entities, not with the code; None: every name
+    wanted: frozenset[str] | None = None
     _table: dict[tuple[str, str], list[tuple[str, int]]] | None = None
     _suffixes: dict[str, list[tuple[str, int]]] | None = None
 
@@ -138,10 +141,12 @@ class CodeSymbols:
             known = self.files.get(path)
             if known is not None and known.digest == digest:
                 continue
-            pf = index.parse(path)
+            pf = index.parse(path, keep=False)
             if pf is None:
                 continue
             names = _file_names(path, pf, index.file_text(path) or "")
+            if self.wanted is not None:
+                names = [n for n in names if not self.wanted.isdisjoint(_suffixes(n[1]))]
             self.files[path] = _FileSymbols(digest, names)
             changed = True
         if changed:
@@ -191,6 +196,18 @@ class CodeSymbols:
             if hits:
                 return hits if len(hits) <= MAX_TARGETS else []
         return []
+
+
+def _suffixes(name: str) -> list[str]:
+    """``name`` and its dotted suffixes (``a.b.c``: ``a.b.c``, ``b.c``, ``c``)."""
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def lookup_keys(names: Iterable[str]) -> frozenset[str]:
+    """Every name :meth:`CodeSymbols.lookup` can ask for mentions of ``names``: a code name
+    matches one only where one of its dotted suffixes is among them."""
+    return frozenset(key for name in names for key in _suffixes(name))
 
 
 def _unique(sites: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -250,7 +267,8 @@ class EntityGraph:
     definitions: dict[str, list[tuple[str, int]]]
 
     @classmethod
-    def build(cls, segment_texts: list[str], code: CodeSymbols) -> EntityGraph:
+    def build(cls, segment_texts: list[str], code: CodeSymbols | None = None) -> EntityGraph:
+        """The segments' entities, linked to ``code``'s definitions when given."""
         seg_ents: list[list[str]] = []
         ent_segs: dict[str, list[int]] = defaultdict(list)
         kinds: dict[str, str] = {}
@@ -261,7 +279,8 @@ class EntityGraph:
                 ent_segs[m.name].append(i)
                 kinds.setdefault(m.name, m.kind)
         graph = cls(seg_ents, dict(ent_segs), kinds, {})
-        graph.link(code)
+        if code is not None:
+            graph.link(code)
         return graph
 
     def link(self, code: CodeSymbols) -> None:

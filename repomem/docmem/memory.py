@@ -28,7 +28,7 @@ from repomem.config import DocMemoryConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
-from repomem.docmem.entities import CodeSymbols, EntityGraph
+from repomem.docmem.entities import CodeSymbols, EntityGraph, lookup_keys
 from repomem.docmem.forms import Entry
 from repomem.docmem.model import EXTRACTIVE, TextModel
 from repomem.docmem.names import BUILT_FORMS, FORMS
@@ -140,10 +140,11 @@ class DocMemory:
             self.segments.extend(docs[path].segments)
             doc_of += [number] * len(docs[path].segments)
         self.doc_of = np.array(doc_of, np.int64)
-        self.code = CodeSymbols()
+        self.graph = EntityGraph.build([s.text for s in self.segments])
+        self.code = CodeSymbols(wanted=lookup_keys(self.graph.kinds))
         self.code.update(index)
         self._code_revision = index.revision
-        self.graph = EntityGraph.build([s.text for s in self.segments], self.code)
+        self.graph.link(self.code)
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
         self._spaces: dict[tuple[str, str, str, bool], JointSpace] = {}

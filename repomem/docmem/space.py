@@ -238,7 +238,7 @@ class JointSpace:
         present = related >= 0
         others, where = np.unique(related[present], return_inverse=True)
         weight = np.zeros(related.shape)
-        weight[present] = np.where(environment[others], strength[present], 0.0)[where]
+        weight[present] = np.where(environment[others][where], strength[present], 0.0)
         other_scores = np.zeros(related.shape)
         other_scores[present] = index.fragment_scores(code_query, others)[where]
         num = (weight * other_scores).sum(axis=1)

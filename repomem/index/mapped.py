@@ -276,6 +276,16 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
             value = self._values[key] = self._make(self._pending.pop(key))
         return value  # type: ignore[return-value]
 
+    def peek(self, key: K) -> V | None:
+        """The value of ``key`` (None if absent), a saved one made but not kept."""
+        if key not in self._values:
+            return None
+        value = self._values[key]
+        if value is None and key in self._pending:
+            assert self._make is not None
+            return self._make(self._pending[key])
+        return value
+
     def __setitem__(self, key: K, value: V) -> None:
         self._pending.pop(key, None)
         self._values[key] = value

@@ -27,6 +27,7 @@ from repomem.index.build import IndexSummary, Progress, build_tables
 from repomem.index.calling import CallingWindows
 from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
+from repomem.index.mapped import LazyDict
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, TreeCache
 from repomem.index.relations import node_strengths, reserve_scratch
@@ -241,9 +242,14 @@ class RepoIndex:
         """The lines of an indexed file as the index holds it now (do not modify)."""
         return self._search.lines(path)
 
-    def parse(self, path: str) -> ParsedFile | None:
-        """An indexed file's parse (definitions, imports, calls, node rows; do not modify)."""
-        return self.tables.parsed.get(path)
+    def parse(self, path: str, *, keep: bool = True) -> ParsedFile | None:
+        """An indexed file's parse (definitions, imports, calls, node rows; do not modify).
+        ``keep=False``: a saved index's parse not yet made is made for the caller alone, so
+        that a reader of every file does not leave the index holding every parse."""
+        parsed = self.tables.parsed
+        if keep or not isinstance(parsed, LazyDict):
+            return parsed.get(path)
+        return parsed.peek(path)
 
     def parses(self) -> Mapping[str, ParsedFile]:
         """Every indexed file's parse by path, read only; a saved index's are made as read."""
