@@ -146,7 +146,7 @@ class CodeSymbols:
                 continue
             names = _file_names(path, pf, index.file_text(path) or "")
             if self.wanted is not None:
-                names = [n for n in names if not self.wanted.isdisjoint(_suffixes(n[1]))]
+                names = [n for n in names if _asked(n, self.wanted)]
             self.files[path] = _FileSymbols(digest, names)
             changed = True
         if changed:
@@ -202,6 +202,13 @@ def _suffixes(name: str) -> list[str]:
     """``name`` and its dotted suffixes (``a.b.c``: ``a.b.c``, ``b.c``, ``c``)."""
     parts = name.split(".")
     return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def _asked(name: tuple[str, str, int], wanted: frozenset[str]) -> bool:
+    """Whether a lookup can find the code name ``(kind, name, line)``: a path by itself, any
+    other name by one of its dotted suffixes."""
+    kind, text, _ = name
+    return text in wanted if kind == "path" else not wanted.isdisjoint(_suffixes(text))
 
 
 def lookup_keys(names: Iterable[str]) -> frozenset[str]:
