@@ -24,6 +24,7 @@ from repomem.docmem.relations import (
     semantic_relations,
 )
 from repomem.docmem.space import JointSpace
+from repomem.docmem.text import STOPWORDS
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 
@@ -226,3 +227,14 @@ def test_a_space_holds_no_copy_of_the_code(tmp_path: Path) -> None:
     small = _space_bytes(tmp_path / "small", WIDGET_FILES)
     large = _space_bytes(tmp_path / "large", {**WIDGET_FILES, **unnamed})
     assert large < 1.2 * small + 20_000, (small, large)
+
+
+def test_a_question_asks_the_code_index_with_its_words_as_the_index_reads_them(
+    widget: tuple[RepoIndex, DocMemory],
+) -> None:
+    _, memory = widget
+    question = "How do I set the WIDGET_TIMEOUT of serve?"
+    assert memory.space("chunk", EXTRACTIVE).code_query(question) == "set WIDGET_TIMEOUT serve"
+    assert not {"how", "do", "i", "the", "of"} - STOPWORDS
+    code_space = memory.space("chunk", EXTRACTIVE, code_terms=True)
+    assert code_space.code_query(question) == question
