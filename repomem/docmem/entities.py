@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from repomem.index.parsing import ParsedFile, split_lines
 from repomem.index.resolve import module_name
+
+if TYPE_CHECKING:
+    from repomem.index.repo import RepoIndex
 
 _FILE_EXT = r"(?:py|pyi|toml|cfg|ini|json|ya?ml|md|rst|txt|js|ts|go|rs|java|c|h|cpp|sh)"
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
@@ -118,21 +122,32 @@ class CodeSymbols:
     the file it changed."""
 
     files: dict[str, _FileSymbols] = field(default_factory=dict)
+    # the names lookups can ask (``lookup_keys``): a file keeps only the names that match
+    # one, so the table grows with the docs' entities, not with the code; None: every name
+    wanted: frozenset[str] | None = None
     _table: dict[tuple[str, str], list[tuple[str, int]]] | None = None
     _suffixes: dict[str, list[tuple[str, int]]] | None = None
 
-    def update(self, parsed: Mapping[str, ParsedFile], texts: Mapping[str, str]) -> bool:
-        """Bring the table up to date with the parsed code files; True if anything changed."""
+    def update(self, index: RepoIndex) -> bool:
+        """Bring the table up to date with the index's code files; True if anything changed.
+        Only the files whose digest changed are read (their parse and text, on demand)."""
+        digests = {path: digest for path, _, digest in index.indexed_files()}
         changed = False
         for path in list(self.files):
-            if path not in parsed:
+            if path not in digests:
                 del self.files[path]
                 changed = True
-        for path, pf in parsed.items():
+        for path, digest in digests.items():
             known = self.files.get(path)
-            if known is not None and known.digest == pf.digest:
+            if known is not None and known.digest == digest:
                 continue
-            self.files[path] = _FileSymbols(pf.digest, _file_names(path, pf, texts.get(path, "")))
+            pf = index.parse(path, keep=False)
+            if pf is None:
+                continue
+            names = _file_names(path, pf, index.file_text(path) or "")
+            if self.wanted is not None:
+                names = [n for n in names if _asked(n, self.wanted)]
+            self.files[path] = _FileSymbols(digest, names)
             changed = True
         if changed:
             self._table = self._suffixes = None
@@ -181,6 +196,25 @@ class CodeSymbols:
             if hits:
                 return hits if len(hits) <= MAX_TARGETS else []
         return []
+
+
+def _suffixes(name: str) -> list[str]:
+    """``name`` and its dotted suffixes (``a.b.c``: ``a.b.c``, ``b.c``, ``c``)."""
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def _asked(name: tuple[str, str, int], wanted: frozenset[str]) -> bool:
+    """Whether a lookup can find the code name ``(kind, name, line)``: a path by itself, any
+    other name by one of its dotted suffixes."""
+    kind, text, _ = name
+    return text in wanted if kind == "path" else not wanted.isdisjoint(_suffixes(text))
+
+
+def lookup_keys(names: Iterable[str]) -> frozenset[str]:
+    """Every name :meth:`CodeSymbols.lookup` can ask for mentions of ``names``: a code name
+    matches one only where one of its dotted suffixes is among them."""
+    return frozenset(key for name in names for key in _suffixes(name))
 
 
 def _unique(sites: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -240,7 +274,8 @@ class EntityGraph:
     definitions: dict[str, list[tuple[str, int]]]
 
     @classmethod
-    def build(cls, segment_texts: list[str], code: CodeSymbols) -> EntityGraph:
+    def build(cls, segment_texts: list[str], code: CodeSymbols | None = None) -> EntityGraph:
+        """The segments' entities, linked to ``code``'s definitions when given."""
         seg_ents: list[list[str]] = []
         ent_segs: dict[str, list[int]] = defaultdict(list)
         kinds: dict[str, str] = {}
@@ -251,7 +286,8 @@ class EntityGraph:
                 ent_segs[m.name].append(i)
                 kinds.setdefault(m.name, m.kind)
         graph = cls(seg_ents, dict(ent_segs), kinds, {})
-        graph.link(code)
+        if code is not None:
+            graph.link(code)
         return graph
 
     def link(self, code: CodeSymbols) -> None:

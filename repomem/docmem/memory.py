@@ -28,7 +28,7 @@ from repomem.config import DocMemoryConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.docmem import forms, prompts
 from repomem.docmem import store as doc_store
-from repomem.docmem.entities import CodeSymbols, EntityGraph
+from repomem.docmem.entities import CodeSymbols, EntityGraph, lookup_keys
 from repomem.docmem.forms import Entry
 from repomem.docmem.model import EXTRACTIVE, TextModel
 from repomem.docmem.names import BUILT_FORMS, FORMS
@@ -140,9 +140,11 @@ class DocMemory:
             self.segments.extend(docs[path].segments)
             doc_of += [number] * len(docs[path].segments)
         self.doc_of = np.array(doc_of, np.int64)
-        self.code = CodeSymbols()
-        self.code.update(index.parses(), _file_texts(index))
-        self.graph = EntityGraph.build([s.text for s in self.segments], self.code)
+        self.graph = EntityGraph.build([s.text for s in self.segments])
+        self.code = CodeSymbols(wanted=lookup_keys(self.graph.kinds))
+        self.code.update(index)
+        self._code_revision = index.revision
+        self.graph.link(self.code)
         self.links = code_links(self.graph, len(self.segments), index)
         self.segment_relations = self._segment_relations()
         self._spaces: dict[tuple[str, str, str, bool], JointSpace] = {}
@@ -216,12 +218,11 @@ class DocMemory:
 
     def refresh_code(self) -> None:
         """Follow changes of the code index: re-read the definitions of changed files and
-        re-link the entities."""
-        texts = _file_texts(self.index)
-        if (
-            self.code.update(self.index.parses(), texts)
-            or self.links.shape[1] != self.index.fragment_slots
-        ):
+        re-link the entities (nothing while the index is unchanged)."""
+        if self._code_revision == self.index.revision:
+            return
+        self._code_revision = self.index.revision
+        if self.code.update(self.index):
             self.graph.link(self.code)
             self.links = code_links(self.graph, len(self.segments), self.index)
 
@@ -510,8 +511,3 @@ def _segment(path: str, language: str, text: str, config: DocMemoryConfig) -> li
     if language == DOC_COMMENTS:
         return segment_doc_comments(path, language_for_path(path) or "", text, **sizes)
     return segment_document(path, language, text, **sizes)
-
-
-def _file_texts(index: RepoIndex) -> dict[str, str]:
-    """Every indexed code file's text, by path."""
-    return {path: index.file_text(path) or "" for path, _, _ in index.indexed_files()}

@@ -541,6 +541,20 @@ class _SavedState:
         self._version += 1
 
 
+@dataclass(frozen=True)
+class Background:
+    """What another collection adds to an index's term statistics (``BM25Index.statistics``):
+    an index scoring its documents against a background scores them as if the two
+    collections were one (a doc memory's entries against the code index's fragments) without
+    holding the other's postings. ``df``: of the query's terms only; ``mean_idf``: the other
+    collection's, which stands for the joint one in the negative-idf floor."""
+
+    docs: int
+    total_len: int
+    df: Mapping[str, int]
+    mean_idf: float
+
+
 class BM25Index(_SavedState):
     """Okapi BM25 with rank-bm25's exact BM25Okapi formula (k1=1.5, b=0.75, epsilon=0.25,
     negative idf floored at epsilon * average idf, query tokens counted with repetition).
@@ -650,39 +664,64 @@ class BM25Index(_SavedState):
             self._main_dead += 1
         self._changed()
 
-    def _query(self, query_tokens: Sequence[str]) -> tuple[IntArray, FloatArray] | None:
+    def _query(
+        self, query_tokens: Sequence[str], background: Background | None = None
+    ) -> tuple[IntArray, FloatArray] | None:
         """The query's term ids that live documents use and their weights (idf times repeats
-        times ``k1 + 1``), in the order the scores sum them; None when no document can score."""
+        times ``k1 + 1``, over this index and ``background``), in the order the scores sum
+        them; None when no document can score."""
         if self._compaction_due():
             self.compact()
         self._queried = True
         counted = Counter(query_tokens).items()
-        known = [(tid, c) for t, c in counted if (tid := self._vocab.get(t)) is not None]
+        known = [(tid, c, t) for t, c in counted if (tid := self._vocab.get(t)) is not None]
         if not known or self._total_len == 0:
             return None
-        terms = np.array([t for t, _ in known], np.int64)
+        terms = np.array([t for t, _, _ in known], np.int64)
         df = self._df.view[terms]
         present = df > 0
         if not present.any():
             return None
+        self._refresh_stats()
+        n, eps_idf = self._n_live, self._eps_idf
+        if background is not None:
+            df = df + np.array([background.df.get(w, 0) for _, _, w in known], np.int64)
+            n += background.docs
+            eps_idf = self.epsilon * background.mean_idf
         terms = terms[present]
         df = df[present]
-        self._refresh_stats()
-        n = self._n_live
         idf = np.log(n - df + 0.5) - np.log(df + 0.5)
-        idf[idf < 0] = self._eps_idf
-        repeats = np.array([c for _, c in known], np.float64)[present]
+        idf[idf < 0] = eps_idf
+        repeats = np.array([c for _, c, _ in known], np.float64)[present]
         return terms, repeats * idf * (self.k1 + 1)
 
-    def scores(self, query_tokens: Sequence[str]) -> FloatArray:
-        """BM25 score of every id in ``range(capacity)``; dead and unused ids score 0."""
-        query = self._query(query_tokens)
+    def statistics(self, query_tokens: Sequence[str]) -> Background:
+        """This index as the background of another (see :class:`Background`)."""
+        df = {
+            t: int(self._df.view[tid])
+            for t in set(query_tokens)
+            if (tid := self._vocab.get(t)) is not None
+        }
+        mean_idf = _mean_idf(self._df_hist.view, self._n_live) if self._n_live else 0.0
+        return Background(self._n_live, self._total_len, df, mean_idf)
+
+    def scores(
+        self, query_tokens: Sequence[str], background: Background | None = None
+    ) -> FloatArray:
+        """BM25 score of every id in ``range(capacity)``; dead and unused ids score 0. With a
+        ``background``, as if its collection's documents were indexed here too."""
+        query = self._query(query_tokens, background)
         out = np.zeros(self._capacity)
         if query is None:
             return out
         terms, weights = query
         vocab = self._vocab
-        _score_main(self._term_ptr, self._post_row, self._post_tf, terms, weights, self._norm, out)
+        norm = self._norm
+        if background is not None:
+            norm = np.empty(self._row_len.size)
+            avgdl = (self._total_len + background.total_len) / (self._n_live + background.docs)
+            _fill_norm(self._row_len.view, self._row_live.view, self.k1, self.b, avgdl, norm)
+        _score_main(self._term_ptr, self._post_row, self._post_tf, terms, weights, norm, out)
         if self._row_doc.size > self._main_rows:
             term_weight = self._term_weight
             if term_weight.size < len(vocab):
@@ -694,7 +733,7 @@ class BM25Index(_SavedState):
                 self._row_tf.view,
                 self._main_rows,
                 term_weight.view,
-                self._norm,
+                norm,
                 self._row_doc.view,
                 out,
             )

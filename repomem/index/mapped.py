@@ -286,6 +286,16 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         self._read.add(key)
         return value  # type: ignore[return-value]
 
+    def peek(self, key: K) -> V | None:
+        """The value of ``key`` (None if absent), a saved one made but not kept."""
+        if key not in self._values:
+            return None
+        value = self._values[key]
+        if value is None and key in self._pending:
+            assert self._make is not None
+            return self._make(self._pending[key])
+        return value
+
     def __setitem__(self, key: K, value: V) -> None:
         self._saved.pop(key, None)
         self._made.discard(key)

@@ -22,10 +22,12 @@ import scipy.sparse as sp
 from repomem.config import IndexConfig
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index import store
+from repomem.index.bm25 import Background
 from repomem.index.build import IndexSummary, Progress, build_tables
 from repomem.index.calling import CallingWindows
 from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
+from repomem.index.mapped import LazyDict
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, TreeCache
 from repomem.index.relations import node_strengths, reserve_scratch
@@ -188,6 +190,16 @@ class RepoIndex:
         """``query_scores(query)[ids]``, scoring only those fragments when it can."""
         return self._search.fragment_scores(query, self.revision, ids)
 
+    def term_statistics(self, tokens: Sequence[str]) -> Background:
+        """The fragments' BM25 statistics for ``tokens``: what scores other documents (a doc
+        memory's entries) on the fragments' scale, as if indexed with them."""
+        return self.tables.bm25.statistics(tokens)
+
+    def relation_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The relations of fragments ``ids``: per id, a row of related fragment ids (-1: an
+        empty slot) and one of strengths, as ``relations`` holds them, without making it."""
+        return self.tables.rel_idx[ids], self.tables.rel_val[ids]
+
     # ------------------------------------------------------------------ what the context reads
     @property
     def resolver(self) -> Resolver:
@@ -233,9 +245,14 @@ class RepoIndex:
         """The lines of an indexed file as the index holds it now (do not modify)."""
         return self._search.lines(path)
 
-    def parse(self, path: str) -> ParsedFile | None:
-        """An indexed file's parse (definitions, imports, calls, node rows; do not modify)."""
-        return self.tables.parsed.get(path)
+    def parse(self, path: str, *, keep: bool = True) -> ParsedFile | None:
+        """An indexed file's parse (definitions, imports, calls, node rows; do not modify).
+        ``keep=False``: a saved index's parse not yet made is made for the caller alone, so
+        that a reader of every file does not leave the index holding every parse."""
+        parsed = self.tables.parsed
+        if keep or not isinstance(parsed, LazyDict):
+            return parsed.get(path)
+        return parsed.peek(path)
 
     def parses(self) -> Mapping[str, ParsedFile]:
         """Every indexed file's parse by path, read only; a saved index's are made as read."""

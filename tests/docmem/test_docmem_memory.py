@@ -166,7 +166,7 @@ def test_ambiguous_names_are_dropped_not_guessed(tmp_path: Path) -> None:
     }
     index, _ = RepoIndex.build(make_repo(tmp_path / "r", files), save=False)
     code = CodeSymbols()
-    code.update(index.tables.parsed, {p: e.text for p, e in index.tables.files.items()})
+    code.update(index)
     assert code.lookup(Mention("run", "symbol")) == []  # four definitions: ambiguous
     assert code.lookup(Mention("one.run", "symbol")) == [("a/one.py", 0)]
     assert code.lookup(Mention("a.one.run", "symbol")) == [("a/one.py", 0)]
@@ -243,3 +243,23 @@ def test_a_store_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None
     with pytest.raises(doc_store.DocStoreError, match="cannot write the doc memory to"):
         memory.save()
     assert not [p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}.")]
+
+
+def test_a_loaded_index_keeps_no_parse_and_the_memory_only_names_the_docs_mention(
+    tmp_path: Path,
+) -> None:
+    """Opening the doc memory reads every code file's definitions once; neither the index
+    (its parses) nor the memory (its code names) keeps what the docs do not mention."""
+    body = "def helper_{i}(x):\n    return x\n"
+    files = {**WIDGET_FILES, **{f"widget/gen/m{i}.py": body.format(i=i) for i in range(5)}}
+    root = make_repo(tmp_path / "repo", files)
+    RepoIndex.build(root)
+    index = RepoIndex.load(root)
+    memory = DocMemory.open(index)
+    assert index.parse("widget/gen/m0.py", keep=False) is not None
+    parsed = index.tables.parsed
+    assert not [p for p in parsed if parsed._values[p] is not None]  # none made and kept
+    names = {name for f in memory.code.files.values() for _, name, _ in f.names}
+    assert "widget.logs.setup_logging" in names
+    assert not [n for n in names if "helper_" in n or "gen.m" in n]
+    assert memory.graph.definitions["widget.logs.setup_logging"] == [("widget/logs.py", 3)]

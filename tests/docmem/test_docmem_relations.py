@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
-from test_docmem_memory import widget_repo
+from repos import make_repo
+from test_docmem_memory import WIDGET_FILES, widget_repo
 
 from repomem.core import Exclusion
 from repomem.docmem.entities import EntityGraph
@@ -21,7 +23,9 @@ from repomem.docmem.relations import (
     entry_relations,
     semantic_relations,
 )
-from repomem.docmem.text import terms
+from repomem.docmem.space import JointSpace
+from repomem.docmem.text import STOPWORDS
+from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 
 
@@ -91,42 +95,70 @@ def test_entry_relation_is_the_word_weighted_mean_of_eq8() -> None:
             assert got[i, j] == pytest.approx(expected)
 
 
-def test_joint_space_with_alpha_zero_is_bm25_over_docs_and_code(
+def test_entries_score_as_bm25_over_entries_and_code_together(
     widget: tuple[RepoIndex, DocMemory],
 ) -> None:
     index, memory = widget
-    space = memory.space("chunk", EXTRACTIVE)
-    query = "restart the server when files change with reload"
+    space = memory.space("chunk", EXTRACTIVE, code_terms=True)
+    query = "serve port reload setup_logging"
     s_ind, s_env, s_rel, visible = space.scores(query, alpha=0.0)
     live = index.tables.live_ids().tolist()
-    corpus = [terms(e.text) for e in space.entries] + [
-        terms(index.tables.frag_text[f]) for f in live
+    corpus = [tokenize(e.text) for e in space.entries] + [
+        tokenize(index.fragment_text(f)) for f in live
     ]
-    reference = BM25Okapi(corpus).get_scores(terms(query))
-    ids = list(range(space.n_doc)) + [space.n_doc + f for f in live]
-    np.testing.assert_allclose(s_ind[ids], reference, rtol=1e-9, atol=1e-12)
+    reference = BM25Okapi(corpus).get_scores(tokenize(query))
+    np.testing.assert_allclose(s_ind, reference[: space.n_doc], rtol=1e-9, atol=1e-12)
+    assert s_ind.max() > 0
     np.testing.assert_array_equal(s_rel, s_ind)
-    assert visible[ids].all()
+    assert visible.all()
+    # code fragments are the code index's own: its scores, its ranking
+    hits = [h for h in space.search(query, 50, alpha=0.0) if h.fragment is not None]
+    code = index.retrieve(query, k=len(hits), alpha=0.0)
+    assert [h.fragment for h in hits] == [f.fragment_id for f in code]
+    scores = index.query_scores(query)
+    assert [h.s_ind for h in hits] == [float(scores[h.fragment]) for h in hits]
 
 
-def test_environment_score_is_eq9_over_the_joint_matrix(
-    widget: tuple[RepoIndex, DocMemory],
+def _joint_matrix(space: JointSpace, index: RepoIndex) -> np.ndarray:
+    """The relations the space scores over, as one dense matrix (entries first)."""
+    n_doc, n_code = space.n_doc, index.fragment_slots
+    dc = np.zeros((n_doc, n_code))
+    dc[:, space.linked] = space._dc.toarray()
+    cc = index.relations.toarray()[:n_code, :n_code]
+    return np.block([[space._dd.toarray(), dc], [dc.T, cc]])
+
+
+@pytest.mark.parametrize("code_terms", [False, True])
+def test_environment_score_is_eq9_over_the_joint_relations(
+    widget: tuple[RepoIndex, DocMemory], code_terms: bool
 ) -> None:
     index, memory = widget
-    space = memory.space("chunk", EXTRACTIVE)
-    s_ind, s_env, s_rel, visible = space.scores("timeout retries serve port", alpha=0.5)
-    matrix = space.sync().toarray()
-    n_doc = space.n_doc
-    n_code = len(index.tables.frag_text)
-    np.testing.assert_allclose(
-        matrix[n_doc:, n_doc:], index.tables.relations.toarray()[:n_code, :n_code]
+    space = memory.space("chunk", EXTRACTIVE, code_terms=code_terms)
+    query = "timeout retries serve port setup_logging basicConfig"
+    s_doc, env_doc, rel_doc, _ = space.scores(query, alpha=0.5)
+    assert space.linked.size, "the widget's docs name its code"
+    matrix = _joint_matrix(space, index)
+    live = np.zeros(index.fragment_slots, bool)
+    live[index.tables.live_ids()] = True
+    s_ind = np.concatenate([s_doc, index.query_scores(space.code_query(query))])
+    visible = np.concatenate([np.ones(space.n_doc, bool), live])
+    w = matrix * visible
+    expected = np.divide(w @ s_ind, w.sum(axis=1), out=np.zeros(len(s_ind)), where=w.sum(1) > 0)
+    np.testing.assert_allclose(env_doc, expected[: space.n_doc], atol=1e-12)
+    np.testing.assert_allclose(rel_doc, s_doc + 0.5 * env_doc)
+    assert env_doc.max() > 0
+    # every item the search ranks, entry or fragment, has the joint matrix's scores
+    hits = space.search(query, 10_000, alpha=0.5)
+    assert {h.fragment for h in hits} >= set(space.linked.tolist()) & set(
+        np.flatnonzero(s_ind[space.n_doc :] > 0).tolist()
     )
-    for i in range(matrix.shape[0]):
-        w = matrix[i] * visible
-        w[i] = 0.0
-        expected = (w @ s_ind) / w.sum() if w.sum() > 0 else 0.0
-        assert s_env[i] == pytest.approx(expected)
-    np.testing.assert_allclose(s_rel, s_ind + 0.5 * s_env)
+    for h in hits:
+        i = h.entry if h.entry is not None else space.n_doc + h.fragment
+        assert h.s_ind == pytest.approx(s_ind[i])
+        assert h.s_env == pytest.approx(expected[i])
+    rel = s_ind + 0.5 * expected
+    ranked = [(h.entry if h.entry is not None else space.n_doc + h.fragment) for h in hits]
+    assert ranked == sorted(np.flatnonzero(visible & (rel > 0)).tolist(), key=lambda i: -rel[i])
 
 
 def test_doc_segments_rank_for_code_queries_through_the_entity_graph(
@@ -162,14 +194,47 @@ def test_space_follows_code_index_updates(tmp_path: Path) -> None:
     index.update_file("widget/logs.py", text)
     found = [h for h in space.search("rotate_journal", 5, alpha=0.5) if h.fragment is not None]
     assert found and index.tables.frag_locs[found[0].fragment][0].path == "widget/logs.py"
-    n_code = len(index.tables.frag_text)
-    matrix = space.sync()
-    assert matrix.shape == (space.n_doc + n_code, space.n_doc + n_code)
-    np.testing.assert_allclose(
-        matrix[space.n_doc :, space.n_doc :].toarray(),
-        index.tables.relations.toarray()[:n_code, :n_code],
-    )
     index.update_file("widget/logs.py", None)  # the file is gone, and so are its links
     gone = space.search("basicConfig filename", 5, alpha=0.5)
     assert not [h for h in gone if h.fragment is not None]
     assert "widget.logs.setup_logging" not in memory.graph.definitions
+
+
+def _space_bytes(root: Path, files: dict[str, str]) -> int:
+    """The memory a code-term space allocates and keeps once it has followed the code."""
+    make_repo(root, files)
+    index, _ = RepoIndex.build(root)
+    memory = DocMemory.open(index)
+    tracemalloc.start()
+    try:
+        space = memory.space("chunk", EXTRACTIVE, code_terms=True)
+        space.sync(force=True)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert space.n_doc
+    return held
+
+
+def test_a_space_holds_no_copy_of_the_code(tmp_path: Path) -> None:
+    """Code the docs do not name costs the doc memory's scoring nothing: it reads fragments
+    through the code index (a copy of their terms and texts grew with the repository)."""
+    body = "def f{i}_{j}(x):\n    return x + {j}\n"
+    unnamed = {
+        f"widget/generated/m{i}.py": "".join(body.format(i=i, j=j) for j in range(40))
+        for i in range(40)
+    }
+    small = _space_bytes(tmp_path / "small", WIDGET_FILES)
+    large = _space_bytes(tmp_path / "large", {**WIDGET_FILES, **unnamed})
+    assert large < 1.2 * small + 20_000, (small, large)
+
+
+def test_a_question_asks_the_code_index_with_its_words_as_the_index_reads_them(
+    widget: tuple[RepoIndex, DocMemory],
+) -> None:
+    _, memory = widget
+    question = "How do I set the WIDGET_TIMEOUT of serve?"
+    assert memory.space("chunk", EXTRACTIVE).code_query(question) == "set WIDGET_TIMEOUT serve"
+    assert not {"how", "do", "i", "the", "of"} - STOPWORDS
+    code_space = memory.space("chunk", EXTRACTIVE, code_terms=True)
+    assert code_space.code_query(question) == question
