@@ -54,6 +54,7 @@ from repomem.index.rowpool import ranges
 from repomem.index.spool import ArrayWriter, mapped
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_TOKEN_OR_NEWLINE = re.compile(f"{TOKEN_RE.pattern}|\n")
 
 # Compaction is worth it once delta rows plus dead main rows exceed this share of the main
 # segment (but never below the floor): every query scans the whole delta and the dead rows'
@@ -259,25 +260,28 @@ class TermCounts:
 
 def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermCounts:
     """Term counts of the documents ``lines[start:end]`` joined by newlines, per span. Tokens
-    never cross a line, so each line is tokenized once however many windows hold it."""
-    vocab: dict[str, int] = {}
-    per_line = [TOKEN_RE.findall(line) for line in lines]
+    never cross a line, so each line is tokenized once however many windows hold it: the
+    lines are tokenized as one text, the newlines kept as tokens to tell the lines apart (a
+    call per line cost more than its matching, and numbering the words through a dict's
+    methods mapped in C half as much as a generator)."""
+    tokens = _TOKEN_OR_NEWLINE.findall("\n".join(lines))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(["\n", *tokens]))}
+    ids = np.fromiter(map(vocab.__getitem__, tokens), np.int64, len(tokens))
+    newline = ids == 0
+    flat = ids[~newline] - 1
+    line_of = np.cumsum(newline)[~newline]
     line_ptr = np.zeros(len(lines) + 1, np.int64)
-    np.cumsum([len(t) for t in per_line], out=line_ptr[1:])
-    flat = np.fromiter(
-        (vocab.setdefault(w, len(vocab)) for toks in per_line for w in toks),
-        np.int64,
-        int(line_ptr[-1]),
-    )
+    np.cumsum(np.bincount(line_of, minlength=len(lines)), out=line_ptr[1:])
     bounds = np.array(spans, np.int64).reshape(-1, 2)
     lo, hi = line_ptr[bounds[:, 0]], line_ptr[bounds[:, 1]]
     sizes = hi - lo
     doc = np.repeat(np.arange(sizes.size), sizes)
     pos = ranges(lo, sizes)
-    width = max(len(vocab), 1)
+    width = max(len(vocab) - 1, 1)
     pairs, tfs = np.unique(doc * width + flat[pos], return_counts=True)
     ptr = np.searchsorted(pairs // width, np.arange(sizes.size + 1)).astype(np.int64)
-    return TermCounts(list(vocab), ptr, (pairs % width).astype(np.int32), tfs.astype(np.int32))
+    words = list(vocab)[1:]
+    return TermCounts(words, ptr, (pairs % width).astype(np.int32), tfs.astype(np.int32))
 
 
 def _rows_of(

@@ -257,6 +257,21 @@ def test_duplicate_add_and_unknown_remove_are_errors() -> None:
         BM25Index(b=1.5)
 
 
+def test_counted_words_come_in_first_seen_order_and_lines_stay_apart() -> None:
+    """The words' order decides the ids a build gives them (the saved vocabulary); a token
+    never joins the end of one line to the start of the next, and token-less lines count."""
+    lines = ["b a", "", "a1\r", "c  9", "b"]
+    counts = count_terms(lines, [(0, 2), (1, 3), (2, 4), (4, 5), (3, 3)])
+    assert counts.words == ["b", "a", "a1", "c", "9"]
+    per_doc = [
+        {counts.words[t]: int(tf) for t, tf in zip(counts.terms[a:b], counts.tfs[a:b], strict=True)}
+        for a, b in zip(counts.ptr[:-1], counts.ptr[1:], strict=True)
+    ]
+    assert per_doc == [{"b": 1, "a": 1}, {"a1": 1}, {"a1": 1, "c": 1, "9": 1}, {"b": 1}, {}]
+    empty = count_terms([], [])
+    assert empty.words == [] and empty.ptr.tolist() == [0]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_counted_windows_equal_tokenizing_each_window(seed: int) -> None:
     """Overlapping windows counted line by line, added in bulk, score like one add per window."""
