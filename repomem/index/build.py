@@ -37,7 +37,7 @@ from repomem.index.meter import StageMeter
 from repomem.index.parsed import CallSite, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
-from repomem.index.resolve import Resolver
+from repomem.index.resolve import DependencyRows, Resolver
 from repomem.index.spool import spooled
 from repomem.index.tables import RELATION_ID, FileEntry, IndexTables
 
@@ -226,10 +226,11 @@ def build_tables(
         imports=config.import_weight > 0,
         settings=idx.settings,
     )
-    idx.calls = {p: resolver.calls_of(p) for p in idx.parsed}
     paths = sorted(idx.files)
-    resolution = {**resolver.dependency_arrays(paths), **resolver.by_name.arrays(paths)}
-    del resolver, paths
+    dependencies = DependencyRows(paths)
+    idx.calls = {p: resolver.calls_of(p, dependencies) for p in paths}
+    resolution = {**dependencies.arrays(), **resolver.by_name.arrays(paths)}
+    del resolver, paths, dependencies
     resolution = spooled(spool, resolution)
     meter.end("resolve")
     graph = build_graph(idx.parsed, idx.calls, config.import_weight)

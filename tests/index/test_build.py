@@ -17,6 +17,7 @@ from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
 from repomem.index.repo import RepoIndex
+from repomem.index.resolve import Resolver
 from repomem.index.spool import is_file
 
 
@@ -118,6 +119,27 @@ def test_a_build_keeps_no_resolver_but_saves_what_it_resolved(tmp_path: Path) ->
     fresh, _ = RepoIndex.build(root, save=False)
     for path in sorted(built.tables.files):
         assert built.resolver.calls_of(path) == fresh.tables.calls[path], path
+
+
+def test_dependencies_gathered_while_resolving_are_what_a_resolver_records(
+    tmp_path: Path,
+) -> None:
+    """A build hands each file's dependencies to array rows as it resolves it, rather than
+    keeping them in the resolver: the arrays saved are those of a resolver that recorded
+    every file's resolution itself, as an update's does."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    built, _ = RepoIndex.build(root, save=False)
+    t = built.tables
+    paths = sorted(t.files)
+    resolver = Resolver(t.parsed, imports=t.config.import_weight > 0, settings=t.settings)
+    for path in paths:
+        assert resolver.calls_of(path) == t.calls[path], path
+    recorded = resolver.dependency_arrays(paths)
+    assert recorded["dep_reads"].shape[0] > 0 and recorded["dep_tries"].shape[0] > 10
+    spooled = t.spooled_resolution
+    assert spooled is not None
+    for name, values in recorded.items():
+        assert values.dtype == spooled[name].dtype and np.array_equal(values, spooled[name]), name
 
 
 def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
