@@ -34,7 +34,7 @@ from repomem.index.graph import build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
-from repomem.index.parsed import CallSite, ImportBinding
+from repomem.index.parsed import CallSite, Definition, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
@@ -273,6 +273,7 @@ def _cut_fragments(
     spool = rows.directory
     by_lang: Counter[str] = Counter()
     reused = 0
+    shared: dict[object, object] = {}  # see ``_share_names``
     texts = Texts.spooled(spool, "texts")
     idx.frag_text = Texts.spooled(spool, "frag_text")
     idx.by_text = TextIds(idx.frag_text)
@@ -291,7 +292,7 @@ def _cut_fragments(
             got.prep.parsed = previous.parsed[path]
             reused += 1
         else:
-            _share_names(got.prep.parsed)
+            _share_names(got.prep.parsed, shared)
         idx.parsed[path] = got.prep.parsed
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
@@ -304,13 +305,24 @@ def _cut_fragments(
     return by_lang, reused
 
 
-def _share_names(pf: ParsedFile) -> None:
-    """The names of a parse's call sites and imports made the one string of their value
-    (``sys.intern``): a parse comes back from a worker with a string per occurrence, and
-    the Linux kernel calls and includes the same names millions of times."""
-    new, intern = tuple.__new__, sys.intern
+def _share_names(pf: ParsedFile, shared: dict[object, object]) -> None:
+    """The names of a parse's definitions, call sites and imports made the one string of
+    their value (``sys.intern``), and its node numbers and dotted callees the one object of
+    theirs in ``shared`` (the build's): a parse comes back from a worker with an object per
+    occurrence, and the Linux kernel calls and includes the same names millions of times."""
+    new, intern, share = tuple.__new__, sys.intern, shared.setdefault
+    pf.definitions = [
+        new(Definition, (intern(d.name), share(d.node, d.node), d.is_class)) for d in pf.definitions
+    ]
     pf.calls = [
-        new(CallSite, (c.node, tuple(map(intern, c.parts)), c.scope and intern(c.scope)))
+        new(
+            CallSite,
+            (
+                share(c.node, c.node),
+                share(parts := tuple(map(intern, c.parts)), parts),
+                c.scope and intern(c.scope),
+            ),
+        )
         for c in pf.calls
     ]
     pf.imports = [
@@ -320,6 +332,7 @@ def _share_names(pf: ParsedFile) -> None:
         )
         for b in pf.imports
     ]
+    pf.import_nodes = [share(n, n) for n in pf.import_nodes]
 
 
 def add_file_fragments(

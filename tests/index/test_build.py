@@ -144,9 +144,11 @@ def test_dependencies_gathered_while_resolving_are_what_a_resolver_records(
 
 def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
     """A parse comes back from a worker with a string per occurrence of each name: the
-    build makes them one (the kernel calls and includes the same names millions of times)."""
+    build makes them one (the kernel calls and includes the same names millions of times),
+    and so too each node number and dotted callee (numbers past 256 are not Python's own)."""
+    above = "".join(f"int v{k};\n" for k in range(300))
     files = {
-        f"c/f{i}.c": f'#include "util.h"\nint f{i}(int x) {{ return shared_helper(x); }}\n'
+        f"c/f{i}.c": f'#include "util.h"\n{above}int f{i}(int x) {{ return shared_helper(x); }}\n'
         for i in range(70)
     }
     root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
@@ -154,3 +156,7 @@ def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) 
     parses = [built.tables.parsed[p] for p in files]
     assert len({id(pf.calls[0].parts[0]) for pf in parses}) == 1
     assert len({id(pf.imports[0].module) for pf in parses}) == 1
+    assert {pf.calls[0].node for pf in parses} == {302}
+    assert len({id(pf.calls[0].node) for pf in parses}) == 1
+    assert len({id(pf.calls[0].parts) for pf in parses}) == 1
+    assert len({id(pf.definitions[-1].node) for pf in parses}) == 1
