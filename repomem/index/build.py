@@ -38,8 +38,8 @@ from repomem.index.parsed import CallSite, Definition, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
-from repomem.index.spool import spooled
-from repomem.index.tables import RELATION_ID, FileEntry, IndexTables
+from repomem.index.spool import ArrayWriter, mapped, spooled
+from repomem.index.tables import RELATION_ID, WINDOW_ROWS, FileEntry, IndexTables
 
 Progress = Callable[[str, int, int], None]
 
@@ -277,6 +277,7 @@ def _cut_fragments(
     texts = Texts.spooled(spool, "texts")
     idx.frag_text = Texts.spooled(spool, "frag_text")
     idx.by_text = TextIds(idx.frag_text)
+    window_rows = WindowRows(spool)
     loaded = _load_all(scan.root, idx.config, candidates, previous, workers)
     for done, (path, got) in enumerate(zip(candidates, loaded, strict=True), 1):
         if isinstance(got, str):
@@ -297,12 +298,43 @@ def _cut_fragments(
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
+        window_rows.take(idx.files[path])
+    window_rows.map_back()
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
     order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
     return by_lang, reused
+
+
+class WindowRows:
+    """The files' window rows (``FileEntry``'s arrays), written to the spool as each file
+    comes, under the names the store saves them by, and mapped back as each file's slices
+    once all are in, as a saved index's are: held, the whole Linux kernel's took ~0.7 GB
+    through every stage after the parse. The store finds them written."""
+
+    def __init__(self, spool: Path) -> None:
+        self._out = {name: ArrayWriter(spool / f"{name}.npy", t) for name, t in WINDOW_ROWS}
+        self._entries: list[FileEntry] = []
+        self._sizes: dict[str, list[int]] = {name: [] for name in self._out}
+
+    def take(self, entry: FileEntry) -> None:
+        """``entry``'s rows written out; until ``map_back`` it holds none."""
+        for name, out in self._out.items():
+            values = getattr(entry, name)
+            out.write(values)
+            self._sizes[name].append(values.size)
+            setattr(entry, name, values[:0])
+        self._entries.append(entry)
+
+    def map_back(self) -> None:
+        for name, out in self._out.items():
+            out.close()
+            values = mapped(out.path, writeable=False)
+            ends = np.cumsum([0, *self._sizes[name]]).tolist()
+            for entry, lo, hi in zip(self._entries, ends, ends[1:], strict=False):
+                setattr(entry, name, values[lo:hi])
 
 
 def _share_names(pf: ParsedFile, shared: dict[object, object]) -> None:

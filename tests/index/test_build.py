@@ -18,7 +18,8 @@ from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
-from repomem.index.spool import is_file
+from repomem.index.spool import is_file, spooled_parts
+from repomem.index.tables import WINDOW_ROWS
 
 
 def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
@@ -140,6 +141,30 @@ def test_dependencies_gathered_while_resolving_are_what_a_resolver_records(
     assert spooled is not None
     for name, values in recorded.items():
         assert values.dtype == spooled[name].dtype and np.array_equal(values, spooled[name]), name
+
+
+def test_a_build_spools_the_window_rows_where_it_saves_them(tmp_path: Path) -> None:
+    """The files' window rows go to the spool as they come and are read back from there
+    (the whole kernel's ~0.7 GB are not held); a build saved where it spools finds them
+    written, and an index updated since saves what its files hold now."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    built, _ = RepoIndex.build(root)
+    arrays = store.live_generation(root, built.config) / "arrays"
+    entries = [built.tables.files[p] for p in sorted(built.tables.files)]
+    for name, _ in WINDOW_ROWS:
+        parts = [getattr(e, name) for e in entries]
+        assert sum(p.size for p in parts) > 0 and not parts[0].flags.writeable, name
+        assert spooled_parts(parts, arrays / f"{name}.npy"), name
+    assert not spooled_parts([entries[1].win_start, entries[0].win_start], arrays / "win_start.npy")
+    assert not spooled_parts([e.win_start for e in entries[1:]], arrays / "win_start.npy")
+    assert not spooled_parts([e.win_start for e in entries], arrays / "win_end.npy")
+    built.update_file("pkg/long.py", long_module(3))
+    built.save()
+    loaded = RepoIndex.load(root)
+    for path in sorted(built.tables.files):
+        for name, _ in WINDOW_ROWS:
+            want = getattr(built.tables.files[path], name)
+            assert np.array_equal(getattr(loaded.tables.files[path], name), want), (path, name)
 
 
 def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
