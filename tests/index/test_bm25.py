@@ -12,7 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
-from repomem.index import maxscore
+from repomem.index import bm25, maxscore
 from repomem.index.bm25 import BM25Index, BM25StateError, SpooledRows, count_terms, tokenize
 from repomem.index.spool import is_file, spooled
 
@@ -402,10 +402,15 @@ def test_state_is_the_index_own_arrays_and_an_opened_state_changes_apart() -> No
     np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
 
 
-def test_spooled_rows_make_the_index_adding_them_makes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [1 << 24, 7, 1])
+def test_spooled_rows_make_the_index_adding_them_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
     """A build writes its rows to files as they come (the whole Linux kernel's are ~110M
     entries) and makes the index from there: the same state as adding them, its rows read
-    from those files; it keeps taking documents."""
+    from those files, its postings written beside them a range of terms at a time (``chunk``
+    postings); it keeps taking documents."""
+    monkeypatch.setattr(bm25, "_POSTINGS_CHUNK", chunk)
     rng = np.random.default_rng(11)
     docs = [random_doc(rng) for _ in range(60)]
     lines = [" ".join(d) for d in docs]
@@ -420,7 +425,7 @@ def test_spooled_rows_make_the_index_adding_them_makes(tmp_path: Path) -> None:
     a, b = spooled_index.state(), added.state()
     for key in ("row_ptr", "doc_ids", "row_len", "df", "term_ptr", "post_row", "post_tf"):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
-    for key in ("row_terms", "row_tf"):
+    for key in ("row_terms", "row_tf", "post_row", "post_tf"):
         assert is_file(a[key], tmp_path / f"x_{key}.npy"), key
     spooled_index.add(60, ["w1", "w2"])
     expected = dict(enumerate(docs)) | {60: ["w1", "w2"]}
