@@ -123,7 +123,8 @@ def saved_dependencies(
 class DependencyRows:
     """What each file's resolution read and tried, gathered as the rows of
     ``SavedDependencies`` file by file: an int32 array per file, its names numbered in the
-    order they first come (the files in ``paths``' order), rather than a tuple per row."""
+    order they first come (the files in ``paths``' order, each set of names sorted: a set's
+    order changes with the process's string hashing), rather than a tuple per row."""
 
     def __init__(self, paths: list[str]) -> None:
         self.number = {p: i for i, p in enumerate(paths)}
@@ -138,13 +139,13 @@ class DependencyRows:
         names: list[int] = []
         for q, looked_up in reading.items():
             q_id, before = ids.setdefault(q, len(ids)), len(names)
-            names.extend([ids.setdefault(n, len(ids)) for n in looked_up])
+            names.extend([ids.setdefault(n, len(ids)) for n in sorted(looked_up)])
             read.extend([q_id] * (len(names) - before))
         if names:
             r = np.empty((len(names), 3), np.int32)
             r[:, 0], r[:, 1], r[:, 2] = read, f, names
             self._reads.append(r)
-        tried = [ids.setdefault(n, len(ids)) for n in trying]
+        tried = [ids.setdefault(n, len(ids)) for n in sorted(trying)]
         if tried:
             t = np.empty((len(tried), 2), np.int32)
             t[:, 0], t[:, 1] = tried, f

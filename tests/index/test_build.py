@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from repos import OTHER_LANG_FILES, long_module, make_repo
+from repos import OTHER_LANG_FILES, long_module, make_repo, run_repomem
 
 from repomem.config import IndexConfig
 from repomem.index import build, store
@@ -165,6 +165,25 @@ def test_a_build_spools_the_window_rows_where_it_saves_them(tmp_path: Path) -> N
         for name, _ in WINDOW_ROWS:
             want = getattr(built.tables.files[path], name)
             assert np.array_equal(getattr(loaded.tables.files[path], name), want), (path, name)
+
+
+def test_builds_in_processes_hashing_strings_differently_save_the_same_index(
+    tmp_path: Path,
+) -> None:
+    """What the resolution depended on is numbered in an order of its own, not a set's
+    (which Python's string hashing, seeded per process, changes)."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    saved = []
+    for seed in ("1", "2"):
+        index_dir = tmp_path / f"idx-{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = run_repomem("index", root, "--index-dir", index_dir, "--no-progress", env=env)
+        assert done.returncode == 0, done.stderr
+        saved.append(_generation(root, index_dir))
+    (arrays_1, manifest_1), (arrays_2, manifest_2) = saved
+    assert "dep_reads.npy" in arrays_1
+    assert [n for n in arrays_1 if arrays_1[n] != arrays_2.get(n)] == []
+    assert manifest_1 == manifest_2
 
 
 def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
