@@ -52,8 +52,13 @@ from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.maxscore import SLACK, block_maxima
 from repomem.index.rowpool import ranges
 from repomem.index.spool import ArrayWriter, mapped
+from repomem.index.trim import mappings_of, release_read_only
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_TOKEN_OR_NEWLINE = re.compile(f"{TOKEN_RE.pattern}|\n")
+
+# postings a bulk load writes out at a time (``SpooledRows``): 128 MB of them
+_POSTINGS_CHUNK = 1 << 24
 
 # Compaction is worth it once delta rows plus dead main rows exceed this share of the main
 # segment (but never below the floor): every query scans the whole delta and the dead rows'
@@ -133,6 +138,43 @@ def _transpose(
             post_tf[p] = row_tf[k]
             fill[t] = p + 1
     return term_ptr, post_row, post_tf
+
+
+@numba.njit(cache=True, nogil=True)
+def _term_bounds(row_terms: Int32Array, n_terms: int) -> IntArray:
+    """``_transpose``'s ``term_ptr``: where each term's postings start and end."""
+    term_ptr = np.zeros(n_terms + 1, np.int64)
+    for k in range(row_terms.shape[0]):
+        term_ptr[row_terms[k] + 1] += 1
+    for t in range(n_terms):
+        term_ptr[t + 1] += term_ptr[t]
+    return term_ptr
+
+
+@numba.njit(cache=True, nogil=True)
+def _transpose_terms(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    term_ptr: IntArray,
+    lo: int,
+    hi: int,
+) -> tuple[Int32Array, Int32Array]:
+    """``_transpose``'s postings of the terms ``lo`` to ``hi - 1`` alone (``term_ptr``: all
+    terms' bounds), read from every row."""
+    base = term_ptr[lo]
+    fill = term_ptr[lo:hi] - base
+    post_row = np.empty(term_ptr[hi] - base, np.int32)
+    post_tf = np.empty(term_ptr[hi] - base, np.int32)
+    for r in range(row_ptr.shape[0] - 1):
+        for k in range(row_ptr[r], row_ptr[r + 1]):
+            t = row_terms[k]
+            if lo <= t < hi:
+                p = fill[t - lo]
+                post_row[p] = r
+                post_tf[p] = row_tf[k]
+                fill[t - lo] = p + 1
+    return post_row, post_tf
 
 
 @numba.njit(cache=True, nogil=True)
@@ -259,25 +301,28 @@ class TermCounts:
 
 def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermCounts:
     """Term counts of the documents ``lines[start:end]`` joined by newlines, per span. Tokens
-    never cross a line, so each line is tokenized once however many windows hold it."""
-    vocab: dict[str, int] = {}
-    per_line = [TOKEN_RE.findall(line) for line in lines]
+    never cross a line, so each line is tokenized once however many windows hold it: the
+    lines are tokenized as one text, the newlines kept as tokens to tell the lines apart (a
+    call per line cost more than its matching, and numbering the words through a dict's
+    methods mapped in C half as much as a generator)."""
+    tokens = _TOKEN_OR_NEWLINE.findall("\n".join(lines))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(["\n", *tokens]))}
+    ids = np.fromiter(map(vocab.__getitem__, tokens), np.int64, len(tokens))
+    newline = ids == 0
+    flat = ids[~newline] - 1
+    line_of = np.cumsum(newline)[~newline]
     line_ptr = np.zeros(len(lines) + 1, np.int64)
-    np.cumsum([len(t) for t in per_line], out=line_ptr[1:])
-    flat = np.fromiter(
-        (vocab.setdefault(w, len(vocab)) for toks in per_line for w in toks),
-        np.int64,
-        int(line_ptr[-1]),
-    )
+    np.cumsum(np.bincount(line_of, minlength=len(lines)), out=line_ptr[1:])
     bounds = np.array(spans, np.int64).reshape(-1, 2)
     lo, hi = line_ptr[bounds[:, 0]], line_ptr[bounds[:, 1]]
     sizes = hi - lo
     doc = np.repeat(np.arange(sizes.size), sizes)
     pos = ranges(lo, sizes)
-    width = max(len(vocab), 1)
+    width = max(len(vocab) - 1, 1)
     pairs, tfs = np.unique(doc * width + flat[pos], return_counts=True)
     ptr = np.searchsorted(pairs // width, np.arange(sizes.size + 1)).astype(np.int64)
-    return TermCounts(list(vocab), ptr, (pairs % width).astype(np.int32), tfs.astype(np.int32))
+    words = list(vocab)[1:]
+    return TermCounts(words, ptr, (pairs % width).astype(np.int32), tfs.astype(np.int32))
 
 
 def _rows_of(
@@ -329,8 +374,29 @@ class SpooledRows:
             mapped(self._tfs.path, writeable=False),
         )
         live = np.ones(len(self), np.bool_)
-        index._load(self._vocab, self._ptr.view, terms, tfs, live, adopt=True)
+        postings = self._postings(terms, tfs)
+        index._load(self._vocab, self._ptr.view, terms, tfs, live, adopt=True, postings=postings)
+        # read through once each: what they hold is in their files
+        release_read_only(mappings_of([terms, tfs, *postings[1:]]))
         return index
+
+    def _postings(self, terms: Int32Array, tfs: Int32Array) -> tuple[IntArray, ...]:
+        """The rows' postings (``_transpose``'s), written out a range of terms at a time
+        (``_POSTINGS_CHUNK`` entries) beside the rows and mapped back: made whole in memory,
+        the whole kernel's took 0.9 GB while its rows were read."""
+        ptr = self._ptr.view
+        term_ptr = _term_bounds(terms, len(self._vocab))
+        name = self._terms.path.name.removesuffix("row_terms.npy")
+        rows = ArrayWriter(self.directory / f"{name}post_row.npy", np.int32)
+        tf = ArrayWriter(self.directory / f"{name}post_tf.npy", np.int32)
+        cuts = np.searchsorted(term_ptr, np.arange(0, term_ptr[-1], _POSTINGS_CHUNK), "right")
+        bounds = np.unique(np.r_[0, np.maximum(cuts - 1, 0), term_ptr.size - 1]).tolist()
+        with rows, tf:
+            for lo, hi in zip(bounds, bounds[1:], strict=False):
+                part_rows, part_tf = _transpose_terms(ptr, terms, tfs, term_ptr, lo, hi)
+                rows.write(part_rows)
+                tf.write(part_tf)
+        return term_ptr, mapped(rows.path, writeable=False), mapped(tf.path, writeable=False)
 
 
 class _Growable:
@@ -922,11 +988,12 @@ class BM25Index(_SavedState):
         live: BoolArray,
         *,
         adopt: bool = False,
+        postings: tuple[IntArray, ...] | None = None,
     ) -> None:
         """Make the given rows (row number == document id, only live rows hold terms) the whole
         index, all in the main segment, and derive the statistics from them. ``adopt``: keep
         the row arrays themselves (mapped read-only, say), with no room for appends (the
-        first one copies them)."""
+        first one copies them); ``postings``: the rows' ``_transpose``, made already."""
         n_rows = live.size
         df, row_len = _row_stats(row_ptr, row_terms, row_tf, len(vocab))
         doc_ids = np.flatnonzero(live)
@@ -943,7 +1010,7 @@ class BM25Index(_SavedState):
         self._capacity = n_rows
         self._n_live = int(doc_ids.size)
         self._total_len = int(row_len.sum())
-        self._term_ptr, self._post_row, self._post_tf = _transpose(
+        self._term_ptr, self._post_row, self._post_tf = postings or _transpose(
             row_ptr, row_terms, row_tf, len(vocab)
         )
         self._main_rows = n_rows

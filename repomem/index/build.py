@@ -34,12 +34,12 @@ from repomem.index.graph import build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
-from repomem.index.parsed import CallSite, ImportBinding
+from repomem.index.parsed import CallSite, Definition, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
-from repomem.index.resolve import Resolver
-from repomem.index.spool import spooled
-from repomem.index.tables import RELATION_ID, FileEntry, IndexTables
+from repomem.index.resolve import DependencyRows, Resolver
+from repomem.index.spool import ArrayWriter, mapped, spooled
+from repomem.index.tables import RELATION_ID, WINDOW_ROWS, FileEntry, IndexTables
 
 Progress = Callable[[str, int, int], None]
 
@@ -226,10 +226,11 @@ def build_tables(
         imports=config.import_weight > 0,
         settings=idx.settings,
     )
-    idx.calls = {p: resolver.calls_of(p) for p in idx.parsed}
     paths = sorted(idx.files)
-    resolution = {**resolver.dependency_arrays(paths), **resolver.by_name.arrays(paths)}
-    del resolver, paths
+    dependencies = DependencyRows(paths)
+    idx.calls = {p: resolver.calls_of(p, dependencies) for p in paths}
+    resolution = {**dependencies.arrays(), **resolver.by_name.arrays(paths)}
+    del resolver, paths, dependencies
     resolution = spooled(spool, resolution)
     meter.end("resolve")
     graph = build_graph(idx.parsed, idx.calls, config.import_weight)
@@ -272,9 +273,11 @@ def _cut_fragments(
     spool = rows.directory
     by_lang: Counter[str] = Counter()
     reused = 0
+    shared: dict[object, object] = {}  # see ``_share_names``
     texts = Texts.spooled(spool, "texts")
     idx.frag_text = Texts.spooled(spool, "frag_text")
     idx.by_text = TextIds(idx.frag_text)
+    window_rows = WindowRows(spool)
     loaded = _load_all(scan.root, idx.config, candidates, previous, workers)
     for done, (path, got) in enumerate(zip(candidates, loaded, strict=True), 1):
         if isinstance(got, str):
@@ -290,11 +293,13 @@ def _cut_fragments(
             got.prep.parsed = previous.parsed[path]
             reused += 1
         else:
-            _share_names(got.prep.parsed)
+            _share_names(got.prep.parsed, shared)
         idx.parsed[path] = got.prep.parsed
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
+        window_rows.take(idx.files[path])
+    window_rows.map_back()
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
@@ -303,13 +308,53 @@ def _cut_fragments(
     return by_lang, reused
 
 
-def _share_names(pf: ParsedFile) -> None:
-    """The names of a parse's call sites and imports made the one string of their value
-    (``sys.intern``): a parse comes back from a worker with a string per occurrence, and
-    the Linux kernel calls and includes the same names millions of times."""
-    new, intern = tuple.__new__, sys.intern
+class WindowRows:
+    """The files' window rows (``FileEntry``'s arrays), written to the spool as each file
+    comes, under the names the store saves them by, and mapped back as each file's slices
+    once all are in, as a saved index's are: held, the whole Linux kernel's took ~0.7 GB
+    through every stage after the parse. The store finds them written."""
+
+    def __init__(self, spool: Path) -> None:
+        self._out = {name: ArrayWriter(spool / f"{name}.npy", t) for name, t in WINDOW_ROWS}
+        self._entries: list[FileEntry] = []
+        self._sizes: dict[str, list[int]] = {name: [] for name in self._out}
+
+    def take(self, entry: FileEntry) -> None:
+        """``entry``'s rows written out; until ``map_back`` it holds none."""
+        for name, out in self._out.items():
+            values = getattr(entry, name)
+            out.write(values)
+            self._sizes[name].append(values.size)
+            setattr(entry, name, values[:0])
+        self._entries.append(entry)
+
+    def map_back(self) -> None:
+        for name, out in self._out.items():
+            out.close()
+            values = mapped(out.path, writeable=False)
+            ends = np.cumsum([0, *self._sizes[name]]).tolist()
+            for entry, lo, hi in zip(self._entries, ends, ends[1:], strict=False):
+                setattr(entry, name, values[lo:hi])
+
+
+def _share_names(pf: ParsedFile, shared: dict[object, object]) -> None:
+    """The names of a parse's definitions, call sites and imports made the one string of
+    their value (``sys.intern``), and its node numbers and dotted callees the one object of
+    theirs in ``shared`` (the build's): a parse comes back from a worker with an object per
+    occurrence, and the Linux kernel calls and includes the same names millions of times."""
+    new, intern, share = tuple.__new__, sys.intern, shared.setdefault
+    pf.definitions = [
+        new(Definition, (intern(d.name), share(d.node, d.node), d.is_class)) for d in pf.definitions
+    ]
     pf.calls = [
-        new(CallSite, (c.node, tuple(map(intern, c.parts)), c.scope and intern(c.scope)))
+        new(
+            CallSite,
+            (
+                share(c.node, c.node),
+                share(parts := tuple(map(intern, c.parts)), parts),
+                c.scope and intern(c.scope),
+            ),
+        )
         for c in pf.calls
     ]
     pf.imports = [
@@ -319,6 +364,7 @@ def _share_names(pf: ParsedFile) -> None:
         )
         for b in pf.imports
     ]
+    pf.import_nodes = [share(n, n) for n in pf.import_nodes]
 
 
 def add_file_fragments(

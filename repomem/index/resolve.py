@@ -123,6 +123,69 @@ def saved_dependencies(
     )
 
 
+class DependencyRows:
+    """What each file's resolution read and tried, gathered as the rows of
+    ``SavedDependencies`` file by file: an int32 array per file, its names numbered in the
+    order they first come (the files in ``paths``' order, each set of names sorted: a set's
+    order changes with the process's string hashing), rather than a tuple per row."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.number = {p: i for i, p in enumerate(paths)}
+        self.ids: dict[str, int] = {}
+        self._reads: list[np.ndarray] = []
+        self._tries: list[np.ndarray] = []
+
+    def add(self, path: str, reading: Mapping[str, Iterable[str]], trying: Iterable[str]) -> None:
+        """One file's rows: per file read, the names looked up there; the keys tried."""
+        ids, f = self.ids, self.number[path]
+        read: list[int] = []
+        names: list[int] = []
+        for q, looked_up in reading.items():
+            q_id, before = ids.setdefault(q, len(ids)), len(names)
+            names.extend([ids.setdefault(n, len(ids)) for n in sorted(looked_up)])
+            read.extend([q_id] * (len(names) - before))
+        if names:
+            r = np.empty((len(names), 3), np.int32)
+            r[:, 0], r[:, 1], r[:, 2] = read, f, names
+            self._reads.append(r)
+        tried = [ids.setdefault(n, len(ids)) for n in sorted(trying)]
+        if tried:
+            t = np.empty((len(tried), 2), np.int32)
+            t[:, 0], t[:, 1] = tried, f
+            self._tries.append(t)
+
+    def arrays(
+        self, kept: tuple[SavedDependencies, np.ndarray] | None = None
+    ) -> dict[str, np.ndarray]:
+        """The rows as ``SavedDependencies`` reads them; ``kept``: a saved index's tables and,
+        per saved file number, its number in ``paths`` (-1: not kept), whose rows join them."""
+        r = np.concatenate([np.empty((0, 3), np.int32), *self._reads])
+        t = np.concatenate([np.empty((0, 2), np.int32), *self._tries])
+        self._reads, self._tries = [], []
+        if kept is not None:
+            saved, renumber = kept
+            kept_r = saved.reads[renumber[saved.reads[:, 1]] >= 0]
+            kept_t = saved.tries[renumber[saved.tries[:, 1]] >= 0]
+            used = np.unique(np.r_[kept_r[:, 0], kept_r[:, 2], kept_t[:, 0]])
+            rename = np.full(len(saved.names), -1, np.int32)
+            ids, word = self.ids, saved.names.word
+            rename[used] = [ids.setdefault(word(n), len(ids)) for n in used.tolist()]
+            r = np.r_[
+                r,
+                np.c_[rename[kept_r[:, 0]], renumber[kept_r[:, 1]], rename[kept_r[:, 2]]],
+            ].astype(np.int32)
+            t = np.r_[t, np.c_[rename[kept_t[:, 0]], renumber[kept_t[:, 1]]]].astype(np.int32)
+        r = r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))]
+        t = t[np.lexsort((t[:, 1], t[:, 0]))]
+        return {
+            "dep_reads": r,
+            "dep_reads_key": np.ascontiguousarray(r[:, 0]),
+            "dep_tries": t,
+            "dep_tries_key": np.ascontiguousarray(t[:, 0]),
+            **vocabulary_arrays("dep_names", self.ids),
+        }
+
+
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
     with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports.
@@ -392,8 +455,11 @@ class Resolver:
             return None
         return found[0], self.defs[found[0]][found[1]]
 
-    def calls_of(self, path: str) -> list[tuple[int, str, int]]:
-        """Resolved call edges of one file: (source local node, target file, target local node)."""
+    def calls_of(self, path: str, rows: DependencyRows | None = None) -> list[tuple[int, str, int]]:
+        """Resolved call edges of one file: (source local node, target file, target local node).
+        ``rows``: where what the resolution read and tried goes, as array rows, rather than
+        into the resolver's own sets (a build, which keeps no resolver: on the whole Linux
+        kernel those sets, and the tuples made of them, held several GB)."""
         self._forget(path)
         self._reading, self._trying = {}, set()
         try:
@@ -419,8 +485,10 @@ class Resolver:
         finally:
             self._reading = self._trying = None
         reading.pop(path, None)
-        # "ns:name" entries are bare names called in a name-resolved language
-        self._record(path, reading, trying)
+        if rows is not None:
+            rows.add(path, reading, trying)
+        else:  # "ns:name" entries are bare names called in a name-resolved language
+            self._record(path, reading, trying)
         # one edge per (statement, definition), however often the statement calls it (a C
         # macro nested in itself): an update keeps the edges as a set
         return list(dict.fromkeys(out))
@@ -441,45 +509,19 @@ class Resolver:
         """What the resolution of each of ``paths`` read and tried, as the arrays of
         ``SavedDependencies``: the rows of files not resolved again since the load are
         copied from the saved ones, renumbered, without decoding them file by file."""
-        number = {p: i for i, p in enumerate(paths)}
-        saved, ids = self.saved, {}
-        reads: list[tuple[int, int, int]] = []
-        tries: list[tuple[int, int]] = []
+        rows = DependencyRows(paths)
+        saved = self.saved
         for p in paths:
             if saved is not None and p not in self._overridden and p in saved.number:
                 continue
-            f = number[p]
-            for q, names in self.consulted.get(p, {}).items():
-                read = ids.setdefault(q, len(ids))
-                reads.extend((read, f, ids.setdefault(n, len(ids))) for n in names)
-            tries.extend((ids.setdefault(n, len(ids)), f) for n in self._tried_by.get(p, ()))
-        r = np.array(reads, np.int32).reshape(-1, 3)
-        t = np.array(tries, np.int32).reshape(-1, 2)
-        if saved is not None:
-            renumber = np.full(len(saved.paths), -1, np.int32)
-            for p, i in saved.number.items():
-                if p in number and p not in self._overridden:
-                    renumber[i] = number[p]
-            kept_r = saved.reads[renumber[saved.reads[:, 1]] >= 0]
-            kept_t = saved.tries[renumber[saved.tries[:, 1]] >= 0]
-            used = np.unique(np.r_[kept_r[:, 0], kept_r[:, 2], kept_t[:, 0]])
-            rename = np.full(len(saved.names), -1, np.int32)
-            word = saved.names.word
-            rename[used] = [ids.setdefault(word(n), len(ids)) for n in used.tolist()]
-            r = np.r_[
-                r,
-                np.c_[rename[kept_r[:, 0]], renumber[kept_r[:, 1]], rename[kept_r[:, 2]]],
-            ].astype(np.int32)
-            t = np.r_[t, np.c_[rename[kept_t[:, 0]], renumber[kept_t[:, 1]]]].astype(np.int32)
-        r = r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))]
-        t = t[np.lexsort((t[:, 1], t[:, 0]))]
-        return {
-            "dep_reads": r,
-            "dep_reads_key": np.ascontiguousarray(r[:, 0]),
-            "dep_tries": t,
-            "dep_tries_key": np.ascontiguousarray(t[:, 0]),
-            **vocabulary_arrays("dep_names", ids),
-        }
+            rows.add(p, self.consulted.get(p, {}), self._tried_by.get(p, ()))
+        if saved is None:
+            return rows.arrays()
+        renumber = np.full(len(saved.paths), -1, np.int32)
+        for p, i in saved.number.items():
+            if p in rows.number and p not in self._overridden:
+                renumber[i] = rows.number[p]
+        return rows.arrays((saved, renumber))
 
     def _record(self, path: str, reading: dict[str, set[str]], trying: set[str]) -> None:
         self._forget(path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -138,6 +138,27 @@ def is_file(values: np.ndarray, path: Path) -> bool:
         and values.dtype == base.dtype
         and values.__array_interface__["data"][0] == base.__array_interface__["data"][0]
     )
+
+
+def spooled_parts(parts: Sequence[np.ndarray], path: Path) -> bool:
+    """Whether ``parts``, end to end, are the whole array mapped read-only from ``path``
+    (``mapped``): what they hold is what the file holds, and it need not be written again."""
+    base = parts[0] if parts else None
+    while base is not None and not isinstance(base, np.memmap):
+        base = getattr(base, "base", None)
+    if base is None or base.mode != "r" or not path.exists():
+        return False
+    if getattr(base, "file_id", None) != file_id(path):
+        return False
+    at, size = base.__array_interface__["data"][0], 0
+    for part in parts:
+        if part.dtype != base.dtype or part.ndim != 1:
+            return False
+        # an empty slice points at the start of what it was sliced from
+        if part.size and part.__array_interface__["data"][0] != at + size * base.itemsize:
+            return False
+        size += part.size
+    return size == base.size
 
 
 class TextWriter:

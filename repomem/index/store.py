@@ -43,9 +43,10 @@ from repomem.index.spool import (
     file_id,
     is_file,
     mapped,
+    spooled_parts,
     write_array,
 )
-from repomem.index.tables import FileEntry, IndexTables
+from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables
 from repomem.index.trim import mappings_of
 
 FORMAT_VERSION = 20
@@ -199,11 +200,16 @@ class _Generation:
         self.names += [name, f"{name}_off"]
 
     def concat(self, name: str, parts: Iterable[np.ndarray], dtype: type) -> None:
+        """Written beside and renamed over: a part may be mapped from the file it replaces
+        (a build's spooled window rows), which truncating would pull from under it."""
         ends = [0]
-        with self.writer(name, dtype) as out:
+        path = self.dir / f"{name}.npy"
+        with ArrayWriter(path.with_suffix(".part"), dtype) as out:
             for p in parts:
                 out.write(p)
                 ends.append(ends[-1] + p.size)
+        os.replace(path.with_suffix(".part"), path)
+        self.names.append(name)
         self.put(f"{name}_off", np.array(ends, np.int64))
 
     def written(self, name: str, texts: Texts | None) -> bool:
@@ -280,16 +286,15 @@ def _put_texts(gen: _Generation, index: IndexTables, entries: list[FileEntry]) -
 def _put_file_rows(
     gen: _Generation, index: IndexTables, paths: list[str], entries: list[FileEntry]
 ) -> None:
-    """Per file, its windows and their Eq. 8 weights, and its parse's node rows."""
-    for name, dtype in (
-        ("win_start", np.int32),
-        ("win_end", np.int32),
-        ("win_frag", np.int64),
-        ("wn_frag", np.int64),
-        ("wn_node", np.int64),
-        ("wn_weight", np.float64),
-    ):
-        gen.concat(name, (getattr(e, name) for e in entries), dtype)
+    """Per file, its windows and their Eq. 8 weights (a build spooled them to the very
+    files, in this order: ``build.WindowRows``), and its parse's node rows."""
+    for name, dtype in WINDOW_ROWS:
+        parts = [getattr(e, name) for e in entries]
+        if spooled_parts(parts, gen.dir / f"{name}.npy"):
+            gen.names.append(name)
+            gen.put(f"{name}_off", np.cumsum([0, *(p.size for p in parts)], dtype=np.int64))
+        else:
+            gen.concat(name, parts, dtype)
     for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
         gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
 
@@ -522,7 +527,7 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
 
 
 # the per-file parts of the saved arrays: each has an ``_off`` array of the files' bounds
-_WINDOWS = ("win_start", "win_end", "win_frag", "wn_frag", "wn_node", "wn_weight")
+_WINDOWS = tuple(name for name, _ in WINDOW_ROWS)
 _NODES = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
 
 

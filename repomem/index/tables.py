@@ -32,6 +32,17 @@ from repomem.index.scorer import inverse_relations
 RELATION_ID = np.int32
 
 
+# ``FileEntry``'s per-window arrays, and their types as saved
+WINDOW_ROWS = (
+    ("win_start", np.int32),
+    ("win_end", np.int32),
+    ("win_frag", np.int64),
+    ("wn_frag", np.int64),
+    ("wn_node", np.int64),
+    ("wn_weight", np.float64),
+)
+
+
 @dataclass
 class FileEntry:
     """An indexed code file: its text and, per window, the fragment it belongs to."""

@@ -114,3 +114,13 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
                 m.madvise(mmap.MADV_DONTNEED, lo * page, min(hi * page, len(m)) - lo * page)
                 dropped += (hi - lo) * page
     return dropped
+
+
+def release_read_only(mappings: Iterable[mmap.mmap]) -> None:
+    """Drop the resident pages of read-only file mappings (``spool.mapped(...,
+    writeable=False)``): every page is still the file's, read again when next touched."""
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    for m in mappings:
+        if not m.closed and len(m):
+            m.madvise(mmap.MADV_DONTNEED)

@@ -12,7 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
-from repomem.index import maxscore
+from repomem.index import bm25, maxscore
 from repomem.index.bm25 import BM25Index, BM25StateError, SpooledRows, count_terms, tokenize
 from repomem.index.spool import is_file, spooled
 
@@ -257,6 +257,21 @@ def test_duplicate_add_and_unknown_remove_are_errors() -> None:
         BM25Index(b=1.5)
 
 
+def test_counted_words_come_in_first_seen_order_and_lines_stay_apart() -> None:
+    """The words' order decides the ids a build gives them (the saved vocabulary); a token
+    never joins the end of one line to the start of the next, and token-less lines count."""
+    lines = ["b a", "", "a1\r", "c  9", "b"]
+    counts = count_terms(lines, [(0, 2), (1, 3), (2, 4), (4, 5), (3, 3)])
+    assert counts.words == ["b", "a", "a1", "c", "9"]
+    per_doc = [
+        {counts.words[t]: int(tf) for t, tf in zip(counts.terms[a:b], counts.tfs[a:b], strict=True)}
+        for a, b in zip(counts.ptr[:-1], counts.ptr[1:], strict=True)
+    ]
+    assert per_doc == [{"b": 1, "a": 1}, {"a1": 1}, {"a1": 1, "c": 1, "9": 1}, {"b": 1}, {}]
+    empty = count_terms([], [])
+    assert empty.words == [] and empty.ptr.tolist() == [0]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_counted_windows_equal_tokenizing_each_window(seed: int) -> None:
     """Overlapping windows counted line by line, added in bulk, score like one add per window."""
@@ -387,10 +402,15 @@ def test_state_is_the_index_own_arrays_and_an_opened_state_changes_apart() -> No
     np.testing.assert_allclose(opened.scores(query), index.scores(query), rtol=1e-12)
 
 
-def test_spooled_rows_make_the_index_adding_them_makes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [1 << 24, 7, 1])
+def test_spooled_rows_make_the_index_adding_them_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
     """A build writes its rows to files as they come (the whole Linux kernel's are ~110M
     entries) and makes the index from there: the same state as adding them, its rows read
-    from those files; it keeps taking documents."""
+    from those files, its postings written beside them a range of terms at a time (``chunk``
+    postings); it keeps taking documents."""
+    monkeypatch.setattr(bm25, "_POSTINGS_CHUNK", chunk)
     rng = np.random.default_rng(11)
     docs = [random_doc(rng) for _ in range(60)]
     lines = [" ".join(d) for d in docs]
@@ -405,7 +425,7 @@ def test_spooled_rows_make_the_index_adding_them_makes(tmp_path: Path) -> None:
     a, b = spooled_index.state(), added.state()
     for key in ("row_ptr", "doc_ids", "row_len", "df", "term_ptr", "post_row", "post_tf"):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
-    for key in ("row_terms", "row_tf"):
+    for key in ("row_terms", "row_tf", "post_row", "post_tf"):
         assert is_file(a[key], tmp_path / f"x_{key}.npy"), key
     spooled_index.add(60, ["w1", "w2"])
     expected = dict(enumerate(docs)) | {60: ["w1", "w2"]}

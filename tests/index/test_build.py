@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from repos import OTHER_LANG_FILES, long_module, make_repo
+from repos import OTHER_LANG_FILES, long_module, make_repo, run_repomem
 
 from repomem.config import IndexConfig
 from repomem.index import build, store
@@ -17,7 +17,9 @@ from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
 from repomem.index.repo import RepoIndex
-from repomem.index.spool import is_file
+from repomem.index.resolve import Resolver
+from repomem.index.spool import is_file, spooled_parts
+from repomem.index.tables import WINDOW_ROWS
 
 
 def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
@@ -120,11 +122,77 @@ def test_a_build_keeps_no_resolver_but_saves_what_it_resolved(tmp_path: Path) ->
         assert built.resolver.calls_of(path) == fresh.tables.calls[path], path
 
 
+def test_dependencies_gathered_while_resolving_are_what_a_resolver_records(
+    tmp_path: Path,
+) -> None:
+    """A build hands each file's dependencies to array rows as it resolves it, rather than
+    keeping them in the resolver: the arrays saved are those of a resolver that recorded
+    every file's resolution itself, as an update's does."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    built, _ = RepoIndex.build(root, save=False)
+    t = built.tables
+    paths = sorted(t.files)
+    resolver = Resolver(t.parsed, imports=t.config.import_weight > 0, settings=t.settings)
+    for path in paths:
+        assert resolver.calls_of(path) == t.calls[path], path
+    recorded = resolver.dependency_arrays(paths)
+    assert recorded["dep_reads"].shape[0] > 0 and recorded["dep_tries"].shape[0] > 10
+    spooled = t.spooled_resolution
+    assert spooled is not None
+    for name, values in recorded.items():
+        assert values.dtype == spooled[name].dtype and np.array_equal(values, spooled[name]), name
+
+
+def test_a_build_spools_the_window_rows_where_it_saves_them(tmp_path: Path) -> None:
+    """The files' window rows go to the spool as they come and are read back from there
+    (the whole kernel's ~0.7 GB are not held); a build saved where it spools finds them
+    written, and an index updated since saves what its files hold now."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    built, _ = RepoIndex.build(root)
+    arrays = store.live_generation(root, built.config) / "arrays"
+    entries = [built.tables.files[p] for p in sorted(built.tables.files)]
+    for name, _ in WINDOW_ROWS:
+        parts = [getattr(e, name) for e in entries]
+        assert sum(p.size for p in parts) > 0 and not parts[0].flags.writeable, name
+        assert spooled_parts(parts, arrays / f"{name}.npy"), name
+    assert not spooled_parts([entries[1].win_start, entries[0].win_start], arrays / "win_start.npy")
+    assert not spooled_parts([e.win_start for e in entries[1:]], arrays / "win_start.npy")
+    assert not spooled_parts([e.win_start for e in entries], arrays / "win_end.npy")
+    built.update_file("pkg/long.py", long_module(3))
+    built.save()
+    loaded = RepoIndex.load(root)
+    for path in sorted(built.tables.files):
+        for name, _ in WINDOW_ROWS:
+            want = getattr(built.tables.files[path], name)
+            assert np.array_equal(getattr(loaded.tables.files[path], name), want), (path, name)
+
+
+def test_builds_in_processes_hashing_strings_differently_save_the_same_index(
+    tmp_path: Path,
+) -> None:
+    """What the resolution depended on is numbered in an order of its own, not a set's
+    (which Python's string hashing, seeded per process, changes)."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    saved = []
+    for seed in ("1", "2"):
+        index_dir = tmp_path / f"idx-{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = run_repomem("index", root, "--index-dir", index_dir, "--no-progress", env=env)
+        assert done.returncode == 0, done.stderr
+        saved.append(_generation(root, index_dir))
+    (arrays_1, manifest_1), (arrays_2, manifest_2) = saved
+    assert "dep_reads.npy" in arrays_1
+    assert [n for n in arrays_1 if arrays_1[n] != arrays_2.get(n)] == []
+    assert manifest_1 == manifest_2
+
+
 def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
     """A parse comes back from a worker with a string per occurrence of each name: the
-    build makes them one (the kernel calls and includes the same names millions of times)."""
+    build makes them one (the kernel calls and includes the same names millions of times),
+    and so too each node number and dotted callee (numbers past 256 are not Python's own)."""
+    above = "".join(f"int v{k};\n" for k in range(300))
     files = {
-        f"c/f{i}.c": f'#include "util.h"\nint f{i}(int x) {{ return shared_helper(x); }}\n'
+        f"c/f{i}.c": f'#include "util.h"\n{above}int f{i}(int x) {{ return shared_helper(x); }}\n'
         for i in range(70)
     }
     root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
@@ -132,3 +200,7 @@ def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) 
     parses = [built.tables.parsed[p] for p in files]
     assert len({id(pf.calls[0].parts[0]) for pf in parses}) == 1
     assert len({id(pf.imports[0].module) for pf in parses}) == 1
+    assert {pf.calls[0].node for pf in parses} == {302}
+    assert len({id(pf.calls[0].node) for pf in parses}) == 1
+    assert len({id(pf.calls[0].parts) for pf in parses}) == 1
+    assert len({id(pf.definitions[-1].node) for pf in parses}) == 1

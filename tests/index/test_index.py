@@ -790,7 +790,9 @@ def test_c_callers_are_resolved_again_only_for_definitions_that_changed(
     idx, _ = RepoIndex.build(root, EXACT, save=False)
     resolved: list[str] = []
     calls_of = Resolver.calls_of
-    monkeypatch.setattr(Resolver, "calls_of", lambda r, p: (resolved.append(p), calls_of(r, p))[1])
+    monkeypatch.setattr(
+        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
+    )
     for rel, text, again in C_EDITS:
         resolved.clear()
         apply_on_disk(root, {rel: text})
