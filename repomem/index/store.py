@@ -48,7 +48,7 @@ from repomem.index.spool import (
 from repomem.index.tables import FileEntry, IndexTables
 from repomem.index.trim import mappings_of
 
-FORMAT_VERSION = 18
+FORMAT_VERSION = 19
 
 
 class IndexNotFound(RepomemError):

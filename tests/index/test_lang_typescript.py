@@ -554,3 +554,35 @@ def test_a_receiver_declared_above_the_window_is_typed(tmp_path: Path) -> None:
     assert resolve_names(index, "src/adapter.test.ts", hidden, ["adapter.addOne"]) == [None]
     # a function's ``this: Adapter`` far above is that function's, not the cursor's
     assert resolve_names(index, "src/adapter.test.ts", left, ["this.addOne"]) == [None]
+
+
+def test_a_generic_call_signature_after_a_member_without_semicolon_parses(
+    tmp_path: Path,
+) -> None:
+    """The grammar takes a line's ``<T>(x: T): T`` after a type member without ``;`` for a
+    comparison and loses the rest of the file in a syntax error: the definitions after it
+    are still found, and an edit of the file, parsed incrementally, equals a rebuild."""
+    files = {
+        "src/creators.ts": "interface Creator {\n  (x: number): number\n  <T>(x: T): T\n"
+        "  withTypes<T>(): Creator\n}\n\nexport function createThing(): Thing {\n"
+        "  return new Thing();\n}\n\nexport class Thing {\n  run(): void {}\n}\n",
+        "src/use.ts": "import { createThing } from './creators';\n\n"
+        "export function use(): void {\n  const t = createThing();\n  t.run();\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    names = [d.name for d in index.tables.parsed["src/creators.ts"].definitions]
+    assert names == ["Creator", "Creator.withTypes", "createThing", "Thing", "Thing.run"]
+    assert index.file_text("src/creators.ts") == files["src/creators.ts"]
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "src/creators.ts:createThing",
+        "src/creators.ts:Thing.run",
+    }
+    text = files["src/creators.ts"].replace("run(): void {}", "run(): void {}\n  stop(): void {}")
+    apply_on_disk(root, {"src/creators.ts": text})
+    index.update_file("src/creators.ts", text)
+    index.update_file("src/creators.ts", text.replace("stop", "halt"))
+    apply_on_disk(root, {"src/creators.ts": text.replace("stop", "halt")})
+    assert "Thing.halt" in [d.name for d in index.tables.parsed["src/creators.ts"].definitions]
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["t.run("])
