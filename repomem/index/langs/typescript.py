@@ -126,6 +126,7 @@ _CLASS_KINDS = frozenset(
         "class",
         "interface_declaration",
         "enum_declaration",
+        "internal_module",  # ``namespace N { export function f() }``: ``N.f`` is a member
     }
 )
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
@@ -344,13 +345,15 @@ def _definitions(
         while stack and stack[-1][0] <= d.start_byte:
             stack.pop()
         qual = f"{stack[-1][1]}.{name}" if stack else name
-        stack.append((d.end_byte, qual, d.type))
+        value = d.child_by_field_name("value") if d.type == "variable_declarator" else None
+        kind = "class" if value is not None and value.type == "class" else d.type
+        stack.append((d.end_byte, qual, kind))
         spans.append((d.start_byte, d.end_byte, qual))
-        kinds.append(d.type)
+        kinds.append(kind)
         overload = d.type == "function_signature" and bool(stack[:-1] or name in implemented)
         if i >= 0 and not overload:  # an overload: the implementation is the definition
-            parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
-        if d.type not in _CLASS_KINDS:  # a function's members are its return type's (each
+            parsed.definitions.append(Definition(qual, i, kind in _CLASS_KINDS))
+        if kind not in _CLASS_KINDS:  # a function's members are its return type's (each
             ty = _declared_type(d)  # overload's: what a call of it may return)
             bases = parsed.bases.setdefault(qual, [])
             if ty is not None and ty not in bases:
@@ -1088,11 +1091,14 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
 
 def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
     """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
-    included, or of a ``const``'s declared or constructed type (its ``bases``)."""
+    included, or of a ``const``'s declared or constructed type (its ``bases``). Only a
+    class, interface, enum or namespace has members of its own: a function's are its return
+    type's, not the definitions local to its body (``buildCreateSlice``'s inner ``reducer``
+    is no member of the ``Slice`` it returns)."""
     if depth > _MAX_DEPTH:
         return None
     r.note_lookup(path, f"{qual}.{name}")
-    if f"{qual}.{name}" in r.defs.get(path, {}):
+    if qual in r.classes.get(path, ()) and f"{qual}.{name}" in r.defs.get(path, {}):
         return path, f"{qual}.{name}"
     for base in r.files[path].bases.get(qual, ()):
         found = _resolve(r, path, base, None, depth + 1)
