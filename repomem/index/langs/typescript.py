@@ -126,7 +126,6 @@ _CLASS_KINDS = frozenset(
         "class",
         "interface_declaration",
         "enum_declaration",
-        "internal_module",  # ``namespace N { export function f() }``: ``N.f`` is a member
     }
 )
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
@@ -345,15 +344,13 @@ def _definitions(
         while stack and stack[-1][0] <= d.start_byte:
             stack.pop()
         qual = f"{stack[-1][1]}.{name}" if stack else name
-        value = d.child_by_field_name("value") if d.type == "variable_declarator" else None
-        kind = "class" if value is not None and value.type == "class" else d.type
-        stack.append((d.end_byte, qual, kind))
+        stack.append((d.end_byte, qual, d.type))
         spans.append((d.start_byte, d.end_byte, qual))
-        kinds.append(kind)
+        kinds.append(d.type)
         overload = d.type == "function_signature" and bool(stack[:-1] or name in implemented)
         if i >= 0 and not overload:  # an overload: the implementation is the definition
-            parsed.definitions.append(Definition(qual, i, kind in _CLASS_KINDS))
-        if kind not in _CLASS_KINDS:  # a function's members are its return type's (each
+            parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
+        if d.type not in _CLASS_KINDS:  # a function's members are its return type's (each
             ty = _declared_type(d)  # overload's: what a call of it may return)
             bases = parsed.bases.setdefault(qual, [])
             if ty is not None and ty not in bases:
@@ -1091,14 +1088,16 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
 
 def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
     """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
-    included, or of a ``const``'s declared or constructed type (its ``bases``). Only a
-    class, interface, enum or namespace has members of its own: a function's are its return
-    type's, not the definitions local to its body (``buildCreateSlice``'s inner ``reducer``
-    is no member of the ``Slice`` it returns)."""
+    included, or of a ``const``'s declared or constructed type (its ``bases``). Outside a
+    class, interface or enum the declared type comes first: a function's members are its
+    return type's (``slice.reducer`` on a ``createSlice()`` result is ``Slice.reducer``);
+    only where that type has none is a definition local to the function's body taken (a
+    factory whose result is an object of its local functions)."""
     if depth > _MAX_DEPTH:
         return None
     r.note_lookup(path, f"{qual}.{name}")
-    if qual in r.classes.get(path, ()) and f"{qual}.{name}" in r.defs.get(path, {}):
+    own = f"{qual}.{name}" in r.defs.get(path, {})
+    if own and qual in r.classes.get(path, ()):
         return path, f"{qual}.{name}"
     for base in r.files[path].bases.get(qual, ()):
         found = _resolve(r, path, base, None, depth + 1)
@@ -1106,7 +1105,7 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
             hit = _member(r, found[0], found[1], name, depth + 1)
             if hit is not None:
                 return hit
-    return None
+    return (path, f"{qual}.{name}") if own else None
 
 
 def _class_of(r: Resolver, path: str, scope: str | None) -> str | None:
