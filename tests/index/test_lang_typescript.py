@@ -592,3 +592,23 @@ def test_a_generic_call_signature_after_a_member_without_semicolon_parses(
     apply_on_disk(root, {"src/creators.ts": text.replace("stop", "halt")})
     assert "Thing.halt" in [d.name for d in index.tables.parsed["src/creators.ts"].definitions]
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["t.run("])
+
+
+def test_a_dynamic_import_binds_like_an_import(tmp_path: Path) -> None:
+    """``const { f } = await import('./lib')`` (a test that mocks a module first) binds ``f``
+    to the module's export, and ``const m = await import('./lib')`` binds ``m`` to the
+    module: calls and names at the cursor resolve through them."""
+    files = {
+        "src/lib.ts": "export function configure(): number {\n  return 1;\n}\n",
+        "src/lib.test.ts": "describe('lib', async () => {\n"
+        "  const { configure } = await import('./lib');\n"
+        "  const lib = await import('./lib');\n"
+        "  it('works', () => {\n    configure();\n    lib.configure();\n  });\n});\n",
+    }
+    index = _index(tmp_path, files)
+    assert _edges(index, "src/lib.test.ts") == {
+        ("configure();", "src/lib.ts:configure"),
+        ("lib.configure();", "src/lib.ts:configure"),
+    }
+    left = files["src/lib.test.ts"].split("    configure();")[0]
+    assert _cards(index, "src/lib.test.ts", left) == [("src/lib.ts", "configure")]

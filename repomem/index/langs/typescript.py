@@ -11,11 +11,12 @@ Parse time (``extract``) reads, per file:
   saved as ``Foo.m``; ``x = f()`` by ``f``, whose bases are its return type; a callback's
   untyped parameter ``j`` passed as argument ``i`` of ``f(...)`` by ``f #i #j``;
 * imports as ``ImportBinding``\\ s: ``import {a as b} from './x'`` binds ``b`` to symbol ``a``
-  of module ``./x``, ``import d from`` to ``default``, ``import * as m`` / ``require`` to the
-  module (symbol None); what the file exports under another name is an entry named
-  ``export:NAME`` (``export {a as NAME} from``, ``export default X``, ``module.exports``), and
-  all its ``export * from`` modules one entry named ``export*`` (modules one a line), so that
-  any change to them is a change of that entry;
+  of module ``./x``, ``import d from`` to ``default``, ``import * as m`` / ``require`` /
+  ``await import('./x')`` to the module (symbol None; destructured, to its exports); what
+  the file exports under another name is an entry named ``export:NAME`` (``export {a as
+  NAME} from``, ``export default X``, ``module.exports``), and all its ``export * from``
+  modules one entry named ``export*`` (modules one a line), so that any change to them is a
+  change of that entry;
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
   ``Cache.get``); a function's or method's return type (each overload's; for a factory that
@@ -95,6 +96,8 @@ _IMPORTS = """
   (assignment_expression left: (member_expression) @lhs right: (_) @rhs)))
 (variable_declarator name: (_) @req_name value: (call_expression function: (identifier) @fn
   arguments: (arguments . (string) @spec)) (#eq? @fn "require"))
+(variable_declarator name: (_) @req_name value: (await_expression (call_expression
+  function: (import) arguments: (arguments . (string) @spec))))
 (class_heritage) @heritage
 (assignment_expression
   left: (member_expression object: (this) property: (property_identifier) @field)
