@@ -612,3 +612,26 @@ def test_a_dynamic_import_binds_like_an_import(tmp_path: Path) -> None:
     }
     left = files["src/lib.test.ts"].split("    configure();")[0]
     assert _cards(index, "src/lib.test.ts", left) == [("src/lib.ts", "configure")]
+
+
+def test_a_callback_parameter_bound_just_above_brings_its_type(tmp_path: Path) -> None:
+    """``build((builder) => {`` just above the cursor: the next line uses ``builder``
+    through a member no line names yet, so its interface's card (listing the members) is a
+    candidate; once the code uses ``builder`` it is an ordinary name again."""
+    files = {
+        "src/builder.ts": "export interface Builder {\n  addCase(x: number): Builder;\n}\n\n"
+        "export function build(cb: (builder: Builder) => void): void {}\n",
+        "src/use.ts": "import { build } from './builder';\n\n",
+    }
+    index = _index(tmp_path, files)
+    left = files["src/use.ts"] + "build((builder) => {\n"
+    hits = find_definitions(index, "src/use.ts", left)
+    assert {(h.card.path, h.card.name, h.how) for h in hits} == {
+        ("src/builder.ts", "Builder", "in scope"),
+        ("src/builder.ts", "build", "named here, resolved through imports"),
+    }
+    used = left + "  builder.addCase(1);\n"
+    assert set(_cards(index, "src/use.ts", used)) == {
+        ("src/builder.ts", "Builder.addCase"),
+        ("src/builder.ts", "build"),
+    }

@@ -64,6 +64,8 @@ NAMESPACE = "js"
 _MAX_DEPTH = 10
 #: lines before the cursor searched for receivers' types
 TYPE_LINES = 200
+#: lines before the cursor whose receivers, bound and not used yet, bring their types' cards
+FRESH_LINES = 3
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
@@ -562,6 +564,30 @@ class TypeScript(Language):
         if head in ("this", "super"):
             return found, f"method of {_class_of(r, path, scope)}"
         return found, "this file" if found[0] == path else "resolved through imports"
+
+    def in_scope(self, r: Resolver, path: str, lines: list[str]) -> list[tuple[Target, int]]:
+        """The class or interface of each name the last ``FRESH_LINES`` lines bind and the
+        code does not use yet, typed as the cursor's receivers are (a callback's parameter
+        as the function it is passed to types it: ``builder`` in ``build((builder) => {``):
+        the next line is likely to use it through a member no line names yet."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        scope, _ = _cursor_scope(r, path, pf, len(lines) - 1)
+        first = max(0, len(lines) - 1 - FRESH_LINES)
+        rows = [_STRING.sub('""', line) for line in lines[first:]]
+        out: list[tuple[Target, int]] = []
+        for i in range(len(rows) - 1, -1, -1):  # nearest first
+            after = "\n".join(rows[i:])
+            for name, ty in _assignments(rows[i]):
+                mention = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
+                if not ty or len(re.findall(mention, after)) > 1:
+                    continue  # untyped, or used since it was bound
+                found = _resolve(r, path, ty, scope, 0)
+                target = _target(r, found) if found is not None else None
+                if target is not None and found[1] in r.classes.get(found[0], ()):
+                    out.append((target, first + i))
+        return out
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
