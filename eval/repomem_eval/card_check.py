@@ -12,9 +12,10 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
 3. TypeScript, with the compiler at hand (``devsuite fetch`` installs it): the compiler's
    language service ("go to definition", ``tsoracle.js``) at every place the file's code up to
    the end of the ground truth names the card's name. **Right** when one of them leads to the
-   card's definition, **wrong** when they lead elsewhere (another definition, the standard
-   library), undecided when the compiler finds nothing (an import of a module it cannot find,
-   a package's own name in its sources without their ``package.json``, leads to nothing);
+   card's definition, **wrong** when they all lead elsewhere (another definition, the
+   standard library), undecided when the compiler finds nothing at one of them (an import of a
+   module it cannot find, a package's own name in its sources without their
+   ``package.json``, leads to nothing; ``slice.reducer`` on a value of such a module too);
 4. **right** when the card's definition is the only one of its name in the language family
    (test files left out for a task outside tests);
 5. Go, Java and C, for functions, types and macros (not methods, whose receiver may be typed
@@ -193,10 +194,13 @@ class CardChecker:
             points.append((line, len(text[start : m.start()].encode("utf-16-le")) // 2))
         if not points:
             return "undecided"
-        found = [d for ds in self.oracle.definitions(path, points) for d in ds]
-        if not found:
-            return "undecided"
-        return "right" if (card.path, card.line) in found else "wrong"
+        answers = self.oracle.definitions(path, points)
+        found = [d for ds in answers for d in ds]
+        if (card.path, card.line) in found:
+            return "right"
+        # a mention the compiler cannot resolve (a value of a package it cannot find) may be
+        # the card's: only mentions that all lead elsewhere make it wrong
+        return "wrong" if all(answers) else "undecided"
 
     def _reached(self, path: str, buffer: str, family: str) -> set[str]:
         """The files ``path`` reaches by its imports (rule 5 of the module doc)."""

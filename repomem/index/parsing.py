@@ -10,13 +10,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections import OrderedDict
+from functools import cache
 
 import numpy as np
-from tree_sitter import Node, Point, QueryCursor, Tree
+from tree_sitter import Node, Point, Query, QueryCursor, Tree
 
 from repomem.index import langs, splice
 from repomem.index.jit import numba
-from repomem.index.languages import parser
+from repomem.index.languages import grammar, parser
 from repomem.index.parsed import STAR, CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.queries import QUERIES, comment_kinds, file_query
 
@@ -130,6 +131,46 @@ def _spans(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+#: languages whose grammar misreads a generic call signature ``<T>(x: T): T`` that starts a
+#: line after a type member without ``;``: it takes the ``<`` for a comparison and the rest
+#: of the file is lost in an ERROR node (tree-sitter-typescript 0.23.2, the newest release)
+_SIGNATURE_REPAIR = frozenset({"typescript", "tsx"})
+_SIGNATURE_LINE = re.compile(rb"(?m)^[ \t]*[ \t](?=<)")
+
+
+@cache
+def _errors_query(language: str) -> Query:
+    return Query(grammar(language), "(ERROR) @e")
+
+
+def _error_spans(language: str, root: Node) -> list[tuple[int, int]]:
+    return [
+        (n.start_byte, n.end_byte)
+        for n in QueryCursor(_errors_query(language)).captures(root).get("e", [])
+    ]
+
+
+def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tuple[bytes, Tree]:
+    """``source`` parsed, and the bytes the tree was parsed from: in TypeScript, a line
+    inside a syntax error that starts with a generic call signature's ``<`` gets a ``;`` for
+    the blank before it (the member separator the grammar wants there; offsets and rows stay
+    those of the file), kept when the file then parses with fewer errors."""
+    tree = parser(language).parse(source, old_tree) if old_tree else parser(language).parse(source)
+    if language not in _SIGNATURE_REPAIR or not tree.root_node.has_error:
+        return source, tree
+    errors = _error_spans(language, tree.root_node)
+    fixed = bytearray(source)
+    for m in _SIGNATURE_LINE.finditer(source):
+        if any(start <= m.end() < end for start, end in errors):
+            fixed[m.end() - 1] = ord(";")
+    if fixed == source:
+        return source, tree
+    repaired = parser(language).parse(bytes(fixed))
+    if len(_error_spans(language, repaired.root_node)) < len(errors):
+        return bytes(fixed), repaired
+    return source, tree
+
+
 class TreeCache:
     """The syntax trees of the files parsed last, so that tree-sitter reuses what an edit
     left unchanged: an editor sends the file being typed in again and again, and an edit's
@@ -143,21 +184,22 @@ class TreeCache:
         self.size = size
         self._trees: OrderedDict[str, tuple[str, bytes, Tree]] = OrderedDict()
 
-    def parse(self, path: str, language: str, source: bytes) -> Tree:
+    def parse(self, path: str, language: str, source: bytes) -> tuple[bytes, Tree]:
+        """``parse_tree``'s bytes and tree, incrementally from the file's last tree."""
         cached = self._trees.pop(path, None)
-        tree = None
+        parsed = None
         if cached is not None and cached[0] == language:
             _, old_source, old_tree = cached
             old_tree.edit(*_edit(old_source, source))
             tree = parser(language).parse(source, old_tree)
-            if tree.root_node.has_error:
-                tree = None
-        if tree is None:
-            tree = parser(language).parse(source)
-        self._trees[path] = (language, source, tree)
+            if not tree.root_node.has_error:
+                parsed = source, tree
+        if parsed is None:
+            parsed = parse_tree(language, source)
+        self._trees[path] = (language, *parsed)
         while len(self._trees) > self.size:
             self._trees.popitem(last=False)
-        return tree
+        return parsed
 
     def forget(self, path: str) -> None:
         self._trees.pop(path, None)
@@ -208,8 +250,8 @@ def parse_source(
                     if trees is not None:
                         trees.forget(path)  # its tree is of an older text now
                     return joined
-    tree = (
-        trees.parse(path, language, source) if trees is not None else parser(language).parse(source)
+    source, tree = (
+        trees.parse(path, language, source) if trees is not None else parse_tree(language, source)
     )
     return _extract(path, language, digest, line_len, source, tree.root_node)
 

@@ -287,6 +287,28 @@ def test_an_import_the_compiler_cannot_follow_decides_no_typescript_card(tmp_pat
         ]
 
 
+def test_a_name_the_compiler_cannot_resolve_somewhere_keeps_its_card_undecided(
+    tmp_path: Path,
+) -> None:
+    """``slice.reducer(`` on a value of a package the compiler cannot find leads nowhere: the
+    file's local ``reducer``, which it does resolve, does not make ``Slice.reducer``'s card
+    wrong, since that may be what ``slice.reducer`` is."""
+    gt = "  return slice.reducer(reducer);"
+    files = {
+        "slice.ts": "export interface Slice {\n  reducer(s: number): number;\n}\n",
+        "other.ts": "export function reducer(s: number): number {\n  return s;\n}\n",
+        "main.ts": "import { makeSlice } from '@demo/pkg';\n\n"
+        "export function f(): number {\n  const slice = makeSlice();\n"
+        f"  const reducer = slice.initial;\n{gt}\n}}\n",
+    }
+    with _typescript_checker(tmp_path, files) as (index, checker):
+        buffer = "".join(files["main.ts"].splitlines(keepends=True)[:5])
+        card = _card(index, "slice.ts", "Slice.reducer")
+        assert checker.verdicts("main.ts", buffer, gt, [card]) == ["undecided"]
+        # where every mention resolves and none to the card, it is wrong
+        assert checker.verdicts("main.ts", buffer, "  return reducer;", [card]) == ["wrong"]
+
+
 def test_a_receiver_that_is_no_type_is_not_an_owner(tmp_path: Path) -> None:
     files = {
         "go.mod": "module example.com/demo\n",

@@ -470,6 +470,9 @@ export interface Store {
 
 export function buildCreateSlice(opts: number = 1) {
   const unused = opts;
+  function reducer(s: number): number {
+    return s + unused;
+  }
   return function createSlice(name: string): Slice {
     return { reducer: (s: number) => s };
   };
@@ -500,8 +503,10 @@ export function use(): number {
 def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path) -> None:
     """``const x = f()`` types ``x`` by what ``f`` is declared to return: an overload's
     return type when the implementation declares none, and a factory's returned function's
-    (``createSlice = buildCreateSlice()``: ``createSlice()`` makes a ``Slice``); an update of
-    either, in another file than the calls, equals a rebuild."""
+    (``createSlice = buildCreateSlice()``: ``createSlice()`` makes a ``Slice``, whose
+    ``reducer`` comes before the factory's local ``reducer``, taken only while no return
+    type is declared); an update of either, in another file than the calls, equals a
+    rebuild."""
     root = write_files(tmp_path / "proj", FACTORY_FILES)
     config = IndexConfig(index_dir=str(tmp_path / "idx"))
     index, _ = RepoIndex.build(root, config, save=False)
@@ -525,6 +530,7 @@ def test_results_of_factories_and_overloaded_functions_are_typed(tmp_path: Path)
     assert {t for _, t in _edges(index, "src/use.ts")} == {
         "src/slice.ts:createSlice",
         "src/build.ts:configure",
+        "src/build.ts:buildCreateSlice.reducer",
     }
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["slice.reducer("])
     # and gain them back
@@ -554,3 +560,78 @@ def test_a_receiver_declared_above_the_window_is_typed(tmp_path: Path) -> None:
     assert resolve_names(index, "src/adapter.test.ts", hidden, ["adapter.addOne"]) == [None]
     # a function's ``this: Adapter`` far above is that function's, not the cursor's
     assert resolve_names(index, "src/adapter.test.ts", left, ["this.addOne"]) == [None]
+
+
+def test_a_generic_call_signature_after_a_member_without_semicolon_parses(
+    tmp_path: Path,
+) -> None:
+    """The grammar takes a line's ``<T>(x: T): T`` after a type member without ``;`` for a
+    comparison and loses the rest of the file in a syntax error: the definitions after it
+    are still found, and an edit of the file, parsed incrementally, equals a rebuild."""
+    files = {
+        "src/creators.ts": "interface Creator {\n  (x: number): number\n  <T>(x: T): T\n"
+        "  withTypes<T>(): Creator\n}\n\nexport function createThing(): Thing {\n"
+        "  return new Thing();\n}\n\nexport class Thing {\n  run(): void {}\n}\n",
+        "src/use.ts": "import { createThing } from './creators';\n\n"
+        "export function use(): void {\n  const t = createThing();\n  t.run();\n}\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    names = [d.name for d in index.tables.parsed["src/creators.ts"].definitions]
+    assert names == ["Creator", "Creator.withTypes", "createThing", "Thing", "Thing.run"]
+    assert index.file_text("src/creators.ts") == files["src/creators.ts"]
+    assert {t for _, t in _edges(index, "src/use.ts")} == {
+        "src/creators.ts:createThing",
+        "src/creators.ts:Thing.run",
+    }
+    text = files["src/creators.ts"].replace("run(): void {}", "run(): void {}\n  stop(): void {}")
+    apply_on_disk(root, {"src/creators.ts": text})
+    index.update_file("src/creators.ts", text)
+    index.update_file("src/creators.ts", text.replace("stop", "halt"))
+    apply_on_disk(root, {"src/creators.ts": text.replace("stop", "halt")})
+    assert "Thing.halt" in [d.name for d in index.tables.parsed["src/creators.ts"].definitions]
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["t.run("])
+
+
+def test_a_dynamic_import_binds_like_an_import(tmp_path: Path) -> None:
+    """``const { f } = await import('./lib')`` (a test that mocks a module first) binds ``f``
+    to the module's export, and ``const m = await import('./lib')`` binds ``m`` to the
+    module: calls and names at the cursor resolve through them."""
+    files = {
+        "src/lib.ts": "export function configure(): number {\n  return 1;\n}\n",
+        "src/lib.test.ts": "describe('lib', async () => {\n"
+        "  const { configure } = await import('./lib');\n"
+        "  const lib = await import('./lib');\n"
+        "  it('works', () => {\n    configure();\n    lib.configure();\n  });\n});\n",
+    }
+    index = _index(tmp_path, files)
+    assert _edges(index, "src/lib.test.ts") == {
+        ("configure();", "src/lib.ts:configure"),
+        ("lib.configure();", "src/lib.ts:configure"),
+    }
+    left = files["src/lib.test.ts"].split("    configure();")[0]
+    assert _cards(index, "src/lib.test.ts", left) == [("src/lib.ts", "configure")]
+
+
+def test_a_callback_parameter_bound_just_above_brings_its_type(tmp_path: Path) -> None:
+    """``build((builder) => {`` just above the cursor: the next line uses ``builder``
+    through a member no line names yet, so its interface's card (listing the members) is a
+    candidate; once the code uses ``builder`` it is an ordinary name again."""
+    files = {
+        "src/builder.ts": "export interface Builder {\n  addCase(x: number): Builder;\n}\n\n"
+        "export function build(cb: (builder: Builder) => void): void {}\n",
+        "src/use.ts": "import { build } from './builder';\n\n",
+    }
+    index = _index(tmp_path, files)
+    left = files["src/use.ts"] + "build((builder) => {\n"
+    hits = find_definitions(index, "src/use.ts", left)
+    assert {(h.card.path, h.card.name, h.how) for h in hits} == {
+        ("src/builder.ts", "Builder", "in scope"),
+        ("src/builder.ts", "build", "named here, resolved through imports"),
+    }
+    used = left + "  builder.addCase(1);\n"
+    assert set(_cards(index, "src/use.ts", used)) == {
+        ("src/builder.ts", "Builder.addCase"),
+        ("src/builder.ts", "build"),
+    }

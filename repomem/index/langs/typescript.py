@@ -11,11 +11,12 @@ Parse time (``extract``) reads, per file:
   saved as ``Foo.m``; ``x = f()`` by ``f``, whose bases are its return type; a callback's
   untyped parameter ``j`` passed as argument ``i`` of ``f(...)`` by ``f #i #j``;
 * imports as ``ImportBinding``\\ s: ``import {a as b} from './x'`` binds ``b`` to symbol ``a``
-  of module ``./x``, ``import d from`` to ``default``, ``import * as m`` / ``require`` to the
-  module (symbol None); what the file exports under another name is an entry named
-  ``export:NAME`` (``export {a as NAME} from``, ``export default X``, ``module.exports``), and
-  all its ``export * from`` modules one entry named ``export*`` (modules one a line), so that
-  any change to them is a change of that entry;
+  of module ``./x``, ``import d from`` to ``default``, ``import * as m`` / ``require`` /
+  ``await import('./x')`` to the module (symbol None; destructured, to its exports); what
+  the file exports under another name is an entry named ``export:NAME`` (``export {a as
+  NAME} from``, ``export default X``, ``module.exports``), and all its ``export * from``
+  modules one entry named ``export*`` (modules one a line), so that any change to them is a
+  change of that entry;
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
   ``Cache.get``); a function's or method's return type (each overload's; for a factory that
@@ -63,6 +64,8 @@ NAMESPACE = "js"
 _MAX_DEPTH = 10
 #: lines before the cursor searched for receivers' types
 TYPE_LINES = 200
+#: lines before the cursor whose receivers, bound and not used yet, bring their types' cards
+FRESH_LINES = 3
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
@@ -95,6 +98,8 @@ _IMPORTS = """
   (assignment_expression left: (member_expression) @lhs right: (_) @rhs)))
 (variable_declarator name: (_) @req_name value: (call_expression function: (identifier) @fn
   arguments: (arguments . (string) @spec)) (#eq? @fn "require"))
+(variable_declarator name: (_) @req_name value: (await_expression (call_expression
+  function: (import) arguments: (arguments . (string) @spec))))
 (class_heritage) @heritage
 (assignment_expression
   left: (member_expression object: (this) property: (property_identifier) @field)
@@ -559,6 +564,30 @@ class TypeScript(Language):
         if head in ("this", "super"):
             return found, f"method of {_class_of(r, path, scope)}"
         return found, "this file" if found[0] == path else "resolved through imports"
+
+    def in_scope(self, r: Resolver, path: str, lines: list[str]) -> list[tuple[Target, int]]:
+        """The class or interface of each name the last ``FRESH_LINES`` lines bind and the
+        code does not use yet, typed as the cursor's receivers are (a callback's parameter
+        as the function it is passed to types it: ``builder`` in ``build((builder) => {``):
+        the next line is likely to use it through a member no line names yet."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        scope, _ = _cursor_scope(r, path, pf, len(lines) - 1)
+        first = max(0, len(lines) - 1 - FRESH_LINES)
+        rows = [_STRING.sub('""', line) for line in lines[first:]]
+        out: list[tuple[Target, int]] = []
+        for i in range(len(rows) - 1, -1, -1):  # nearest first
+            after = "\n".join(rows[i:])
+            for name, ty in _assignments(rows[i]):
+                mention = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
+                if not ty or len(re.findall(mention, after)) > 1:
+                    continue  # untyped, or used since it was bound
+                found = _resolve(r, path, ty, scope, 0)
+                target = _target(r, found) if found is not None else None
+                if target is not None and found[1] in r.classes.get(found[0], ()):
+                    out.append((target, first + i))
+        return out
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
@@ -1088,11 +1117,16 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
 
 def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
     """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
-    included, or of a ``const``'s declared or constructed type (its ``bases``)."""
+    included, or of a ``const``'s declared or constructed type (its ``bases``). Outside a
+    class, interface or enum the declared type comes first: a function's members are its
+    return type's (``slice.reducer`` on a ``createSlice()`` result is ``Slice.reducer``);
+    only where that type has none is a definition local to the function's body taken (a
+    factory whose result is an object of its local functions)."""
     if depth > _MAX_DEPTH:
         return None
     r.note_lookup(path, f"{qual}.{name}")
-    if f"{qual}.{name}" in r.defs.get(path, {}):
+    own = f"{qual}.{name}" in r.defs.get(path, {})
+    if own and qual in r.classes.get(path, ()):
         return path, f"{qual}.{name}"
     for base in r.files[path].bases.get(qual, ()):
         found = _resolve(r, path, base, None, depth + 1)
@@ -1100,7 +1134,7 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
             hit = _member(r, found[0], found[1], name, depth + 1)
             if hit is not None:
                 return hit
-    return None
+    return (path, f"{qual}.{name}") if own else None
 
 
 def _class_of(r: Resolver, path: str, scope: str | None) -> str | None:
