@@ -180,8 +180,8 @@ class PythonTypes:
             start, end = int(pf.node_start[node]), int(pf.node_end[node])
             body_indent: str | None = None
             method = -1  # the row of the last ``def`` of the class's body
-            for row in range(start + 1, min(end + 1, len(lines))):
-                line = lines[row]
+            # the body read at once: a line at a time decodes each apart (``Lines``)
+            for row, line in enumerate(lines[start + 1 : end + 1], start + 1):
                 m = _SELF_ATTR.match(line) if "self." in line else None  # it needs "self."
                 if m is not None:
                     if m["annot"]:

@@ -45,9 +45,10 @@ class Lines(Sequence[str]):
         self._starts = np.concatenate(([0], ends[: n - 1] + 1))
         self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else len(encoded))
         self._cr = b"\r" in encoded
+        self._n = int(self._starts.size)
 
     def __len__(self) -> int:
-        return int(self._starts.size)
+        return self._n
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -56,25 +57,21 @@ class Lines(Sequence[str]):
     def __getitem__(self, i: slice) -> list[str]: ...
 
     def __getitem__(self, i: int | slice) -> str | list[str]:
-        n = len(self)
         if isinstance(i, slice):
-            first, last, step = i.indices(n)
+            first, last, step = i.indices(self._n)
             if step != 1:
                 return [self[k] for k in range(first, last, step)]
             if first >= last:
                 return []
-            text = self._decoded(int(self._starts[first]), int(self._ends[last - 1]))
-            lines = text.split("\n")
+            text = self._data[self._starts[first] : self._ends[last - 1]]
+            lines = text.decode("utf-8", "surrogatepass").split("\n")
             return [line.rstrip("\r") for line in lines] if self._cr else lines
         if i < 0:
-            i += n
-        if not 0 <= i < n:
+            i += self._n
+        if not 0 <= i < self._n:
             raise IndexError(i)
-        line = self._decoded(int(self._starts[i]), int(self._ends[i]))
+        line = self._data[self._starts[i] : self._ends[i]].decode("utf-8", "surrogatepass")
         return line.rstrip("\r") if self._cr else line
-
-    def _decoded(self, start: int, end: int) -> str:
-        return self._data[start:end].decode("utf-8", "surrogatepass")
 
 
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
