@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from repomem.context.lexer import code_only
@@ -83,7 +83,7 @@ class Card:
 def definition_card(
     path: str,
     pf: ParsedFile,
-    lines: list[str],
+    lines: Sequence[str],
     definition: Definition,
     calls: Mapping[int, int] | None = None,
 ) -> Card:
@@ -107,7 +107,7 @@ def definition_card(
     )
 
 
-def constant_nodes(pf: ParsedFile, lines: list[str]) -> dict[str, int]:
+def constant_nodes(pf: ParsedFile, lines: Sequence[str]) -> dict[str, int]:
     """A file's module-level constants: each name's first assignment statement node (read
     once per file where many names are looked up, ``constant_card``'s ``nodes``)."""
     nodes: dict[str, int] = {}
@@ -122,7 +122,7 @@ def constant_nodes(pf: ParsedFile, lines: list[str]) -> dict[str, int]:
 def constant_card(
     path: str,
     pf: ParsedFile,
-    lines: list[str],
+    lines: Sequence[str],
     name: str,
     nodes: Mapping[str, int] | None = None,
 ) -> Card | None:
@@ -141,7 +141,7 @@ def _def_line(pf: ParsedFile, definition: Definition) -> int:
     return int(pf.node_start[definition.node])
 
 
-def _decorated_start(pf: ParsedFile, lines: list[str], node: int) -> int:
+def _decorated_start(pf: ParsedFile, lines: Sequence[str], node: int) -> int:
     """Where a definition's decorators begin: its parent statement when that is the
     decorated definition wrapping it (same end, earlier start, an ``@`` line first)."""
     start = int(pf.node_start[node])
@@ -152,7 +152,7 @@ def _decorated_start(pf: ParsedFile, lines: list[str], node: int) -> int:
     return first if first < start and lines[first].lstrip().startswith("@") else start
 
 
-def _signature(lines: list[str], start: int, end: int) -> list[str]:
+def _signature(lines: Sequence[str], start: int, end: int) -> list[str]:
     """A Python definition's header lines: up to the one that closes every bracket and ends
     with ``:``."""
     depth = 0
@@ -165,7 +165,7 @@ def _signature(lines: list[str], start: int, end: int) -> list[str]:
     return lines[start : last + 1]
 
 
-def _docstring(lines: list[str], start: int, end: int) -> list[str]:
+def _docstring(lines: Sequence[str], start: int, end: int) -> list[str]:
     """The first paragraph of the docstring opening at the first code line from ``start``."""
     row = start
     while row <= end and row < len(lines) and not lines[row].strip():
@@ -193,7 +193,7 @@ def _docstring(lines: list[str], start: int, end: int) -> list[str]:
     return out
 
 
-def _head(pf: ParsedFile, lines: list[str], node: int) -> list[str]:
+def _head(pf: ParsedFile, lines: Sequence[str], node: int) -> list[str]:
     """Decorators, the header and (Python) the docstring's first paragraph of a definition."""
     start, end = int(pf.node_start[node]), int(pf.node_end[node])
     head = _signature(lines, start, end)
@@ -227,7 +227,11 @@ def skeleton_methods(methods: list[Definition], calls: Mapping[int, int]) -> lis
 
 
 def _class_text(
-    pf: ParsedFile, lines: list[str], definition: Definition, methods: list[Definition], more: int
+    pf: ParsedFile,
+    lines: Sequence[str],
+    definition: Definition,
+    methods: list[Definition],
+    more: int,
 ) -> str:
     text = _head(pf, lines, definition.node)
     for method in methods:
@@ -245,7 +249,7 @@ def _class_text(
 
 
 def _class_brief(
-    pf: ParsedFile, lines: list[str], definition: Definition, methods: list[Definition]
+    pf: ParsedFile, lines: Sequence[str], definition: Definition, methods: list[Definition]
 ) -> str:
     """A class's header, its constructor's signature cut to ``SKELETON_WIDTH`` and its
     skeleton's other methods by name: what it offers in three lines."""
@@ -264,7 +268,7 @@ def _class_brief(
     return "\n".join(text)
 
 
-def _one_signature(pf: ParsedFile, lines: list[str], definition: Definition) -> str:
+def _one_signature(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> str:
     """A Python definition's header lines joined on one line."""
     start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
     return _one_line(_signature(lines, start, end))
@@ -334,7 +338,11 @@ _CONTINUED = tuple("=:|&,.(<+-*/?")  # a line ending so goes on on the next
 
 
 def _braced_card(
-    path: str, pf: ParsedFile, lines: list[str], definition: Definition, calls: Mapping[int, int]
+    path: str,
+    pf: ParsedFile,
+    lines: Sequence[str],
+    definition: Definition,
+    calls: Mapping[int, int],
 ) -> Card:
     """A card of the C family, Go, Rust, Java or JavaScript/TypeScript: the first sentence of
     the doc comment above the declaration, the declaration as written up to its body's ``{``
@@ -356,7 +364,7 @@ def _braced_card(
             last -= 1
         text = _dedent([*doc, *lines[row : start + last + 1]])
         return Card(path, line, definition.name, "macro", text)
-    head, body = _braced_signature(lines[start:], code, decl, pf.language)
+    head, body = _braced_signature(lines[start : start + len(code)], code, decl, pf.language)
     attributes = _attributes(lines, row)
     is_type = _TYPE_HEAD.search(" ".join(code[decl : decl + len(head)])) is not None
     if not is_type or body is None:
@@ -376,7 +384,7 @@ def _braced_card(
     return Card(path, line, definition.name, "class", text, methods)
 
 
-def function_line(pf: ParsedFile, lines: list[str], definition: Definition) -> tuple[int, str]:
+def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> tuple[int, str]:
     """A function's declaration line and its declaration on one line, as a type's card lists
     it (``with_functions``)."""
     return _def_line(pf, definition), _method_line(pf, lines, definition)
@@ -397,7 +405,7 @@ def with_functions(card: Card, functions: list[tuple[str, int, str]], more: int)
     return replace(card, text="\n".join(text), listed=listed)
 
 
-def _attributes(lines: list[str], row: int) -> list[str]:
+def _attributes(lines: Sequence[str], row: int) -> list[str]:
     """The attribute or decorator lines right above ``row`` (Rust's ``#[derive(...)]``,
     TypeScript's ``@Input()``), which the parse keeps apart from the declaration."""
     top = row
@@ -428,7 +436,7 @@ def _declaration_start(code: list[str], bare: str) -> int:
 
 
 def _braced_signature(
-    lines: list[str], code: list[str], start: int, language: str
+    lines: Sequence[str], code: list[str], start: int, language: str
 ) -> tuple[list[str], tuple[int, int] | None]:
     """The declaration's lines from ``start`` up to its body's ``{`` (left out), a closing
     ``;`` or (Go) the end of a line, brackets balanced, lines holding only a comment left out
@@ -456,7 +464,7 @@ def _braced_signature(
     return kept, None
 
 
-def _doc_comment(lines: list[str], row: int, language: str) -> list[str]:
+def _doc_comment(lines: Sequence[str], row: int, language: str) -> list[str]:
     """The first sentence of the doc comment right above ``row`` (JSDoc, Javadoc, Doxygen
     ``/** */`` or ``/*! */``, rustdoc or Doxygen ``///``, godoc's ``//`` block), as one
     comment line; none when a blank line or code comes between."""
@@ -515,7 +523,7 @@ def _first_sentence(body: list[str]) -> str:
     return sentence if len(sentence) <= 240 else sentence[:237].rstrip() + "..."
 
 
-def _impl_header(pf: ParsedFile, lines: list[str], node: int) -> str:
+def _impl_header(pf: ParsedFile, lines: Sequence[str], node: int) -> str:
     """The ``impl`` header, on one line, of the block a Rust method is in (its parent
     statement), or ""."""
     parent = int(pf.node_parent[node])
@@ -526,7 +534,7 @@ def _impl_header(pf: ParsedFile, lines: list[str], node: int) -> str:
         return ""
     end = min(int(pf.node_end[parent]), row + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
     code = code_only("\n".join(lines[row : end + 1]), pf.language).split("\n")
-    head, body = _braced_signature(lines[row:], code, 0, pf.language)
+    head, body = _braced_signature(lines[row : end + 1], code, 0, pf.language)
     return _one_line(head) + " {" if body else ""
 
 
@@ -586,7 +594,7 @@ def _members(code: list[str], body: tuple[int, int], language: str) -> list[tupl
 
 def _skeleton(
     pf: ParsedFile,
-    lines: list[str],
+    lines: Sequence[str],
     definition: Definition,
     start: int,
     members: list[tuple[int, str]],
@@ -647,13 +655,13 @@ def _ranked(
     return sorted(methods, key=lambda d: (not constructor(d), -calls.get(d.node, 0)))
 
 
-def _method_line(pf: ParsedFile, lines: list[str], definition: Definition) -> str:
+def _method_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> str:
     """A method's declaration on one line (``;`` for its body)."""
     start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
     end = min(end, start + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
     code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
     decl = _declaration_start(code, definition.name.rsplit(".", 1)[-1])
-    one = _one_line(_braced_signature(lines[start:], code, decl, pf.language)[0])
+    one = _one_line(_braced_signature(lines[start : end + 1], code, decl, pf.language)[0])
     return one if one.endswith(";") else one + ";"
 
 

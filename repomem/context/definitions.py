@@ -218,7 +218,7 @@ class _Cards:
         self._cards[(path, name)] = (pf, revision, card)
         return card
 
-    def _constant_nodes(self, path: str, pf: ParsedFile, lines: list[str]) -> dict[str, int]:
+    def _constant_nodes(self, path: str, pf: ParsedFile, lines: Sequence[str]) -> dict[str, int]:
         hit = self._constants.get(path)
         if hit is None or hit[0] is not pf:
             if len(self._constants) >= 1024:

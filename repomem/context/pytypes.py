@@ -14,6 +14,7 @@ from the file's current parse, so the answers change as the index does.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from repomem.index.parsing import ParsedFile
@@ -179,8 +180,8 @@ class PythonTypes:
             start, end = int(pf.node_start[node]), int(pf.node_end[node])
             body_indent: str | None = None
             method = -1  # the row of the last ``def`` of the class's body
-            for row in range(start + 1, min(end + 1, len(lines))):
-                line = lines[row]
+            # the body read at once: a line at a time decodes each apart (``Lines``)
+            for row, line in enumerate(lines[start + 1 : end + 1], start + 1):
                 m = _SELF_ATTR.match(line) if "self." in line else None  # it needs "self."
                 if m is not None:
                     if m["annot"]:
@@ -229,7 +230,7 @@ class PythonTypes:
         return annot
 
 
-def _header(lines: list[str], row: int) -> str | None:
+def _header(lines: Sequence[str], row: int) -> str | None:
     """A ``def``'s header from its line on (decorators above skipped), one line, or None."""
     for r in range(row, min(row + 8, len(lines))):
         if _DEF.match(lines[r]):
@@ -250,7 +251,7 @@ def _balanced(text: str) -> bool:
     return text.count("(") == text.count(")") and text.count("[") == text.count("]")
 
 
-def _parameter_annotation(lines: list[str], row: int, name: str) -> str | None:
+def _parameter_annotation(lines: Sequence[str], row: int, name: str) -> str | None:
     """The annotation of parameter ``name`` of the method defined at ``row`` (-1: none)."""
     header = _header(lines, row) if row >= 0 else None
     if header is None:
@@ -277,7 +278,7 @@ _RETURN = re.compile(r"^[ \t]+(?:return|yield)[ \t]+(?!from\b)(?P<value>.+?)[ \t
 _VALUE_CALL = re.compile(rf"^(?P<callee>{_DOTTED})[ \t]*\(")
 
 
-def decorators(pf: ParsedFile, lines: list[str], node: int) -> list[str]:
+def decorators(pf: ParsedFile, lines: Sequence[str], node: int) -> list[str]:
     """The decorator lines of a definition (its parent statement wraps it when decorated:
     the same end, an earlier start)."""
     start = int(pf.node_start[node])
@@ -287,11 +288,11 @@ def decorators(pf: ParsedFile, lines: list[str], node: int) -> list[str]:
     return lines[int(pf.node_start[parent]) : start]
 
 
-def is_fixture(pf: ParsedFile, lines: list[str], node: int) -> bool:
+def is_fixture(pf: ParsedFile, lines: Sequence[str], node: int) -> bool:
     return any(_FIXTURE.match(line) for line in decorators(pf, lines, node))
 
 
-def parametrized(pf: ParsedFile, lines: list[str], node: int) -> set[str]:
+def parametrized(pf: ParsedFile, lines: Sequence[str], node: int) -> set[str]:
     """The parameters ``@pytest.mark.parametrize`` decorators of a test give values."""
     names: set[str] = set()
     rows = decorators(pf, lines, node)
@@ -310,7 +311,7 @@ def parametrized(pf: ParsedFile, lines: list[str], node: int) -> set[str]:
     return names
 
 
-def parameters(lines: list[str], row: int) -> list[str]:
+def parameters(lines: Sequence[str], row: int) -> list[str]:
     """The parameter names of the ``def`` at ``row`` (``*args``, ``**kw`` as ``args``, ``kw``)."""
     header = _header(lines, row)
     if header is None or "(" not in header:
@@ -355,7 +356,9 @@ def fixture(
     return None if best is None else best[1]
 
 
-def fixture_value(lines: list[str], pf: ParsedFile, node: int, qual: str) -> tuple[str, int] | None:
+def fixture_value(
+    lines: Sequence[str], pf: ParsedFile, node: int, qual: str
+) -> tuple[str, int] | None:
     """What a fixture (``pf``'s definition ``node`` named ``qual``) gives its tests, as
     written: its return annotation (a generator's first type argument) as ("class", text), or
     the value its last ``return``/``yield`` hands out, ("value", row) with the row of that

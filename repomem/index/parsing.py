@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections import OrderedDict
+from collections.abc import Sequence
 from functools import cache
+from typing import overload
 
 import numpy as np
 from tree_sitter import Node, Point, Query, QueryCursor, Tree
@@ -30,6 +32,47 @@ def split_lines(text: str) -> list[str]:
     if "\r" not in text:  # most files: no copy (cards split whole files per request)
         return lines
     return [line.rstrip("\r") for line in lines]
+
+
+class Lines(Sequence[str]):
+    """A file's lines as ``split_lines`` gives them, decoded from its UTF-8 one line (or one
+    slice) at a time: a card or a shown window reads a few lines of a file, and splitting the
+    whole file made a string of every line of it (and kept them, for the collector to walk)."""
+
+    def __init__(self, encoded: bytes) -> None:
+        self._data = encoded
+        ends = np.flatnonzero(np.frombuffer(encoded, np.uint8) == 10)
+        n = ends.size + 1 - (ends.size > 0 and ends[-1] == len(encoded) - 1)
+        self._starts = np.concatenate(([0], ends[: n - 1] + 1))
+        self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else len(encoded))
+        self._cr = b"\r" in encoded
+        self._n = int(self._starts.size)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            first, last, step = i.indices(self._n)
+            if step != 1:
+                return [self[k] for k in range(first, last, step)]
+            if first >= last:
+                return []
+            text = self._data[self._starts[first] : self._ends[last - 1]]
+            lines = text.decode("utf-8", "surrogatepass").split("\n")
+            return [line.rstrip("\r") for line in lines] if self._cr else lines
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        line = self._data[self._starts[i] : self._ends[i]].decode("utf-8", "surrogatepass")
+        return line.rstrip("\r") if self._cr else line
 
 
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")

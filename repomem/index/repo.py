@@ -29,7 +29,7 @@ from repomem.index.files import FileSkipped, load_file, repository_root
 from repomem.index.gcpause import paused_gc
 from repomem.index.mapped import LazyDict
 from repomem.index.meter import StageMeter
-from repomem.index.parsing import ParsedFile, TreeCache
+from repomem.index.parsing import Lines, ParsedFile, TreeCache
 from repomem.index.relations import node_strengths, reserve_scratch
 from repomem.index.resolve import Resolver
 from repomem.index.search import Searcher
@@ -241,8 +241,8 @@ class RepoIndex:
         entry = self.tables.files.get(path)
         return entry.text if entry is not None else None
 
-    def file_lines(self, path: str) -> list[str]:
-        """The lines of an indexed file as the index holds it now (do not modify)."""
+    def file_lines(self, path: str) -> Lines:
+        """The lines of an indexed file as the index holds it now, decoded as read."""
         return self._search.lines(path)
 
     def parse(self, path: str, *, keep: bool = True) -> ParsedFile | None:

@@ -8,7 +8,7 @@ import numpy as np
 from repomem.core import Exclusion, RetrievedFragment
 from repomem.index.bm25 import tokenize
 from repomem.index.fragments import shown_span
-from repomem.index.parsing import split_lines
+from repomem.index.parsing import Lines
 from repomem.index.scorer import bounded_top_k
 from repomem.index.tables import FileEntry, IndexTables
 
@@ -24,7 +24,7 @@ class Searcher:
     def __init__(self, tables: IndexTables) -> None:
         self.tables = tables
         self._last_scores: tuple[tuple[str, int, int], np.ndarray] | None = None
-        self._line_cache: dict[str, tuple[FileEntry, list[str]]] = {}
+        self._line_cache: dict[str, tuple[FileEntry, Lines]] = {}
 
     def visible(self, exclusion: Exclusion | None) -> np.ndarray:
         vis = self.tables.live[: len(self.tables.frag_text)].copy()
@@ -135,12 +135,12 @@ class Searcher:
             self._last_scores = (self._scores_key(query, revision), kept)
         return kept
 
-    def lines(self, path: str) -> list[str]:
+    def lines(self, path: str) -> Lines:
         """A file's lines, kept for the few files recent results came from."""
         entry = self.tables.files[path]
         hit = self._line_cache.get(path)
         if hit is None or hit[0] is not entry:
-            hit = (entry, split_lines(entry.text))
+            hit = (entry, Lines(entry.encoded))
             self._line_cache[path] = hit
             while len(self._line_cache) > 64:
                 del self._line_cache[next(iter(self._line_cache))]

@@ -278,7 +278,7 @@ def _put_texts(gen: _Generation, index: IndexTables, entries: list[FileEntry]) -
         and gen.written("texts", texts.pop())
         and all(e.content[1] == i for i, e in enumerate(entries))  # type: ignore[index]
     ):
-        gen.texts("texts", (_file_bytes(e) for e in entries))
+        gen.texts("texts", (e.encoded for e in entries))
     if not gen.written("frag_text", index.frag_text):
         gen.texts("frag_text", index.frag_text.encoded())
 
@@ -390,15 +390,6 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
 
 # rows written at a time where a table is copied into a generation
 _ROWS = 1 << 16
-
-
-def _file_bytes(entry: FileEntry) -> bytes:
-    content = entry.content
-    return (
-        content.encode("utf-8", "surrogatepass")
-        if isinstance(content, str)
-        else content[0].encoded_at(content[1])
-    )
 
 
 def _symbols(pf: ParsedFile) -> bytes:

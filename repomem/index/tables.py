@@ -64,6 +64,14 @@ class FileEntry:
         content = self.content
         return content if isinstance(content, str) else content[0][content[1]]
 
+    @property
+    def encoded(self) -> bytes:
+        """The text in UTF-8; a saved index's as it is stored, without decoding it."""
+        content = self.content
+        if isinstance(content, str):
+            return content.encode("utf-8", "surrogatepass")
+        return content[0].encoded_at(content[1])
+
 
 @dataclass(eq=False)
 class IndexTables:

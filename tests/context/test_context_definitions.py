@@ -8,7 +8,9 @@ from pathlib import Path
 from repos import write_files
 
 from repomem.config import IndexConfig
+from repomem.context.cards import definition_card
 from repomem.context.definitions import find_definitions
+from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 
 # Cut inside the open tuple: tree-sitter's error recovery leaves no statement node at all, so
@@ -62,3 +64,74 @@ def test_a_loaded_files_cards_read_its_call_heads_not_its_call_sites(tmp_path: P
     assert pf.call_heads() == built.parse("pkg/a.py").call_heads() == {"helper", "os"}
     assert [c.parts for c in pf.calls] == [c.parts for c in built.parse("pkg/a.py").calls]
     assert pf.call_heads() == {"helper", "os"}  # from the call sites, once decoded
+
+
+# A class of more methods than a skeleton lists, so that its card depends on the calls of
+# other files; CRLF line ends and non-ASCII text, so that reading lines from the saved UTF-8
+# must give the lines a split of the text gives.
+_SHAPES = "\n".join(
+    ["class Shape:", '    """A shape — with ünicode."""', ""]
+    + [f"    def m{i}(self, a, b=2):\n        return a\n" for i in range(14)]
+)
+_CARDS_REPO = {
+    "pkg/__init__.py": "",
+    "pkg/shapes.py": _SHAPES + "\n\nLIMIT = 10\n",
+    "pkg/util.py": (
+        "import functools\r\n\r\n\r\n@functools.cache\r\n"
+        "def helper(x: int,\r\n           y: int = 0) -> int:\r\n"
+        '    """Add — twice.\r\n\r\n    More.\r\n    """\r\n    return x + y\r\n'
+    ),
+    "pkg/use.py": (
+        "from pkg import shapes\nfrom pkg.shapes import Shape\nfrom pkg.util import helper\n\n\n"
+        "def run(s: Shape):\n    s.m3(1)\n    s.m7(2)\n    helper(shapes.LIMIT)\n    "
+    ),
+    "lib/geo.h": (
+        "#ifndef GEO_H\n#define GEO_H\n/** The area. */\n"
+        "int area(int w,\n         int h);\n#endif\n"
+    ),
+    "lib/main.c": '#include "geo.h"\n\nint main(void) {\n    return area(1, 2);\n}\n',
+}
+
+
+def _cards_of(index: RepoIndex) -> list[tuple[object, ...]]:
+    """Every card the files' cursors get (at their ends), all that shows of them."""
+    out: list[tuple[object, ...]] = []
+    for path in ("pkg/use.py", "lib/main.c"):
+        text = index.file_text(path) or ""
+        for h in find_definitions(index, path, text):
+            c = h.card
+            out.append((path, c.path, c.line, c.name, c.kind, c.text, c.methods, c.brief, h.how))
+    return out
+
+
+def test_cards_after_a_load_and_after_edits_are_a_fresh_builds(tmp_path: Path) -> None:
+    """A loaded index reads its files' lines from the saved UTF-8 as cards ask for them: the
+    cards are a fresh build's, CRLF and non-ASCII files included; after edits (a class's
+    callers changing its skeleton, a file's text) they are a rebuild's of the edited tree."""
+    root = write_files(tmp_path / "proj", _CARDS_REPO)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    fresh, _ = RepoIndex.build(root, config, save=False)
+    RepoIndex.build(root, config)
+    loaded = RepoIndex.load(root, config)
+    expected = _cards_of(fresh)
+    shown = "\n".join(str(c[5]) for c in expected)
+    assert "ünicode" in shown and "Add — twice." in shown and "int h);" in shown
+    assert _cards_of(loaded) == expected
+    for path, text in _CARDS_REPO.items():  # each card as cut from the split text
+        pf = loaded.parse(path)
+        assert pf is not None
+        for d in pf.definitions:
+            split = definition_card(path, pf, split_lines(text), d)
+            assert definition_card(path, pf, loaded.file_lines(path), d) == split
+    edits = {
+        "pkg/use.py": _CARDS_REPO["pkg/use.py"] + "s.m11(3)\n    s.m12(4)\n    s.m13(5)\n    ",
+        "pkg/util.py": _CARDS_REPO["pkg/util.py"].replace("Add — twice.", "Add, thrice."),
+        "lib/geo.h": _CARDS_REPO["lib/geo.h"].replace("int h);", "int h, int d);"),
+    }
+    for path, text in edits.items():
+        loaded.update_file(path, text)
+        (root / path).write_text(text, encoding="utf-8")
+    rebuilt, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx2")), save=False)
+    after = _cards_of(rebuilt)
+    assert after != expected
+    assert _cards_of(loaded) == after

@@ -22,7 +22,7 @@ from repomem.errors import RepomemError
 from repomem.index import store
 from repomem.index.bm25 import tokenize
 from repomem.index.build import recompute_relations
-from repomem.index.parsing import split_lines
+from repomem.index.parsing import Lines, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.spool import is_file
@@ -924,3 +924,34 @@ def test_an_absolute_import_takes_the_module_nearest_the_top(tmp_path: Path) -> 
 )
 def test_lines_are_split_as_tree_sitter_counts_rows(text: str, lines: list[str]) -> None:
     assert split_lines(text) == lines
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\n",
+        "a",
+        "a\n",
+        "a\n\n",
+        "\n\nb",
+        "a\r\nb\r\n\nc",
+        "a\rb\r\r\n",
+        "é\nü\n𝄞",
+        "\ud800\nx\n",
+    ],
+)
+def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
+    """A file's lines read one at a time or by slices from its UTF-8 (``Lines``) are the
+    lines ``split_lines`` gives, whatever the line ends, a final newline or the encoding."""
+    expected = split_lines(text)
+    lines = Lines(text.encode("utf-8", "surrogatepass"))
+    assert len(lines) == len(expected)
+    assert list(lines) == [lines[i] for i in range(len(lines))] == expected
+    assert lines[-1] == expected[-1]
+    for first in range(-1, len(expected) + 2):
+        for last in range(-1, len(expected) + 2):
+            assert lines[first:last] == expected[first:last]
+    assert lines[::2] == expected[::2]
+    with pytest.raises(IndexError):
+        lines[len(expected)]
