@@ -291,9 +291,9 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         if key not in self._values:
             return None
         value = self._values[key]
-        if value is None and key in self._pending:
+        if value is None and key in self._saved:
             assert self._make is not None
-            return self._make(self._pending[key])
+            return self._make(self._saved[key])
         return value
 
     def __setitem__(self, key: K, value: V) -> None:
