@@ -85,6 +85,8 @@ class CallingWindows:
         owner = np.repeat(caller[first], np.diff(indptr))
         pairs = _distinct(frags * n_files + owner)  # (window, file), once each
         windows = pairs // n_files
+        if windows.size == 0:  # call sites no window lists as a statement (a macro in an impl)
+            return windows, windows.copy()
         starts = np.flatnonzero(np.r_[True, windows[1:] != windows[:-1]])
         return windows[starts], np.diff(np.r_[starts, windows.size])
 

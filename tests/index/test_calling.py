@@ -82,3 +82,22 @@ def test_what_is_kept_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert windows._held <= first.size
     again = windows.fragments("pkg/util.py", nodes["helper"], outside="x.py", revision=0)
     assert again.tolist() == first.tolist()
+
+
+def test_a_call_no_window_lists_as_its_statement_gives_no_windows(tmp_path: Path) -> None:
+    """A Rust macro invoked in an ``impl`` body is a call site but no window's statement: the
+    macro's callers are then no windows, not an error (itertools' ``clone_fields!``)."""
+    files = {
+        "Cargo.toml": '[package]\nname = "m"\nversion = "0.1.0"\n',
+        "src/lib.rs": "#[macro_use]\nmod macros;\nmod pair;\n",
+        "src/macros.rs": "macro_rules! clone_fields {\n    ($($f:ident),*) => { 1 };\n}\n",
+        "src/pair.rs": (
+            "pub struct Pair { a: u8 }\n\nimpl Clone for Pair {\n    clone_fields!(a);\n}\n"
+        ),
+    }
+    root = make_repo(tmp_path / "r", files, use_git=False)
+    index, _ = RepoIndex.build(root, save=False)
+    macro = next(d.node for d in index.parse("src/macros.rs").definitions)
+    assert "src/pair.rs" in index.tables.calls_into.get("src/macros.rs", {})
+    found = index.calling_fragments("src/macros.rs", macro, outside="src/lib.rs")
+    assert set(found.tolist()) <= set(_by_scan(index, "src/macros.rs", macro, "src/lib.rs"))
