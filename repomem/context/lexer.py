@@ -91,6 +91,21 @@ _FAMILY = {
 }
 
 
+# how a comment line starts: ``#`` in Python; elsewhere ``//``, ``/*`` or a block comment's
+# `` * `` continuation
+_COMMENT_LINE = {"python": re.compile(r"[ \t]*#")}
+_BRACED_COMMENT_LINE = re.compile(r"[ \t]*(?://|/\*|\*(?:[ \t]|/|$))")
+
+
+def comment_line(language: str) -> re.Pattern[str] | None:
+    """The pattern a comment line of ``language`` matches from its start (None: a language
+    without a lexer here)."""
+    family = _FAMILY.get(language)
+    if family is None:
+        return None
+    return _COMMENT_LINE.get(family, _BRACED_COMMENT_LINE)
+
+
 @cache
 def _pattern(language: str) -> re.Pattern[str]:
     return re.compile(_PATTERNS[_FAMILY.get(language, "c")])

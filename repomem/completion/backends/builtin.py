@@ -57,6 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from repomem.completion.backends.base import Backend, BackendError, Generation, GenerationRequest
+from repomem.context.lexer import comment_line
 from repomem.core import RetrievedFragment
 
 STRATEGIES = ("repo", "match", "naive")
@@ -66,15 +67,6 @@ _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
 _INDENT = re.compile(r"[ \t]*")
 # a name after these is being defined: never renamed (see ``_candidates``)
 _DEFINING = frozenset(("def", "class"))
-# a comment line, by how it starts, per language: a match ending in one is a doc comment's
-# example, no evidence for the code around the cursor (``_candidates``)
-_BRACED_COMMENT = re.compile(r"[ \t]*(?://|/\*|\*(?:[ \t]|/|$))")
-_COMMENT_LINE: dict[str, re.Pattern[str]] = {
-    "python": re.compile(r"[ \t]*#"),
-    **dict.fromkeys(
-        ("c", "cpp", "java", "go", "rust", "javascript", "typescript", "tsx"), _BRACED_COMMENT
-    ),
-}
 
 # Longest match considered, in tokens: beyond this, longer matches are no better evidence.
 _MAX_MATCH = 64
@@ -277,8 +269,9 @@ def _sources(request: GenerationRequest, weights: _Weights, *, placed: bool) -> 
 
 def _comment_line(left: str, language: str) -> re.Pattern[str] | None:
     """The pattern of a comment line of ``language``, unless the cursor's line (the last
-    non-blank one where nothing is typed yet) is one itself."""
-    pattern = _COMMENT_LINE.get(language)
+    non-blank one where nothing is typed yet) is one itself: a match ending in one is a doc
+    comment's example, no evidence for the code around the cursor (``_candidates``)."""
+    pattern = comment_line(language)
     lines = [line for line in left.split("\n")[-2:] if line.strip()] or [""]
     return None if pattern is None or pattern.match(lines[-1]) else pattern
 
