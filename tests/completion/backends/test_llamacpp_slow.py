@@ -1,9 +1,9 @@
-"""llama.cpp (``llama-cpp-python``) on the tiny model written as GGUF: in-process and served.
+"""llama.cpp (``llama-cpp-python``) on the tiny model written as GGUF: the library and its server.
 
 Run by ``.ci/slow_tests.sh``. The tiny random Llama of ``tinymodel`` is written as a float32
 GGUF file; llama.cpp must write the same greedy text as ``transformers`` on it (the conversion
 is right), and its OpenAI-compatible server, driven by ``OpenAIBackend``, ``repomem complete``
-and the language server, the same text as the library called in-process.
+and the language server, the same text as the library (in a process of its own).
 """
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ MAX_TOKENS_LINE = 64
 # the cursor (1-based line and column): at the end of pkg/core.py's "from pkg.util import Base,
 # helper", a line the language server's item replaces from "helper" on
 CURSOR = ("pkg/core.py", 2, 34)
+#: layers llama.cpp offloads to a GPU, library and server alike: 0 (CPU) unless a CUDA build of
+#: llama-cpp-python is installed and ``REPOMEM_TEST_GPU_LAYERS`` says so (``eval/gpu_llamacpp.sh``)
+GPU_LAYERS = os.environ.get("REPOMEM_TEST_GPU_LAYERS", "0")
 
 
 @pytest.fixture(scope="module")
@@ -65,20 +68,56 @@ def gguf_path(tiny_model: Path) -> Path:
     return tinymodel.write_gguf(tiny_model)
 
 
+#: the library's side of the comparison, run in a process of its own: a CUDA build of llama.cpp
+#: crashed loading a model in a process where torch (with its own CUDA libraries) was loaded
+LIBRARY_PROCESS = """
+import json, sys
+from llama_cpp import Llama
+llama = Llama(model_path=sys.argv[1], n_ctx=int(sys.argv[2]), seed=0,
+              n_gpu_layers=int(sys.argv[3]), verbose=False)
+for line in sys.stdin:
+    ask = json.loads(line)
+    out = llama.create_completion(ask["prompt"], max_tokens=ask["max_tokens"], temperature=0.0,
+                                  repeat_penalty=1.0, stop=ask["stop"])
+    print(json.dumps(out["choices"][0]["text"]), flush=True)
+"""
+
+
+class LlamaLibrary:
+    """llama.cpp's library on the file the server loads, asked one prompt at a time."""
+
+    def __init__(self, gguf_path: Path) -> None:
+        command = [sys.executable, "-c", LIBRARY_PROCESS, str(gguf_path), str(CONTEXT_WINDOW)]
+        self.process = subprocess.Popen(
+            [*command, GPU_LAYERS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def complete(self, prompt: str, max_tokens: int, stop: tuple[str, ...]) -> str:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        ask = {"prompt": prompt, "max_tokens": max_tokens, "stop": list(stop)}
+        self.process.stdin.write(json.dumps(ask) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            pytest.fail(f"the llama.cpp library process exited ({self.process.wait()})")
+        return json.loads(answer)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
 @pytest.fixture(scope="module")
-def llama(gguf_path: Path) -> Any:
-    """The llama.cpp library in this process, on the same file the server loads."""
-    from llama_cpp import Llama
+def llama(gguf_path: Path) -> Iterator[LlamaLibrary]:
+    library = LlamaLibrary(gguf_path)
+    yield library
+    library.close()
 
-    return Llama(model_path=str(gguf_path), n_ctx=CONTEXT_WINDOW, seed=0, verbose=False)
 
-
-def direct(llama: Any, prompt: str, max_tokens: int, stop: tuple[str, ...] = ()) -> str:
+def direct(llama: LlamaLibrary, prompt: str, max_tokens: int, stop: tuple[str, ...] = ()) -> str:
     """Greedy text from the library: temperature 0 and no repetition penalty."""
-    out = llama.create_completion(
-        prompt, max_tokens=max_tokens, temperature=0.0, repeat_penalty=1.0, stop=list(stop)
-    )
-    return out["choices"][0]["text"]
+    return llama.complete(prompt, max_tokens, stop)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +128,7 @@ def server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path),
         "--model_alias", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(CONTEXT_WINDOW), "--seed", "0",
+        "--n_ctx", str(CONTEXT_WINDOW), "--seed", "0", "--n_gpu_layers", GPU_LAYERS,
     ]  # fmt: skip
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -122,7 +161,7 @@ def server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def test_llama_cpp_writes_the_transformers_greedy_text_on_the_gguf(
-    tiny_model: Path, llama: Any
+    tiny_model: Path, llama: LlamaLibrary
 ) -> None:
     from repomem.completion.backends.transformers import TransformersBackend
 
@@ -136,7 +175,7 @@ def test_llama_cpp_writes_the_transformers_greedy_text_on_the_gguf(
 
 
 def test_openai_backend_on_the_llama_cpp_server_writes_the_greedy_text(
-    server: str, llama: Any
+    server: str, llama: LlamaLibrary
 ) -> None:
     first = direct(llama, PROMPTS[0], MAX_TOKENS)
     stop = first[len(first) // 2 : len(first) // 2 + 2]
@@ -158,7 +197,9 @@ def test_openai_backend_on_the_llama_cpp_server_writes_the_greedy_text(
     assert len(texts[-1]) < len(texts[0]), "the stop string cut"
 
 
-def test_openai_backend_streams_the_llama_cpp_servers_greedy_text(server: str, llama: Any) -> None:
+def test_openai_backend_streams_the_llama_cpp_servers_greedy_text(
+    server: str, llama: LlamaLibrary
+) -> None:
     """llama.cpp's server-sent events, read piece by piece, make the same greedy text."""
     backend = OpenAIBackend(server, SERVED_NAME, timeout=60.0)
 
@@ -210,7 +251,7 @@ def cli_account(repo: Path, backend_settings: dict[str, Any]) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def assert_greedy(account: dict[str, Any], llama: Any) -> None:
+def assert_greedy(account: dict[str, Any], llama: LlamaLibrary) -> None:
     """Each round of a ``repomem complete --json`` account got the library's greedy text for
     its prompt, a prompt in the model's fill-in-the-middle format."""
     assert account["backend"] == "openai"
@@ -222,7 +263,7 @@ def assert_greedy(account: dict[str, Any], llama: Any) -> None:
 
 
 def test_repomem_complete_on_the_llama_cpp_server_writes_the_greedy_text(
-    cli_account: dict[str, Any], llama: Any
+    cli_account: dict[str, Any], llama: LlamaLibrary
 ) -> None:
     print(f"repomem complete: {cli_account['text']!r}")
     assert_greedy(cli_account, llama)
@@ -243,7 +284,7 @@ async def test_language_server_on_the_llama_cpp_server_completes_as_the_cli(
     repo: Path,
     backend_settings: dict[str, Any],
     cli_account: dict[str, Any],
-    llama: Any,
+    llama: LlamaLibrary,
 ) -> None:
     ready = client.protocol.wait_for_notification("repomem/indexReady")
 
