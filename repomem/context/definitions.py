@@ -716,6 +716,8 @@ class _Finder(_Lookups):
                 self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
+        for target in self.language.fresh_types(self.resolver, self.path, self.lines):
+            self._add_target(target, 0, "bound just above, not used yet").fresh = True
         self._add_receivers()
         callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
         for target, row, count in self._file_callees(callees):
@@ -861,16 +863,17 @@ class _Finder(_Lookups):
 
     def _add_target(
         self, target: tuple[str, int], distance: int, source: str, count: int = 1
-    ) -> None:
+    ) -> _Found:
         """A definition found without its name being read (``in_scope``, the file's calls)."""
         path, node = target
         qual = self.resolver.qualnames[path][node]
         seen = self.found.get((path, qual))
         if seen is not None:
             seen.count += 1
-            return
+            return seen
         name = qual.rsplit(".", 1)[-1]
-        self.found[(path, qual)] = _Found((path, qual), node, name, source, distance, count)
+        found = self.found[(path, qual)] = _Found((path, qual), node, name, source, distance, count)
+        return found
 
     def _uses(self) -> dict[tuple[str, str], int]:
         """How many of the file's resolved calls reach each definition: the calls of it, and

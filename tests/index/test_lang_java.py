@@ -581,3 +581,14 @@ def test_methods_of_an_unwritten_type_keep_their_cards(tmp_path: Path) -> None:
     idx, _ = RepoIndex.build(root, save=False)
     how = {h.card.name: h.how for h in find_definitions(idx, "m/Truck.java", truck)}
     assert "Engine.stop" in how and "Engine.start" in how and "Engine" not in how
+
+
+def test_a_parameter_no_line_uses_yet_puts_its_type_first(members: RepoIndex) -> None:
+    # ``tune(Part part, Engine other)``: the body so far calls ``other.stop()`` only; the
+    # next line is likely to call a member of ``part``, which nothing names yet
+    header = "    }\n\n    void tune(Part part, Engine other) {\n        other.stop();\n"
+    hits = find_definitions(members, "m/Car.java", _in_drive(header))
+    assert (hits[0].card.path, hits[0].card.name) == ("m/Part.java", "Part")
+    # once the body uses it, its type ranks as any other name does
+    used = _in_drive(header + "        part.run();\n        other.stop();\n")
+    assert find_definitions(members, "m/Car.java", used)[0].card.name != "Part"

@@ -620,3 +620,23 @@ def test_what_the_file_calls_most_is_a_candidate(tmp_path: Path) -> None:
     hits = {h.card.name: h.how for h in find_definitions(idx, "src/glob.rs", left)}
     # ``widen`` comes through a glob, named 50 lines up: the file's calls bring it
     assert hits["widen"] == "called in this file (5 calls)"
+
+
+def test_a_binding_no_line_uses_yet_puts_its_type_first(tmp_path: Path) -> None:
+    # ``go(s: &Span)`` then ``let a = Ast::new(..)``: the body so far calls ``count()``
+    # only; the next line is likely to call a member of ``a`` or ``s``, which nothing
+    # names yet (the last bound first)
+    head = (
+        "use crate::ast::span::Span;\nuse crate::ast::Ast;\n\n"
+        "pub fn count() -> usize {\n    0\n}\n\n"
+        "pub fn go(s: &Span) -> usize {\n    let a = Ast::new(crate::ast::Kind::Group);\n"
+        "    count();\n"
+    )
+    files = {**FILES, "src/fresh.rs": head + "    s.width();\n    a.depth()\n}\n"}
+    idx = _index(tmp_path, files)
+    hits = [(h.card.path, h.card.name) for h in find_definitions(idx, "src/fresh.rs", head)]
+    assert hits[:2] == [("src/ast/mod.rs", "Ast"), ("src/ast/span.rs", "Span")]
+    # once the body uses them, their types rank as any other name does
+    used = head + "    s.width();\n    a.depth();\n"
+    hits = [h.card.name for h in find_definitions(idx, "src/fresh.rs", used)]
+    assert hits[0] not in ("Ast", "Span")

@@ -153,6 +153,12 @@ class Language:
         that brings it into scope, nearest first. Nothing is recorded as a dependency."""
         return []
 
+    def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """Query time: the repository types of the variables the last lines before the
+        cursor bind (a method's parameters, a local) that no code uses yet, nearest first:
+        the next line is likely to call their members, which no line names yet."""
+        return []
+
     def receiver_functions(
         self, r: Resolver, path: str, lines: list[str], types: int
     ) -> list[tuple[Target, list[Target]]]:

@@ -58,6 +58,8 @@ FIELD = "#field"
 RESULT = "#result"
 #: lines above the cursor searched for the declarations that type a receiver
 TYPE_LINES = 200
+#: lines above the cursor whose declarations, unused yet, make their types ``fresh_types``
+FRESH_LINES = 3
 #: lines above the cursor whose names tell fields from methods
 NAME_LINES = 40
 
@@ -628,6 +630,20 @@ class Java(_Types, Language):
         # the buffer shows its own file's definitions
         return [(self._target(r, hit), row) for hit, row in found.items() if hit[0] != path]
 
+    def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The repository types of the variables the last ``FRESH_LINES`` lines declare (a
+        method's parameters, ``Foo x = ...``, a loop's variable) and no code uses yet."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        cursor = self._cursor(pf, lines)
+        out: dict[tuple[str, str], None] = {}
+        for typed in cursor.fresh:
+            hit = self._type(r, path, typed, cursor.scope)
+            if hit is not None and hit[0] != path:  # the buffer shows its own file's types
+                out.setdefault(hit)
+        return [self._target(r, hit) for hit in out]
+
     def _field_types(
         self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
     ) -> list[tuple[tuple[str, str], int]]:
@@ -875,6 +891,7 @@ class _Cursor:
             found.append((m.start(), m["name"], _parts(m["type"])))
         found.sort(key=lambda f: f[0])
         self.types: dict[str, tuple[str, ...] | None] = {name: t for _, name, t in found}
+        self.fresh = _fresh(lines[max(0, row - FRESH_LINES) : row + 1])
         self.resolved: dict[tuple[str, ...], tuple[str, str] | None] = {}
         # names the last lines read but never call (fields, variables), the name being
         # typed at the very end left out
@@ -917,6 +934,19 @@ class _Cursor:
             qual = f"{qual}.{name}" if qual else name
             self.text_bases[qual] = bases
         self.scope, self.scope_row = qual, named[-1][1]
+
+
+def _fresh(lines: list[str]) -> list[tuple[str, ...]]:
+    """The class types of the variables ``lines`` declare that the code after the
+    declaration does not use, the last declared first."""
+    text = _COMMENT.sub(" ", _STRING.sub('""', "\n".join(lines)))
+    out = []
+    for m in _DECLARED.finditer(text):
+        parts = None if m["array"] else _parts(m["type"])
+        used = re.search(rf"(?<![\w$.]){re.escape(m['name'])}(?![\w$])", text[m.end() :])
+        if parts is not None and used is None:
+            out.append(parts)
+    return out[::-1]
 
 
 def _split_types(clause: str) -> list[str]:

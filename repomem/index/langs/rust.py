@@ -260,6 +260,22 @@ class Rust(Language):
             r, path, cursor.mod, cursor.self_type, record=False, generics=cursor.generics
         ).name(parts, cursor)
 
+    def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The repository types of the bindings the last ``FRESH_LINES`` lines make (a
+        function's parameters, ``let x = Foo::new()``) that no code uses yet."""
+        if path not in r.files:
+            return []
+        cursor = _cursor(r, path, lines)
+        res = _Resolution(
+            r, path, cursor.mod, cursor.self_type, record=False, generics=cursor.generics
+        )
+        out: dict[Target, None] = {}
+        for ty in _fresh(lines):
+            ref = res._returns(list(ty[1:]))[1] if ty[0] == "<-" else res._walk(list(ty), False)
+            if ref is not None and ref[0] == "def" and ref[1] != path:
+                out.setdefault(res._target(ref))
+        return list(out)
+
     def reserved(self, name: str) -> bool:
         head, sep, _ = name.partition("::")
         head = head.strip()
@@ -948,6 +964,8 @@ _FN = re.compile(r"^\s*(?:(?:pub(?:\([^)]*\))?|const|async|unsafe|extern(?:\s+\"
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 #: lines before the cursor searched for receivers' types (from the last ``fn`` among them)
 TYPE_LINES = 200
+#: lines before the cursor whose bindings, unused yet, make their types ``fresh_types``
+FRESH_LINES = 3
 
 
 _BOUNDED = re.compile(r"(?<![\w:'])([A-Z]\w*)\s*:(?!:)")
@@ -1014,6 +1032,21 @@ def _local_types(lines: list[str]) -> dict[str, tuple[str, ...]]:
     first = max(0, len(lines) - TYPE_LINES)
     start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), first)
     return {name: ty for _, name, ty in _typed_bindings("\n".join(lines[start:]))}
+
+
+def _fresh(lines: list[str]) -> list[tuple[str, ...]]:
+    """The known types of the bindings the last ``FRESH_LINES`` lines make in the cursor's
+    function that the code after them does not use, the last made first."""
+    first = max(0, len(lines) - TYPE_LINES)
+    start = next((k for k in range(len(lines) - 1, first - 1, -1) if _FN.match(lines[k])), first)
+    text = "\n".join(lines[start:])
+    recent = len("\n".join(lines[start : max(start, len(lines) - 1 - FRESH_LINES)]))
+    out = []
+    for at, name, ty in _typed_bindings(text):
+        after = text[at + len(name) :]
+        if at >= recent and ty and not re.search(rf"(?<![\w.]){name}\b", after):
+            out.append(ty)
+    return out[::-1]
 
 
 def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
