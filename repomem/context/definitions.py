@@ -83,6 +83,8 @@ FIXTURE_DEPTH = 4
 #: C: the types of this many variables named nearest the cursor are carded first, each with
 #: the functions declared beside it that take one (``Language.receiver_functions``)
 RECEIVER_TYPES = 1
+#: a method's body just begun: this many of what its other implementations call first
+SIBLING_CALLEES = 2
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
 #: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
@@ -718,6 +720,7 @@ class _Finder(_Lookups):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
         for target in self.language.fresh_types(self.resolver, self.path, self.lines):
             self._add_target(target, 0, "bound just above, not used yet").fresh = True
+        self._add_sibling_callees()
         self._add_receivers()
         callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
         for target, row, count in self._file_callees(callees):
@@ -773,6 +776,28 @@ class _Finder(_Lookups):
             counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
         )
         return [(target, last, count) for target, (count, last) in ranked[:n]]
+
+    def _add_sibling_callees(self) -> None:
+        """A method's body just begun: what the other implementations of that method
+        (``Language.siblings``) call, called by two or more of them, the most first
+        (``SIBLING_CALLEES`` of them), come first, as fresh receivers' types do: the views'
+        ``getPath`` bodies all call ``relativeOnWidth``, which no line here names yet."""
+        siblings = self.language.siblings(self.resolver, self.path, self.lines)
+        if len(siblings) < 2:
+            return
+        callers: dict[tuple[str, int], set[tuple[str, int]]] = {}
+        for path, node in siblings:
+            pf = self.resolver.files[path]
+            first, last = int(pf.node_start[node]), int(pf.node_end[node])
+            for src, target, callee in self.index.resolved_calls(path):
+                row = int(pf.node_start[src]) if 0 <= src < pf.n_nodes else -1
+                if first <= row <= last and target != path:
+                    callers.setdefault((target, callee), set()).add((path, node))
+        ranked = sorted(callers.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for target, by in ranked[:SIBLING_CALLEES]:
+            if len(by) >= 2:
+                how = f"called by {len(by)} other implementations of this method"
+                self._add_target(target, 0, how).fresh = True
 
     def _add_receivers(self) -> None:
         """C: the type of the variable named nearest the cursor, carded first with the

@@ -52,6 +52,12 @@ MODULES: dict[str, str] = {
 }
 
 
+#: ``Language.siblings``: how many lines into a method's body the cursor may be
+SIBLING_LINES = 6
+#: at most this many implementations are read (the nearest by path first)
+MAX_SIBLINGS = 16
+
+
 class Language:
     """One language family's resolution; the base class is the by-name fallback."""
 
@@ -157,6 +163,13 @@ class Language:
         """Query time: the repository types of the variables the last lines before the
         cursor bind (a method's parameters, a local) that no code uses yet, nearest first:
         the next line is likely to call their members, which no line names yet."""
+        return []
+
+    def siblings(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """Query time, where the cursor is at most ``SIBLING_LINES`` lines into a method's
+        body: the other implementations of what that method implements (the same method of
+        the enclosing class's supertypes' other subtypes, of the trait's other ``impl``
+        blocks), whose calls are what the body being written is likely to call."""
         return []
 
     def receiver_functions(

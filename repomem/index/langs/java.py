@@ -40,7 +40,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from repomem.index.langs import Language, is_test
+from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language, is_test
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -644,6 +644,39 @@ class Java(_Types, Language):
                 out.setdefault(hit)
         return [self._target(r, hit) for hit in out]
 
+    def siblings(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The same method of the other classes sharing a supertype with the enclosing class
+        (and the supertypes' own), for a cursor at most ``SIBLING_LINES`` lines into the
+        method's body: ``getPath`` of the other views of a ``RenderableView``."""
+        pf = r.files.get(path)
+        method = _method_begun(lines)
+        if pf is None or method is None:
+            return []
+        cursor = self._cursor(pf, lines)
+        scope = cursor.scope
+        if scope is None:
+            return []
+        supers = {
+            found
+            for base in supertypes(pf.bases.get(scope, ())) or cursor.text_bases.get(scope, ())
+            if (found := self._type(r, path, base, _outer(scope))) is not None
+        }
+        if not supers:
+            return []
+        test = is_test(path)
+        out = []
+        for p, node in r.by_name.get((NAMESPACE, method), ()):
+            owner = r.qualnames[p][node].rpartition(".")[0]
+            if (p, owner) == (path, scope) or (is_test(p) and not test) or not owner:
+                continue
+            if (p, owner) in supers or any(
+                self._type(r, p, base, _outer(owner)) in supers
+                for base in supertypes(r.files[p].bases.get(owner, ()))
+            ):
+                out.append((p, node))
+        out.sort(key=lambda t: (-_shared(t[0], path), t))
+        return out[:MAX_SIBLINGS]
+
     def _field_types(
         self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
     ) -> list[tuple[tuple[str, str], int]]:
@@ -934,6 +967,31 @@ class _Cursor:
             qual = f"{qual}.{name}" if qual else name
             self.text_bases[qual] = bases
         self.scope, self.scope_row = qual, named[-1][1]
+
+
+# a method's header: modifiers and annotations, a result type, the name and its ``(``
+_METHOD = re.compile(
+    r"^\s*(?:@[\w$.]+(?:\([^)]*\))?\s+)*(?:[a-z]+\s+)*(?:<[^>]*>\s+)?"
+    r"[A-Za-z_$][\w$.]*(?:<[^;{}()=]*>)?(?:\[\s*\])*\s+(?P<name>[A-Za-z_$][\w$]*)\s*\("
+)
+_STATEMENT_WORDS = frozenset({"return", "throw", "new", "else", "case", "yield"})
+
+
+def _method_begun(lines: list[str]) -> str | None:
+    """The name of the method whose body the cursor is at most ``SIBLING_LINES`` lines
+    into (its header, up to its ``{``, within the few lines above), else None."""
+    row = len(lines) - 1
+    for k in range(row - 1, max(-1, row - 2 * SIBLING_LINES - 1), -1):
+        m = _METHOD.match(lines[k])
+        if m is None or m.group().split()[0] in _STATEMENT_WORDS:
+            continue
+        text = _COMMENT.sub(" ", _STRING.sub('""', "\n".join(lines[k:row])))
+        brace = text.find("{")
+        if brace < 0 or text.count("{", brace) <= text.count("}", brace):
+            return None  # no body, or a closed one
+        body = [line for line in text[brace + 1 :].split("\n") if line.strip()]
+        return m["name"] if len(body) <= SIBLING_LINES else None
+    return None
 
 
 def _fresh(lines: list[str]) -> list[tuple[str, ...]]:

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
-from repomem.index.langs import Language
+from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language
 from repomem.index.langs import is_test as _is_test
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
@@ -275,6 +275,32 @@ class Rust(Language):
             if ref is not None and ref[0] == "def" and ref[1] != path:
                 out.setdefault(res._target(ref))
         return list(out)
+
+    def siblings(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The same method of the trait's other ``impl`` blocks (``size_hint`` of the other
+        ``impl Iterator for`` types), for a cursor at most ``SIBLING_LINES`` lines into a
+        method's body in an ``impl Trait for Type`` block."""
+        begun = _fn_begun(lines)
+        if begun is None or path not in r.files:
+            return []
+        trait, self_type, method = begun
+        out = []
+        for p in _impl_tables(r).get(trait, ()):
+            if is_test(p) and not is_test(path):
+                continue
+            for key, entries in r.files[p].bases.items():
+                if not key.endswith("#impl"):
+                    continue
+                mod = key[: -len("#impl")]
+                for entry in entries:
+                    if entry[0].rsplit("::", 1)[-1] != trait or (p, entry[-1]) == (path, self_type):
+                        continue
+                    qual = f"{entry[-1]}.{method}"
+                    node = r.defs[p].get(f"{mod}.{qual}" if mod else qual)
+                    if node is not None:
+                        out.append((p, node))
+        out.sort(key=lambda t: (-_shared_dirs(t[0], path), t))
+        return out[:MAX_SIBLINGS]
 
     def reserved(self, name: str) -> bool:
         head, sep, _ = name.partition("::")
@@ -932,6 +958,53 @@ _IMPL = re.compile(
     r"^\s*(?:(?:pub(?:\([^)]*\))?|unsafe|default)\s+)*(?:impl\b(?:\s*<[^{]*?>)?\s+"
     r"(?:[^{]*?\s+for\s+)?&?(?:[A-Za-z_]\w*::)*(?P<impl>[A-Za-z_]\w*)|trait\s+(?P<trait>\w+))"
 )
+
+
+_TRAIT_IMPL = re.compile(
+    r"^\s*(?:unsafe\s+)?impl\b(?:\s*<[^{]*?>)?\s+(?:[A-Za-z_]\w*::)*(?P<trait>[A-Za-z_]\w*)"
+    r"(?:<[^{]*?>)?\s+for\s+&?(?:'\w+\s+)?(?:mut\s+)?(?:[A-Za-z_]\w*::)*(?P<type>[A-Za-z_]\w*)"
+)
+_FN_NAME = re.compile(r"\bfn\s+(?P<name>[A-Za-z_]\w*)")
+
+
+def _fn_begun(lines: list[str]) -> tuple[str, str, str] | None:
+    """(trait, type, method) where the cursor is at most ``SIBLING_LINES`` lines into the
+    body of a method of an ``impl Trait for Type`` block, else None."""
+    row = len(lines) - 1
+    start = next(
+        (k for k in range(row - 1, max(-1, row - 4 * SIBLING_LINES), -1) if _FN.match(lines[k])),
+        None,
+    )
+    if start is None:
+        return None
+    name = _FN_NAME.search(lines[start])
+    text = _STRING.sub('""', "\n".join(lines[start:row]))
+    brace = _header(lines[start:row], 0)
+    body = [line for line in text[len(brace) + 1 :].split("\n") if line.strip()]
+    if name is None or len(brace) >= len(text) or len(body) > SIBLING_LINES:
+        return None
+    if text.count("{", len(brace)) <= text.count("}", len(brace)):
+        return None  # the body is closed
+    for k in range(start - 1, max(-1, start - 400), -1):
+        line = lines[k]
+        if line.startswith(("}", "impl", "pub", "fn", "trait", "mod")) and "impl" not in line:
+            return None  # the method is no ``impl`` block's
+        m = _TRAIT_IMPL.match(line) if "impl" in line else None
+        if m is not None:
+            return m["trait"], m["type"], name["name"]
+        if _IMPL_LINE.match(line):
+            return None  # an inherent ``impl Type``
+    return None
+
+
+def _shared_dirs(a: str, b: str) -> int:
+    """How many leading directories two paths share."""
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _impl_at(lines: list[str]) -> str:
