@@ -592,3 +592,38 @@ def test_a_parameter_no_line_uses_yet_puts_its_type_first(members: RepoIndex) ->
     # once the body uses it, its type ranks as any other name does
     used = _in_drive(header + "        part.run();\n        other.stop();\n")
     assert find_definitions(members, "m/Car.java", used)[0].card.name != "Part"
+
+
+VIEWS: dict[str, str] = {
+    "v/View.java": (
+        "package v;\n\npublic abstract class View {\n"
+        "    protected double relative(double v) {\n        return v;\n    }\n\n"
+        "    protected void clip() {\n    }\n\n    abstract void draw();\n}\n"
+    ),
+    "v/Line.java": (
+        "package v;\n\npublic class Line extends View {\n    void draw() {\n"
+        "        double x = relative(1);\n        clip();\n    }\n}\n"
+    ),
+    "v/Circle.java": (
+        "package v;\n\npublic class Circle extends View {\n    void draw() {\n"
+        "        double r = relative(2);\n    }\n}\n"
+    ),
+    "v/Rect.java": "package v;\n\npublic class Rect extends View {\n    void draw() {\n",
+}
+
+
+def test_a_method_just_begun_gets_what_its_other_implementations_call(tmp_path: Path) -> None:
+    # ``Rect.draw`` overrides ``View.draw`` as ``Line.draw`` and ``Circle.draw`` do: both
+    # call the inherited ``relative``, which no line of ``Rect`` names yet
+    root = write_files(tmp_path, VIEWS)
+    idx, _ = RepoIndex.build(root, save=False)
+    left = VIEWS["v/Rect.java"] + "        "
+    hits = find_definitions(idx, "v/Rect.java", left)
+    assert (hits[0].card.name, hits[0].how) == (
+        "View.relative",
+        "called by 2 other implementations of this method",
+    )
+    assert "View.clip" not in {h.card.name for h in hits}  # one implementation calls it
+    # further into the body, the names written there lead
+    deep = left + "".join(f"int v{i} = {i};\n        " for i in range(8))
+    assert "View.relative" not in {h.card.name for h in find_definitions(idx, "v/Rect.java", deep)}

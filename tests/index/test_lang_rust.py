@@ -640,3 +640,40 @@ def test_a_binding_no_line_uses_yet_puts_its_type_first(tmp_path: Path) -> None:
     used = head + "    s.width();\n    a.depth();\n"
     hits = [h.card.name for h in find_definitions(idx, "src/fresh.rs", used)]
     assert hits[0] not in ("Ast", "Span")
+
+
+def _sized(name: str, body: str) -> str:
+    return (
+        f"use crate::hint;\n\npub struct {name};\n\nimpl Iterator for {name} {{\n"
+        "    type Item = u8;\n\n    fn next(&mut self) -> Option<u8> {\n        None\n    }\n\n"
+        f"    fn size_hint(&self) -> (usize, Option<usize>) {{\n{body}"
+    )
+
+
+def test_a_method_just_begun_gets_what_its_other_implementations_call(tmp_path: Path) -> None:
+    # ``size_hint`` of the other ``impl Iterator for`` blocks both call ``hint::add``, which
+    # no line of ``C``'s names yet; ``hint::mul`` only one of them
+    files = {
+        "src/lib.rs": "pub mod hint;\npub mod a;\npub mod b;\npub mod c;\n",
+        "src/hint.rs": "pub fn add(a: usize) -> usize {\n    a\n}\n\n"
+        "pub fn mul(a: usize) -> usize {\n    a\n}\n",
+        "src/a.rs": _sized("A", "        (hint::add(1), None)\n    }\n}\n"),
+        "src/b.rs": _sized(
+            "B", "        let n = hint::mul(2);\n        (hint::add(n), None)\n    }\n}\n"
+        ),
+        "src/c.rs": _sized("C", "        "),
+    }
+    idx = _index(tmp_path, files)
+    left = files["src/c.rs"]
+    hits = find_definitions(idx, "src/c.rs", left)
+    assert (hits[0].card.path, hits[0].card.name, hits[0].how) == (
+        "src/hint.rs",
+        "add",
+        "called by 2 other implementations of this method",
+    )
+    assert "mul" not in {h.card.name for h in hits}
+    # not in an ``impl Trait for`` block's method: nothing of the kind
+    free = "use crate::hint;\n\npub fn size_hint() -> usize {\n        "
+    files["src/c.rs"] = free
+    idx = _index(tmp_path / "free", files)
+    assert all("implementations" not in h.how for h in find_definitions(idx, "src/c.rs", free))
