@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -261,6 +262,34 @@ class _CallCounts:
 
 
 _call_counts = _CallCounts()
+
+
+class _CallRows:
+    """A file's resolved calls ordered by the row of their statement, kept while its calls
+    and its parse are the same objects (an update replaces both): the calls of a method's
+    body are then a slice, found by bisection (``_add_sibling_callees``)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[object, ParsedFile, list[int], list[tuple[str, int]]]] = {}
+
+    def get(self, index: RepoIndex, path: str) -> tuple[list[int], list[tuple[str, int]]]:
+        calls, pf = index.resolved_calls(path), index.resolver.files[path]
+        hit = self._rows.get(path)
+        if hit is not None and hit[0] is calls and hit[1] is pf:
+            return hit[2], hit[3]
+        if len(self._rows) >= 8192:
+            self._rows.clear()
+        n = pf.n_nodes
+        rows = sorted(
+            (int(pf.node_start[src]) if 0 <= src < n else -1, target, node)
+            for src, target, node in calls
+        )
+        found = [row for row, _, _ in rows], [(target, node) for _, target, node in rows]
+        self._rows[path] = (calls, pf, *found)
+        return found
+
+
+_call_rows = _CallRows()
 
 
 class _FixtureTypes:
@@ -788,11 +817,11 @@ class _Finder(_Lookups):
         callers: dict[tuple[str, int], set[tuple[str, int]]] = {}
         for path, node in siblings:
             pf = self.resolver.files[path]
-            first, last = int(pf.node_start[node]), int(pf.node_end[node])
-            for src, target, callee in self.index.resolved_calls(path):
-                row = int(pf.node_start[src]) if 0 <= src < pf.n_nodes else -1
-                if first <= row <= last and target != path:
-                    callers.setdefault((target, callee), set()).add((path, node))
+            rows, calls = _call_rows.get(self.index, path)
+            first = bisect_left(rows, int(pf.node_start[node]))
+            for target in calls[first : bisect_right(rows, int(pf.node_end[node]))]:
+                if target[0] != path:
+                    callers.setdefault(target, set()).add((path, node))
         ranked = sorted(callers.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for target, by in ranked[:SIBLING_CALLEES]:
             if len(by) >= 2:
