@@ -825,7 +825,7 @@ class _Finder(_Lookups):
         ranked = sorted(callers.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for target, by in ranked[:SIBLING_CALLEES]:
             if len(by) >= 2:
-                how = f"called by {len(by)} other implementations of this method"
+                how = f"called by {len(by)} other implementations"
                 self._add_target(target, 0, how).fresh = True
 
     def _add_receivers(self) -> None:

@@ -621,7 +621,7 @@ def test_a_method_just_begun_gets_what_its_other_implementations_call(tmp_path: 
     hits = find_definitions(idx, "v/Rect.java", left)
     assert (hits[0].card.name, hits[0].how) == (
         "View.relative",
-        "called by 2 other implementations of this method",
+        "called by 2 other implementations",
     )
     assert "View.clip" not in {h.card.name for h in hits}  # one implementation calls it
     # further into the body, the names written there lead

@@ -669,7 +669,7 @@ def test_a_method_just_begun_gets_what_its_other_implementations_call(tmp_path: 
     assert (hits[0].card.path, hits[0].card.name, hits[0].how) == (
         "src/hint.rs",
         "add",
-        "called by 2 other implementations of this method",
+        "called by 2 other implementations",
     )
     assert "mul" not in {h.card.name for h in hits}
     # not in an ``impl Trait for`` block's method: nothing of the kind
@@ -677,3 +677,43 @@ def test_a_method_just_begun_gets_what_its_other_implementations_call(tmp_path: 
     files["src/c.rs"] = free
     idx = _index(tmp_path / "free", files)
     assert all("implementations" not in h.how for h in find_definitions(idx, "src/c.rs", free))
+
+
+def test_an_impl_block_just_begun_gets_what_the_trait_s_other_blocks_call(
+    tmp_path: Path,
+) -> None:
+    # ``impl Clone for C {``: the other ``impl Clone for`` blocks invoke ``clone_fields!`` at
+    # their top level, ``impl Debug`` ones ``debug_fields!``; an edit of a block is exact
+    macros = (
+        "macro_rules! clone_fields {\n    ($($f:ident),*) => {};\n}\n\n"
+        "macro_rules! debug_fields {\n    ($($f:ident),*) => {};\n}\n"
+    )
+
+    def typed(name: str) -> str:
+        return (
+            f"pub struct {name} {{\n    a: u8,\n}}\n\nimpl Clone for {name} {{\n"
+            "    clone_fields!(a);\n}\n\nimpl std::fmt::Debug for "
+            f"{name} {{\n    debug_fields!(a);\n}}\n"
+        )
+
+    left = "pub struct C {\n    a: u8,\n}\n\nimpl Clone for C {\n    "
+    files = {
+        "src/lib.rs": "#[macro_use]\nmod macros;\npub mod a;\npub mod b;\npub mod c;\n",
+        "src/macros.rs": macros,
+        "src/a.rs": typed("A"),
+        "src/b.rs": typed("B"),
+        "src/c.rs": left,
+    }
+    idx = _index(tmp_path, files)
+    hits = find_definitions(idx, "src/c.rs", left)
+    assert (hits[0].card.name, hits[0].how) == (
+        "clone_fields!",
+        "called by 2 other implementations",
+    )
+    assert "debug_fields!" not in {h.card.name for h in hits}
+    root = tmp_path / "regex-syntax-0.6.27"
+    edited = typed("B").replace("impl Clone for B", "impl Copy for B")
+    write_files(root, {"src/b.rs": edited})
+    idx.update_file("src/b.rs", edited)
+    assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], [])
+    assert all("implementations" not in h.how for h in find_definitions(idx, "src/c.rs", left))

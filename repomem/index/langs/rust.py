@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 NS = "rust"
 is_test = cache(_is_test)
+#: ``bases`` key of a file's ``impl Trait for Type`` blocks: (statement node, trait, type)
+BLOCKS = "#blocks"
 #: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module
 USE, INLINE_MOD, TEST_MOD = 0, 1, 2
 _MAX_DEPTH = 8
@@ -104,7 +106,7 @@ class _Items:
             elif t == "mod_item":
                 self._module(node, text, i, qual, mod)
             elif t == "impl_item":
-                self._impl(node, name, prefix, mod)
+                self._impl(node, name, i, prefix, mod)
             elif t == "use_declaration":
                 self._use(name, i, mod)
             elif t == "extern_crate_declaration":
@@ -128,7 +130,7 @@ class _Items:
         self.stack.append((node.end_byte, "mod", qual, qual))
         self.scopes.append((node.start_byte, node.end_byte, qual))
 
-    def _impl(self, node: Node, name: Node, prefix: str, mod: str) -> None:
+    def _impl(self, node: Node, name: Node, i: int, prefix: str, mod: str) -> None:
         ty = _type_path(name)
         if not ty:
             return
@@ -136,6 +138,8 @@ class _Items:
         trait = _type_path(node.child_by_field_name("trait"))
         if trait and all(trait):
             self.parsed.bases.setdefault(f"{mod}#impl", []).append(("::".join(trait), *ty))
+            if i >= 0:  # the block's statement, whose calls ``Rust.siblings`` reads
+                self.parsed.bases.setdefault(BLOCKS, []).append((str(i), trait[-1], ty[-1]))
         self.stack.append((node.end_byte, "impl", qual, mod))
         self.scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
 
@@ -280,13 +284,20 @@ class Rust(Language):
         """The same method of the trait's other ``impl`` blocks (``size_hint`` of the other
         ``impl Iterator for`` types), for a cursor at most ``SIBLING_LINES`` lines into a
         method's body in an ``impl Trait for Type`` block."""
-        begun = _fn_begun(lines)
+        begun = _fn_begun(lines) or _block_begun(lines)
         if begun is None or path not in r.files:
             return []
         trait, self_type, method = begun
         out = []
         for p in _impl_tables(r).get(trait, ()):
             if is_test(p) and not is_test(path):
+                continue
+            if not method:  # the block's top level: the other blocks whole
+                out.extend(
+                    (p, int(node))
+                    for node, tr, ty in r.files[p].bases.get(BLOCKS, ())
+                    if tr == trait and (p, ty) != (path, self_type)
+                )
                 continue
             for key, entries in r.files[p].bases.items():
                 if not key.endswith("#impl"):
@@ -994,6 +1005,26 @@ def _fn_begun(lines: list[str]) -> tuple[str, str, str] | None:
             return m["trait"], m["type"], name["name"]
         if _IMPL_LINE.match(line):
             return None  # an inherent ``impl Type``
+    return None
+
+
+def _block_begun(lines: list[str]) -> tuple[str, str, str] | None:
+    """(trait, type, "") where the cursor is at most ``SIBLING_LINES`` lines into an
+    ``impl Trait for Type`` block, at its top level and before any ``fn``, else None."""
+    row = len(lines) - 1
+    for k in range(row - 1, max(-1, row - 4 * SIBLING_LINES), -1):
+        line = lines[k]
+        if _FN.match(line):
+            return None
+        m = _TRAIT_IMPL.match(line) if "impl" in line else None
+        if m is None:
+            continue
+        text = _STRING.sub('""', "\n".join(lines[k:row]))
+        brace = len(_header(lines[k:row], 0))
+        body = [x for x in text[brace + 1 :].split("\n") if x.strip()]
+        if brace >= len(text) or len(body) > SIBLING_LINES or "{" in text[brace + 1 :]:
+            return None
+        return None if "}" in text[brace:] else (m["trait"], m["type"], "")
     return None
 
 
