@@ -54,7 +54,8 @@ MODULES: dict[str, str] = {
 
 #: ``Language.siblings``: how many lines into a method's body the cursor may be
 SIBLING_LINES = 6
-#: at most this many implementations are read (the nearest by path first)
+#: at most this many implementations are read, the nearest by path first (of a few times
+#: as many candidates: a query never reads every class or ``impl`` of a large repository)
 MAX_SIBLINGS = 16
 
 

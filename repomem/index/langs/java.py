@@ -665,7 +665,8 @@ class Java(_Types, Language):
             return []
         test = is_test(path)
         out = []
-        for p, node in r.by_name.get((NAMESPACE, method), ()):
+        named = r.by_name.get((NAMESPACE, method), ())
+        for p, node in sorted(named, key=lambda t: (-_shared(t[0], path), t))[: 4 * MAX_SIBLINGS]:
             owner = r.qualnames[p][node].rpartition(".")[0]
             if (p, owner) == (path, scope) or (is_test(p) and not test) or not owner:
                 continue
@@ -674,7 +675,6 @@ class Java(_Types, Language):
                 for base in supertypes(r.files[p].bases.get(owner, ()))
             ):
                 out.append((p, node))
-        out.sort(key=lambda t: (-_shared(t[0], path), t))
         return out[:MAX_SIBLINGS]
 
     def _field_types(

@@ -289,7 +289,8 @@ class Rust(Language):
             return []
         trait, self_type, method = begun
         out = []
-        for p in _impl_tables(r).get(trait, ()):
+        files = _impl_tables(r).get(trait, ())
+        for p in sorted(files, key=lambda p: (-_shared_dirs(p, path), p))[: 2 * MAX_SIBLINGS]:
             if is_test(p) and not is_test(path):
                 continue
             if not method:  # the block's top level: the other blocks whole
