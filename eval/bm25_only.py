@@ -25,9 +25,6 @@ from repomem.index.files import FileSkipped, list_candidates, load_file
 from repomem.index.fragments import windows
 from repomem.index.parsing import split_lines, supported
 
-# the state's arrays that each version of the pruning takes at load, not saved
-_BLOCK_KEYS = ("block_terms", "block_max", "block_avgdl")
-
 
 def build(root: Path, config: IndexConfig, out: Path) -> int:
     """Index ``root``'s code files' windows into ``out`` (created); returns the fragments."""
@@ -60,7 +57,7 @@ def build(root: Path, config: IndexConfig, out: Path) -> int:
         end.append(np.array([w.end for w in wins], np.int32))
     state = rows.index().state()
     for key, values in state.items():
-        if key not in _BLOCK_KEYS:
+        if not key.startswith("block_"):  # each version of the pruning takes its own at load
             np.save(out / f"bm25__{key}.npy", values)
     del state
     for spool in out.glob("spool__*"):

@@ -98,8 +98,17 @@ _DERIVED_KEYS = (
 )
 # the block maxima ``top_k`` prunes by (``maxscore.block_maxima``) and the mean length they
 # were taken at: an index saved without them takes them at its first pruned query
-_BLOCK_KEYS = ("block_terms", "block_max", "block_sub_max", "block_avgdl")
-_BLOCK_TYPES = (np.int64, np.uint8, np.uint8, np.float64)
+_BLOCK_KEYS = (
+    "block_terms",
+    "block_max",
+    "block_sub_max",
+    "block_mid_terms",
+    "block_mid_ptr",
+    "block_mid_sub",
+    "block_mid_level",
+    "block_avgdl",
+)
+_BLOCK_TYPES = (np.int64, np.uint8, np.uint8, np.int64, np.int64, np.int32, np.uint8, np.float64)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -864,7 +873,7 @@ class BM25Index(_SavedState):
         """The block maxima as ``state`` saves them (``_BLOCK_KEYS``)."""
         return (*self._block_maxima(), np.array([self._block_avgdl]))
 
-    def _block_maxima(self) -> tuple[IntArray, npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+    def _block_maxima(self) -> tuple[np.ndarray, ...]:
         """The main segment's block maxima, taken now at the mean length now if the index was
         saved without them."""
         if self._blocks is None:
@@ -879,6 +888,7 @@ class BM25Index(_SavedState):
                 self.k1,
                 self.b,
                 self._block_avgdl,
+                maxscore.MID_FROM,
             )
         return self._blocks
 
@@ -1074,25 +1084,31 @@ def _decode_vocab(data: np.ndarray, offsets: np.ndarray) -> list[str]:
 
 def _saved_blocks(
     state: Mapping[str, np.ndarray], n_words: int, n_rows: int
-) -> tuple[IntArray, npt.NDArray[np.uint8], npt.NDArray[np.uint8]] | None:
-    """A trusted state's block maxima, checked like its other arrays (types and sizes);
-    None when it was saved without them."""
+) -> tuple[np.ndarray, ...] | None:
+    """A trusted state's block maxima, checked like its other arrays (types, sizes and
+    offsets); None when it was saved without them."""
     if not all(key in state for key in _BLOCK_KEYS):
         return None
     for key, dtype in zip(_BLOCK_KEYS, _BLOCK_TYPES, strict=True):
         if state[key].dtype != dtype or state[key].ndim != 1:
             raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
-    terms, top, sub_top, avgdl = (state[key] for key in _BLOCK_KEYS)
+    terms, top, sub_top, mid_terms, mid_ptr, mid_sub, mid_level, avgdl = (
+        state[key] for key in _BLOCK_KEYS
+    )
     n_blocks = (n_rows + maxscore.BLOCK - 1) >> maxscore.BLOCK_SHIFT
     if not (
         top.size == terms.size * n_blocks
         and sub_top.size == top.size * maxscore.SUBS
-        and (terms.size == 0 or 0 <= terms.min() <= terms.max() < n_words)
+        and all(t.size == 0 or 0 <= t.min() <= t.max() < n_words for t in (terms, mid_terms))
+        and mid_ptr.size == mid_terms.size + 1
+        and mid_ptr[0] == 0
+        and mid_ptr[-1] == mid_sub.size == mid_level.size
+        and not np.any(np.diff(mid_ptr) < 0)
         and avgdl.size == 1
         and avgdl[0] > 0
     ):
         raise BM25StateError("BM25 index state block maxima do not agree in size")
-    return terms, top, sub_top
+    return terms, top, sub_top, mid_terms, mid_ptr, mid_sub, mid_level
 
 
 def _check_rows(

@@ -6,15 +6,17 @@ repository. A term's contribution varies along the ids, though: consecutive ids 
 fragments of one file, and in most runs of ``BLOCK`` ids no term of the query can score high.
 So the index keeps, per common term (in more than half of the blocks), a row of one byte per
 block: the largest ``tf / (tf + norm)`` of its postings there, rounded up, and a row of one byte
-per sub-block of ``SUB`` ids, the same there (:func:`block_maxima`).
+per sub-block of ``SUB`` ids, the same there; per rarer term of ``MID_FROM`` postings or more,
+the sub-blocks it reaches and the same byte in each (:func:`block_maxima`).
 :func:`pruned_top_k`
 
 1. scores the delta's rows and, in full, the documents of the query's rarest terms (a few
    hundred postings): the k-th best so far, ``theta``, is a lower bound of the k-th score; a
    document not scored yet holds none of those terms;
 2. bounds each block's documents not scored yet: the sum over the other terms of their weight
-   times their block maximum (a term without a row: its largest product in the block, from
-   its few postings);
+   times their block maximum (a term without a row: its sparse sub-block maxima's largest in
+   the block, or, for one of fewer postings than ``MID_FROM``, its largest product there,
+   from its postings);
 3. scores in full the documents of the blocks with the best bounds, best first, until a bound
    falls below the k-th score so far (which rises to near the final one);
 4. bounds the sub-blocks of the blocks whose bound still reaches ``theta`` the same way (a
@@ -64,6 +66,10 @@ BLOCK = 1 << BLOCK_SHIFT
 SUB_SHIFT = 3
 SUB = 1 << SUB_SHIFT
 SUBS = BLOCK // SUB
+# a term in at most half of the blocks with this many postings or more keeps its sub-block
+# maxima sparse (a sub-block and a byte each, ~2.3 per 5 postings on the Linux kernel's
+# kernel/ mm/ fs/ include/): step 2 reads those instead of walking the postings
+MID_FROM = 256
 # a block maximum is stored as ceil(x * LEVELS), x = tf / (tf + norm) in (0, 1]
 LEVELS = 255
 # postings whose documents are scored in full to find a first k-th score (~100 ns each)
@@ -107,12 +113,14 @@ def block_maxima(
     k1: float,
     b: float,
     avgdl: float,
-) -> tuple[IntArray, UInt8Array, UInt8Array]:
+    mid_from: int,
+) -> tuple[IntArray, UInt8Array, UInt8Array, IntArray, IntArray, Int32Array, UInt8Array]:
     """The block maxima of the terms in more than half of the blocks of ``n_rows`` rows, at
     mean length ``avgdl``: those terms ascending, per term a row of ``n_blocks`` bytes,
     ``ceil(max tf / (tf + norm) * 255)`` over its postings in each block (0: none there), and
     per term a row of ``n_blocks * SUBS`` bytes, the same over each sub-block. A rarer term's
-    postings are about as few as its row would be long."""
+    postings are about as few as its row would be long; one of ``mid_from`` postings or more
+    keeps its sub-block maxima sparse (:func:`_mid_maxima`)."""
     n_blocks = (n_rows + BLOCK - 1) >> BLOCK_SHIFT
     n_subs = n_blocks * SUBS
     n_terms = term_ptr.shape[0] - 1
@@ -137,7 +145,59 @@ def block_maxima(
             sub_row[r >> SUB_SHIFT] = max(sub_row[r >> SUB_SHIFT], level)
             row[r >> BLOCK_SHIFT] = max(row[r >> BLOCK_SHIFT], level)
         i += 1
-    return terms, top, sub_top
+    return (terms, top, sub_top) + _mid_maxima(
+        term_ptr, post_row, post_tf, row_len, n_blocks, k1, b, avgdl, mid_from
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _mid_maxima(
+    term_ptr: IntArray,
+    post_row: Int32Array,
+    post_tf: Int32Array,
+    row_len: IntArray,
+    n_blocks: int,
+    k1: float,
+    b: float,
+    avgdl: float,
+    mid_from: int,
+) -> tuple[IntArray, IntArray, Int32Array, UInt8Array]:
+    """The sub-block maxima of the terms of ``mid_from`` postings or more in at most half of
+    the blocks, sparse: those terms ascending, and per term (entries ``ptr[i]:ptr[i + 1]``)
+    the sub-blocks its postings reach, ascending, and its level in each. A long query holds
+    dozens of such names (``dev``, ``mutex_lock``): reading a few bytes per sub-block they
+    reach costs several times less than walking their postings for it."""
+    n_terms = term_ptr.shape[0] - 1
+    n_sel = 0
+    room = 0
+    for t in range(n_terms):
+        lo, hi = term_ptr[t], term_ptr[t + 1]
+        if hi - lo >= mid_from and 2 * (hi - lo) <= n_blocks:
+            n_sel += 1
+            for p in range(lo, hi):
+                room += p == lo or post_row[p] >> SUB_SHIFT != post_row[p - 1] >> SUB_SHIFT
+    terms = np.empty(n_sel, np.int64)
+    ptr = np.zeros(n_sel + 1, np.int64)
+    subs = np.empty(room, np.int32)
+    levels = np.zeros(room, np.uint8)
+    i = 0
+    e = -1
+    for t in range(n_terms):
+        lo, hi = term_ptr[t], term_ptr[t + 1]
+        if not (hi - lo >= mid_from and 2 * (hi - lo) <= n_blocks):
+            continue
+        terms[i] = t
+        for p in range(lo, hi):
+            r = post_row[p]
+            if p == lo or r >> SUB_SHIFT != subs[e]:
+                e += 1
+                subs[e] = r >> SUB_SHIFT
+            tf = float(post_tf[p])
+            level = _level(tf / (tf + k1 * (1 - b + b * row_len[r] / avgdl)))
+            levels[e] = max(levels[e], level)
+        i += 1
+        ptr[i] = e + 1
+    return terms, ptr, subs, levels
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -351,22 +411,41 @@ def _sparse_best(
     hi: IntArray,
     weights: FloatArray,
     dense: IntArray,
+    mid: IntArray,
+    mid_ptr: IntArray,
+    mid_sub: Int32Array,
+    mid_level: UInt8Array,
+    level_weights: FloatArray,
 ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
-    """The ``order``-ed terms without block maxima, each walked once: the sub-blocks its
-    postings reach (ascending) and its largest product ``w * tf / (tf + norm)`` in each (a
-    dead row's product is 0), as entries ``start[i]:end[i]`` for the term at ``order[i]``."""
+    """The ``order``-ed terms without block maxima: the sub-blocks each reaches (ascending)
+    and its largest product ``w * tf / (tf + norm)`` in each, as entries ``start[i]:end[i]``
+    for the term at ``order[i]``: read from its saved sparse maxima (``mid``: its place among
+    them, -1 if none) times what a level bounds, else its postings walked once (a dead row's
+    product is 0)."""
     n = order.shape[0]
     start = np.zeros(n, np.int64)
     end = np.zeros(n, np.int64)
     room = 0
     for i in range(n):
+        j = order[i]
         start[i] = end[i] = room
-        if dense[order[i]] < 0:
-            room += hi[order[i]] - lo[order[i]]
+        if mid[j] >= 0:
+            room += mid_ptr[mid[j] + 1] - mid_ptr[mid[j]]
+        elif dense[j] < 0:
+            room += hi[j] - lo[j]
     subs = np.empty(room, np.int64)
     best = np.zeros(room)
     for i in range(n):
         j = order[i]
+        if mid[j] >= 0:
+            lw = level_weights[j]
+            e = start[i]
+            for x in range(mid_ptr[mid[j]], mid_ptr[mid[j] + 1]):
+                subs[e] = mid_sub[x]
+                best[e] = lw * mid_level[x]
+                e += 1
+            end[i] = e
+            continue
         if dense[j] >= 0:
             continue
         e = start[i] - 1
@@ -716,6 +795,10 @@ def pruned_top_k(
     block_terms: IntArray,
     block_max: UInt8Array,
     block_sub_max: UInt8Array,
+    mid_terms: IntArray,
+    mid_ptr: IntArray,
+    mid_sub: Int32Array,
+    mid_level: UInt8Array,
     visible: BoolArray,
     k: int,
     acc: FloatArray,
@@ -750,12 +833,16 @@ def pruned_top_k(
     lo = np.zeros(m, np.int64)
     hi = np.zeros(m, np.int64)
     dense = np.full(m, -1, np.int64)
+    mid = np.full(m, -1, np.int64)
     for j in range(m):
         if terms[j] < n_main_terms:
             lo[j], hi[j] = term_ptr[terms[j]], term_ptr[terms[j] + 1]
             i = np.searchsorted(block_terms, terms[j])
             if i < block_terms.shape[0] and block_terms[i] == terms[j]:
                 dense[j] = i
+            i = np.searchsorted(mid_terms, terms[j])
+            if i < mid_terms.shape[0] and mid_terms[i] == terms[j]:
+                mid[j] = i
     length = hi - lo
     # 1. the rarest terms in full, at a quarter of what summing every posting would cost
     budget = min(first_budget, length.sum() / (4 * row_cost))
@@ -769,7 +856,10 @@ def pruned_top_k(
     order = rest[np.argsort(weights[rest], kind="mergesort")]
     # 2. a bound per block of the documents not scored yet (they hold no term of step 1)
     n_blocks = (main_rows + BLOCK - 1) >> BLOCK_SHIFT
-    start, end, subs, best = _sparse_best(post_row, post_tf, norm, order, lo, hi, weights, dense)
+    start, end, subs, best = _sparse_best(
+        post_row, post_tf, norm, order, lo, hi, weights, dense, mid, mid_ptr, mid_sub,
+        mid_level, level_weights,
+    )  # fmt: skip
     bound = _bounds(order, level_weights, dense, block_max, n_blocks, start, end, subs, best)
     # 3. the best blocks in full: a k-th score near the final one prunes more
     count = _seed_blocks(
