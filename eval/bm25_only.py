@@ -84,6 +84,7 @@ class Bm25Only:
     win_frag: np.ndarray
     file_ptr: np.ndarray
     n_locs: np.ndarray  # per fragment, its windows in all files
+    file_of: dict[str, int]  # path -> its place in ``paths``
 
     @classmethod
     def load(cls, root: Path, config: IndexConfig, folder: Path) -> Bm25Only:
@@ -94,16 +95,18 @@ class Bm25Only:
         bm25 = BM25Index.from_state(state, trusted=True)
         bm25.compact()  # takes the block maxima (the state is saved without them)
         win_frag = np.load(folder / "win_frag.npy")
+        paths = json.loads((folder / "paths.json").read_text())
         return cls(
             root,
             config,
             bm25,
-            json.loads((folder / "paths.json").read_text()),
+            paths,
             np.load(folder / "win_start.npy"),
             np.load(folder / "win_end.npy"),
             win_frag,
             np.load(folder / "file_ptr.npy"),
             np.bincount(win_frag),
+            {p: i for i, p in enumerate(paths)},
         )
 
     @property
@@ -113,13 +116,17 @@ class Bm25Only:
     def file_lines(self, path: str) -> list[str]:
         return split_lines(load_file(self.root, path, self.config).text)
 
-    def visible(self, ex: Exclusion) -> np.ndarray:
-        """Every fragment but those whose windows are all hidden by ``ex`` (``RepoIndex``'s
-        rule: all of a fragment's locations hidden)."""
-        out = np.ones(self.fragment_count, np.bool_)
-        f = self.paths.index(ex.path)
+    def hidden(self, ex: Exclusion) -> np.ndarray:
+        """The fragments whose windows are all hidden by ``ex`` (``RepoIndex``'s rule: all of
+        a fragment's locations hidden), ascending."""
+        f = self.file_of[ex.path]
         lo, hi = self.file_ptr[f], self.file_ptr[f + 1]
         hidden = (self.win_end[lo:hi] > ex.start) & (self.win_start[lo:hi] < ex.end)
         frags, hides = np.unique(self.win_frag[lo:hi][hidden], return_counts=True)
-        out[frags[hides == self.n_locs[frags]]] = False
+        return frags[hides == self.n_locs[frags]]
+
+    def visible(self, ex: Exclusion) -> np.ndarray:
+        """Every fragment but the :meth:`hidden` ones."""
+        out = np.ones(self.fragment_count, np.bool_)
+        out[self.hidden(ex)] = False
         return out

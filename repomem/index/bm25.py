@@ -654,6 +654,7 @@ class BM25Index(_SavedState):
         self._norm: FloatArray = np.zeros(0)
         self._sums: FloatArray = np.zeros(0)
         self._marks: npt.NDArray[np.int8] = np.zeros(0, np.int8)
+        self._all: BoolArray = np.zeros(0, np.bool_)
         self._term_weight = _Growable(np.float64)
         self._load(
             {},
@@ -816,31 +817,49 @@ class BM25Index(_SavedState):
         return out
 
     def top_k(
-        self, query_tokens: Sequence[str], k: int, visible: BoolArray | None = None
+        self,
+        query_tokens: Sequence[str],
+        k: int,
+        visible: BoolArray | None = None,
+        hidden: npt.ArrayLike = (),
     ) -> tuple[IntArray, FloatArray]:
         """The ``k`` documents with the best positive scores among ``visible`` (a mask over ids;
-        ids past its end are not visible; None: every id), best first, ties by lower id, and
-        their scores: exactly what ranking :meth:`scores` gives, the same floats. On an index
-        of ``maxscore.PRUNED_FROM`` documents or more, without walking the postings of the
-        query's common terms (``repomem.index.maxscore``); below, scoring all is cheaper."""
+        ids past its end are not visible; None: every id) but ``hidden`` (ids: a cursor's own
+        fragments), best first, ties by lower id, and their scores: exactly what ranking
+        :meth:`scores` gives, the same floats. On an index of ``maxscore.PRUNED_FROM``
+        documents or more, without walking the postings of the query's common terms
+        (``repomem.index.maxscore``), and reading ``visible`` only for the documents it
+        scores (a mask of millions is passed, not copied per query); below, scoring all is
+        cheaper."""
         if k < 0:
             raise ValueError(f"k must be >= 0, got {k}")
         if visible is None:
-            visible = np.ones(self._capacity, np.bool_)
+            visible = self._everyone()
+        hidden = np.unique(np.asarray(hidden, np.int64))
+        if hidden.size and hidden[0] < 0:
+            raise ValueError(f"hidden ids must be >= 0, got {hidden[0]}")
         query = self._query(query_tokens)
         if query is None or k == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         terms, weights = query
         # with a negative idf floor (a tiny corpus) no bound holds
         if self._main_rows < maxscore.PRUNED_FROM or weights.min() < 0:
-            ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
+            shown = visible.copy()
+            shown[hidden[hidden < shown.size]] = False
+            ids, scores = maxscore.select(self.scores(query_tokens)[: shown.size], shown, k)
         else:
-            ids, scores = self._pruned(terms, weights, visible, k)
+            ids, scores = self._pruned(terms, weights, visible, hidden, k)
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
 
+    def _everyone(self) -> BoolArray:
+        """A mask showing every id, made once per capacity (read only)."""
+        if self._all.size != self._capacity:
+            self._all = np.ones(self._capacity, np.bool_)
+        return self._all
+
     def _pruned(
-        self, terms: IntArray, weights: FloatArray, visible: BoolArray, k: int
+        self, terms: IntArray, weights: FloatArray, visible: BoolArray, hidden: IntArray, k: int
     ) -> tuple[IntArray, FloatArray]:
         """``maxscore.pruned_top_k`` over this index: one level of a term's block maxima is
         its weight over 255, scaled up as far as the mean length rose since they were taken."""
@@ -862,6 +881,7 @@ class BM25Index(_SavedState):
             weights * (ratio * (1 + SLACK) / maxscore.LEVELS),
             *blocks,
             visible,
+            hidden,
             k,
             *self._scratch(),
             maxscore.FIRST_BUDGET,

@@ -800,6 +800,7 @@ def pruned_top_k(
     mid_sub: Int32Array,
     mid_level: UInt8Array,
     visible: BoolArray,
+    hidden: IntArray,
     k: int,
     acc: FloatArray,
     mark: Int8Array,
@@ -807,24 +808,31 @@ def pruned_top_k(
     row_cost: float,
     n_seed: int,
 ) -> tuple[IntArray, FloatArray]:
-    """The ``k`` best visible documents with a positive score (ids, scores, unordered), in
-    the steps of the module's docstring. ``terms``/``weights`` in the order
-    :meth:`BM25Index.scores` sums them, every weight >= 0; ``level_weights``: per term, what
-    one level of its block maxima bounds (its weight over 255, scaled up for the mean
-    length's rise and the slack); the block arrays: :func:`block_maxima`'s. ``acc`` and
-    ``mark`` (one per main row): zeros, left zeros. ``first_budget``: how many postings step 1
-    walks at most (``FIRST_BUDGET``); ``row_cost``: what scoring a document in full costs, in
-    postings walked; ``n_seed``: step 3's blocks at most (``SEED_BLOCKS``)."""
+    """The ``k`` best visible documents not ``hidden`` (ascending ids) with a positive score
+    (ids, scores, unordered), in the steps of the module's docstring. ``terms``/``weights``
+    in the order :meth:`BM25Index.scores` sums them, every weight >= 0; ``level_weights``:
+    per term, what one level of its block maxima bounds (its weight over 255, scaled up for
+    the mean length's rise and the slack); the block arrays: :func:`block_maxima`'s. ``acc``
+    and ``mark`` (one per main row): zeros, left zeros. ``first_budget``: how many postings
+    step 1 walks at most (``FIRST_BUDGET``); ``row_cost``: what scoring a document in full
+    costs, in postings walked; ``n_seed``: step 3's blocks at most (``SEED_BLOCKS``)."""
     m = terms.shape[0]
     keys, pos, mask = _positions(terms)
     heap_s = np.zeros(k)
     heap_d = np.zeros(k, np.int64)
     count = 0
     n_vis = visible.shape[0]
+    # a hidden main document is passed over as one scored already is
+    for d in hidden:
+        if d < main_rows:
+            mark[d] = _SCORED
     # the delta, row by row, summed in row order like the full scoring's delta scan
     for r in range(main_rows, row_ptr.shape[0] - 1):
         nr = norm[r]
         d = row_doc[r]
+        at = np.searchsorted(hidden, d)
+        if at < hidden.shape[0] and hidden[at] == d:
+            continue
         if nr == np.inf or d >= n_vis or not visible[d]:
             continue
         total = _score_delta_row(row_ptr, row_terms, row_tf, r, nr, keys, pos, mask, weights)
@@ -894,4 +902,7 @@ def pruned_top_k(
             acc, mark, heap_s, heap_d, count,
         )  # fmt: skip
     _unmark(post_row, lo, hi, first, mark)
+    for d in hidden:
+        if d < main_rows:
+            mark[d] = 0
     return heap_d[:count], heap_s[:count]

@@ -459,9 +459,13 @@ def ranked(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> t
     return ids, scores[ids]
 
 
-def assert_top_k_exact(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> None:
-    got_ids, got_scores = index.top_k(query, k, visible)
-    want_ids, want_scores = ranked(index, query, k, visible)
+def assert_top_k_exact(
+    index: BM25Index, query: list[str], k: int, visible: np.ndarray, hidden: list[int] = ()
+) -> None:
+    got_ids, got_scores = index.top_k(query, k, visible, hidden)
+    shown = visible.copy()
+    shown[[h for h in hidden if h < shown.size]] = False
+    want_ids, want_scores = ranked(index, query, k, shown)
     np.testing.assert_array_equal(got_ids, want_ids)
     np.testing.assert_array_equal(got_scores, want_scores)  # the same floats, not close ones
 
@@ -518,10 +522,12 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
     for step in range(12):
         capacity = index.capacity + 5
         visible = rng.random(capacity) < rng.uniform(0.3, 1.0)
+        # hidden besides: main and delta ids, and ids past the mask and the capacity
+        hidden = rng.integers(0, capacity + 3, 8).tolist()
         for _ in range(6):
             query = make(rng)[: int(rng.integers(1, 80))] or ["v0"]
             for k in (1, 3, 10, 50):
-                assert_top_k_exact(index, query, k, visible)
+                assert_top_k_exact(index, query, k, visible, hidden)
         if step == 6:
             index.compact()
         for doc_id in rng.choice(sorted(docs), 40, replace=False).tolist():
@@ -582,6 +588,8 @@ def test_top_k_is_exact_where_blocks_and_sub_blocks_are_cut(
             query = [w for d in docs[at : at + 2] for w in d][: int(rng.integers(5, 150))]
             for k in (1, 10, 40):
                 assert_top_k_exact(index, query, k, visible)
+                # the query's own documents hidden, as a cursor's are: those would rank first
+                assert_top_k_exact(index, query, k, visible, [at, at + 1])
         for doc_id in rng.choice(len(docs), 30, replace=False).tolist():
             if step == 0:  # longer documents: the mean length rises past the maxima's
                 index.remove(doc_id)
@@ -746,8 +754,11 @@ def test_top_k_of_nothing_and_of_a_tiny_corpus(
         for k in (0, 1, 2, 5):
             assert_top_k_exact(index, query, k, np.ones(3, bool))
     assert_top_k_exact(index, ["b", "c"], 5, np.array([True, False]))  # id 2 past the mask
+    assert_top_k_exact(index, ["b", "c"], 5, np.ones(3, bool), [2, 7])
     with pytest.raises(ValueError, match="k must be"):
         index.top_k(["a"], -1)
+    with pytest.raises(ValueError, match="hidden ids"):
+        index.top_k(["a"], 1, hidden=[-1])
 
 
 def test_damaged_state_is_a_clear_error() -> None:
