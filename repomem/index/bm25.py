@@ -749,8 +749,13 @@ class BM25Index(_SavedState):
         if self._compaction_due():
             self.compact()
         self._queried = True
-        counted = Counter(query_tokens).items()
-        known = [(tid, c, t) for t, c in counted if (tid := self._vocab.get(t)) is not None]
+        counted = Counter(query_tokens)
+        words = list(counted)
+        if isinstance(self._vocab, Vocabulary):
+            ids = self._vocab.ids(words)
+        else:
+            ids = [self._vocab.get(w, -1) for w in words]
+        known = [(tid, counted[t], t) for t, tid in zip(words, ids, strict=True) if tid >= 0]
         if not known or self._total_len == 0:
             return None
         terms = np.array([t for t, _, _ in known], np.int64)
