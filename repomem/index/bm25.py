@@ -892,6 +892,7 @@ class BM25Index(_SavedState):
             maxscore.FIRST_BUDGET,
             maxscore.ROW_COST * max(1.0, mean_row),
             maxscore.SEED_BLOCKS,
+            maxscore.SEED_UNITS,
         )
 
     def _saved_blocks(self) -> tuple[np.ndarray, ...]:

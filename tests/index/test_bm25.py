@@ -502,12 +502,14 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
     """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
     hidden ids, a delta, removals and a mean length that moves far from the one the block
     maxima were taken at (documents many times longer or shorter added and removed); with
-    first k-th scores found from few postings or from many, from no best blocks or many;
+    first k-th scores found from few postings or from many, from no best blocks and
+    sub-blocks or many;
     postings found by leaps or walked; no term left out of a block, or most of them (and
     many documents scored in full); the rarer terms' sub-block maxima saved sparse (from a few
     postings on) or walked."""
     monkeypatch.setattr(maxscore, "FIRST_BUDGET", budget)
     monkeypatch.setattr(maxscore, "SEED_BLOCKS", seeds)
+    monkeypatch.setattr(maxscore, "SEED_UNITS", seeds)
     monkeypatch.setattr(maxscore, "SEEK_COST", seek)
     monkeypatch.setattr(maxscore, "LEFT_OUT", left_out)
     monkeypatch.setattr(maxscore, "MID_FROM", mid_from)
@@ -562,19 +564,23 @@ def file_like_corpus(rng: np.random.Generator, n_files: int) -> list[list[str]]:
     return docs
 
 
-@pytest.mark.parametrize("mid_from", [maxscore.MID_FROM, 8])
+@pytest.mark.parametrize(
+    ("mid_from", "seed_units"), [(maxscore.MID_FROM, maxscore.SEED_UNITS), (8, 0), (8, 1)]
+)
 @pytest.mark.parametrize("left_out", [maxscore.LEFT_OUT, 0.0, 0.9])
 @pytest.mark.parametrize("seed", range(4))
 def test_top_k_is_exact_where_blocks_and_sub_blocks_are_cut(
-    seed: int, left_out: float, mid_from: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, left_out: float, mid_from: int, seed_units: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Over thousands of file-like documents (hundreds of blocks), queries taken from one
     document's neighbourhood: the pruned top k equals ranking every score, with hidden ids,
     after edits moved the mean length, with no term left out of a unit or most of them, with
-    the rarer terms' sub-block maxima walked or saved sparse."""
+    the rarer terms' sub-block maxima walked or saved sparse, with the best sub-blocks
+    scored in full first or not."""
     monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
     monkeypatch.setattr(maxscore, "LEFT_OUT", left_out)
     monkeypatch.setattr(maxscore, "MID_FROM", mid_from)
+    monkeypatch.setattr(maxscore, "SEED_UNITS", seed_units)
     rng = np.random.default_rng(100 + seed)
     docs = file_like_corpus(rng, 250)
     index = BM25Index()
