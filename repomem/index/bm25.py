@@ -408,6 +408,14 @@ class SpooledRows:
         return term_ptr, mapped(rows.path, writeable=False), mapped(tf.path, writeable=False)
 
 
+def _term_ids(vocab: dict[str, int] | Vocabulary, words: list[str]) -> list[int]:
+    """Each word's term id, -1 if none: a saved vocabulary finds those it has not looked up
+    yet in one pass."""
+    if isinstance(vocab, Vocabulary):
+        return vocab.ids(words)
+    return [vocab.get(w, -1) for w in words]
+
+
 class _Growable:
     """A numpy array with amortised O(1) appends, so adding a document never copies the index."""
 
@@ -751,10 +759,7 @@ class BM25Index(_SavedState):
         self._queried = True
         counted = Counter(query_tokens)
         words = list(counted)
-        if isinstance(self._vocab, Vocabulary):
-            ids = self._vocab.ids(words)
-        else:
-            ids = [self._vocab.get(w, -1) for w in words]
+        ids = _term_ids(self._vocab, words)
         known = [(tid, counted[t], t) for t, tid in zip(words, ids, strict=True) if tid >= 0]
         if not known or self._total_len == 0:
             return None
@@ -838,8 +843,10 @@ class BM25Index(_SavedState):
         cheaper."""
         if k < 0:
             raise ValueError(f"k must be >= 0, got {k}")
-        if visible is None:
-            visible = self._everyone()
+        if visible is None:  # a mask of ones, made once per capacity
+            if self._all.size != self._capacity:
+                self._all = np.ones(self._capacity, np.bool_)
+            visible = self._all
         hidden = np.unique(np.asarray(hidden, np.int64))
         if hidden.size and hidden[0] < 0:
             raise ValueError(f"hidden ids must be >= 0, got {hidden[0]}")
@@ -856,12 +863,6 @@ class BM25Index(_SavedState):
             ids, scores = self._pruned(terms, weights, visible, hidden, k)
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
-
-    def _everyone(self) -> BoolArray:
-        """A mask showing every id, made once per capacity (read only)."""
-        if self._all.size != self._capacity:
-            self._all = np.ones(self._capacity, np.bool_)
-        return self._all
 
     def _pruned(
         self, terms: IntArray, weights: FloatArray, visible: BoolArray, hidden: IntArray, k: int
