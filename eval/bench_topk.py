@@ -71,7 +71,7 @@ def full_bm25_only(idx: Bm25Only, query: str, k: int, ex: Exclusion) -> tuple[np
 
 
 def pruned_bm25_only(idx: Bm25Only, query: str, k: int, ex: Exclusion) -> tuple[np.ndarray, ...]:
-    return idx.bm25.top_k(tokenize(query), k, idx.visible(ex))
+    return idx.bm25.top_k(tokenize(query), k, hidden=idx.hidden(ex))
 
 
 def load_bm25_only(root: Path, config: IndexConfig, work: Path, out: dict) -> Bm25Only:

@@ -25,9 +25,6 @@ from repomem.index.files import FileSkipped, list_candidates, load_file
 from repomem.index.fragments import windows
 from repomem.index.parsing import split_lines, supported
 
-# the state's arrays that each version of the pruning takes at load, not saved
-_BLOCK_KEYS = ("block_terms", "block_max", "block_avgdl")
-
 
 def build(root: Path, config: IndexConfig, out: Path) -> int:
     """Index ``root``'s code files' windows into ``out`` (created); returns the fragments."""
@@ -60,7 +57,7 @@ def build(root: Path, config: IndexConfig, out: Path) -> int:
         end.append(np.array([w.end for w in wins], np.int32))
     state = rows.index().state()
     for key, values in state.items():
-        if key not in _BLOCK_KEYS:
+        if not key.startswith("block_"):  # each version of the pruning takes its own at load
             np.save(out / f"bm25__{key}.npy", values)
     del state
     for spool in out.glob("spool__*"):
@@ -87,6 +84,7 @@ class Bm25Only:
     win_frag: np.ndarray
     file_ptr: np.ndarray
     n_locs: np.ndarray  # per fragment, its windows in all files
+    file_of: dict[str, int]  # path -> its place in ``paths``
 
     @classmethod
     def load(cls, root: Path, config: IndexConfig, folder: Path) -> Bm25Only:
@@ -97,16 +95,18 @@ class Bm25Only:
         bm25 = BM25Index.from_state(state, trusted=True)
         bm25.compact()  # takes the block maxima (the state is saved without them)
         win_frag = np.load(folder / "win_frag.npy")
+        paths = json.loads((folder / "paths.json").read_text())
         return cls(
             root,
             config,
             bm25,
-            json.loads((folder / "paths.json").read_text()),
+            paths,
             np.load(folder / "win_start.npy"),
             np.load(folder / "win_end.npy"),
             win_frag,
             np.load(folder / "file_ptr.npy"),
             np.bincount(win_frag),
+            {p: i for i, p in enumerate(paths)},
         )
 
     @property
@@ -116,13 +116,17 @@ class Bm25Only:
     def file_lines(self, path: str) -> list[str]:
         return split_lines(load_file(self.root, path, self.config).text)
 
-    def visible(self, ex: Exclusion) -> np.ndarray:
-        """Every fragment but those whose windows are all hidden by ``ex`` (``RepoIndex``'s
-        rule: all of a fragment's locations hidden)."""
-        out = np.ones(self.fragment_count, np.bool_)
-        f = self.paths.index(ex.path)
+    def hidden(self, ex: Exclusion) -> np.ndarray:
+        """The fragments whose windows are all hidden by ``ex`` (``RepoIndex``'s rule: all of
+        a fragment's locations hidden), ascending."""
+        f = self.file_of[ex.path]
         lo, hi = self.file_ptr[f], self.file_ptr[f + 1]
         hidden = (self.win_end[lo:hi] > ex.start) & (self.win_start[lo:hi] < ex.end)
         frags, hides = np.unique(self.win_frag[lo:hi][hidden], return_counts=True)
-        out[frags[hides == self.n_locs[frags]]] = False
+        return frags[hides == self.n_locs[frags]]
+
+    def visible(self, ex: Exclusion) -> np.ndarray:
+        """Every fragment but the :meth:`hidden` ones."""
+        out = np.ones(self.fragment_count, np.bool_)
+        out[self.hidden(ex)] = False
         return out

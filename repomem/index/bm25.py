@@ -98,8 +98,17 @@ _DERIVED_KEYS = (
 )
 # the block maxima ``top_k`` prunes by (``maxscore.block_maxima``) and the mean length they
 # were taken at: an index saved without them takes them at its first pruned query
-_BLOCK_KEYS = ("block_terms", "block_max", "block_sub_max", "block_avgdl")
-_BLOCK_TYPES = (np.int64, np.uint8, np.uint8, np.float64)
+_BLOCK_KEYS = (
+    "block_terms",
+    "block_max",
+    "block_sub_max",
+    "block_mid_terms",
+    "block_mid_ptr",
+    "block_mid_sub",
+    "block_mid_level",
+    "block_avgdl",
+)
+_BLOCK_TYPES = (np.int64, np.uint8, np.uint8, np.int64, np.int64, np.int32, np.uint8, np.float64)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -399,6 +408,14 @@ class SpooledRows:
         return term_ptr, mapped(rows.path, writeable=False), mapped(tf.path, writeable=False)
 
 
+def _term_ids(vocab: dict[str, int] | Vocabulary, words: list[str]) -> list[int]:
+    """Each word's term id, -1 if none: a saved vocabulary finds those it has not looked up
+    yet in one pass."""
+    if isinstance(vocab, Vocabulary):
+        return vocab.ids(words)
+    return [vocab.get(w, -1) for w in words]
+
+
 class _Growable:
     """A numpy array with amortised O(1) appends, so adding a document never copies the index."""
 
@@ -645,6 +662,7 @@ class BM25Index(_SavedState):
         self._norm: FloatArray = np.zeros(0)
         self._sums: FloatArray = np.zeros(0)
         self._marks: npt.NDArray[np.int8] = np.zeros(0, np.int8)
+        self._all: BoolArray = np.zeros(0, np.bool_)
         self._term_weight = _Growable(np.float64)
         self._load(
             {},
@@ -739,8 +757,10 @@ class BM25Index(_SavedState):
         if self._compaction_due():
             self.compact()
         self._queried = True
-        counted = Counter(query_tokens).items()
-        known = [(tid, c, t) for t, c in counted if (tid := self._vocab.get(t)) is not None]
+        counted = Counter(query_tokens)
+        words = list(counted)
+        ids = _term_ids(self._vocab, words)
+        known = [(tid, counted[t], t) for t, tid in zip(words, ids, strict=True) if tid >= 0]
         if not known or self._total_len == 0:
             return None
         terms = np.array([t for t, _, _ in known], np.int64)
@@ -807,31 +827,45 @@ class BM25Index(_SavedState):
         return out
 
     def top_k(
-        self, query_tokens: Sequence[str], k: int, visible: BoolArray | None = None
+        self,
+        query_tokens: Sequence[str],
+        k: int,
+        visible: BoolArray | None = None,
+        hidden: npt.ArrayLike = (),
     ) -> tuple[IntArray, FloatArray]:
         """The ``k`` documents with the best positive scores among ``visible`` (a mask over ids;
-        ids past its end are not visible; None: every id), best first, ties by lower id, and
-        their scores: exactly what ranking :meth:`scores` gives, the same floats. On an index
-        of ``maxscore.PRUNED_FROM`` documents or more, without walking the postings of the
-        query's common terms (``repomem.index.maxscore``); below, scoring all is cheaper."""
+        ids past its end are not visible; None: every id) but ``hidden`` (ids: a cursor's own
+        fragments), best first, ties by lower id, and their scores: exactly what ranking
+        :meth:`scores` gives, the same floats. On an index of ``maxscore.PRUNED_FROM``
+        documents or more, without walking the postings of the query's common terms
+        (``repomem.index.maxscore``), and reading ``visible`` only for the documents it
+        scores (a mask of millions is passed, not copied per query); below, scoring all is
+        cheaper."""
         if k < 0:
             raise ValueError(f"k must be >= 0, got {k}")
-        if visible is None:
-            visible = np.ones(self._capacity, np.bool_)
+        if visible is None:  # a mask of ones, made once per capacity
+            if self._all.size != self._capacity:
+                self._all = np.ones(self._capacity, np.bool_)
+            visible = self._all
+        hidden = np.unique(np.asarray(hidden, np.int64))
+        if hidden.size and hidden[0] < 0:
+            raise ValueError(f"hidden ids must be >= 0, got {hidden[0]}")
         query = self._query(query_tokens)
         if query is None or k == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         terms, weights = query
         # with a negative idf floor (a tiny corpus) no bound holds
         if self._main_rows < maxscore.PRUNED_FROM or weights.min() < 0:
-            ids, scores = maxscore.select(self.scores(query_tokens)[: visible.size], visible, k)
+            shown = visible.copy()
+            shown[hidden[hidden < shown.size]] = False
+            ids, scores = maxscore.select(self.scores(query_tokens)[: shown.size], shown, k)
         else:
-            ids, scores = self._pruned(terms, weights, visible, k)
+            ids, scores = self._pruned(terms, weights, visible, hidden, k)
         best = np.lexsort((ids, -scores))
         return ids[best], scores[best]
 
     def _pruned(
-        self, terms: IntArray, weights: FloatArray, visible: BoolArray, k: int
+        self, terms: IntArray, weights: FloatArray, visible: BoolArray, hidden: IntArray, k: int
     ) -> tuple[IntArray, FloatArray]:
         """``maxscore.pruned_top_k`` over this index: one level of a term's block maxima is
         its weight over 255, scaled up as far as the mean length rose since they were taken."""
@@ -853,18 +887,20 @@ class BM25Index(_SavedState):
             weights * (ratio * (1 + SLACK) / maxscore.LEVELS),
             *blocks,
             visible,
+            hidden,
             k,
             *self._scratch(),
             maxscore.FIRST_BUDGET,
             maxscore.ROW_COST * max(1.0, mean_row),
             maxscore.SEED_BLOCKS,
+            maxscore.SEED_UNITS,
         )
 
     def _saved_blocks(self) -> tuple[np.ndarray, ...]:
         """The block maxima as ``state`` saves them (``_BLOCK_KEYS``)."""
         return (*self._block_maxima(), np.array([self._block_avgdl]))
 
-    def _block_maxima(self) -> tuple[IntArray, npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+    def _block_maxima(self) -> tuple[np.ndarray, ...]:
         """The main segment's block maxima, taken now at the mean length now if the index was
         saved without them."""
         if self._blocks is None:
@@ -879,6 +915,7 @@ class BM25Index(_SavedState):
                 self.k1,
                 self.b,
                 self._block_avgdl,
+                maxscore.MID_FROM,
             )
         return self._blocks
 
@@ -1074,25 +1111,31 @@ def _decode_vocab(data: np.ndarray, offsets: np.ndarray) -> list[str]:
 
 def _saved_blocks(
     state: Mapping[str, np.ndarray], n_words: int, n_rows: int
-) -> tuple[IntArray, npt.NDArray[np.uint8], npt.NDArray[np.uint8]] | None:
-    """A trusted state's block maxima, checked like its other arrays (types and sizes);
-    None when it was saved without them."""
+) -> tuple[np.ndarray, ...] | None:
+    """A trusted state's block maxima, checked like its other arrays (types, sizes and
+    offsets); None when it was saved without them."""
     if not all(key in state for key in _BLOCK_KEYS):
         return None
     for key, dtype in zip(_BLOCK_KEYS, _BLOCK_TYPES, strict=True):
         if state[key].dtype != dtype or state[key].ndim != 1:
             raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
-    terms, top, sub_top, avgdl = (state[key] for key in _BLOCK_KEYS)
+    terms, top, sub_top, mid_terms, mid_ptr, mid_sub, mid_level, avgdl = (
+        state[key] for key in _BLOCK_KEYS
+    )
     n_blocks = (n_rows + maxscore.BLOCK - 1) >> maxscore.BLOCK_SHIFT
     if not (
         top.size == terms.size * n_blocks
         and sub_top.size == top.size * maxscore.SUBS
-        and (terms.size == 0 or 0 <= terms.min() <= terms.max() < n_words)
+        and all(t.size == 0 or 0 <= t.min() <= t.max() < n_words for t in (terms, mid_terms))
+        and mid_ptr.size == mid_terms.size + 1
+        and mid_ptr[0] == 0
+        and mid_ptr[-1] == mid_sub.size == mid_level.size
+        and not np.any(np.diff(mid_ptr) < 0)
         and avgdl.size == 1
         and avgdl[0] > 0
     ):
         raise BM25StateError("BM25 index state block maxima do not agree in size")
-    return terms, top, sub_top
+    return terms, top, sub_top, mid_terms, mid_ptr, mid_sub, mid_level
 
 
 def _check_rows(

@@ -6,20 +6,23 @@ repository. A term's contribution varies along the ids, though: consecutive ids 
 fragments of one file, and in most runs of ``BLOCK`` ids no term of the query can score high.
 So the index keeps, per common term (in more than half of the blocks), a row of one byte per
 block: the largest ``tf / (tf + norm)`` of its postings there, rounded up, and a row of one byte
-per sub-block of ``SUB`` ids, the same there (:func:`block_maxima`).
+per sub-block of ``SUB`` ids, the same there; per rarer term of ``MID_FROM`` postings or more,
+the sub-blocks it reaches and the same byte in each (:func:`block_maxima`).
 :func:`pruned_top_k`
 
 1. scores the delta's rows and, in full, the documents of the query's rarest terms (a few
    hundred postings): the k-th best so far, ``theta``, is a lower bound of the k-th score; a
    document not scored yet holds none of those terms;
 2. bounds each block's documents not scored yet: the sum over the other terms of their weight
-   times their block maximum (a term without a row: its largest product in the block, from
-   its few postings);
+   times their block maximum (a term without a row: its sparse sub-block maxima's largest in
+   the block, or, for one of fewer postings than ``MID_FROM``, its largest product there,
+   from its postings);
 3. scores in full the documents of the blocks with the best bounds, best first, until a bound
    falls below the k-th score so far (which rises to near the final one);
 4. bounds the sub-blocks of the blocks whose bound still reaches ``theta`` the same way (a
    sum of many terms' maxima over 32 documents is far above any one document's score; over 8
-   it is much closer), and in the sub-blocks whose bound still reaches it (the *units*), leaves
+   it is much closer), scores the documents of the best of them in full as step 3 does, and
+   in the sub-blocks whose bound still reaches the k-th score so far (the *units*), leaves
    out the least-weight terms whose bounds there sum below ``LEFT_OUT`` of it (a document
    holding none of the others cannot rank), and sums the others, term by term in the query's
    order, over their postings there as :meth:`BM25Index.scores` does (the same products
@@ -64,6 +67,10 @@ BLOCK = 1 << BLOCK_SHIFT
 SUB_SHIFT = 3
 SUB = 1 << SUB_SHIFT
 SUBS = BLOCK // SUB
+# a term in at most half of the blocks with this many postings or more keeps its sub-block
+# maxima sparse (a sub-block and a byte each, ~2.3 per 5 postings on the Linux kernel's
+# kernel/ mm/ fs/ include/): step 2 reads those instead of walking the postings
+MID_FROM = 256
 # a block maximum is stored as ceil(x * LEVELS), x = tf / (tf + norm) in (0, 1]
 LEVELS = 255
 # postings whose documents are scored in full to find a first k-th score (~100 ns each)
@@ -71,8 +78,12 @@ FIRST_BUDGET = 256
 # scoring a document in full from its row costs about this many times its length in postings
 # walked (a hash probe per entry against a read and an addition per posting)
 ROW_COST = 2.0
-# blocks whose documents step 3 scores in full at most, best bounds first
-SEED_BLOCKS = 32
+# blocks whose documents step 3 scores in full at most, best bounds first, and then step 4's
+# sub-blocks: a k-th score raised by the best 32 sub-blocks' 256 documents leaves fewer
+# sub-blocks to sum (whole Linux kernel, 200 windows, CPU mean 3.72 -> 3.44 ms; half as many
+# blocks as before cost no more)
+SEED_BLOCKS = 16
+SEED_UNITS = 32
 # finding a term's postings in a block by leaps costs about this many postings walked
 SEEK_COST = 8
 # step 4 leaves a block's least terms out while their bounds sum below this share of the
@@ -107,12 +118,14 @@ def block_maxima(
     k1: float,
     b: float,
     avgdl: float,
-) -> tuple[IntArray, UInt8Array, UInt8Array]:
+    mid_from: int,
+) -> tuple[IntArray, UInt8Array, UInt8Array, IntArray, IntArray, Int32Array, UInt8Array]:
     """The block maxima of the terms in more than half of the blocks of ``n_rows`` rows, at
     mean length ``avgdl``: those terms ascending, per term a row of ``n_blocks`` bytes,
     ``ceil(max tf / (tf + norm) * 255)`` over its postings in each block (0: none there), and
     per term a row of ``n_blocks * SUBS`` bytes, the same over each sub-block. A rarer term's
-    postings are about as few as its row would be long."""
+    postings are about as few as its row would be long; one of ``mid_from`` postings or more
+    keeps its sub-block maxima sparse (:func:`_mid_maxima`)."""
     n_blocks = (n_rows + BLOCK - 1) >> BLOCK_SHIFT
     n_subs = n_blocks * SUBS
     n_terms = term_ptr.shape[0] - 1
@@ -137,7 +150,59 @@ def block_maxima(
             sub_row[r >> SUB_SHIFT] = max(sub_row[r >> SUB_SHIFT], level)
             row[r >> BLOCK_SHIFT] = max(row[r >> BLOCK_SHIFT], level)
         i += 1
-    return terms, top, sub_top
+    return (terms, top, sub_top) + _mid_maxima(
+        term_ptr, post_row, post_tf, row_len, n_blocks, k1, b, avgdl, mid_from
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _mid_maxima(
+    term_ptr: IntArray,
+    post_row: Int32Array,
+    post_tf: Int32Array,
+    row_len: IntArray,
+    n_blocks: int,
+    k1: float,
+    b: float,
+    avgdl: float,
+    mid_from: int,
+) -> tuple[IntArray, IntArray, Int32Array, UInt8Array]:
+    """The sub-block maxima of the terms of ``mid_from`` postings or more in at most half of
+    the blocks, sparse: those terms ascending, and per term (entries ``ptr[i]:ptr[i + 1]``)
+    the sub-blocks its postings reach, ascending, and its level in each. A long query holds
+    dozens of such names (``dev``, ``mutex_lock``): reading a few bytes per sub-block they
+    reach costs several times less than walking their postings for it."""
+    n_terms = term_ptr.shape[0] - 1
+    n_sel = 0
+    room = 0
+    for t in range(n_terms):
+        lo, hi = term_ptr[t], term_ptr[t + 1]
+        if hi - lo >= mid_from and 2 * (hi - lo) <= n_blocks:
+            n_sel += 1
+            for p in range(lo, hi):
+                room += p == lo or post_row[p] >> SUB_SHIFT != post_row[p - 1] >> SUB_SHIFT
+    terms = np.empty(n_sel, np.int64)
+    ptr = np.zeros(n_sel + 1, np.int64)
+    subs = np.empty(room, np.int32)
+    levels = np.zeros(room, np.uint8)
+    i = 0
+    e = -1
+    for t in range(n_terms):
+        lo, hi = term_ptr[t], term_ptr[t + 1]
+        if not (hi - lo >= mid_from and 2 * (hi - lo) <= n_blocks):
+            continue
+        terms[i] = t
+        for p in range(lo, hi):
+            r = post_row[p]
+            if p == lo or r >> SUB_SHIFT != subs[e]:
+                e += 1
+                subs[e] = r >> SUB_SHIFT
+            tf = float(post_tf[p])
+            level = _level(tf / (tf + k1 * (1 - b + b * row_len[r] / avgdl)))
+            levels[e] = max(levels[e], level)
+        i += 1
+        ptr[i] = e + 1
+    return terms, ptr, subs, levels
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -351,22 +416,41 @@ def _sparse_best(
     hi: IntArray,
     weights: FloatArray,
     dense: IntArray,
+    mid: IntArray,
+    mid_ptr: IntArray,
+    mid_sub: Int32Array,
+    mid_level: UInt8Array,
+    level_weights: FloatArray,
 ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
-    """The ``order``-ed terms without block maxima, each walked once: the sub-blocks its
-    postings reach (ascending) and its largest product ``w * tf / (tf + norm)`` in each (a
-    dead row's product is 0), as entries ``start[i]:end[i]`` for the term at ``order[i]``."""
+    """The ``order``-ed terms without block maxima: the sub-blocks each reaches (ascending)
+    and its largest product ``w * tf / (tf + norm)`` in each, as entries ``start[i]:end[i]``
+    for the term at ``order[i]``: read from its saved sparse maxima (``mid``: its place among
+    them, -1 if none) times what a level bounds, else its postings walked once (a dead row's
+    product is 0)."""
     n = order.shape[0]
     start = np.zeros(n, np.int64)
     end = np.zeros(n, np.int64)
     room = 0
     for i in range(n):
+        j = order[i]
         start[i] = end[i] = room
-        if dense[order[i]] < 0:
-            room += hi[order[i]] - lo[order[i]]
+        if mid[j] >= 0:
+            room += mid_ptr[mid[j] + 1] - mid_ptr[mid[j]]
+        elif dense[j] < 0:
+            room += hi[j] - lo[j]
     subs = np.empty(room, np.int64)
     best = np.zeros(room)
     for i in range(n):
         j = order[i]
+        if mid[j] >= 0:
+            lw = level_weights[j]
+            e = start[i]
+            for x in range(mid_ptr[mid[j]], mid_ptr[mid[j] + 1]):
+                subs[e] = mid_sub[x]
+                best[e] = lw * mid_level[x]
+                e += 1
+            end[i] = e
+            continue
         if dense[j] >= 0:
             continue
         e = start[i] - 1
@@ -579,6 +663,50 @@ def _seed_blocks(
 
 
 @numba.njit(cache=True, nogil=True)
+def _seed_units(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    main_rows: int,
+    norm: FloatArray,
+    terms: IntArray,
+    weights: FloatArray,
+    visible: BoolArray,
+    mark: Int8Array,
+    live: IntArray,
+    sub_bound: FloatArray,
+    n_seed: int,
+    heap_s: FloatArray,
+    heap_d: IntArray,
+    count: int,
+) -> int:
+    """Step 3 again over the sub-blocks of the ``live`` blocks: the documents not marked of
+    the ``n_seed`` sub-blocks of best bounds in full, best first, while a bound reaches the
+    k-th score so far; a sub-block done gets bound -1. Returns the count kept."""
+    k = heap_s.shape[0]
+    n = sub_bound.shape[0]
+    n_vis = visible.shape[0]
+    if n_seed <= 0 or n == 0:
+        return count
+    cut = np.partition(sub_bound, n - n_seed)[n - n_seed] if n_seed < n else 0.0
+    best = np.flatnonzero((sub_bound >= cut) & (sub_bound > 0.0))
+    keys, pos, mask = _positions(terms)
+    part = np.zeros(terms.shape[0])
+    for x in best[np.argsort(-sub_bound[best], kind="mergesort")][:n_seed]:
+        if count == k and sub_bound[x] * (1 + SLACK) < heap_s[0]:
+            break
+        sub_bound[x] = -1.0
+        sub = live[x // SUBS] * SUBS + x % SUBS
+        for d in range(sub << SUB_SHIFT, min((sub + 1) << SUB_SHIFT, main_rows)):
+            nd = norm[d]
+            if mark[d] or nd == np.inf or d >= n_vis or not visible[d]:
+                continue
+            s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
+            count = _push(heap_s, heap_d, count, s, d)
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
 def _sum_essential(
     post_row: Int32Array,
     post_tf: Int32Array,
@@ -716,32 +844,46 @@ def pruned_top_k(
     block_terms: IntArray,
     block_max: UInt8Array,
     block_sub_max: UInt8Array,
+    mid_terms: IntArray,
+    mid_ptr: IntArray,
+    mid_sub: Int32Array,
+    mid_level: UInt8Array,
     visible: BoolArray,
+    hidden: IntArray,
     k: int,
     acc: FloatArray,
     mark: Int8Array,
     first_budget: int,
     row_cost: float,
     n_seed: int,
+    n_seed_units: int,
 ) -> tuple[IntArray, FloatArray]:
-    """The ``k`` best visible documents with a positive score (ids, scores, unordered), in
-    the steps of the module's docstring. ``terms``/``weights`` in the order
-    :meth:`BM25Index.scores` sums them, every weight >= 0; ``level_weights``: per term, what
-    one level of its block maxima bounds (its weight over 255, scaled up for the mean
-    length's rise and the slack); the block arrays: :func:`block_maxima`'s. ``acc`` and
-    ``mark`` (one per main row): zeros, left zeros. ``first_budget``: how many postings step 1
-    walks at most (``FIRST_BUDGET``); ``row_cost``: what scoring a document in full costs, in
-    postings walked; ``n_seed``: step 3's blocks at most (``SEED_BLOCKS``)."""
+    """The ``k`` best visible documents not ``hidden`` (ascending ids) with a positive score
+    (ids, scores, unordered), in the steps of the module's docstring. ``terms``/``weights``
+    in the order :meth:`BM25Index.scores` sums them, every weight >= 0; ``level_weights``:
+    per term, what one level of its block maxima bounds (its weight over 255, scaled up for
+    the mean length's rise and the slack); the block arrays: :func:`block_maxima`'s. ``acc``
+    and ``mark`` (one per main row): zeros, left zeros. ``first_budget``: how many postings
+    step 1 walks at most (``FIRST_BUDGET``); ``row_cost``: what scoring a document in full
+    costs, in postings walked; ``n_seed``: step 3's blocks at most (``SEED_BLOCKS``);
+    ``n_seed_units``: step 4's sub-blocks scored first at most (``SEED_UNITS``)."""
     m = terms.shape[0]
     keys, pos, mask = _positions(terms)
     heap_s = np.zeros(k)
     heap_d = np.zeros(k, np.int64)
     count = 0
     n_vis = visible.shape[0]
+    # a hidden main document is passed over as one scored already is
+    for d in hidden:
+        if d < main_rows:
+            mark[d] = _SCORED
     # the delta, row by row, summed in row order like the full scoring's delta scan
     for r in range(main_rows, row_ptr.shape[0] - 1):
         nr = norm[r]
         d = row_doc[r]
+        at = np.searchsorted(hidden, d)
+        if at < hidden.shape[0] and hidden[at] == d:
+            continue
         if nr == np.inf or d >= n_vis or not visible[d]:
             continue
         total = _score_delta_row(row_ptr, row_terms, row_tf, r, nr, keys, pos, mask, weights)
@@ -750,12 +892,16 @@ def pruned_top_k(
     lo = np.zeros(m, np.int64)
     hi = np.zeros(m, np.int64)
     dense = np.full(m, -1, np.int64)
+    mid = np.full(m, -1, np.int64)
     for j in range(m):
         if terms[j] < n_main_terms:
             lo[j], hi[j] = term_ptr[terms[j]], term_ptr[terms[j] + 1]
             i = np.searchsorted(block_terms, terms[j])
             if i < block_terms.shape[0] and block_terms[i] == terms[j]:
                 dense[j] = i
+            i = np.searchsorted(mid_terms, terms[j])
+            if i < mid_terms.shape[0] and mid_terms[i] == terms[j]:
+                mid[j] = i
     length = hi - lo
     # 1. the rarest terms in full, at a quarter of what summing every posting would cost
     budget = min(first_budget, length.sum() / (4 * row_cost))
@@ -769,7 +915,10 @@ def pruned_top_k(
     order = rest[np.argsort(weights[rest], kind="mergesort")]
     # 2. a bound per block of the documents not scored yet (they hold no term of step 1)
     n_blocks = (main_rows + BLOCK - 1) >> BLOCK_SHIFT
-    start, end, subs, best = _sparse_best(post_row, post_tf, norm, order, lo, hi, weights, dense)
+    start, end, subs, best = _sparse_best(
+        post_row, post_tf, norm, order, lo, hi, weights, dense, mid, mid_ptr, mid_sub,
+        mid_level, level_weights,
+    )  # fmt: skip
     bound = _bounds(order, level_weights, dense, block_max, n_blocks, start, end, subs, best)
     # 3. the best blocks in full: a k-th score near the final one prunes more
     count = _seed_blocks(
@@ -788,6 +937,11 @@ def pruned_top_k(
             order, level_weights, dense, block_sub_max, n_blocks, live, slot, start, end, subs,
             best,
         )  # fmt: skip
+        count = _seed_units(
+            row_ptr, row_terms, row_tf, main_rows, norm, terms, weights, visible, mark, live,
+            sub_bound, n_seed_units, heap_s, heap_d, count,
+        )  # fmt: skip
+        theta = heap_s[0] if count == k else 0.0
         kept = np.flatnonzero((sub_bound > 0.0) & (sub_bound * (1 + SLACK) >= theta))
         units = live[kept // SUBS] * SUBS + kept % SUBS
         unit_at = np.full(live.size * SUBS, -1, np.int64)
@@ -804,4 +958,7 @@ def pruned_top_k(
             acc, mark, heap_s, heap_d, count,
         )  # fmt: skip
     _unmark(post_row, lo, hi, first, mark)
+    for d in hidden:
+        if d < main_rows:
+            mark[d] = 0
     return heap_d[:count], heap_s[:count]

@@ -26,15 +26,24 @@ class Searcher:
         self._last_scores: tuple[tuple[str, int, int], np.ndarray] | None = None
         self._line_cache: dict[str, tuple[FileEntry, Lines]] = {}
 
+    def hidden(self, exclusion: Exclusion | None) -> np.ndarray:
+        """The fragments ``exclusion`` hides whole, ascending: only one with a window in its
+        file overlapping the lines can be, so this costs what that file's windows do."""
+        if exclusion is None or exclusion.path not in self.tables.files:
+            return np.zeros(0, np.int64)
+        e = self.tables.files[exclusion.path]
+        near = (e.win_end > exclusion.start) & (e.win_start < exclusion.end)
+        frag_locs = self.tables.frag_locs
+        hidden = [
+            fid
+            for fid in np.unique(e.win_frag[near]).tolist()
+            if exclusion.excludes(tuple(frag_locs[fid]))
+        ]
+        return np.array(hidden, np.int64)
+
     def visible(self, exclusion: Exclusion | None) -> np.ndarray:
         vis = self.tables.live[: len(self.tables.frag_text)].copy()
-        if exclusion is not None and exclusion.path in self.tables.files:
-            # only a fragment with a window here overlapping the lines can have all hidden
-            e = self.tables.files[exclusion.path]
-            near = (e.win_end > exclusion.start) & (e.win_start < exclusion.end)
-            for fid in np.unique(e.win_frag[near]).tolist():
-                if exclusion.excludes(tuple(self.tables.frag_locs[fid])):
-                    vis[fid] = False
+        vis[self.hidden(exclusion)] = False
         return vis
 
     def retrieve(
@@ -50,13 +59,14 @@ class Searcher:
         ``top_k`` ranks them over every fragment (``bounded_top_k`` scores only those that can
         rank). With ``alpha`` 0, BM25's own top k, which walks only the postings that can
         rank (Eq. 9 needs the scores of every candidate's relations, so FragRel scores all)."""
-        vis = self.visible(exclusion)
         if alpha == 0.0:
-            ids, s_rel = self.tables.bm25.top_k(tokenize(query), k, vis)
+            # the live mask itself: the pruned top k reads it only where it scores
+            live = self.tables.live[: len(self.tables.frag_text)]
+            ids, s_rel = self.tables.bm25.top_k(tokenize(query), k, live, self.hidden(exclusion))
             s_ind, s_env = s_rel, np.zeros(ids.size)
         else:
             ids, s_ind, s_env, s_rel = self._fragrel_top_k(
-                query, revision, exclusion, vis, alpha, k
+                query, revision, exclusion, self.visible(exclusion), alpha, k
             )
         out = []
         for i, fid in enumerate(ids.tolist()):

@@ -459,9 +459,13 @@ def ranked(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> t
     return ids, scores[ids]
 
 
-def assert_top_k_exact(index: BM25Index, query: list[str], k: int, visible: np.ndarray) -> None:
-    got_ids, got_scores = index.top_k(query, k, visible)
-    want_ids, want_scores = ranked(index, query, k, visible)
+def assert_top_k_exact(
+    index: BM25Index, query: list[str], k: int, visible: np.ndarray, hidden: list[int] = ()
+) -> None:
+    got_ids, got_scores = index.top_k(query, k, visible, hidden)
+    shown = visible.copy()
+    shown[[h for h in hidden if h < shown.size]] = False
+    want_ids, want_scores = ranked(index, query, k, shown)
     np.testing.assert_array_equal(got_ids, want_ids)
     np.testing.assert_array_equal(got_scores, want_scores)  # the same floats, not close ones
 
@@ -480,8 +484,8 @@ def long_doc(rng: np.random.Generator) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("seek", "left_out"),
-    [(maxscore.SEEK_COST, maxscore.LEFT_OUT), (0, 0.9), (10**9, 0.0)],
+    ("seek", "left_out", "mid_from"),
+    [(maxscore.SEEK_COST, maxscore.LEFT_OUT, maxscore.MID_FROM), (0, 0.9, 4), (10**9, 0.0, 16)],
 )
 @pytest.mark.parametrize("seeds", [0, 1, maxscore.SEED_BLOCKS])
 @pytest.mark.parametrize("budget", [0, 40, maxscore.FIRST_BUDGET])
@@ -492,18 +496,23 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
     seeds: int,
     seek: int,
     left_out: float,
+    mid_from: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Pruned top k equals ranking every score (ids, order, floats), with ties (few terms),
     hidden ids, a delta, removals and a mean length that moves far from the one the block
     maxima were taken at (documents many times longer or shorter added and removed); with
-    first k-th scores found from few postings or from many, from no best blocks or many;
+    first k-th scores found from few postings or from many, from no best blocks and
+    sub-blocks or many;
     postings found by leaps or walked; no term left out of a block, or most of them (and
-    many documents scored in full)."""
+    many documents scored in full); the rarer terms' sub-block maxima saved sparse (from a few
+    postings on) or walked."""
     monkeypatch.setattr(maxscore, "FIRST_BUDGET", budget)
     monkeypatch.setattr(maxscore, "SEED_BLOCKS", seeds)
+    monkeypatch.setattr(maxscore, "SEED_UNITS", seeds)
     monkeypatch.setattr(maxscore, "SEEK_COST", seek)
     monkeypatch.setattr(maxscore, "LEFT_OUT", left_out)
+    monkeypatch.setattr(maxscore, "MID_FROM", mid_from)
     monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
     rng = np.random.default_rng(seed)
     make = random_doc if seed % 2 else long_doc
@@ -515,10 +524,12 @@ def test_top_k_is_the_full_scorings_top_k_through_edits(
     for step in range(12):
         capacity = index.capacity + 5
         visible = rng.random(capacity) < rng.uniform(0.3, 1.0)
+        # hidden besides: main and delta ids, and ids past the mask and the capacity
+        hidden = rng.integers(0, capacity + 3, 8).tolist()
         for _ in range(6):
             query = make(rng)[: int(rng.integers(1, 80))] or ["v0"]
             for k in (1, 3, 10, 50):
-                assert_top_k_exact(index, query, k, visible)
+                assert_top_k_exact(index, query, k, visible, hidden)
         if step == 6:
             index.compact()
         for doc_id in rng.choice(sorted(docs), 40, replace=False).tolist():
@@ -553,16 +564,23 @@ def file_like_corpus(rng: np.random.Generator, n_files: int) -> list[list[str]]:
     return docs
 
 
+@pytest.mark.parametrize(
+    ("mid_from", "seed_units"), [(maxscore.MID_FROM, maxscore.SEED_UNITS), (8, 0), (8, 1)]
+)
 @pytest.mark.parametrize("left_out", [maxscore.LEFT_OUT, 0.0, 0.9])
 @pytest.mark.parametrize("seed", range(4))
 def test_top_k_is_exact_where_blocks_and_sub_blocks_are_cut(
-    seed: int, left_out: float, monkeypatch: pytest.MonkeyPatch
+    seed: int, left_out: float, mid_from: int, seed_units: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Over thousands of file-like documents (hundreds of blocks), queries taken from one
     document's neighbourhood: the pruned top k equals ranking every score, with hidden ids,
-    after edits moved the mean length, with no term left out of a unit or most of them."""
+    after edits moved the mean length, with no term left out of a unit or most of them, with
+    the rarer terms' sub-block maxima walked or saved sparse, with the best sub-blocks
+    scored in full first or not."""
     monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
     monkeypatch.setattr(maxscore, "LEFT_OUT", left_out)
+    monkeypatch.setattr(maxscore, "MID_FROM", mid_from)
+    monkeypatch.setattr(maxscore, "SEED_UNITS", seed_units)
     rng = np.random.default_rng(100 + seed)
     docs = file_like_corpus(rng, 250)
     index = BM25Index()
@@ -576,6 +594,8 @@ def test_top_k_is_exact_where_blocks_and_sub_blocks_are_cut(
             query = [w for d in docs[at : at + 2] for w in d][: int(rng.integers(5, 150))]
             for k in (1, 10, 40):
                 assert_top_k_exact(index, query, k, visible)
+                # the query's own documents hidden, as a cursor's are: those would rank first
+                assert_top_k_exact(index, query, k, visible, [at, at + 1])
         for doc_id in rng.choice(len(docs), 30, replace=False).tolist():
             if step == 0:  # longer documents: the mean length rises past the maxima's
                 index.remove(doc_id)
@@ -584,27 +604,39 @@ def test_top_k_is_exact_where_blocks_and_sub_blocks_are_cut(
             index.compact()
 
 
-def assert_bounds_reach_scores(index: BM25Index, queries: list[list[str]]) -> tuple[bool, bool]:
+def places(among: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """Each of ``terms``' place in the sorted ``among`` (-1: not there)."""
+    if not among.size:
+        return np.full(terms.size, -1, np.int64)
+    at = np.minimum(np.searchsorted(among, terms), among.size - 1)
+    return np.where(among[at] == terms, at, -1).astype(np.int64)
+
+
+def assert_bounds_reach_scores(
+    index: BM25Index, queries: list[list[str]]
+) -> tuple[bool, bool, bool]:
     """Per query, the bounds ``maxscore.pruned_top_k`` prunes by, per block and per sub-block
     of the main rows, each reach every score there (times the slack); returns whether terms
-    with block maxima and terms without them were among the queries'."""
-    block_terms, top, sub_top = index._block_maxima()
+    with block maxima, terms with sparse sub-block maxima and terms with neither (their
+    postings walked) were among the queries'."""
+    block_terms, top, sub_top, mid_terms, *mid_arrays = index._block_maxima()
     ratio = max(1.0, index._total_len / index._n_live / index._block_avgdl)
     main = index._main_rows
     n_blocks = (main + maxscore.BLOCK - 1) >> maxscore.BLOCK_SHIFT
-    seen_dense = seen_sparse = False
+    seen_dense = seen_sparse = seen_mid = False
     for query in queries:
         terms, weights = index._query(query)
         lo, hi = index._term_ptr[terms], index._term_ptr[terms + 1]
-        found = np.minimum(np.searchsorted(block_terms, terms), block_terms.size - 1)
-        dense = np.where(block_terms[found] == terms, found, -1).astype(np.int64)
+        dense, mid = places(block_terms, terms), places(mid_terms, terms)
         seen_dense |= bool((dense >= 0).any())
-        seen_sparse |= bool((dense < 0).any())
+        seen_mid |= bool((mid >= 0).any())
+        seen_sparse |= bool(((dense < 0) & (mid < 0)).any())
         order = np.arange(terms.size)
         level_weights = weights * (ratio * (1 + maxscore.SLACK) / maxscore.LEVELS)
         sparse = maxscore._sparse_best(
-            index._post_row, index._post_tf, index._norm, order, lo, hi, weights, dense
-        )
+            index._post_row, index._post_tf, index._norm, order, lo, hi, weights, dense,
+            mid, *mid_arrays, level_weights,
+        )  # fmt: skip
         bound = maxscore._bounds(order, level_weights, dense, top, n_blocks, *sparse)
         live = np.arange(n_blocks)
         sub_bound = maxscore._sub_bounds(
@@ -615,15 +647,20 @@ def assert_bounds_reach_scores(index: BM25Index, queries: list[list[str]]) -> tu
         assert np.all(scores <= bound[ids >> maxscore.BLOCK_SHIFT] * (1 + maxscore.SLACK))
         assert np.all(scores <= sub_bound[ids >> maxscore.SUB_SHIFT] * (1 + maxscore.SLACK))
         assert np.all(sub_bound.reshape(-1, maxscore.SUBS).max(1) <= bound * (1 + 1e-12))
-    return seen_dense, seen_sparse
+    return seen_dense, seen_mid, seen_sparse
 
 
-def test_block_and_sub_block_bounds_reach_every_score(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("mid_from", "mid_seen"), [(maxscore.MID_FROM, False), (12, True)])
+def test_block_and_sub_block_bounds_reach_every_score(
+    mid_from: int, mid_seen: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The bounds a query prunes by reach the score of every document they bound, at the
     mean length the maxima were taken at and after it rose (no compaction since): a bound
     made tighter than the scores (a maximum rounded down, a term left out of a sum, the mean
-    length's rise ignored) fails here."""
+    length's rise ignored) fails here; with sparse sub-block maxima saved for the rarer terms
+    of a dozen postings or more, and for none (this corpus has no term of 256)."""
     monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    monkeypatch.setattr(maxscore, "MID_FROM", mid_from)
     rng = np.random.default_rng(7)
     docs = file_like_corpus(rng, 150)
     index = BM25Index()
@@ -639,13 +676,14 @@ def test_block_and_sub_block_bounds_reach_every_score(monkeypatch: pytest.Monkey
         words = sorted({w for q in long for w in q})
         return long + [[str(w) for w in rng.choice(words, n)] for n in (1, 1, 1, 2, 2) * 8]
 
-    assert all(assert_bounds_reach_scores(index, queries()))
+    seen = assert_bounds_reach_scores(index, queries())
+    assert seen == (True, mid_seen, True)
     for doc_id in range(0, len(docs), 3):  # much longer documents, in the delta
         index.remove(doc_id)
         index.add(doc_id + len(docs), docs[doc_id] * 4)
     assert index._row_doc.size > index._main_rows
     assert index._total_len / index._n_live > 1.2 * index._block_avgdl
-    assert all(assert_bounds_reach_scores(index, queries()))
+    assert assert_bounds_reach_scores(index, queries()) == seen
 
 
 def test_a_state_saved_without_block_maxima_takes_them_when_first_pruned(
@@ -673,6 +711,40 @@ def test_a_state_saved_without_block_maxima_takes_them_when_first_pruned(
     assert {"block_terms", "block_max", "block_avgdl"} <= set(opened.state())
 
 
+def test_sparse_sub_block_maxima_are_saved_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rarer terms' sparse sub-block maxima go into the state and come back as saved (a
+    trusted state opens without taking them again, and prunes exactly by them); offsets that
+    do not match their entries are a clear error, not a read outside the arrays."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    monkeypatch.setattr(maxscore, "MID_FROM", 8)
+    rng = np.random.default_rng(11)
+    index = BM25Index()
+    for doc_id, doc in enumerate(file_like_corpus(rng, 60)):
+        index.add(doc_id, doc)
+    state = index.state()
+    mid_terms, mid_ptr = state["block_mid_terms"], state["block_mid_ptr"]
+    assert mid_terms.size and mid_ptr[-1] == state["block_mid_sub"].size
+    # each entry a sub-block the term's postings reach, ascending per term
+    for i, t in enumerate(mid_terms.tolist()):
+        subs = state["block_mid_sub"][mid_ptr[i] : mid_ptr[i + 1]]
+        rows = index._post_row[index._term_ptr[t] : index._term_ptr[t + 1]]
+        np.testing.assert_array_equal(subs, np.unique(rows >> maxscore.SUB_SHIFT))
+    taken, take = [], bm25.block_maxima
+    monkeypatch.setattr(bm25, "block_maxima", lambda *a: taken.append(a[4]) or take(*a))
+    opened = BM25Index.from_state(state, trusted=True)
+    assert taken == [0]  # those of the empty index it starts as, none of the rows
+    for saved, got in zip(index._block_maxima(), opened._block_maxima(), strict=True):
+        np.testing.assert_array_equal(saved, got)
+    words = [w for w in opened._vocab if w.startswith("f")][:40]
+    assert_top_k_exact(opened, words, 10, np.ones(opened.capacity, bool))
+    shifted = dict(state, block_mid_ptr=mid_ptr + 1)
+    with pytest.raises(BM25StateError, match="block maxima"):
+        BM25Index.from_state(shifted, trusted=True)
+    cut = dict(state, block_mid_level=state["block_mid_level"][:-1])
+    with pytest.raises(BM25StateError, match="block maxima"):
+        BM25Index.from_state(cut, trusted=True)
+
+
 @pytest.mark.parametrize("pruned_from", [0, maxscore.PRUNED_FROM])
 def test_top_k_of_nothing_and_of_a_tiny_corpus(
     pruned_from: int, monkeypatch: pytest.MonkeyPatch
@@ -688,8 +760,11 @@ def test_top_k_of_nothing_and_of_a_tiny_corpus(
         for k in (0, 1, 2, 5):
             assert_top_k_exact(index, query, k, np.ones(3, bool))
     assert_top_k_exact(index, ["b", "c"], 5, np.array([True, False]))  # id 2 past the mask
+    assert_top_k_exact(index, ["b", "c"], 5, np.ones(3, bool), [2, 7])
     with pytest.raises(ValueError, match="k must be"):
         index.top_k(["a"], -1)
+    with pytest.raises(ValueError, match="hidden ids"):
+        index.top_k(["a"], 1, hidden=[-1])
 
 
 def test_damaged_state_is_a_clear_error() -> None:

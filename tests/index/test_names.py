@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from repos import OTHER_LANG_FILES, PY_FILES, make_repo
 
 from repomem.index import store
 from repomem.index.langs import for_language
-from repomem.index.mapped import LazyDict, Vocabulary
+from repomem.index.mapped import LazyDict, Vocabulary, word_hash
 from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import PYTHON_NS
@@ -28,6 +29,24 @@ def test_a_vocabulary_reads_back_its_words_and_extends_a_saved_one() -> None:
     assert [base.get(w) for w in ("alpha", "beta", "ünïcode", "gamma")] == [0, 1, 2, None]
     more = saved_vocabulary("w", vocabulary_arrays("w", ["gamma"], base))
     assert [more.get(w) for w in ("alpha", "ünïcode", "gamma")] == [0, 2, 3]
+
+
+def test_a_vocabulary_finds_many_words_at_once_as_one_by_one() -> None:
+    """``ids`` (a query's words in one compiled pass) gives what ``get`` gives: saved words,
+    words added since, unknown ones and words sharing a hash told apart by their bytes."""
+    words = ["alpha", "beta", "ünïcode", "alphabet", "a"]
+    base = saved_vocabulary("w", vocabulary_arrays("w", words))
+    base.setdefault("gamma", len(base))
+    asked = ["beta", "gamma", "nope", "ünïcode", "alph", "alphabet", "a", "beta", ""]
+    want = [base.get(w) for w in asked]
+    assert base.ids(asked) == [-1 if t is None else t for t in want]
+    assert want == [1, 5, None, 2, None, 3, 4, 1, None]
+    # two saved words under one hash: the bytes decide (same length, different order)
+    data = np.frombuffer(b"baab", np.uint8)
+    offsets = np.array([0, 2, 4], np.int64)
+    key = np.uint64(word_hash("ab"))
+    clash = Vocabulary(data, offsets, np.array([key, key]), np.array([0, 1], np.int64))
+    assert clash.ids(["ab", "ba", "ab"]) == [1, -1, 1] == [clash.get("ab"), -1, 1]
 
 
 def test_the_saved_table_reads_back_as_the_table_in_memory() -> None:

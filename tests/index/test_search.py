@@ -8,7 +8,7 @@ import pytest
 from repos import PY_FILES, make_repo
 
 from repomem.core import Exclusion
-from repomem.index import search
+from repomem.index import maxscore, search
 from repomem.index.bm25 import tokenize
 from repomem.index.repo import RepoIndex
 from repomem.index.search import Searcher
@@ -47,6 +47,30 @@ def test_an_exclusion_hides_the_fragments_it_covers_whole(searcher: Searcher) ->
     # an exclusion of lines the file does not reach hides nothing
     assert (searcher.visible(Exclusion("pkg/sub/mod.py", 500)) == searcher.visible(None)).all()
     assert (searcher.visible(Exclusion("no/such.py", 0)) == searcher.visible(None)).all()
+
+
+@pytest.mark.parametrize("pruned_from", [0, maxscore.PRUNED_FROM])
+def test_plain_bm25_retrieval_ranks_the_visible_fragments(
+    searcher: Searcher, pruned_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At alpha 0 the top k is BM25's over the live fragments an exclusion leaves, pruned
+    or scored in full: the live mask is read, not copied, and the hidden ids come apart."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", pruned_from)
+    tables = searcher.tables
+    ex = Exclusion("pkg/sub/mod.py", 0)
+    hidden = searcher.hidden(ex)
+    live = tables.live[: len(tables.frag_text)]
+    assert hidden.size and hidden.tolist() == np.flatnonzero(live & ~searcher.visible(ex)).tolist()
+    scores = tables.bm25.scores(tokenize(QUERY))[: live.size]
+    dead = int(np.argmax(np.where(searcher.visible(ex), scores, 0)))  # the best one left
+    monkeypatch.setattr(tables, "live", tables.live.copy())
+    tables.live[dead] = False
+    shown = searcher.visible(ex)
+    want = np.flatnonzero(shown & (scores > 0))
+    want = want[np.lexsort((want, -scores[want]))][:5]
+    got = searcher.retrieve(QUERY, k=5, alpha=0.0, exclusion=ex, revision=0)
+    assert [f.fragment_id for f in got] == want.tolist()
+    assert [f.s_ind for f in got] == scores[want].tolist()
 
 
 def test_scores_are_kept_for_one_query_and_revision(searcher: Searcher) -> None:
