@@ -560,6 +560,7 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         truncated=set(a["truncated"].tolist()),
         radius=a["radius"],
         saved_graph=lambda: _saved_graph(config, paths, a),
+        saved_call_rows=lambda i: (paths, parts.of("calls", i)[:, 1:]),
         saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
         saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], parse, a),
     )
