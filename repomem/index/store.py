@@ -534,13 +534,22 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     def parse(i: int) -> ParsedFile:
         return _saved_parse(manifest["files"][i], parts, i)
 
+    parsed = LazyDict(paths, parse)
+
+    def shared(i: int) -> ParsedFile:
+        """The resolver's saved parse: the tables' own while they hold it (each file a
+        cursor's names reach was decoded twice, once for each), else made apart (an update
+        replaces or removes the tables' parse before the resolver lets go of the saved one)."""
+        path = paths[i]
+        return parsed[path] if parsed.saved_position(path) == i else parse(i)
+
     return IndexTables(
         config,
         files={
             path: FileEntry(language, digest, (texts, i), *parts.all(_WINDOWS, i))
             for i, (path, language, digest) in enumerate(manifest["files"])
         },
-        parsed=LazyDict(paths, parse),
+        parsed=parsed,
         calls=LazyDict(paths, calls),
         skipped=dict(manifest["skipped"]),
         settings=dict(manifest["settings"]),
@@ -562,7 +571,7 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         saved_graph=lambda: _saved_graph(config, paths, a),
         saved_call_rows=lambda i: (paths, parts.of("calls", i)[:, 1:]),
         saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
-        saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], parse, a),
+        saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], shared, a),
     )
 
 

@@ -38,6 +38,9 @@ def test_the_store_reads_back_the_tables_it_wrote(tmp_path: Path) -> None:
     assert "pkg/core.py" not in fresh.calls._made  # type: ignore[attr-defined]
     assert _call_list(saved) == _call_list(built.resolved_calls("pkg/core.py"))
     assert sorted(_call_list(saved)) == sorted(built.tables.calls["pkg/core.py"])
+    # the resolver reads the tables' saved parse, not a second one decoded for it
+    assert fresh.resolver.defs["pkg/util.py"] == built.tables.resolver.defs["pkg/util.py"]
+    assert fresh.resolver.files["pkg/util.py"] is fresh.parsed["pkg/util.py"]
     query = "value = helper(1)"
     loaded = RepoIndex(root, tables)
     assert [f.fragment_id for f in loaded.retrieve(query)] == [
