@@ -338,3 +338,4 @@ def _load_update_kernels() -> None:
             idx.update_file(name, text.replace("g(x)", "x"))
             idx.update_file(name, text)
         idx.retrieve("f x", alpha=0.5)
+        idx.file_lines("b.py")  # a card's first read of a file finds its lines (``Lines``)
