@@ -52,6 +52,7 @@ from repomem.context.cards import (
     constant_card,
     constant_nodes,
     definition_card,
+    find_definition,
     function_line,
     public_methods,
     with_functions,
@@ -200,9 +201,7 @@ class _Cards:
         # Python: the definition the name is bound to, the last of its ``def``s (an
         # ``@overload`` stub comes before the implementation)
         node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
-        definition = next(
-            (d for d in pf.definitions if d.name == name and node in (None, d.node)), None
-        )
+        definition = find_definition(pf, name, node)
         revision = None
         if definition is None:
             card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))

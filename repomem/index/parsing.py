@@ -84,10 +84,10 @@ def _positions(data: np.ndarray, byte: int, count: int) -> np.ndarray:
     out = np.empty(count, np.int64)
     n = 0
     for i in range(data.size):
-        if data[i] == byte:
+        if data[i] == byte and n < count:  # (never past ``out``, whatever ``count`` says)
             out[n] = i
             n += 1
-    return out
+    return out[:n]
 
 
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
