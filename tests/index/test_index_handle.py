@@ -4,6 +4,7 @@ handle's typed API answers from them, and nothing outside the index reads them."
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,21 @@ def test_the_store_reads_back_the_tables_it_wrote(tmp_path: Path) -> None:
     assert "pkg/core.py" not in fresh.calls._made  # type: ignore[attr-defined]
     assert _call_list(saved) == _call_list(built.resolved_calls("pkg/core.py"))
     assert sorted(_call_list(saved)) == sorted(built.tables.calls["pkg/core.py"])
+    # every part of a saved parse reads back as built, each decoded when first read: the
+    # resolver's tables of a file read its definitions' columns, making no Definition
+    columns = fresh.resolver.qualnames["pkg/util.py"]
+    assert fresh.parsed["pkg/util.py"]._columns is not None  # type: ignore[attr-defined]
+    assert columns == {d.node: d.name for d in built.tables.parsed["pkg/util.py"].definitions}
+    fields = ("definitions", "imports", "import_nodes", "bases", "package", "has_error")
+    for path, pf in built.tables.parsed.items():
+        loaded_pf = fresh.parsed[path]
+        assert loaded_pf.definition_columns() == pf.definition_columns()
+        assert [getattr(loaded_pf, f) for f in fields] == [getattr(pf, f) for f in fields]
+        assert loaded_pf.call_heads() == pf.call_heads() and loaded_pf.calls == pf.calls
+        # a copy with a field replaced (the splicer's) keeps every other field
+        copy = dataclasses.replace(store.load(root).parsed[path], package="p")
+        assert [getattr(copy, f) for f in fields[:-2]] == [getattr(pf, f) for f in fields[:-2]]
+        assert copy.package == "p" and copy.definition_columns() == pf.definition_columns()
     # the resolver reads the tables' saved parse, not a second one decoded for it
     assert fresh.resolver.defs["pkg/util.py"] == built.tables.resolver.defs["pkg/util.py"]
     assert fresh.resolver.files["pkg/util.py"] is fresh.parsed["pkg/util.py"]
