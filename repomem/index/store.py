@@ -715,11 +715,12 @@ class SavedParse(ParsedFile):
             self._symbols, self._columns, self._callsites = saved
 
     def _read_symbols(self) -> None:
-        if self._symbols is not None:
-            read, self._symbols = self._symbols, None
+        read = self._symbols
+        if read is not None:  # (marked read only once the fields hold what was saved)
             sym = read()
             self._call_heads = sym.pop("call_heads")
             self.__dict__.update(sym)
+            self._symbols = None
 
     def definition_columns(self) -> tuple[list[str], list[int], list[bool]]:
         if self._columns is not None:
