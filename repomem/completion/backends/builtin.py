@@ -65,7 +65,7 @@ STRATEGIES = ("repo", "match", "naive")
 _WORD = re.compile(r"\w+|[^\w\s]")
 _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
 #: the texts whose token counts a backend keeps, in characters: past this, it forgets them all
-_COUNTS_KEPT = 1 << 22
+_COUNTS_KEPT = 1 << 20
 _INDENT = re.compile(r"[ \t]*")
 # a name after these is being defined: never renamed (see ``_candidates``)
 _DEFINING = frozenset(("def", "class"))
