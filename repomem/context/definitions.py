@@ -53,6 +53,7 @@ from repomem.context.cards import (
     constant_card,
     constant_nodes,
     definition_card,
+    find_definition,
     function_line,
     public_methods,
     with_functions,
@@ -203,9 +204,7 @@ class _Cards:
         # Python: the definition the name is bound to, the last of its ``def``s (an
         # ``@overload`` stub comes before the implementation)
         node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
-        definition = next(
-            (d for d in pf.definitions if d.name == name and node in (None, d.node)), None
-        )
+        definition = find_definition(pf, name, node)
         revision = None
         if definition is None:
             card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
@@ -778,15 +777,30 @@ class _Finder(_Lookups):
     def _file_calls(self) -> dict[tuple[str, int], list[int]]:
         """The file's resolved calls by the definition they reach: [how many, the row of the
         one nearest the cursor]; read once for ``_file_callees`` and ``_uses`` alike."""
-        starts = self.pf.node_start
-        counts: dict[tuple[str, int], list[int]] = {}
-        for src, target, node in self.index.resolved_calls(self.path):
-            row = int(starts[src]) if 0 <= src < starts.size else self.cursor
-            seen = counts.setdefault((target, node), [0, row])
-            seen[0] += 1
-            if abs(self.cursor - row) < abs(self.cursor - seen[1]):
-                seen[1] = row
-        return counts
+        targets, calls = self.index.resolved_calls(self.path)
+        if calls.shape[0] == 0:
+            return {}
+        starts, src = self.pf.node_start, calls[:, 0]
+        inside = (src >= 0) & (src < starts.size)
+        rows = np.full(src.size, self.cursor, np.int64)
+        rows[inside] = starts[src[inside]]
+        # grouped by definition, each group's call nearest the cursor first (the first
+        # written among equally near ones: ``lexsort`` is stable)
+        keys = calls[:, 1].astype(np.int64) << 32 | calls[:, 2]
+        order = np.lexsort((np.abs(self.cursor - rows), keys))
+        first = np.flatnonzero(np.r_[True, np.diff(keys[order]) != 0])
+        counts = np.diff(np.r_[first, order.size])
+        nearest = order[first]
+        return {
+            (targets[t], n): [c, r]
+            for t, n, c, r in zip(
+                calls[nearest, 1].tolist(),
+                calls[nearest, 2].tolist(),
+                counts.tolist(),
+                rows[nearest].tolist(),
+                strict=True,
+            )
+        }
 
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a

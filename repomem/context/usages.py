@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repomem.context.cards import find_definition
 from repomem.context.definitions import DefinitionHit
 from repomem.core import Exclusion, RetrievedFragment
 
@@ -71,7 +72,8 @@ def _definition_node(index: RepoIndex, hit: DefinitionHit) -> int | None:
     pf = index.parse(hit.card.path)
     if pf is None or hit.card.kind == "constant":
         return None
-    return next((d.node for d in pf.definitions if d.name == hit.card.name), None)
+    found = find_definition(pf, hit.card.name)
+    return found.node if found is not None else None
 
 
 def _best_caller(

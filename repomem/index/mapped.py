@@ -286,6 +286,11 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         self._read.add(key)
         return value  # type: ignore[return-value]
 
+    def saved_position(self, key: K) -> int | None:
+        """The saved position ``key``'s value is made from, while it is still the saved one
+        (a reader of the saved arrays can then skip making it); None otherwise."""
+        return self._saved.get(key)
+
     def peek(self, key: K) -> V | None:
         """The value of ``key`` (None if absent), a saved one made but not kept."""
         if key not in self._values:

@@ -77,6 +77,12 @@ class ParsedFile:
     def n_nodes(self) -> int:
         return int(self.node_start.size)
 
+    def definition_columns(self) -> tuple[list[str], list[int], list[bool]]:
+        """The definitions' names, nodes and whether each is a class, as three columns (a
+        saved parse gives them without making a ``Definition`` each)."""
+        d = self.definitions
+        return [x.name for x in d], [x.node for x in d], [x.is_class for x in d]
+
     def call_heads(self) -> set[str]:
         """The first parts of the names the file calls (``self``, ``os``, ``helper``)."""
         return {c.parts[0] for c in self.calls}

@@ -258,10 +258,11 @@ class RepoIndex:
         """Every indexed file's parse by path, read only; a saved index's are made as read."""
         return MappingProxyType(self.tables.parsed)
 
-    def resolved_calls(self, path: str) -> Sequence[tuple[int, str, int]]:
-        """The calls of ``path`` that resolve to repository definitions: (local source node,
-        target path, target local node)."""
-        return self.tables.calls.get(path, ())
+    def resolved_calls(self, path: str) -> tuple[Sequence[str], np.ndarray]:
+        """The calls of ``path`` that resolve to repository definitions: (target paths, an
+        (n, 3) array of rows (local source node, the target path's number in the first,
+        target local node)), read in place from a saved index."""
+        return self.tables.call_rows(path)
 
     def callers(self, path: str) -> Mapping[str, np.ndarray]:
         """The calls into ``path``: per calling file, its (source node, target node) pairs,
@@ -337,3 +338,4 @@ def _load_update_kernels() -> None:
             idx.update_file(name, text.replace("g(x)", "x"))
             idx.update_file(name, text)
         idx.retrieve("f x", alpha=0.5)
+        idx.file_lines("b.py")  # a card's first read of a file finds its lines (``Lines``)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from functools import cache
+from itertools import compress
 from pathlib import PurePosixPath
 from typing import TypeVar
 
@@ -186,6 +187,22 @@ class DependencyRows:
         }
 
 
+def _defs_by_name(pf: ParsedFile) -> dict[str, int]:
+    """Each definition's node by its name (the last so named)."""
+    names, nodes, _ = pf.definition_columns()
+    return dict(zip(names, nodes, strict=True))
+
+
+def _class_names(pf: ParsedFile) -> set[str]:
+    names, _, classes = pf.definition_columns()
+    return set(compress(names, classes))
+
+
+def _names_by_node(pf: ParsedFile) -> dict[int, str]:
+    names, nodes, _ = pf.definition_columns()
+    return dict(zip(nodes, names, strict=True))
+
+
 class Resolver:
     """Resolution tables over a set of parsed files; ``calls_of(path)`` gives a file's edges,
     with ``imports`` also one ``(ROOT, module path, ROOT)`` per repository module it imports.
@@ -214,9 +231,10 @@ class Resolver:
         self.suffixes: dict[str, list[str]] = defaultdict(list)
         # each file's own tables, made from its parse when first read (``per_file``)
         self._per_file: list[PerFile] = []
-        self.defs = self.per_file(lambda pf: {d.name: d.node for d in pf.definitions})
-        self.classes = self.per_file(lambda pf: {d.name for d in pf.definitions if d.is_class})
-        self.qualnames = self.per_file(lambda pf: {d.node: d.name for d in pf.definitions})
+        # (from the definitions' columns: a saved parse makes no ``Definition`` for them)
+        self.defs = self.per_file(_defs_by_name)
+        self.classes = self.per_file(_class_names)
+        self.qualnames = self.per_file(_names_by_node)
         self.bindings = self.per_file(_bindings)
         # a Python file's ``from m import *`` imports, in the order the file makes them
         self.stars = self.per_file(

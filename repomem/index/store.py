@@ -49,7 +49,7 @@ from repomem.index.spool import (
 from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables
 from repomem.index.trim import mappings_of
 
-FORMAT_VERSION = 23
+FORMAT_VERSION = 24
 
 
 class IndexNotFound(RepomemError):
@@ -375,6 +375,8 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
             gen.put(name, value)
     # dumps, not dump: only the one-shot encoder is the C one
     gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
+    # apart and as columns: a file whose cards or names are read needs its definitions alone
+    gen.texts("definitions", (_definitions(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
     gen.texts(
         "callsites",
@@ -392,10 +394,14 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
 _ROWS = 1 << 16
 
 
+def _definitions(pf: ParsedFile) -> bytes:
+    """The definitions as columns: names, nodes and which are classes (``SavedParse``)."""
+    return json.dumps(pf.definition_columns(), separators=(",", ":")).encode()
+
+
 def _symbols(pf: ParsedFile) -> bytes:
     return json.dumps(
         {
-            "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
             "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
             "import_nodes": pf.import_nodes,
             "has_error": pf.has_error,
@@ -524,7 +530,7 @@ _NODES = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
 
 def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     paths = [f[0] for f in manifest["files"]]
-    parts = _FileParts(a, (*_WINDOWS, *_NODES, "symbols", "callsites", "calls"))
+    parts = _FileParts(a, (*_WINDOWS, *_NODES, "symbols", "definitions", "callsites", "calls"))
     texts = Texts(a["texts"], a["texts_off"])
     live, frag_key, order = a["live"], a["frag_key"], a["frag_by_key"]
 
@@ -534,13 +540,22 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     def parse(i: int) -> ParsedFile:
         return _saved_parse(manifest["files"][i], parts, i)
 
+    parsed = LazyDict(paths, parse)
+
+    def shared(i: int) -> ParsedFile:
+        """The resolver's saved parse: the tables' own while they hold it (each file a
+        cursor's names reach was decoded twice, once for each), else made apart (an update
+        replaces or removes the tables' parse before the resolver lets go of the saved one)."""
+        path = paths[i]
+        return parsed[path] if parsed.saved_position(path) == i else parse(i)
+
     return IndexTables(
         config,
         files={
             path: FileEntry(language, digest, (texts, i), *parts.all(_WINDOWS, i))
             for i, (path, language, digest) in enumerate(manifest["files"])
         },
-        parsed=LazyDict(paths, parse),
+        parsed=parsed,
         calls=LazyDict(paths, calls),
         skipped=dict(manifest["skipped"]),
         settings=dict(manifest["settings"]),
@@ -560,8 +575,9 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         truncated=set(a["truncated"].tolist()),
         radius=a["radius"],
         saved_graph=lambda: _saved_graph(config, paths, a),
+        saved_call_rows=lambda i: (paths, parts.of("calls", i)[:, 1:]),
         saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
-        saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], parse, a),
+        saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], shared, a),
     )
 
 
@@ -581,12 +597,29 @@ class _FileParts:
 
 
 def _saved_parse(file: list[str], parts: _FileParts, i: int) -> ParsedFile:
-    """The ``i``-th file's parse, its call sites decoded when first read."""
+    """The ``i``-th file's parse, each part of it decoded when first read."""
     path, language, digest = file
-    sym = json.loads(parts.of("symbols", i).tobytes())
     # tuple.__new__ skips the named tuples' Python-level constructors: a first update
     # after a load makes every file's parse, ~400k of them on the standard library
     new = tuple.__new__
+
+    def symbols() -> dict[str, Any]:
+        sym = json.loads(parts.of("symbols", i).tobytes())
+        return {
+            "has_error": sym["has_error"],
+            "error_rows": None
+            if sym["error_rows"] is None
+            else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
+            "imports": [new(ImportBinding, b) for b in sym["imports"]],
+            "import_nodes": sym["import_nodes"],
+            "bases": {k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
+            "package": sym["package"],
+            "call_heads": sym["call_heads"],
+        }
+
+    def columns() -> tuple[list[str], list[int], list[bool]]:
+        names, nodes, classes = json.loads(parts.of("definitions", i).tobytes())
+        return names, nodes, classes
 
     def callsites() -> list[CallSite]:
         return [
@@ -595,21 +628,7 @@ def _saved_parse(file: list[str], parts: _FileParts, i: int) -> ParsedFile:
         ]
 
     return SavedParse(
-        path,
-        language,
-        digest,
-        *parts.all(_NODES, i),
-        has_error=sym["has_error"],
-        error_rows=None
-        if sym["error_rows"] is None
-        else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
-        definitions=[new(Definition, d) for d in sym["defs"]],
-        imports=[new(ImportBinding, b) for b in sym["imports"]],
-        import_nodes=sym["import_nodes"],
-        bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
-        package=sym["package"],
-        callsites=callsites,
-        call_heads=sym["call_heads"],
+        path, language, digest, *parts.all(_NODES, i), False, saved=(symbols, columns, callsites)
     )
 
 
@@ -645,25 +664,88 @@ def _saved_calls_into(paths: list[str], calls: np.ndarray) -> dict[str, dict[str
     return out
 
 
+def _symbol(name: str) -> property:
+    """A field of ``SavedParse`` read from its saved symbols, decoded at the first read of
+    any of them; set, it holds what is set."""
+
+    def get(self: SavedParse) -> Any:
+        self._read_symbols()
+        return self.__dict__[name]
+
+    def put(self: SavedParse, value: Any) -> None:
+        self._read_symbols()  # the other fields keep their saved values
+        self.__dict__[name] = value
+
+    return property(get, put)
+
+
 class SavedParse(ParsedFile):
-    """A saved parse whose call sites are decoded when first read: resolution tables are
-    made from every file's definitions and imports, but only a file whose calls are
-    resolved again reads its call sites (447k of them in the Linux kernel's subset). Their
+    """A saved parse whose parts are decoded when first read. A file that a cursor's names
+    or cards reach needs its definitions alone (saved as columns: names, nodes, classes,
+    which the resolver's tables read without a ``Definition`` each); its imports, bases and
+    the rest are decoded at the first read of any of them; only a file whose calls are
+    resolved again reads its call sites (447k of them in the Linux kernel's subset), whose
     first parts are saved apart (``call_heads``): the definition cards of a cursor in the
-    file read those alone, not every call site."""
+    file read those alone."""
+
+    has_error = _symbol("has_error")  # type: ignore[assignment]
+    error_rows = _symbol("error_rows")  # type: ignore[assignment]
+    imports = _symbol("imports")  # type: ignore[assignment]
+    import_nodes = _symbol("import_nodes")  # type: ignore[assignment]
+    bases = _symbol("bases")  # type: ignore[assignment]
+    package = _symbol("package")  # type: ignore[assignment]
 
     def __init__(
         self,
         *args: Any,
-        callsites: Callable[[], list[CallSite]] | None = None,
-        call_heads: list[str] | None = None,
+        saved: tuple[
+            Callable[[], dict[str, Any]],
+            Callable[[], tuple[list[str], list[int], list[bool]]],
+            Callable[[], list[CallSite]],
+        ]
+        | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(*args, **kwargs)  # (``dataclasses.replace`` gives the calls)
-        self._callsites = callsites
-        self._call_heads = call_heads
+        """``saved``: what decodes its symbols, its definitions' columns and its call sites;
+        without it, a parse of the fields given (``dataclasses.replace`` gives them all)."""
+        self.__dict__.update(_symbols=None, _columns=None, _saved_columns=None, _callsites=None)
+        self._call_heads: list[str] | None = None
+        super().__init__(*args, **kwargs)
+        if saved is not None:
+            self._symbols, self._columns, self._callsites = saved
+
+    def _read_symbols(self) -> None:
+        read = self._symbols
+        if read is not None:  # (marked read only once the fields hold what was saved)
+            sym = read()
+            self._call_heads = sym.pop("call_heads")
+            self.__dict__.update(sym)
+            self._symbols = None
+
+    def definition_columns(self) -> tuple[list[str], list[int], list[bool]]:
+        if self._columns is not None:
+            if self._saved_columns is None:
+                self._saved_columns = self._columns()
+            return self._saved_columns
+        return super().definition_columns()
+
+    @property  # type: ignore[override]
+    def definitions(self) -> list[Definition]:
+        if self._columns is not None:
+            new = tuple.__new__
+            names, nodes, classes = self.definition_columns()
+            self._definitions = [
+                new(Definition, d) for d in zip(names, nodes, classes, strict=True)
+            ]
+            self._columns = self._saved_columns = None
+        return self._definitions
+
+    @definitions.setter
+    def definitions(self, value: list[Definition]) -> None:
+        self._definitions, self._columns, self._saved_columns = value, None, None
 
     def call_heads(self) -> set[str]:
+        self._read_symbols()
         if self._callsites is not None and self._call_heads is not None:
             return set(self._call_heads)
         return super().call_heads()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mmap
 from collections import defaultdict
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import InitVar, dataclass, field
 
 import numpy as np
@@ -113,6 +113,8 @@ class IndexTables:
     # a saved index's graph and node rows (``graph``, ``frag_nodes``, ``node_frags``),
     # opened on first use
     saved_graph: Callable[[], tuple[CodeGraph, RowPool, RowPool]] | None = None
+    # a saved index's calls of its ``i``-th file as ``call_rows`` gives them, read in place
+    saved_call_rows: Callable[[int], tuple[Sequence[str], np.ndarray]] | None = None
     # a saved index's ``calls_into``, made from its arrays on first use
     saved_calls_into: Callable[[], dict[str, dict[str, np.ndarray]]] | None = None
     # what each file's call resolution depended on, as a saved index holds it
@@ -253,6 +255,21 @@ class IndexTables:
             by_target[target].append((src, node))
         for target, pairs in by_target.items():
             self._calls_into[target][path] = np.array(pairs, np.int64)
+
+    def call_rows(self, path: str) -> tuple[Sequence[str], np.ndarray]:
+        """``calls[path]`` as (target paths, rows of (source node, target path's number
+        there, target node)): a saved file's read from the saved arrays without making its
+        list (a test file's thousands of tuples, for counts a cursor's cards want)."""
+        calls = self.calls
+        if isinstance(calls, LazyDict) and self.saved_call_rows is not None:
+            i = calls.saved_position(path)
+            if i is not None:
+                return self.saved_call_rows(i)
+        entries = calls.get(path, ())
+        targets = list(dict.fromkeys(t for _, t, _ in entries))
+        number = {t: i for i, t in enumerate(targets)}
+        rows = np.array([(s, number[t], n) for s, t, n in entries], np.int64).reshape(-1, 3)
+        return targets, rows
 
     def set_calls(self, path: str, entries: list[tuple[int, str, int]] | None) -> None:
         """Replace one file's resolved calls (``None``: the file is gone), by target too."""

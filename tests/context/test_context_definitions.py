@@ -135,3 +135,11 @@ def test_cards_after_a_load_and_after_edits_are_a_fresh_builds(tmp_path: Path) -
     after = _cards_of(rebuilt)
     assert after != expected
     assert _cards_of(loaded) == after
+    # saved again and loaded, each parse's parts (decoded as read) are the rebuild's too
+    loaded.save()
+    again = RepoIndex.load(root, config)
+    assert _cards_of(again) == after
+    for path, pf in rebuilt.parses().items():
+        saved = again.parse(path)
+        assert saved is not None and saved.definition_columns() == pf.definition_columns()
+        assert (saved.imports, saved.bases, saved.calls) == (pf.imports, pf.bases, pf.calls)

@@ -4,6 +4,7 @@ handle's typed API answers from them, and nothing outside the index reads them."
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +33,40 @@ def test_the_store_reads_back_the_tables_it_wrote(tmp_path: Path) -> None:
         p: sorted(c) for p, c in built.tables.calls.items()
     }
     assert np.array_equal(tables.rel_idx, built.tables.rel_idx)
+    # a saved file's calls are read from the saved rows in place, none of them made
+    fresh = store.load(root)
+    saved = RepoIndex(root, fresh).resolved_calls("pkg/core.py")
+    assert "pkg/core.py" not in fresh.calls._made  # type: ignore[attr-defined]
+    assert _call_list(saved) == _call_list(built.resolved_calls("pkg/core.py"))
+    assert sorted(_call_list(saved)) == sorted(built.tables.calls["pkg/core.py"])
+    # every part of a saved parse reads back as built, each decoded when first read: the
+    # resolver's tables of a file read its definitions' columns, making no Definition
+    columns = fresh.resolver.qualnames["pkg/util.py"]
+    assert fresh.parsed["pkg/util.py"]._columns is not None  # type: ignore[attr-defined]
+    assert columns == {d.node: d.name for d in built.tables.parsed["pkg/util.py"].definitions}
+    fields = ("definitions", "imports", "import_nodes", "bases", "package", "has_error")
+    for path, pf in built.tables.parsed.items():
+        loaded_pf = fresh.parsed[path]
+        assert loaded_pf.definition_columns() == pf.definition_columns()
+        assert [getattr(loaded_pf, f) for f in fields] == [getattr(pf, f) for f in fields]
+        assert loaded_pf.call_heads() == pf.call_heads() and loaded_pf.calls == pf.calls
+        # a copy with a field replaced (the splicer's) keeps every other field
+        copy = dataclasses.replace(store.load(root).parsed[path], package="p")
+        assert [getattr(copy, f) for f in fields[:-2]] == [getattr(pf, f) for f in fields[:-2]]
+        assert copy.package == "p" and copy.definition_columns() == pf.definition_columns()
+    # the resolver reads the tables' saved parse, not a second one decoded for it
+    assert fresh.resolver.defs["pkg/util.py"] == built.tables.resolver.defs["pkg/util.py"]
+    assert fresh.resolver.files["pkg/util.py"] is fresh.parsed["pkg/util.py"]
     query = "value = helper(1)"
     loaded = RepoIndex(root, tables)
     assert [f.fragment_id for f in loaded.retrieve(query)] == [
         f.fragment_id for f in built.retrieve(query)
     ]
+
+
+def _call_list(found: tuple[list[str], np.ndarray]) -> list[tuple[int, str, int]]:
+    targets, rows = found
+    return [(s, targets[f], n) for s, f, n in rows.tolist()]
 
 
 def test_the_handle_answers_from_its_tables(tmp_path: Path) -> None:
@@ -50,7 +80,7 @@ def test_the_handle_answers_from_its_tables(tmp_path: Path) -> None:
     assert [(p, lang) for p, lang, _ in index.indexed_files()] == [(p, "python") for p in t.files]
     assert index.parse("pkg/util.py") is t.parsed["pkg/util.py"] and index.parse("no.py") is None
     assert dict(index.parses()) == dict(t.parsed)
-    assert list(index.resolved_calls("pkg/core.py")) == list(t.calls["pkg/core.py"])
+    assert _call_list(index.resolved_calls("pkg/core.py")) == list(t.calls["pkg/core.py"])
     helper = next(d.node for d in t.parsed["pkg/util.py"].definitions if d.name == "helper")
     callers = index.callers("pkg/util.py")
     assert "pkg/core.py" in callers and helper in callers["pkg/core.py"][:, 1]

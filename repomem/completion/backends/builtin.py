@@ -64,6 +64,8 @@ STRATEGIES = ("repo", "match", "naive")
 
 _WORD = re.compile(r"\w+|[^\w\s]")
 _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
+#: the texts whose token counts a backend keeps, in characters: past this, it forgets them all
+_COUNTS_KEPT = 1 << 20
 _INDENT = re.compile(r"[ \t]*")
 # a name after these is being defined: never renamed (see ``_candidates``)
 _DEFINING = frozenset(("def", "class"))
@@ -169,6 +171,8 @@ class BuiltinBackend(Backend):
         self.reads_occurrences = strategy == "repo"
         if strategy != "repo":
             self.name = f"builtin-{strategy}"
+        self._counts: dict[str, int] = {}
+        self._counted = 0  # characters of the texts in ``_counts``
 
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
         return [self.continuation(request).text for request in requests]
@@ -177,7 +181,16 @@ class BuiltinBackend(Backend):
         return [self.continuation(request) for request in requests]
 
     def count_tokens(self, text: str) -> int:
-        return len(_COUNTED.findall(text))
+        """Kept per text: each request's prompt counts its fragments and cards, mostly the
+        previous request's (in a language server replay, three quarters of the 55k characters
+        a request counted had been counted before: ~8 ms of a ~25 ms completion)."""
+        count = self._counts.get(text)
+        if count is None:
+            if self._counted > _COUNTS_KEPT:
+                self._counts, self._counted = {}, 0
+            count = self._counts[text] = len(_COUNTED.findall(text))
+            self._counted += len(text)
+        return count
 
     def continuation(self, request: GenerationRequest) -> Generation:
         """The text this backend proposes for ``request`` and its confidence (synchronous)."""

@@ -319,3 +319,20 @@ def test_a_renamed_names_changed_word_renames_the_helpers_named_with_it() -> Non
     assert (
         BuiltinBackend().continuation(found).text == "  return cmark_map_new(mem, footnote_free);"
     )
+
+
+def test_token_counts_are_kept_per_text_and_forgotten_past_their_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A prompt counts mostly the texts the previous request's counted: the counts are kept
+    per text, the same as counting again, and forgotten once they cover too much text."""
+    from repomem.completion.backends import builtin
+
+    backend = BuiltinBackend()
+    texts = ["def f(x):\n    return x  # ===>\n", "a b", "", "a b"]
+    fresh = [len(builtin._COUNTED.findall(t)) for t in texts]
+    assert [backend.count_tokens(t) for t in texts] == fresh == [17, 3, 0, 3]
+    assert backend._counts == dict(zip(texts, fresh, strict=True))
+    monkeypatch.setattr(builtin, "_COUNTS_KEPT", 40)
+    backend.count_tokens("x" * 50)
+    assert backend.count_tokens("y") == 1 and list(backend._counts) == ["y"]
