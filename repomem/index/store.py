@@ -19,10 +19,9 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -33,9 +32,16 @@ from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, Texts, window_locations
-from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
+from repomem.index.parsing import ParsedFile
 from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
+from repomem.index.saved_parse import (
+    NODE_ROWS,
+    FileParts,
+    callsites_of,
+    saved_parse,
+    symbols_of,
+)
 from repomem.index.spool import (
     ArrayWriter,
     TextWriter,
@@ -374,40 +380,13 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
         for name, value in resolver.by_name.arrays(paths).items():
             gen.put(name, value)
     # dumps, not dump: only the one-shot encoder is the C one
-    gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
+    gen.texts("symbols", (symbols_of(index.parsed[p]) for p in paths))
     # apart, as only files whose calls are resolved again read their call sites
-    gen.texts(
-        "callsites",
-        (
-            json.dumps(
-                [[c.node, list(c.parts), c.scope] for c in index.parsed[p].calls],
-                separators=(",", ":"),
-            ).encode()
-            for p in paths
-        ),
-    )
+    gen.texts("callsites", (callsites_of(index.parsed[p]) for p in paths))
 
 
 # rows written at a time where a table is copied into a generation
 _ROWS = 1 << 16
-
-
-def _symbols(pf: ParsedFile) -> bytes:
-    return json.dumps(
-        {
-            "defs": [[d.name, d.node, d.is_class] for d in pf.definitions],
-            "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
-            "import_nodes": pf.import_nodes,
-            "has_error": pf.has_error,
-            # where its errors are, so that a loaded C file's first edit can be spliced
-            "error_rows": None if pf.error_rows is None else pf.error_rows.tolist(),
-            "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
-            "package": pf.package,
-            # what a loaded file's definition cards read of its calls, without them
-            "call_heads": sorted(pf.call_heads()),
-        },
-        separators=(",", ":"),
-    ).encode()
 
 
 def _save_graph(index: IndexTables, gen: _Generation) -> None:
@@ -519,12 +498,11 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
 
 # the per-file parts of the saved arrays: each has an ``_off`` array of the files' bounds
 _WINDOWS = tuple(name for name, _ in WINDOW_ROWS)
-_NODES = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
 
 
 def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     paths = [f[0] for f in manifest["files"]]
-    parts = _FileParts(a, (*_WINDOWS, *_NODES, "symbols", "callsites", "calls"))
+    parts = FileParts(a, (*_WINDOWS, *NODE_ROWS, "symbols", "callsites", "calls"))
     texts = Texts(a["texts"], a["texts_off"])
     live, frag_key, order = a["live"], a["frag_key"], a["frag_by_key"]
 
@@ -532,7 +510,7 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         return [(s, paths[t], n) for _, s, t, n in parts.of("calls", i).tolist()]
 
     def parse(i: int) -> ParsedFile:
-        return _saved_parse(manifest["files"][i], parts, i)
+        return saved_parse(manifest["files"][i], parts, i)
 
     return IndexTables(
         config,
@@ -562,54 +540,6 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         saved_graph=lambda: _saved_graph(config, paths, a),
         saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
         saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], parse, a),
-    )
-
-
-class _FileParts:
-    """One file's slice of the saved arrays that are concatenated over the files."""
-
-    def __init__(self, a: dict, names: tuple[str, ...]) -> None:
-        self.arrays = a
-        self.offsets = {name: a[f"{name}_off"].tolist() for name in names}
-
-    def of(self, name: str, i: int) -> np.ndarray:
-        off = self.offsets[name]
-        return self.arrays[name][off[i] : off[i + 1]]
-
-    def all(self, names: tuple[str, ...], i: int) -> list[np.ndarray]:
-        return [self.of(name, i) for name in names]
-
-
-def _saved_parse(file: list[str], parts: _FileParts, i: int) -> ParsedFile:
-    """The ``i``-th file's parse, its call sites decoded when first read."""
-    path, language, digest = file
-    sym = json.loads(parts.of("symbols", i).tobytes())
-    # tuple.__new__ skips the named tuples' Python-level constructors: a first update
-    # after a load makes every file's parse, ~400k of them on the standard library
-    new = tuple.__new__
-
-    def callsites() -> list[CallSite]:
-        return [
-            new(CallSite, (node, tuple(names), scope))
-            for node, names, scope in json.loads(parts.of("callsites", i).tobytes())
-        ]
-
-    return SavedParse(
-        path,
-        language,
-        digest,
-        *parts.all(_NODES, i),
-        has_error=sym["has_error"],
-        error_rows=None
-        if sym["error_rows"] is None
-        else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
-        definitions=[new(Definition, d) for d in sym["defs"]],
-        imports=[new(ImportBinding, b) for b in sym["imports"]],
-        import_nodes=sym["import_nodes"],
-        bases={k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
-        package=sym["package"],
-        callsites=callsites,
-        call_heads=sym["call_heads"],
     )
 
 
@@ -643,40 +573,6 @@ def _saved_calls_into(paths: list[str], calls: np.ndarray) -> dict[str, dict[str
     for k, (src, target) in enumerate(calls[first][:, [0, 2]].tolist()):
         out[paths[target]][paths[src]] = pairs[bounds[k] : bounds[k + 1]]
     return out
-
-
-class SavedParse(ParsedFile):
-    """A saved parse whose call sites are decoded when first read: resolution tables are
-    made from every file's definitions and imports, but only a file whose calls are
-    resolved again reads its call sites (447k of them in the Linux kernel's subset). Their
-    first parts are saved apart (``call_heads``): the definition cards of a cursor in the
-    file read those alone, not every call site."""
-
-    def __init__(
-        self,
-        *args: Any,
-        callsites: Callable[[], list[CallSite]] | None = None,
-        call_heads: list[str] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)  # (``dataclasses.replace`` gives the calls)
-        self._callsites = callsites
-        self._call_heads = call_heads
-
-    def call_heads(self) -> set[str]:
-        if self._callsites is not None and self._call_heads is not None:
-            return set(self._call_heads)
-        return super().call_heads()
-
-    @property  # type: ignore[override]
-    def calls(self) -> list[CallSite]:
-        if self._callsites is not None:
-            self._calls, self._callsites = self._callsites(), None
-        return self._calls
-
-    @calls.setter
-    def calls(self, value: list[CallSite]) -> None:
-        self._calls, self._callsites = value, None
 
 
 def index_bytes(root: Path, config: IndexConfig) -> int:
