@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing as mp
 import os
-import sys
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -34,10 +33,10 @@ from repomem.index.graph import build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
-from repomem.index.parsed import CallSite, Definition, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
+from repomem.index.saved_parse import ParseSpool, SpooledParses
 from repomem.index.spool import ArrayWriter, mapped, spooled
 from repomem.index.tables import RELATION_ID, WINDOW_ROWS, FileEntry, IndexTables
 
@@ -210,7 +209,9 @@ def build_tables(
         scan.note_empty(config)
     meter.end("scan")
     rows = SpooledRows(spool, "bm25__")
-    by_lang, reused = _cut_fragments(idx, scan, candidates, previous, rows, progress, workers)
+    by_lang, reused, parses = _cut_fragments(
+        idx, scan, candidates, previous, rows, progress, workers
+    )
     idx.skipped = scan.skipped
     del candidates, scan
     meter.end("parse")
@@ -220,21 +221,22 @@ def build_tables(
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
     del state, rows
     meter.end("bm25")
-    idx.settings = langs.read_settings(root, idx.parsed)
-    resolver = Resolver(
-        idx.parsed,
-        imports=config.import_weight > 0,
-        settings=idx.settings,
-    )
+    idx.settings = langs.read_settings(root, {p: e.language for p, e in idx.files.items()})
+    resolver = Resolver(parses, imports=config.import_weight > 0, settings=idx.settings)
     paths = sorted(idx.files)
     dependencies = DependencyRows(paths)
-    idx.calls = {p: resolver.calls_of(p, dependencies) for p in paths}
+    idx.calls = {}
+    for done, p in enumerate(paths, 1):
+        idx.calls[p] = resolver.calls_of(p, dependencies)
+        if done % _RESOLVED_AT_ONCE == 0:
+            resolver.drop_unread()
     resolution = {**dependencies.arrays(), **resolver.by_name.arrays(paths)}
     del resolver, paths, dependencies
+    parses.drop_made()
     resolution = spooled(spool, resolution)
     meter.end("resolve")
-    graph = build_graph(idx.parsed, idx.calls, config.import_weight)
-    idx.adopt(graph, resolution)
+    graph = build_graph(parses.node_rows(), idx.calls, config.import_weight)
+    idx.adopt(graph, resolution, parses.parse)
     _ = idx.frag_nodes  # assembled now, with the graph
     idx.radius = np.full(graph.n_nodes, np.inf)
     meter.end("graph")
@@ -266,14 +268,15 @@ def _cut_fragments(
     rows: SpooledRows,
     progress: Progress | None,
     workers: int | None,
-) -> tuple[Counter[str], int]:
+) -> tuple[Counter[str], int, SpooledParses]:
     """Every candidate's parse, text and fragments into ``idx`` and their BM25 rows into
-    ``rows`` (the texts spooled beside them and mapped back), the others counted in
-    ``scan``; returns the files loaded by language, and how many parses were reused."""
+    ``rows`` (the texts and parses spooled beside them and mapped back), the others counted
+    in ``scan``; returns the files loaded by language, how many parses were reused, and the
+    parses (``idx.parsed``)."""
     spool = rows.directory
     by_lang: Counter[str] = Counter()
     reused = 0
-    shared: dict[object, object] = {}  # see ``_share_names``
+    parses = ParseSpool(spool)
     texts = Texts.spooled(spool, "texts")
     idx.frag_text = Texts.spooled(spool, "frag_text")
     idx.by_text = TextIds(idx.frag_text)
@@ -292,20 +295,25 @@ def _cut_fragments(
             assert previous is not None
             got.prep.parsed = previous.parsed[path]
             reused += 1
-        else:
-            _share_names(got.prep.parsed, shared)
-        idx.parsed[path] = got.prep.parsed
+        parses.add(got.prep.parsed)
+        got.prep.parsed = None
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
         window_rows.take(idx.files[path])
     window_rows.map_back()
+    idx.parsed = spooled_parses = parses.finish()
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
     order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
-    return by_lang, reused
+    return by_lang, reused, spooled_parses
+
+
+# files resolved between two drops of the parses and tables resolution read (those read
+# again since stay): a build holds a few thousand files' at a time, not every file's
+_RESOLVED_AT_ONCE = 1024
 
 
 class WindowRows:
@@ -335,36 +343,6 @@ class WindowRows:
             ends = np.cumsum([0, *self._sizes[name]]).tolist()
             for entry, lo, hi in zip(self._entries, ends, ends[1:], strict=False):
                 setattr(entry, name, values[lo:hi])
-
-
-def _share_names(pf: ParsedFile, shared: dict[object, object]) -> None:
-    """The names of a parse's definitions, call sites and imports made the one string of
-    their value (``sys.intern``), and its node numbers and dotted callees the one object of
-    theirs in ``shared`` (the build's): a parse comes back from a worker with an object per
-    occurrence, and the Linux kernel calls and includes the same names millions of times."""
-    new, intern, share = tuple.__new__, sys.intern, shared.setdefault
-    pf.definitions = [
-        new(Definition, (intern(d.name), share(d.node, d.node), d.is_class)) for d in pf.definitions
-    ]
-    pf.calls = [
-        new(
-            CallSite,
-            (
-                share(c.node, c.node),
-                share(parts := tuple(map(intern, c.parts)), parts),
-                c.scope and intern(c.scope),
-            ),
-        )
-        for c in pf.calls
-    ]
-    pf.imports = [
-        new(
-            ImportBinding,
-            (intern(b.name), intern(b.module), b.symbol and intern(b.symbol), b.level),
-        )
-        for b in pf.imports
-    ]
-    pf.import_nodes = [share(n, n) for n in pf.import_nodes]
 
 
 def add_file_fragments(

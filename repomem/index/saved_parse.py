@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from repomem.index.mapped import LazyDict
 from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
+from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_array
 
 # a parse's per-line and per-node arrays, saved concatenated over the files (int32)
 NODE_ROWS = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
@@ -121,3 +124,77 @@ def callsites_of(pf: ParsedFile) -> bytes:
     return json.dumps(
         [[c.node, list(c.parts), c.scope] for c in pf.calls], separators=(",", ":")
     ).encode()
+
+
+class ParseSpool:
+    """Parses written to ``directory`` as they come, in the files and layout an index saves
+    them in, then read back a file at a time (``finish``): held, every file's parse of the
+    whole Linux kernel (its definitions, calls, imports and node rows) took gigabytes
+    through the build's parse stage and everything after it."""
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+        self._rows = {name: ArrayWriter(directory / f"{name}.npy", np.int32) for name in NODE_ROWS}
+        self._ends: dict[str, list[int]] = {name: [0] for name in NODE_ROWS}
+        self._texts = {name: TextWriter(directory, name) for name in ("symbols", "callsites")}
+        self._files: list[list[str]] = []
+
+    def add(self, pf: ParsedFile) -> None:
+        for name, out in self._rows.items():
+            values = getattr(pf, name)
+            out.write(values)
+            self._ends[name].append(self._ends[name][-1] + values.size)
+        self._texts["symbols"].append(symbols_of(pf))
+        self._texts["callsites"].append(callsites_of(pf))
+        self._files.append([pf.path, pf.language, pf.digest])
+
+    def finish(self) -> SpooledParses:
+        """The parses written, mapped back from their files."""
+        paths: list[Path] = []
+        for name, out in self._rows.items():
+            out.close()
+            write_array(self._dir / f"{name}_off.npy", np.array(self._ends[name], np.int64))
+            paths += [out.path, self._dir / f"{name}_off.npy"]
+        for writer in self._texts.values():
+            paths += writer.close()
+        arrays = {path.stem: mapped(path, writeable=False) for path in paths}
+        return SpooledParses(self._files, arrays)
+
+
+class SpooledParses(LazyDict[str, ParsedFile]):
+    """A build's parses by path (``ParseSpool``), each made from its files when read; the
+    store finds them written where it saves them, so long as none was replaced."""
+
+    def __init__(self, files: list[list[str]], arrays: dict[str, np.ndarray]) -> None:
+        parts = FileParts(arrays, (*NODE_ROWS, "symbols", "callsites"))
+        self.arrays = arrays
+        self.paths = [f[0] for f in files]
+        # the i-th file's parse as spooled, whatever is set here since
+        self.parse: Callable[[int], ParsedFile] = lambda i: saved_parse(files[i], parts, i)
+        super().__init__(self.paths, self.parse)
+
+    def node_rows(self) -> dict[str, NodeRows]:
+        """Each file's node rows alone, read without making its parse (the code graph's)."""
+        parts = FileParts(self.arrays, ("node_parent",))
+        return {p: NodeRows(parts.of("node_parent", i)) for i, p in enumerate(self)}
+
+    def written_in(self, directory: Path, paths: list[str]) -> bool:
+        """Whether the files of ``directory`` hold these parses of ``paths``, as they are."""
+        return (
+            self.unchanged
+            and list(self) == self.paths == paths
+            and all(is_file(a, directory / f"{name}.npy") for name, a in self.arrays.items())
+        )
+
+
+class NodeRows:
+    """What the code graph reads of a parse (``repomem.index.graph.build_graph``)."""
+
+    __slots__ = ("node_parent",)
+
+    def __init__(self, node_parent: np.ndarray) -> None:
+        self.node_parent = node_parent
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_parent.size)

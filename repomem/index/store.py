@@ -38,6 +38,7 @@ from repomem.index.rowpool import RowPool
 from repomem.index.saved_parse import (
     NODE_ROWS,
     FileParts,
+    SpooledParses,
     callsites_of,
     saved_parse,
     symbols_of,
@@ -301,7 +302,10 @@ def _put_file_rows(
             gen.put(f"{name}_off", np.cumsum([0, *(p.size for p in parts)], dtype=np.int64))
         else:
             gen.concat(name, parts, dtype)
-    for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
+    if _parses_written(gen, index, paths):
+        gen.names += [n for name in NODE_ROWS for n in (name, f"{name}_off")]
+        return
+    for name in NODE_ROWS:
         gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
 
 
@@ -379,10 +383,17 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
         # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
         for name, value in resolver.by_name.arrays(paths).items():
             gen.put(name, value)
-    # dumps, not dump: only the one-shot encoder is the C one
+    if _parses_written(gen, index, paths):
+        gen.names += ["symbols", "symbols_off", "callsites", "callsites_off"]
+        return
     gen.texts("symbols", (symbols_of(index.parsed[p]) for p in paths))
-    # apart, as only files whose calls are resolved again read their call sites
     gen.texts("callsites", (callsites_of(index.parsed[p]) for p in paths))
+
+
+def _parses_written(gen: _Generation, index: IndexTables, paths: list[str]) -> bool:
+    """Whether a build spooled its parses into this generation, as they are now."""
+    parsed = index.parsed
+    return isinstance(parsed, SpooledParses) and parsed.written_in(gen.dir, paths)
 
 
 # rows written at a time where a table is copied into a generation

@@ -139,17 +139,23 @@ class IndexTables:
             self.relation_idx = np.full((0, cap), -1, RELATION_ID)
             self.relation_val = np.zeros((0, cap), np.float64)
 
-    def adopt(self, graph: CodeGraph, resolution: dict[str, np.ndarray]) -> None:
+    def adopt(
+        self,
+        graph: CodeGraph,
+        resolution: dict[str, np.ndarray],
+        parse: Callable[[int], ParsedFile],
+    ) -> None:
         """Keep the graph a build made, and what its call resolution depended on as the
         arrays a save writes (``resolution``, spooled where the build is saved): the
         resolver is made from them when first used, as after a load, rather than kept with
-        every file's tables (the kernel subset's 0.3 GB) through the rest of the build."""
+        every file's tables (the kernel subset's 0.3 GB) through the rest of the build.
+        ``parse(i)``: the parse of the i-th file by path as the build made it (an update
+        replaces ``parsed``'s)."""
         self._graph = graph
         self.spooled_resolution = resolution
         paths = sorted(self.files)
-        parses = [self.parsed[p] for p in paths]  # as saved: an update replaces them
         self.saved_dependencies = saved_dependencies(
-            paths, [pf.language for pf in parses], parses.__getitem__, resolution
+            paths, [self.files[p].language for p in paths], parse, resolution
         )
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import replace
@@ -16,8 +17,10 @@ from repomem.index import build, store
 from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
+from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
+from repomem.index.saved_parse import NODE_ROWS, SpooledParses
 from repomem.index.spool import is_file, spooled_parts
 from repomem.index.tables import WINDOW_ROWS
 
@@ -186,21 +189,29 @@ def test_builds_in_processes_hashing_strings_differently_save_the_same_index(
     assert manifest_1 == manifest_2
 
 
-def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
-    """A parse comes back from a worker with a string per occurrence of each name: the
-    build makes them one (the kernel calls and includes the same names millions of times),
-    and so too each node number and dotted callee (numbers past 256 are not Python's own)."""
+def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(tmp_path: Path) -> None:
+    """Each file's parse goes to the generation's files as it comes (held, the whole
+    kernel's took gigabytes through the build) and is made again from there when read: the
+    built index holds none, reads back what parsing the file gives, and its save finds them
+    written (mapped from the very files it saves)."""
     above = "".join(f"int v{k};\n" for k in range(300))
     files = {
         f"c/f{i}.c": f'#include "util.h"\n{above}int f{i}(int x) {{ return shared_helper(x); }}\n'
         for i in range(70)
     }
     root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
-    built, _ = RepoIndex.build(root, save=False, workers=2)
-    parses = [built.tables.parsed[p] for p in files]
-    assert len({id(pf.calls[0].parts[0]) for pf in parses}) == 1
-    assert len({id(pf.imports[0].module) for pf in parses}) == 1
-    assert {pf.calls[0].node for pf in parses} == {302}
-    assert len({id(pf.calls[0].node) for pf in parses}) == 1
-    assert len({id(pf.calls[0].parts) for pf in parses}) == 1
-    assert len({id(pf.definitions[-1].node) for pf in parses}) == 1
+    built, _ = RepoIndex.build(root, workers=2)
+    gc.collect()
+    assert [o for o in gc.get_objects() if isinstance(o, ParsedFile)] == []
+    parsed = built.tables.parsed
+    assert isinstance(parsed, SpooledParses)
+    arrays = store.live_generation(root, IndexConfig()) / "arrays"
+    assert all(is_file(a, arrays / f"{name}.npy") for name, a in parsed.arrays.items())
+    for path in ("c/f3.c", "c/util.h"):
+        text = (root / path).read_text()
+        fresh = parse_source(path, "c", text, parsed[path].digest, split_lines(text))
+        got = parsed[path]
+        for name in ("definitions", "calls", "imports", "import_nodes", "has_error"):
+            assert getattr(got, name) == getattr(fresh, name)
+        for name in (*NODE_ROWS, "error_rows"):
+            assert np.array_equal(getattr(got, name), getattr(fresh, name))

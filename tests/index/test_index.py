@@ -234,6 +234,7 @@ def test_a_load_maps_the_resolvers_name_tables(
     of a name's definitions (their files' paths) included."""
     root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **NAMED_C})
     built, _ = RepoIndex.build(root)
+    keys = _name_keys(built)  # before counting: the build's parses are made when read too
     decoded: list[str] = []
 
     class Counted(saved_parse.SavedParse):
@@ -243,7 +244,6 @@ def test_a_load_maps_the_resolvers_name_tables(
 
     monkeypatch.setattr(saved_parse, "SavedParse", Counted)
     loaded = RepoIndex.load(root)
-    keys = _name_keys(built)
     assert loaded.resolver.saved is not None  # made, reading nothing of every file
     by_family = {
         p for p, e in loaded.tables.files.items() if e.language not in ("python", "c", "cpp")
