@@ -38,7 +38,13 @@ from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
 from repomem.index.saved_parse import ParseSpool, SpooledParses
 from repomem.index.spool import ArrayWriter, mapped, spooled
-from repomem.index.tables import RELATION_ID, WINDOW_ROWS, FileEntry, IndexTables
+from repomem.index.tables import (
+    RELATION_ID,
+    WINDOW_ROWS,
+    FileEntry,
+    IndexTables,
+    relation_spare,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -241,8 +247,7 @@ def build_tables(
     idx.radius = np.full(graph.n_nodes, np.inf)
     meter.end("graph")
     live = idx.live_ids()
-    grow_relations(idx)
-    recompute_relations(idx, live, progress)
+    spool_relations(idx, spool, progress)
     meter.end("relations")
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),
@@ -446,6 +451,46 @@ def grow_relations(t: IndexTables) -> None:
 
 
 def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | None = None) -> None:
+    for part, idx, val in _related(t, rows, progress):
+        write_relations(t, part, idx, val)
+    t.relations_changed()
+
+
+def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = None) -> None:
+    """A build's relation rows, every fragment's, written to the spool's ``rel_idx`` and
+    ``rel_val`` as they are computed, with the spare rows a saved index has
+    (``relation_spare``), and mapped back (copy-on-write): held, the whole kernel's took
+    a gigabyte. The store finds them written."""
+    n, cap = len(t.frag_text), t.config.fragment_neighbours
+    rows = t.live_ids()
+    assert rows.size == n, "a build frees no fragment id"
+    paths = spool / "rel_idx.npy", spool / "rel_val.npy"
+    with (
+        ArrayWriter(paths[0], RELATION_ID, (cap,)) as ids,
+        ArrayWriter(paths[1], np.float64, (cap,)) as vals,
+    ):
+        for _, idx, val in _related(t, rows, progress):
+            ids.write(idx)
+            vals.write(val)
+        spare = relation_spare(n)
+        for lo in range(0, spare, _SPARE_AT_ONCE):
+            size = min(_SPARE_AT_ONCE, spare - lo)
+            ids.write(np.full((size, cap), -1, RELATION_ID))
+            vals.write(np.zeros((size, cap)))
+    t.relation_idx, t.relation_val = mapped(paths[0]), mapped(paths[1])
+    t.relation_rows = n
+    t.relations_changed()
+
+
+# spare relation rows written at a time
+_SPARE_AT_ONCE = 1 << 16
+
+
+def _related(
+    t: IndexTables, rows: np.ndarray, progress: Progress | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The relation rows of ``rows`` (ids, strengths), a chunk at a time in their order;
+    the search radii and truncated fragments are kept in ``t`` as they come."""
     rows = np.asarray(rows, np.int64)
     chunk = 4096
     parts = [rows[start : start + chunk] for start in range(0, rows.size, chunk)]
@@ -477,14 +522,13 @@ def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | N
         )
         done = 0
         for part, (idx, val, capped, nodes, radius) in zip(parts, results, strict=True):
-            write_relations(t, part, idx, val)
+            yield part, idx, val
             t.radius[nodes] = radius
             t.truncated.difference_update(part.tolist())
             t.truncated.update(part[capped].tolist())
             done += part.size
             if progress:
                 progress("relations", done, rows.size)
-    t.relations_changed()
 
 
 def write_relations(t: IndexTables, rows: np.ndarray, idx: np.ndarray, val: np.ndarray) -> None:

@@ -127,10 +127,17 @@ def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.n
 def is_file(values: np.ndarray, path: Path) -> bool:
     """Whether ``values`` is the whole array of ``path`` mapped read-only (from ``spooled``):
     what it holds is then what the file holds."""
+    return not values.flags.writeable and maps_file(values, path, read_only=True)
+
+
+def maps_file(values: np.ndarray, path: Path, *, read_only: bool = False) -> bool:
+    """Whether ``values`` is the whole array mapped from ``path`` (``mapped``); a map
+    copy-on-write too unless ``read_only``, which holds what the file holds so long as
+    nothing was written to it (a build's table spooled where it is saved)."""
     base = values
     while base is not None and not isinstance(base, np.memmap):
         base = getattr(base, "base", None)
-    if base is None or values.flags.writeable or base.mode != "r" or not path.exists():
+    if base is None or (read_only and base.mode != "r") or not path.exists():
         return False
     return (
         getattr(base, "file_id", None) == file_id(path)

@@ -50,10 +50,11 @@ from repomem.index.spool import (
     file_id,
     is_file,
     mapped,
+    maps_file,
     spooled_parts,
     write_array,
 )
-from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables
+from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables, relation_spare
 from repomem.index.trim import mappings_of
 
 FORMAT_VERSION = 21
@@ -349,8 +350,12 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
     """The relation rows, with spare rows, and the relations by target; returns the rows."""
     # spare relation rows, so that the first new fragments do not copy the table
     rows, cap = index.rel_idx.shape
-    spare = max(1024, rows // 8)
+    spare = relation_spare(rows)
     for name, table, fill in (("rel_idx", index.rel_idx, -1), ("rel_val", index.rel_val, 0.0)):
+        whole = index.relation_idx if name == "rel_idx" else index.relation_val
+        if whole.shape[0] == rows + spare and maps_file(whole, gen.dir / f"{name}.npy"):
+            gen.names.append(name)  # a build's, written where it is saved
+            continue
         with gen.writer(name, table.dtype, (cap,)) as w:
             for lo in range(0, rows, _ROWS):
                 w.write(table[lo : lo + _ROWS])

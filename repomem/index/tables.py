@@ -32,6 +32,12 @@ from repomem.index.scorer import inverse_relations
 RELATION_ID = np.int32
 
 
+def relation_spare(rows: int) -> int:
+    """The spare relation rows a saved index has past its ``rows``, so that the first new
+    fragments do not copy the table."""
+    return max(1024, rows // 8)
+
+
 # ``FileEntry``'s per-window arrays, and their types as saved
 WINDOW_ROWS = (
     ("win_start", np.int32),
