@@ -43,6 +43,7 @@ from repomem.index.tables import (
     WINDOW_ROWS,
     FileEntry,
     IndexTables,
+    SpooledCalls,
     relation_spare,
 )
 
@@ -231,11 +232,12 @@ def build_tables(
     resolver = Resolver(parses, imports=config.import_weight > 0, settings=idx.settings)
     paths = sorted(idx.files)
     dependencies = DependencyRows(paths)
-    idx.calls = {}
+    idx.calls = calls = SpooledCalls(spool, paths)
     for done, p in enumerate(paths, 1):
-        idx.calls[p] = resolver.calls_of(p, dependencies)
+        calls.add(p, resolver.calls_of(p, dependencies))
         if done % _RESOLVED_AT_ONCE == 0:
             resolver.drop_unread()
+    calls.finish()
     resolution = {**dependencies.arrays(), **resolver.by_name.arrays(paths)}
     del resolver, paths, dependencies
     parses.drop_made()

@@ -26,6 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
+from repomem.index.mapped import LazyDict
 from repomem.index.parsed import ParsedFile
 from repomem.index.rowpool import RowPool, ranges
 
@@ -684,7 +685,10 @@ def _call_ends(
     cu, cv, imported = [], [], []
     for path in paths:
         off = offsets[path]
-        for src, tpath, tnode in calls.get(path, ()):
+        # a build's calls, spooled, are made for the graph alone, not kept
+        for src, tpath, tnode in (
+            calls.peek(path) if isinstance(calls, LazyDict) else None
+        ) or calls.get(path, ()):
             if tpath in offsets:
                 cu.append(off + src)
                 cv.append(offsets[tpath] + tnode)

@@ -54,7 +54,13 @@ from repomem.index.spool import (
     spooled_parts,
     write_array,
 )
-from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables, relation_spare
+from repomem.index.tables import (
+    WINDOW_ROWS,
+    FileEntry,
+    IndexTables,
+    SpooledCalls,
+    relation_spare,
+)
 from repomem.index.trim import mappings_of
 
 FORMAT_VERSION = 21
@@ -336,6 +342,9 @@ def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
 
 def _put_calls(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
     """The resolved calls, rows of (file, source node, target file, target node)."""
+    if isinstance(index.calls, SpooledCalls) and index.calls.written_in(gen.dir, paths):
+        gen.names += ["calls", "calls_off"]
+        return
     file_no = {p: i for i, p in enumerate(paths)}
     ends = [0]
     with gen.writer("calls", np.int64, (4,)) as w:

@@ -14,6 +14,7 @@ import mmap
 from collections import defaultdict
 from collections.abc import Callable, MutableMapping
 from dataclasses import InitVar, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +28,7 @@ from repomem.index.parsing import ParsedFile
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import inverse_relations
+from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
 
 # the type of a relation row's fragment ids
 RELATION_ID = np.int32
@@ -77,6 +79,56 @@ class FileEntry:
         if isinstance(content, str):
             return content.encode("utf-8", "surrogatepass")
         return content[0].encoded_at(content[1])
+
+
+class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
+    """A build's resolved calls, written to ``calls.npy`` as each file's come, as rows of
+    (file, source node, target file, target node) in the files' order, with their bounds
+    (``calls_off.npy``), as an index saves them; each file's list made when read. Held as
+    tuples, the whole kernel's millions of calls took hundreds of MB, and the allocator
+    kept more: it could not give back the pages that they shared with what resolution
+    dropped."""
+
+    def __init__(self, spool: Path, paths: list[str]) -> None:
+        self.paths = paths
+        self._number = {p: i for i, p in enumerate(paths)}
+        self._out = ArrayWriter(spool / "calls.npy", np.int64, (4,))
+        self._ends = [0]
+        self.rows = np.empty((0, 4), np.int64)
+        self.offsets = np.zeros(1, np.int64)
+        super().__init__(paths, self._calls)
+
+    def _calls(self, i: int) -> list[tuple[int, str, int]]:
+        rows = self.rows[self.offsets[i] : self.offsets[i + 1]].tolist()
+        return [(s, self.paths[t], n) for _, s, t, n in rows]
+
+    def add(self, path: str, calls: list[tuple[int, str, int]]) -> None:
+        """The next file's calls (in ``paths``' order)."""
+        i, number = len(self._ends) - 1, self._number
+        assert self.paths[i] == path
+        self._out.write(
+            np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
+        )
+        self._ends.append(self._ends[-1] + len(calls))
+
+    def finish(self) -> None:
+        """Every file's calls written: mapped back, read-only."""
+        self._out.close()
+        off = self._out.path.with_name("calls_off.npy")
+        write_array(off, np.array(self._ends, np.int64))
+        self.rows, self.offsets = (
+            mapped(self._out.path, writeable=False),
+            mapped(off, writeable=False),
+        )
+
+    def written_in(self, directory: Path, paths: list[str]) -> bool:
+        """Whether ``directory``'s files hold these calls of ``paths``, as they are."""
+        return (
+            self.unchanged
+            and list(self) == self.paths == paths
+            and is_file(self.rows, directory / "calls.npy")
+            and is_file(self.offsets, directory / "calls_off.npy")
+        )
 
 
 @dataclass(eq=False)

@@ -21,8 +21,8 @@ from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.saved_parse import NODE_ROWS, SpooledParses
-from repomem.index.spool import is_file, spooled_parts
-from repomem.index.tables import WINDOW_ROWS
+from repomem.index.spool import is_file, maps_file, spooled_parts
+from repomem.index.tables import WINDOW_ROWS, SpooledCalls
 
 
 def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
@@ -193,7 +193,8 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(tmp_path: P
     """Each file's parse goes to the generation's files as it comes (held, the whole
     kernel's took gigabytes through the build) and is made again from there when read: the
     built index holds none, reads back what parsing the file gives, and its save finds them
-    written (mapped from the very files it saves)."""
+    written (mapped from the very files it saves); so too the resolved calls and the
+    relation rows."""
     above = "".join(f"int v{k};\n" for k in range(300))
     files = {
         f"c/f{i}.c": f'#include "util.h"\n{above}int f{i}(int x) {{ return shared_helper(x); }}\n'
@@ -207,6 +208,14 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(tmp_path: P
     assert isinstance(parsed, SpooledParses)
     arrays = store.live_generation(root, IndexConfig()) / "arrays"
     assert all(is_file(a, arrays / f"{name}.npy") for name, a in parsed.arrays.items())
+    # the resolved calls and the relation rows too, as they were computed
+    calls = built.tables.calls
+    assert isinstance(calls, SpooledCalls) and is_file(calls.rows, arrays / "calls.npy")
+    assert calls["c/f3.c"] == [(302, "c/util.h", 0)]
+    for name in ("rel_idx", "rel_val"):
+        assert maps_file(
+            getattr(built.tables, name.replace("rel_", "relation_")), arrays / f"{name}.npy"
+        )
     for path in ("c/f3.c", "c/util.h"):
         text = (root / path).read_text()
         fresh = parse_source(path, "c", text, parsed[path].digest, split_lines(text))
