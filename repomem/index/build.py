@@ -5,6 +5,7 @@ relations grown and recomputed)."""
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import multiprocessing as mp
 import os
 import threading
@@ -36,8 +37,9 @@ from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
+from repomem.index.rowpool import RowPool
 from repomem.index.saved_parse import ParseSpool, SpooledParses
-from repomem.index.spool import ArrayWriter, mapped, spooled
+from repomem.index.spool import ArrayWriter, mapped, spooled, write_array
 from repomem.index.tables import (
     RELATION_ID,
     WINDOW_ROWS,
@@ -46,6 +48,7 @@ from repomem.index.tables import (
     SpooledCalls,
     relation_spare,
 )
+from repomem.index.trim import mappings_of, release_mapped
 
 Progress = Callable[[str, int, int], None]
 
@@ -245,8 +248,9 @@ def build_tables(
     meter.end("resolve")
     graph = build_graph(parses.node_rows(), idx.calls, config.import_weight)
     idx.adopt(graph, resolution, parses.parse)
-    _ = idx.frag_nodes  # assembled now, with the graph
     idx.radius = np.full(graph.n_nodes, np.inf)
+    # assembled now, with the graph, and both spilled to the spool (``spill``)
+    idx.mappings += spill(graph.adj, spool, "graph") + spill(idx.frag_nodes, spool, "fn")
     meter.end("graph")
     live = idx.live_ids()
     spool_relations(idx, spool, progress)
@@ -466,14 +470,17 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
     n, cap = len(t.frag_text), t.config.fragment_neighbours
     rows = t.live_ids()
     assert rows.size == n, "a build frees no fragment id"
+    t.mappings += spill(t.node_frags, spool, "nf")
     paths = spool / "rel_idx.npy", spool / "rel_val.npy"
     with (
         ArrayWriter(paths[0], RELATION_ID, (cap,)) as ids,
         ArrayWriter(paths[1], np.float64, (cap,)) as vals,
     ):
-        for _, idx, val in _related(t, rows, progress):
+        for done, (_, idx, val) in enumerate(_related(t, rows, progress), 1):
             ids.write(idx)
             vals.write(val)
+            if done % _CHUNKS_BETWEEN_RELEASES == 0:
+                release_mapped(t.mappings)
         spare = relation_spare(n)
         for lo in range(0, spare, _SPARE_AT_ONCE):
             size = min(_SPARE_AT_ONCE, spare - lo)
@@ -486,6 +493,28 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
 
 # spare relation rows written at a time
 _SPARE_AT_ONCE = 1 << 16
+
+# chunks of relation rows (``_related``) computed between two hand-backs of the spilled
+# tables' pages: what the searches read lately stays, the rest is read again if needed
+_CHUNKS_BETWEEN_RELEASES = 16
+
+
+def spill(pool: RowPool, spool: Path, name: str) -> list[mmap.mmap]:
+    """``pool``'s arrays written to the spool and mapped back copy-on-write, their files
+    removed at once (the maps keep them); returns the maps. A build's graph and node rows
+    are read through by the relation searches and the save, not kept whole: held, the
+    whole kernel's took ~2 GB, and ``release_mapped`` hands back the pages of these that
+    were only read."""
+
+    def copy(attr: str, values: np.ndarray) -> np.ndarray:
+        path = spool / f"spill_{name}_{attr}.npy"
+        write_array(path, values)
+        out = mapped(path)
+        path.unlink()
+        return out
+
+    pool.replace_arrays(copy)
+    return mappings_of([pool.start, pool.end, pool.room_end, pool.cols, pool.vals])
 
 
 def _related(

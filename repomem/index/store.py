@@ -61,7 +61,7 @@ from repomem.index.tables import (
     SpooledCalls,
     relation_spare,
 )
-from repomem.index.trim import mappings_of
+from repomem.index.trim import mappings_of, release_mapped
 
 FORMAT_VERSION = 21
 
@@ -451,11 +451,13 @@ def _put_rows(
     gen.put(names[0], indptr)
     room = int(indptr[-1]) // 8
     with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
+        read = mappings_of([pool.cols, pool.vals])
         for lo in range(0, rows.size, _ROWS):
             part = rows[lo : lo + _ROWS]
             _, c, v = pool.gather(part[part >= 0])
             cols.write(c if ids is None else ids[c])
             vals.write(v)
+            release_mapped(read)  # a mapped pool's pages read: read once (``build.spill``)
         for lo in range(0, room, _ROWS):
             size = min(_ROWS, room - lo)
             cols.write(np.full(size, -1, np.int64))
