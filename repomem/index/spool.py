@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -175,7 +176,8 @@ class TextWriter:
     def __init__(self, directory: Path, name: str) -> None:
         self._dir, self._name = directory, name
         self._data = ArrayWriter(directory / f"{name}.npy", np.uint8)
-        self._ends: list[int] = []
+        # 8 bytes an end: a list's int objects took the whole kernel's fragments ~0.1 GB
+        self._ends = array("q")
         self._size = 0
 
     def __len__(self) -> int:
@@ -198,7 +200,7 @@ class TextWriter:
         """The blob's and the offsets' files, complete."""
         self._data.close()
         offsets = np.zeros(len(self._ends) + 1, np.int64)
-        offsets[1:] = self._ends
+        offsets[1:] = np.frombuffer(self._ends, np.int64)
         off_path = self._dir / f"{self._name}_off.npy"
         write_array(off_path, offsets)
         return self._data.path, off_path
