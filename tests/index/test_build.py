@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from dataclasses import replace
@@ -13,14 +12,15 @@ import pytest
 from repos import OTHER_LANG_FILES, long_module, make_repo, run_repomem
 
 from repomem.config import IndexConfig
-from repomem.index import build, store
+from repomem.index import build, saved_parse, store
 from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
-from repomem.index.parsing import ParsedFile, parse_source, split_lines
+from repomem.index.parsing import parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.saved_parse import NODE_ROWS, SpooledParses
+from repomem.index.saved_parse import saved_parse as read_back
 from repomem.index.spool import is_file, maps_file, spooled_parts
 from repomem.index.tables import WINDOW_ROWS, SpooledCalls
 
@@ -208,7 +208,9 @@ def test_builds_in_processes_hashing_strings_differently_save_the_same_index(
     assert manifest_1 == manifest_2
 
 
-def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(tmp_path: Path) -> None:
+def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each file's parse goes to the generation's files as it comes (held, the whole
     kernel's took gigabytes through the build) and is made again from there when read: the
     built index holds none, reads back what parsing the file gives, and its save finds them
@@ -221,10 +223,18 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(tmp_path: P
     }
     root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
     built, _ = RepoIndex.build(root, workers=2)
-    gc.collect()
-    assert [o for o in gc.get_objects() if isinstance(o, ParsedFile)] == []
+    made: list[int] = []
+    monkeypatch.setattr(
+        saved_parse,
+        "saved_parse",
+        lambda *a: made.append(a[2]) or read_back(*a),  # type: ignore[func-returns-value]
+    )
     parsed = built.tables.parsed
     assert isinstance(parsed, SpooledParses)
+    assert [parsed[p].path for p in ("c/f3.c", "c/f3.c", "c/util.h")] == ["c/f3.c"] * 2 + [
+        "c/util.h"
+    ]
+    assert len(made) == 2  # none held from the build; each made once read, then kept
     arrays = store.live_generation(root, IndexConfig()) / "arrays"
     assert all(is_file(a, arrays / f"{name}.npy") for name, a in parsed.arrays.items())
     # the resolved calls and the relation rows too, as they were computed
