@@ -16,7 +16,7 @@ from repomem.index import build, saved_parse, store
 from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
-from repomem.index.parsing import parse_source, split_lines
+from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.saved_parse import NODE_ROWS, SpooledParses
@@ -223,18 +223,18 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(
     }
     root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
     built, _ = RepoIndex.build(root, workers=2)
-    made: list[int] = []
-    monkeypatch.setattr(
-        saved_parse,
-        "saved_parse",
-        lambda *a: made.append(a[2]) or read_back(*a),  # type: ignore[func-returns-value]
-    )
+    made: list[str] = []
+
+    def counted(file: list[str], *args: object) -> ParsedFile:
+        made.append(file[0])
+        return read_back(file, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(saved_parse, "saved_parse", counted)
     parsed = built.tables.parsed
     assert isinstance(parsed, SpooledParses)
-    assert [parsed[p].path for p in ("c/f3.c", "c/f3.c", "c/util.h")] == ["c/f3.c"] * 2 + [
-        "c/util.h"
-    ]
-    assert len(made) == 2  # none held from the build; each made once read, then kept
+    for path in ("c/f3.c", "c/f3.c", "c/util.h"):
+        assert parsed[path].path == path
+    assert made == ["c/f3.c", "c/util.h"]  # none held from the build; made once read, kept
     arrays = store.live_generation(root, IndexConfig()) / "arrays"
     assert all(is_file(a, arrays / f"{name}.npy") for name, a in parsed.arrays.items())
     # the resolved calls and the relation rows too, as they were computed
