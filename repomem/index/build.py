@@ -5,9 +5,9 @@ relations grown and recomputed)."""
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import multiprocessing as mp
 import os
-import sys
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -34,12 +34,21 @@ from repomem.index.graph import build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
-from repomem.index.parsed import CallSite, Definition, ImportBinding
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
-from repomem.index.spool import ArrayWriter, mapped, spooled
-from repomem.index.tables import RELATION_ID, WINDOW_ROWS, FileEntry, IndexTables
+from repomem.index.rowpool import RowPool
+from repomem.index.saved_parse import ParseSpool, SpooledParses
+from repomem.index.spool import ArrayWriter, mapped, spooled, write_array
+from repomem.index.tables import (
+    RELATION_ID,
+    WINDOW_ROWS,
+    FileEntry,
+    IndexTables,
+    SpooledCalls,
+    relation_spare,
+)
+from repomem.index.trim import mappings_of, release_mapped
 
 Progress = Callable[[str, int, int], None]
 
@@ -210,7 +219,9 @@ def build_tables(
         scan.note_empty(config)
     meter.end("scan")
     rows = SpooledRows(spool, "bm25__")
-    by_lang, reused = _cut_fragments(idx, scan, candidates, previous, rows, progress, workers)
+    by_lang, reused, parses = _cut_fragments(
+        idx, scan, candidates, previous, rows, progress, workers
+    )
     idx.skipped = scan.skipped
     del candidates, scan
     meter.end("parse")
@@ -220,27 +231,29 @@ def build_tables(
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
     del state, rows
     meter.end("bm25")
-    idx.settings = langs.read_settings(root, idx.parsed)
-    resolver = Resolver(
-        idx.parsed,
-        imports=config.import_weight > 0,
-        settings=idx.settings,
-    )
+    idx.settings = langs.read_settings(root, {p: e.language for p, e in idx.files.items()})
+    resolver = Resolver(parses, imports=config.import_weight > 0, settings=idx.settings)
     paths = sorted(idx.files)
     dependencies = DependencyRows(paths)
-    idx.calls = {p: resolver.calls_of(p, dependencies) for p in paths}
+    idx.calls = calls = SpooledCalls(spool, paths)
+    for done, p in enumerate(paths, 1):
+        calls.add(p, resolver.calls_of(p, dependencies))
+        if done % _RESOLVED_AT_ONCE == 0:
+            resolver.drop_unread()
+    calls.finish()
     resolution = {**dependencies.arrays(), **resolver.by_name.arrays(paths)}
     del resolver, paths, dependencies
+    parses.drop_made()
     resolution = spooled(spool, resolution)
     meter.end("resolve")
-    graph = build_graph(idx.parsed, idx.calls, config.import_weight)
-    idx.adopt(graph, resolution)
-    _ = idx.frag_nodes  # assembled now, with the graph
+    graph = build_graph(parses.node_rows(), idx.calls, config.import_weight)
+    idx.adopt(graph, resolution, parses.parse)
     idx.radius = np.full(graph.n_nodes, np.inf)
+    # assembled now, with the graph, and both spilled to the spool (``spill``)
+    idx.mappings += spill(graph.adj, spool, "graph") + spill(idx.frag_nodes, spool, "fn")
     meter.end("graph")
     live = idx.live_ids()
-    grow_relations(idx)
-    recompute_relations(idx, live, progress)
+    spool_relations(idx, spool, progress)
     meter.end("relations")
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),
@@ -266,14 +279,15 @@ def _cut_fragments(
     rows: SpooledRows,
     progress: Progress | None,
     workers: int | None,
-) -> tuple[Counter[str], int]:
+) -> tuple[Counter[str], int, SpooledParses]:
     """Every candidate's parse, text and fragments into ``idx`` and their BM25 rows into
-    ``rows`` (the texts spooled beside them and mapped back), the others counted in
-    ``scan``; returns the files loaded by language, and how many parses were reused."""
+    ``rows`` (the texts and parses spooled beside them and mapped back), the others counted
+    in ``scan``; returns the files loaded by language, how many parses were reused, and the
+    parses (``idx.parsed``)."""
     spool = rows.directory
     by_lang: Counter[str] = Counter()
     reused = 0
-    shared: dict[object, object] = {}  # see ``_share_names``
+    parses = ParseSpool(spool)
     texts = Texts.spooled(spool, "texts")
     idx.frag_text = Texts.spooled(spool, "frag_text")
     idx.by_text = TextIds(idx.frag_text)
@@ -292,20 +306,25 @@ def _cut_fragments(
             assert previous is not None
             got.prep.parsed = previous.parsed[path]
             reused += 1
-        else:
-            _share_names(got.prep.parsed, shared)
-        idx.parsed[path] = got.prep.parsed
+        parses.add(got.prep.parsed)
+        got.prep.parsed = None
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
         window_rows.take(idx.files[path])
     window_rows.map_back()
+    idx.parsed = spooled_parses = parses.finish()
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
     order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
-    return by_lang, reused
+    return by_lang, reused, spooled_parses
+
+
+# files resolved between two drops of the parses and tables resolution read (those read
+# again since stay): a build holds a few thousand files' at a time, not every file's
+_RESOLVED_AT_ONCE = 1024
 
 
 class WindowRows:
@@ -335,36 +354,6 @@ class WindowRows:
             ends = np.cumsum([0, *self._sizes[name]]).tolist()
             for entry, lo, hi in zip(self._entries, ends, ends[1:], strict=False):
                 setattr(entry, name, values[lo:hi])
-
-
-def _share_names(pf: ParsedFile, shared: dict[object, object]) -> None:
-    """The names of a parse's definitions, call sites and imports made the one string of
-    their value (``sys.intern``), and its node numbers and dotted callees the one object of
-    theirs in ``shared`` (the build's): a parse comes back from a worker with an object per
-    occurrence, and the Linux kernel calls and includes the same names millions of times."""
-    new, intern, share = tuple.__new__, sys.intern, shared.setdefault
-    pf.definitions = [
-        new(Definition, (intern(d.name), share(d.node, d.node), d.is_class)) for d in pf.definitions
-    ]
-    pf.calls = [
-        new(
-            CallSite,
-            (
-                share(c.node, c.node),
-                share(parts := tuple(map(intern, c.parts)), parts),
-                c.scope and intern(c.scope),
-            ),
-        )
-        for c in pf.calls
-    ]
-    pf.imports = [
-        new(
-            ImportBinding,
-            (intern(b.name), intern(b.module), b.symbol and intern(b.symbol), b.level),
-        )
-        for b in pf.imports
-    ]
-    pf.import_nodes = [share(n, n) for n in pf.import_nodes]
 
 
 def add_file_fragments(
@@ -468,6 +457,71 @@ def grow_relations(t: IndexTables) -> None:
 
 
 def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | None = None) -> None:
+    for part, idx, val in _related(t, rows, progress):
+        write_relations(t, part, idx, val)
+    t.relations_changed()
+
+
+def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = None) -> None:
+    """A build's relation rows, every fragment's, written to the spool's ``rel_idx`` and
+    ``rel_val`` as they are computed, with the spare rows a saved index has
+    (``relation_spare``), and mapped back (copy-on-write): held, the whole kernel's took
+    a gigabyte. The store finds them written."""
+    n, cap = len(t.frag_text), t.config.fragment_neighbours
+    rows = t.live_ids()
+    assert rows.size == n, "a build frees no fragment id"
+    t.mappings += spill(t.node_frags, spool, "nf")
+    paths = spool / "rel_idx.npy", spool / "rel_val.npy"
+    with (
+        ArrayWriter(paths[0], RELATION_ID, (cap,)) as ids,
+        ArrayWriter(paths[1], np.float64, (cap,)) as vals,
+    ):
+        for done, (_, idx, val) in enumerate(_related(t, rows, progress), 1):
+            ids.write(idx)
+            vals.write(val)
+            if done % _CHUNKS_BETWEEN_RELEASES == 0:
+                release_mapped(t.mappings)
+        spare = relation_spare(n)
+        for lo in range(0, spare, _SPARE_AT_ONCE):
+            size = min(_SPARE_AT_ONCE, spare - lo)
+            ids.write(np.full((size, cap), -1, RELATION_ID))
+            vals.write(np.zeros((size, cap)))
+    t.relation_idx, t.relation_val = mapped(paths[0]), mapped(paths[1])
+    t.relation_rows = n
+    t.relations_changed()
+
+
+# spare relation rows written at a time
+_SPARE_AT_ONCE = 1 << 16
+
+# chunks of relation rows (``_related``) computed between two hand-backs of the spilled
+# tables' pages: what the searches read lately stays, the rest is read again if needed
+_CHUNKS_BETWEEN_RELEASES = 16
+
+
+def spill(pool: RowPool, spool: Path, name: str) -> list[mmap.mmap]:
+    """``pool``'s arrays written to the spool and mapped back copy-on-write, their files
+    removed at once (the maps keep them); returns the maps. A build's graph and node rows
+    are read through by the relation searches and the save, not kept whole: held, the
+    whole kernel's took ~2 GB, and ``release_mapped`` hands back the pages of these that
+    were only read."""
+
+    def copy(attr: str, values: np.ndarray) -> np.ndarray:
+        path = spool / f"spill_{name}_{attr}.npy"
+        write_array(path, values)
+        out = mapped(path)
+        path.unlink()
+        return out
+
+    pool.replace_arrays(copy)
+    return mappings_of([pool.start, pool.end, pool.room_end, pool.cols, pool.vals])
+
+
+def _related(
+    t: IndexTables, rows: np.ndarray, progress: Progress | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The relation rows of ``rows`` (ids, strengths), a chunk at a time in their order;
+    the search radii and truncated fragments are kept in ``t`` as they come."""
     rows = np.asarray(rows, np.int64)
     chunk = 4096
     parts = [rows[start : start + chunk] for start in range(0, rows.size, chunk)]
@@ -499,14 +553,13 @@ def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | N
         )
         done = 0
         for part, (idx, val, capped, nodes, radius) in zip(parts, results, strict=True):
-            write_relations(t, part, idx, val)
+            yield part, idx, val
             t.radius[nodes] = radius
             t.truncated.difference_update(part.tolist())
             t.truncated.update(part[capped].tolist())
             done += part.size
             if progress:
                 progress("relations", done, rows.size)
-    t.relations_changed()
 
 
 def write_relations(t: IndexTables, rows: np.ndarray, idx: np.ndarray, val: np.ndarray) -> None:

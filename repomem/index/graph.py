@@ -22,9 +22,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 
+from repomem.index.mapped import LazyDict
 from repomem.index.parsed import ParsedFile
 from repomem.index.rowpool import RowPool, ranges
 
@@ -614,8 +616,19 @@ def room_for(size: int) -> int:
     return size + size // 4 + 8
 
 
+class NodeParents(Protocol):
+    """What the graph reads of a file's parse (a ``ParsedFile``, or a build's rows of it
+    read without the rest: ``saved_parse.NodeRows``)."""
+
+    @property
+    def n_nodes(self) -> int: ...
+
+    @property
+    def node_parent(self) -> np.ndarray: ...
+
+
 def build_graph(
-    files: Mapping[str, ParsedFile], calls: Mapping[str, list[Call]], import_weight: float = 0.0
+    files: Mapping[str, NodeParents], calls: Mapping[str, list[Call]], import_weight: float = 0.0
 ) -> CodeGraph:
     """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``), its
     imports among them when ``import_weight`` is above 0."""
@@ -672,7 +685,10 @@ def _call_ends(
     cu, cv, imported = [], [], []
     for path in paths:
         off = offsets[path]
-        for src, tpath, tnode in calls.get(path, ()):
+        # a build's calls, spooled, are made for the graph alone, not kept
+        for src, tpath, tnode in (
+            calls.peek(path) if isinstance(calls, LazyDict) else None
+        ) or calls.get(path, ()):
             if tpath in offsets:
                 cu.append(off + src)
                 cv.append(offsets[tpath] + tnode)

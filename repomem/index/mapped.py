@@ -328,6 +328,17 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         self._made &= self._read
         self._read = set()
 
+    def drop_made(self) -> None:
+        """Drop every saved value made (made again when next read); what was set stays."""
+        for key in self._made:
+            self._values[key] = None
+        self._made, self._read = set(), set()
+
+    @property
+    def unchanged(self) -> bool:
+        """Every value is still the saved one: none was set or deleted."""
+        return len(self._saved) == len(self._values)
+
 
 @numba.njit(cache=True, nogil=True)
 def fnv1a(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:

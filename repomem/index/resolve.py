@@ -224,8 +224,14 @@ class Resolver:
         # (``Language.settings``), by namespace; and each family's own tables
         self.settings: dict[str, object] = dict(settings or {})
         self.tables: dict[str, object] = {}
+        # a saved index's parses, or a build's (a ``LazyDict`` of them: read in place, each
+        # made when read and dropped by ``drop_unread``), or a copy of ``files``
         self.files: MutableMapping[str, ParsedFile] = (
-            {} if saved is None else LazyDict(saved.paths, saved.parse)
+            LazyDict(saved.paths, saved.parse)
+            if saved is not None
+            else files
+            if isinstance(files, LazyDict)
+            else {}
         )
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
@@ -254,7 +260,10 @@ class Resolver:
         self._overridden: set[str] = set()
         self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
-        if saved is None:
+        if isinstance(self.files, LazyDict) and saved is None:
+            for path in files:
+                self._enter(path, self.files.peek(path))
+        elif saved is None:
             for path, pf in files.items():
                 self._add(path, pf)
         else:
@@ -289,6 +298,10 @@ class Resolver:
 
     def _add(self, path: str, pf: ParsedFile) -> None:
         self.files[path] = pf
+        self._enter(path, pf)
+
+    def _enter(self, path: str, pf: ParsedFile) -> None:
+        """``pf``'s entries in the tables by name and module, ``files`` holding it already."""
         ns = _namespace(pf.language)
         for d in pf.definitions:  # Python's by the last part: ``obj.meth`` untyped
             self.by_name.add(path, (ns, d.name.rsplit(".", 1)[-1]), d.node)

@@ -8,6 +8,8 @@ is reclaimed by compacting when the arrays are full.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -75,6 +77,14 @@ class RowPool:
         self.start, self.end = indptr[:-1].copy(), indptr[1:].copy()
         self.room_end = self.end.copy()
         self.used = self.live = int(cols.size)
+
+    def replace_arrays(self, copy: Callable[[str, np.ndarray], np.ndarray]) -> None:
+        """Each array (``start``, ``end``, ``room_end``, ``cols``, ``vals``) replaced by
+        ``copy(name, array)``, a copy of it (mapped from a file, say); the room for more
+        rows that ``grow`` made goes with the old arrays."""
+        self._rows = None
+        for name in ("start", "end", "room_end", "cols", "vals"):
+            setattr(self, name, copy(name, getattr(self, name)))
 
     @classmethod
     def from_csr(cls, m: sp.csr_matrix) -> RowPool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -127,10 +128,17 @@ def spooled(directory: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, np.n
 def is_file(values: np.ndarray, path: Path) -> bool:
     """Whether ``values`` is the whole array of ``path`` mapped read-only (from ``spooled``):
     what it holds is then what the file holds."""
+    return not values.flags.writeable and maps_file(values, path, read_only=True)
+
+
+def maps_file(values: np.ndarray, path: Path, *, read_only: bool = False) -> bool:
+    """Whether ``values`` is the whole array mapped from ``path`` (``mapped``); a map
+    copy-on-write too unless ``read_only``, which holds what the file holds so long as
+    nothing was written to it (a build's table spooled where it is saved)."""
     base = values
     while base is not None and not isinstance(base, np.memmap):
         base = getattr(base, "base", None)
-    if base is None or values.flags.writeable or base.mode != "r" or not path.exists():
+    if base is None or (read_only and base.mode != "r") or not path.exists():
         return False
     return (
         getattr(base, "file_id", None) == file_id(path)
@@ -168,7 +176,8 @@ class TextWriter:
     def __init__(self, directory: Path, name: str) -> None:
         self._dir, self._name = directory, name
         self._data = ArrayWriter(directory / f"{name}.npy", np.uint8)
-        self._ends: list[int] = []
+        # 8 bytes an end: a list's int objects took the whole kernel's fragments ~0.1 GB
+        self._ends = array("q")
         self._size = 0
 
     def __len__(self) -> int:
@@ -191,7 +200,7 @@ class TextWriter:
         """The blob's and the offsets' files, complete."""
         self._data.close()
         offsets = np.zeros(len(self._ends) + 1, np.int64)
-        offsets[1:] = self._ends
+        offsets[1:] = np.frombuffer(self._ends, np.int64)
         off_path = self._dir / f"{self._name}_off.npy"
         write_array(off_path, offsets)
         return self._data.path, off_path

@@ -19,10 +19,9 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -33,9 +32,18 @@ from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, Texts, window_locations
-from repomem.index.parsing import CallSite, Definition, ImportBinding, ParsedFile
+from repomem.index.parsing import ParsedFile
 from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
+from repomem.index.saved_parse import (
+    NODE_ROWS,
+    FileParts,
+    SpooledParses,
+    callsites_of,
+    definitions_of,
+    saved_parse,
+    symbols_of,
+)
 from repomem.index.spool import (
     ArrayWriter,
     TextWriter,
@@ -43,11 +51,18 @@ from repomem.index.spool import (
     file_id,
     is_file,
     mapped,
+    maps_file,
     spooled_parts,
     write_array,
 )
-from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables
-from repomem.index.trim import mappings_of
+from repomem.index.tables import (
+    WINDOW_ROWS,
+    FileEntry,
+    IndexTables,
+    SpooledCalls,
+    relation_spare,
+)
+from repomem.index.trim import mappings_of, release_mapped
 
 FORMAT_VERSION = 24
 
@@ -295,7 +310,10 @@ def _put_file_rows(
             gen.put(f"{name}_off", np.cumsum([0, *(p.size for p in parts)], dtype=np.int64))
         else:
             gen.concat(name, parts, dtype)
-    for name in ("line_len", "node_start", "node_end", "node_parent", "line_owner"):
+    if _parses_written(gen, index, paths):
+        gen.names += [n for name in NODE_ROWS for n in (name, f"{name}_off")]
+        return
+    for name in NODE_ROWS:
         gen.concat(name, (getattr(index.parsed[p], name) for p in paths), np.int32)
 
 
@@ -325,6 +343,9 @@ def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
 
 def _put_calls(gen: _Generation, index: IndexTables, paths: list[str]) -> None:
     """The resolved calls, rows of (file, source node, target file, target node)."""
+    if isinstance(index.calls, SpooledCalls) and index.calls.written_in(gen.dir, paths):
+        gen.names += ["calls", "calls_off"]
+        return
     file_no = {p: i for i, p in enumerate(paths)}
     ends = [0]
     with gen.writer("calls", np.int64, (4,)) as w:
@@ -339,8 +360,12 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
     """The relation rows, with spare rows, and the relations by target; returns the rows."""
     # spare relation rows, so that the first new fragments do not copy the table
     rows, cap = index.rel_idx.shape
-    spare = max(1024, rows // 8)
+    spare = relation_spare(rows)
     for name, table, fill in (("rel_idx", index.rel_idx, -1), ("rel_val", index.rel_val, 0.0)):
+        whole = index.relation_idx if name == "rel_idx" else index.relation_val
+        if whole.shape[0] == rows + spare and maps_file(whole, gen.dir / f"{name}.npy"):
+            gen.names.append(name)  # a build's, written where it is saved
+            continue
         with gen.writer(name, table.dtype, (cap,)) as w:
             for lo in range(0, rows, _ROWS):
                 w.write(table[lo : lo + _ROWS])
@@ -373,47 +398,26 @@ def _put_resolution(gen: _Generation, index: IndexTables, paths: list[str]) -> N
         # and the definitions by name, so that a load enters no file's parse (``SavedNames``)
         for name, value in resolver.by_name.arrays(paths).items():
             gen.put(name, value)
+    if _parses_written(gen, index, paths):
+        gen.names += [
+            "symbols", "symbols_off", "definitions", "definitions_off", "callsites", "callsites_off"
+        ]  # fmt: skip
+        return
     # dumps, not dump: only the one-shot encoder is the C one
-    gen.texts("symbols", (_symbols(index.parsed[p]) for p in paths))
+    gen.texts("symbols", (symbols_of(index.parsed[p]) for p in paths))
     # apart and as columns: a file whose cards or names are read needs its definitions alone
-    gen.texts("definitions", (_definitions(index.parsed[p]) for p in paths))
-    # apart, as only files whose calls are resolved again read their call sites
-    gen.texts(
-        "callsites",
-        (
-            json.dumps(
-                [[c.node, list(c.parts), c.scope] for c in index.parsed[p].calls],
-                separators=(",", ":"),
-            ).encode()
-            for p in paths
-        ),
-    )
+    gen.texts("definitions", (definitions_of(index.parsed[p]) for p in paths))
+    gen.texts("callsites", (callsites_of(index.parsed[p]) for p in paths))
+
+
+def _parses_written(gen: _Generation, index: IndexTables, paths: list[str]) -> bool:
+    """Whether a build spooled its parses into this generation, as they are now."""
+    parsed = index.parsed
+    return isinstance(parsed, SpooledParses) and parsed.written_in(gen.dir, paths)
 
 
 # rows written at a time where a table is copied into a generation
 _ROWS = 1 << 16
-
-
-def _definitions(pf: ParsedFile) -> bytes:
-    """The definitions as columns: names, nodes and which are classes (``SavedParse``)."""
-    return json.dumps(pf.definition_columns(), separators=(",", ":")).encode()
-
-
-def _symbols(pf: ParsedFile) -> bytes:
-    return json.dumps(
-        {
-            "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
-            "import_nodes": pf.import_nodes,
-            "has_error": pf.has_error,
-            # where its errors are, so that a loaded C file's first edit can be spliced
-            "error_rows": None if pf.error_rows is None else pf.error_rows.tolist(),
-            "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
-            "package": pf.package,
-            # what a loaded file's definition cards read of its calls, without them
-            "call_heads": sorted(pf.call_heads()),
-        },
-        separators=(",", ":"),
-    ).encode()
 
 
 def _save_graph(index: IndexTables, gen: _Generation) -> None:
@@ -453,11 +457,13 @@ def _put_rows(
     gen.put(names[0], indptr)
     room = int(indptr[-1]) // 8
     with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
+        read = mappings_of([pool.cols, pool.vals])
         for lo in range(0, rows.size, _ROWS):
             part = rows[lo : lo + _ROWS]
             _, c, v = pool.gather(part[part >= 0])
             cols.write(c if ids is None else ids[c])
             vals.write(v)
+            release_mapped(read)  # a mapped pool's pages read: read once (``build.spill``)
         for lo in range(0, room, _ROWS):
             size = min(_ROWS, room - lo)
             cols.write(np.full(size, -1, np.int64))
@@ -525,12 +531,11 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
 
 # the per-file parts of the saved arrays: each has an ``_off`` array of the files' bounds
 _WINDOWS = tuple(name for name, _ in WINDOW_ROWS)
-_NODES = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
 
 
 def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     paths = [f[0] for f in manifest["files"]]
-    parts = _FileParts(a, (*_WINDOWS, *_NODES, "symbols", "definitions", "callsites", "calls"))
+    parts = FileParts(a, (*_WINDOWS, *NODE_ROWS, "symbols", "definitions", "callsites", "calls"))
     texts = Texts(a["texts"], a["texts_off"])
     live, frag_key, order = a["live"], a["frag_key"], a["frag_by_key"]
 
@@ -538,7 +543,7 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         return [(s, paths[t], n) for _, s, t, n in parts.of("calls", i).tolist()]
 
     def parse(i: int) -> ParsedFile:
-        return _saved_parse(manifest["files"][i], parts, i)
+        return saved_parse(manifest["files"][i], parts, i)
 
     parsed = LazyDict(paths, parse)
 
@@ -581,57 +586,6 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     )
 
 
-class _FileParts:
-    """One file's slice of the saved arrays that are concatenated over the files."""
-
-    def __init__(self, a: dict, names: tuple[str, ...]) -> None:
-        self.arrays = a
-        self.offsets = {name: a[f"{name}_off"].tolist() for name in names}
-
-    def of(self, name: str, i: int) -> np.ndarray:
-        off = self.offsets[name]
-        return self.arrays[name][off[i] : off[i + 1]]
-
-    def all(self, names: tuple[str, ...], i: int) -> list[np.ndarray]:
-        return [self.of(name, i) for name in names]
-
-
-def _saved_parse(file: list[str], parts: _FileParts, i: int) -> ParsedFile:
-    """The ``i``-th file's parse, each part of it decoded when first read."""
-    path, language, digest = file
-    # tuple.__new__ skips the named tuples' Python-level constructors: a first update
-    # after a load makes every file's parse, ~400k of them on the standard library
-    new = tuple.__new__
-
-    def symbols() -> dict[str, Any]:
-        sym = json.loads(parts.of("symbols", i).tobytes())
-        return {
-            "has_error": sym["has_error"],
-            "error_rows": None
-            if sym["error_rows"] is None
-            else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
-            "imports": [new(ImportBinding, b) for b in sym["imports"]],
-            "import_nodes": sym["import_nodes"],
-            "bases": {k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
-            "package": sym["package"],
-            "call_heads": sym["call_heads"],
-        }
-
-    def columns() -> tuple[list[str], list[int], list[bool]]:
-        names, nodes, classes = json.loads(parts.of("definitions", i).tobytes())
-        return names, nodes, classes
-
-    def callsites() -> list[CallSite]:
-        return [
-            new(CallSite, (node, tuple(names), scope))
-            for node, names, scope in json.loads(parts.of("callsites", i).tobytes())
-        ]
-
-    return SavedParse(
-        path, language, digest, *parts.all(_NODES, i), False, saved=(symbols, columns, callsites)
-    )
-
-
 def _saved_graph(
     config: IndexConfig, paths: list[str], a: dict
 ) -> tuple[CodeGraph, RowPool, RowPool]:
@@ -662,103 +616,6 @@ def _saved_calls_into(paths: list[str], calls: np.ndarray) -> dict[str, dict[str
     for k, (src, target) in enumerate(calls[first][:, [0, 2]].tolist()):
         out[paths[target]][paths[src]] = pairs[bounds[k] : bounds[k + 1]]
     return out
-
-
-def _symbol(name: str) -> property:
-    """A field of ``SavedParse`` read from its saved symbols, decoded at the first read of
-    any of them; set, it holds what is set."""
-
-    def get(self: SavedParse) -> Any:
-        self._read_symbols()
-        return self.__dict__[name]
-
-    def put(self: SavedParse, value: Any) -> None:
-        self._read_symbols()  # the other fields keep their saved values
-        self.__dict__[name] = value
-
-    return property(get, put)
-
-
-class SavedParse(ParsedFile):
-    """A saved parse whose parts are decoded when first read. A file that a cursor's names
-    or cards reach needs its definitions alone (saved as columns: names, nodes, classes,
-    which the resolver's tables read without a ``Definition`` each); its imports, bases and
-    the rest are decoded at the first read of any of them; only a file whose calls are
-    resolved again reads its call sites (447k of them in the Linux kernel's subset), whose
-    first parts are saved apart (``call_heads``): the definition cards of a cursor in the
-    file read those alone."""
-
-    has_error = _symbol("has_error")  # type: ignore[assignment]
-    error_rows = _symbol("error_rows")  # type: ignore[assignment]
-    imports = _symbol("imports")  # type: ignore[assignment]
-    import_nodes = _symbol("import_nodes")  # type: ignore[assignment]
-    bases = _symbol("bases")  # type: ignore[assignment]
-    package = _symbol("package")  # type: ignore[assignment]
-
-    def __init__(
-        self,
-        *args: Any,
-        saved: tuple[
-            Callable[[], dict[str, Any]],
-            Callable[[], tuple[list[str], list[int], list[bool]]],
-            Callable[[], list[CallSite]],
-        ]
-        | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """``saved``: what decodes its symbols, its definitions' columns and its call sites;
-        without it, a parse of the fields given (``dataclasses.replace`` gives them all)."""
-        self.__dict__.update(_symbols=None, _columns=None, _saved_columns=None, _callsites=None)
-        self._call_heads: list[str] | None = None
-        super().__init__(*args, **kwargs)
-        if saved is not None:
-            self._symbols, self._columns, self._callsites = saved
-
-    def _read_symbols(self) -> None:
-        read = self._symbols
-        if read is not None:  # (marked read only once the fields hold what was saved)
-            sym = read()
-            self._call_heads = sym.pop("call_heads")
-            self.__dict__.update(sym)
-            self._symbols = None
-
-    def definition_columns(self) -> tuple[list[str], list[int], list[bool]]:
-        if self._columns is not None:
-            if self._saved_columns is None:
-                self._saved_columns = self._columns()
-            return self._saved_columns
-        return super().definition_columns()
-
-    @property  # type: ignore[override]
-    def definitions(self) -> list[Definition]:
-        if self._columns is not None:
-            new = tuple.__new__
-            names, nodes, classes = self.definition_columns()
-            self._definitions = [
-                new(Definition, d) for d in zip(names, nodes, classes, strict=True)
-            ]
-            self._columns = self._saved_columns = None
-        return self._definitions
-
-    @definitions.setter
-    def definitions(self, value: list[Definition]) -> None:
-        self._definitions, self._columns, self._saved_columns = value, None, None
-
-    def call_heads(self) -> set[str]:
-        self._read_symbols()
-        if self._callsites is not None and self._call_heads is not None:
-            return set(self._call_heads)
-        return super().call_heads()
-
-    @property  # type: ignore[override]
-    def calls(self) -> list[CallSite]:
-        if self._callsites is not None:
-            self._calls, self._callsites = self._callsites(), None
-        return self._calls
-
-    @calls.setter
-    def calls(self, value: list[CallSite]) -> None:
-        self._calls, self._callsites = value, None
 
 
 def index_bytes(root: Path, config: IndexConfig) -> int:

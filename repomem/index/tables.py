@@ -14,6 +14,7 @@ import mmap
 from collections import defaultdict
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import InitVar, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,9 +28,16 @@ from repomem.index.parsing import ParsedFile
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import inverse_relations
+from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
 
 # the type of a relation row's fragment ids
 RELATION_ID = np.int32
+
+
+def relation_spare(rows: int) -> int:
+    """The spare relation rows a saved index has past its ``rows``, so that the first new
+    fragments do not copy the table."""
+    return max(1024, rows // 8)
 
 
 # ``FileEntry``'s per-window arrays, and their types as saved
@@ -71,6 +79,60 @@ class FileEntry:
         if isinstance(content, str):
             return content.encode("utf-8", "surrogatepass")
         return content[0].encoded_at(content[1])
+
+
+class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
+    """A build's resolved calls, written to ``calls.npy`` as each file's come, as rows of
+    (file, source node, target file, target node) in the files' order, with their bounds
+    (``calls_off.npy``), as an index saves them; each file's list made when read. Held as
+    tuples, the whole kernel's millions of calls took hundreds of MB, and the allocator
+    kept more: it could not give back the pages that they shared with what resolution
+    dropped."""
+
+    def __init__(self, spool: Path, paths: list[str]) -> None:
+        self.paths = paths
+        self._number = {p: i for i, p in enumerate(paths)}
+        self._out = ArrayWriter(spool / "calls.npy", np.int64, (4,))
+        self._ends = [0]
+        self.rows = np.empty((0, 4), np.int64)
+        self.offsets = np.zeros(1, np.int64)
+        super().__init__(paths, self._calls)
+
+    def _calls(self, i: int) -> list[tuple[int, str, int]]:
+        rows = self.rows[self.offsets[i] : self.offsets[i + 1]].tolist()
+        return [(s, self.paths[t], n) for _, s, t, n in rows]
+
+    def add(self, path: str, calls: list[tuple[int, str, int]]) -> None:
+        """The next file's calls (in ``paths``' order)."""
+        i, number = len(self._ends) - 1, self._number
+        assert self.paths[i] == path
+        self._out.write(
+            np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
+        )
+        self._ends.append(self._ends[-1] + len(calls))
+
+    def finish(self) -> None:
+        """Every file's calls written: mapped back, read-only."""
+        self._out.close()
+        off = self._out.path.with_name("calls_off.npy")
+        write_array(off, np.array(self._ends, np.int64))
+        self.rows, self.offsets = (
+            mapped(self._out.path, writeable=False),
+            mapped(off, writeable=False),
+        )
+
+    def written_in(self, directory: Path, paths: list[str]) -> bool:
+        """Whether ``directory``'s files hold these calls of ``paths``, as they are."""
+        return (
+            self.unchanged
+            and list(self) == self.paths == paths
+            and is_file(self.rows, directory / "calls.npy")
+            and is_file(self.offsets, directory / "calls_off.npy")
+        )
+
+
+# the ranges of fragment ids whose node rows are grouped one after another
+_GROUPED_PARTS = 16
 
 
 @dataclass(eq=False)
@@ -141,17 +203,23 @@ class IndexTables:
             self.relation_idx = np.full((0, cap), -1, RELATION_ID)
             self.relation_val = np.zeros((0, cap), np.float64)
 
-    def adopt(self, graph: CodeGraph, resolution: dict[str, np.ndarray]) -> None:
+    def adopt(
+        self,
+        graph: CodeGraph,
+        resolution: dict[str, np.ndarray],
+        parse: Callable[[int], ParsedFile],
+    ) -> None:
         """Keep the graph a build made, and what its call resolution depended on as the
         arrays a save writes (``resolution``, spooled where the build is saved): the
         resolver is made from them when first used, as after a load, rather than kept with
-        every file's tables (the kernel subset's 0.3 GB) through the rest of the build."""
+        every file's tables (the kernel subset's 0.3 GB) through the rest of the build.
+        ``parse(i)``: the parse of the i-th file by path as the build made it (an update
+        replaces ``parsed``'s)."""
         self._graph = graph
         self.spooled_resolution = resolution
         paths = sorted(self.files)
-        parses = [self.parsed[p] for p in paths]  # as saved: an update replaces them
         self.saved_dependencies = saved_dependencies(
-            paths, [pf.language for pf in parses], parses.__getitem__, resolution
+            paths, [self.files[p].language for p in paths], parse, resolution
         )
 
     @property
@@ -213,9 +281,23 @@ class IndexTables:
         return rows, cols, vals
 
     def assemble_frag_nodes(self) -> RowPool:
-        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations."""
-        rows, cols, vals = self.grouped(*self.frag_entries(list(self.files)), by_key=True)
-        return RowPool.from_sorted(rows, cols, vals, len(self.frag_text))
+        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations. Grouped
+        a range of fragment ids at a time (each entry in its order, so that every sum adds
+        the same weights in the same order): grouped at once, the sorting's copies of every
+        entry took the whole kernel's graph stage ~1 GB more."""
+        frags, nodes, weights = self.frag_entries(list(self.files))
+        n = len(self.frag_text)
+        step = max(1, -(-n // _GROUPED_PARTS))
+        parts = []
+        for lo in range(0, n, step):
+            sel = np.flatnonzero((frags >= lo) & (frags < lo + step))
+            parts.append(self.grouped(frags[sel], nodes[sel], weights[sel], by_key=True))
+        del frags, nodes, weights
+        none = np.empty(0, np.int64)
+        rows = np.concatenate([none, *(p[0] for p in parts)])
+        cols = np.concatenate([none, *(p[1] for p in parts)])
+        vals = np.concatenate([np.empty(0), *(p[2] for p in parts)])
+        return RowPool.from_sorted(rows, cols, vals, n)
 
     @property
     def rel_idx(self) -> np.ndarray:

@@ -12,14 +12,17 @@ import pytest
 from repos import OTHER_LANG_FILES, long_module, make_repo, run_repomem
 
 from repomem.config import IndexConfig
-from repomem.index import build, store
+from repomem.index import build, saved_parse, store
 from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.meter import StageMeter
+from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
-from repomem.index.spool import is_file, spooled_parts
-from repomem.index.tables import WINDOW_ROWS
+from repomem.index.saved_parse import NODE_ROWS, SpooledParses
+from repomem.index.saved_parse import saved_parse as read_back
+from repomem.index.spool import is_file, maps_file, spooled_parts
+from repomem.index.tables import WINDOW_ROWS, SpooledCalls
 
 
 def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
@@ -31,7 +34,7 @@ def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
     summary = manifest.pop("summary")
     manifest.pop("config")  # names its own index folder
     for key in ("seconds", "peak_mb", "index_bytes"):
-        summary.pop(key)
+        summary.pop(key, None)  # (an index saved after its build has no summary)
     return arrays, {**manifest, "summary": summary}
 
 
@@ -72,6 +75,25 @@ def test_two_workers_save_the_index_one_saves_byte_for_byte(
         assert [n for n in arrays_1 if arrays_1[n] != arrays_2[n]] == []
         assert manifest_1 == manifest_2
         (root / "pkg/gen_5.py").write_text(long_module(3))
+
+
+def test_what_a_build_spools_is_what_a_save_from_memory_writes(tmp_path: Path) -> None:
+    """A build saves its spooled parses, calls, relation rows, graph and node rows where it
+    wrote them; a build kept in memory and saved afterwards writes every table itself (from
+    the parses and rows made as read): the same bytes."""
+    files = {f"pkg/gen_{i}.py": long_module(8 + i % 5) for i in range(70)}
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **files}, use_git=False)
+    spooled_dir, memory_dir = tmp_path / "idx-spooled", tmp_path / "idx-memory"
+    RepoIndex.build(root, replace(IndexConfig(), index_dir=str(spooled_dir)))
+    built, _ = RepoIndex.build(root, replace(IndexConfig(), index_dir=str(memory_dir)), save=False)
+    built.save()
+    (arrays_1, manifest_1), (arrays_2, manifest_2) = (
+        _generation(root, d) for d in (spooled_dir, memory_dir)
+    )
+    assert arrays_1.keys() == arrays_2.keys()
+    assert [n for n in arrays_1 if arrays_1[n] != arrays_2[n]] == []
+    manifest_1.pop("summary"), manifest_2.pop("summary")
+    assert manifest_1 == manifest_2
 
 
 def test_a_build_reports_each_stage_time_and_peak(tmp_path: Path) -> None:
@@ -186,21 +208,48 @@ def test_builds_in_processes_hashing_strings_differently_save_the_same_index(
     assert manifest_1 == manifest_2
 
 
-def test_names_called_and_included_in_many_files_are_one_string(tmp_path: Path) -> None:
-    """A parse comes back from a worker with a string per occurrence of each name: the
-    build makes them one (the kernel calls and includes the same names millions of times),
-    and so too each node number and dotted callee (numbers past 256 are not Python's own)."""
+def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file's parse goes to the generation's files as it comes (held, the whole
+    kernel's took gigabytes through the build) and is made again from there when read: the
+    built index holds none, reads back what parsing the file gives, and its save finds them
+    written (mapped from the very files it saves); so too the resolved calls and the
+    relation rows."""
     above = "".join(f"int v{k};\n" for k in range(300))
     files = {
         f"c/f{i}.c": f'#include "util.h"\n{above}int f{i}(int x) {{ return shared_helper(x); }}\n'
         for i in range(70)
     }
     root = make_repo(tmp_path / "r", {**files, "c/util.h": "int shared_helper(int);\n"})
-    built, _ = RepoIndex.build(root, save=False, workers=2)
-    parses = [built.tables.parsed[p] for p in files]
-    assert len({id(pf.calls[0].parts[0]) for pf in parses}) == 1
-    assert len({id(pf.imports[0].module) for pf in parses}) == 1
-    assert {pf.calls[0].node for pf in parses} == {302}
-    assert len({id(pf.calls[0].node) for pf in parses}) == 1
-    assert len({id(pf.calls[0].parts) for pf in parses}) == 1
-    assert len({id(pf.definitions[-1].node) for pf in parses}) == 1
+    built, _ = RepoIndex.build(root, workers=2)
+    made: list[str] = []
+
+    def counted(file: list[str], *args: object) -> ParsedFile:
+        made.append(file[0])
+        return read_back(file, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(saved_parse, "saved_parse", counted)
+    parsed = built.tables.parsed
+    assert isinstance(parsed, SpooledParses)
+    for path in ("c/f3.c", "c/f3.c", "c/util.h"):
+        assert parsed[path].path == path
+    assert made == ["c/f3.c", "c/util.h"]  # none held from the build; made once read, kept
+    arrays = store.live_generation(root, IndexConfig()) / "arrays"
+    assert all(is_file(a, arrays / f"{name}.npy") for name, a in parsed.arrays.items())
+    # the resolved calls and the relation rows too, as they were computed
+    calls = built.tables.calls
+    assert isinstance(calls, SpooledCalls) and is_file(calls.rows, arrays / "calls.npy")
+    assert calls["c/f3.c"] == [(302, "c/util.h", 0)]
+    for name in ("rel_idx", "rel_val"):
+        assert maps_file(
+            getattr(built.tables, name.replace("rel_", "relation_")), arrays / f"{name}.npy"
+        )
+    for path in ("c/f3.c", "c/util.h"):
+        text = (root / path).read_text()
+        fresh = parse_source(path, "c", text, parsed[path].digest, split_lines(text))
+        got = parsed[path]
+        for name in ("definitions", "calls", "imports", "import_nodes", "has_error"):
+            assert getattr(got, name) == getattr(fresh, name)
+        for name in (*NODE_ROWS, "error_rows"):
+            assert np.array_equal(getattr(got, name), getattr(fresh, name))

@@ -19,7 +19,7 @@ from repos import OTHER_LANG_FILES, long_module, make_repo, parsed_fields, write
 
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
-from repomem.index import store
+from repomem.index import saved_parse, store
 from repomem.index.bm25 import tokenize
 from repomem.index.build import recompute_relations
 from repomem.index.parsing import Lines, split_lines
@@ -234,16 +234,16 @@ def test_a_load_maps_the_resolvers_name_tables(
     of a name's definitions (their files' paths) included."""
     root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **NAMED_C})
     built, _ = RepoIndex.build(root)
+    keys = _name_keys(built)  # before counting: the build's parses are made when read too
     decoded: list[str] = []
 
-    class Counted(store.SavedParse):
+    class Counted(saved_parse.SavedParse):
         def __init__(self, path: str, *args: object, **kwargs: object) -> None:
             decoded.append(path)
             super().__init__(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "SavedParse", Counted)
+    monkeypatch.setattr(saved_parse, "SavedParse", Counted)
     loaded = RepoIndex.load(root)
-    keys = _name_keys(built)
     assert loaded.resolver.saved is not None  # made, reading nothing of every file
     by_family = {
         p for p, e in loaded.tables.files.items() if e.language not in ("python", "c", "cpp")

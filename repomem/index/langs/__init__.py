@@ -196,12 +196,13 @@ class Language:
         return found[0]
 
 
-def read_settings(root: Path, files: Mapping[str, ParsedFile]) -> dict[str, object]:
-    """Every family's ``Language.settings`` for the repository's files, by namespace."""
+def read_settings(root: Path, languages: Mapping[str, str]) -> dict[str, object]:
+    """Every family's ``Language.settings`` for the repository's files (``languages``: each
+    one's language, by path), by namespace."""
     by_family: dict[Language, list[str]] = {}
-    for path, pf in files.items():
-        if pf.language in MODULES:
-            by_family.setdefault(for_language(pf.language), []).append(path)
+    for path, language in languages.items():
+        if language in MODULES:
+            by_family.setdefault(for_language(language), []).append(path)
     out = {}
     for lang, paths in by_family.items():
         found = lang.settings(root, paths)

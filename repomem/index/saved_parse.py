@@ -1,0 +1,275 @@
+"""A parse as an index saves it: its node rows as slices of arrays concatenated over the
+files, its symbols, definitions and call sites as JSON, and read back as a ``SavedParse``
+whose parts are decoded when first read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repomem.index.mapped import LazyDict
+from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
+from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_array
+
+# a parse's per-line and per-node arrays, saved concatenated over the files (int32)
+NODE_ROWS = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
+
+
+class FileParts:
+    """One file's slice of the saved arrays that are concatenated over the files."""
+
+    def __init__(self, a: dict, names: tuple[str, ...]) -> None:
+        self.arrays = a
+        self.offsets = {name: a[f"{name}_off"].tolist() for name in names}
+
+    def of(self, name: str, i: int) -> np.ndarray:
+        off = self.offsets[name]
+        return self.arrays[name][off[i] : off[i + 1]]
+
+    def all(self, names: tuple[str, ...], i: int) -> list[np.ndarray]:
+        return [self.of(name, i) for name in names]
+
+
+def saved_parse(file: list[str], parts: FileParts, i: int) -> ParsedFile:
+    """The ``i``-th file's parse, each part of it decoded when first read."""
+    path, language, digest = file
+    # tuple.__new__ skips the named tuples' Python-level constructors: a first update
+    # after a load makes every file's parse, ~400k of them on the standard library
+    new = tuple.__new__
+
+    def symbols() -> dict[str, Any]:
+        sym = json.loads(parts.of("symbols", i).tobytes())
+        return {
+            "has_error": sym["has_error"],
+            "error_rows": None
+            if sym["error_rows"] is None
+            else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
+            "imports": [new(ImportBinding, b) for b in sym["imports"]],
+            "import_nodes": sym["import_nodes"],
+            "bases": {k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
+            "package": sym["package"],
+            "call_heads": sym["call_heads"],
+        }
+
+    def columns() -> tuple[list[str], list[int], list[bool]]:
+        names, nodes, classes = json.loads(parts.of("definitions", i).tobytes())
+        return names, nodes, classes
+
+    def callsites() -> list[CallSite]:
+        return [
+            new(CallSite, (node, tuple(names), scope))
+            for node, names, scope in json.loads(parts.of("callsites", i).tobytes())
+        ]
+
+    return SavedParse(
+        path, language, digest, *parts.all(NODE_ROWS, i), False, saved=(symbols, columns, callsites)
+    )
+
+
+def _symbol(name: str) -> property:
+    """A field of ``SavedParse`` read from its saved symbols, decoded at the first read of
+    any of them; set, it holds what is set."""
+
+    def get(self: SavedParse) -> Any:
+        self._read_symbols()
+        return self.__dict__[name]
+
+    def put(self: SavedParse, value: Any) -> None:
+        self._read_symbols()  # the other fields keep their saved values
+        self.__dict__[name] = value
+
+    return property(get, put)
+
+
+class SavedParse(ParsedFile):
+    """A saved parse whose parts are decoded when first read. A file that a cursor's names
+    or cards reach needs its definitions alone (saved as columns: names, nodes, classes,
+    which the resolver's tables read without a ``Definition`` each); its imports, bases and
+    the rest are decoded at the first read of any of them; only a file whose calls are
+    resolved again reads its call sites (447k of them in the Linux kernel's subset), whose
+    first parts are saved apart (``call_heads``): the definition cards of a cursor in the
+    file read those alone."""
+
+    has_error = _symbol("has_error")  # type: ignore[assignment]
+    error_rows = _symbol("error_rows")  # type: ignore[assignment]
+    imports = _symbol("imports")  # type: ignore[assignment]
+    import_nodes = _symbol("import_nodes")  # type: ignore[assignment]
+    bases = _symbol("bases")  # type: ignore[assignment]
+    package = _symbol("package")  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        *args: Any,
+        saved: tuple[
+            Callable[[], dict[str, Any]],
+            Callable[[], tuple[list[str], list[int], list[bool]]],
+            Callable[[], list[CallSite]],
+        ]
+        | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``saved``: what decodes its symbols, its definitions' columns and its call sites;
+        without it, a parse of the fields given (``dataclasses.replace`` gives them all)."""
+        self.__dict__.update(_symbols=None, _columns=None, _saved_columns=None, _callsites=None)
+        self._call_heads: list[str] | None = None
+        super().__init__(*args, **kwargs)
+        if saved is not None:
+            self._symbols, self._columns, self._callsites = saved
+
+    def _read_symbols(self) -> None:
+        read = self._symbols
+        if read is not None:  # (marked read only once the fields hold what was saved)
+            sym = read()
+            self._call_heads = sym.pop("call_heads")
+            self.__dict__.update(sym)
+            self._symbols = None
+
+    def definition_columns(self) -> tuple[list[str], list[int], list[bool]]:
+        if self._columns is not None:
+            if self._saved_columns is None:
+                self._saved_columns = self._columns()
+            return self._saved_columns
+        return super().definition_columns()
+
+    @property  # type: ignore[override]
+    def definitions(self) -> list[Definition]:
+        if self._columns is not None:
+            new = tuple.__new__
+            names, nodes, classes = self.definition_columns()
+            self._definitions = [
+                new(Definition, d) for d in zip(names, nodes, classes, strict=True)
+            ]
+            self._columns = self._saved_columns = None
+        return self._definitions
+
+    @definitions.setter
+    def definitions(self, value: list[Definition]) -> None:
+        self._definitions, self._columns, self._saved_columns = value, None, None
+
+    def call_heads(self) -> set[str]:
+        self._read_symbols()
+        if self._callsites is not None and self._call_heads is not None:
+            return set(self._call_heads)
+        return super().call_heads()
+
+    @property  # type: ignore[override]
+    def calls(self) -> list[CallSite]:
+        if self._callsites is not None:
+            self._calls, self._callsites = self._callsites(), None
+        return self._calls
+
+    @calls.setter
+    def calls(self, value: list[CallSite]) -> None:
+        self._calls, self._callsites = value, None
+
+
+def symbols_of(pf: ParsedFile) -> bytes:
+    return json.dumps(
+        {
+            "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
+            "import_nodes": pf.import_nodes,
+            "has_error": pf.has_error,
+            # where its errors are, so that a loaded C file's first edit can be spliced
+            "error_rows": None if pf.error_rows is None else pf.error_rows.tolist(),
+            "bases": {k: [list(v) for v in vs] for k, vs in pf.bases.items()},
+            "package": pf.package,
+            # what a loaded file's definition cards read of its calls, without them
+            "call_heads": sorted(pf.call_heads()),
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+def definitions_of(pf: ParsedFile) -> bytes:
+    """The definitions as columns: names, nodes and which are classes (``SavedParse``)."""
+    return json.dumps(pf.definition_columns(), separators=(",", ":")).encode()
+
+
+def callsites_of(pf: ParsedFile) -> bytes:
+    """Apart from the symbols, as only files whose calls are resolved again read them."""
+    return json.dumps(
+        [[c.node, list(c.parts), c.scope] for c in pf.calls], separators=(",", ":")
+    ).encode()
+
+
+# a parse's JSON parts, each saved apart so that a read decodes only what it needs
+_TEXTS = ("symbols", "definitions", "callsites")
+
+
+class ParseSpool:
+    """Parses written to ``directory`` as they come, in the files and layout an index saves
+    them in, then read back a file at a time (``finish``): held, every file's parse of the
+    whole Linux kernel (its definitions, calls, imports and node rows) took gigabytes
+    through the build's parse stage and everything after it."""
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+        self._rows = {name: ArrayWriter(directory / f"{name}.npy", np.int32) for name in NODE_ROWS}
+        self._ends: dict[str, list[int]] = {name: [0] for name in NODE_ROWS}
+        self._texts = {name: TextWriter(directory, name) for name in _TEXTS}
+        self._files: list[list[str]] = []
+
+    def add(self, pf: ParsedFile) -> None:
+        for name, out in self._rows.items():
+            values = getattr(pf, name)
+            out.write(values)
+            self._ends[name].append(self._ends[name][-1] + values.size)
+        self._texts["symbols"].append(symbols_of(pf))
+        self._texts["definitions"].append(definitions_of(pf))
+        self._texts["callsites"].append(callsites_of(pf))
+        self._files.append([pf.path, pf.language, pf.digest])
+
+    def finish(self) -> SpooledParses:
+        """The parses written, mapped back from their files."""
+        paths: list[Path] = []
+        for name, out in self._rows.items():
+            out.close()
+            write_array(self._dir / f"{name}_off.npy", np.array(self._ends[name], np.int64))
+            paths += [out.path, self._dir / f"{name}_off.npy"]
+        for writer in self._texts.values():
+            paths += writer.close()
+        arrays = {path.stem: mapped(path, writeable=False) for path in paths}
+        return SpooledParses(self._files, arrays)
+
+
+class SpooledParses(LazyDict[str, ParsedFile]):
+    """A build's parses by path (``ParseSpool``), each made from its files when read; the
+    store finds them written where it saves them, so long as none was replaced."""
+
+    def __init__(self, files: list[list[str]], arrays: dict[str, np.ndarray]) -> None:
+        parts = FileParts(arrays, (*NODE_ROWS, *_TEXTS))
+        self.arrays = arrays
+        self.paths = [f[0] for f in files]
+        # the i-th file's parse as spooled, whatever is set here since
+        self.parse: Callable[[int], ParsedFile] = lambda i: saved_parse(files[i], parts, i)
+        super().__init__(self.paths, self.parse)
+
+    def node_rows(self) -> dict[str, NodeRows]:
+        """Each file's node rows alone, read without making its parse (the code graph's)."""
+        parts = FileParts(self.arrays, ("node_parent",))
+        return {p: NodeRows(parts.of("node_parent", i)) for i, p in enumerate(self)}
+
+    def written_in(self, directory: Path, paths: list[str]) -> bool:
+        """Whether the files of ``directory`` hold these parses of ``paths``, as they are."""
+        return (
+            self.unchanged
+            and list(self) == self.paths == paths
+            and all(is_file(a, directory / f"{name}.npy") for name, a in self.arrays.items())
+        )
+
+
+class NodeRows:
+    """What the code graph reads of a parse (``repomem.index.graph.build_graph``)."""
+
+    __slots__ = ("node_parent",)
+
+    def __init__(self, node_parent: np.ndarray) -> None:
+        self.node_parent = node_parent
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_parent.size)
