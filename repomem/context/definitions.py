@@ -264,27 +264,29 @@ _call_counts = _CallCounts()
 
 
 class _CallRows:
-    """A file's resolved calls ordered by the row of their statement, kept while its calls
-    and its parse are the same objects (an update replaces both): the calls of a method's
-    body are then a slice, found by bisection (``_add_sibling_callees``)."""
+    """A file's resolved calls ordered by the row of their statement, kept while the index is
+    at the same revision and the file's parse the same object: the calls of a method's body
+    are then a slice, found by bisection (``_add_sibling_callees``)."""
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[object, ParsedFile, list[int], list[tuple[str, int]]]] = {}
+        self._rows: dict[str, tuple[object, int, ParsedFile, list[int], list[tuple[str, int]]]]
+        self._rows = {}
 
     def get(self, index: RepoIndex, path: str) -> tuple[list[int], list[tuple[str, int]]]:
-        calls, pf = index.resolved_calls(path), index.resolver.files[path]
+        pf = index.resolver.files[path]
         hit = self._rows.get(path)
-        if hit is not None and hit[0] is calls and hit[1] is pf:
-            return hit[2], hit[3]
+        if hit is not None and hit[0] is index.tables and hit[1] == index.revision and hit[2] is pf:
+            return hit[3], hit[4]
         if len(self._rows) >= 8192:
             self._rows.clear()
+        targets, calls = index.resolved_calls(path)
         n = pf.n_nodes
         rows = sorted(
-            (int(pf.node_start[src]) if 0 <= src < n else -1, target, node)
-            for src, target, node in calls
+            (int(pf.node_start[src]) if 0 <= src < n else -1, targets[t], node)
+            for src, t, node in calls.tolist()
         )
         found = [row for row, _, _ in rows], [(target, node) for _, target, node in rows]
-        self._rows[path] = (calls, pf, *found)
+        self._rows[path] = (index.tables, index.revision, pf, *found)
         return found
 
 
