@@ -269,13 +269,14 @@ class _CallRows:
     are then a slice, found by bisection (``_add_sibling_callees``)."""
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[object, int, ParsedFile, list[int], list[tuple[str, int]]]]
-        self._rows = {}
+        # (the index's id, its revision, the parse, rows, calls): the parse held makes the id
+        # unambiguous, without holding the index
+        self._rows: dict[str, tuple[int, int, ParsedFile, list[int], list[tuple[str, int]]]] = {}
 
     def get(self, index: RepoIndex, path: str) -> tuple[list[int], list[tuple[str, int]]]:
         pf = index.resolver.files[path]
         hit = self._rows.get(path)
-        if hit is not None and hit[0] is index.tables and hit[1] == index.revision and hit[2] is pf:
+        if hit is not None and hit[:2] == (id(index), index.revision) and hit[2] is pf:
             return hit[3], hit[4]
         if len(self._rows) >= 8192:
             self._rows.clear()
@@ -286,7 +287,7 @@ class _CallRows:
             for src, t, node in calls.tolist()
         )
         found = [row for row, _, _ in rows], [(target, node) for _, target, node in rows]
-        self._rows[path] = (index.tables, index.revision, pf, *found)
+        self._rows[path] = (id(index), index.revision, pf, *found)
         return found
 
 
