@@ -172,7 +172,7 @@ class _Found:
     count: int = 1
     fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
     rows: list[int] = field(default_factory=list)  # the rows naming it (Python)
-    pending: bool = False  # imported and not called above the cursor yet (Python)
+    pending: bool = False  # imported and not called above the cursor yet
     # C: the functions taking one first that its card lists, and how many more the cursor's
     # file sees
     functions: list[tuple[str, int]] = field(default_factory=list)
@@ -346,6 +346,8 @@ def find_definitions(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
+            # outside Python (whose value counts it) an import no code uses yet comes next
+            not (ranked[i].pending and not finder.python),
             -value[i],
             ranked[i].distance,
             -ranked[i].count,
@@ -716,6 +718,8 @@ class _Finder(_Lookups):
                 self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
+            if self.language.fresh_in_scope:
+                self.found[(target[0], self.resolver.qualnames[target[0]][target[1]])].fresh = True
         self._add_receivers()
         callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
         for target, row, count in self._file_callees(callees):
@@ -726,11 +730,16 @@ class _Finder(_Lookups):
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
         called = self.pf.call_heads() if self.python else set()
+        pending = set() if self.python else self.language.pending_imports(self.pf)
+        if pending:  # nor named by the last lines (a type, a value passed on)
+            pending -= self._window_words()
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
                 found = self._add(binding.name, distance, "import")
+                if found is not None and binding.name in pending:
+                    found.pending = True  # imported to be called below: likely next
                 if found is not None and self.python and binding.name not in called:
                     found.pending = True
         if by_use:
@@ -905,6 +914,20 @@ class _Finder(_Lookups):
                 if name and not _uses_name(later, name):
                     out.append(name)
         return out
+
+    def _window_words(self) -> set[str]:
+        """The words of the last lines' code outside import statements."""
+        pf, imports = self.pf, set()
+        for node in set(pf.import_nodes):
+            if 0 <= node < pf.n_nodes:
+                imports.update(range(int(pf.node_start[node]), int(pf.node_end[node]) + 1))
+        first = max(0, self.cursor - self.name_lines)
+        return {
+            w
+            for row in range(first, self.cursor + 1)
+            if row not in imports
+            for w in _WORDS.findall(self.code[row])
+        }
 
     def _fixture_values(self) -> list[tuple[str, Owner, bool, int]]:
         """The parameters pytest fills from fixtures of the test (or fixture) holding the

@@ -49,7 +49,7 @@ from repomem.index.spool import (
 from repomem.index.tables import WINDOW_ROWS, FileEntry, IndexTables
 from repomem.index.trim import mappings_of
 
-FORMAT_VERSION = 21
+FORMAT_VERSION = 22
 
 
 class IndexNotFound(RepomemError):

@@ -635,3 +635,23 @@ def test_a_callback_parameter_bound_just_above_brings_its_type(tmp_path: Path) -
         ("src/builder.ts", "Builder.addCase"),
         ("src/builder.ts", "build"),
     }
+
+
+def test_an_import_no_code_uses_yet_is_carded_first(tmp_path: Path) -> None:
+    """A value the file imports and no code of it uses yet is imported to be used below: its
+    card comes before those of the names the last lines use; an ``import type`` name never
+    is one (a type is not called)."""
+    files = {
+        "src/lib.ts": "export function used(): number {\n  return 1;\n}\n"
+        "export function later(): number {\n  return 2;\n}\n"
+        "export interface Shape {\n  size: number;\n}\n",
+        "src/use.ts": "import { used, later } from './lib';\n"
+        "import type { Shape } from './lib';\n\n"
+        "export function run(): number {\n  const a = used();\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    assert [h.card.name for h in hits if h.card.path == "src/lib.ts"] == ["later", "used", "Shape"]
+    assert for_language("typescript").pending_imports(index.tables.parsed["src/use.ts"]) == {
+        "later"
+    }

@@ -69,6 +69,9 @@ FRESH_LINES = 3
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
+#: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
+#: never a value the code calls
+TYPE_ONLY = 1
 
 # (module, file-level name) -> what it means: a definition (file, qualified name) or a module
 # (file, None)
@@ -447,6 +450,7 @@ class TypeScript(Language):
     """ES modules and CommonJS over the repository's JavaScript/TypeScript/TSX files."""
 
     namespace = NAMESPACE
+    fresh_in_scope = True
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -589,6 +593,19 @@ class TypeScript(Language):
                     out.append((target, first + i))
         return out
 
+    def pending_imports(self, pf: ParsedFile) -> set[str]:
+        """The imports no call of the file makes yet (``new C()``, ``x.m()`` with ``x: C``
+        and ``<C/>`` call ``C``); ``import type`` ones and re-exports left out."""
+        called = pf.call_heads()
+        return {
+            b.name
+            for b in pf.imports
+            if b.level != TYPE_ONLY
+            and b.name != _STAR
+            and not b.name.startswith("export:")
+            and b.name not in called
+        }
+
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
 
@@ -617,8 +634,10 @@ def _tables(r: Resolver) -> _Tables:
 
 
 def _import_bindings(node: Node) -> list[ImportBinding]:
-    """``import d, {a as b} from 'm'``, ``import * as m from 'm'``, ``import x = require('m')``."""
+    """``import d, {a as b} from 'm'``, ``import * as m from 'm'``, ``import x = require('m')``;
+    those of ``import type`` and ``import {type a}`` with level ``TYPE_ONLY``."""
     spec = _string(node.child_by_field_name("source"))
+    level = TYPE_ONLY if any(c.type == "type" for c in node.children) else 0
     out = []
     for child in node.named_children:
         if child.type == "import_require_clause":
@@ -629,18 +648,21 @@ def _import_bindings(node: Node) -> list[ImportBinding]:
         elif child.type == "import_clause" and spec is not None:
             for part in child.named_children:
                 if part.type == "identifier":
-                    out.append(ImportBinding(_text(part), spec, "default", 0))
+                    out.append(ImportBinding(_text(part), spec, "default", level))
                 elif part.type == "namespace_import":
                     name = next((c for c in part.named_children if c.type == "identifier"), None)
                     if name is not None:
-                        out.append(ImportBinding(_text(name), spec, None, 0))
+                        out.append(ImportBinding(_text(name), spec, None, level))
                 elif part.type == "named_imports":
                     for s in part.named_children:
                         if s.type != "import_specifier":
                             continue
                         name = s.child_by_field_name("name")
                         alias = s.child_by_field_name("alias") or name
-                        out.append(ImportBinding(_text(alias), spec, _text(name), 0))
+                        typed = level or any(c.type == "type" for c in s.children)
+                        out.append(
+                            ImportBinding(_text(alias), spec, _text(name), TYPE_ONLY * typed)
+                        )
     return out
 
 
