@@ -730,9 +730,7 @@ class _Finder(_Lookups):
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
         called = self.pf.call_heads() if self.python else set()
-        pending = set() if self.python else self.language.pending_imports(self.pf)
-        if pending:  # nor named by the last lines (a type, a value passed on)
-            pending -= self._window_words()
+        pending = set() if self.python else self.language.pending_imports(self.pf, self.lines)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
@@ -914,20 +912,6 @@ class _Finder(_Lookups):
                 if name and not _uses_name(later, name):
                     out.append(name)
         return out
-
-    def _window_words(self) -> set[str]:
-        """The words of the last lines' code outside import statements."""
-        pf, imports = self.pf, set()
-        for node in set(pf.import_nodes):
-            if 0 <= node < pf.n_nodes:
-                imports.update(range(int(pf.node_start[node]), int(pf.node_end[node]) + 1))
-        first = max(0, self.cursor - self.name_lines)
-        return {
-            w
-            for row in range(first, self.cursor + 1)
-            if row not in imports
-            for w in _WORDS.findall(self.code[row])
-        }
 
     def _fixture_values(self) -> list[tuple[str, Owner, bool, int]]:
         """The parameters pytest fills from fixtures of the test (or fixture) holding the

@@ -165,11 +165,11 @@ class Language:
         functions that take one; none elsewhere."""
         return []
 
-    def pending_imports(self, pf: ParsedFile) -> set[str]:
-        """Query time: the names the file imports as values (not as types alone) that no call
-        of its code (``pf``, the buffer up to the cursor) makes yet: imported to be called
-        below, so likely by the next lines. Their cards come before those of names the
-        graph does not relate to the cursor's window (empty: the import's line ranks it)."""
+    def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
+        """Query time: the names the file (``pf``; ``lines``, the buffer up to the cursor)
+        imports as values that its code does not use yet: imported to be used below, so
+        likely by the next lines. Their cards come right after the fresh ones (empty: the
+        import's line ranks it)."""
         return set()
 
     def reserved(self, name: str) -> bool:

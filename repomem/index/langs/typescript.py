@@ -687,18 +687,38 @@ class TypeScript(Language):
                     out.append((target, first + i))
         return out
 
-    def pending_imports(self, pf: ParsedFile) -> set[str]:
+    def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
         """The imports no call of the file makes yet (``new C()``, ``x.m()`` with ``x: C``
-        and ``<C/>`` call ``C``); ``import type`` ones and re-exports left out."""
-        called = pf.call_heads()
-        return {
-            b.name
-            for b in pf.imports
-            if b.level != TYPE_ONLY
-            and b.name != _STAR
-            and not b.name.startswith("export:")
-            and b.name not in called
-        }
+        and ``<C/>`` call ``C``), no declared type names (a parameter's, a result's, a
+        field's, ``extends``) and no word of the ``TYPE_LINES`` lines before the cursor
+        outside import statements names (a local's type, a value passed on); ``import type``
+        ones and re-exports left out. The file's part is read once per parse of it (an
+        update replaces it)."""
+        global _pending_cache
+        cached, names = _pending_cache  # read once: a concurrent query may replace it
+        if cached is not pf:
+            called = pf.call_heads()
+            called.update(part for types in pf.bases.values() for ty in types for part in ty)
+            names = frozenset(
+                b.name
+                for b in pf.imports
+                if b.level != TYPE_ONLY
+                and b.name != _STAR
+                and not b.name.startswith("export:")
+                and b.name not in called
+            )
+            _pending_cache = (pf, names)
+        if not names:
+            return set()
+        imports = set()  # the rows of import statements (not of ``export`` ones)
+        for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+            if b.name in names and 0 <= node < pf.n_nodes:
+                imports.update(range(int(pf.node_start[node]), int(pf.node_end[node]) + 1))
+        first = max(0, len(lines) - 1 - TYPE_LINES)
+        text = "\n".join(
+            line for row, line in enumerate(lines[first:], first) if row not in imports
+        )
+        return set(names - set(_IDENT.findall(_STRING.sub('""', text))))
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
@@ -1384,6 +1404,9 @@ def _target(r: Resolver, entity: _Entity | None) -> Target | None:
 
 # ---- query time ----------------------------------------------------------------------------------
 
+# the last parse asked for its pending imports, and them (one tuple, replaced whole)
+_pending_cache: tuple[ParsedFile | None, frozenset[str]] = (None, frozenset())
+
 _scope_cache: dict[tuple[str, int], tuple[ParsedFile, tuple[str | None, int]]] = {}
 
 
@@ -1500,15 +1523,18 @@ def _property_params(text: str, m: re.Match[str]) -> Iterable[tuple[str, tuple[s
     key = m["key"]
     params = m["kparams"] if m["kparam"] is None else m["kparam"]
     params = next((p for p in (params, m["fparams"], m["mparams"]) if p is not None), "")
-    if key in RESERVED or not _in_object(text, m.start("key")):
+    if not params.strip() or key in RESERVED or not _in_object(text, m.start("key")):
         return
-    call = _object_call(text, m.start("key"))
+    bound = []
     for j, p in enumerate(params.split(",")):
         name, _, annotation = p.partition(":")
         name = name.strip().rstrip("?")
         if _IDENT.fullmatch(name) and name not in RESERVED:
-            typed = _type_parts(annotation) if annotation.strip() else None
-            yield name, typed or (() if call is None else (*call[0], f"#{call[1]}", key, f"#{j}"))
+            bound.append((j, name, _type_parts(annotation) if annotation.strip() else None))
+    # the call is looked for only when a parameter has no type of its own
+    call = _object_call(text, m.start("key")) if any(t is None for *_, t in bound) else None
+    for j, name, typed in bound:
+        yield name, typed or (() if call is None else (*call[0], f"#{call[1]}", key, f"#{j}"))
 
 
 #: how far back a property's object literal and its call are looked for
