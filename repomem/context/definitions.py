@@ -176,7 +176,7 @@ class _Found:
     count: int = 1
     fresh: bool = False  # the class of a receiver bound just above the cursor, unused yet
     rows: list[int] = field(default_factory=list)  # the rows naming it (Python)
-    pending: bool = False  # imported and not called above the cursor yet (Python)
+    pending: bool = False  # imported and not called above the cursor yet
     # C: the functions taking one first that its card lists, and how many more the cursor's
     # file sees
     functions: list[tuple[str, int]] = field(default_factory=list)
@@ -379,6 +379,8 @@ def find_definitions(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
+            # outside Python (whose value counts it) an import no code uses yet comes next
+            not (ranked[i].pending and not finder.python),
             -value[i],
             ranked[i].distance,
             -ranked[i].count,
@@ -749,6 +751,8 @@ class _Finder(_Lookups):
                 self._add_fixture(owner, name, used, distance)
         for target, row in self.language.in_scope(self.resolver, self.path, self.lines):
             self._add_target(target, max(self.cursor - row, 0), "in scope")
+            if self.language.fresh_in_scope:
+                self.found[(target[0], self.resolver.qualnames[target[0]][target[1]])].fresh = True
         for target in self.language.fresh_types(self.resolver, self.path, self.lines):
             self._add_target(target, 0, "bound just above, not used yet").fresh = True
         self._add_sibling_callees()
@@ -762,11 +766,14 @@ class _Finder(_Lookups):
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
         called = self.pf.call_heads() if self.python else set()
+        pending = set() if self.python else self.language.pending_imports(self.pf, self.lines)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
             if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
                 found = self._add(binding.name, distance, "import")
+                if found is not None and binding.name in pending:
+                    found.pending = True  # imported to be called below: likely next
                 if found is not None and self.python and binding.name not in called:
                     found.pending = True
         if by_use:

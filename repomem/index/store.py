@@ -64,7 +64,7 @@ from repomem.index.tables import (
 )
 from repomem.index.trim import mappings_of, release_mapped
 
-FORMAT_VERSION = 24
+FORMAT_VERSION = 25
 
 
 class IndexNotFound(RepomemError):

@@ -635,3 +635,143 @@ def test_a_callback_parameter_bound_just_above_brings_its_type(tmp_path: Path) -
         ("src/builder.ts", "Builder.addCase"),
         ("src/builder.ts", "build"),
     }
+
+
+OPTION_FILES = {
+    "src/builder.ts": """\
+export interface Builder {
+  addCase(x: number): Builder;
+  addMatcher(x: number): Builder;
+}
+export interface Other {
+  addCase(x: number): Other;
+}
+export interface Api {
+  take(n: number): void;
+}
+export type Effect = (action: number, api: Api) => void;
+export interface Options {
+  name: string;
+  extra?: (builder: Builder) => void;
+  effect: Effect;
+}
+export function build(options: Options): void {}
+export function factory() {
+  return function make(o: Options): Builder {
+    return o as any;
+  };
+}
+""",
+    "src/made.ts": "import { factory } from './builder';\n\nexport const make = factory();\n",
+    "src/use.ts": """\
+import { build } from './builder';
+import { make } from './made';
+
+build({
+  name: 'a',
+  extra(builder) {
+    builder.addCase(1);
+  },
+  effect: (action, api) => {
+    api.take(1);
+  },
+});
+make({
+  name: 'b',
+  extra: (b) => {
+    b.addCase(2);
+  },
+  effect(action, api) {},
+});
+""",
+}
+
+
+def test_object_literal_callbacks_are_typed_by_the_called_function_s_parameter(
+    tmp_path: Path,
+) -> None:
+    """A function written as property ``p`` of an object literal passed to ``f`` (``p: (x)
+    => ...``, ``p(x) {...}``) has its parameters typed by the function type of ``p`` in
+    ``f``'s declared parameter type, written inline or named (``effect: Effect``), ``f``
+    being a function or a ``const`` a factory made; calls and names at the cursor alike, and
+    an update of the option type equals a rebuild."""
+    root = write_files(tmp_path / "proj", OPTION_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    assert _edges(index, "src/use.ts") == {
+        ("build({", "src/builder.ts:build"),
+        ("builder.addCase(1);", "src/builder.ts:Builder.addCase"),
+        ("api.take(1);", "src/builder.ts:Api.take"),
+        ("make({", "src/made.ts:make"),
+        ("b.addCase(2);", "src/builder.ts:Builder.addCase"),
+    }
+    text = OPTION_FILES["src/use.ts"]
+    left = text.split("    builder.addCase")[0] + "    builder.addMatcher(1);\n"
+    got = resolve_names(index, "src/use.ts", left, ["builder.addMatcher"])
+    assert got[0] is not None and got[0][:2] == ("src/builder.ts", "Builder.addMatcher")
+    left = text.split("    api.take")[0]
+    assert resolve_names(index, "src/use.ts", left, ["api.take"])[0][:2] == (
+        "src/builder.ts",
+        "Api.take",
+    )
+    # bound by the line above and not used yet: its interface is the first card
+    hits = find_definitions(index, "src/use.ts", text.split("    b.addCase")[0])
+    assert (hits[0].card.path, hits[0].card.name, hits[0].how) == (
+        "src/builder.ts",
+        "Builder",
+        "in scope",
+    )
+    edited = OPTION_FILES["src/builder.ts"].replace("(builder: Builder)", "(builder: Other)")
+    apply_on_disk(root, {"src/builder.ts": edited})
+    index.update_file("src/builder.ts", edited)
+    assert ("builder.addCase(1);", "src/builder.ts:Other.addCase") in _edges(index, "src/use.ts")
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["builder.addCase(1)"])
+    # the caller's edit: the callback moves to an option the type does not have
+    edited = text.replace("  extra(builder) {", "  other(builder) {")
+    apply_on_disk(root, {"src/use.ts": edited})
+    index.update_file("src/use.ts", edited)
+    assert ("builder.addCase(1);", "src/builder.ts:Other.addCase") not in _edges(
+        index, "src/use.ts"
+    )
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["builder.addCase(1)"])
+
+
+def test_chained_calls_are_typed_by_each_call_s_return_type(tmp_path: Path) -> None:
+    """``combine(a).lazy<T>()`` (over lines too) is what ``lazy``, a member of ``combine``'s
+    return type, returns: its members resolve, in call edges and at the cursor."""
+    files = {
+        "src/reducer.ts": "export interface Reducer {\n  lazy<T>(): Reducer;\n"
+        "  inject(x: number): Reducer;\n}\n"
+        "export function combine(a: number): Reducer {\n  return null as any;\n}\n",
+        "src/use.ts": "import { combine } from './reducer';\n\nexport function use(): void {\n"
+        "  const r =\n    combine(1).lazy<\n      string\n    >();\n"
+        "  combine(2).lazy().inject(3);\n",
+    }
+    index = _index(tmp_path, files)
+    assert ("combine(2).lazy().inject(3);", "src/reducer.ts:Reducer.inject") in _edges(
+        index, "src/use.ts"
+    )
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], ["r.inject"])
+    assert got[0] is not None and got[0][:2] == ("src/reducer.ts", "Reducer.inject")
+
+
+def test_an_import_no_code_uses_yet_is_carded_first(tmp_path: Path) -> None:
+    """A value the file imports and no code of it uses yet is imported to be used below: its
+    card comes before those of the names the last lines use; an ``import type`` name never
+    is one (a type is not called)."""
+    files = {
+        "src/lib.ts": "export function used(): number {\n  return 1;\n}\n"
+        "export function later(): number {\n  return 2;\n}\n"
+        "export interface Shape {\n  size: number;\n}\n"
+        "export class Box {\n  size = 1;\n}\n",
+        "src/use.ts": "import { used, later, Box } from './lib';\n"
+        "import type { Shape } from './lib';\n\n"
+        "export function run(): number {\n  let b: Box;\n  let c = 1;\n  c += 1;\n  c += 2;\n"
+        "  const a = used();\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    assert [h.card.name for h in hits if h.card.path == "src/lib.ts"][:2] == ["later", "used"]
+    # a type only the code's words name (a local's annotation) is used
+    pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
+    assert for_language("typescript").pending_imports(pf, lines) == {"later"}

@@ -78,6 +78,10 @@ class Language:
     #: stands for them: its skeleton lists them, and others of its members, in less room than
     #: their cards take (0: never)
     group_members: int = 0
+    #: whether ``in_scope``'s definitions are the types of receivers the last lines bind and
+    #: the code does not use yet, carded first as Python's are (rather than what the
+    #: enclosing types reach, ranked as any other)
+    fresh_in_scope: bool = False
     #: whether the file's imports not named near the cursor are ranked by how often the
     #: file's resolved calls reach them (or their members), rather than by the import's line
     rank_imports_by_use: bool = False
@@ -180,6 +184,13 @@ class Language:
         (C): the types of up to ``types`` variables near the end of ``lines``, each with the
         functions that take one; none elsewhere."""
         return []
+
+    def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
+        """Query time: the names the file (``pf``; ``lines``, the buffer up to the cursor)
+        imports as values that its code does not use yet: imported to be used below, so
+        likely by the next lines. Their cards come right after the fresh ones (empty: the
+        import's line ranks it)."""
+        return set()
 
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""

@@ -69,6 +69,9 @@ FRESH_LINES = 3
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
+#: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
+#: never a value the code calls
+TYPE_ONLY = 1
 
 # (module, file-level name) -> what it means: a definition (file, qualified name) or a module
 # (file, None)
@@ -106,6 +109,9 @@ _IMPORTS = """
   right: (new_expression constructor: (_) @ctor))
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @ctor))
 (arguments [(arrow_function) (function_expression)] @callback)
+(arguments (object [
+  (pair key: (property_identifier) value: [(arrow_function) (function_expression)] @callback)
+  (method_definition name: (property_identifier)) @callback]))
 (variable_declarator name: (identifier) @var value: [
   (call_expression function: [(identifier) (member_expression)] @ctor)
   (await_expression (call_expression function: [(identifier) (member_expression)] @ctor))])
@@ -158,11 +164,43 @@ def _string(node: Node | None) -> str | None:
 
 
 def _dotted(node: Node) -> tuple[str, ...] | None:
-    """``a.b?.c`` as ("a", "b", "c"); None when the expression holds more than names."""
+    """``a.b?.c`` as ("a", "b", "c"), ``a.b(x).c`` too (``_chain``); None when the expression
+    holds more than names and calls."""
     raw = _text(node)
     if not _DOTTED.fullmatch(raw):
-        return None
+        return _chain(node) if node.type == "member_expression" else None
     return tuple(p.strip().rstrip("?") for p in raw.replace("?.", ".").split("."))
+
+
+_THROUGH = frozenset({"non_null_expression", "parenthesized_expression", "await_expression"})
+
+
+def _chain(node: Node) -> tuple[str, ...] | None:
+    """A member of a chain of calls, ``make(x).build<T>().run`` as ("make", "build", "run"),
+    ``new Foo(x).run`` as ("Foo", "run"): what a call returns has the members of the called
+    function's return type (``_member`` reads a function's members so), an instance those of
+    its class. None when the chain holds more than names, calls and ``new``."""
+    parts: list[str] = []
+    while True:
+        if node.type == "member_expression":
+            prop = node.child_by_field_name("property")
+            if prop is None:
+                return None
+            parts.append(_text(prop))
+            node = node.child_by_field_name("object")
+        elif node.type == "call_expression":
+            node = node.child_by_field_name("function")
+        elif node.type == "new_expression":
+            node = node.child_by_field_name("constructor")
+        elif node.type in _THROUGH and node.named_children:
+            node = node.named_children[0]
+        elif node.type in ("identifier", "this", "super"):
+            parts.append(_text(node))
+            return tuple(reversed(parts))
+        else:
+            return None
+        if node is None:
+            return None
 
 
 def _type_parts(text: str) -> tuple[str, ...] | None:
@@ -362,7 +400,63 @@ def _definitions(
                 bases.append(ty)
             elif not bases:
                 del parsed.bases[qual]
+            _parameter_bases(parsed, d, qual)
     return spans, kinds
+
+
+def _parameter_bases(parsed: ParsedFile, d: Node, qual: str) -> None:
+    """The declared types of what a call passes to ``qual`` (a function, method, arrow
+    ``const``, function-typed field or property, a type alias of a function type), as bases
+    "qual(" (the first declaration's, () for an untyped parameter); for a factory, those of
+    the function it returns as "qual()(": a callback passed in an object literal is typed
+    through them (``f({ build: (b) => ... })`` with ``f(o: Options)``, ``Options.build:
+    (b: Builder) => void``)."""
+    params = _parameters(d)
+    if params is not None and f"{qual}(" not in parsed.bases:
+        types = _parameter_types(params)
+        if types:
+            parsed.bases[f"{qual}("] = types
+    value = d.child_by_field_name("value")
+    fn = value if value is not None and value.type in _FUNCTIONS else d
+    returned = _returned_function(fn) if d.type not in _TYPES else None
+    params = None if returned is None else returned.child_by_field_name("parameters")
+    if params is not None and f"{qual}()(" not in parsed.bases:
+        types = _parameter_types(params)
+        if types:
+            parsed.bases[f"{qual}()("] = types
+
+
+_TYPES = frozenset({"type_alias_declaration", "property_signature", "public_field_definition"})
+
+
+def _parameters(d: Node) -> Node | None:
+    """The parameter list of a function-like definition, of an arrow or function ``const``'s
+    value, of the function type of a field, a property or a type alias; None for others."""
+    params = d.child_by_field_name("parameters")
+    if params is not None:
+        return params
+    value = d.child_by_field_name("value")
+    if value is not None and value.type in _FUNCTIONS:
+        return value.child_by_field_name("parameters")
+    typed = value if d.type == "type_alias_declaration" else d.child_by_field_name("type")
+    if typed is not None and typed.type == "type_annotation" and typed.named_children:
+        typed = typed.named_children[0]
+    while typed is not None and typed.type == "parenthesized_type" and typed.named_children:
+        typed = typed.named_children[0]
+    if typed is None or typed.type != "function_type":
+        return None
+    return typed.child_by_field_name("parameters")
+
+
+def _parameter_types(params: Node) -> list[tuple[str, ...]]:
+    """Each parameter's named type (() for none; a ``this`` parameter, which a call does not
+    pass, left out); empty when none is named."""
+    types = [
+        _param_type(p)
+        for p in params.named_children
+        if p.type.endswith("_parameter") and _text(p.child_by_field_name("pattern")) != "this"
+    ]
+    return types if any(types) else []
 
 
 def _heritage_bases(parsed: ParsedFile, heritage: list[Node], scopes: _Scopes) -> None:
@@ -447,6 +541,7 @@ class TypeScript(Language):
     """ES modules and CommonJS over the repository's JavaScript/TypeScript/TSX files."""
 
     namespace = NAMESPACE
+    fresh_in_scope = True
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -573,13 +668,16 @@ class TypeScript(Language):
         pf = r.files.get(path)
         if pf is None:
             return []
-        scope, _ = _cursor_scope(r, path, pf, len(lines) - 1)
+        scope, outer = _cursor_scope(r, path, pf, len(lines) - 1)
         first = max(0, len(lines) - 1 - FRESH_LINES)
         rows = [_STRING.sub('""', line) for line in lines[first:]]
         out: list[tuple[Target, int]] = []
         for i in range(len(rows) - 1, -1, -1):  # nearest first
             after = "\n".join(rows[i:])
             for name, ty in _assignments(rows[i]):
+                # what the row alone does not type (an object literal's callback), the
+                # window does
+                ty = ty or _line_types(lines, outer).get(name, ())
                 mention = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
                 if not ty or len(re.findall(mention, after)) > 1:
                     continue  # untyped, or used since it was bound
@@ -588,6 +686,39 @@ class TypeScript(Language):
                 if target is not None and found[1] in r.classes.get(found[0], ()):
                     out.append((target, first + i))
         return out
+
+    def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
+        """The imports no call of the file makes yet (``new C()``, ``x.m()`` with ``x: C``
+        and ``<C/>`` call ``C``), no declared type names (a parameter's, a result's, a
+        field's, ``extends``) and no word of the ``TYPE_LINES`` lines before the cursor
+        outside import statements names (a local's type, a value passed on); ``import type``
+        ones and re-exports left out. The file's part is read once per parse of it (an
+        update replaces it)."""
+        global _pending_cache
+        cached, names = _pending_cache  # read once: a concurrent query may replace it
+        if cached is not pf:
+            called = pf.call_heads()
+            called.update(part for types in pf.bases.values() for ty in types for part in ty)
+            names = frozenset(
+                b.name
+                for b in pf.imports
+                if b.level != TYPE_ONLY
+                and b.name != _STAR
+                and not b.name.startswith("export:")
+                and b.name not in called
+            )
+            _pending_cache = (pf, names)
+        if not names:
+            return set()
+        imports = set()  # the rows of import statements (not of ``export`` ones)
+        for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+            if b.name in names and 0 <= node < pf.n_nodes:
+                imports.update(range(int(pf.node_start[node]), int(pf.node_end[node]) + 1))
+        first = max(0, len(lines) - 1 - TYPE_LINES)
+        text = "\n".join(
+            line for row, line in enumerate(lines[first:], first) if row not in imports
+        )
+        return set(names - set(_IDENT.findall(_STRING.sub('""', text))))
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
@@ -617,8 +748,10 @@ def _tables(r: Resolver) -> _Tables:
 
 
 def _import_bindings(node: Node) -> list[ImportBinding]:
-    """``import d, {a as b} from 'm'``, ``import * as m from 'm'``, ``import x = require('m')``."""
+    """``import d, {a as b} from 'm'``, ``import * as m from 'm'``, ``import x = require('m')``;
+    those of ``import type`` and ``import {type a}`` with level ``TYPE_ONLY``."""
     spec = _string(node.child_by_field_name("source"))
+    level = TYPE_ONLY if any(c.type == "type" for c in node.children) else 0
     out = []
     for child in node.named_children:
         if child.type == "import_require_clause":
@@ -629,18 +762,21 @@ def _import_bindings(node: Node) -> list[ImportBinding]:
         elif child.type == "import_clause" and spec is not None:
             for part in child.named_children:
                 if part.type == "identifier":
-                    out.append(ImportBinding(_text(part), spec, "default", 0))
+                    out.append(ImportBinding(_text(part), spec, "default", level))
                 elif part.type == "namespace_import":
                     name = next((c for c in part.named_children if c.type == "identifier"), None)
                     if name is not None:
-                        out.append(ImportBinding(_text(name), spec, None, 0))
+                        out.append(ImportBinding(_text(name), spec, None, level))
                 elif part.type == "named_imports":
                     for s in part.named_children:
                         if s.type != "import_specifier":
                             continue
                         name = s.child_by_field_name("name")
                         alias = s.child_by_field_name("alias") or name
-                        out.append(ImportBinding(_text(alias), spec, _text(name), 0))
+                        typed = level or any(c.type == "type" for c in s.children)
+                        out.append(
+                            ImportBinding(_text(alias), spec, _text(name), TYPE_ONLY * typed)
+                        )
     return out
 
 
@@ -772,14 +908,24 @@ def _param_type(param: Node) -> tuple[str, ...]:
 
 def _callback_params(fn: Node) -> list[tuple[Node, str, tuple[str, ...]]]:
     """The untyped parameters of a function passed as argument ``i`` of a call ``f(...)``,
-    each typed as ``f``'s parameter ``i`` types it: ``(*f, "#i", "#j")`` for the ``j``-th."""
-    args = fn.parent
+    each typed as ``f``'s parameter ``i`` types it: ``(*f, "#i", "#j")`` for the ``j``-th;
+    of one passed as property ``p`` of an object literal that is argument ``i`` (``p: (x) =>
+    ...``, ``p(x) {...}``), as the function type of that property of ``f``'s parameter
+    ``i``'s declared type types it: ``(*f, "#i", "p", "#j")``."""
+    key: tuple[str, ...] = ()
+    item: Node | None = fn  # the call's argument holding the function
+    if fn.type == "method_definition":
+        key, item = (_text(fn.child_by_field_name("name")),), fn.parent
+    elif fn.parent is not None and fn.parent.type == "pair":
+        key, item = (_text(fn.parent.child_by_field_name("key")),), fn.parent.parent
+    args = None if item is None else item.parent
     call = None if args is None else args.parent
     callee = None if call is None else call.child_by_field_name("function")
     parts = None if callee is None else _dotted(callee)
-    if parts is None:
+    if parts is None or item is None or args is None:
         return []
-    arg = [c.id for c in args.named_children].index(fn.id)
+    arg = [c.id for c in args.named_children].index(item.id)
+    parts = (*parts, f"#{arg}", *key)
     single = fn.child_by_field_name("parameter")  # ``x => ...``
     params = [single] if single is not None else []
     if single is None:
@@ -789,7 +935,7 @@ def _callback_params(fn: Node) -> list[tuple[Node, str, tuple[str, ...]]]:
     for j, p in enumerate(params):
         name = p if p.type == "identifier" else p.child_by_field_name("pattern")
         if name is not None and name.type == "identifier" and p.child_by_field_name("type") is None:
-            out.append((name, _text(name), (*parts, f"#{arg}", f"#{j}")))
+            out.append((name, _text(name), (*parts, f"#{j}")))
     return out
 
 
@@ -1177,8 +1323,12 @@ def _resolve(
         if current is None:
             return None
         file, qual = current
-        if qual is not None and len(rest) > 1 and _ARGUMENT.fullmatch(rest[0]):
-            current, rest = _callback_param(r, file, qual, rest[0], rest[1], depth + 1), rest[2:]
+        if qual is not None and _ARGUMENT.fullmatch(rest[0]):
+            if len(rest) > 1 and _ARGUMENT.fullmatch(rest[1]):
+                current = _callback_param(r, file, qual, rest[0], rest[1], depth + 1)
+                rest = rest[2:]
+            else:  # ``f({p: (x) => ...})``: the parameter's type (a member of it next)
+                current, rest = _parameter(r, file, qual, rest[0], depth + 1), rest[1:]
             continue
         current = (
             _export(r, file, rest[0], depth + 1)
@@ -1195,11 +1345,45 @@ def _callback_param(
     """The declared type of parameter ``param`` ("#j") of the function that ``qual`` takes as
     argument ``arg`` ("#i"): what a callback passed there is called with."""
     r.note_lookup(path, f"{qual}{arg}.{param}")  # re-resolved when ``qual{arg}`` changes
-    types = r.files[path].bases.get(f"{qual}{arg}", [])
+    types = r.files[path].bases.get(f"{qual}{arg}")
+    if types is None:  # a parameter typed by a function type's name: ``cb: Listener``
+        found = _parameter(r, path, qual, arg, depth + 1)
+        return None if found is None else _parameter(r, found[0], found[1], param, depth + 1)
     j = int(param[1:])
     if j >= len(types) or not types[j]:
         return None
     found = _resolve(r, path, types[j], None, depth + 1)
+    return found if found is not None and found[1] is not None else None
+
+
+def _parameter(r: Resolver, path: str, qual: str, arg: str, depth: int) -> _Entity | None:
+    """The definition typing parameter ``arg`` ("#i") of ``qual``: a function, a method, a
+    function-typed property or type alias (their "qual(" bases); else through ``qual``'s
+    declared type or maker: a field or ``const`` typed by a function type's name (``effect:
+    Effect``), a ``const`` a factory made (``const create = build()``: the parameters of the
+    function ``build`` returns, its "build()(" bases)."""
+    if depth > _MAX_DEPTH:
+        return None
+    r.note_lookup(path, f"{qual}(.{arg}")  # re-resolved when ``qual(`` changes
+    bases = r.files[path].bases
+    types, where = bases.get(f"{qual}("), path
+    if types is None:
+        r.note_lookup(path, f"{qual}.{arg}")  # re-resolved when ``qual``'s bases change
+    for base in bases.get(qual, ()) if types is None else ():
+        found = _resolve(r, path, base, None, depth + 1)
+        if found is None or found[1] is None:
+            continue
+        file, name = found
+        r.note_lookup(file, f"{name}()(.{arg}")
+        r.note_lookup(file, f"{name}(.{arg}")
+        where, held = file, r.files[file].bases
+        types = held.get(f"{name}()(", held.get(f"{name}("))
+        if types is not None:
+            break
+    i = int(arg[1:])
+    if types is None or i >= len(types) or not types[i]:
+        return None
+    found = _resolve(r, where, types[i], None, depth + 1)
     return found if found is not None and found[1] is not None else None
 
 
@@ -1219,6 +1403,9 @@ def _target(r: Resolver, entity: _Entity | None) -> Target | None:
 
 
 # ---- query time ----------------------------------------------------------------------------------
+
+# the last parse asked for its pending imports, and them (one tuple, replaced whole)
+_pending_cache: tuple[ParsedFile | None, frozenset[str]] = (None, frozenset())
 
 _scope_cache: dict[tuple[str, int], tuple[ParsedFile, tuple[str | None, int]]] = {}
 
@@ -1249,7 +1436,11 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> tuple[str
 
 _TYPED = re.compile(
     r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
-    r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\("
+    # a chain of calls too: ``const r = combine(a).lazy<T>()`` is ``combine.lazy``'s result
+    r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*"
+    r"(?:\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?\.\s*[A-Za-z_$#][\w$]*"
+    r"(?:\.[A-Za-z_$#][\w$]*)*)*)"
+    r"\s*(?:<[^;()]*>)?\("
     r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
     r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
     # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
@@ -1257,10 +1448,18 @@ _TYPED = re.compile(
     r"(?:\s*\|\s*(?:null|undefined))*)(?![\w$.])"
     r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*))"
     # an arrow function passed to a call: ``operate((source, subscriber) => {``
-    r"|(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\((?P<before>[^()]*?)"
+    r"|(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\((?P<before>[^(){}]*?)"
     r"(?:async\s+)?(?:\((?P<params>[^()]*)\)|(?P<param>[A-Za-z_$][\w$]*))\s*"
     r"(?::[^=;{}()]*)?=>)"
+    # a function that is property ``key`` of an object literal: ``key: (a, b) =>``, ``key: a
+    # =>``, ``key: function (a) {``, ``key(a) {`` (``_object_call`` finds the call)
+    # (the parameters are looked ahead at, not consumed: an annotation there types them too)
+    r"|(?<![\w$.])(?P<key>[A-Za-z_$][\w$]*)(?=\s*(?::\s*(?:async\s+)?"
+    r"(?:\((?P<kparams>[^()]*)\)\s*(?::[^=;{}()]*)?=>|(?P<kparam>[A-Za-z_$][\w$]*)\s*=>"
+    r"|function\b[^(]*\((?P<fparams>[^()]*)\))|\((?P<mparams>[^()]*)\)\s*(?::[^=;{}()]*)?\{))"
 )
+# a call's arguments in a chain, and the blanks and ``!``/``?`` up to the next ``.``
+_CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?|\s+")
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 # the last query's buffer and its types: one query resolves many names over the same lines
 # (one tuple, replaced whole, so that a concurrent query never reads another's half)
@@ -1294,9 +1493,10 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
     ``new``, the result of a call (``const x = f()``: ``f``'s return type) and a callback's
     parameters (as the function it is passed to types them); ``()`` for ``const x = ...``
     otherwise, which forgets what an earlier ``x: Foo`` said."""
-    for m in _TYPED.finditer(_STRING.sub('""', text)):
+    stripped = _STRING.sub('""', text)
+    for m in _TYPED.finditer(stripped):
         if m["called"]:  # ``const x = f()``: what ``f`` returns
-            yield m["called"], tuple(m["result"].split("."))
+            yield m["called"], tuple(_CALL_ARGUMENTS.sub("", m["result"]).split("."))
         elif m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
             callee, arg = tuple(m["callee"].split(".")), m["before"].count(",")
             params = [m["param"]] if m["param"] else m["params"].split(",")
@@ -1306,12 +1506,97 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
                 if _IDENT.fullmatch(name) and name not in RESERVED:
                     typed = _type_parts(annotation) if annotation.strip() else None
                     yield name, typed or (*callee, f"#{arg}", f"#{j}")
+        elif m["key"]:  # ``f({ key: (x, y) => ...})``: as ``f``'s option ``key`` types them
+            yield from _property_params(stripped, m)
         elif m["untyped"]:
             yield m["untyped"], ()
         else:
             ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
             if ty is not None:
                 yield m["name"], ty
+
+
+def _property_params(text: str, m: re.Match[str]) -> Iterable[tuple[str, tuple[str, ...]]]:
+    """The parameters of a function written as property ``key`` of an object literal passed
+    to a call (``_TYPED``'s ``key`` match in ``text``): typed ``(*callee, "#i", key, "#j")``
+    when annotated with no type, () when the call is not found (a binding all the same)."""
+    key = m["key"]
+    params = m["kparams"] if m["kparam"] is None else m["kparam"]
+    params = next((p for p in (params, m["fparams"], m["mparams"]) if p is not None), "")
+    if not params.strip() or key in RESERVED or not _in_object(text, m.start("key")):
+        return
+    bound = []
+    for j, p in enumerate(params.split(",")):
+        name, _, annotation = p.partition(":")
+        name = name.strip().rstrip("?")
+        if _IDENT.fullmatch(name) and name not in RESERVED:
+            bound.append((j, name, _type_parts(annotation) if annotation.strip() else None))
+    # the call is looked for only when a parameter has no type of its own
+    call = _object_call(text, m.start("key")) if any(t is None for *_, t in bound) else None
+    for j, name, typed in bound:
+        yield name, typed or (() if call is None else (*call[0], f"#{call[1]}", key, f"#{j}"))
+
+
+#: how far back a property's object literal and its call are looked for
+_OBJECT_CHARS = 4000
+_CALLEE_END = re.compile(
+    r"([A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\s*$"
+)
+
+
+def _in_object(text: str, at: int) -> bool:
+    """Whether the code before ``at`` ends with ``{`` or ``,`` (``async`` skipped), where an
+    object literal's member starts, or holds nothing (a line read alone)."""
+    i = at - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    if i >= 4 and text[i - 4 : i + 1] == "async":
+        i -= 5
+        while i >= 0 and text[i].isspace():
+            i -= 1
+    return i < 0 or text[i] in "{,"
+
+
+def _unmatched_opening(text: str, i: int, limit: int, commas: list[int]) -> int:
+    """The index of the bracket opening the innermost one holding ``text[i]`` (scanning
+    back from ``i`` to ``limit``), -1 if none; ``commas[0]`` counts the commas met at its
+    level."""
+    depth = 0
+    while i >= limit:
+        c = text[i]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == "," and depth == 0:
+            commas[0] += 1
+        i -= 1
+    return -1
+
+
+def _object_call(text: str, at: int) -> tuple[tuple[str, ...], int] | None:
+    """(callee, argument index) of the call an object literal holding ``text[at]`` is an
+    argument of: ``build(a, {`` -> (("build",), 1); None elsewhere."""
+    limit = max(0, at - _OBJECT_CHARS)
+    brace = _unmatched_opening(text, at - 1, limit, [0])
+    if brace < 0 or text[brace] != "{":
+        return None
+    i = brace - 1
+    while i >= limit and text[i].isspace():
+        i -= 1
+    if i < limit or text[i] not in "(,":
+        return None
+    commas = [0]
+    paren = _unmatched_opening(text, i, limit, commas)
+    if paren < 0 or text[paren] != "(":
+        return None
+    m = _CALLEE_END.search(text[max(limit, paren - 200) : paren])
+    if m is None:
+        return None
+    parts = tuple(re.sub(r"\s+", "", m[1]).replace("?.", ".").split("."))
+    return None if parts[0] in RESERVED else (parts, commas[0])
 
 
 def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
