@@ -116,6 +116,17 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
     return dropped
 
 
+def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float64) -> np.ndarray:
+    """Zeros in pages the system has not handed out yet (a private anonymous map of their
+    own): a page becomes resident when first written, so room kept for later costs nothing
+    until used. ``np.zeros`` may take its memory from the allocator's heap, which clears it
+    by writing every page."""
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape))
+    buffer = mmap.mmap(-1, max(count * dt.itemsize, 1), flags=mmap.MAP_PRIVATE)
+    return np.frombuffer(buffer, dt, count).reshape(shape)
+
+
 def release_read_only(mappings: Iterable[mmap.mmap]) -> None:
     """Drop the resident pages of read-only file mappings (``spool.mapped(...,
     writeable=False)``): every page is still the file's, read again when next touched."""
