@@ -227,13 +227,13 @@ class Resolver:
         self.by_name = Names() if saved is None else Names(saved.paths, saved.by_name)
         # what each file's resolution looked at, so that a change re-resolves only the files
         # it can affect: names looked up per file, module names tried, bare names called
-        # (names and keys interned and kept as tuples: one edit of a header the Linux kernel
-        # includes everywhere resolves ~440 files again, and their sets of fresh strings
-        # took ~45 MB for the rest of the session)
+        # (names, keys and files interned and kept as tuples: one edit of a header the Linux
+        # kernel includes everywhere resolves ~440 files again, and their sets of fresh
+        # strings took ~60 MB for the rest of the session)
         self.consulted: dict[str, dict[str, tuple[str, ...]]] = {}  # file -> {file read: names}
-        self.readers: dict[str, set[str]] = {}  # file -> files that read it
+        self.readers: dict[str, tuple[str, ...]] = {}  # file -> files that read it
         # a module name, or "namespace:name" (``note_key``) -> files that tried it
-        self.callers: dict[str, set[str]] = {}
+        self.callers: dict[str, tuple[str, ...]] = {}
         self._tried_by: dict[str, tuple[str, ...]] = {}
         # what a saved index says of the files not resolved again since (``_forget``)
         self.saved = saved
@@ -535,11 +535,12 @@ class Resolver:
         self.consulted[path] = {
             intern(q): tuple(map(intern, names)) for q, names in reading.items()
         }
+        readers, callers = self.readers, self.callers
         for p in self.consulted[path]:
-            self.readers.setdefault(p, set()).add(path)
+            readers[p] = (*readers.get(p, ()), path)
         self._tried_by[path] = tried = tuple(map(intern, trying))
         for key in tried:
-            self.callers.setdefault(key, set()).add(path)
+            callers[key] = (*callers.get(key, ()), path)
 
     def _forget(self, path: str) -> None:
         """Drop what ``path``'s last resolution recorded (a saved index's rows included)."""
@@ -550,11 +551,11 @@ class Resolver:
             (self.callers, self._tried_by.pop(path, ())),
         ):
             for key in keys:
-                files = table.get(key)
-                if files is not None:
-                    files.discard(path)
-                    if not files:
-                        del table[key]
+                files = tuple(f for f in table.get(key, ()) if f != path)
+                if files:
+                    table[key] = files
+                else:
+                    table.pop(key, None)
 
     def _readers(self, path: str) -> set[str]:
         out = set(self.readers.get(path, ()))
