@@ -89,7 +89,8 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
     """Drop the resident pages of ``mappings`` (private file mappings) that are still the
     file's, keeping those written since they were mapped; returns the bytes dropped. Nothing
     may write to the mappings meanwhile (a write between the look and the drop is lost): the
-    index is tidied while no update runs. Only on Linux (``/proc/self/pagemap``)."""
+    index is tidied while no update runs. A read-only mapping's pages are all the file's, and
+    all go. Only on Linux (``/proc/self/pagemap``)."""
     if not sys.platform.startswith("linux"):
         return 0
     page = mmap.PAGESIZE
@@ -102,7 +103,12 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
         for m in mappings:
             if m.closed or len(m) == 0:
                 continue
-            view = (ctypes.c_char * len(m)).from_buffer(m)
+            try:
+                view = (ctypes.c_char * len(m)).from_buffer(m)
+            except TypeError:  # read-only
+                m.madvise(mmap.MADV_DONTNEED)
+                dropped += len(m)
+                continue
             address = ctypes.addressof(view)
             del view
             first, n = address // page, (len(m) + page - 1) // page

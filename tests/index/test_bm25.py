@@ -12,7 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
-from repomem.index import bm25, maxscore
+from repomem.index import bm25, maxscore, trim
 from repomem.index.bm25 import BM25Index, BM25StateError, SpooledRows, count_terms, tokenize
 from repomem.index.spool import is_file, spooled
 
@@ -469,6 +469,7 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
     assert not spooled_index._post_row.flags.writeable
     assert len(spooled_index.spooled_maps) == 6  # rows, postings, block maxima
     assert not list(spool_dir.iterdir())  # the files have no names
+    trim.release_mapped(spooled_index.spooled_maps)  # as a tidy hands their pages back
     for target in (memory, spooled_index):
         target.remove(3)
         target.add(3, ["w1", "later"])
