@@ -635,6 +635,95 @@ class _SavedState:
         self._version += 1
 
 
+class _Compaction:
+    """How a BM25 index lays its live documents out again (``compact``): in memory, or
+    written to its ``spool`` folder and mapped back."""
+
+    def compact(self) -> None:
+        """Lay the live documents out by id in a new main segment, dropping unused terms.
+        With a ``spool`` folder, the rows and postings are written there a part at a time
+        (files of their own, gone with their maps) and mapped back: made in memory, the
+        Linux kernel subset's took ~230 MB more at once, near an editing session's 750th
+        edit, and kept them as long as the process lived."""
+        if self._row_doc.size == self._main_rows and not self._main_dead and self._df.view.all():
+            return  # laid out so already: saving a built index does not copy it again
+        rows = np.flatnonzero(self._row_live.view)
+        docs = self._row_doc.view[rows]
+        order = np.argsort(docs)
+        rows, docs = rows[order], docs[order]
+        ptr = self._row_ptr.view
+        starts = ptr[rows]
+        lengths = ptr[rows + 1] - starts
+        row_ptr = np.zeros(self._capacity + 1, np.int64)
+        row_ptr[docs + 1] = lengths
+        np.cumsum(row_ptr, out=row_ptr)
+        used = self._df.view > 0
+        vocab, renumber = self._vocab, None
+        if not used.all():
+            renumber = (np.cumsum(used) - 1).astype(np.int32)
+            if isinstance(vocab, Vocabulary):  # kept as arrays, not decoded word by word
+                vocab = vocab.kept(used)
+            else:
+                words = [w for w, u in zip(vocab, used.tolist(), strict=True) if u]
+                vocab = {w: i for i, w in enumerate(words)}
+        live = np.zeros(self._capacity, np.bool_)
+        live[docs] = True
+        if self.spool is not None:
+            self._lay_out_spooled(vocab, row_ptr, rows, renumber, live)
+            return
+        # postings copied row after row, in id order
+        row_terms, row_tf = _gather_rows(
+            ptr, rows, self._row_terms.view, self._row_tf.view, int(lengths.sum())
+        )
+        # the old rows go before the new ones are laid out, which a build's compaction of
+        # every row of the repository would otherwise hold at once with them
+        self._row_terms = self._row_tf = _Growable(np.int32)
+        if renumber is not None:
+            row_terms = renumber[row_terms]
+        self._load(vocab, row_ptr, row_terms, row_tf, live)
+
+    def _lay_out_spooled(
+        self,
+        vocab: dict[str, int] | Vocabulary,
+        row_ptr: IntArray,
+        rows: IntArray,
+        renumber: Int32Array | None,
+        live: BoolArray,
+    ) -> None:
+        """``compact``'s new main segment written to ``spool`` (rows ``_SPOOL_ROWS`` at a
+        time, postings ``_SPOOL_POSTINGS`` at a time) and mapped back; the rows with room
+        for the terms later edits add, as a saved index has them."""
+        assert self.spool is not None
+        ptr, old_terms, old_tf = self._row_ptr.view, self._row_terms.view, self._row_tf.view
+        terms_out = ScratchWriter(self.spool, np.int32)
+        tf_out = ScratchWriter(self.spool, np.int32)
+        for lo in range(0, rows.size, _SPOOL_ROWS):
+            part = rows[lo : lo + _SPOOL_ROWS]
+            total = int((ptr[part + 1] - ptr[part]).sum())
+            terms, tfs = _gather_rows(ptr, part, old_terms, old_tf, total)
+            terms_out.write(terms if renumber is None else renumber[terms])
+            tf_out.write(tfs)
+        total = int(row_ptr[-1])
+        room = max(1 << 16, total // 8)
+        row_terms, row_tf = terms_out.mapped(room), tf_out.mapped(room)
+        self._row_terms = self._row_tf = _Growable(np.int32)
+        post_rows = ScratchWriter(self.spool, np.int32)
+        post_tf = ScratchWriter(self.spool, np.int32)
+        term_ptr = _write_postings(
+            row_ptr,
+            row_terms[:total],
+            row_tf[:total],
+            len(vocab),
+            (post_rows, post_tf),
+            _SPOOL_POSTINGS,
+        )
+        postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
+        self._load(vocab, row_ptr, row_terms, row_tf, live, adopt=True, postings=postings)
+        blocks = self._block_maxima()
+        self._blocks = (blocks[0], _spooled(self.spool, blocks[1]), _spooled(self.spool, blocks[2]))
+        self.spooled_maps = mappings_of([row_terms, row_tf, *postings[1:], *self._blocks[1:]])
+
+
 @dataclass(frozen=True)
 class Background:
     """What another collection adds to an index's term statistics (``BM25Index.statistics``):
@@ -649,7 +738,7 @@ class Background:
     mean_idf: float
 
 
-class BM25Index(_SavedState):
+class BM25Index(_SavedState, _Compaction):
     """Okapi BM25 with rank-bm25's exact BM25Okapi formula (k1=1.5, b=0.75, epsilon=0.25,
     negative idf floored at epsilon * average idf, query tokens counted with repetition).
 
@@ -993,90 +1082,6 @@ class BM25Index(_SavedState):
             # a live document has one live row: main and delta documents are disjoint
             docs = np.sort(np.concatenate([docs, delta]))
         return docs
-
-    def compact(self) -> None:
-        """Lay the live documents out by id in a new main segment, dropping unused terms.
-        With a ``spool`` folder, the rows and postings are written there a part at a time
-        (files of their own, gone with their maps) and mapped back: made in memory, the
-        Linux kernel subset's took ~230 MB more at once, near an editing session's 750th
-        edit, and kept them as long as the process lived."""
-        if self._row_doc.size == self._main_rows and not self._main_dead and self._df.view.all():
-            return  # laid out so already: saving a built index does not copy it again
-        rows = np.flatnonzero(self._row_live.view)
-        docs = self._row_doc.view[rows]
-        order = np.argsort(docs)
-        rows, docs = rows[order], docs[order]
-        ptr = self._row_ptr.view
-        starts = ptr[rows]
-        lengths = ptr[rows + 1] - starts
-        row_ptr = np.zeros(self._capacity + 1, np.int64)
-        row_ptr[docs + 1] = lengths
-        np.cumsum(row_ptr, out=row_ptr)
-        used = self._df.view > 0
-        vocab, renumber = self._vocab, None
-        if not used.all():
-            renumber = (np.cumsum(used) - 1).astype(np.int32)
-            if isinstance(vocab, Vocabulary):  # kept as arrays, not decoded word by word
-                vocab = vocab.kept(used)
-            else:
-                words = [w for w, u in zip(vocab, used.tolist(), strict=True) if u]
-                vocab = {w: i for i, w in enumerate(words)}
-        live = np.zeros(self._capacity, np.bool_)
-        live[docs] = True
-        if self.spool is not None:
-            self._lay_out_spooled(vocab, row_ptr, rows, renumber, live)
-            return
-        # postings copied row after row, in id order
-        row_terms, row_tf = _gather_rows(
-            ptr, rows, self._row_terms.view, self._row_tf.view, int(lengths.sum())
-        )
-        # the old rows go before the new ones are laid out, which a build's compaction of
-        # every row of the repository would otherwise hold at once with them
-        self._row_terms = self._row_tf = _Growable(np.int32)
-        if renumber is not None:
-            row_terms = renumber[row_terms]
-        self._load(vocab, row_ptr, row_terms, row_tf, live)
-
-    def _lay_out_spooled(
-        self,
-        vocab: dict[str, int] | Vocabulary,
-        row_ptr: IntArray,
-        rows: IntArray,
-        renumber: Int32Array | None,
-        live: BoolArray,
-    ) -> None:
-        """``compact``'s new main segment written to ``spool`` (rows ``_SPOOL_ROWS`` at a
-        time, postings ``_SPOOL_POSTINGS`` at a time) and mapped back; the rows with room
-        for the terms later edits add, as a saved index has them."""
-        assert self.spool is not None
-        ptr, old_terms, old_tf = self._row_ptr.view, self._row_terms.view, self._row_tf.view
-        terms_out = ScratchWriter(self.spool, np.int32)
-        tf_out = ScratchWriter(self.spool, np.int32)
-        for lo in range(0, rows.size, _SPOOL_ROWS):
-            part = rows[lo : lo + _SPOOL_ROWS]
-            total = int((ptr[part + 1] - ptr[part]).sum())
-            terms, tfs = _gather_rows(ptr, part, old_terms, old_tf, total)
-            terms_out.write(terms if renumber is None else renumber[terms])
-            tf_out.write(tfs)
-        total = int(row_ptr[-1])
-        room = max(1 << 16, total // 8)
-        row_terms, row_tf = terms_out.mapped(room), tf_out.mapped(room)
-        self._row_terms = self._row_tf = _Growable(np.int32)
-        post_rows = ScratchWriter(self.spool, np.int32)
-        post_tf = ScratchWriter(self.spool, np.int32)
-        term_ptr = _write_postings(
-            row_ptr,
-            row_terms[:total],
-            row_tf[:total],
-            len(vocab),
-            (post_rows, post_tf),
-            _SPOOL_POSTINGS,
-        )
-        postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
-        self._load(vocab, row_ptr, row_terms, row_tf, live, adopt=True, postings=postings)
-        blocks = self._block_maxima()
-        self._blocks = (blocks[0], _spooled(self.spool, blocks[1]), _spooled(self.spool, blocks[2]))
-        self.spooled_maps = mappings_of([row_terms, row_tf, *postings[1:], *self._blocks[1:]])
 
     def _load(
         self,
