@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
+from weakref import ref
 
 import numpy as np
 
@@ -188,17 +189,19 @@ class _Cards:
     the file replaces its parse, and with it every card cut from it. A class too large for a
     whole skeleton lists the methods the repository calls most, so its card is also kept
     only while the index is at the same revision (any type's outside Python: its members
-    are counted as its card is cut)."""
+    are counted as its card is cut). The parse is held by a weak reference: a loaded index
+    drops the parses it has not read lately (``RepoIndex.tidy``), and a card kept them all,
+    the headers of every cursor an editing session completed at."""
 
     def __init__(self) -> None:
-        self._cards: dict[tuple[str, str], tuple[ParsedFile, int | None, Card | None]] = {}
+        self._cards: dict[tuple[str, str], tuple[ref[ParsedFile], int | None, Card | None]] = {}
         # per file, likewise: its module-level constants (``constant_nodes``)
-        self._constants: dict[str, tuple[ParsedFile, dict[str, int]]] = {}
+        self._constants: dict[str, tuple[ref[ParsedFile], dict[str, int]]] = {}
 
     def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
         pf = index.parses()[path]
         hit = self._cards.get((path, name))
-        if hit is not None and hit[0] is pf and hit[1] in (None, index.revision):
+        if hit is not None and hit[0]() is pf and hit[1] in (None, index.revision):
             return hit[2]
         lines = index.file_lines(path)
         # Python: the definition the name is bound to, the last of its ``def``s (an
@@ -217,15 +220,15 @@ class _Cards:
             card = definition_card(path, pf, lines, definition)
         if len(self._cards) >= 8192:
             self._cards.clear()
-        self._cards[(path, name)] = (pf, revision, card)
+        self._cards[(path, name)] = (ref(pf), revision, card)
         return card
 
     def _constant_nodes(self, path: str, pf: ParsedFile, lines: Sequence[str]) -> dict[str, int]:
         hit = self._constants.get(path)
-        if hit is None or hit[0] is not pf:
+        if hit is None or hit[0]() is not pf:
             if len(self._constants) >= 1024:
                 self._constants.clear()
-            hit = self._constants[path] = (pf, constant_nodes(pf, lines))
+            hit = self._constants[path] = (ref(pf), constant_nodes(pf, lines))
         return hit[1]
 
 
@@ -243,20 +246,21 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
 
 class _CallCounts:
     """``_calls`` by file, kept while the index is at the same revision and the file's parse
-    the same object (a type's functions are ranked by them at every cursor)."""
+    the same object (a type's functions are ranked by them at every cursor; the parse held
+    weakly, as ``_Cards`` holds it)."""
 
     def __init__(self) -> None:
-        self._counts: dict[str, tuple[ParsedFile, int, dict[int, int]]] = {}
+        self._counts: dict[str, tuple[ref[ParsedFile], int, dict[int, int]]] = {}
 
     def get(self, index: RepoIndex, path: str) -> dict[int, int]:
         pf = index.parses()[path]
         hit = self._counts.get(path)
-        if hit is not None and hit[0] is pf and hit[1] == index.revision:
+        if hit is not None and hit[0]() is pf and hit[1] == index.revision:
             return hit[2]
         if len(self._counts) >= 8192:
             self._counts.clear()
         counts = _calls(index, path)
-        self._counts[path] = (pf, index.revision, counts)
+        self._counts[path] = (ref(pf), index.revision, counts)
         return counts
 
 

@@ -34,6 +34,7 @@ of a long code query (``repomem.index.maxscore``).
 
 from __future__ import annotations
 
+import mmap
 import operator
 import re
 from collections import Counter
@@ -51,14 +52,18 @@ from repomem.index.jit import numba
 from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.maxscore import SLACK, block_maxima
 from repomem.index.rowpool import ranges
-from repomem.index.spool import ArrayWriter, mapped
-from repomem.index.trim import mappings_of, release_read_only
+from repomem.index.spool import ArrayWriter, ScratchWriter, mapped
+from repomem.index.trim import fresh_zeros, mappings_of, release_read_only
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _TOKEN_OR_NEWLINE = re.compile(f"{TOKEN_RE.pattern}|\n")
 
 # postings a bulk load writes out at a time (``SpooledRows``): 128 MB of them
 _POSTINGS_CHUNK = 1 << 24
+# what a compaction into a spool folder holds in memory at once: rows gathered, postings
+# transposed (32 MB of them; each part reads every row once)
+_SPOOL_ROWS = 1 << 16
+_SPOOL_POSTINGS = 1 << 22
 
 # Compaction is worth it once delta rows plus dead main rows exceed this share of the main
 # segment (but never below the floor): every query scans the whole delta and the dead rows'
@@ -391,20 +396,15 @@ class SpooledRows:
 
     def _postings(self, terms: Int32Array, tfs: Int32Array) -> tuple[IntArray, ...]:
         """The rows' postings (``_transpose``'s), written out a range of terms at a time
-        (``_POSTINGS_CHUNK`` entries) beside the rows and mapped back: made whole in memory,
-        the whole kernel's took 0.9 GB while its rows were read."""
-        ptr = self._ptr.view
-        term_ptr = _term_bounds(terms, len(self._vocab))
+        beside the rows and mapped back: made whole in memory, the whole kernel's took 0.9 GB
+        while its rows were read."""
         name = self._terms.path.name.removesuffix("row_terms.npy")
         rows = ArrayWriter(self.directory / f"{name}post_row.npy", np.int32)
         tf = ArrayWriter(self.directory / f"{name}post_tf.npy", np.int32)
-        cuts = np.searchsorted(term_ptr, np.arange(0, term_ptr[-1], _POSTINGS_CHUNK), "right")
-        bounds = np.unique(np.r_[0, np.maximum(cuts - 1, 0), term_ptr.size - 1]).tolist()
         with rows, tf:
-            for lo, hi in zip(bounds, bounds[1:], strict=False):
-                part_rows, part_tf = _transpose_terms(ptr, terms, tfs, term_ptr, lo, hi)
-                rows.write(part_rows)
-                tf.write(part_tf)
+            term_ptr = _write_postings(
+                self._ptr.view, terms, tfs, len(self._vocab), (rows, tf), _POSTINGS_CHUNK
+            )
         return term_ptr, mapped(rows.path, writeable=False), mapped(tf.path, writeable=False)
 
 
@@ -414,6 +414,34 @@ def _term_ids(vocab: dict[str, int] | Vocabulary, words: list[str]) -> list[int]
     if isinstance(vocab, Vocabulary):
         return vocab.ids(words)
     return [vocab.get(w, -1) for w in words]
+
+
+def _write_postings(
+    ptr: IntArray,
+    terms: Int32Array,
+    tfs: Int32Array,
+    n_terms: int,
+    out: tuple[ArrayWriter | ScratchWriter, ArrayWriter | ScratchWriter],
+    chunk: int,
+) -> IntArray:
+    """``_transpose``'s postings of the rows, written to ``out`` (rows, frequencies) a range
+    of terms at a time (about ``chunk`` entries: only those are in memory at once); returns
+    where each term's postings start and end."""
+    term_ptr = _term_bounds(terms, n_terms)
+    cuts = np.searchsorted(term_ptr, np.arange(0, term_ptr[-1], chunk), "right")
+    bounds = np.unique(np.r_[0, np.maximum(cuts - 1, 0), term_ptr.size - 1]).tolist()
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        part_rows, part_tf = _transpose_terms(ptr, terms, tfs, term_ptr, lo, hi)
+        out[0].write(part_rows)
+        out[1].write(part_tf)
+    return term_ptr
+
+
+def _spooled(directory: Path, values: np.ndarray) -> np.ndarray:
+    """``values`` written to a file of ``directory`` with no name and mapped back read-only."""
+    out = ScratchWriter(directory, values.dtype)
+    out.write(values)
+    return out.mapped()
 
 
 class _Growable:
@@ -610,7 +638,7 @@ class _SavedState:
         self._row_doc = _Growable(np.int64, np.arange(n_rows))
         self._row_len = _Growable.adopt(a["row_len"])
         self._row_live = _Growable(np.bool_, live)
-        self._row_of = dict(zip(doc_ids.tolist(), doc_ids.tolist(), strict=True))
+        self._row_of = _Growable(np.int64, np.where(live, np.arange(n_rows), -1))
         self._capacity = n_rows
         self._n_live = int(doc_ids.size)
         self._total_len = int(a["row_len"].sum())
@@ -622,6 +650,95 @@ class _SavedState:
         self._main_dead = 0
         self._queried = False
         self._version += 1
+
+
+class _Compaction:
+    """How a BM25 index lays its live documents out again (``compact``): in memory, or
+    written to its ``spool`` folder and mapped back."""
+
+    def compact(self) -> None:
+        """Lay the live documents out by id in a new main segment, dropping unused terms.
+        With a ``spool`` folder, the rows and postings are written there a part at a time
+        (files of their own, gone with their maps) and mapped back: made in memory, the
+        Linux kernel subset's took ~230 MB more at once, near an editing session's 750th
+        edit, and kept them as long as the process lived."""
+        if self._row_doc.size == self._main_rows and not self._main_dead and self._df.view.all():
+            return  # laid out so already: saving a built index does not copy it again
+        rows = np.flatnonzero(self._row_live.view)
+        docs = self._row_doc.view[rows]
+        order = np.argsort(docs)
+        rows, docs = rows[order], docs[order]
+        ptr = self._row_ptr.view
+        starts = ptr[rows]
+        lengths = ptr[rows + 1] - starts
+        row_ptr = np.zeros(self._capacity + 1, np.int64)
+        row_ptr[docs + 1] = lengths
+        np.cumsum(row_ptr, out=row_ptr)
+        used = self._df.view > 0
+        vocab, renumber = self._vocab, None
+        if not used.all():
+            renumber = (np.cumsum(used) - 1).astype(np.int32)
+            if isinstance(vocab, Vocabulary):  # kept as arrays, not decoded word by word
+                vocab = vocab.kept(used)
+            else:
+                words = [w for w, u in zip(vocab, used.tolist(), strict=True) if u]
+                vocab = {w: i for i, w in enumerate(words)}
+        live = np.zeros(self._capacity, np.bool_)
+        live[docs] = True
+        if self.spool is not None:
+            self._lay_out_spooled(vocab, row_ptr, rows, renumber, live)
+            return
+        # postings copied row after row, in id order
+        row_terms, row_tf = _gather_rows(
+            ptr, rows, self._row_terms.view, self._row_tf.view, int(lengths.sum())
+        )
+        # the old rows go before the new ones are laid out, which a build's compaction of
+        # every row of the repository would otherwise hold at once with them
+        self._row_terms = self._row_tf = _Growable(np.int32)
+        if renumber is not None:
+            row_terms = renumber[row_terms]
+        self._load(vocab, row_ptr, row_terms, row_tf, live)
+
+    def _lay_out_spooled(
+        self,
+        vocab: dict[str, int] | Vocabulary,
+        row_ptr: IntArray,
+        rows: IntArray,
+        renumber: Int32Array | None,
+        live: BoolArray,
+    ) -> None:
+        """``compact``'s new main segment written to ``spool`` (rows ``_SPOOL_ROWS`` at a
+        time, postings ``_SPOOL_POSTINGS`` at a time) and mapped back; the rows with room
+        for the terms later edits add, as a saved index has them."""
+        assert self.spool is not None
+        ptr, old_terms, old_tf = self._row_ptr.view, self._row_terms.view, self._row_tf.view
+        terms_out = ScratchWriter(self.spool, np.int32)
+        tf_out = ScratchWriter(self.spool, np.int32)
+        for lo in range(0, rows.size, _SPOOL_ROWS):
+            part = rows[lo : lo + _SPOOL_ROWS]
+            total = int((ptr[part + 1] - ptr[part]).sum())
+            terms, tfs = _gather_rows(ptr, part, old_terms, old_tf, total)
+            terms_out.write(terms if renumber is None else renumber[terms])
+            tf_out.write(tfs)
+        total = int(row_ptr[-1])
+        room = max(1 << 16, total // 8)
+        row_terms, row_tf = terms_out.mapped(room), tf_out.mapped(room)
+        self._row_terms = self._row_tf = _Growable(np.int32)
+        post_rows = ScratchWriter(self.spool, np.int32)
+        post_tf = ScratchWriter(self.spool, np.int32)
+        term_ptr = _write_postings(
+            row_ptr,
+            row_terms[:total],
+            row_tf[:total],
+            len(vocab),
+            (post_rows, post_tf),
+            _SPOOL_POSTINGS,
+        )
+        postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
+        self._load(vocab, row_ptr, row_terms, row_tf, live, adopt=True, postings=postings)
+        blocks = self._block_maxima()
+        self._blocks = (blocks[0], _spooled(self.spool, blocks[1]), _spooled(self.spool, blocks[2]))
+        self.spooled_maps = mappings_of([row_terms, row_tf, *postings[1:], *self._blocks[1:]])
 
 
 @dataclass(frozen=True)
@@ -638,7 +755,7 @@ class Background:
     mean_idf: float
 
 
-class BM25Index(_SavedState):
+class BM25Index(_SavedState, _Compaction):
     """Okapi BM25 with rank-bm25's exact BM25Okapi formula (k1=1.5, b=0.75, epsilon=0.25,
     negative idf floored at epsilon * average idf, query tokens counted with repetition).
 
@@ -663,7 +780,12 @@ class BM25Index(_SavedState):
         self._sums: FloatArray = np.zeros(0)
         self._marks: npt.NDArray[np.int8] = np.zeros(0, np.int8)
         self._all: BoolArray = np.zeros(0, np.bool_)
-        self._term_weight = _Growable(np.float64)
+        # per term, the query's weight while the delta is scanned (``scores``), else zero
+        self._term_weight: FloatArray = np.zeros(0)
+        # where a compaction writes the main segment it lays out (``compact``); None: memory
+        self.spool: Path | None = None
+        # the maps of what the last compaction into ``spool`` wrote (``trim.release_mapped``)
+        self.spooled_maps: list[mmap.mmap] = []
         self._load(
             {},
             np.zeros(1, np.int64),
@@ -703,7 +825,7 @@ class BM25Index(_SavedState):
         for d in ids:
             if d < 0:
                 raise ValueError(f"document id must be >= 0, got {d}")
-            if d in self._row_of or d in seen:
+            if self._row(d) >= 0 or d in seen:
                 raise ValueError(f"document {d} is already indexed; remove it before re-adding")
             seen.add(d)
         if not ids:
@@ -721,7 +843,10 @@ class BM25Index(_SavedState):
             np.repeat(np.arange(len(ids)), lengths), weights=tfs, minlength=len(ids)
         ).astype(np.int64)
         first_row = self._row_doc.size
-        self._row_of.update(zip(ids, range(first_row, first_row + len(ids)), strict=True))
+        top = max(ids) + 1
+        if self._row_of.size < top:
+            self._row_of.extend(np.full(top - self._row_of.size, -1, np.int64))
+        self._row_of.view[ids] = np.arange(first_row, first_row + len(ids))
         self._row_ptr.extend(self._row_terms.size + np.cumsum(lengths))
         self._row_terms.extend(terms)
         self._row_tf.extend(tfs)
@@ -735,9 +860,10 @@ class BM25Index(_SavedState):
 
     def remove(self, doc_id: int) -> None:
         """Forget a live document; its id may be added again afterwards."""
-        row = self._row_of.pop(doc_id, None)
-        if row is None:
+        row = self._row(doc_id)
+        if row < 0:
             raise KeyError(f"document {doc_id} is not in the index")
+        self._row_of.view[doc_id] = -1
         self._row_live.view[row] = False
         ptr = self._row_ptr.view
         terms = self._row_terms.view[ptr[row] : ptr[row + 1]]
@@ -747,6 +873,10 @@ class BM25Index(_SavedState):
         if row < self._main_rows:
             self._main_dead += 1
         self._changed()
+
+    def _row(self, doc_id: int) -> int:
+        """The live row of a document, -1 if it has none."""
+        return int(self._row_of.view[doc_id]) if 0 <= doc_id < self._row_of.size else -1
 
     def _query(
         self, query_tokens: Sequence[str], background: Background | None = None
@@ -809,21 +939,24 @@ class BM25Index(_SavedState):
             _fill_norm(self._row_len.view, self._row_live.view, self.k1, self.b, avgdl, norm)
         _score_main(self._term_ptr, self._post_row, self._post_tf, terms, weights, norm, out)
         if self._row_doc.size > self._main_rows:
+            if self._term_weight.size < len(vocab):
+                # zeros the system gives untouched: a scan reads the pages of the delta's
+                # terms alone, where filling the whole array (5 MB on the Linux kernel's
+                # subset) made it resident at the first query after an edit
+                self._term_weight = fresh_zeros(len(vocab) + len(vocab) // 8)
             term_weight = self._term_weight
-            if term_weight.size < len(vocab):
-                term_weight.extend(np.zeros(len(vocab) - term_weight.size))
-            term_weight.view[terms] = weights
+            term_weight[terms] = weights
             _score_delta(
                 self._row_ptr.view,
                 self._row_terms.view,
                 self._row_tf.view,
                 self._main_rows,
-                term_weight.view,
+                term_weight,
                 norm,
                 self._row_doc.view,
                 out,
             )
-            term_weight.view[terms] = 0.0
+            term_weight[terms] = 0.0
         return out
 
     def top_k(
@@ -926,7 +1059,9 @@ class BM25Index(_SavedState):
         query = self._query(query_tokens)
         if query is None:
             return np.zeros(ids.size)
-        rows = np.fromiter((self._row_of.get(d, -1) for d in ids.tolist()), np.int64, ids.size)
+        rows = np.full(ids.size, -1, np.int64)
+        known = (ids >= 0) & (ids < self._row_of.size)
+        rows[known] = self._row_of.view[ids[known]]
         return maxscore.score_rows(
             self._row_ptr.view,
             self._row_terms.view,
@@ -985,37 +1120,6 @@ class BM25Index(_SavedState):
             docs = np.sort(np.concatenate([docs, delta]))
         return docs
 
-    def compact(self) -> None:
-        """Lay the live documents out by id in a new main segment, dropping unused terms."""
-        if self._row_doc.size == self._main_rows and not self._main_dead and self._df.view.all():
-            return  # laid out so already: saving a built index does not copy it again
-        rows = np.flatnonzero(self._row_live.view)
-        docs = self._row_doc.view[rows]
-        order = np.argsort(docs)
-        rows, docs = rows[order], docs[order]
-        ptr = self._row_ptr.view
-        starts = ptr[rows]
-        lengths = ptr[rows + 1] - starts
-        row_ptr = np.zeros(self._capacity + 1, np.int64)
-        row_ptr[docs + 1] = lengths
-        np.cumsum(row_ptr, out=row_ptr)
-        # postings copied row after row, in id order
-        row_terms, row_tf = _gather_rows(
-            ptr, rows, self._row_terms.view, self._row_tf.view, int(lengths.sum())
-        )
-        # the old rows go before the new ones are laid out, which a build's compaction of
-        # every row of the repository would otherwise hold at once with them
-        self._row_terms = self._row_tf = _Growable(np.int32)
-        used = self._df.view > 0
-        vocab = self._vocab
-        if not used.all():
-            row_terms = (np.cumsum(used) - 1).astype(np.int32)[row_terms]
-            words = [w for w, u in zip(vocab, used.tolist(), strict=True) if u]
-            vocab = {w: i for i, w in enumerate(words)}
-        live = np.zeros(self._capacity, np.bool_)
-        live[docs] = True
-        self._load(vocab, row_ptr, row_terms, row_tf, live)
-
     def _load(
         self,
         vocab: dict[str, int] | Vocabulary,
@@ -1038,12 +1142,17 @@ class BM25Index(_SavedState):
         self._df = _Growable(np.int64, df)
         self._df_hist = _Growable(np.int64, np.bincount(df, minlength=doc_ids.size + 2))
         self._row_ptr = _Growable(np.int64, row_ptr)
-        self._row_terms = _Growable.adopt(row_terms) if adopt else _Growable(np.int32, row_terms)
-        self._row_tf = _Growable.adopt(row_tf) if adopt else _Growable(np.int32, row_tf)
+        used = int(row_ptr[-1])  # an adopted array may hold room after its rows
+        self._row_terms = (
+            _Growable.adopt(row_terms, used) if adopt else _Growable(np.int32, row_terms)
+        )
+        self._row_tf = _Growable.adopt(row_tf, used) if adopt else _Growable(np.int32, row_tf)
         self._row_doc = _Growable(np.int64, np.arange(n_rows))
         self._row_len = _Growable(np.int64, row_len)
         self._row_live = _Growable(np.bool_, live)
-        self._row_of = dict(zip(doc_ids.tolist(), doc_ids.tolist(), strict=True))
+        # per document id, its live row (-1: none); a dict of them took ~30 MB of the Linux
+        # kernel subset's 323k fragments, made again at every compaction
+        self._row_of = _Growable(np.int64, np.where(live, np.arange(n_rows), -1))
         self._capacity = n_rows
         self._n_live = int(doc_ids.size)
         self._total_len = int(row_len.sum())
@@ -1063,9 +1172,12 @@ class BM25Index(_SavedState):
             self.compact()
 
     def tidy(self) -> None:
-        """Compact if it is worth it: for a moment when nothing waits for this index."""
+        """Compact if it is worth it: for a moment when nothing waits for this index. The
+        saved words looked up so far are forgotten (``Vocabulary.forget_seen``)."""
         if self._compaction_due(1):
             self.compact()
+        if isinstance(self._vocab, Vocabulary):
+            self._vocab.forget_seen()
 
     def _compaction_due(self, factor: int = _FORCED) -> bool:
         pending = self._row_doc.size - self._main_rows + self._main_dead

@@ -421,6 +421,10 @@ class Vocabulary:
             self._seen[word] = tid
         return tid
 
+    def forget_seen(self) -> None:
+        """Forget the saved words looked up so far (found by hash again when next asked)."""
+        self._seen = {}
+
     def get(self, word: str, default: int | None = None) -> int | None:
         tid = self._new.get(word)
         if tid is None:
@@ -461,6 +465,23 @@ class Vocabulary:
     def word(self, tid: int) -> str:
         """The word of a saved id."""
         return _decode(self._data, self._offsets, tid)
+
+    def kept(self, keep: np.ndarray) -> Vocabulary:
+        """The words whose ``keep`` (per id) is set, numbered anew in the same order: a
+        BM25 compaction dropping its unused terms, without decoding the saved words into a
+        dict (650k of them on the Linux kernel's subset, ~80 MB)."""
+        saved = np.asarray(keep[: self._base], bool)
+        sizes = np.diff(self._offsets)
+        added = [w.encode("utf-8") for w, i in self._new.items() if keep[i]]
+        lengths = np.array([len(a) for a in added], np.int64)
+        offsets = np.zeros(int(saved.sum()) + len(added) + 1, np.int64)
+        np.cumsum(np.concatenate([sizes[saved], lengths]), out=offsets[1:])
+        data = np.concatenate(
+            [self._data[np.repeat(saved, sizes)], np.frombuffer(b"".join(added), np.uint8)]
+        )
+        hashes = fnv1a(data, offsets)
+        order = np.argsort(hashes, kind="stable")
+        return Vocabulary(data, offsets, hashes[order], order.astype(np.int64))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(data, offsets, hashes, ids) as given, while no word has been added since."""

@@ -139,7 +139,7 @@ class RepoIndex:
         self.tables.bm25.tidy()
         self.tables.drop_unread()
         release_memory()
-        release_mapped(self.tables.mappings)
+        release_mapped([*self.tables.mappings, *self.tables.bm25.spooled_maps])
 
     # ------------------------------------------------------------------ incremental update
     def update_file(self, path: str, text: str | None) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
+import tempfile
 from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -69,6 +70,40 @@ class ArrayWriter:
         if kind is None:
             self.close()
         else:
+            self._fh.close()
+
+
+class ScratchWriter:
+    """An array written piece by piece, as ``ArrayWriter`` writes one, into a file of
+    ``directory`` that has no name (``tempfile.TemporaryFile``): it is this process's alone
+    and goes with its last map. ``mapped`` maps it back copy-on-write, so that what is made
+    in memory once and then mostly read (a BM25 compaction's rows and postings) is file
+    pages the system can drop, read again when next touched, rather than anonymous memory
+    for as long as the process lives."""
+
+    def __init__(self, directory: Path, dtype: type | np.dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.rows = 0
+        self._fh = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - closed by mapped()
+
+    def write(self, values: np.ndarray) -> None:
+        values = np.ascontiguousarray(values, self.dtype)
+        if values.size:
+            self._fh.write(memoryview(values).cast("B"))
+        self.rows += values.size
+
+    def mapped(self, room: int = 0) -> np.ndarray:
+        """What was written and ``room`` zeros after it (pages of the file that were never
+        written: they cost nothing until written through the map); read-only without room."""
+        size = self.rows + room
+        self._fh.truncate(size * self.dtype.itemsize)
+        self._fh.flush()
+        try:
+            if size == 0:
+                return np.zeros(0, self.dtype)
+            mode = "c" if room else "r"
+            return np.memmap(self._fh, self.dtype, mode=mode, shape=(size,)).view(np.ndarray)
+        finally:
             self._fh.close()
 
 

@@ -522,6 +522,9 @@ def load(root: Path, config: IndexConfig | None = None, *, mapped: bool = True) 
         }
         tables = _restore(config_from(manifest["config"]), manifest, arrays)
         tables.mappings = mappings_of(arrays.values())
+        base = index_dir(root, config)
+        if mapped and os.access(base, os.W_OK):  # BM25's compactions stay file pages too
+            tables.bm25.spool = base
         return tables
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise IndexUnreadable(

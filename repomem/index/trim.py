@@ -89,7 +89,8 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
     """Drop the resident pages of ``mappings`` (private file mappings) that are still the
     file's, keeping those written since they were mapped; returns the bytes dropped. Nothing
     may write to the mappings meanwhile (a write between the look and the drop is lost): the
-    index is tidied while no update runs. Only on Linux (``/proc/self/pagemap``)."""
+    index is tidied while no update runs. A read-only mapping's pages are all the file's, and
+    all go. Only on Linux (``/proc/self/pagemap``)."""
     if not sys.platform.startswith("linux"):
         return 0
     page = mmap.PAGESIZE
@@ -102,7 +103,12 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
         for m in mappings:
             if m.closed or len(m) == 0:
                 continue
-            view = (ctypes.c_char * len(m)).from_buffer(m)
+            try:
+                view = (ctypes.c_char * len(m)).from_buffer(m)
+            except TypeError:  # read-only
+                m.madvise(mmap.MADV_DONTNEED)
+                dropped += len(m)
+                continue
             address = ctypes.addressof(view)
             del view
             first, n = address // page, (len(m) + page - 1) // page
@@ -114,6 +120,17 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
                 m.madvise(mmap.MADV_DONTNEED, lo * page, min(hi * page, len(m)) - lo * page)
                 dropped += (hi - lo) * page
     return dropped
+
+
+def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float64) -> np.ndarray:
+    """Zeros in pages the system has not handed out yet (a private anonymous map of their
+    own): a page becomes resident when first written, so room kept for later costs nothing
+    until used. ``np.zeros`` may take its memory from the allocator's heap, which clears it
+    by writing every page."""
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape))
+    buffer = mmap.mmap(-1, max(count * dt.itemsize, 1), flags=mmap.MAP_PRIVATE)
+    return np.frombuffer(buffer, dt, count).reshape(shape)
 
 
 def release_read_only(mappings: Iterable[mmap.mmap]) -> None:

@@ -3,6 +3,8 @@ the user types: the buffer often ends inside an unfinished statement."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 from repos import write_files
@@ -143,3 +145,25 @@ def test_cards_after_a_load_and_after_edits_are_a_fresh_builds(tmp_path: Path) -
         saved = again.parse(path)
         assert saved is not None and saved.definition_columns() == pf.definition_columns()
         assert (saved.imports, saved.bases, saved.calls) == (pf.imports, pf.bases, pf.calls)
+
+
+def test_cards_do_not_keep_the_parses_a_tidy_drops(tmp_path: Path) -> None:
+    """A loaded index drops the parses it has not read since its last pause; the cards cut
+    from them hold them weakly, so an editing session does not keep the parse of every file
+    a cursor's cards came from, and a card asked again after the drop is cut anew."""
+    text = "from pkg.util import helper\n\n\ndef f(x):\n    return helper(x)\n"
+    root = write_files(
+        tmp_path / "proj",
+        {"pkg/__init__.py": "", "pkg/util.py": "def helper(x):\n    return x\n", "pkg/a.py": text},
+    )
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    RepoIndex.build(root, config)
+    loaded = RepoIndex.load(root, config)
+    first = [h.card for h in find_definitions(loaded, "pkg/a.py", text)]
+    assert [c.name for c in first] == ["helper"]
+    parse = weakref.ref(loaded.tables.parsed["pkg/util.py"])
+    loaded.tidy()
+    loaded.tidy()  # unread since the last pause: dropped
+    gc.collect()
+    assert parse() is None
+    assert [h.card for h in find_definitions(loaded, "pkg/a.py", text)] == first

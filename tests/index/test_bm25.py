@@ -12,7 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
-from repomem.index import bm25, maxscore
+from repomem.index import bm25, maxscore, trim
 from repomem.index.bm25 import BM25Index, BM25StateError, SpooledRows, count_terms, tokenize
 from repomem.index.spool import is_file, spooled
 
@@ -431,6 +431,50 @@ def test_spooled_rows_make_the_index_adding_them_makes(
     expected = dict(enumerate(docs)) | {60: ["w1", "w2"]}
     query = ["w1", "w2", "w5"]
     np.testing.assert_allclose(spooled_index.scores(query), expected_scores(expected, query, 61))
+
+
+@pytest.mark.parametrize(("rows", "postings"), [(1 << 16, 1 << 22), (3, 5), (1, 1)])
+def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int, postings: int
+) -> None:
+    """An opened index's compaction written to its spool folder a part at a time (``rows``
+    rows, ``postings`` postings) lays out what one in memory lays out, the vocabulary kept
+    as arrays less the terms no live document uses (a word added since included); its main
+    segment is then files with no name there, mapped, and it goes on taking documents."""
+    monkeypatch.setattr(bm25, "_SPOOL_ROWS", rows)
+    monkeypatch.setattr(bm25, "_SPOOL_POSTINGS", postings)
+    rng = np.random.default_rng(12)
+    built = BM25Index()
+    for doc_id in range(50):
+        built.add(doc_id, random_doc(rng))
+    built.add(50, ["only_here", "w1"])
+    state = built.state()
+    memory = BM25Index.from_state(state, trusted=True)
+    spool_dir = tmp_path / "spool"
+    spool_dir.mkdir()
+    spooled_index = BM25Index.from_state(state, trusted=True)
+    spooled_index.spool = spool_dir
+    for target in (memory, spooled_index):
+        target.remove(50)  # "only_here" is no live document's now
+        target.remove(7)
+        target.add(7, ["added_since", "w2", "w2"])
+        target.add(60, ["w3"])
+        target.compact()
+    a, b = spooled_index.state(), memory.state()
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    assert spooled_index._vocab.get("only_here") is None
+    assert spooled_index._vocab.get("added_since") is not None
+    assert not spooled_index._post_row.flags.writeable
+    assert len(spooled_index.spooled_maps) == 6  # rows, postings, block maxima
+    assert not list(spool_dir.iterdir())  # the files have no names
+    trim.release_mapped(spooled_index.spooled_maps)  # as a tidy hands their pages back
+    for target in (memory, spooled_index):
+        target.remove(3)
+        target.add(3, ["w1", "later"])
+    for query in (["w1", "w2", "later"], ["added_since", "w3"]):
+        np.testing.assert_array_equal(spooled_index.scores(query), memory.scores(query))
 
 
 def test_a_state_mapped_read_only_keeps_working(tmp_path: Path) -> None:

@@ -167,7 +167,7 @@ def test_a_load_maps_what_resolution_depended_on(tmp_path: Path) -> None:
     RepoIndex.build(root)
     loaded = RepoIndex.load(root)
     resolver = loaded.resolver
-    assert not resolver.consulted and not resolver.callers and not resolver.tried
+    assert not resolver.consulted and not resolver.callers
     first, second = list(EDITS.items())[:2], list(EDITS.items())[2:]
     apply_on_disk(root, dict(first))
     for rel, text in first:
@@ -955,3 +955,35 @@ def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
     assert lines[::2] == expected[::2]
     with pytest.raises(IndexError):
         lines[len(expected)]
+
+
+def test_a_loaded_resolver_keeps_one_compact_record_per_file_resolved_again(
+    tmp_path: Path,
+) -> None:
+    """What a file's resolution read and tried is kept once per file resolved again, its
+    keys shared between files, and forgetting it (the file resolved anew, or gone) leaves
+    no empty entries behind: a header edit resolving hundreds of files again would
+    otherwise keep their fresh strings, and every key any of them ever tried, for good. The
+    names looked up in the saved table are forgotten at a tidy."""
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **NAMED_C})
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    resolver = loaded.resolver
+    for text in NAMED_C_EDITS["c/b.c"], NAMED_C["c/b.c"], NAMED_C_EDITS["c/b.c"]:
+        loaded.update_file("c/b.c", text)
+    loaded.update_file("c/use.c", NAMED_C["c/use.c"] + "\nint more(void) { return b2(); }\n")
+    assert set(resolver._tried_by) >= {"c/b.c", "c/use.c"}
+    assert all(isinstance(keys, tuple) for keys in resolver._tried_by.values())
+    shared = set(resolver._tried_by["c/b.c"]) & set(resolver._tried_by["c/use.c"])
+    assert shared
+    for key in shared:
+        at_b = resolver._tried_by["c/b.c"][resolver._tried_by["c/b.c"].index(key)]
+        at_use = resolver._tried_by["c/use.c"][resolver._tried_by["c/use.c"].index(key)]
+        assert at_b is at_use  # one string
+    loaded.update_file("c/b.c", None)
+    assert "c/b.c" not in resolver._tried_by
+    assert all(resolver.callers.values()) and all(resolver.readers.values())
+    assert all("c/b.c" not in files for files in resolver.callers.values())
+    assert resolver.by_name._found
+    loaded.tidy()
+    assert not resolver.by_name._found

@@ -200,3 +200,20 @@ def test_rows_added_a_few_at_a_time_are_not_copied_at_each() -> None:
     assert [cols[indptr[r] : indptr[r + 1]].tolist() for r in range(899)] == [
         want[r] for r in range(899)
     ]
+
+
+def test_an_adopted_pool_grows_into_its_room_without_copying() -> None:
+    """A loaded index's pools (``adopt``) come with an eighth more row ids in untouched
+    pages: an editing session's first new fragments and nodes neither copy the row arrays
+    nor change what the rows hold."""
+    m = sp.random(400, 30, density=0.2, format="csr", random_state=4)
+    pool = RowPool.adopt(m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data)
+    before = pool.start
+    pool.grow(450)
+    assert np.shares_memory(before, pool.start)
+    pool.set_rows(np.array([440]), np.full(2, 440), np.array([3, 4]), np.ones(2))
+    indptr, cols, vals = pool.gather(np.arange(450))
+    got = sp.csr_matrix((vals, cols, indptr), shape=(450, 30))
+    want = sp.vstack([m, sp.csr_matrix((50, 30))]).tolil()
+    want[440, 3] = want[440, 4] = 1.0
+    assert (got != want.tocsr()).nnz == 0

@@ -104,3 +104,36 @@ def test_tidying_drops_the_saved_parses_no_longer_read(tmp_path: Path) -> None:
         loaded.tidy()
     fresh, _ = RepoIndex.build(root, save=False)
     assert_same(loaded, fresh, QUERIES)
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_fresh_zeros_are_resident_only_where_written() -> None:
+    """Room made with ``fresh_zeros`` costs no memory until it is written."""
+    zeros = trim.fresh_zeros((4, 1 << 18), np.int64)  # 8 MB
+    assert zeros.shape == (4, 1 << 18)
+    zeros[1, :10] = 7
+    assert zeros[1, 10] == 0 and zeros[1, 9] == 7
+    page = mmap.PAGESIZE
+    address = zeros.__array_interface__["data"][0]
+    with open("/proc/self/pagemap", "rb") as fh:
+        fh.seek(address // page * 8)
+        entries = np.frombuffer(fh.read(zeros.nbytes // page * 8), np.uint64)
+    present = int(np.count_nonzero(entries >> np.uint64(63)))
+    assert 1 <= present <= 2
+
+
+def test_a_mapped_load_compacts_bm25_into_its_index_folder(tmp_path: Path) -> None:
+    """A loaded index's BM25 compaction is written to its index folder and mapped back (files
+    with no name, handed back at a tidy); one read into memory keeps compacting in memory."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    assert loaded.tables.bm25.spool == root / loaded.config.index_dir
+    assert RepoIndex.load(root, mapped=False).tables.bm25.spool is None
+    bm25 = loaded.tables.bm25
+    fid = int(loaded.tables.live_ids()[0])
+    bm25.remove(fid)
+    bm25.compact()
+    assert bm25.spooled_maps
+    loaded.tidy()
+    assert loaded.retrieve("def", k=3) is not None
