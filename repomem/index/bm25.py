@@ -114,6 +114,9 @@ _BLOCK_KEYS = (
     "block_avgdl",
 )
 _BLOCK_TYPES = (np.int64, np.uint8, np.uint8, np.int64, np.int64, np.int32, np.uint8, np.float64)
+# which of them a compaction into a spool folder writes there: block_max, block_sub_max,
+# block_mid_sub, block_mid_level
+_SPOOLED_BLOCKS = (1, 2, 5, 6)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -736,9 +739,14 @@ class _Compaction:
         )
         postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
         self._load(vocab, row_ptr, row_terms, row_tf, live, adopt=True, postings=postings)
-        blocks = self._block_maxima()
-        self._blocks = (blocks[0], _spooled(self.spool, blocks[1]), _spooled(self.spool, blocks[2]))
-        self.spooled_maps = mappings_of([row_terms, row_tf, *postings[1:], *self._blocks[1:]])
+        # the maxima per block and sub-block, dense and sparse, to files too (the terms' lists
+        # and bounds are a row per term)
+        blocks = list(self._block_maxima())
+        for i in _SPOOLED_BLOCKS:
+            blocks[i] = _spooled(self.spool, blocks[i])
+        self._blocks = tuple(blocks)
+        spooled = [blocks[i] for i in _SPOOLED_BLOCKS]
+        self.spooled_maps = mappings_of([row_terms, row_tf, *postings[1:], *spooled])
 
 
 @dataclass(frozen=True)
