@@ -269,19 +269,18 @@ _call_counts = _CallCounts()
 
 class _CallRows:
     """A file's resolved calls ordered by the row of their statement, kept while the index is
-    at the same revision and the file's parse the same object: the calls of a method's body
-    are then a slice, found by bisection (``_add_sibling_callees``)."""
+    at the same revision and the file's parse the same object (held weakly, as ``_Cards``
+    holds it): the calls of a method's body are then a slice, found by bisection
+    (``_add_sibling_callees``)."""
 
     def __init__(self) -> None:
-        # (the index's id, its revision, the parse, rows, calls): the parse held makes the id
-        # unambiguous, without holding the index
-        self._rows: dict[str, tuple[int, int, ParsedFile, list[int], list[tuple[str, int]]]] = {}
+        self._rows: dict[str, tuple[ref[ParsedFile], int, list[int], list[tuple[str, int]]]] = {}
 
     def get(self, index: RepoIndex, path: str) -> tuple[list[int], list[tuple[str, int]]]:
         pf = index.resolver.files[path]
         hit = self._rows.get(path)
-        if hit is not None and hit[:2] == (id(index), index.revision) and hit[2] is pf:
-            return hit[3], hit[4]
+        if hit is not None and hit[0]() is pf and hit[1] == index.revision:
+            return hit[2], hit[3]
         if len(self._rows) >= 8192:
             self._rows.clear()
         targets, calls = index.resolved_calls(path)
@@ -291,7 +290,7 @@ class _CallRows:
             for src, t, node in calls.tolist()
         )
         found = [row for row, _, _ in rows], [(target, node) for _, target, node in rows]
-        self._rows[path] = (id(index), index.revision, pf, *found)
+        self._rows[path] = (ref(pf), index.revision, *found)
         return found
 
 
