@@ -222,6 +222,16 @@ def read_settings(root: Path, languages: Mapping[str, str]) -> dict[str, object]
     return out
 
 
+def shared_dirs(a: str, b: str) -> int:
+    """How many leading directories two paths share (the nearer of two files ranks first)."""
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def is_test(path: str) -> bool:
     """Whether ``path`` is test code by the conventions of the common languages' tools
     (a ``test``/``tests``/``__tests__`` directory, ``*_test.go``, ``*.test.ts``, ``*Test.java``,

@@ -40,7 +40,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language, is_test
+from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language, is_test, shared_dirs
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -328,7 +328,7 @@ class _Types:
             found = [t for t in found if not is_test(t[0])]
         if len(found) < 2:
             return found[0] if found else None
-        return min(found, key=lambda t: (-_shared(t[0], path), t[0]))
+        return min(found, key=lambda t: (-shared_dirs(t[0], path), t[0]))
 
     def _simple_type(
         self, r: Resolver, path: str, name: str, scope: str | None
@@ -666,7 +666,8 @@ class Java(_Types, Language):
         test = is_test(path)
         out = []
         named = r.by_name.get((NAMESPACE, method), ())
-        for p, node in sorted(named, key=lambda t: (-_shared(t[0], path), t))[: 4 * MAX_SIBLINGS]:
+        nearest = sorted(named, key=lambda t: (-shared_dirs(t[0], path), t))
+        for p, node in nearest[: 4 * MAX_SIBLINGS]:
             owner = r.qualnames[p][node].rpartition(".")[0]
             if (p, owner) == (path, scope) or (is_test(p) and not test) or not owner:
                 continue
@@ -1027,16 +1028,6 @@ def _is_type_or_constructor(r: Resolver, path: str, qual: str) -> bool:
         return True
     *_, owner, name = ["", *qual.split(".")]
     return owner == name
-
-
-def _shared(a: str, b: str) -> int:
-    """How many leading directories two paths share."""
-    n = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _type_names(pf: ParsedFile) -> list[tuple[str, str]]:

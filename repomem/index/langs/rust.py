@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
-from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language
+from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language, shared_dirs
 from repomem.index.langs import is_test as _is_test
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
@@ -290,7 +290,7 @@ class Rust(Language):
         trait, self_type, method = begun
         out = []
         files = _impl_tables(r).get(trait, ())
-        for p in sorted(files, key=lambda p: (-_shared_dirs(p, path), p))[: 2 * MAX_SIBLINGS]:
+        for p in sorted(files, key=lambda p: (-shared_dirs(p, path), p))[: 2 * MAX_SIBLINGS]:
             if is_test(p) and not is_test(path):
                 continue
             if not method:  # the block's top level: the other blocks whole
@@ -311,7 +311,7 @@ class Rust(Language):
                     node = r.defs[p].get(f"{mod}.{qual}" if mod else qual)
                     if node is not None:
                         out.append((p, node))
-        out.sort(key=lambda t: (-_shared_dirs(t[0], path), t))
+        out.sort(key=lambda t: (-shared_dirs(t[0], path), t))
         return out[:MAX_SIBLINGS]
 
     def reserved(self, name: str) -> bool:
@@ -1027,16 +1027,6 @@ def _block_begun(lines: list[str]) -> tuple[str, str, str] | None:
             return None
         return None if "}" in text[brace:] else (m["trait"], m["type"], "")
     return None
-
-
-def _shared_dirs(a: str, b: str) -> int:
-    """How many leading directories two paths share."""
-    n = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _impl_at(lines: list[str]) -> str:
