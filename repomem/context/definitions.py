@@ -39,10 +39,10 @@ import builtins
 import keyword
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 from weakref import ref
 
 import numpy as np
@@ -244,57 +244,47 @@ def _calls(index: RepoIndex, path: str) -> dict[int, int]:
     return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
 
 
-class _CallCounts:
-    """``_calls`` by file, kept while the index is at the same revision and the file's parse
-    the same object (a type's functions are ranked by them at every cursor; the parse held
-    weakly, as ``_Cards`` holds it)."""
+def _call_rows(
+    index: RepoIndex, path: str, pf: ParsedFile
+) -> tuple[list[int], list[tuple[str, int]]]:
+    """The file's resolved calls ordered by the row of their statement (rows, (target path,
+    target node)): the calls of a method's body are then a slice, found by bisection
+    (``_add_sibling_callees``)."""
+    targets, calls = index.resolved_calls(path)
+    n = pf.n_nodes
+    rows = sorted(
+        (int(pf.node_start[src]) if 0 <= src < n else -1, targets[t], node)
+        for src, t, node in calls.tolist()
+    )
+    return [row for row, _, _ in rows], [(target, node) for _, target, node in rows]
 
-    def __init__(self) -> None:
-        self._counts: dict[str, tuple[ref[ParsedFile], int, dict[int, int]]] = {}
 
-    def get(self, index: RepoIndex, path: str) -> dict[int, int]:
-        pf = index.parses()[path]
-        hit = self._counts.get(path)
+T = TypeVar("T")
+
+
+class _PerFile(Generic[T]):
+    """A value made from one file (``make(index, path, parse)``), kept while the index is at
+    the same revision and the file's parse the same object, the parse held weakly as
+    ``_Cards`` holds it (a tidy must be able to drop it): a type's functions are ranked by
+    their call counts at every cursor, and a method's siblings read their call rows."""
+
+    def __init__(self, make: Callable[[RepoIndex, str, ParsedFile], T]) -> None:
+        self._make = make
+        self._values: dict[str, tuple[ref[ParsedFile], int, T]] = {}
+
+    def get(self, index: RepoIndex, path: str, pf: ParsedFile) -> T:
+        hit = self._values.get(path)
         if hit is not None and hit[0]() is pf and hit[1] == index.revision:
             return hit[2]
-        if len(self._counts) >= 8192:
-            self._counts.clear()
-        counts = _calls(index, path)
-        self._counts[path] = (ref(pf), index.revision, counts)
-        return counts
+        if len(self._values) >= 8192:
+            self._values.clear()
+        value = self._make(index, path, pf)
+        self._values[path] = (ref(pf), index.revision, value)
+        return value
 
 
-_call_counts = _CallCounts()
-
-
-class _CallRows:
-    """A file's resolved calls ordered by the row of their statement, kept while the index is
-    at the same revision and the file's parse the same object (held weakly, as ``_Cards``
-    holds it): the calls of a method's body are then a slice, found by bisection
-    (``_add_sibling_callees``)."""
-
-    def __init__(self) -> None:
-        self._rows: dict[str, tuple[ref[ParsedFile], int, list[int], list[tuple[str, int]]]] = {}
-
-    def get(self, index: RepoIndex, path: str) -> tuple[list[int], list[tuple[str, int]]]:
-        pf = index.resolver.files[path]
-        hit = self._rows.get(path)
-        if hit is not None and hit[0]() is pf and hit[1] == index.revision:
-            return hit[2], hit[3]
-        if len(self._rows) >= 8192:
-            self._rows.clear()
-        targets, calls = index.resolved_calls(path)
-        n = pf.n_nodes
-        rows = sorted(
-            (int(pf.node_start[src]) if 0 <= src < n else -1, targets[t], node)
-            for src, t, node in calls.tolist()
-        )
-        found = [row for row, _, _ in rows], [(target, node) for _, target, node in rows]
-        self._rows[path] = (ref(pf), index.revision, *found)
-        return found
-
-
-_call_rows = _CallRows()
+_call_counts = _PerFile(lambda index, path, _: _calls(index, path))
+_call_rows_by_file = _PerFile(_call_rows)
 
 
 class _FixtureTypes:
@@ -844,7 +834,7 @@ class _Finder(_Lookups):
         callers: dict[tuple[str, int], set[tuple[str, int]]] = {}
         for path, node in siblings:
             pf = self.resolver.files[path]
-            rows, calls = _call_rows.get(self.index, path)
+            rows, calls = _call_rows_by_file.get(self.index, path, pf)
             first = bisect_left(rows, int(pf.node_start[node]))
             for target in calls[first : bisect_right(rows, int(pf.node_end[node]))]:
                 if target[0] != path:
@@ -898,7 +888,7 @@ class _Finder(_Lookups):
         total = 0
         for p, n in self.resolver.by_name.get((self.language.namespace, bare), ()):
             if self.resolver.qualnames[p].get(n) == qual:
-                total += _call_counts.get(self.index, p).get(n, 0)
+                total += _call_counts.get(self.index, p, self.index.parses()[p]).get(n, 0)
         return total
 
     def _group_members(self, n: int) -> None:
