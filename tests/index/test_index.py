@@ -822,6 +822,13 @@ HEADER_EDITS: list[tuple[str, set[str]]] = [
     (HEADER.replace("int put(", "static int typed(int v) { return get(v); }\nint put("), set()),
     # and a comment above all of them
     ("/* export */\n" + HEADER, set()),
+    # two definitions of different names change places: each still means what it meant
+    (
+        HEADER.replace("int put(int v);\n\n", "").replace(
+            "#ifdef FAST", "int put(int v);\n\n#ifdef FAST"
+        ),
+        set(),
+    ),
     # the #if alternatives change places: the macro is at another node, not as a move
     (
         HEADER.replace("#ifdef FAST\n#define pick(v) (v)\n#else\n", "#ifndef FAST\n").replace(
