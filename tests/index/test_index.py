@@ -871,6 +871,42 @@ def test_c_definitions_that_only_move_keep_their_callers(
         assert any(idx.tables.calls[p] != before[p] for p in USERS)  # the calls moved
 
 
+CPP_HEADER = (
+    "#pragma once\n\nnamespace geo {\n\nint scale(int v);\n\nclass Box {\n public:\n"
+    "  int area() const { return 1; }\n};\n\n}  // namespace geo\n"
+)
+CPP_FILES = {
+    "geo/box.hpp": CPP_HEADER,
+    **{
+        f"app/use{i}.cpp": '#include "../geo/box.hpp"\n\nint use(geo::Box b) {\n'
+        "  return geo::scale(b.area());\n}\n"
+        for i in range(3)
+    },
+}
+
+
+def test_cpp_methods_that_only_move_keep_their_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C++ shares C's resolution: a function typed in above a namespace's declarations and
+    a class's methods moves them, and their callers follow without being resolved again."""
+    root = make_repo(tmp_path / "r", CPP_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+    resolved: list[str] = []
+    calls_of = Resolver.calls_of
+    monkeypatch.setattr(
+        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
+    )
+    before = dict(idx.tables.calls)
+    text = CPP_HEADER.replace("int scale(", "inline int typed(int v) { return v; }\nint scale(")
+    apply_on_disk(root, {"geo/box.hpp": text})
+    idx.update_file("geo/box.hpp", text)
+    assert resolved == ["geo/box.hpp"]
+    fresh, _ = RepoIndex.build(root, EXACT, save=False)
+    assert_same(idx, fresh, ["return geo::scale(b.area());"])
+    assert all(idx.tables.calls[p] != before[p] for p in CPP_FILES if p != "geo/box.hpp")
+
+
 def test_a_statement_calling_a_function_twice_has_one_edge(tmp_path: Path) -> None:
     files = {
         "a.py": "def f(x):\n    return x\n",
