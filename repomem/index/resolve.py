@@ -718,18 +718,27 @@ def _changed_names(old: ParsedFile, new: ParsedFile) -> tuple[set[str], set[str]
 
 def _redefined(old: ParsedFile | None, new: ParsedFile | None) -> set[str]:
     """Names whose definitions (name, node) differ between two parses of a file resolved by
-    name: a call elsewhere resolves to a name's only definition, so calls of the others (a
-    file's functions when one is added at its end) resolve as they did."""
-    before = Counter((d.name, d.node) for d in old.definitions) if old is not None else Counter()
+    name, a definition that only moved (``moved_definitions``) counting as itself: a call
+    elsewhere resolves to a name's only definition, so calls of the others (a file's
+    functions when one is added at its end) resolve as they did."""
+    moved = moved_definitions(old, new)
+    before = (
+        Counter((d.name, moved.get(d.node, d.node)) for d in old.definitions)
+        if old is not None
+        else Counter()
+    )
     after = Counter((d.name, d.node) for d in new.definitions) if new is not None else Counter()
     return {name for name, _ in (before - after) | (after - before)}
 
 
 def moved_definitions(old: ParsedFile | None, new: ParsedFile | None) -> dict[int, int]:
-    """Old node -> new node of the Python definitions that kept their name and kind but not
-    their node: a call resolved to one of them now resolves to its new node."""
-    if old is None or new is None or old.language != "python" or new.language != "python":
+    """Old node -> new node of the definitions that only moved between two parses of a
+    file (``Language.moved``; Python's: those that kept their name and kind): a call
+    resolved to one of them now resolves to its new node."""
+    if old is None or new is None or old.language != new.language:
         return {}
+    if old.language != "python":
+        return langs.for_language(old.language).moved(old, new)
     before = {d.name: (d.node, d.is_class) for d in old.definitions}  # the last one wins,
     after = {d.name: (d.node, d.is_class) for d in new.definitions}  # as in ``Resolver.defs``
     return {

@@ -765,11 +765,8 @@ C_EDITS: list[tuple[str, str | None, set[str]]] = [
     # appended: the others keep their nodes, their callers resolve as they did
     ("lib/lib.c", C_LIB + "\nint added(int z) {\n  return z;\n}\n", {"lib/lib.c"}),
     # inserted above them: every definition moves to another node, every caller follows
-    (
-        "lib/lib.c",
-        "int first(int z) {\n  return z;\n}\n\n" + C_LIB,
-        {"lib/lib.c", *(f"app/use{i}.c" for i in range(4))},
-    ),
+    # it without being resolved again
+    ("lib/lib.c", "int first(int z) {\n  return z;\n}\n\n" + C_LIB, {"lib/lib.c"}),
     ("lib/lib.c", C_LIB.replace("helper_b", "helper_c"), {"lib/lib.c"} | set(C_FILES)),
     # a second helper_a elsewhere: the name is ambiguous and its calls resolve to nothing
     (
@@ -800,6 +797,114 @@ def test_c_callers_are_resolved_again_only_for_definitions_that_changed(
         assert set(resolved) == again, rel
         fresh, _ = RepoIndex.build(root, EXACT, save=False)
         assert_same(idx, fresh, ["return helper_b(w);", "int helper_a(int x)"])
+
+
+HEADER = (
+    "#ifndef EXPORT_H\n#define EXPORT_H\n\n#define EXPORT(sym) extern int sym##_k\n\n"
+    "int put(int v);\n\nstatic inline int get(int v) {\n  return v;\n}\n\n"
+    "#ifdef FAST\n#define pick(v) (v)\n#else\n"
+    "static inline int pick(int v) {\n  return -v;\n}\n#endif\n\n"
+    "struct box {\n  int v;\n};\n\n#endif\n"
+)
+HEADER_FILES = {
+    "include/export.h": HEADER,
+    "lib/put.c": "#include <export.h>\n\nint put(int v) {\n  return get(v);\n}\n",
+    **{
+        f"app/use{i}.c": "#include <export.h>\n\nint use{i}(int v) {{\n"
+        "  EXPORT(v);\n  return put(get(pick(v)));\n}}\n".replace("{i}", str(i))
+        for i in range(4)
+    },
+}
+USERS = {"lib/put.c", *(f"app/use{i}.c" for i in range(4))}
+# edits of the header: what only moves its definitions resolves nothing but the header again
+HEADER_EDITS: list[tuple[str, set[str]]] = [
+    # a function typed in above the others: every definition after it moves
+    (HEADER.replace("int put(", "static int typed(int v) { return get(v); }\nint put("), set()),
+    # and a comment above all of them
+    ("/* export */\n" + HEADER, set()),
+    # two definitions of different names change places: each still means what it meant
+    (
+        HEADER.replace("int put(int v);\n\n", "").replace(
+            "#ifdef FAST", "int put(int v);\n\n#ifdef FAST"
+        ),
+        set(),
+    ),
+    # the #if alternatives change places: the macro is at another node, not as a move
+    (
+        HEADER.replace("#ifdef FAST\n#define pick(v) (v)\n#else\n", "#ifndef FAST\n").replace(
+            "return -v;\n}\n#endif", "return -v;\n}\n#else\n#define pick(v) (v)\n#endif"
+        ),
+        set(USERS) - {"lib/put.c"},
+    ),
+    # the prototype turned into a macro, above the others
+    (HEADER.replace("int put(int v);", "#define put(v) (v)"), set(USERS) - {"lib/put.c"}),
+]
+
+
+@pytest.mark.parametrize("loaded", [False, True], ids=["built", "loaded"])
+def test_c_definitions_that_only_move_keep_their_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loaded: bool
+) -> None:
+    """A line typed into a header that hundreds of files include moves the nodes of the
+    definitions below it: their callers' calls follow them, as a rebuild resolves them,
+    without those files being resolved again (the Linux kernel's ``export.h``: ~440
+    files, 14-35 s an edit); a change of which definition a name means resolves them."""
+    root = make_repo(tmp_path / "r", HEADER_FILES, use_git=False)
+    config = replace(EXACT, index_dir=str(tmp_path / "index"))
+    idx, _ = RepoIndex.build(root, config, save=loaded)
+    if loaded:
+        idx = RepoIndex.load(root, config)
+    resolved: list[str] = []
+    calls_of = Resolver.calls_of
+    monkeypatch.setattr(
+        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
+    )
+    for text, again in HEADER_EDITS:
+        before = {p: idx.tables.calls[p] for p in USERS}
+        resolved.clear()
+        apply_on_disk(root, {"include/export.h": text})
+        idx.update_file("include/export.h", text)
+        assert set(resolved) == {"include/export.h"} | again
+        fresh, _ = RepoIndex.build(root, EXACT, save=False)
+        assert_same(idx, fresh, ["return put(get(pick(v)));", "static inline int get(int v)"])
+        assert idx.tables.graph.edge_counts == fresh.tables.graph.edge_counts
+        assert any(idx.tables.calls[p] != before[p] for p in USERS)  # the calls moved
+
+
+CPP_HEADER = (
+    "#pragma once\n\nnamespace geo {\n\nint scale(int v);\n\nclass Box {\n public:\n"
+    "  int area() const { return 1; }\n};\n\n}  // namespace geo\n"
+)
+CPP_FILES = {
+    "geo/box.hpp": CPP_HEADER,
+    **{
+        f"app/use{i}.cpp": '#include "../geo/box.hpp"\n\nint use(geo::Box b) {\n'
+        "  return geo::scale(b.area());\n}\n"
+        for i in range(3)
+    },
+}
+
+
+def test_cpp_methods_that_only_move_keep_their_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C++ shares C's resolution: a function typed in above a namespace's declarations and
+    a class's methods moves them, and their callers follow without being resolved again."""
+    root = make_repo(tmp_path / "r", CPP_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root, EXACT, save=False)
+    resolved: list[str] = []
+    calls_of = Resolver.calls_of
+    monkeypatch.setattr(
+        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
+    )
+    before = dict(idx.tables.calls)
+    text = CPP_HEADER.replace("int scale(", "inline int typed(int v) { return v; }\nint scale(")
+    apply_on_disk(root, {"geo/box.hpp": text})
+    idx.update_file("geo/box.hpp", text)
+    assert resolved == ["geo/box.hpp"]
+    fresh, _ = RepoIndex.build(root, EXACT, save=False)
+    assert_same(idx, fresh, ["return geo::scale(b.area());"])
+    assert all(idx.tables.calls[p] != before[p] for p in CPP_FILES if p != "geo/box.hpp")
 
 
 def test_a_statement_calling_a_function_twice_has_one_edge(tmp_path: Path) -> None:

@@ -132,6 +132,13 @@ class Language:
         JSON-serialisable; None: nothing."""
         return None
 
+    def moved(self, old: ParsedFile, new: ParsedFile) -> dict[int, int]:
+        """Old node -> new node of the definitions of a file that only moved between two of
+        its parses (lines above them changed): a call into one of them resolves to its new
+        node, and its callers follow it without being resolved again. None by default: a
+        definition at another node counts as a new one (``Resolver.dependents``)."""
+        return {}
+
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         """The keys (``note_key``) a file answers: when they differ between two versions of
         the file (counted: a key given twice differs from one given once), the files that

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from posixpath import basename, dirname, normpath, splitext
@@ -227,6 +227,38 @@ class CFamily(Language):
         for d in pf.definitions:
             if d.is_class:
                 yield f"b:{d.name}:{_bases_key(pf.bases.get(d.name, []))}"
+
+    def moved(self, old: ParsedFile, new: ParsedFile) -> dict[int, int]:
+        """The definitions of each name (``by_name``'s key) that kept their number, order,
+        qualified names, kinds and linkage, and so resolve as they did (``_pick`` reads
+        their order, ``_first_of_one_file`` the least node, ``kinds`` and ``qualnames``
+        each node), only at other nodes; a node several names' definitions share must be
+        shared by the same ones after, in the same order (``qualnames``: the last one's)."""
+        (before, at_before), (after, at_after) = _definitions(old), _definitions(new)
+        paired = {
+            name: list(zip(nodes, now[1], strict=True))
+            for name, (facts, nodes) in before.items()
+            if (now := after.get(name)) is not None
+            and now[0] == facts
+            and now[1] != nodes
+            and _ranks(now[1]) == _ranks(nodes)
+        }
+        while True:
+            pairs = {pair for name_pairs in paired.values() for pair in name_pairs}
+            to_new, to_old = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+            clean = {
+                name: name_pairs
+                for name, name_pairs in paired.items()
+                if all(
+                    to_new[a] == to_old[b] == 1
+                    and at_before[a] == at_after[b]
+                    and all(n.rsplit(".", 1)[-1] in paired for n in at_before[a])
+                    for a, b in name_pairs
+                )
+            }
+            if len(clean) == len(paired):
+                return {a: b for a, b in pairs if a != b}
+            paired = clean
 
     # ---- includes ------------------------------------------------------------------------
     def _include(self, r: Resolver, t: _Tables, path: str, written: str, level: int) -> str | None:
@@ -569,6 +601,33 @@ def _prefixes(scope: str) -> list[str]:
         scope = scope.rpartition(".")[0]
     out.append("")
     return out
+
+
+def _definitions(
+    pf: ParsedFile,
+) -> tuple[dict[str, tuple[list[tuple[str, bool, int | None]], list[int]]], dict[int, list[str]]]:
+    """A file's definitions by ``by_name``'s key, in their order: (qualified name, class,
+    kind) of each and their nodes; and the qualified names of the definitions at each node."""
+    kinds = {
+        (node, b.symbol or ""): b.level
+        for b, node in zip(pf.imports, pf.import_nodes, strict=True)
+        if b.level in (LOCAL, DECLARED, MACRO)
+    }
+    groups: dict[str, tuple[list[tuple[str, bool, int | None]], list[int]]] = {}
+    at: dict[int, list[str]] = defaultdict(list)
+    for d in pf.definitions:
+        key = d.name.rsplit(".", 1)[-1]
+        facts, nodes = groups.setdefault(key, ([], []))
+        facts.append((d.name, d.is_class, kinds.get((d.node, d.name))))
+        nodes.append(d.node)
+        at[d.node].append(d.name)
+    return groups, at
+
+
+def _ranks(nodes: list[int]) -> list[int]:
+    """Each node's place among the distinct ``nodes``: their order, ties included."""
+    order = {n: i for i, n in enumerate(sorted(set(nodes)))}
+    return [order[n] for n in nodes]
 
 
 def _tails(path: str) -> Iterator[str]:
