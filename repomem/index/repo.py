@@ -10,6 +10,7 @@ through the handle's methods, never its tables.
 from __future__ import annotations
 
 import contextlib
+import functools
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
@@ -318,11 +319,13 @@ class RepoIndex:
         )
 
 
+@functools.cache
 def _load_update_kernels() -> None:
     """Load the compiled kernels an update and a retrieval run (numba loads each from its
-    disk cache when first called, ~0.35 s in all, once per process) by indexing, querying
-    and editing two small files in memory (a call taken out and put back: relations go and
-    come): a first edit after ``warm`` then pays only for itself."""
+    disk cache when first called, ~0.35 s in all) by indexing, querying and editing two
+    small files in memory (a call taken out and put back: relations go and come): a first
+    edit after ``warm`` then pays only for itself. Once per process: a process that warms
+    after every update (the evaluation's buffer swaps) would otherwise build it each time."""
     calls = {
         "a.c": "int g(int y) { return y; }\nint f(int x) { return g(x); }\n",
         "b.py": "from a import g\n\n\ndef f(x):\n    return g(x)\n",
