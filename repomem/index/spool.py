@@ -1,6 +1,9 @@
 """Arrays written to ``.npy`` files piece by piece, so that neither a build nor a save holds
 a whole table of the index in memory at once: a piece goes to disk as soon as it is made,
 and what is needed again is mapped back from there (read on demand, never written back).
+Nothing here syncs to disk: most of these files are scratch (a build that is not saved, a
+compaction's spool), and a save syncs the files of its generation once, before the
+generation goes live (``store.write_generation``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def _header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
 
 class ArrayWriter:
     """One ``.npy`` file whose rows (``row_shape`` each) are appended; ``close`` writes the
-    final shape and syncs the file to disk."""
+    final shape."""
 
     def __init__(self, path: Path, dtype: type | np.dtype, row_shape: tuple[int, ...] = ()):
         self.path = path
@@ -54,8 +57,6 @@ class ArrayWriter:
     def close(self) -> None:
         self._fh.seek(0)
         self._fh.write(_header(self.dtype, (self.rows, *self.row_shape)))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
         self._fh.close()
 
     def __enter__(self) -> ArrayWriter:
@@ -110,8 +111,6 @@ class ScratchWriter:
 def write_array(path: Path, values: np.ndarray) -> None:
     with open(path, "wb") as fh:
         np.save(fh, values, allow_pickle=False)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def extend_array(path: Path, room: int) -> None:
@@ -127,8 +126,6 @@ def extend_array(path: Path, room: int) -> None:
             fh.write(memoryview(zeros[: min(zeros.size, room - lo)]).cast("B"))
         fh.seek(0)
         fh.write(_header(dtype, (size + room,)))
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def mapped(path: Path, *, writeable: bool = True) -> np.ndarray:

@@ -165,6 +165,20 @@ def _being_written(folder: Path) -> bool:
     return False
 
 
+def _fsync_files(path: Path) -> None:
+    """Every file of a generation's folder, and the folder, on disk before the generation
+    goes live: the arrays are written without syncing (``spool``), most of what is written
+    that way being scratch that is never saved."""
+    for entry in os.scandir(path):
+        if entry.is_file(follow_symlinks=False):
+            fd = os.open(entry.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    _fsync_dir(path)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -266,7 +280,7 @@ def write_generation(
         else:
             gen.put(f"bm25__{key}", value)
     _put_resolution(gen, index, paths)
-    _fsync_dir(gen.dir)
+    _fsync_files(gen.dir)
     manifest = {
         "format": FORMAT_VERSION,
         "repomem": __version__,

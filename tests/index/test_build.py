@@ -253,3 +253,29 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(
             assert getattr(got, name) == getattr(fresh, name)
         for name in (*NODE_ROWS, "error_rows"):
             assert np.array_equal(getattr(got, name), getattr(fresh, name))
+
+
+def test_a_saved_generations_files_are_synced_before_it_goes_live_and_scratch_never(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every array of a saved generation reaches the disk before ``CURRENT`` names it (a
+    crash leaves the old generation live, never a new one with unsynced arrays); a build
+    that is not saved syncs nothing (each sync of its scratch cost a test build ~0.3 s)."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    synced: list[str] = []
+    sync = os.fsync
+
+    def record(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        sync(fd)
+
+    monkeypatch.setattr(os, "fsync", record)
+    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "scratch")), save=False)
+    assert synced == []
+    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")))
+    live = store.live_generation(root, IndexConfig(index_dir=str(tmp_path / "idx")))
+    arrays = sorted((live / "arrays").iterdir())
+    assert len(arrays) > 20
+    current = next(i for i, p in enumerate(synced) if p.endswith("CURRENT.tmp"))
+    before = {Path(p).name for p in synced[:current]}
+    assert {p.name for p in arrays} <= before
