@@ -30,7 +30,7 @@ from repomem.index.files import (
     repository_root,
 )
 from repomem.index.fragments import window_nodes, windows
-from repomem.index.graph import build_graph
+from repomem.index.graph import CallRows, build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
@@ -48,7 +48,7 @@ from repomem.index.tables import (
     SpooledCalls,
     relation_spare,
 )
-from repomem.index.trim import mappings_of, release_mapped
+from repomem.index.trim import mappings_of, release_mapped, release_read_only
 
 Progress = Callable[[str, int, int], None]
 
@@ -246,7 +246,9 @@ def build_tables(
     parses.drop_made()
     resolution = spooled(spool, resolution)
     meter.end("resolve")
-    graph = build_graph(parses.node_rows(), idx.calls, config.import_weight)
+    graph = build_graph(parses.node_rows(), CallRows(calls.paths, calls.rows), config.import_weight)
+    # the pages of the spooled calls and statement parents it read go back: read again if needed
+    release_read_only(mappings_of([calls.rows, parses.arrays["node_parent"]]))
     idx.adopt(graph, resolution, parses.parse)
     idx.radius = np.full(graph.n_nodes, np.inf)
     # assembled now, with the graph, and both spilled to the spool (``spill``)

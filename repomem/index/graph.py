@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol
@@ -627,110 +627,157 @@ class NodeParents(Protocol):
     def node_parent(self) -> np.ndarray: ...
 
 
+@dataclass(frozen=True)
+class CallRows:
+    """Resolved calls as one array: rows of (file, source node, target file, target node),
+    files numbered in ``paths``' order, as a build spools them (``tables.SpooledCalls``)
+    and an index saves them."""
+
+    paths: Sequence[str]
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, calls: Mapping[str, list[Call]], paths: list[str]) -> CallRows:
+        """``calls[path]`` (``Resolver.calls_of``) of ``paths`` as rows; calls into other
+        files are left out."""
+        number = {p: i for i, p in enumerate(paths)}
+        blocks = [np.empty((0, 4), np.int64)]
+        for i, path in enumerate(paths):
+            # a mapping of saved calls makes each file's list for this read alone
+            entries = (calls.peek(path) if isinstance(calls, LazyDict) else None) or calls.get(
+                path, ()
+            )
+            rows = [(i, s, number[t], n) for s, t, n in entries if t in number]
+            blocks.append(np.array(rows, np.int64).reshape(-1, 4))
+        return cls(paths, np.concatenate(blocks))
+
+
+# Pairs of nodes (u, v), a block at a time: one kind of edge's.
+PairBlocks = Iterable[tuple[np.ndarray, np.ndarray]]
+
+# entries a build reads or writes at a time, so that temporaries stay a few MB
+_BLOCK = 1 << 20
+
+
 def build_graph(
-    files: Mapping[str, NodeParents], calls: Mapping[str, list[Call]], import_weight: float = 0.0
+    files: Mapping[str, NodeParents],
+    calls: Mapping[str, list[Call]] | CallRows,
+    import_weight: float = 0.0,
 ) -> CodeGraph:
     """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``), its
-    imports among them when ``import_weight`` is above 0."""
+    imports among them when ``import_weight`` is above 0; a build passes the rows it spooled.
+
+    Held besides the graph: one id per node and the edges as pairs; a build of the whole
+    Linux kernel (12M nodes) took 2.5 GB more as one sparse matrix per kind of edge,
+    merged, and the calls as Python lists."""
     paths = sorted(files)
     sizes = {p: files[p].n_nodes for p in paths}
     file_first, dirs, nid = layout(sizes)
     offsets = {p: file_first[p] + 2 for p in paths}
     key = np.zeros(nid, np.int64)
+    # syntax: each statement to its nearest statement ancestor, or to its file's root
+    parent_of = np.full(nid, -1, np.int64)
     for p in paths:
-        key[file_first[p] : offsets[p] + files[p].n_nodes] = _base_key("file", p) + np.arange(
-            2 + files[p].n_nodes
-        )
+        first, off, parent = file_first[p], offsets[p], files[p].node_parent
+        key[first : off + parent.size] = _base_key("file", p) + np.arange(2 + parent.size)
+        parent_of[off : off + parent.size] = np.where(parent >= 0, parent + off, off - 1)
     for d, node in dirs.items():
         key[node] = _base_key("dir", d)
 
-    # syntax: each statement to its nearest statement ancestor, or to its file's root
-    parent_of = np.full(nid, -1, np.int64)
-    for path in paths:
-        pf, off = files[path], offsets[path]
-        parent_of[off : off + pf.n_nodes] = np.where(
-            pf.node_parent >= 0, pf.node_parent + off, off - 1
-        )
-    children = np.flatnonzero(parent_of >= 0)
-
-    cu, cv, is_import = _call_ends(calls, paths, offsets)
-    c_lo, c_hi = _unique_pairs(cu[~is_import], cv[~is_import], nid)
-    cost_of_import = import_cost(import_weight)
+    call_rows = calls if isinstance(calls, CallRows) else CallRows.of(calls, paths)
+    call_pairs, import_pairs = _call_pairs(call_rows, offsets, nid)
+    del call_rows
     # a call along a syntax edge replaces it: one edge per pair, the strongest kind
-    shadowed = np.concatenate([c_lo[parent_of[c_lo] == c_hi], c_hi[parent_of[c_hi] == c_lo]])
-    children = np.setdiff1d(children, shadowed, assume_unique=True)
+    lo, hi = call_pairs // nid, call_pairs % nid
+    shadowed = np.concatenate([lo[parent_of[lo] == hi], hi[parent_of[hi] == lo]])
+    parent_of[shadowed] = -1
+    del lo, hi, shadowed
 
+    fr = np.array([file_first[p] for p in paths], np.int64)
     du = [dirs[_parent(d)] for d in dirs if d] + [dirs[_parent(p)] for p in paths]
     dv = [n for d, n in dirs.items() if d] + [file_first[p] for p in paths]
-    fr = np.array([file_first[p] for p in paths], np.int64)
-    pairs = {
-        "file_root": (fr, fr + 1),
-        "call": (c_lo, c_hi),
-        "syntax": (children, parent_of[children]),
-        "directory": (np.array(du, np.int64), np.array(dv, np.int64)),
+    kinds: dict[str, tuple[int, PairBlocks]] = {
+        "file_root": (fr.size, [(fr, fr + 1)]),
+        "call": (call_pairs.size, _split_pairs(call_pairs, nid)),
+        "syntax": (int(np.count_nonzero(parent_of >= 0)), _syntax_pairs(parent_of)),
+        "directory": (len(du), [(np.array(du, np.int64), np.array(dv, np.int64))]),
     }
+    del parent_of, call_pairs  # the blocks hold them until read
     cost_of = dict(COST)
+    cost_of_import = import_cost(import_weight)
     if np.isfinite(cost_of_import):
-        pairs["import"] = _unique_pairs(cu[is_import], cv[is_import], nid)
+        kinds["import"] = (import_pairs.size, _split_pairs(import_pairs, nid))
         cost_of["import"] = cost_of_import
-    adj = RowPool.from_indptr(*_adjacency(pairs, cost_of, nid))
+    del import_pairs
+    by_cost = sorted(kinds, key=cost_of.__getitem__)
+    adj = _adjacency([(cost_of[k], *kinds.pop(k)) for k in by_cost], nid)
     return laid_out(sizes, adj, key, cost_of_import)
 
 
-def _call_ends(
-    calls: Mapping[str, list[Call]], paths: list[str], offsets: dict[str, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The resolved calls between indexed files as (source node, target node, is an
-    import), in global node ids."""
-    cu, cv, imported = [], [], []
-    for path in paths:
-        off = offsets[path]
-        # a build's calls, spooled, are made for the graph alone, not kept
-        for src, tpath, tnode in (
-            calls.peek(path) if isinstance(calls, LazyDict) else None
-        ) or calls.get(path, ()):
-            if tpath in offsets:
-                cu.append(off + src)
-                cv.append(offsets[tpath] + tnode)
-                imported.append(src == ROOT)
-    return np.array(cu, np.int64), np.array(cv, np.int64), np.array(imported, bool)
+def _call_pairs(
+    calls: CallRows, offsets: dict[str, int], nid: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The resolved calls between the graph's files, and its imports, each as the sorted,
+    unique numbers ``low * nid + high`` of their ends (global node ids), self-loops left out."""
+    start = np.array([offsets.get(p, -1) for p in calls.paths], np.int64)
+    found: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
+    for at in range(0, len(calls.rows), _BLOCK):
+        f, s, t, n = np.asarray(calls.rows[at : at + _BLOCK], np.int64).T
+        known = (start[f] >= 0) & (start[t] >= 0)
+        u, v = start[f] + s, start[t] + n
+        lo, hi = np.minimum(u, v), np.maximum(u, v)
+        pair = lo * nid + hi
+        for kind, imported in zip(found, (False, True), strict=True):
+            kind.append(np.unique(pair[known & (lo != hi) & ((s == ROOT) == imported)]))
+    calls_, imports = (np.unique(np.concatenate([np.empty(0, np.int64), *k])) for k in found)
+    return calls_, imports
 
 
-def _unique_pairs(u: np.ndarray, v: np.ndarray, nid: int) -> tuple[np.ndarray, np.ndarray]:
-    """The edges ``u``-``v`` as unique (low, high) pairs without self-loops."""
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    pair = np.unique(lo[lo != hi] * nid + hi[lo != hi])
-    return pair // nid, pair % nid
+def _split_pairs(pairs: np.ndarray, nid: int) -> PairBlocks:
+    """``low * nid + high`` numbers as (low, high), a block at a time."""
+    for at in range(0, pairs.size, _BLOCK):
+        part = pairs[at : at + _BLOCK]
+        yield part // nid, part % nid
 
 
-def _adjacency(
-    pairs: dict[str, tuple[np.ndarray, np.ndarray]], cost_of: dict[str, float], nid: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The edges of every kind as rows (indptr, neighbour, cost), both ways: cheapest kind
-    first, and ids follow keys, so rows list neighbours by (cost, key)."""
-    import scipy.sparse as sp
+def _syntax_pairs(parent_of: np.ndarray) -> PairBlocks:
+    """(child, parent) for each node with a parent (``parent_of`` >= 0), a block at a time."""
+    for at in range(0, parent_of.size, _BLOCK):
+        part = parent_of[at : at + _BLOCK]
+        child = np.flatnonzero(part >= 0)
+        yield child + at, part[child]
 
-    blocks = []
-    for kind, (a, b) in sorted(pairs.items(), key=lambda item: cost_of[item[0]]):
-        m = sp.csr_matrix(
-            (np.ones(2 * a.size), (np.concatenate([a, b]), np.concatenate([b, a]))),
-            shape=(nid, nid),
-        )
-        m.sort_indices()
-        blocks.append((cost_of[kind], m))
-    counts = np.stack([np.diff(m.indptr) for _, m in blocks])
-    indptr = np.zeros(nid + 1, np.int64)
-    np.cumsum(counts.sum(axis=0), out=indptr[1:])
-    indices = np.empty(indptr[-1], np.int64)
-    cost = np.empty(indptr[-1], np.float64)
-    before = indptr[:-1].copy()
-    for (c, m), cnt in zip(blocks, counts, strict=True):
-        row = np.repeat(np.arange(nid), cnt)
-        dest = before[row] + (np.arange(m.nnz) - m.indptr[row])
-        indices[dest] = m.indices
-        cost[dest] = c
-        before += cnt
-    return indptr, indices, cost
+
+def _adjacency(kinds: list[tuple[float, int, PairBlocks]], nid: int) -> RowPool:
+    """The edges of ``kinds`` (cost, number of pairs, pairs; cheapest first) as rows, both
+    ways: cheapest kind first, and ids follow keys, so rows list neighbours by (cost, key).
+
+    Each entry is written once, as the number (row, kind, neighbour) that sorts it where
+    it goes, into the array of neighbours itself, sorted there and then turned into the
+    neighbour; the rows' room for edits follows (``RowPool.from_indptr``'s eighth more)."""
+    n = 2 * sum(count for _, count, _ in kinds)
+    per_row = len(kinds) * nid  # < 2**63 up to a billion nodes
+    nbr = np.empty(max(n + n // 8, 1024), np.int64)
+    at = 0
+    for rank, (_, _, blocks) in enumerate(kinds):
+        for u, v in blocks:
+            for a, b in ((u, v), (v, u)):
+                nbr[at : at + a.size] = a * per_row + (rank * nid + b)
+                at += a.size
+    assert at == n, (at, n)
+    entries = nbr[:n]
+    entries.sort()
+    indptr = np.empty(nid + 1, np.int64)
+    for row in range(0, nid + 1, _BLOCK):
+        bounds = np.arange(row, min(row + _BLOCK, nid + 1), dtype=np.int64) * per_row
+        indptr[row : row + bounds.size] = np.searchsorted(entries, bounds)
+    cost = np.empty(nbr.size, np.float64)
+    cost_of_rank = np.array([c for c, _, _ in kinds], np.float64)
+    for lo in range(0, n, _BLOCK):
+        part = entries[lo : lo + _BLOCK]
+        cost[lo : lo + part.size] = cost_of_rank[part // nid % len(kinds)]
+        part %= nid
+    return RowPool.adopt(indptr, nbr, cost)
 
 
 def laid_out(

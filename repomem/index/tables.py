@@ -29,6 +29,7 @@ from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencie
 from repomem.index.rowpool import RowPool
 from repomem.index.scorer import inverse_relations
 from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
+from repomem.index.trim import fresh_zeros
 
 # the type of a relation row's fragment ids
 RELATION_ID = np.int32
@@ -282,22 +283,34 @@ class IndexTables:
 
     def assemble_frag_nodes(self) -> RowPool:
         """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations. Grouped
-        a range of fragment ids at a time (each entry in its order, so that every sum adds
-        the same weights in the same order): grouped at once, the sorting's copies of every
-        entry took the whole kernel's graph stage ~1 GB more."""
-        frags, nodes, weights = self.frag_entries(list(self.files))
+        a range of fragment ids at a time, from the files holding some of them (each entry
+        in its order, so that every sum adds the same weights in the same order), and
+        written into the rows' arrays as each range is done: all entries gathered at once,
+        then the ranges' rows joined and copied into the pool, took the whole kernel's
+        graph stage several copies of every entry."""
+        paths = [p for p in self.files if self.files[p].wn_frag.size]
+        lows = np.array([self.files[p].wn_frag.min() for p in paths], np.int64)
+        highs = np.array([self.files[p].wn_frag.max() for p in paths], np.int64)
+        bound = sum(self.files[p].wn_frag.size for p in paths)  # entries, before summing
+        # untouched pages cost nothing: only the entries written become resident
+        cols = fresh_zeros(max(bound + bound // 8, 1024), np.int64)
+        vals = fresh_zeros(cols.size, np.float64)
         n = len(self.frag_text)
+        counts = np.zeros(n, np.int64)
+        used = 0
         step = max(1, -(-n // _GROUPED_PARTS))
-        parts = []
         for lo in range(0, n, step):
-            sel = np.flatnonzero((frags >= lo) & (frags < lo + step))
-            parts.append(self.grouped(frags[sel], nodes[sel], weights[sel], by_key=True))
-        del frags, nodes, weights
-        none = np.empty(0, np.int64)
-        rows = np.concatenate([none, *(p[0] for p in parts)])
-        cols = np.concatenate([none, *(p[1] for p in parts)])
-        vals = np.concatenate([np.empty(0), *(p[2] for p in parts)])
-        return RowPool.from_sorted(rows, cols, vals, n)
+            hi = lo + step
+            mine = [paths[i] for i in np.flatnonzero((lows < hi) & (highs >= lo))]
+            frags, nodes, weights = self.frag_entries(mine)
+            sel = np.flatnonzero((frags >= lo) & (frags < hi))
+            rows, c, v = self.grouped(frags[sel], nodes[sel], weights[sel], by_key=True)
+            del frags, nodes, weights, sel
+            cols[used : used + c.size], vals[used : used + c.size] = c, v
+            counts[lo:hi] = np.bincount(rows - lo, minlength=min(step, n - lo))
+            used += c.size
+        room = max(used + used // 8, 1024)  # as ``RowPool.from_indptr`` leaves it
+        return RowPool.adopt(np.r_[0, np.cumsum(counts)], cols[:room], vals[:room])
 
     @property
     def rel_idx(self) -> np.ndarray:

@@ -279,3 +279,25 @@ def test_a_saved_generations_files_are_synced_before_it_goes_live_and_scratch_ne
     current = next(i for i, p in enumerate(synced) if p.endswith("CURRENT.tmp"))
     before = {Path(p).name for p in synced[:current]}
     assert {p.name for p in arrays} <= before
+
+
+def test_fragment_node_rows_grouped_a_range_at_a_time_are_those_grouped_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fragments' node rows are grouped a range of fragment ids at a time, each range
+    from the files holding some of its fragments (a fragment repeated in another file
+    among them): the same rows, summed in the same order, as all entries grouped at once."""
+    files = {f"pkg/gen_{i}.py": long_module(4 + i % 5) for i in range(30)}
+    files["pkg/copy.py"] = files["pkg/gen_2.py"]  # its fragments have the ids of the first's
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **files}, use_git=False)
+    t = RepoIndex.build(root, save=False)[0].tables
+    shared = t.files["pkg/copy.py"].wn_frag
+    assert shared.size and np.array_equal(shared, t.files["pkg/gen_2.py"].wn_frag)
+    frags, nodes, weights = t.frag_entries(list(t.files))
+    rows, cols, vals = t.grouped(frags, nodes, weights, by_key=True)
+    n = len(t.frag_text)
+    want = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))], cols, vals
+    for parts in (1, 7):
+        monkeypatch.setattr("repomem.index.tables._GROUPED_PARTS", parts)
+        got = t.assemble_frag_nodes().gather(np.arange(n))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)), parts
