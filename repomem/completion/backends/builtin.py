@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -297,11 +298,12 @@ def _count(text: str) -> int:
 
 @dataclass(frozen=True)
 class _Tokens:
-    """A text's tokens (``_WORD``): each one's text, start and end."""
+    """A text's tokens (``_WORD``): each one's text, start and end (arrays: a few bytes a
+    token while kept, and nothing for the collector to walk)."""
 
     words: list[str]
-    starts: list[int]
-    ends: list[int]
+    starts: array[int]
+    ends: array[int]
 
     @staticmethod
     def of(text: str) -> _Tokens:
@@ -310,7 +312,8 @@ class _Tokens:
         # lengths (a match object per token would cost twice as much)
         parts = _WORD_SPLIT.split(text)
         bounds = list(accumulate(map(len, parts)))
-        return _Tokens(parts[1::2], bounds[0 : len(parts) - 1 : 2], bounds[1::2])
+        starts, ends = array("q", bounds[0 : len(parts) - 1 : 2]), array("q", bounds[1::2])
+        return _Tokens(parts[1::2], starts, ends)
 
 
 def _sources(request: GenerationRequest, weights: _Weights, *, placed: bool) -> list[_Source]:
