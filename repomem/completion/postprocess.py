@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 MODES = ("line", "api")
 
@@ -102,9 +102,12 @@ def cut_at_right_context(raw: str, completion: str) -> bool:
     return bool(completion) and completion != raw.split("\n", 1)[0].rstrip()
 
 
+@lru_cache(maxsize=8)
 def logical_line_start(left_context: str, language: str | None) -> int:
     """Where the statement the cursor is in begins: just after the last line break that had
-    no bracket open (line breaks inside strings and comments do not count)."""
+    no bracket open (line breaks inside strings and comments do not count). Kept for the
+    last few contexts: it lexes the whole left context (an editor sends the file up to the
+    cursor), and every iteration of a completion asks it of the same one."""
     start = 0
     depth = 0
     for tok in _tokens(left_context, language):

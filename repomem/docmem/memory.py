@@ -418,6 +418,7 @@ class DocMemory:
         *,
         alpha: float | None = None,
         exclusion: Exclusion | None = None,
+        retrieved: list[RetrievedFragment] | None = None,
     ) -> list[RetrievedFragment]:
         """Doc segments that rank among the ``k`` best items for a code query when doc
         segments and code fragments are scored together, as completion fragments (path: the
@@ -426,6 +427,8 @@ class DocMemory:
 
         ``exclusion`` hides code as for code retrieval, and also the docstring segments of the
         excluded file that overlap the hidden lines: they are that file's text.
+        ``retrieved``: the index's own ``retrieve(query, k, alpha, exclusion)``, where the
+        caller has it (a completion's code fragments), so that it is not searched twice.
         """
         space = self.space("chunk", EXTRACTIVE, code_terms=True)
         visible = None
@@ -441,6 +444,7 @@ class DocMemory:
             alpha=self.config.alpha if alpha is None else alpha,
             exclusion=exclusion,
             doc_visible=visible,
+            retrieved=retrieved,
         )
         out = []
         for hit in hits:

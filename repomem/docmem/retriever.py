@@ -37,5 +37,7 @@ class DocAwareRetriever(CodeRetriever):
         self, query: str, *, k: int, alpha: float, exclusion: Exclusion | None
     ) -> list[RetrievedFragment]:
         code = self.index.retrieve(query, k=k, alpha=alpha, exclusion=exclusion)
-        docs = self.memory.retrieve_for_code(query, k, alpha=alpha, exclusion=exclusion)
+        docs = self.memory.retrieve_for_code(
+            query, k, alpha=alpha, exclusion=exclusion, retrieved=code
+        )
         return merge_ranked(code, docs, k)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from repomem.core import Exclusion
+from repomem.core import Exclusion, RetrievedFragment
 from repomem.docmem.forms import Entry
 from repomem.docmem.relations import entry_code_relations, entry_relations
 from repomem.docmem.text import STOPWORDS
@@ -177,8 +177,11 @@ class JointSpace:
         exclusion: Exclusion | None = None,
         doc_visible: np.ndarray | None = None,
         with_code: bool = True,
+        retrieved: list[RetrievedFragment] | None = None,
     ) -> list[Hit]:
-        """The ``k`` best items by ``s_rel = s_ind + alpha * s_env`` (a tie: entries first)."""
+        """The ``k`` best items by ``s_rel = s_ind + alpha * s_env`` (a tie: entries first).
+        ``retrieved``: the code index's ``retrieve`` of the code query with the same ``k``,
+        ``alpha`` and ``exclusion``, where the caller has it (``_code_hits``)."""
         s_ind, s_env, s_rel, visible = self.scores(
             query, alpha=alpha, exclusion=exclusion, doc_visible=doc_visible, with_code=with_code
         )
@@ -187,7 +190,7 @@ class JointSpace:
             for i in top_k(s_rel, visible, k)
         ]
         if self.code and with_code:
-            hits += self._code_hits(query, k, alpha, exclusion, s_ind, visible)
+            hits += self._code_hits(query, k, alpha, exclusion, s_ind, visible, retrieved)
         hits.sort(key=lambda h: (-h.s_rel, h.entry is None, h.entry or h.fragment or 0))
         return hits[:k]
 
@@ -199,17 +202,21 @@ class JointSpace:
         exclusion: Exclusion | None,
         doc_scores: np.ndarray,
         doc_visible: np.ndarray,
+        retrieved: list[RetrievedFragment] | None = None,
     ) -> list[Hit]:
         """The ``k`` best code fragments by their joint ``s_rel``. A fragment no entry relates
         to scores as the index ranks it; the linked ones' environment also holds the entries
         relating to them, so they are scored here and the index is asked for more until ``k``
-        others are found."""
+        others are found (the first ``k`` are ``retrieved`` where given)."""
         index = self.memory.index
         code_query = self.code_query(query)
         linked = set(self.linked.tolist()) if alpha > 0 else set()
         want = k
         while True:
-            found = index.retrieve(code_query, k=want, alpha=alpha, exclusion=exclusion)
+            if want == k and retrieved is not None:
+                found = retrieved
+            else:
+                found = index.retrieve(code_query, k=want, alpha=alpha, exclusion=exclusion)
             plain = [f for f in found if f.fragment_id not in linked]
             if len(plain) >= k or len(found) < want:
                 break

@@ -101,26 +101,14 @@ def find_occurrences(
     out: list[Occurrence] = []
     budget = limit
     for p in chosen:
-        spans = _merged(ranges[p])
-        lines = _head_lines(index.tables.files[p].text, spans[-1][1] + _LINES_AFTER)
-        for start, end in spans:
+        lines = index.file_lines(p)
+        for start, end in _merged(ranges[p]):
             if budget == 0:
                 return out
             budget -= 1
             text = "\n".join(lines[start : end + _LINES_AFTER])
             out.append(Occurrence(p, start, text, near[p]))
     return out
-
-
-def _head_lines(text: str, count: int) -> list[str]:
-    """The first ``count`` lines of ``text`` as ``split_lines`` gives them, without splitting
-    the rest: two dozen files are read per completion, most of them long."""
-    lines = text.split("\n", count)
-    if len(lines) > count:
-        del lines[count:]
-    elif len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
 
 
 def _nearness(here: PurePosixPath, there: PurePosixPath) -> int:

@@ -64,6 +64,29 @@ def test_doc_scores_are_on_the_code_scale_and_merge_by_rank(
     ]
 
 
+def test_the_doc_aware_retriever_searches_the_code_index_once_per_query(
+    widget: tuple[RepoIndex, DocMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A completion's code fragments are also what the joint scoring of doc segments needs:
+    the index is searched once for both, and the doc segments are the same as when the
+    memory searches it itself."""
+    index, memory = widget
+    query = "from widget.server import serve\nserve(port=8080,"
+    alone = memory.retrieve_for_code(query, 10, alpha=0.5)
+    calls: list[str] = []
+    retrieve = index.retrieve
+
+    def counted(q: str, **kw: object) -> list[RetrievedFragment]:
+        calls.append(q)
+        return retrieve(q, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "retrieve", counted)
+    merged = DocAwareRetriever(index, memory).retrieve(query, k=10, alpha=0.5, exclusion=None)
+    assert calls == [query]
+    code = retrieve(query, k=10, alpha=0.5)
+    assert merged == merge_ranked(code, alone, 10)
+
+
 def test_completion_uses_the_documented_example(widget: tuple[RepoIndex, DocMemory]) -> None:
     index, memory = widget
     settings = Settings()

@@ -53,8 +53,11 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from typing import Generic, TypeVar
 
 from repomem.completion.backends.base import Backend, BackendError, Generation, GenerationRequest
 from repomem.context.lexer import comment_line
@@ -63,9 +66,12 @@ from repomem.core import RetrievedFragment
 STRATEGIES = ("repo", "match", "naive")
 
 _WORD = re.compile(r"\w+|[^\w\s]")
+_WORD_SPLIT = re.compile(rf"({_WORD.pattern})")
 _COUNTED = re.compile(r"\w+|([^\w\s])\1{0,7}|\s+")
-#: the texts whose token counts a backend keeps, in characters: past this, it forgets them all
+#: the texts whose token counts a backend keeps, in characters (``_Kept``)
 _COUNTS_KEPT = 1 << 20
+#: the texts whose tokens a backend keeps, in characters (``_Kept``)
+_TOKENS_KEPT = 1 << 19
 _INDENT = re.compile(r"[ \t]*")
 # a name after these is being defined: never renamed (see ``_candidates``)
 _DEFINING = frozenset(("def", "class"))
@@ -171,8 +177,8 @@ class BuiltinBackend(Backend):
         self.reads_occurrences = strategy == "repo"
         if strategy != "repo":
             self.name = f"builtin-{strategy}"
-        self._counts: dict[str, int] = {}
-        self._counted = 0  # characters of the texts in ``_counts``
+        self._counts: _Kept[int] = _Kept(_COUNTS_KEPT)
+        self._tokens: _Kept[_Tokens] = _Kept(_TOKENS_KEPT)
 
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
         return [self.continuation(request).text for request in requests]
@@ -184,13 +190,7 @@ class BuiltinBackend(Backend):
         """Kept per text: each request's prompt counts its fragments and cards, mostly the
         previous request's (in a language server replay, three quarters of the 55k characters
         a request counted had been counted before: ~8 ms of a ~25 ms completion)."""
-        count = self._counts.get(text)
-        if count is None:
-            if self._counted > _COUNTS_KEPT:
-                self._counts, self._counted = {}, 0
-            count = self._counts[text] = len(_COUNTED.findall(text))
-            self._counted += len(text)
-        return count
+        return self._counts.get(text, _count)
 
     def continuation(self, request: GenerationRequest) -> Generation:
         """The text this backend proposes for ``request`` and its confidence (synchronous)."""
@@ -208,6 +208,7 @@ class BuiltinBackend(Backend):
                 request.multiline,
                 weights,
                 _comment_line(request.left_context, request.language or ""),
+                tokens=self._tokens,
             )
             if self.strategy == "repo" and text:
                 language = request.language or ""
@@ -261,6 +262,60 @@ class _Candidate:
     at: int  # offset in its source's text where the copied text starts
 
 
+T = TypeVar("T")
+
+
+class _Kept(Generic[T]):
+    """Values computed from texts, kept for the texts of later requests (a language server's
+    requests mostly show the fragments the previous ones showed). Two generations of at most
+    half of ``chars`` characters each: a text read again moves to the newer one, and when that
+    is full the older one is forgotten, so what the last requests read stays (forgetting all
+    at once would make one request compute everything again)."""
+
+    def __init__(self, chars: int) -> None:
+        self._half = chars // 2
+        self._new: dict[str, T] = {}
+        self._old: dict[str, T] = {}
+        self._chars = 0  # of the texts in ``_new``
+
+    def get(self, text: str, make: Callable[[str], T]) -> T:
+        value = self._new.get(text)
+        if value is not None:
+            return value
+        value = self._old.get(text)
+        if value is None:
+            value = make(text)
+        if self._chars + len(text) > self._half:
+            self._old, self._new, self._chars = self._new, {}, 0
+        self._new[text] = value
+        self._chars += len(text)
+        return value
+
+
+def _count(text: str) -> int:
+    return len(_COUNTED.findall(text))
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """A text's tokens (``_WORD``): each one's text, start and end (arrays: a few bytes a
+    token while kept, and nothing for the collector to walk)."""
+
+    words: list[str]
+    starts: array[int]
+    ends: array[int]
+
+    @staticmethod
+    def of(text: str) -> _Tokens:
+        # ``_WORD`` matches every character but whitespace, so the text splits into
+        # whitespace, token, whitespace, ..., whitespace, and the bounds follow from the
+        # lengths (a match object per token would cost twice as much)
+        parts = _WORD_SPLIT.split(text)
+        bounds = list(accumulate(map(len, parts)))
+        starts, ends = array("q", bounds[0 : len(parts) - 1 : 2]), array("q", bounds[1::2])
+        return _Tokens(parts[1::2], starts, ends)
+
+
 def _sources(request: GenerationRequest, weights: _Weights, *, placed: bool) -> list[_Source]:
     """The retrieved fragments by rank, the repository's occurrences by nearness (``repo``)
     and the file's own earlier text."""
@@ -297,9 +352,12 @@ def _best_match(
     multiline: bool,
     weights: _Weights,
     comment: re.Pattern[str] | None = None,
+    *,
+    tokens: _Kept[_Tokens],
 ) -> tuple[str, float]:
     """The winning continuation and its confidence (module doc); ``comment``: the pattern of
-    a comment line, where the cursor's line is code (``_candidates``)."""
+    a comment line, where the cursor's line is code (``_candidates``); ``tokens``: the
+    sources' tokens, kept from earlier requests."""
     query = [m.group() for m in _WORD.finditer(left[-20 * _MAX_MATCH :])][-_MAX_MATCH - 1 :]
     if cursor.partial:
         query = query[:-1]
@@ -309,6 +367,7 @@ def _best_match(
     for source in sources:
         found_here = _candidates(
             source.text,
+            tokens.get(source.text, _Tokens.of),
             query,
             cursor,
             multiline,
@@ -348,6 +407,7 @@ def _score(candidate: _Candidate, weights: _Weights) -> float:
 
 def _candidates(
     text: str,
+    tokens: _Tokens,
     query: list[str],
     cursor: _Cursor,
     multiline: bool,
@@ -368,8 +428,7 @@ def _candidates(
     A name being defined (after ``def`` or ``class``, in the cursor's code or the source) is
     never renamed: it is what tells one variant of near-duplicate code from another.
     """
-    tokens = list(_WORD.finditer(text))
-    words = [t.group() for t in tokens]
+    words = tokens.words
     found: list[tuple[int, int, dict[str, str]]] = []
     if cursor.partial:
         ends = [i for i, w in enumerate(words) if w.startswith(cursor.partial)]
@@ -402,14 +461,13 @@ def _candidates(
             length += theirs == mine
             span += 1
             q -= 1
-        line_start = text.rfind("\n", 0, tokens[end].start()) + 1
+        line_start = text.rfind("\n", 0, tokens.starts[end]) + 1
         if comment is None or not comment.match(text, line_start):
             found.append((length, end, {k: v for k, v in names.items() if k != v}))
     found.sort(key=lambda item: (-item[0], item[1]))
     result: list[_Candidate] = []
     for length, end, renamed in found:
-        token = tokens[end]
-        start = token.start() + len(cursor.partial) if cursor.partial else token.end()
+        start = tokens.starts[end] + len(cursor.partial) if cursor.partial else tokens.ends[end]
         copied = _continuation(text, start, cursor, multiline)
         if copied and renamed:
             copied = _renamed(copied, renamed)

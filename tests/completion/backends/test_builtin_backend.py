@@ -321,18 +321,69 @@ def test_a_renamed_names_changed_word_renames_the_helpers_named_with_it() -> Non
     )
 
 
-def test_token_counts_are_kept_per_text_and_forgotten_past_their_bound(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_token_counts_are_kept_per_text_the_same_as_counting_again() -> None:
     """A prompt counts mostly the texts the previous request's counted: the counts are kept
-    per text, the same as counting again, and forgotten once they cover too much text."""
+    per text, the same as counting again."""
     from repomem.completion.backends import builtin
 
     backend = BuiltinBackend()
     texts = ["def f(x):\n    return x  # ===>\n", "a b", "", "a b"]
     fresh = [len(builtin._COUNTED.findall(t)) for t in texts]
     assert [backend.count_tokens(t) for t in texts] == fresh == [17, 3, 0, 3]
-    assert backend._counts == dict(zip(texts, fresh, strict=True))
-    monkeypatch.setattr(builtin, "_COUNTS_KEPT", 40)
-    backend.count_tokens("x" * 50)
-    assert backend.count_tokens("y") == 1 and list(backend._counts) == ["y"]
+    assert [backend.count_tokens(t) for t in texts] == fresh
+
+
+def test_kept_values_survive_while_read_and_are_forgotten_past_their_bound() -> None:
+    """What the last requests read stays: a text read again outlives the generation that
+    made it, one not read for two generations is forgotten, and no more than the bound's
+    characters are kept, so that no request has to compute everything again at once."""
+    from repomem.completion.backends.builtin import _Kept
+
+    made: list[str] = []
+
+    def make(text: str) -> int:
+        made.append(text)
+        return len(text)
+
+    kept: _Kept[int] = _Kept(20)  # two generations of 10 characters
+    for text in ["aaaa", "bbbb", "cccc", "aaaa", "dddd", "aaaa", "eeee", "ffff", "bbbb"]:
+        assert kept.get(text, make) == len(text)
+    # "aaaa" was read in every generation, so it was made once; "bbbb" was forgotten
+    assert made == ["aaaa", "bbbb", "cccc", "dddd", "eeee", "ffff", "bbbb"]
+    assert sum(len(t) for t in {*kept._new, *kept._old}) <= 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "x", "  a  ", "def f(x):\n\treturn x  # ===>\r\n", "é = ñ1 + 2.5e3\n", "a\u00a0b"],
+)
+def test_tokens_are_the_word_patterns_matches(text: str) -> None:
+    """The tokens read from the split text are the pattern's matches, bounds included."""
+    from repomem.completion.backends.builtin import _WORD, _Tokens
+
+    tokens = _Tokens.of(text)
+    matches = list(_WORD.finditer(text))
+    assert tokens.words == [m.group() for m in matches]
+    assert list(tokens.starts) == [m.start() for m in matches]
+    assert list(tokens.ends) == [m.end() for m in matches]
+
+
+def test_each_source_is_tokenized_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A language server's requests show mostly the fragments the previous ones showed (and
+    a completion's second iteration the same file): each text's tokens are read once."""
+    from repomem.completion.backends import builtin
+
+    calls: list[str] = []
+    of = builtin._Tokens.of
+
+    def counted(text: str) -> builtin._Tokens:
+        calls.append(text)
+        return of(text)
+
+    monkeypatch.setattr(builtin._Tokens, "of", staticmethod(counted))
+    shown = "def area(w, h):\n    return w * h\n"
+    backend = BuiltinBackend()
+    first = request("x = area(", fragment("geo.py", 0, shown))
+    texts = [backend.continuation(first).text for _ in range(2)]
+    assert texts == ["w, h):"] * 2
+    assert sorted(calls) == sorted({shown.rstrip("\n"), "x = area("})

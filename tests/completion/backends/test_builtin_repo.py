@@ -15,7 +15,7 @@ from repomem.completion.backends.base import GenerationRequest
 from repomem.completion.backends.builtin import CALIBRATION, BuiltinBackend, calibrate
 from repomem.config import IndexConfig
 from repomem.index.bm25 import BM25Index
-from repomem.index.occurrences import Occurrence, _head_lines, find_occurrences, trailing_terms
+from repomem.index.occurrences import Occurrence, find_occurrences, trailing_terms
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem.settings import Settings
@@ -52,10 +52,19 @@ def test_documents_with_matches_the_documents_after_adds_removes_and_compaction(
     assert bm25.documents_with("never_seen").size == 0
 
 
-def test_occurrences_read_a_files_first_lines_as_the_index_splits_them() -> None:
-    for text in ("a\nb\n", "a\r\nb\r\n\nc", "a\n\n", "", "one line", "x\n" * 5):
-        for count in range(8):
-            assert _head_lines(text, count) == split_lines(text)[:count]
+def test_occurrences_read_a_files_lines_as_the_index_splits_them(tmp_path: Path) -> None:
+    """An occurrence deep in a file with CRLF line ends shows the lines ``split_lines``
+    gives, from its fragment's first line on."""
+    text = "".join(f"v{i} = {i}\r\n" for i in range(45)) + HANDLER.replace("\n", "\r\n")
+    root = make_repo(tmp_path / "r", {"app/views.py": CURSOR, "lib/ledger.py": "x = 1\n"})
+    index, _ = RepoIndex.build(root, IndexConfig(), save=False)
+    index.update_file("lib/ledger.py", text)
+    found = find_occurrences(index, "app/views.py", CURSOR)
+    assert found and all(o.path == "lib/ledger.py" and o.start > 0 for o in found)
+    lines = split_lines(text)
+    for o in found:
+        assert o.text == "\n".join(lines[o.start : o.start + o.text.count("\n") + 1])
+    assert any("settle_ledger_entry(record, request.user)" in o.text for o in found)
 
 
 def test_trailing_terms_skip_a_name_being_typed() -> None:
