@@ -37,6 +37,11 @@ import numpy as np
 from repomem.index.graph import CodeGraph
 from repomem.index.jit import numba
 from repomem.index.rowpool import RowPool
+from repomem.index.trim import fresh_zeros
+
+# a node's state in a search's scratch (zero: not reached, its distance unset)
+_SEEN = 1  # given a distance
+_SETTLED = 2  # popped with its final distance
 
 
 @numba.njit(cache=True)
@@ -111,6 +116,7 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
     nt = 1
     touched[0] = src
     dist[src] = 0.0
+    done[src] = _SEEN
     hk[0] = 0.0
     hv[0] = src
     size = 1
@@ -137,9 +143,9 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
             i = c
         hk[i] = key
         hv[i] = val
-        if done[u]:
+        if done[u] == _SETTLED:
             continue
-        done[u] = True
+        done[u] = _SETTLED
         out_ids[settled] = u
         out_s[settled] = math.exp(-d)
         settled += 1
@@ -157,9 +163,10 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
             nd = d + cost[e]
             if nd > limit or queued >= room:
                 break
-            if nd < dist[v]:
+            if done[v] == 0 or nd < dist[v]:
                 queued += 1
-                if dist[v] == np.inf:
+                if done[v] == 0:
+                    done[v] = _SEEN
                     touched[nt] = v
                     nt += 1
                 dist[v] = nd
@@ -176,8 +183,7 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
                 hk[i] = nd
                 hv[i] = v
     for q in range(nt):
-        dist[touched[q]] = np.inf
-        done[touched[q]] = False
+        done[touched[q]] = 0
     return settled, capped, d if capped else limit
 
 
@@ -200,7 +206,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     dist,
     done,
     acc,
-    seen,  # scratch: inf / False / 0 / False on entry, restored on return
+    seen,  # scratch: zeros on entry (``_Scratch``), restored on return
     out_idx,
     out_val,
     out_cnt,
@@ -331,15 +337,16 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
     size = 0
     for q in range(seeds.size):
         s = seeds[q]
-        if offsets[q] <= limit and offsets[q] < dist[s]:
+        if offsets[q] <= limit and (done[s] == 0 or offsets[q] < dist[s]):
             dist[s] = offsets[q]
+            done[s] = _SEEN
             hk, hv, size = _push(hk, hv, size, offsets[q], s, tie)
     is_seed = np.sort(seeds)
     while size > 0:
         d, u, size = _pop(hk, hv, size, tie)
-        if done[u]:
+        if done[u] == _SETTLED:
             continue
-        done[u] = True
+        done[u] = _SETTLED
         reached = _append(reached, n_reached, u)
         n_reached += 1
         if end[u] - start[u] > hub:
@@ -351,8 +358,10 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
             nd = d + cost[e]
             if nd > limit:
                 break
-            if nd < dist[v]:
+            if done[v] == 0 or nd < dist[v]:
                 dist[v] = nd
+                if done[v] == 0:
+                    done[v] = _SEEN
                 hk, hv, size = _push(hk, hv, size, nd, v, tie)
     out = reached[:n_reached].copy()
     costs = np.empty(n_reached, np.float64)
@@ -360,8 +369,7 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
         costs[q] = dist[out[q]]
     # restore the scratch: every node given a distance was pushed, hence reached
     for q in range(n_reached):
-        dist[out[q]] = np.inf
-        done[out[q]] = False
+        done[out[q]] = 0
     return out, costs
 
 
@@ -458,11 +466,15 @@ class _Scratch:
 
     @staticmethod
     def _made(n_nodes: int, n_frags: int) -> tuple[np.ndarray, ...]:
+        """Per node a distance and its state (``_SEEN``: the distance holds, ``_SETTLED``),
+        per fragment a sum and whether it holds one: all zeros in untouched pages, so that
+        only the pages the searches reach become resident (distances filled with infinity
+        made the whole kernel's ~0.3 GB resident at ``warm``)."""
         return (
-            np.full(n_nodes, np.inf),
-            np.zeros(n_nodes, np.bool_),
-            np.zeros(n_frags, np.float64),
-            np.zeros(n_frags, np.bool_),
+            fresh_zeros(n_nodes, np.float64),
+            fresh_zeros(n_nodes, np.int8),
+            fresh_zeros(n_frags, np.float64),
+            fresh_zeros(n_frags, np.bool_),
         )
 
 

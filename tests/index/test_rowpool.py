@@ -217,3 +217,36 @@ def test_an_adopted_pool_grows_into_its_room_without_copying() -> None:
     want = sp.vstack([m, sp.csr_matrix((50, 30))]).tolil()
     want[440, 3] = want[440, 4] = 1.0
     assert (got != want.tocsr()).nnz == 0
+
+
+def test_an_adopted_pool_keeps_rows_in_their_slots_without_writing_their_room() -> None:
+    """``adopt`` leaves the room of its rows unwritten (a whole-kernel graph's rows made
+    ~0.3 GB resident at load), yet a row replaced by no more entries than it held stays
+    where it lies and one edited as a set grows back in place into what it held: placed
+    as a pool laid out in memory places them."""
+    m = sp.random(200, 40, density=0.2, format="csr", random_state=11)
+    indptr, cols = m.indptr.astype(np.int64), m.indices.astype(np.int64)
+    room = np.zeros(cols.size, np.int64)
+    pool = RowPool.adopt(indptr, np.r_[cols, room], np.r_[m.data, room])
+    assert not pool.room_end.any()  # no page of it written
+    # rows as they are in memory: start, end and room at the next row's start
+    same = RowPool.adopt(indptr, np.r_[cols, room], np.r_[m.data, room])
+    same.room_end[:] = same.end
+    rng = np.random.default_rng(12)
+    for _ in range(60):
+        r = int(rng.integers(0, 200))
+        n = int(rng.integers(0, pool.lengths(np.array([r]))[0] + 2))
+        for p in (pool, same):
+            p.set_rows(np.array([r]), np.full(n, r), np.arange(n), np.ones(n))
+        r = int(rng.integers(0, 200))
+        gone = (np.full(1, r), pool.cols[pool.start[r] : pool.start[r] + 1].copy())
+        if not gone[1].size:
+            continue
+        for p in (pool, same):
+            p.edit(gone, (np.empty(0, np.int64), np.empty(0, np.int64)))
+            p.edit((np.empty(0, np.int64), np.empty(0, np.int64)), (gone[0], gone[1]))
+    assert pool.start.tolist() == same.start.tolist() and pool.end.tolist() == same.end.tolist()
+    room = np.maximum(pool.room_end, pool.end)  # a zero: the row's end
+    assert room.tolist() == same.room_end.tolist()
+    assert pool.used == same.used
+    assert pool.gather(np.arange(200))[1].tolist() == same.gather(np.arange(200))[1].tolist()
