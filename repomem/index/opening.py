@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repomem.config import IndexConfig
+from repomem.index.files import FileScan
+from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
 from repomem.index.store import IndexNotFound
 
@@ -34,6 +36,13 @@ def changed_settings(saved: IndexConfig, wanted: IndexConfig) -> tuple[str, ...]
     where the index is, and it was found there."""
     have, want = dataclasses.asdict(saved), dataclasses.asdict(wanted)
     return tuple(key for key in want if key != "index_dir" and have[key] != want[key])
+
+
+def unchanged(index: RepoIndex, scan: FileScan) -> bool:
+    """Whether ``scan`` (of the index's root, now) finds the code files ``index`` holds with
+    the same content: a build would parse none of them again."""
+    current = {f.path: f.digest for f in scan.files if supported(f.language)}
+    return current == {path: digest for path, _, digest in index.indexed_files()}
 
 
 def open_index(
