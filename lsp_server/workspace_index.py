@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from lsp_server import indexed_files
-from lsp_server.build_process import BuildProcess, Built, IndexReport
+from lsp_server.build_process import BuildProcess, Built, Current, IndexReport
 from lsp_server.update_schedule import UpdateSchedule
 from lsp_server.workspace_docs import DocsReport, WorkspaceDocs
 from repomem.config import IndexConfig
@@ -34,8 +34,9 @@ from repomem.context.retriever import CodeRetriever, Retriever
 from repomem.core import Exclusion, RetrievedFragment
 from repomem.docmem.retriever import DocAwareRetriever
 from repomem.errors import RepomemError
+from repomem.index.files import scan_files
 from repomem.index.occurrences import Occurrence
-from repomem.index.opening import open_index
+from repomem.index.opening import open_index, unchanged
 from repomem.index.repo import RepoIndex
 
 logger = logging.getLogger(__name__)
@@ -355,17 +356,20 @@ class WorkspaceIndex(Retriever):
             self._built = result
             self._cond.notify_all()
 
-    def _load_saved(self, config: IndexConfig) -> None:
+    def _load_saved(self, config: IndexConfig) -> Current | None:
         """Serve the saved index as it is while the build brings it up to date (once: not
-        when an index is served already)."""
+        when an index is served already). Where it is current (``config``'s settings, and
+        the files on disk as it holds them), as when the editor starts again on a repository
+        it was closed on, there is nothing to build: it is returned with a build's summary."""
         if self._index is not None:
-            return
+            return None
         assert self.root is not None
         try:
-            index = open_index(self.root, config, build=False, say=logger.info).index
+            opened = open_index(self.root, config, build=False, say=logger.info)
         except RepomemError as exc:  # IndexNotFound, IndexUnreadable: build from scratch
             logger.info("no saved index to start from (%s)", exc)
-            return
+            return None
+        index = opened.index
         index.warm()
         with self._lock:
             self._index = index
@@ -376,6 +380,15 @@ class WorkspaceIndex(Retriever):
                 self.schedule.now(path)
             self._cond.notify_all()
         self._events.on_loaded(self.files, self.fragments)
+        if opened.changed:
+            return None
+        scan = scan_files(self.root, config, texts=False)  # read while the index serves
+        with self._lock:  # the worker may be applying an open buffer meanwhile
+            if not unchanged(index, scan):
+                return None
+        logger.info("the saved index of %s is current: nothing to build", self.root)
+        summary = {"fragments": index.fragment_count, "reparsed": 0, "reused": index.file_count}
+        return index, {**summary, "skipped": scan.skipped}
 
     def _swap(self) -> None:
         with self._cond:

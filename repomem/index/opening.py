@@ -10,11 +10,13 @@ returned for the caller to say.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from repomem.config import IndexConfig
+from repomem.index import langs
 from repomem.index.files import FileScan
 from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
@@ -40,9 +42,14 @@ def changed_settings(saved: IndexConfig, wanted: IndexConfig) -> tuple[str, ...]
 
 def unchanged(index: RepoIndex, scan: FileScan) -> bool:
     """Whether ``scan`` (of the index's root, now) finds the code files ``index`` holds with
-    the same content: a build would parse none of them again."""
-    current = {f.path: f.digest for f in scan.files if supported(f.language)}
-    return current == {path: digest for path, _, digest in index.indexed_files()}
+    the same content and the languages' project settings it was built with (tsconfig.json's
+    paths, go.mod's module): a build would make the same index."""
+    code = {f.path: f for f in scan.files if supported(f.language)}
+    if {p: f.digest for p, f in code.items()} != {p: d for p, _, d in index.indexed_files()}:
+        return False
+    settings = langs.read_settings(index.root, {p: f.language for p, f in code.items()})
+    # as the manifest holds them (JSON: tuples come back as lists)
+    return json.loads(json.dumps(settings)) == json.loads(json.dumps(index.tables.settings))
 
 
 def open_index(
