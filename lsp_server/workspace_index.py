@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -45,6 +46,10 @@ logger = logging.getLogger(__name__)
 SAVE_DELAY_S = 2.0
 #: and tidied (``RepoIndex.tidy``) once no update came for this long
 TIDY_DELAY_S = 0.5
+#: or, while the user types on without such a pause, between two updates this long after the
+#: first update since the last tidy: what a tidy hands back (the mapped index's pages read,
+#: the allocator's free memory, BM25's delta) otherwise piles up for as long as the typing goes on
+MAX_UNTIDY_S = 5.0
 
 
 class IndexEvents(Protocol):
@@ -88,6 +93,7 @@ class WorkspaceIndex(Retriever):
         self._built: Built | None = None
         self._save_at: float | None = None
         self._tidy_at: float | None = None
+        self._tidy_by = math.inf  # MAX_UNTIDY_S after the first update since the last tidy
         self._dirty = False
         self._stopping = False
         self._changes = 0
@@ -99,6 +105,7 @@ class WorkspaceIndex(Retriever):
         self.files = 0
         self.fragments = 0
         self.updates = 0
+        self.tidies = 0
         self.last_update_s = 0.0
         self._thread = threading.Thread(target=self._work, name="repomem-index", daemon=True)
 
@@ -334,7 +341,9 @@ class WorkspaceIndex(Retriever):
                 return "save"
             if self.docs.wanted and self._index is not None and next_due is None:
                 return "docs"
-            tidy_at = self._tidy_at if next_due is None else None  # updates waiting go first
+            tidy_at = None  # after a pause, or between updates once typing went on too long
+            if self._tidy_at is not None:
+                tidy_at = min(self._tidy_by, self._tidy_at if next_due is None else math.inf)
             if tidy_at is not None and now >= tidy_at:
                 return "tidy"
             wake = [t for t in (next_due, self._save_at, tidy_at) if t is not None]
@@ -455,6 +464,7 @@ class WorkspaceIndex(Retriever):
                 self._changes_of[path] = self._changes_of.get(path, 0) + 1
                 self._dirty = True
                 self._tidy_at = time.monotonic() + TIDY_DELAY_S
+                self._tidy_by = min(self._tidy_by, time.monotonic() + MAX_UNTIDY_S)
                 if self._since_build is not None:
                     self._since_build.add(path)
             self.updates += 1
@@ -463,7 +473,7 @@ class WorkspaceIndex(Retriever):
 
     def _tidy(self) -> None:
         with self._cond:
-            self._tidy_at = None
+            self._tidy_at, self._tidy_by = None, math.inf
         self.schedule.yield_to_completions(False, lambda: self._stopping)
         index = self._index
         if index is not None:
@@ -472,6 +482,7 @@ class WorkspaceIndex(Retriever):
                 index.tidy()
                 if self.docs.memory is not None:
                     self.docs.memory.sync_code()
+            self.tidies += 1
             logger.debug("tidied the index in %.1f ms", (time.perf_counter() - started) * 1e3)
 
     def _save(self) -> None:

@@ -21,7 +21,7 @@ import pytest
 from lsprotocol import types
 from repos import make_repo
 
-from lsp_server import command
+from lsp_server import command, workspace_index
 from lsp_server.background_loop import BackgroundLoop
 from lsp_server.build_index import main as build_main
 from lsp_server.completer import COMPLETION, Completer, Cursor
@@ -185,6 +185,22 @@ def test_a_current_saved_index_is_served_without_a_build(
     wider, events = _restarted(repo, replace(IndexConfig(), fragment_lines=30))
     wider.stop()
     assert events.stages and events.reports[0].reparsed == _py_files(repo)
+
+
+def test_non_stop_typing_is_tidied_between_updates(
+    started: tuple[WorkspaceIndex, Events], monkeypatch: pytest.MonkeyPatch
+):
+    index, _ = started
+    monkeypatch.setattr(workspace_index, "MAX_UNTIDY_S", 0.6)
+    index.schedule.delay_s = 0.01
+    updates, tidies = index.updates, index.tidies
+    ends = time.monotonic() + 2.5
+    n = 0
+    while time.monotonic() < ends:  # never the pause of TIDY_DELAY_S that a tidy waits for
+        n += 1
+        index.set_buffer("pkg/util.py", f"def helper(x):\n    return x + {n}\n")
+        time.sleep(0.05)
+    assert index.updates > updates + 5 and index.tidies > tidies
 
 
 def test_no_workspace_indexes_nothing() -> None:
