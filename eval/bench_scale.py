@@ -15,6 +15,14 @@ that step's alone. The documented example is the Linux kernel source from Debian
 
 A size is indexed from a copy made of hard links (a plain copy where links cannot be made),
 because the index never follows a directory symlink.
+
+The ``session`` step (with ``--edits`` > 0) then runs an editor session in one process (load,
+warm, ``--retrievals`` retrievals, ``--edits`` edits with a retrieval and a tidy after every
+tenth) and the language server over stdio on the saved index (``repomem serve``, which finds it
+current and serves it without a build): RSS and its anonymous part when ready and every 100
+``didChange`` edits (``--edits`` of them, in ``--edits // 100`` C files, a completion between
+each two), the slope per 100 edits after the first 100, the peak (``VmHWM``), completion
+latency and the server's own time per index update.
 """
 
 from __future__ import annotations
