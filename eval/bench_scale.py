@@ -15,6 +15,14 @@ that step's alone. The documented example is the Linux kernel source from Debian
 
 A size is indexed from a copy made of hard links (a plain copy where links cannot be made),
 because the index never follows a directory symlink.
+
+The ``session`` step (with ``--edits`` > 0) then runs an editor session in one process (load,
+warm, ``--retrievals`` retrievals, ``--edits`` edits with a retrieval and a tidy after every
+tenth) and the language server over stdio on the saved index (``repomem serve``, which finds it
+current and serves it without a build): RSS and its anonymous part when ready and every 100
+``didChange`` edits (``--edits`` of them, in ``--edits // 100`` C files, a completion between
+each two), the slope per 100 edits after the first 100, the peak (``VmHWM``), completion
+latency and the server's own time per index update.
 """
 
 from __future__ import annotations
@@ -311,8 +319,10 @@ _DEFINED = re.compile(r"^[a-z][\w \*]*?\b([a-z_]\w*)\(")
 
 def child_lsp(root: Path, work: Path, ignore: list[str], edits: int, seed: int) -> dict:
     """The language server over stdio on ``root``, starting from the index saved in ``work``
-    (which it brings up to date): RSS once it is ready, then every 100 ``didChange`` edits
-    typed into a few C files with a completion request after each."""
+    (current: the server serves it without a build, as on an editor's second start): RSS
+    (and its anonymous part) once it is ready, then every 100 ``didChange`` edits typed into
+    ``edits // 100`` C files with a completion request between each two; the completions'
+    latency and the server's own time per index update (``lastUpdateMs``)."""
     os.environ["REPOMEM_INDEX_INDEX_DIR"] = config_for(work, ignore).index_dir
     return asyncio.run(_lsp_session(root, edits, seed))
 
@@ -333,11 +343,15 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
         await asyncio.wait_for(session.docs, 3600)
         out["ready_s"] = time.perf_counter() - t
         out["rss_ready_mb"] = server_rss_mb(pid)
+        out["anon_ready_mb"] = anon_of(pid)
         print(json.dumps(out), file=sys.stderr, flush=True)  # progress: a long run may be cut
         plan = typing_plan(root, rng, max(1, edits // 100))
         versions: dict[str, int] = {}
         rss_by_edits = [(0, out["rss_ready_mb"])]
+        anon_by_edits = [(0, out["anon_ready_mb"])]
         completion_ms: list[float] = []
+        update_ms: list[float] = []
+        updates = (await server_status(client)).indexUpdates
         for i in range(edits // 2):
             path, line, names = plan[(i // 50) % len(plan)]
             uri = (root / path).as_uri()
@@ -357,24 +371,42 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
                     t = time.perf_counter()
                     await client.text_document_completion_async(completion_params(uri, row, cut))
                     completion_ms.append((time.perf_counter() - t) * 1000)
+            state = await server_status(client)
+            if state.indexUpdates > updates:  # the latest of the updates made since
+                updates = state.indexUpdates
+                update_ms.append(state.lastUpdateMs)
             if (2 * i + 2) % 100 == 0:
                 rss_by_edits.append((2 * i + 2, server_rss_mb(pid)))
+                anon_by_edits.append((2 * i + 2, anon_of(pid)))
                 print(json.dumps({"rss_by_edits_mb": rss_by_edits}), file=sys.stderr, flush=True)
         while (await server_status(client)).pendingUpdates:
             await asyncio.sleep(0.2)
         await asyncio.sleep(2.0)  # the user pauses: the server tidies its index
         rss_by_edits.append((edits, server_rss_mb(pid)))
+        anon_by_edits.append((edits, anon_of(pid)))
         out["rss_by_edits_mb"] = rss_by_edits
+        out["anon_by_edits_mb"] = anon_by_edits
         out["rss_after_edits_mb"] = rss_by_edits[-1][1]
         out["peak_rss_mb"] = _peak_of(pid)
         out["slope_mb_per_100_edits"] = slope([p for p in rss_by_edits if p[0] >= 100])
         out["completion_ms"] = {"p50": pct(completion_ms, 50), "p95": pct(completion_ms, 95)}
+        out["update_ms"] = {"p50": pct(update_ms, 50), "p95": pct(update_ms, 95)}
+        state = await server_status(client)
+        out["updates"], out["tidies"] = state.indexUpdates, state.indexTidies
         await asyncio.wait_for(client.shutdown_async(None), 60)
         client.exit(None)
     finally:
         if client._server is not None and client._server.returncode is None:
             client._server.kill()
     return out
+
+
+def anon_of(pid: int) -> float:
+    """A process's ``RssAnon``: what it allocated, not the mapped index's pages."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _peak_of(pid: int) -> float:

@@ -65,6 +65,8 @@ class BuildFailed(RepomemError):
 
 #: a finished build: the loaded index, the build's summary and the seconds it took, or why not
 Built = tuple[RepoIndex, dict[str, Any], float] | Exception
+#: a saved index that needs no build, and the summary a build would have given
+Current = tuple[RepoIndex, dict[str, Any]]
 
 
 class BuildProcess:
@@ -85,12 +87,13 @@ class BuildProcess:
         self,
         config: IndexConfig,
         *,
-        first: Callable[[IndexConfig], None],
+        first: Callable[[IndexConfig], Current | None],
         done: Callable[[Built], None],
         stopping: Callable[[], bool],
     ) -> None:
         """Build in a thread once no other index of the server is building: ``first`` runs
-        in the turn before the build (loading the saved index), ``done`` gets the result."""
+        in the turn before the build (loading the saved index; what it returns is current,
+        and no build runs), ``done`` gets the result."""
 
         def in_turn() -> None:
             with self._builds:
@@ -105,10 +108,12 @@ class BuildProcess:
         if process is not None and process.poll() is None:
             process.terminate()
 
-    def _build(self, config: IndexConfig, first: Callable[[IndexConfig], None]) -> Built:
+    def _build(self, config: IndexConfig, first: Callable[[IndexConfig], Current | None]) -> Built:
         started = time.perf_counter()
         try:
-            first(config)
+            current = first(config)
+            if current is not None:
+                return (*current, time.perf_counter() - started)
             summary = self._run(config)
             index = RepoIndex.load(self.root, config)
             index.warm()

@@ -161,6 +161,7 @@ def folder_status(folder: Folder) -> dict[str, Any]:
         "pendingUpdates": len(index.schedule),
         "indexUpdates": index.updates,
         "lastUpdateMs": round(index.last_update_s * 1e3, 2),
+        "indexTidies": index.tidies,
         "docs": {
             "state": index.docs.state,
             "documents": index.docs.documents,

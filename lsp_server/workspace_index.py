@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from lsp_server import indexed_files
-from lsp_server.build_process import BuildProcess, Built, IndexReport
+from lsp_server.build_process import BuildProcess, Built, Current, IndexReport
 from lsp_server.update_schedule import UpdateSchedule
 from lsp_server.workspace_docs import DocsReport, WorkspaceDocs
 from repomem.config import IndexConfig
@@ -34,8 +35,9 @@ from repomem.context.retriever import CodeRetriever, Retriever
 from repomem.core import Exclusion, RetrievedFragment
 from repomem.docmem.retriever import DocAwareRetriever
 from repomem.errors import RepomemError
+from repomem.index.files import scan_files
 from repomem.index.occurrences import Occurrence
-from repomem.index.opening import open_index
+from repomem.index.opening import open_index, unchanged
 from repomem.index.repo import RepoIndex
 
 logger = logging.getLogger(__name__)
@@ -44,6 +46,10 @@ logger = logging.getLogger(__name__)
 SAVE_DELAY_S = 2.0
 #: and tidied (``RepoIndex.tidy``) once no update came for this long
 TIDY_DELAY_S = 0.5
+#: or, while the user types on without such a pause, between two updates this long after the
+#: first update since the last tidy: what a tidy hands back (the mapped index's pages read,
+#: the allocator's free memory, BM25's delta) otherwise piles up for as long as the typing goes on
+MAX_UNTIDY_S = 5.0
 
 
 class IndexEvents(Protocol):
@@ -87,6 +93,7 @@ class WorkspaceIndex(Retriever):
         self._built: Built | None = None
         self._save_at: float | None = None
         self._tidy_at: float | None = None
+        self._tidy_by = math.inf  # MAX_UNTIDY_S after the first update since the last tidy
         self._dirty = False
         self._stopping = False
         self._changes = 0
@@ -98,6 +105,7 @@ class WorkspaceIndex(Retriever):
         self.files = 0
         self.fragments = 0
         self.updates = 0
+        self.tidies = 0
         self.last_update_s = 0.0
         self._thread = threading.Thread(target=self._work, name="repomem-index", daemon=True)
 
@@ -333,7 +341,9 @@ class WorkspaceIndex(Retriever):
                 return "save"
             if self.docs.wanted and self._index is not None and next_due is None:
                 return "docs"
-            tidy_at = self._tidy_at if next_due is None else None  # updates waiting go first
+            tidy_at = None  # after a pause, or between updates once typing went on too long
+            if self._tidy_at is not None:
+                tidy_at = min(self._tidy_by, self._tidy_at if next_due is None else math.inf)
             if tidy_at is not None and now >= tidy_at:
                 return "tidy"
             wake = [t for t in (next_due, self._save_at, tidy_at) if t is not None]
@@ -355,17 +365,20 @@ class WorkspaceIndex(Retriever):
             self._built = result
             self._cond.notify_all()
 
-    def _load_saved(self, config: IndexConfig) -> None:
+    def _load_saved(self, config: IndexConfig) -> Current | None:
         """Serve the saved index as it is while the build brings it up to date (once: not
-        when an index is served already)."""
+        when an index is served already). Where it is current (``config``'s settings, and
+        the files on disk as it holds them), as when the editor starts again on a repository
+        it was closed on, there is nothing to build: it is returned with a build's summary."""
         if self._index is not None:
-            return
+            return None
         assert self.root is not None
         try:
-            index = open_index(self.root, config, build=False, say=logger.info).index
+            opened = open_index(self.root, config, build=False, say=logger.info)
         except RepomemError as exc:  # IndexNotFound, IndexUnreadable: build from scratch
             logger.info("no saved index to start from (%s)", exc)
-            return
+            return None
+        index = opened.index
         index.warm()
         with self._lock:
             self._index = index
@@ -376,6 +389,15 @@ class WorkspaceIndex(Retriever):
                 self.schedule.now(path)
             self._cond.notify_all()
         self._events.on_loaded(self.files, self.fragments)
+        if opened.changed:
+            return None
+        scan = scan_files(self.root, config, texts=False)  # read while the index serves
+        with self._lock:  # the worker may be applying an open buffer meanwhile
+            if not unchanged(index, scan):
+                return None
+        logger.info("the saved index of %s is current: nothing to build", self.root)
+        summary = {"fragments": index.fragment_count, "reparsed": 0, "reused": index.file_count}
+        return index, {**summary, "skipped": scan.skipped}
 
     def _swap(self) -> None:
         with self._cond:
@@ -442,6 +464,7 @@ class WorkspaceIndex(Retriever):
                 self._changes_of[path] = self._changes_of.get(path, 0) + 1
                 self._dirty = True
                 self._tidy_at = time.monotonic() + TIDY_DELAY_S
+                self._tidy_by = min(self._tidy_by, time.monotonic() + MAX_UNTIDY_S)
                 if self._since_build is not None:
                     self._since_build.add(path)
             self.updates += 1
@@ -450,7 +473,7 @@ class WorkspaceIndex(Retriever):
 
     def _tidy(self) -> None:
         with self._cond:
-            self._tidy_at = None
+            self._tidy_at, self._tidy_by = None, math.inf
         self.schedule.yield_to_completions(False, lambda: self._stopping)
         index = self._index
         if index is not None:
@@ -459,6 +482,7 @@ class WorkspaceIndex(Retriever):
                 index.tidy()
                 if self.docs.memory is not None:
                     self.docs.memory.sync_code()
+            self.tidies += 1
             logger.debug("tidied the index in %.1f ms", (time.perf_counter() - started) * 1e3)
 
     def _save(self) -> None:

@@ -37,7 +37,7 @@ from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index import opening
 from repomem.index.files import scan_files
-from repomem.index.parsing import split_lines, supported
+from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.store import IndexUnreadable
 from repomem.settings import Settings
@@ -160,12 +160,6 @@ def check_tasks(tasks: Sequence[Task], repos_dir: Path) -> dict[tuple[str, ...],
     return texts
 
 
-def _snapshot_unchanged(index: RepoIndex, repo_dir: Path, config: IndexConfig) -> bool:
-    scan = scan_files(repo_dir, config)
-    current = {f.path: f.digest for f in scan.files if supported(f.language)}
-    return current == {path: digest for path, _, digest in index.indexed_files()}
-
-
 def open_index(repo_dir: Path, config: IndexConfig, log: Log) -> tuple[RepoIndex, float, bool]:
     """The repository's cached index if it matches the snapshot, else a freshly built one;
     returns the index, the seconds it took and whether it was built."""
@@ -176,7 +170,7 @@ def open_index(repo_dir: Path, config: IndexConfig, log: Log) -> tuple[RepoIndex
             config,
             build=True,
             say=log,
-            current=lambda index: _snapshot_unchanged(index, repo_dir, config),
+            current=lambda index: opening.unchanged(index, scan_files(repo_dir, config)),
         )
     except IndexUnreadable:  # a damaged cache is built again
         log(f"{repo_dir.name}: indexing into {config.index_dir}")

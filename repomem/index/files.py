@@ -17,7 +17,7 @@ import posixpath
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -241,17 +241,23 @@ def scan_files(
     root: Path,
     config: IndexConfig,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    texts: bool = True,
 ) -> FileScan:
-    """Load every candidate of ``root``; ``progress(done, total)`` follows after each file."""
+    """Load every candidate of ``root``; ``progress(done, total)`` follows after each file.
+    ``texts=False``: each file's text is dropped once it is hashed, so that a check of what
+    changed does not hold the whole repository's text at once."""
     root = repository_root(root)
     candidates = list_candidates(root, config)
     scan = FileScan(root=root.resolve(), files=[])
     total = len(candidates)
     for done, path in enumerate(candidates, start=1):
         try:
-            scan.files.append(load_file(root, path, config))
+            loaded = load_file(root, path, config)
         except FileSkipped as skip:
             scan.skip(path, skip.reason)
+        else:
+            scan.files.append(loaded if texts else replace(loaded, text=""))
         if progress is not None:
             progress(done, total)
     scan.files.sort(key=lambda source: source.path)

@@ -10,11 +10,15 @@ returned for the caller to say.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from repomem.config import IndexConfig
+from repomem.index import langs
+from repomem.index.files import FileScan
+from repomem.index.parsing import supported
 from repomem.index.repo import RepoIndex
 from repomem.index.store import IndexNotFound
 
@@ -34,6 +38,18 @@ def changed_settings(saved: IndexConfig, wanted: IndexConfig) -> tuple[str, ...]
     where the index is, and it was found there."""
     have, want = dataclasses.asdict(saved), dataclasses.asdict(wanted)
     return tuple(key for key in want if key != "index_dir" and have[key] != want[key])
+
+
+def unchanged(index: RepoIndex, scan: FileScan) -> bool:
+    """Whether ``scan`` (of the index's root, now) finds the code files ``index`` holds with
+    the same content and the languages' project settings it was built with (tsconfig.json's
+    paths, go.mod's module): a build would make the same index."""
+    code = {f.path: f for f in scan.files if supported(f.language)}
+    if {p: f.digest for p, f in code.items()} != {p: d for p, _, d in index.indexed_files()}:
+        return False
+    settings = langs.read_settings(index.root, {p: f.language for p, f in code.items()})
+    # as the manifest holds them (JSON: tuples come back as lists)
+    return json.loads(json.dumps(settings)) == json.loads(json.dumps(index.tables.settings))
 
 
 def open_index(

@@ -235,6 +235,14 @@ def test_secret_names_match_case_insensitively(tmp_path: Path) -> None:
     assert scan.skipped == {"secret": 2}
 
 
+def test_a_scan_without_texts_keeps_the_digests_and_what_was_left_out(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "a = 1\n", "b.py": "b = 2\n", "secrets.py": "KEY = 'x'\n"})
+    full, bare = scan_files(tmp_path, CONFIG), scan_files(tmp_path, CONFIG, texts=False)
+    assert [f.text for f in bare.files] == ["", ""]
+    assert [replace(f, text="") for f in full.files] == bare.files
+    assert bare.skipped == full.skipped == {"secret": 1}
+
+
 def test_exclude_secrets_false_follows_language_support(tmp_path: Path) -> None:
     write_tree(tmp_path, {".env": "A=1\n", "secrets.py": "KEY = 'x'\n", "id_rsa": "k\n"})
     lenient = replace(CONFIG, exclude_secrets=False)

@@ -21,7 +21,7 @@ import pytest
 from lsprotocol import types
 from repos import make_repo
 
-from lsp_server import command
+from lsp_server import command, workspace_index
 from lsp_server.background_loop import BackgroundLoop
 from lsp_server.build_index import main as build_main
 from lsp_server.completer import COMPLETION, Completer, Cursor
@@ -132,22 +132,75 @@ def test_builds_then_follows_buffers_and_disk(started: tuple[WorkspaceIndex, Eve
     assert _poll(lambda: _found(index, "disk_marker")) == ["pkg/extra.py"]
 
 
+def _restarted(repo: Path, config: IndexConfig | None = None) -> tuple[WorkspaceIndex, Events]:
+    """A second start on ``repo``, once its index is ready."""
+    events = Events()
+    again = WorkspaceIndex(repo, config or IndexConfig(), events, threading.Semaphore(1))
+    again.start()
+    assert events.ready.wait(120), "no index"
+    return again, events
+
+
 def test_a_saved_index_serves_until_the_build_is_done(
     started: tuple[WorkspaceIndex, Events], repo: Path
 ):
     first, _ = started
     first.stop()  # persists the index
-    events = Events()
-    again = WorkspaceIndex(repo, IndexConfig(), events, threading.Semaphore(1))
-    again.start()
+    (repo / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n")
+    again, events = _restarted(repo)
     try:
-        assert events.ready.wait(120)
         assert events.loaded and events.loaded[0][0] == _py_files(
             repo
         )  # the saved one, before the build
+        (report,) = events.reports
+        assert events.stages and (report.reparsed, report.reused) == (1, _py_files(repo) - 1)
         assert _found(again, "make_client") == ["pkg/config.py"]
     finally:
         again.stop()
+
+
+def test_a_current_saved_index_is_served_without_a_build(
+    started: tuple[WorkspaceIndex, Events], repo: Path
+):
+    first, _ = started
+    first.set_buffer("pkg/util.py", "def helper(x):\n    return buffered_marker(x)\n")
+    _poll(lambda: _found(first, "buffered_marker"))
+    first.close_buffer("pkg/util.py")
+    _poll(lambda: not _found(first, "buffered_marker"))
+    first.stop()  # persists the index, as the files are on disk
+    again, events = _restarted(repo)
+    try:
+        (report,) = events.reports
+        assert not events.stages and again.state == "ready"  # no build process ran
+        assert (report.files, report.reparsed, report.reused) == (_py_files(repo), 0, report.files)
+        assert _found(again, "make_client") == ["pkg/config.py"]
+        # still kept current, and rebuilt when the editor asks
+        again.set_buffer("pkg/util.py", "def helper(x):\n    return typed_marker(x)\n")
+        assert _poll(lambda: _found(again, "typed_marker")) == ["pkg/util.py"]
+        again.request_build()
+        assert _poll(lambda: len(events.reports) == 2) and events.stages
+    finally:
+        again.stop()
+    # other index settings: built again with them
+    wider, events = _restarted(repo, replace(IndexConfig(), fragment_lines=30))
+    wider.stop()
+    assert events.stages and events.reports[0].reparsed == _py_files(repo)
+
+
+def test_non_stop_typing_is_tidied_between_updates(
+    started: tuple[WorkspaceIndex, Events], monkeypatch: pytest.MonkeyPatch
+):
+    index, _ = started
+    monkeypatch.setattr(workspace_index, "MAX_UNTIDY_S", 0.6)
+    index.schedule.delay_s = 0.01
+    updates, tidies = index.updates, index.tidies
+    ends = time.monotonic() + 2.5
+    n = 0
+    while time.monotonic() < ends:  # never the pause of TIDY_DELAY_S that a tidy waits for
+        n += 1
+        index.set_buffer("pkg/util.py", f"def helper(x):\n    return x + {n}\n")
+        time.sleep(0.05)
+    assert index.updates > updates + 5 and index.tidies > tidies
 
 
 def test_no_workspace_indexes_nothing() -> None:
