@@ -203,20 +203,12 @@ def _head(pf: ParsedFile, lines: Sequence[str], node: int) -> list[str]:
 
 def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
     """A class's own public methods (and constructor), in source order."""
-    prefix = definition.name + "."
+    start = len(definition.name) + 1
     return [
         d
-        for d in pf.definitions
-        if d.name.startswith(prefix)
-        and "." not in d.name[len(prefix) :]
-        and _public(d.name[len(prefix) :])
+        for d in pf.members(definition.name)
+        if "." not in d.name[start:] and _public(d.name[start:])
     ]
-
-
-def find_definition(pf: ParsedFile, name: str, node: int | None = None) -> Definition | None:
-    """The first of ``pf``'s definitions named ``name`` (at ``node``, if given). A scan:
-    a table by name costs ~18 scans to make (355 vs 20 us for a test file's 739)."""
-    return next((d for d in pf.definitions if d.name == name and node in (None, d.node)), None)
 
 
 def skeleton_methods(methods: list[Definition], calls: Mapping[int, int]) -> list[Definition]:

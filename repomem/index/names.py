@@ -204,6 +204,15 @@ class PerFile(Mapping[str, V], Generic[V]):
         self._read.add(path)
         return made
 
+    def get(self, path: str, default: V | None = None) -> V | None:  # type: ignore[override]
+        """As ``Mapping.get``, without its ``KeyError`` for a file not indexed (a query
+        asks the tables of every file its names reach, many times over)."""
+        made = self._made.get(path)
+        if made is None:
+            return self[path] if path in self._files else default
+        self._read.add(path)
+        return made
+
     def __contains__(self, path: object) -> bool:
         return path in self._files
 
