@@ -52,6 +52,11 @@ class Lines(Sequence[str]):
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def nbytes(self) -> int:
+        """What it holds: the UTF-8 and each line's bounds."""
+        return len(self._data) + self._starts.nbytes + self._ends.nbytes
+
     @overload
     def __getitem__(self, i: int) -> str: ...
 
