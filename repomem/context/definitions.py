@@ -602,10 +602,10 @@ class _Lookups:
             return None
         if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
             return None  # the class and its bases were searched: an attribute, not a method
-        found = self.resolver.by_name.get((PYTHON_NS, name), [])
-        if len(found) != 1 or (langs.is_test(found[0][0]) and not langs.is_test(self.path)):
+        found = self.resolver.by_name.only((PYTHON_NS, name))
+        if found is None or (langs.is_test(found[0]) and not langs.is_test(self.path)):
             return None
-        path, node = found[0]
+        path, node = found
         how = "guessed: the only definition so named"
         return (path, self.resolver.qualnames[path][node]), node, how
 
