@@ -54,7 +54,6 @@ from repomem.context.cards import (
     constant_card,
     constant_nodes,
     definition_card,
-    find_definition,
     function_line,
     public_methods,
     with_functions,
@@ -207,7 +206,7 @@ class _Cards:
         # Python: the definition the name is bound to, the last of its ``def``s (an
         # ``@overload`` stub comes before the implementation)
         node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
-        definition = find_definition(pf, name, node)
+        definition = pf.find_definition(name, node)
         revision = None
         if definition is None:
             card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
@@ -603,10 +602,10 @@ class _Lookups:
             return None
         if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
             return None  # the class and its bases were searched: an attribute, not a method
-        found = self.resolver.by_name.get((PYTHON_NS, name), [])
-        if len(found) != 1 or (langs.is_test(found[0][0]) and not langs.is_test(self.path)):
+        found = self.resolver.by_name.only((PYTHON_NS, name))
+        if found is None or (langs.is_test(found[0]) and not langs.is_test(self.path)):
             return None
-        path, node = found[0]
+        path, node = found
         how = "guessed: the only definition so named"
         return (path, self.resolver.qualnames[path][node]), node, how
 
@@ -655,9 +654,7 @@ class _Lookups:
     def _enclosing_class(self) -> str | None:
         """The innermost class whose span holds the cursor's line (Python)."""
         best: tuple[int, str] | None = None
-        for d in self.pf.definitions:
-            if not d.is_class:
-                continue
+        for d in self.pf.class_definitions():
             start, end = int(self.pf.node_start[d.node]), int(self.pf.node_end[d.node])
             # the buffer may end at the cursor: a class reaching the last line holds it
             holds = end >= self.cursor or end >= self.pf.line_owner.size - 1

@@ -372,11 +372,7 @@ def fixture_value(
         if head.strip().rsplit(".", 1)[-1] in _GENERATORS and inner:
             annot = _first_argument(inner.rsplit("]", 1)[0])
         return ("class", annot)
-    nested = [
-        (int(pf.node_start[d.node]), int(pf.node_end[d.node]))
-        for d in pf.definitions
-        if d.name.startswith(qual + ".")
-    ]
+    nested = [(int(pf.node_start[d.node]), int(pf.node_end[d.node])) for d in pf.members(qual)]
     end = min(int(pf.node_end[node]), len(lines) - 1)
     for r in range(end, row, -1):
         if _RETURN.match(lines[r]) and not any(a <= r <= b for a, b in nested):

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repomem.context.cards import find_definition
 from repomem.context.definitions import DefinitionHit
 from repomem.core import Exclusion, RetrievedFragment
 
@@ -72,7 +71,7 @@ def _definition_node(index: RepoIndex, hit: DefinitionHit) -> int | None:
     pf = index.parse(hit.card.path)
     if pf is None or hit.card.kind == "constant":
         return None
-    found = find_definition(pf, hit.card.name)
+    found = pf.find_definition(hit.card.name)
     return found.node if found is not None else None
 
 

@@ -286,6 +286,9 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         self._read.add(key)
         return value  # type: ignore[return-value]
 
+    def get(self, key: K, default: V | None = None) -> V | None:  # type: ignore[override]
+        return self[key] if key in self._values else default
+
     def saved_position(self, key: K) -> int | None:
         """The saved position ``key``'s value is made from, while it is still the saved one
         (a reader of the saved arrays can then skip making it); None otherwise."""

@@ -102,6 +102,23 @@ class Names:
             self._found[key] = found
         return found if found else default
 
+    def only(self, key: Key) -> Target | None:
+        """The one definition named ``key``; None for none or several, counted without
+        gathering them (a guess by a method's name asks it of names like ``setUp``, which
+        thousands of test classes define)."""
+        found = self._found.get(key)
+        if found is not None:
+            return found[0] if len(found) == 1 else None
+        new = self._new.get(key, [])
+        files, nodes = self._saved.rows(key) if self._saved is not None else ([], [])
+        kept = [i for i, f in enumerate(files) if f not in self._left] if self._left else files
+        if len(kept) + len(new) != 1:
+            return None
+        if new:
+            return new[0]
+        i = kept[0] if self._left else 0
+        return self._paths[files[i]], nodes[i]
+
     def forget_found(self) -> None:
         """Forget the definitions looked up so far (gathered again when next asked): an
         editing session looks up the names of every file it resolves again, and keeping
@@ -201,6 +218,15 @@ class PerFile(Mapping[str, V], Generic[V]):
         made = self._made.get(path)
         if made is None:
             made = self._made[path] = self._make(self._files[path])
+        self._read.add(path)
+        return made
+
+    def get(self, path: str, default: V | None = None) -> V | None:  # type: ignore[override]
+        """As ``Mapping.get``, without its ``KeyError`` for a file not indexed (a query
+        asks the tables of every file its names reach, many times over)."""
+        made = self._made.get(path)
+        if made is None:
+            return self[path] if path in self._files else default
         self._read.add(path)
         return made
 

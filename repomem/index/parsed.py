@@ -83,6 +83,23 @@ class ParsedFile:
         d = self.definitions
         return [x.name for x in d], [x.node for x in d], [x.is_class for x in d]
 
+    def find_definition(self, name: str, node: int | None = None) -> Definition | None:
+        """The first definition named ``name`` (at ``node``, if given). A scan: a table by
+        name costs ~18 scans to make (355 vs 20 us for a test file's 739 definitions), and a
+        cursor looks up ~4 names per file."""
+        return next(
+            (d for d in self.definitions if d.name == name and node in (None, d.node)), None
+        )
+
+    def members(self, owner: str) -> list[Definition]:
+        """The definitions inside ``owner`` (named ``owner.``…, nested ones too), in order."""
+        prefix = owner + "."
+        return [d for d in self.definitions if d.name.startswith(prefix)]
+
+    def class_definitions(self) -> list[Definition]:
+        """The classes (and other types) among the definitions, in order."""
+        return [d for d in self.definitions if d.is_class]
+
     def call_heads(self) -> set[str]:
         """The first parts of the names the file calls (``self``, ``os``, ``helper``)."""
         return {c.parts[0] for c in self.calls}

@@ -41,8 +41,8 @@ class Lines(Sequence[str]):
 
     def __init__(self, encoded: bytes) -> None:
         self._data = encoded
-        data = np.frombuffer(encoded, np.uint8)
-        ends = _positions(data, 10, int(np.count_nonzero(data == 10)))
+        newline = (np.frombuffer(encoded, np.uint8) == 10).view(np.uint8)
+        ends = _positions(newline, int(np.count_nonzero(newline)))
         n = ends.size + 1 - (ends.size > 0 and ends[-1] == len(encoded) - 1)
         self._starts = np.concatenate(([0], ends[: n - 1] + 1))
         self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else len(encoded))
@@ -51,6 +51,11 @@ class Lines(Sequence[str]):
 
     def __len__(self) -> int:
         return self._n
+
+    @property
+    def nbytes(self) -> int:
+        """What it holds: the UTF-8 and each line's bounds."""
+        return len(self._data) + self._starts.nbytes + self._ends.nbytes
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -77,16 +82,19 @@ class Lines(Sequence[str]):
 
 
 @numba.njit(cache=True, nogil=True)
-def _positions(data: np.ndarray, byte: int, count: int) -> np.ndarray:
-    """Where ``byte`` stands in ``data`` (it stands there ``count`` times): what
-    ``np.flatnonzero(data == byte)`` gives, in a third of its time (numpy's ``nonzero`` takes
-    ~1.5 ns a byte: 0.47 ms for a 300 kB test file, which a card's first read of it paid)."""
-    out = np.empty(count, np.int64)
+def _positions(mask: np.ndarray, count: int) -> np.ndarray:
+    """Where ``mask`` (0 or 1 a byte, compared by numpy at SIMD speed) holds 1 (``count``
+    times): what ``np.flatnonzero(mask)`` gives, in about a fifth of its time (numpy's
+    ``nonzero`` takes ~1.5 ns a byte: 0.47 ms for a 300 kB test file, which a card's first
+    read of it paid). Without a branch: each position is written, and kept by counting it
+    (a branch on each byte mispredicted at every newline: twice this time)."""
+    out = np.empty(count + 1, np.int64)
     n = 0
-    for i in range(data.size):
-        if data[i] == byte and n < count:  # (never past ``out``, whatever ``count`` says)
-            out[n] = i
-            n += 1
+    for i in range(mask.size):
+        out[n] = i
+        n += mask[i]
+        if n > count:  # (never past ``out``, whatever ``count`` says)
+            break
     return out[:n]
 
 

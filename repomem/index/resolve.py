@@ -471,7 +471,8 @@ class Resolver:
         """(file, qualified name) of the function or class the dotted name ``parts`` refers to
         in ``path``; ``self``/``cls`` attributes go through the class ``scope`` and its bases.
         Query time: nothing is recorded as a dependency of ``path``."""
-        if self.files.get(path) is None or self.files[path].language != "python":
+        pf = self.files.get(path)
+        if pf is None or pf.language != "python":
             return None
         if parts[0] in ("self", "cls"):
             if scope is None or len(parts) != 2:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,43 @@ class SavedParse(ParsedFile):
     @definitions.setter
     def definitions(self, value: list[Definition]) -> None:
         self._definitions, self._columns, self._saved_columns = value, None, None
+
+    # a card or a cursor's class reads a few of a file's definitions: while they are still
+    # the saved columns, those few are found there (``list.index`` on the names) and made
+    # alone, rather than a ``Definition`` for each (a test file has hundreds)
+    def find_definition(self, name: str, node: int | None = None) -> Definition | None:
+        if self._columns is None:
+            return super().find_definition(name, node)
+        names, nodes, classes = self.definition_columns()
+        k = -1
+        while True:
+            try:
+                k = names.index(name, k + 1)
+            except ValueError:
+                return None
+            if node is None or nodes[k] == node:
+                return tuple.__new__(Definition, (name, nodes[k], classes[k]))
+
+    def members(self, owner: str) -> list[Definition]:
+        if self._columns is None:
+            return super().members(owner)
+        names, nodes, classes = self.definition_columns()
+        prefix, new = owner + ".", tuple.__new__
+        return [
+            new(Definition, (name, nodes[k], classes[k]))
+            for k, name in enumerate(names)
+            if name.startswith(prefix)
+        ]
+
+    def class_definitions(self) -> list[Definition]:
+        if self._columns is None:
+            return super().class_definitions()
+        names, nodes, classes = self.definition_columns()
+        new = tuple.__new__
+        return [
+            new(Definition, (names[k], nodes[k], True))
+            for k in compress(range(len(names)), classes)
+        ]
 
     def call_heads(self) -> set[str]:
         self._read_symbols()

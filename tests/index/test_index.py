@@ -1044,6 +1044,7 @@ def test_lines_are_split_as_tree_sitter_counts_rows(text: str, lines: list[str])
         "a\rb\r\r\n",
         "é\nü\n𝄞",
         "\ud800\nx\n",
+        "ab\n" * 300 + "\n\nlong\r\n" * 7 + "last",
     ],
 )
 def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:

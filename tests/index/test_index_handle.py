@@ -64,6 +64,47 @@ def test_the_store_reads_back_the_tables_it_wrote(tmp_path: Path) -> None:
     ]
 
 
+def test_a_saved_parse_finds_definitions_in_its_columns_as_a_built_one_does(
+    tmp_path: Path,
+) -> None:
+    """A card or a cursor's class reads a few of a file's definitions: a saved parse finds
+    them in its saved columns, making no ``Definition`` for the others, and answers as the
+    built parse does (overloads of one name, nested classes, methods), before and after its
+    definitions are decoded whole."""
+    overloads = (
+        "from typing import overload\n\n\n@overload\ndef f(x: int) -> int: ...\n\n\n"
+        "@overload\ndef f(x: str) -> str: ...\n\n\ndef f(x):\n    return x\n\n\n"
+        "class A:\n    class Inner:\n        def deep(self):\n            pass\n\n"
+        "    def m(self):\n        pass\n\n    def _hidden(self):\n        pass\n\n\n"
+        "class AB:\n    def m(self):\n        pass\n"
+    )
+    root = make_repo(tmp_path / "r", {"pkg/over.py": overloads}, use_git=False)
+    built, _ = RepoIndex.build(root)
+    fresh = store.load(root)
+    for path, pf in built.tables.parsed.items():
+        saved = fresh.parsed[path]
+        for decoded in (False, True):
+            if decoded:
+                assert saved.definitions == pf.definitions  # decoded whole
+            for d in pf.definitions:
+                assert saved.find_definition(d.name) == pf.find_definition(d.name)
+                assert saved.find_definition(d.name, d.node) == d
+                assert saved.find_definition(d.name, -1) is None
+                assert saved.members(d.name) == pf.members(d.name)
+            assert saved.find_definition("missing") is None
+            assert saved.class_definitions() == pf.class_definitions()
+            assert (saved._columns is None) == decoded  # type: ignore[attr-defined]
+    over = built.tables.parsed["pkg/over.py"]
+    nodes = [d.node for d in over.definitions if d.name == "f"]
+    assert len(nodes) == 3 and fresh.parsed["pkg/over.py"].find_definition("f", nodes[2]) == (
+        "f",
+        nodes[2],
+        False,
+    )
+    assert [d.name for d in over.members("A")] == ["A.Inner", "A.Inner.deep", "A.m", "A._hidden"]
+    assert [d.name for d in over.class_definitions()] == ["A", "A.Inner", "AB"]
+
+
 def _call_list(found: tuple[list[str], np.ndarray]) -> list[tuple[int, str, int]]:
     targets, rows = found
     return [(s, targets[f], n) for s, f, n in rows.tolist()]

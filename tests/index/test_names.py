@@ -90,6 +90,33 @@ def test_an_edit_over_the_saved_table_shadows_its_rows() -> None:
     assert again.get(("py", "run")) == (("0.py", 8), ("b.py", 5))
 
 
+def test_the_only_definition_of_a_name_is_counted_as_gathered() -> None:
+    """``only`` answers as ``get`` does where one definition has the name, None where none
+    or several have it, over the saved rows, the rows entered since and those passed over."""
+    names = Names()
+    names.add("a.py", ("py", "run"), 1)
+    names.add("b.py", ("py", "run"), 2)
+    names.add("b.py", ("py", "solo"), 3)
+    names.add("c.py", ("py", "late"), 4)
+    saved = _saved(names, ["a.py", "b.py", "c.py"])
+    keys = [("py", "run"), ("py", "solo"), ("py", "late"), ("py", "missing"), ("py", "fresh")]
+
+    def only_as_gathered(table: Names) -> list[tuple[str, int] | None]:
+        answers = [table.only(k) for k in keys]
+        gathered = [table.get(k, ()) for k in keys]
+        assert answers == [g[0] if len(g) == 1 else None for g in gathered]
+        assert [table.only(k) for k in keys] == answers  # the same once gathered
+        return answers
+
+    assert only_as_gathered(names) == [None, ("b.py", 3), ("c.py", 4), None, None]
+    assert only_as_gathered(_saved(names, ["a.py", "b.py", "c.py"])) == only_as_gathered(names)
+    # b.py entered again without its saved rows, a new file adding a name
+    saved.remove("b.py", {("py", "run"), ("py", "solo")})
+    saved.add("d.py", ("py", "fresh"), 5)
+    saved.add("d.py", ("py", "late"), 6)
+    assert only_as_gathered(saved) == [("a.py", 1), None, None, None, ("d.py", 5)]
+
+
 def test_a_loaded_index_names_the_definitions_its_build_named(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {**PY_FILES, **OTHER_LANG_FILES}, use_git=False)
     built, _ = RepoIndex.build(root)

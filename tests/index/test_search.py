@@ -3,6 +3,8 @@ what an exclusion hides, and the scores consecutive searches share."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from repos import PY_FILES, make_repo
@@ -10,6 +12,7 @@ from repos import PY_FILES, make_repo
 from repomem.core import Exclusion
 from repomem.index import maxscore, search
 from repomem.index.bm25 import tokenize
+from repomem.index.parsing import Lines
 from repomem.index.repo import RepoIndex
 from repomem.index.search import Searcher
 
@@ -33,6 +36,31 @@ def test_the_top_fragment_holds_the_query(searcher: Searcher) -> None:
     assert shown == lines[top.shown_start : top.shown_start + len(shown)]
     assert top.s_ind > 0 and top.s_rel == pytest.approx(top.s_ind + 0.5 * top.s_env)
     assert top.s_rel == max(f.s_rel for f in searcher.retrieve(QUERY, k=10, revision=0))
+
+
+def test_lines_kept_stay_within_their_bounds_and_follow_an_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A searcher keeps the lines of the files its results and cards came from, the first
+    kept first dropped past ``LINE_FILES`` files or ``LINE_BYTES`` of what they hold; a
+    file updated since is read anew."""
+    root = make_repo(tmp_path / "r", PY_FILES, use_git=False)
+    index, _ = RepoIndex.build(root, save=False)
+    searcher = Searcher(index.tables)
+    paths = sorted(index.tables.files)[:4]
+    monkeypatch.setattr(search, "LINE_FILES", 3)
+    for path in paths:
+        searcher.lines(path)
+    assert list(searcher._line_cache) == paths[1:]
+    assert searcher._line_bytes == sum(h[1].nbytes for h in searcher._line_cache.values())
+    monkeypatch.setattr(search, "LINE_BYTES", Lines(index.tables.files[paths[0]].encoded).nbytes)
+    searcher.lines(paths[0])
+    assert list(searcher._line_cache) == [paths[0]]  # one file's worth of bytes
+    index.update_file(paths[0], "x = 1\n")
+    fresh = Searcher(index.tables)
+    fresh.lines(paths[0])
+    assert searcher.lines(paths[0])[:] == ["x = 1"] == fresh.lines(paths[0])[:]
+    assert searcher._line_bytes == fresh._line_bytes
 
 
 def test_an_exclusion_hides_the_fragments_it_covers_whole(searcher: Searcher) -> None:

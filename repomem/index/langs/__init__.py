@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -239,10 +239,12 @@ def shared_dirs(a: str, b: str) -> int:
     return n
 
 
+@lru_cache(maxsize=1 << 16)
 def is_test(path: str) -> bool:
     """Whether ``path`` is test code by the conventions of the common languages' tools
     (a ``test``/``tests``/``__tests__`` directory, ``*_test.go``, ``*.test.ts``, ``*Test.java``,
-    ``test_*.py``)."""
+    ``test_*.py``). Kept per path: a cursor's cards ask it of every file its file calls into
+    (hundreds in a large module), and each asking split the path anew."""
     *dirs, name = path.split("/")
     if any(d.lower() in _TEST_DIRS for d in dirs):
         return True
