@@ -777,6 +777,16 @@ C_EDITS: list[tuple[str, str | None, set[str]]] = [
 ]
 
 
+def recorded_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files whose calls are resolved again from now on, in order."""
+    resolved: list[str] = []
+    calls_of = Resolver.calls_of
+    monkeypatch.setattr(
+        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
+    )
+    return resolved
+
+
 def test_c_callers_are_resolved_again_only_for_definitions_that_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -785,11 +795,7 @@ def test_c_callers_are_resolved_again_only_for_definitions_that_changed(
     file whose functions thousands of files call re-resolved all of them."""
     root = make_repo(tmp_path / "r", C_FILES, use_git=False)
     idx, _ = RepoIndex.build(root, EXACT, save=False)
-    resolved: list[str] = []
-    calls_of = Resolver.calls_of
-    monkeypatch.setattr(
-        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
-    )
+    resolved = recorded_resolutions(monkeypatch)
     for rel, text, again in C_EDITS:
         resolved.clear()
         apply_on_disk(root, {rel: text})
@@ -854,11 +860,7 @@ def test_c_definitions_that_only_move_keep_their_callers(
     idx, _ = RepoIndex.build(root, config, save=loaded)
     if loaded:
         idx = RepoIndex.load(root, config)
-    resolved: list[str] = []
-    calls_of = Resolver.calls_of
-    monkeypatch.setattr(
-        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
-    )
+    resolved = recorded_resolutions(monkeypatch)
     for text, again in HEADER_EDITS:
         before = {p: idx.tables.calls[p] for p in USERS}
         resolved.clear()
@@ -892,11 +894,7 @@ def test_cpp_methods_that_only_move_keep_their_callers(
     a class's methods moves them, and their callers follow without being resolved again."""
     root = make_repo(tmp_path / "r", CPP_FILES, use_git=False)
     idx, _ = RepoIndex.build(root, EXACT, save=False)
-    resolved: list[str] = []
-    calls_of = Resolver.calls_of
-    monkeypatch.setattr(
-        Resolver, "calls_of", lambda r, p, *rows: (resolved.append(p), calls_of(r, p, *rows))[1]
-    )
+    resolved = recorded_resolutions(monkeypatch)
     before = dict(idx.tables.calls)
     text = CPP_HEADER.replace("int scale(", "inline int typed(int v) { return v; }\nint scale(")
     apply_on_disk(root, {"geo/box.hpp": text})
