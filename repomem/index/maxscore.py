@@ -621,6 +621,46 @@ def _seek(post_row: Int32Array, p: int, hi: int, target: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
+def _best_first(bound: FloatArray, n_seed: int) -> IntArray:
+    """The indices of the ``n_seed`` best positive bounds, best first (ties by index)."""
+    n = bound.shape[0]
+    cut = np.partition(bound, n - n_seed)[n - n_seed] if n_seed < n else 0.0
+    best = np.flatnonzero((bound >= cut) & (bound > 0.0))
+    return best[np.argsort(-bound[best], kind="mergesort")][:n_seed]
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_rows(
+    row_ptr: IntArray,
+    row_terms: Int32Array,
+    row_tf: Int32Array,
+    first: int,
+    stop: int,
+    norm: FloatArray,
+    visible: BoolArray,
+    mark: Int8Array,
+    keys: IntArray,
+    pos: IntArray,
+    mask: int,
+    weights: FloatArray,
+    part: FloatArray,
+    heap_s: FloatArray,
+    heap_d: IntArray,
+    count: int,
+) -> int:
+    """The visible documents ``first`` to ``stop`` not marked, each scored in full and kept
+    among the best so far. Returns the count kept."""
+    n_vis = visible.shape[0]
+    for d in range(first, stop):
+        nd = norm[d]
+        if mark[d] or nd == np.inf or d >= n_vis or not visible[d]:
+            continue
+        s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
+        count = _push(heap_s, heap_d, count, s, d)
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
 def _seed_blocks(
     row_ptr: IntArray,
     row_terms: Int32Array,
@@ -640,25 +680,19 @@ def _seed_blocks(
     """Step 3: the documents not marked of the ``n_seed`` blocks of best bounds in full, best
     first, while a bound reaches the k-th score so far; a block done gets bound -1. Returns
     the count kept."""
-    k = heap_s.shape[0]
-    n_blocks = bound.shape[0]
-    n_vis = visible.shape[0]
     if n_seed <= 0:
         return count
-    cut = np.partition(bound, n_blocks - n_seed)[n_blocks - n_seed] if n_seed < n_blocks else 0.0
-    best = np.flatnonzero((bound >= cut) & (bound > 0.0))
     keys, pos, mask = _positions(terms)
     part = np.zeros(terms.shape[0])
-    for blk in best[np.argsort(-bound[best], kind="mergesort")][:n_seed]:
-        if count == k and bound[blk] * (1 + SLACK) < heap_s[0]:
+    for blk in _best_first(bound, n_seed):
+        if count == heap_s.shape[0] and bound[blk] * (1 + SLACK) < heap_s[0]:
             break
         bound[blk] = -1.0
-        for d in range(blk << BLOCK_SHIFT, min((blk + 1) << BLOCK_SHIFT, main_rows)):
-            nd = norm[d]
-            if mark[d] or nd == np.inf or d >= n_vis or not visible[d]:
-                continue
-            s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
-            count = _push(heap_s, heap_d, count, s, d)
+        count = _score_rows(
+            row_ptr, row_terms, row_tf, blk << BLOCK_SHIFT,
+            min((blk + 1) << BLOCK_SHIFT, main_rows), norm, visible, mark, keys, pos, mask,
+            weights, part, heap_s, heap_d, count,
+        )  # fmt: skip
     return count
 
 
@@ -683,26 +717,19 @@ def _seed_units(
     """Step 3 again over the sub-blocks of the ``live`` blocks: the documents not marked of
     the ``n_seed`` sub-blocks of best bounds in full, best first, while a bound reaches the
     k-th score so far; a sub-block done gets bound -1. Returns the count kept."""
-    k = heap_s.shape[0]
-    n = sub_bound.shape[0]
-    n_vis = visible.shape[0]
-    if n_seed <= 0 or n == 0:
+    if n_seed <= 0 or sub_bound.shape[0] == 0:
         return count
-    cut = np.partition(sub_bound, n - n_seed)[n - n_seed] if n_seed < n else 0.0
-    best = np.flatnonzero((sub_bound >= cut) & (sub_bound > 0.0))
     keys, pos, mask = _positions(terms)
     part = np.zeros(terms.shape[0])
-    for x in best[np.argsort(-sub_bound[best], kind="mergesort")][:n_seed]:
-        if count == k and sub_bound[x] * (1 + SLACK) < heap_s[0]:
+    for x in _best_first(sub_bound, n_seed):
+        if count == heap_s.shape[0] and sub_bound[x] * (1 + SLACK) < heap_s[0]:
             break
         sub_bound[x] = -1.0
         sub = live[x // SUBS] * SUBS + x % SUBS
-        for d in range(sub << SUB_SHIFT, min((sub + 1) << SUB_SHIFT, main_rows)):
-            nd = norm[d]
-            if mark[d] or nd == np.inf or d >= n_vis or not visible[d]:
-                continue
-            s = _score_row(row_ptr, row_terms, row_tf, d, nd, keys, pos, mask, weights, part)
-            count = _push(heap_s, heap_d, count, s, d)
+        count = _score_rows(
+            row_ptr, row_terms, row_tf, sub << SUB_SHIFT, min((sub + 1) << SUB_SHIFT, main_rows),
+            norm, visible, mark, keys, pos, mask, weights, part, heap_s, heap_d, count,
+        )  # fmt: skip
     return count
 
 
