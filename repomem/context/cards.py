@@ -625,12 +625,11 @@ def _skeleton(
             fields.append((start + row, text))
     end = int(pf.node_end[definition.node])
     listed = {m.node for m, _ in inside}
-    prefix = definition.name + "."
+    first = len(definition.name) + 1
     outside = [
         (d, _method_line(pf, lines, d))
-        for d in pf.definitions
-        if d.name.startswith(prefix)
-        and "." not in d.name[len(prefix) :]
+        for d in pf.members(definition.name)
+        if "." not in d.name[first:]
         and d.node not in listed
         and not start <= _def_line(pf, d) <= end
     ]
