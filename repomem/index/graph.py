@@ -28,7 +28,7 @@ import numpy as np
 
 from repomem.index.mapped import LazyDict
 from repomem.index.parsed import ParsedFile
-from repomem.index.rowpool import RowPool, ranges
+from repomem.index.rowpool import RowPool, ranges, with_room
 
 W_SYNTAX = 0.5
 W_DIRECTORY = 0.3
@@ -754,10 +754,10 @@ def _adjacency(kinds: list[tuple[float, int, PairBlocks]], nid: int) -> RowPool:
 
     Each entry is written once, as the number (row, kind, neighbour) that sorts it where
     it goes, into the array of neighbours itself, sorted there and then turned into the
-    neighbour; the rows' room for edits follows (``RowPool.from_indptr``'s eighth more)."""
+    neighbour; the rows' room for edits follows (``with_room``)."""
     n = 2 * sum(count for _, count, _ in kinds)
     per_row = len(kinds) * nid  # < 2**63 up to a billion nodes
-    nbr = np.empty(max(n + n // 8, 1024), np.int64)
+    nbr = np.empty(with_room(n), np.int64)
     at = 0
     for rank, (_, _, blocks) in enumerate(kinds):
         for u, v in blocks:

@@ -25,6 +25,13 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(np.asarray(starts, np.int64) - ends + lengths, lengths) + np.arange(total)
 
 
+def with_room(entries: int) -> int:
+    """The capacity a pool lays ``entries`` out in: an eighth more room (1024 at least), so
+    that the first edits after a build or a load append instead of paying for a compaction
+    of the whole pool."""
+    return max(entries + entries // 8, 1024)
+
+
 class RowPool:
     """Rows of ``(column, value)`` pairs: ``cols[start[r]:end[r]]``, ``vals[...]``."""
 
@@ -49,10 +56,9 @@ class RowPool:
 
     @classmethod
     def from_indptr(cls, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> RowPool:
-        """Rows laid out as in a CSR matrix, with an eighth more room: the first edits after a
-        build or a load then append instead of paying for a compaction of the whole pool."""
+        """Rows laid out as in a CSR matrix, with room (``with_room``)."""
         pool = cls()
-        pool._lay_out(np.asarray(indptr, np.int64), cols, vals, cols.size + cols.size // 8)
+        pool._lay_out(np.asarray(indptr, np.int64), cols, vals, with_room(cols.size))
         return pool
 
     @classmethod
@@ -78,7 +84,6 @@ class RowPool:
     def _lay_out(
         self, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, capacity: int
     ) -> None:
-        capacity = max(capacity, cols.size, 1024)
         self.cols = np.empty(capacity, np.int64)
         self.vals = np.empty(capacity, np.float64)
         self.cols[: cols.size] = cols
@@ -253,7 +258,7 @@ class RowPool:
         ``from_indptr`` lays rows out: ``from_csr(to_csr(n_cols).T.tocsr())`` without the
         copies those make (four of the pool at once: the kernel subset's build +0.2 GB)."""
         total = int(self.lengths().sum())
-        capacity = max(total + total // 8, 1024)
+        capacity = with_room(total)
         indptr, cols, vals = _transpose(
             self.start, self.end, self.cols, self.vals, n_cols, capacity
         )

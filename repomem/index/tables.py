@@ -26,7 +26,7 @@ from repomem.index.graph import CodeGraph, build_graph
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import ParsedFile
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
-from repomem.index.rowpool import RowPool
+from repomem.index.rowpool import RowPool, with_room
 from repomem.index.scorer import inverse_relations
 from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
 from repomem.index.trim import fresh_zeros
@@ -293,7 +293,7 @@ class IndexTables:
         highs = np.array([self.files[p].wn_frag.max() for p in paths], np.int64)
         bound = sum(self.files[p].wn_frag.size for p in paths)  # entries, before summing
         # untouched pages cost nothing: only the entries written become resident
-        cols = fresh_zeros(max(bound + bound // 8, 1024), np.int64)
+        cols = fresh_zeros(with_room(bound), np.int64)
         vals = fresh_zeros(cols.size, np.float64)
         n = len(self.frag_text)
         counts = np.zeros(n, np.int64)
@@ -309,7 +309,7 @@ class IndexTables:
             cols[used : used + c.size], vals[used : used + c.size] = c, v
             counts[lo:hi] = np.bincount(rows - lo, minlength=min(step, n - lo))
             used += c.size
-        room = max(used + used // 8, 1024)  # as ``RowPool.from_indptr`` leaves it
+        room = with_room(used)
         return RowPool.adopt(np.r_[0, np.cumsum(counts)], cols[:room], vals[:room])
 
     @property
