@@ -123,13 +123,13 @@ def writing(root: Path, config: IndexConfig) -> Iterator[Path]:
             (tmp / _BUSY).unlink()
             gen = base / f"gen-{_next_generation(base)}"
             os.rename(tmp, gen)
-            _fsync_dir(base)
+            _fsync(base)
             current_tmp = base / "CURRENT.tmp"
             current_tmp.write_text(gen.name)
             with open(current_tmp) as fh:
                 os.fsync(fh.fileno())
             os.replace(current_tmp, base / "CURRENT")
-            _fsync_dir(base)
+            _fsync(base)
             _remove_stale(base, keep=gen.name)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -171,15 +171,12 @@ def _fsync_files(path: Path) -> None:
     that way being scratch that is never saved."""
     for entry in os.scandir(path):
         if entry.is_file(follow_symlinks=False):
-            fd = os.open(entry.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    _fsync_dir(path)
+            _fsync(entry.path)
+    _fsync(path)
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync(path: Path | str) -> None:
+    """A file's or a folder's (its entries') writes on disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
