@@ -170,7 +170,9 @@ def open_index(repo_dir: Path, config: IndexConfig, log: Log) -> tuple[RepoIndex
             config,
             build=True,
             say=log,
-            current=lambda index: opening.unchanged(index, scan_files(repo_dir, config)),
+            current=lambda index: opening.unchanged(
+                index, scan_files(repo_dir, config, texts=False)
+            ),
         )
     except IndexUnreadable:  # a damaged cache is built again
         log(f"{repo_dir.name}: indexing into {config.index_dir}")
