@@ -64,23 +64,23 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
+def status_mb(field: str, pid: int | str = "self") -> float:
+    """A field of a process's ``/proc/PID/status`` in MB: ``VmRSS``, the resident set
+    (anonymous and file-backed pages, as ``ps`` shows it); ``RssAnon``, its anonymous part
+    (what the process allocated, not the mapped index's pages, which the kernel drops under
+    pressure and reads again from the file); ``VmHWM``, its peak."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/{pid}/status")
+
+
 def rss_mb() -> float:
-    """Resident set now (anonymous and file-backed pages, as ``ps`` shows it)."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    return status_mb("VmRSS")
 
 
 def anon_mb() -> float:
-    """The anonymous part of the resident set: what the process allocated, not the mapped
-    index's pages, which the kernel drops under pressure (read again from the file)."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no RssAnon in /proc/self/status")
+    return status_mb("RssAnon")
 
 
 def peak_mb(who: int = resource.RUSAGE_SELF) -> float:
@@ -329,7 +329,6 @@ def child_lsp(root: Path, work: Path, ignore: list[str], edits: int, seed: int) 
 
 async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
     from bench_lsp import completion_params, editor_settings, insert, start_server
-    from bench_lsp import rss_mb as server_rss_mb
     from bench_lsp import status as server_status
     from lsprotocol import types
 
@@ -342,8 +341,8 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
         await asyncio.wait_for(session.ready, 3600)
         await asyncio.wait_for(session.docs, 3600)
         out["ready_s"] = time.perf_counter() - t
-        out["rss_ready_mb"] = server_rss_mb(pid)
-        out["anon_ready_mb"] = anon_of(pid)
+        out["rss_ready_mb"] = status_mb("VmRSS", pid)
+        out["anon_ready_mb"] = status_mb("RssAnon", pid)
         print(json.dumps(out), file=sys.stderr, flush=True)  # progress: a long run may be cut
         plan = typing_plan(root, rng, max(1, edits // 100))
         versions: dict[str, int] = {}
@@ -376,18 +375,18 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
                 updates = state.indexUpdates
                 update_ms.append(state.lastUpdateMs)
             if (2 * i + 2) % 100 == 0:
-                rss_by_edits.append((2 * i + 2, server_rss_mb(pid)))
-                anon_by_edits.append((2 * i + 2, anon_of(pid)))
+                rss_by_edits.append((2 * i + 2, status_mb("VmRSS", pid)))
+                anon_by_edits.append((2 * i + 2, status_mb("RssAnon", pid)))
                 print(json.dumps({"rss_by_edits_mb": rss_by_edits}), file=sys.stderr, flush=True)
         while (await server_status(client)).pendingUpdates:
             await asyncio.sleep(0.2)
         await asyncio.sleep(2.0)  # the user pauses: the server tidies its index
-        rss_by_edits.append((edits, server_rss_mb(pid)))
-        anon_by_edits.append((edits, anon_of(pid)))
+        rss_by_edits.append((edits, status_mb("VmRSS", pid)))
+        anon_by_edits.append((edits, status_mb("RssAnon", pid)))
         out["rss_by_edits_mb"] = rss_by_edits
         out["anon_by_edits_mb"] = anon_by_edits
         out["rss_after_edits_mb"] = rss_by_edits[-1][1]
-        out["peak_rss_mb"] = _peak_of(pid)
+        out["peak_rss_mb"] = status_mb("VmHWM", pid)
         out["slope_mb_per_100_edits"] = slope([p for p in rss_by_edits if p[0] >= 100])
         out["completion_ms"] = {"p50": pct(completion_ms, 50), "p95": pct(completion_ms, 95)}
         out["update_ms"] = {"p50": pct(update_ms, 50), "p95": pct(update_ms, 95)}
@@ -399,22 +398,6 @@ async def _lsp_session(root: Path, edits: int, seed: int) -> dict:
         if client._server is not None and client._server.returncode is None:
             client._server.kill()
     return out
-
-
-def anon_of(pid: int) -> float:
-    """A process's ``RssAnon``: what it allocated, not the mapped index's pages."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _peak_of(pid: int) -> float:
-    """A process's peak resident set (``VmHWM``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def slope(points: list[tuple[int, float]]) -> float:
