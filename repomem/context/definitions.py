@@ -61,7 +61,7 @@ from repomem.context.cards import (
 from repomem.context.lexer import code_only, starts_in_code
 from repomem.context.pytypes import Owner, PythonTypes
 from repomem.index import langs
-from repomem.index.fragments import Window, window_nodes
+from repomem.index.fragments import one_window_nodes
 from repomem.index.graph import W_CALL
 from repomem.index.parsed import STAR, Definition, ImportBinding, ParsedFile
 from repomem.index.resolve import PYTHON_NS
@@ -432,17 +432,19 @@ def _strengths(
     context types (``console.print`` after ``console = Console()``), which would otherwise
     rank below every import the graph reaches."""
     lo, hi = max(0, cursor - window), min(cursor, pf.line_owner.size)
-    _, nodes, weights = window_nodes(pf, [Window(lo, max(lo, hi), "")])
-    if nodes.size == 0:
+    weight_of = one_window_nodes(pf, lo, max(lo, hi))
+    if not weight_of:
         return np.zeros(len(found))
+    nodes = np.fromiter(weight_of, np.int64, len(weight_of))
+    weights = np.fromiter(weight_of.values(), np.float64, len(weight_of))
     targets = [(f.target[0], f.node) for f in found]
     strengths = index.strengths(
         path, nodes, weights, targets, epsilon=QUERY_EPSILON, node_cap=QUERY_NODE_CAP
     )
     if pf.language == "python":
-        weight_of = dict(zip(nodes.tolist(), weights.tolist(), strict=True))
+        owner = pf.line_owner[lo:hi].tolist()
         for i, f in enumerate(found):
-            owners = {int(pf.line_owner[r]) for r in f.rows if lo <= r < hi}
+            owners = {owner[r - lo] for r in f.rows if lo <= r < hi}
             named = W_CALL * sum(weight_of.get(k, 0.0) for k in owners)
             strengths[i] = max(strengths[i], named)
     return strengths
