@@ -55,7 +55,6 @@ from repomem.context.cards import (
     constant_nodes,
     definition_card,
     function_line,
-    public_methods,
     with_functions,
 )
 from repomem.context.lexer import code_only, starts_in_code
@@ -186,9 +185,9 @@ class _Found:
 class _Cards:
     """Cards by (file, name), kept while the file's parse is the same object: an update of
     the file replaces its parse, and with it every card cut from it. A class too large for a
-    whole skeleton lists the methods the repository calls most, so its card is also kept
-    only while the index is at the same revision (any type's outside Python: its members
-    are counted as its card is cut). The parse is held by a weak reference: a loaded index
+    whole skeleton lists the methods the repository calls most (any type's skeleton outside
+    Python ranks its members so), so a card that asked for the calls is also kept only while
+    the index is at the same revision. The parse is held by a weak reference: a loaded index
     drops the parses it has not read lately (``RepoIndex.tidy``), and a card kept them all,
     the headers of every cursor an editing session completed at."""
 
@@ -207,16 +206,18 @@ class _Cards:
         # ``@overload`` stub comes before the implementation)
         node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
         definition = pf.find_definition(name, node)
-        revision = None
+        asked = False
+
+        def calls() -> dict[int, int]:
+            nonlocal asked
+            asked = True
+            return _call_counts.get(index, path, pf)
+
         if definition is None:
             card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
-        elif definition.is_class and (
-            pf.language != "python" or len(public_methods(pf, definition)) > MAX_METHODS
-        ):
-            revision = index.revision
-            card = definition_card(path, pf, lines, definition, _calls(index, path))
         else:
-            card = definition_card(path, pf, lines, definition)
+            card = definition_card(path, pf, lines, definition, calls)
+        revision = index.revision if asked else None
         if len(self._cards) >= 8192:
             self._cards.clear()
         self._cards[(path, name)] = (ref(pf), revision, card)
