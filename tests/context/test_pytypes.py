@@ -9,7 +9,7 @@ import pytest
 from repos import write_files
 
 from repomem.config import IndexConfig
-from repomem.context.pytypes import PythonTypes, annotation_type
+from repomem.context.pytypes import _SELF_ATTR, PythonTypes, annotation_type
 from repomem.index.parsing import parse_source
 from repomem.index.repo import RepoIndex
 
@@ -124,3 +124,23 @@ def test_a_changed_file_is_read_again(tmp_path: Path) -> None:
         "pkg/cars.py", CARS.replace("self.wheels = Wheels()", "self.wheels = Engine()")
     )
     assert types.attribute(built, car, "wheels") == ("pkg/parts.py", "Engine")
+
+
+@pytest.mark.parametrize(
+    ("line", "groups"),
+    [
+        ("        self.wheels = Wheels()", ("wheels", None, "Wheels()")),
+        ("        self.engine: Engine = make()", ("engine", "Engine", "make()")),
+        ("        self.engine_2: Engine", ("engine_2", "Engine", None)),
+        ("        self.count", ("count", None, None)),
+        ("        self.assertEqual(first, second)", None),  # a call, not an attribute
+        ("        self.count == 3", None),
+        ("        self.a.b = 1", None),
+        ("    x = self.y", None),
+    ],
+)
+def test_an_attribute_of_self_is_read_from_its_line(
+    line: str, groups: tuple[str, str | None, str | None] | None
+) -> None:
+    m = _SELF_ATTR.match(line)
+    assert (m["name"], m["annot"], m["value"]) == groups if m else groups is None
