@@ -105,15 +105,16 @@ _PATH_NAME = re.compile(r"(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)
 # ``x: Foo`` (parameters too; ``Optional[Foo]``, ``list[Foo]`` with its first type argument),
 # or a loop variable ``for x in xs`` (typed by ``xs``'s elements where ``xs: list[Foo]`` shows
 # them); one pattern so that a block is scanned once, tried only where a name begins (three
-# times faster than at every character)
+# times faster than at every character), a name taken whole (``\w*+``: the rest of one is
+# word characters, which nothing after it matches) where most names fail (a fifth faster)
 _TYPED = re.compile(
-    r"(?<![\w.])(?:for[ \t]+(?P<loop>[A-Za-z_]\w*)[ \t]+in[ \t]+"
+    r"(?<![\w.])(?:for[ \t]+(?P<loop>[A-Za-z_]\w*+)[ \t]+in[ \t]+"
     r"(?P<items>(?:self\.)?[A-Za-z_]\w*)"
     r"|with[ \t]+(?P<enter>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)[ \t]*\([^\n]*?\)[ \t]+as[ \t]+"
     r"(?P<bound>[A-Za-z_]\w*)[ \t]*:"
-    r"|(?P<target>(?:self\.)?[A-Za-z_]\w*)[ \t]*"
+    r"|(?P<target>(?:self\.)?[A-Za-z_]\w*+)[ \t]*"
     r"(?::[ \t]*(?P<annot>[A-Za-z_][\w.]*)(?:\[[ \t]*(?P<arg>[A-Za-z_][\w.]*))?"
-    r"|=\s*(?P<call>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\())"
+    r"|=\s*(?P<call>(?:[A-Za-z_]\w*+\.)*[A-Za-z_]\w*+)\s*\())"
 )
 _SPACES = re.compile(r"[ \t]{2,}")
 _WORDS = re.compile(r"\w+")
