@@ -144,3 +144,44 @@ def test_an_attribute_of_self_is_read_from_its_line(
 ) -> None:
     m = _SELF_ATTR.match(line)
     assert (m["name"], m["annot"], m["value"]) == groups if m else groups is None
+
+
+GARAGE = '''\
+from pkg.parts import Engine
+
+
+class Garage:
+    """Holds cars.
+
+    self.fake = Engine()  (a docstring's line at the body's indentation is read as code)
+    """
+
+    spare: Engine
+    # door: Engine
+
+    def __init__(self, motor: Engine, count):
+        self.assertEqual(count, 1)
+        self.motor = motor
+        if count:
+            self.backup: Engine = make()
+        self.count = count
+
+    class Inner:
+        hidden: Engine
+
+        def run(self):
+            self.inner = Engine()
+''' + "".join(f"\\n    def check_{i}(self):\\n        self.assertTrue({i})\\n" for i in range(40))
+
+
+def test_attributes_are_read_from_the_lines_that_can_hold_them(tmp_path: Path) -> None:
+    """A large class's body is searched for the lines that may assign an attribute or are
+    indented as its body, and reads as it did line by line: a parameter's annotation through
+    the method assigning it, annotations at the body's level only, every ``self.`` line."""
+    root = write_files(tmp_path / "r", {"pkg/garage.py": GARAGE, "pkg/parts.py": PARTS})
+    built, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
+    types, garage, engine = PythonTypes(), ("pkg/garage.py", "Garage"), ("pkg/parts.py", "Engine")
+    for name in ("spare", "motor", "backup", "inner", "fake"):
+        assert types.attribute(built, garage, name) == engine, name
+    for name in ("door", "hidden", "count", "assertEqual", "assertTrue"):
+        assert types.attribute(built, garage, name) is None, name
