@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from repomem.context.lexer import code_only
@@ -85,17 +85,18 @@ def definition_card(
     pf: ParsedFile,
     lines: Sequence[str],
     definition: Definition,
-    calls: Mapping[int, int] | None = None,
+    calls: Callable[[], Mapping[int, int]] | None = None,
 ) -> Card:
     """The card of one of ``pf``'s definitions (``lines``: the file's current lines;
     ``calls``: how often the repository calls each of the file's definition nodes, which
-    picks a large class's skeleton methods)."""
+    picks a large class's skeleton methods: asked only where a skeleton must choose, so
+    that a caller knows whether the card depends on the repository's calls)."""
     if pf.language != "python":
-        return _braced_card(path, pf, lines, definition, calls or {})
+        return _braced_card(path, pf, lines, definition, calls or dict)
     # each header is read once, for the card's text and its brief form alike
     if definition.is_class:
         public = public_methods(pf, definition)
-        methods = skeleton_methods(public, calls or {})
+        methods = skeleton_methods(public, calls or dict)
         headers = {d.node: _header(pf, lines, d) for d in (definition, *methods)}
         text = _class_text(pf, lines, definition, methods, len(public) - len(methods), headers)
         starts = tuple(_def_line(pf, m) for m in methods)
@@ -214,15 +215,18 @@ def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
     ]
 
 
-def skeleton_methods(methods: list[Definition], calls: Mapping[int, int]) -> list[Definition]:
+def skeleton_methods(
+    methods: list[Definition], calls: Callable[[], Mapping[int, int]]
+) -> list[Definition]:
     """The ``methods`` a class's skeleton lists, in source order: all of them up to
     ``MAX_METHODS``; beyond, the constructor and the ones called most (the next line more
     likely calls a popular method than the tenth in source order), ties in source order."""
     if len(methods) <= MAX_METHODS:
         return methods
+    counts = calls()
     order = sorted(
         range(len(methods)),
-        key=lambda i: (not methods[i].name.endswith(".__init__"), -calls.get(methods[i].node, 0)),
+        key=lambda i: (not methods[i].name.endswith(".__init__"), -counts.get(methods[i].node, 0)),
     )
     return [methods[i] for i in sorted(order[:MAX_METHODS])]
 
@@ -344,7 +348,7 @@ def _braced_card(
     pf: ParsedFile,
     lines: Sequence[str],
     definition: Definition,
-    calls: Mapping[int, int],
+    calls: Callable[[], Mapping[int, int]],
 ) -> Card:
     """A card of the C family, Go, Rust, Java or JavaScript/TypeScript: the first sentence of
     the doc comment above the declaration, the declaration as written up to its body's ``{``
@@ -379,7 +383,7 @@ def _braced_card(
     if end >= start + len(code):
         code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
     members = _members(code, body, pf.language)
-    shown, methods = _skeleton(pf, lines, definition, start, members, calls)
+    shown, methods = _skeleton(pf, lines, definition, start, members, calls())
     indent = head[0][: len(head[0]) - len(head[0].lstrip())]
     head[-1] = head[-1].rstrip() + " {"
     text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])

@@ -14,7 +14,7 @@ from the file's current parse, so the answers change as the index does.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from repomem.index.parsing import ParsedFile
@@ -30,9 +30,12 @@ Owner = tuple[str, str]
 MAX_STEPS = 8
 
 _DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
-# ``self.x: T = ...``, ``self.x = value`` (one target), class-level ``x: T``
+# ``self.x: T = ...``, ``self.x = value`` (one target), class-level ``x: T``; the name
+# taken whole (``\w++``: what follows a shorter one is a word character, which nothing after
+# it matches): a test's ``self.assertEqual(...)`` lines, most of its classes' bodies, then
+# fail at once instead of after giving the name back a character at a time (4x faster)
 _SELF_ATTR = re.compile(
-    r"^[ \t]+self\.(?P<name>\w+)[ \t]*(?::[ \t]*(?P<annot>[^=\n]+?))?[ \t]*"
+    r"^[ \t]+self\.(?P<name>\w++)[ \t]*(?::[ \t]*(?P<annot>[^=\n]+?))?[ \t]*"
     r"(?:=(?!=)[ \t]*(?P<value>.*))?$"
 )
 _CLASS_ATTR = re.compile(r"^[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*:[ \t]*(?P<annot>[^=\n]+)")
@@ -181,7 +184,7 @@ class PythonTypes:
             body_indent: str | None = None
             method = -1  # the row of the last ``def`` of the class's body
             # the body read at once: a line at a time decodes each apart (``Lines``)
-            for row, line in enumerate(lines[start + 1 : end + 1], start + 1):
+            for row, line in _read_rows(lines[start + 1 : end + 1], start + 1):
                 m = _SELF_ATTR.match(line) if "self." in line else None  # it needs "self."
                 if m is not None:
                     if m["annot"]:
@@ -228,6 +231,33 @@ class PythonTypes:
             self._returns.clear()
         self._returns[(path, node)] = (pf, annot)
         return annot
+
+
+def _read_rows(body: list[str], first: int) -> Iterator[tuple[int, str]]:
+    """The rows of a class's ``body`` (from row ``first``) that ``_attributes`` acts on: each
+    one up to its first line of code other than an attribute of ``self`` (whose indentation
+    is the body's), then only those that may assign one or are indented as the body, found
+    by one search: a large class's other lines (its methods' bodies, a test's
+    ``self.assert...`` calls) were read one at a time to no effect (a 1,500-line test class
+    took ~0.7 ms)."""
+    for k, line in enumerate(body):
+        yield first + k, line
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith(("#", "@")):
+            continue
+        if "self." in line and _SELF_ATTR.match(line):
+            continue
+        indent = line[: len(line) - len(stripped)]
+        # a line's start is found as its ``\n``: a pattern led by ``^`` is tried at every
+        # character
+        rest = "\n" + "\n".join(body[k + 1 :])
+        pattern = rf"\n(?:[ \t]+self\.\w++[ \t]*+(?:[:=]|(?=\n)|\Z)|{re.escape(indent)}(?=\S))"
+        at, row = 0, first + k
+        for m in re.finditer(pattern, rest):
+            row += rest.count("\n", at, m.start() + 1)
+            at = m.start() + 1
+            yield row, body[row - first]
+        return
 
 
 def _header(lines: Sequence[str], row: int) -> str | None:

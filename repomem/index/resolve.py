@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
-from functools import cache
+from functools import cache, lru_cache
 from itertools import compress
 from pathlib import PurePosixPath
 from sys import intern
@@ -35,7 +35,11 @@ PYTHON_NS = "python"
 
 
 @cache
+@lru_cache(maxsize=8192)
 def module_name(path: str) -> str:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod`` (a package's ``__init__`` is the package). Kept
+    for the files last asked: a query's lookups ask it of the same few files tens of times
+    (``_submodule``), and the path's parse took most of each lookup's time."""
     p = PurePosixPath(path)
     parts = list(p.with_suffix("").parts)
     if parts and parts[-1] == "__init__":

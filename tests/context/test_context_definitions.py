@@ -167,3 +167,35 @@ def test_cards_do_not_keep_the_parses_a_tidy_drops(tmp_path: Path) -> None:
     gc.collect()
     assert parse() is None
     assert [h.card for h in find_definitions(loaded, "pkg/a.py", text)] == first
+
+
+def test_a_large_class_card_follows_the_calls_an_update_moves(tmp_path: Path) -> None:
+    """A class too large for a whole skeleton lists the methods the repository calls most:
+    its card is kept only while the index is the same (a file calling other methods changes
+    them), and a smaller class's card, which asks for no calls, is kept across updates."""
+    big = "class Big:\n" + "".join(f"    def m{i}(self):\n        pass\n\n" for i in range(14))
+    small = "class Small:\n    def run(self):\n        pass\n"
+    calls = "from pkg.big import Big\n\n\ndef use(b):\n" + "    Big.m12(b)\n" * 3
+    cursor = "from pkg.big import Big\nfrom pkg.small import Small\n\n\ndef f(x: Big, y: Small):\n"
+    cursor += "    x.m0()\n    y.run()\n    "
+    root = write_files(
+        tmp_path / "proj",
+        {
+            "pkg/__init__.py": "",
+            "pkg/big.py": big,
+            "pkg/small.py": small,
+            "pkg/calls.py": calls,
+            "pkg/cursor.py": cursor,
+        },
+    )
+    index, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
+
+    def card(name: str) -> str:
+        hits = find_definitions(index, "pkg/cursor.py", cursor)
+        return next(h.card.text for h in hits if h.card.name == name)
+
+    assert "def m12(self)" in card("Big") and "def m13(self)" not in card("Big")
+    kept = card("Small")
+    index.update_file("pkg/calls.py", calls.replace("m12", "m13"))
+    assert "def m13(self)" in card("Big") and "def m12(self)" not in card("Big")
+    assert card("Small") is kept

@@ -9,7 +9,7 @@ import pytest
 from repos import write_files
 
 from repomem.config import IndexConfig
-from repomem.context.pytypes import PythonTypes, annotation_type
+from repomem.context.pytypes import _SELF_ATTR, PythonTypes, annotation_type
 from repomem.index.parsing import parse_source
 from repomem.index.repo import RepoIndex
 
@@ -124,3 +124,64 @@ def test_a_changed_file_is_read_again(tmp_path: Path) -> None:
         "pkg/cars.py", CARS.replace("self.wheels = Wheels()", "self.wheels = Engine()")
     )
     assert types.attribute(built, car, "wheels") == ("pkg/parts.py", "Engine")
+
+
+@pytest.mark.parametrize(
+    ("line", "groups"),
+    [
+        ("        self.wheels = Wheels()", ("wheels", None, "Wheels()")),
+        ("        self.engine: Engine = make()", ("engine", "Engine", "make()")),
+        ("        self.engine_2: Engine", ("engine_2", "Engine", None)),
+        ("        self.count", ("count", None, None)),
+        ("        self.assertEqual(first, second)", None),  # a call, not an attribute
+        ("        self.count == 3", None),
+        ("        self.a.b = 1", None),
+        ("    x = self.y", None),
+    ],
+)
+def test_an_attribute_of_self_is_read_from_its_line(
+    line: str, groups: tuple[str, str | None, str | None] | None
+) -> None:
+    m = _SELF_ATTR.match(line)
+    assert (m["name"], m["annot"], m["value"]) == groups if m else groups is None
+
+
+GARAGE = '''\
+from pkg.parts import Engine
+
+
+class Garage:
+    """Holds cars.
+
+    self.fake = Engine()  (a docstring's line at the body's indentation is read as code)
+    """
+
+    spare: Engine
+    # door: Engine
+
+    def __init__(self, motor: Engine, count):
+        self.assertEqual(count, 1)
+        self.motor = motor
+        if count:
+            self.backup: Engine = make()
+        self.count = count
+
+    class Inner:
+        hidden: Engine
+
+        def run(self):
+            self.inner = Engine()
+''' + "".join(f"\\n    def check_{i}(self):\\n        self.assertTrue({i})\\n" for i in range(40))
+
+
+def test_attributes_are_read_from_the_lines_that_can_hold_them(tmp_path: Path) -> None:
+    """A large class's body is searched for the lines that may assign an attribute or are
+    indented as its body, and reads as it did line by line: a parameter's annotation through
+    the method assigning it, annotations at the body's level only, every ``self.`` line."""
+    root = write_files(tmp_path / "r", {"pkg/garage.py": GARAGE, "pkg/parts.py": PARTS})
+    built, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
+    types, garage, engine = PythonTypes(), ("pkg/garage.py", "Garage"), ("pkg/parts.py", "Engine")
+    for name in ("spare", "motor", "backup", "inner", "fake"):
+        assert types.attribute(built, garage, name) == engine, name
+    for name in ("door", "hidden", "count", "assertEqual", "assertTrue"):
+        assert types.attribute(built, garage, name) is None, name

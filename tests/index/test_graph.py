@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from repos import OTHER_LANG_FILES, make_repo, parsed_fields
 
-from repomem.index.fragments import window_nodes, windows
+from repomem.index.fragments import Window, one_window_nodes, window_nodes, windows
 from repomem.index.parsing import TreeCache, _edit, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver, moved_definitions
@@ -133,6 +133,21 @@ def test_window_weights_per_window() -> None:
         assert weights[sel].sum() == pytest.approx(1.0)
         lens = pf.line_len[w.start : w.end].astype(float)
         assert sorted(weights[sel]) == pytest.approx(sorted(lens / lens.sum()))
+
+
+def test_one_window_nodes_are_window_nodes_bit_for_bit() -> None:
+    """A query's one window weighs its nodes exactly as the windows of a build do (the
+    definitions channel's strengths are compared as floats)."""
+    text = "\n".join(
+        f"def f{i}(a):\n    # note\n\n    return a + {'y' * (i % 7)}\n" for i in range(30)
+    )
+    pf = parse_source("m.py", "python", text, "d")
+    n = pf.line_owner.size
+    for start, end in [(0, 20), (13, 33), (n - 7, n), (5, 5), (40, 41)]:
+        _, nodes, weights = window_nodes(pf, [Window(start, end, "")])
+        got = one_window_nodes(pf, start, end)
+        assert list(got) == nodes.tolist()
+        assert list(got.values()) == weights.tolist()  # equal floats, not approximately
 
 
 def test_windows_twenty_lines_stride_ten() -> None:
