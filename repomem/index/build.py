@@ -38,7 +38,7 @@ from repomem.index.parsing import ParsedFile, parse_source, split_lines, support
 from repomem.index.relations import compute_relations
 from repomem.index.resolve import DependencyRows, Resolver
 from repomem.index.rowpool import RowPool
-from repomem.index.saved_parse import ParseSpool, SpooledParses
+from repomem.index.saved_parse import EncodedParse, ParseSpool, SpooledParses
 from repomem.index.spool import ArrayWriter, mapped, spooled, write_array
 from repomem.index.tables import (
     RELATION_ID,
@@ -122,7 +122,8 @@ class LoadedFile:
 
     source: SourceFile  # its text left out: ``content`` carries it
     content: bytes | None
-    prep: PreparedFile | None
+    prep: PreparedFile | None  # its ``parsed`` left out: ``parse`` carries it
+    parse: EncodedParse | None = None  # None: a parse reused from the last index
 
 
 # What the parsing workers read, set before they fork: the root, the settings and, per
@@ -144,9 +145,10 @@ def _load_and_prepare(path: str) -> LoadedFile | str:
         return LoadedFile(meta, None, None)
     reuse = previous is not None and digests.get(path) == f.digest
     prep = prepare_file(f, config, previous.parsed[path] if reuse and previous else None)
-    if reuse:
-        prep.parsed = None  # the caller has it: not sent back
-    return LoadedFile(meta, f.text.encode("utf-8", "surrogatepass"), prep)
+    # the caller has a reused parse: not sent back
+    parse = None if reuse or prep.parsed is None else EncodedParse(prep.parsed)
+    prep.parsed = None
+    return LoadedFile(meta, f.text.encode("utf-8", "surrogatepass"), prep, parse)
 
 
 def _load_all(
@@ -304,12 +306,11 @@ def _cut_fragments(
             progress("parse", done, len(candidates))
         if isinstance(got, str) or got.prep is None:
             continue
-        if got.prep.parsed is None:
+        if got.parse is None:
             assert previous is not None
-            got.prep.parsed = previous.parsed[path]
+            got.parse = EncodedParse(previous.parsed[path])
             reused += 1
-        parses.add(got.prep.parsed)
-        got.prep.parsed = None
+        parses.add(got.parse)
         texts.append_encoded(got.content or b"")
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)

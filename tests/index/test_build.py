@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,14 @@ from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
-from repomem.index.saved_parse import NODE_ROWS, SpooledParses
+from repomem.index.saved_parse import (
+    NODE_ROWS,
+    EncodedParse,
+    SpooledParses,
+    callsites_of,
+    definitions_of,
+    symbols_of,
+)
 from repomem.index.saved_parse import saved_parse as read_back
 from repomem.index.spool import is_file, maps_file, spooled_parts
 from repomem.index.tables import WINDOW_ROWS, SpooledCalls
@@ -253,6 +261,30 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(
             assert getattr(got, name) == getattr(fresh, name)
         for name in (*NODE_ROWS, "error_rows"):
             assert np.array_equal(getattr(got, name), getattr(fresh, name))
+
+
+def test_a_parsing_worker_sends_its_parse_encoded_as_the_spool_writes_it(tmp_path: Path) -> None:
+    """What a worker hands back holds the parse as the spool writes it (node rows and JSON
+    parts), not the ``ParsedFile``: pickling its definitions and calls cost the worker and
+    the main process each ~1 us a line of the Linux kernel, and the main process encoded
+    them again; the spool writes exactly what the parse encodes to."""
+    text = "import os\n\nclass A(Base):\n    def m(self):\n        return os.path.join(self.k())\n"
+    root = make_repo(tmp_path / "r", {"a.py": text})
+    build._JOB = (root, IndexConfig(), {}, None)
+    try:
+        got = build._load_and_prepare("a.py")
+    finally:
+        build._JOB = None
+    assert isinstance(got, build.LoadedFile) and got.prep is not None
+    assert got.prep.parsed is None and isinstance(got.parse, EncodedParse)
+    sent = pickle.dumps(got)
+    assert b"CallSite" not in sent and b"Definition" not in sent and b"ParsedFile" not in sent
+    fresh = parse_source("a.py", "python", text, got.source.digest, split_lines(text))
+    assert fresh.calls and fresh.definitions and fresh.imports and fresh.bases
+    assert got.parse.file == ["a.py", "python", got.source.digest]
+    assert got.parse.texts == [symbols_of(fresh), definitions_of(fresh), callsites_of(fresh)]
+    for name, values in zip(NODE_ROWS, got.parse.rows, strict=True):
+        assert np.array_equal(values, getattr(fresh, name))
 
 
 def test_a_saved_generations_files_are_synced_before_it_goes_live_and_scratch_never(
