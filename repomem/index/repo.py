@@ -136,10 +136,12 @@ class RepoIndex:
         so do the pages of the mapped index read since the last pause (``release_mapped``):
         the resident set is then what was used since, not every page ever read; the saved
         parses and resolver tables made and not read since the last pause are dropped
-        (``IndexTables.drop_unread``), and the pages the relation searches wrote in their
+        (``IndexTables.drop_unread``), and so are the syntax trees of the files not edited
+        since (``TreeCache.drop_unused``); the pages the relation searches wrote in their
         work arrays are handed back (``release_scratch``)."""
         self.tables.bm25.tidy()
         self.tables.drop_unread()
+        self._trees.drop_unused()
         release_scratch()
         release_memory()
         release_mapped([*self.tables.mappings, *self.tables.bm25.spooled_maps])
