@@ -569,13 +569,26 @@ def write_relations(t: IndexTables, rows: np.ndarray, idx: np.ndarray, val: np.n
     """Set relation rows, keeping the relations by target in step once they are built:
     rebuilding them whole would cost the first retrieval after each edit 0.2 s on the
     Linux kernel's 9M relations. Only the (target, source) pairs that appear or vanish
-    are edited: most recomputed rows come out as they were."""
-    pool, old = t.inverse, t.rel_idx[rows]
-    t.rel_idx[rows], t.rel_val[rows] = idx, val
+    are edited: most recomputed rows come out as they were. Only the rows that change are
+    written: a loaded index's rows are mapped copy-on-write, and writing a row as it was
+    made its pages the process's own copies for the rest of the session (on the Linux
+    kernel's kernel/ mm/ fs/ include/, 0.8 MB of relation pages per 100 edits, against
+    0.3 MB written only where they change)."""
+    rows = np.asarray(rows, np.int64)
+    old = t.rel_idx[rows]
+    idx = np.broadcast_to(idx, old.shape)
+    val = np.broadcast_to(val, old.shape)
+    changed = (old != idx).any(axis=1) | (t.rel_val[rows] != val).any(axis=1)
+    pool = t.inverse
+    if pool is not None:
+        pool.grow(len(t.frag_text))
+    if not changed.any():
+        return
+    rows, old = rows[changed], old[changed]
+    t.rel_idx[rows], t.rel_val[rows] = idx[changed], val[changed]
     if pool is None:
         return
     new = t.rel_idx[rows]
-    pool.grow(len(t.frag_text))
     span = np.int64(max(len(t.frag_text), 1))
     source = np.broadcast_to(rows[:, None], new.shape)
     before = np.unique(old[old >= 0] * span + source[old >= 0])

@@ -244,11 +244,13 @@ class TreeCache:
     Python edits that ``repomem.index.splice`` handles skip it; it serves other languages and a
     Python file while it holds a syntax error. A tree that comes
     out with a syntax error is parsed again from scratch: that is where incremental parsing
-    is known to differ from a fresh parse at times, and an index must equal a rebuild."""
+    is known to differ from a fresh parse at times, and an index must equal a rebuild.
+    The trees not used since the last pause are dropped there (``drop_unused``)."""
 
     def __init__(self, size: int = 4) -> None:
         self.size = size
         self._trees: OrderedDict[str, tuple[str, bytes, Tree]] = OrderedDict()
+        self._used: set[str] = set()  # the files parsed since the last ``drop_unused``
 
     def parse(self, path: str, language: str, source: bytes) -> tuple[bytes, Tree]:
         """``parse_tree``'s bytes and tree, incrementally from the file's last tree."""
@@ -263,12 +265,21 @@ class TreeCache:
         if parsed is None:
             parsed = parse_tree(language, source)
         self._trees[path] = (language, *parsed)
+        self._used.add(path)
         while len(self._trees) > self.size:
             self._trees.popitem(last=False)
         return parsed
 
     def forget(self, path: str) -> None:
         self._trees.pop(path, None)
+
+    def drop_unused(self) -> None:
+        """Drop the trees of the files not parsed since the last call (at an editor's
+        pause): the file being typed in keeps its tree, and the files left for others do
+        not hold theirs (a large C file's tree holds ~0.4 MB) until the cache is full."""
+        for path in [p for p in self._trees if p not in self._used]:
+            del self._trees[path]
+        self._used = set()
 
 
 def _edit(old: bytes, new: bytes) -> tuple[int, int, int, Point, Point, Point]:

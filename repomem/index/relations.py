@@ -37,7 +37,7 @@ import numpy as np
 from repomem.index.graph import CodeGraph
 from repomem.index.jit import numba
 from repomem.index.rowpool import RowPool
-from repomem.index.trim import fresh_zeros
+from repomem.index.trim import fresh_zeros, release_zeros
 
 # a node's state in a search's scratch (zero: not reached, its distance unset)
 _SEEN = 1  # given a distance
@@ -464,6 +464,14 @@ class _Scratch:
             while len(self._free) < min(self._keep, 2):
                 self._free.append(self._made(n_nodes, n_frags))
 
+    def release(self) -> int:
+        """Hand back the pages of the arrays not in use (``trim.release_zeros``: each search
+        leaves them zero): the searches of an editing session reach new parts of the graph
+        at every edit, and the pages they had written stayed resident, ~8 MB per 100 edits
+        on the Linux kernel's kernel/ mm/ fs/ include/. Returns the bytes handed back."""
+        with self._lock:
+            return release_zeros(a for arrays in self._free for a in arrays)
+
     @staticmethod
     def _made(n_nodes: int, n_frags: int) -> tuple[np.ndarray, ...]:
         """Per node a distance and its state (``_SEEN``: the distance holds, ``_SETTLED``),
@@ -485,6 +493,11 @@ def reserve_scratch(graph: CodeGraph, n_frags: int) -> None:
     """``_Scratch.reserve`` for ``graph`` and ``n_frags`` fragment ids (with room for both
     to grow by an eighth, as an editing session makes them)."""
     _scratch.reserve(graph.n_nodes + graph.n_nodes // 8, n_frags + n_frags // 8)
+
+
+def release_scratch() -> int:
+    """``_Scratch.release`` of the searches' work arrays (at a pause: ``RepoIndex.tidy``)."""
+    return _scratch.release()
 
 
 def _graph_arrays(graph: CodeGraph) -> tuple[np.ndarray, ...]:

@@ -31,7 +31,7 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.mapped import LazyDict
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import Lines, ParsedFile, TreeCache
-from repomem.index.relations import node_strengths, reserve_scratch
+from repomem.index.relations import node_strengths, release_scratch, reserve_scratch
 from repomem.index.resolve import Resolver
 from repomem.index.search import Searcher
 from repomem.index.tables import IndexTables
@@ -136,9 +136,13 @@ class RepoIndex:
         so do the pages of the mapped index read since the last pause (``release_mapped``):
         the resident set is then what was used since, not every page ever read; the saved
         parses and resolver tables made and not read since the last pause are dropped
-        (``IndexTables.drop_unread``)."""
+        (``IndexTables.drop_unread``), and so are the syntax trees of the files not edited
+        since (``TreeCache.drop_unused``); the pages the relation searches wrote in their
+        work arrays are handed back (``release_scratch``)."""
         self.tables.bm25.tidy()
         self.tables.drop_unread()
+        self._trees.drop_unused()
+        release_scratch()
         release_memory()
         release_mapped([*self.tables.mappings, *self.tables.bm25.spooled_maps])
 

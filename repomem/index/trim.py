@@ -133,6 +133,22 @@ def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float6
     return np.frombuffer(buffer, dt, count).reshape(shape)
 
 
+def release_zeros(arrays: Iterable[np.ndarray]) -> int:
+    """Hand back the pages of ``fresh_zeros`` arrays that hold zeros again (work arrays a
+    search leaves as it found them): the next write maps a fresh zero page, so such arrays
+    cost the pages used since, not every page ever written. Returns the bytes handed back;
+    an array not made by ``fresh_zeros`` is left as it is."""
+    dropped = 0
+    for a in arrays:
+        base = a
+        while isinstance(base, np.ndarray | memoryview):
+            base = base.base if isinstance(base, np.ndarray) else base.obj
+        if isinstance(base, mmap.mmap) and not base.closed and len(base):
+            base.madvise(mmap.MADV_DONTNEED)
+            dropped += len(base)
+    return dropped
+
+
 def release_read_only(mappings: Iterable[mmap.mmap]) -> None:
     """Drop the resident pages of read-only file mappings (``spool.mapped(...,
     writeable=False)``): every page is still the file's, read again when next touched."""

@@ -333,3 +333,23 @@ def test_fragment_node_rows_grouped_a_range_at_a_time_are_those_grouped_at_once(
         monkeypatch.setattr("repomem.index.tables._GROUPED_PARTS", parts)
         got = t.assemble_frag_nodes().gather(np.arange(n))
         assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)), parts
+
+
+def test_relation_rows_written_as_they_were_are_left_untouched(tmp_path: Path) -> None:
+    """``write_relations`` writes only the rows that change: a loaded index's rows are
+    mapped copy-on-write, and a row written as it was became the process's own copy.
+    Those that change are written, and the relations by target follow them."""
+    idx, _ = RepoIndex.build(make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False))
+    t = idx.tables
+    _ = t.inverse_relations
+    rows = np.flatnonzero((t.rel_idx >= 0).any(axis=1))[:3]
+    same_idx, same_val = t.rel_idx[rows].copy(), t.rel_val[rows].copy()
+    t.relation_idx.flags.writeable = t.relation_val.flags.writeable = False
+    build.write_relations(t, rows, same_idx, same_val)  # nothing to write
+    t.relation_idx.flags.writeable = t.relation_val.flags.writeable = True
+    gone = int(same_idx[0][same_idx[0] >= 0][0])
+    changed = same_idx.copy()
+    changed[0][changed[0] == gone] = -1
+    build.write_relations(t, rows, changed, same_val)
+    assert (t.rel_idx[rows] == changed).all()
+    assert rows[0] not in t.inverse_relations.gather(np.array([gone]))[1]

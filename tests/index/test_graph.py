@@ -211,6 +211,34 @@ def test_incremental_parses_equal_parses_from_scratch() -> None:
     assert len(cache._trees) == 2 and "m.py" not in cache._trees
 
 
+def test_trees_not_parsed_since_the_last_pause_are_dropped() -> None:
+    """At a pause, the trees of files not edited since the last one go; the file being
+    typed in keeps its tree (``RepoIndex.tidy``)."""
+    cache = TreeCache(size=4)
+    for path in ("a.c", "b.c", "c.c"):
+        cache.parse(path, "c", b"int f(int x) { return x; }\n")
+    cache.drop_unused()  # each parsed since: kept
+    assert set(cache._trees) == {"a.c", "b.c", "c.c"}
+    cache.parse("b.c", "c", b"int f(int x) { return x + 1; }\n")
+    cache.drop_unused()
+    assert set(cache._trees) == {"b.c"}
+    cache.drop_unused()
+    assert not cache._trees
+
+
+def test_tidying_drops_the_trees_of_files_no_longer_edited(tmp_path: Path) -> None:
+    """A tidy keeps the tree of the file edited since the last one and drops the others'."""
+    idx, _ = RepoIndex.build(make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False))
+    added = {"go/main.go": "\nfunc added() int { return 1 }\n", "rs/lib.rs": "\nfn added() {}\n"}
+    for path, text in added.items():  # languages an edit parses with the last tree
+        idx.update_file(path, idx.file_text(path) + text)
+    idx.tidy()
+    assert set(idx._trees._trees) == set(added)
+    idx.update_file("go/main.go", idx.file_text("go/main.go") + "\nfunc more() int { return 2 }\n")
+    idx.tidy()
+    assert set(idx._trees._trees) == {"go/main.go"}
+
+
 def test_a_definition_that_only_moves_keeps_its_callers_without_resolving_them_again() -> None:
     lib = "def helper(x):\n    return x\n\n\nclass Box:\n    def get(self):\n        return 1\n"
     user = (

@@ -137,3 +137,53 @@ def test_a_mapped_load_compacts_bm25_into_its_index_folder(tmp_path: Path) -> No
     assert bm25.spooled_maps
     loaded.tidy()
     assert loaded.retrieve("def", k=3) is not None
+
+
+def _resident_pages(array: np.ndarray) -> int:
+    page = mmap.PAGESIZE
+    address = array.__array_interface__["data"][0]
+    first, last = address // page, (address + array.nbytes - 1) // page
+    with open("/proc/self/pagemap", "rb") as fh:
+        fh.seek(first * 8)
+        entries = np.frombuffer(fh.read((last - first + 1) * 8), np.uint64)
+    return int(np.count_nonzero(entries >> np.uint64(63)))
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_released_zeros_leave_the_resident_set_and_read_zero() -> None:
+    """``release_zeros`` hands back the pages of ``fresh_zeros`` arrays written back to
+    zero; an array of the allocator's is left alone."""
+    zeros = trim.fresh_zeros(1 << 20, np.float64)  # 8 MB
+    zeros[:: 1 << 12] = 1.0
+    zeros[:] = 0.0
+    assert _resident_pages(zeros) > 100
+    plain = np.ones(1 << 12)
+    assert trim.release_zeros([zeros[10:], plain]) >= zeros.nbytes
+    assert _resident_pages(zeros) == 0
+    assert not zeros.any() and plain.all()
+    zeros[5] = 2.0  # still writable: a fresh page
+    assert zeros[5] == 2.0
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_tidying_hands_back_the_pages_the_relation_searches_wrote(tmp_path: Path) -> None:
+    """An update's relation searches write their work arrays across the graph; a tidy
+    hands those pages back (a session reaching new parts of the graph kept them all), and
+    the next updates still index as a rebuild does."""
+    from repomem.index import relations
+
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    loaded.warm()
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    loaded.update_file(*edits[0])
+    scratch = [a for arrays in relations._scratch._free for a in arrays]
+    assert sum(_resident_pages(a) for a in scratch) > 0
+    loaded.tidy()
+    assert sum(_resident_pages(a) for a in scratch) == 0
+    for rel, text in edits[1:]:
+        loaded.update_file(rel, text)
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert_same(loaded, fresh, QUERIES)
