@@ -75,6 +75,24 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     assert_same(loaded, fresh, QUERIES)
 
 
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_an_update_hands_back_the_mapped_pages_it_read(tmp_path: Path) -> None:
+    """The pages of a loaded index that an update read leave the resident set as it ends,
+    without waiting for a pause; what it wrote into the mapped tables stays, and the index
+    still answers and updates as a rebuild of the same files does."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    loaded.warm()
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    for rel, text in edits:
+        loaded.update_file(rel, text)
+        assert _resident_file_pages(loaded) == 0
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert_same(loaded, fresh, QUERIES)
+
+
 def _made_parses(index: RepoIndex) -> int:
     """Saved parses a loaded index holds made, for itself and for its resolver."""
     t = index.tables
