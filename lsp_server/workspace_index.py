@@ -298,6 +298,7 @@ class WorkspaceIndex(Retriever):
                 if job == "docs":
                     assert self._index is not None
                     self.docs.open(self._index)
+                    self._tidy_soon()
                 elif job == "swap":
                     self._swap()
                 elif job == "build":
@@ -470,6 +471,15 @@ class WorkspaceIndex(Retriever):
             self.updates += 1
             self.last_update_s = elapsed
             logger.debug("indexed %s in %.1f ms", path, elapsed * 1e3)
+
+    def _tidy_soon(self) -> None:
+        """Tidy at the next quiet moment, though no update came: opening the doc memory
+        read every file's text from the mapped index (~100 MB of pages on the Linux
+        kernel's kernel/ mm/ fs/ include/), which otherwise stayed until the first edit's
+        tidy and came on top of what that edit reads."""
+        with self._cond:
+            self._tidy_at = time.monotonic()
+            self._cond.notify_all()
 
     def _tidy(self) -> None:
         with self._cond:

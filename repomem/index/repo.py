@@ -149,9 +149,18 @@ class RepoIndex:
     # ------------------------------------------------------------------ incremental update
     def update_file(self, path: str, text: str | None) -> None:
         """Apply one file's new content (``None``: the file is gone), exactly as a full
-        rebuild over the new set of files would (``update.update_file``)."""
+        rebuild over the new set of files would (``update.update_file``). The pages of the
+        mapped index read since the last pause are handed back before a change is applied,
+        and those it read as it ends (``release_mapped``): its searches read graph, node and
+        relation rows scattered over the tables, and the kernel maps whole runs of pages
+        around each one read (on the Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a
+        one-line edit, most of those columns), which kept until the next pause piled up
+        over the updates and completions before it."""
+        if text != self.file_text(path):
+            release_mapped(self.tables.mappings)
         if update_file(self.tables, self._trees, path, text):
             self.revision += 1
+            release_mapped(self.tables.mappings)
 
     def apply_buffer(self, path: str, text: str) -> None:
         """Show retrieval a file as the user has it now. Only files the index holds are

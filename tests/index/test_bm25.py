@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -475,6 +476,43 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
         target.add(3, ["w1", "later"])
     for query in (["w1", "w2", "later"], ["added_since", "w3"]):
         np.testing.assert_array_equal(spooled_index.scores(query), memory.scores(query))
+
+
+def _resident_pages(maps: list[mmap.mmap]) -> int:
+    """Pages of ``maps`` in the process's resident set (``/proc/self/pagemap``)."""
+    count = 0
+    with open("/proc/self/pagemap", "rb") as fh:
+        for m in maps:
+            fh.seek(np.frombuffer(m, np.uint8).ctypes.data // mmap.PAGESIZE * 8)
+            entries = np.frombuffer(fh.read(-(-len(m) // mmap.PAGESIZE) * 8), np.uint64)
+            count += int(np.count_nonzero(entries >> np.uint64(63)))
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_a_compaction_into_a_spool_folder_hands_back_what_it_read(tmp_path: Path) -> None:
+    """A compaction into the spool folder reads the old rows, then the new rows, then the
+    postings, each whole: none of them stays resident once laid out (a language server's
+    tidy held all three at once), and the index scores as one compacted in memory."""
+    rng = np.random.default_rng(5)
+    built = BM25Index()
+    for doc_id in range(4000):
+        built.add(doc_id, random_doc(rng, 60))
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "spool").mkdir()
+    opened = BM25Index.from_state(spooled(tmp_path / "saved", built.state()), trusted=True)
+    opened.spool = tmp_path / "spool"
+    old_rows = trim.mappings_of([opened._row_terms.view, opened._row_tf.view])
+    for target in (built, opened):
+        target.remove(3)
+        target.add(3, ["w1", "later"])
+    trim.release_mapped(old_rows)  # as a tidy hands them back
+    for target in (built, opened):
+        target.compact()
+    assert len(old_rows) == 2 and len(opened.spooled_maps) == 6
+    assert _resident_pages([*old_rows, *opened.spooled_maps]) == 0
+    for query in (["w1", "w2", "later"], ["w3", "w4"]):
+        np.testing.assert_array_equal(opened.scores(query), built.scores(query))
 
 
 def test_a_state_mapped_read_only_keeps_working(tmp_path: Path) -> None:

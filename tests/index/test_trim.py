@@ -12,7 +12,7 @@ import pytest
 from repos import OTHER_LANG_FILES, make_repo
 from test_index import EDITS, QUERIES, apply_on_disk, assert_same, snapshot
 
-from repomem.index import trim
+from repomem.index import repo, trim
 from repomem.index.repo import RepoIndex
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
@@ -71,6 +71,38 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     for rel, text in edits[2:]:
         loaded.update_file(rel, text)
     loaded.tidy()
+    fresh, _ = RepoIndex.build(root, save=False)
+    assert_same(loaded, fresh, QUERIES)
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_an_update_hands_back_the_mapped_pages_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages of a loaded index that queries read leave the resident set before an
+    update applies its change, and those it read as it ends, without waiting for a pause;
+    what it wrote into the mapped tables stays, and the index still answers and updates as
+    a rebuild of the same files does."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    loaded.warm()
+    at_start: list[int] = []
+    apply = repo.update_file
+
+    def update_file(*args: object) -> bool:
+        at_start.append(_resident_file_pages(loaded))
+        return apply(*args)
+
+    monkeypatch.setattr(repo, "update_file", update_file)
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    for rel, text in edits:
+        snapshot(loaded)  # reads every relation row and fragment
+        assert _resident_file_pages(loaded) > 0
+        loaded.update_file(rel, text)
+        assert _resident_file_pages(loaded) == 0
+    assert at_start == [0] * len(edits)
     fresh, _ = RepoIndex.build(root, save=False)
     assert_same(loaded, fresh, QUERIES)
 

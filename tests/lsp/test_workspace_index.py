@@ -203,6 +203,15 @@ def test_non_stop_typing_is_tidied_between_updates(
     assert index.updates > updates + 5 and index.tidies > tidies
 
 
+def test_the_doc_memory_opened_is_followed_by_a_tidy(started: tuple[WorkspaceIndex, Events]):
+    """Opening the doc memory reads every file's text from the index: a tidy hands those
+    pages back at the next quiet moment, though no edit came."""
+    index, events = started
+    _poll(lambda: events.docs)
+    assert _poll(lambda: index.tidies >= 1)
+    assert index.updates == 0
+
+
 def test_no_workspace_indexes_nothing() -> None:
     events = Events()
     index = WorkspaceIndex(None, IndexConfig(), events, threading.Semaphore(1))
