@@ -91,8 +91,11 @@ _STATE_KEYS = (
     "row_tf",
     "doc_ids",
 )
-# what ``state`` also saves so that a trusted state opens without deriving it
+# what ``state`` also saves so that a trusted state opens without deriving it; ``rows``:
+# how many rows ``row_ptr`` and ``row_len`` bound and measure (a trusted state may hold
+# room after them for the rows updates add)
 _DERIVED_KEYS = (
+    "rows",
     "df",
     "row_len",
     "term_ptr",
@@ -532,6 +535,7 @@ class _SavedState:
             "df": self._df.view,
             **dict(zip(_BLOCK_KEYS, self._saved_blocks(), strict=True)),
             "row_len": self._row_len.view,
+            "rows": np.array(self._row_len.size, np.int64),
             "term_ptr": self._term_ptr,
             "post_row": self._post_row,
             "post_tf": self._post_tf,
@@ -606,19 +610,23 @@ class _SavedState:
             if state[key].dtype != dtype or state[key].ndim != 1:
                 raise BM25StateError(f"BM25 index state '{key}' has the wrong type or shape")
             a[key] = state[key]
-        n_words, n_rows = a["vocab_offsets"].size - 1, a["row_ptr"].size - 1
+        rows = state["rows"]
+        if rows.dtype != np.int64 or rows.ndim != 0:
+            raise BM25StateError("BM25 index state 'rows' has the wrong type or shape")
+        n_words, n_rows = a["vocab_offsets"].size - 1, int(rows)
+        row_ptr = a["row_ptr"][: n_rows + 1]
         sizes_agree = (
             n_words >= 0
-            and n_rows >= 0
+            and 0 <= n_rows < a["row_ptr"].size
             and a["vocab_offsets"][-1] == a["vocab_bytes"].size
-            and a["row_ptr"][0] == 0
-            and a["row_ptr"][-1] <= a["row_terms"].size == a["row_tf"].size
+            and row_ptr[0] == 0
+            and row_ptr[-1] <= a["row_terms"].size == a["row_tf"].size
             and a["term_ptr"].size == n_words + 1
             and a["term_ptr"][0] == 0
             and a["term_ptr"][-1] == a["post_row"].size == a["post_tf"].size
             and a["df"].size == a["vocab_hash"].size == a["vocab_hash_ids"].size == n_words
-            and a["row_len"].size == n_rows
-            and not np.any(np.diff(a["row_ptr"]) < 0)
+            and a["row_len"].size >= n_rows
+            and not np.any(np.diff(row_ptr) < 0)
             and not np.any(np.diff(a["term_ptr"]) < 0)
             and (a["doc_ids"].size == 0 or 0 <= a["doc_ids"].min() <= a["doc_ids"].max() < n_rows)
         )
@@ -633,18 +641,19 @@ class _SavedState:
         # copied: the frequencies change in place, and a state may be shared (``state``)
         self._df = _Growable(np.int64, a["df"])
         self._df_hist = _Growable(np.int64, np.bincount(a["df"], minlength=doc_ids.size + 2))
-        self._row_ptr = _Growable.adopt(a["row_ptr"])
         # saved with room for the rows updates add (``repomem.index.store``): the first one
-        # copied both, 100 MB and a second of a first edit on the Linux kernel's subset
-        self._row_terms = _Growable.adopt(a["row_terms"], int(a["row_ptr"][-1]))
-        self._row_tf = _Growable.adopt(a["row_tf"], int(a["row_ptr"][-1]))
+        # copied the terms, 100 MB and a second of a first edit on the Linux kernel's
+        # subset, and the rows' bounds and lengths, 87 MB of one on the whole kernel
+        self._row_ptr = _Growable.adopt(a["row_ptr"], n_rows + 1)
+        self._row_terms = _Growable.adopt(a["row_terms"], int(row_ptr[-1]))
+        self._row_tf = _Growable.adopt(a["row_tf"], int(row_ptr[-1]))
         self._row_doc = _Growable(np.int64, np.arange(n_rows))
-        self._row_len = _Growable.adopt(a["row_len"])
+        self._row_len = _Growable.adopt(a["row_len"], n_rows)
         self._row_live = _Growable(np.bool_, live)
         self._row_of = _Growable(np.int64, np.where(live, np.arange(n_rows), -1))
         self._capacity = n_rows
         self._n_live = int(doc_ids.size)
-        self._total_len = int(a["row_len"].sum())
+        self._total_len = int(self._row_len.view.sum())
         self._term_ptr, self._post_row, self._post_tf = a["term_ptr"], a["post_row"], a["post_tf"]
         self._blocks = _saved_blocks(state, n_words, n_rows)
         if self._blocks is not None:

@@ -67,7 +67,7 @@ class CallingWindows:
         own = calls.source[lo:hi][calls.caller[lo:hi] == number]
         if own.size == 0:
             return frags
-        _, mine, _ = self.tables.node_frags.gather(_distinct(own))
+        _, mine = self.tables.node_frags.columns(_distinct(own))
         # a window only ``outside``'s calls are in is left out
         return frags[~(np.isin(frags, mine) & (files == 1))]
 
@@ -81,7 +81,7 @@ class CallingWindows:
         order = np.argsort(source, kind="stable")
         source, caller = source[order], caller[order]
         first = np.r_[True, source[1:] != source[:-1]]  # a statement is in one file
-        indptr, frags, _ = self.tables.node_frags.gather(source[first])
+        indptr, frags = self.tables.node_frags.columns(source[first])
         owner = np.repeat(caller[first], np.diff(indptr))
         pairs = _distinct(frags * n_files + owner)  # (window, file), once each
         windows = pairs // n_files

@@ -68,7 +68,7 @@ def update_file(t: IndexTables, trees: TreeCache, path: str, text: str | None) -
     _set_new_calls(t, path, calls)
     t.radius[new_nodes] = plan.carried_radius(t.radius)
     affected1 = _fragments_near(t, plan.seeds_after)
-    rows = np.union1d(np.union1d(affected0, affected1), node_frags.gather(plan.hubs)[1])
+    rows = np.union1d(np.union1d(affected0, affected1), node_frags.columns(plan.hubs)[1])
     _recompute_relations_near(t, path, rows, old_frags, freed)
     return True
 
@@ -216,7 +216,7 @@ def _fragments_near(
         t.graph, seed_nodes, t.config.relation_epsilon, t.config.hub_degree, offsets
     )
     near = ball[cost <= t.radius[ball] * (1 + 1e-9) + 1e-12]
-    _, frags, _ = t.node_frags.gather(near)
+    _, frags = t.node_frags.columns(near)
     if held is not None:
         nodes, indptr, held_frags = held
         hit = np.searchsorted(nodes, near[np.isin(near, nodes)])

@@ -296,17 +296,23 @@ def test_a_build_reads_its_bm25_and_locations_from_what_it_saved(tmp_path: Path)
 
 
 def test_a_loaded_index_adds_bm25_rows_into_the_saved_room(tmp_path: Path) -> None:
-    """The rows' terms are saved with room after them: an update after a load writes its
-    rows there (copy-on-write) instead of copying the saved rows into memory first."""
+    """The BM25 rows (their terms, bounds and lengths) and the fragments' keys and liveness
+    are saved with room after them: an update after a load that adds fragments writes them
+    there (copy-on-write) instead of copying the saved arrays into memory first."""
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES)
     RepoIndex.build(root)
     loaded = RepoIndex.load(root)
-    before = loaded.tables.bm25._row_terms.size
+    t, bm25 = loaded.tables, loaded.tables.bm25
+    before, fragments = bm25._row_terms.size, len(t.frag_text)
+    assert not t.free_ids and t.live.size > fragments  # the room is no free fragment ids
     loaded.update_file("pkg/extra.py", EDITS["pkg/extra.py"])
-    assert loaded.tables.bm25._row_terms.size > before
-    assert _is_mapped(loaded.tables.bm25._row_terms._data) and _is_mapped(
-        loaded.tables.bm25._row_tf._data
-    )
+    assert bm25._row_terms.size > before and len(t.frag_text) > fragments
+    grown = (bm25._row_terms, bm25._row_tf, bm25._row_ptr, bm25._row_len)
+    assert all(_is_mapped(g._data) for g in grown)
+    assert _is_mapped(t.frag_key) and _is_mapped(t.live)
+    apply_on_disk(root, {"pkg/extra.py": EDITS["pkg/extra.py"]})
+    built, _ = RepoIndex.build(root, save=False)
+    assert_same(loaded, built, QUERIES)
 
 
 def test_a_mapped_index_equals_one_read_into_memory(tmp_path: Path) -> None:
