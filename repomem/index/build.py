@@ -35,7 +35,7 @@ from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
-from repomem.index.relations import compute_relations
+from repomem.index.relations import compute_relations, release_scratch
 from repomem.index.resolve import DependencyRows, Resolver
 from repomem.index.rowpool import RowPool
 from repomem.index.saved_parse import ParseSpool, SpooledParses
@@ -491,6 +491,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
     t.relation_idx, t.relation_val = mapped(paths[0]), mapped(paths[1])
     t.relation_rows = n
     t.relations_changed()
+    release_scratch()
 
 
 # spare relation rows written at a time

@@ -37,7 +37,7 @@ import numpy as np
 from repomem.index.graph import CodeGraph
 from repomem.index.jit import numba
 from repomem.index.rowpool import RowPool
-from repomem.index.trim import fresh_zeros
+from repomem.index.trim import fresh_zeros, mappings_of, release_mapped
 
 # a node's state in a search's scratch (zero: not reached, its distance unset)
 _SEEN = 1  # given a distance
@@ -429,6 +429,70 @@ def node_strengths(
     return found[inverse]
 
 
+@numba.njit(cache=True, nogil=True)
+def _count_by_target(rel_idx, counts):  # noqa: ANN001, ANN202
+    for f in range(rel_idx.shape[0]):
+        for j in range(rel_idx.shape[1]):
+            g = rel_idx[f, j]
+            if g >= 0:
+                counts[g] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _sources_between(rel_idx, first_row, lo, hi, fill, out):  # noqa: ANN001, ANN202
+    """The rows of ``rel_idx`` (numbered from ``first_row``) holding targets in
+    ``[lo, hi)``, each put at ``fill[target - lo]`` of ``out``, which then moves on."""
+    for f in range(rel_idx.shape[0]):
+        for j in range(rel_idx.shape[1]):
+            g = rel_idx[f, j]
+            if lo <= g < hi:
+                out[fill[g - lo]] = first_row + f
+                fill[g - lo] += 1
+
+
+def relations_by_target(
+    rel_idx: np.ndarray, n: int, entries: int = 1 << 23
+) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+    """Per fragment, the fragments whose relation rows hold it (as ``scorer.inverse_relations``
+    gives them: pointers, then the sources, each row's ascending), the sources made about
+    ``entries`` at a time, a range of targets per pass over ``rel_idx``. A save writes them
+    as they come: all at once, with the relation rows they were read from, took the whole
+    kernel's save ~0.7 GB more than it held. The pages of a mapped ``rel_idx`` are handed
+    back as each block of its rows is read (``release_mapped``)."""
+    counts = np.zeros(n, np.int64)
+    for _, block in _row_blocks(rel_idx):
+        _count_by_target(block, counts)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    del counts
+
+    def sources() -> Iterator[np.ndarray]:
+        lo = 0
+        while lo < n:
+            hi = min(n, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + entries, "right")) - 1))
+            out = np.empty(int(ptr[hi] - ptr[lo]), np.int32)
+            fill = ptr[lo:hi] - ptr[lo]
+            for first, block in _row_blocks(rel_idx):
+                _sources_between(block, first, lo, hi, fill, out)
+            yield out
+            lo = hi
+
+    return ptr, sources()
+
+
+def _row_blocks(rel_idx: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """``rel_idx`` a block of rows at a time (with the first row's number), the pages of a
+    mapped one handed back after each."""
+    read = mappings_of([rel_idx])
+    for lo in range(0, rel_idx.shape[0], _BLOCK_ROWS):
+        yield lo, rel_idx[lo : lo + _BLOCK_ROWS]
+        release_mapped(read)
+
+
+# relation rows read at a time where all are scanned
+_BLOCK_ROWS = 1 << 16
+
+
 def strength_limit(epsilon: float) -> float:
     """The Dijkstra cost bound: strengths ``>= epsilon`` are costs ``<= -log(epsilon)``."""
     return -math.log(epsilon) * (1 + 1e-12)
@@ -453,6 +517,13 @@ class _Scratch:
         with self._lock:
             self._free.append(arrays)
             del self._free[: -self._keep]
+
+    def release(self) -> None:
+        """Forget the arrays kept: a build's searches leave them resident (every page of
+        the whole kernel's, ~0.1 GB per thread), and a build takes no search after its
+        relations."""
+        with self._lock:
+            self._free = []
 
     def reserve(self, n_nodes: int, n_frags: int) -> None:
         """Make now the arrays the searches of an index this large will take, for the one or
@@ -479,6 +550,11 @@ class _Scratch:
 
 
 _scratch = _Scratch()
+
+
+def release_scratch() -> None:
+    """``_Scratch.release``: once a build's relations are computed."""
+    _scratch.release()
 
 
 def reserve_scratch(graph: CodeGraph, n_frags: int) -> None:

@@ -387,9 +387,10 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
     inv_ptr, inv_src = index.relations_by_target()
     gen.put("inv_indptr", inv_ptr)
     with gen.writer("inv_src", np.int64) as w:
-        for lo in range(0, inv_src.size, _ROWS):  # int32 as derived: widened a part at a time
-            w.write(inv_src[lo : lo + _ROWS])
-        w.write(np.full(inv_src.size // 8, -1, np.int64))
+        for part in inv_src:
+            for lo in range(0, part.size, _ROWS):  # int32 as derived: widened a part at a time
+                w.write(part[lo : lo + _ROWS])
+        w.write(np.full(int(inv_ptr[-1]) // 8, -1, np.int64))
     return rows
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mmap
 from collections import defaultdict
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, build_graph
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import ParsedFile
+from repomem.index.relations import relations_by_target
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool, with_room
 from repomem.index.scorer import inverse_relations
@@ -435,15 +436,16 @@ class IndexTables:
         self.inverse.grow(len(self.frag_text))
         return self.inverse
 
-    def relations_by_target(self) -> tuple[np.ndarray, np.ndarray]:
-        """``inverse_relations`` as CSR (pointers, sources). Before any query has built them
-        (a build being saved), they are derived without keeping a pool, which would hold
-        twice their size until the first query."""
+    def relations_by_target(self) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+        """``inverse_relations`` as CSR: pointers, and the sources a range of rows at a time.
+        Before any query has built them (a build being saved), they are derived from the
+        relation rows a part at a time (``relations.relations_by_target``), not kept as a
+        pool, which would hold twice their size until the first query."""
         if self.inverse is None:
-            return inverse_relations(self.rel_idx, len(self.frag_text))
+            return relations_by_target(self.rel_idx, len(self.frag_text))
         pool = self.inverse_relations
         ptr, sources, _ = pool.gather(np.arange(pool.n_rows))
-        return ptr, sources
+        return ptr, iter([sources])
 
     def live_ids(self) -> np.ndarray:
         return np.flatnonzero(self.live).astype(np.int64)

@@ -13,8 +13,17 @@ import pytest
 from repos import OTHER_LANG_FILES, make_repo
 
 from repomem.config import IndexConfig
-from repomem.index.relations import _Scratch, _scratch, node_ball, node_strengths, search_tree
+from repomem.index import relations
+from repomem.index.relations import (
+    _Scratch,
+    _scratch,
+    node_ball,
+    node_strengths,
+    relations_by_target,
+    search_tree,
+)
 from repomem.index.repo import RepoIndex
+from repomem.index.scorer import inverse_relations
 
 
 def hub_free_lengths(g: nx.Graph, source: int, hub: int) -> dict[int, float]:
@@ -286,3 +295,32 @@ def test_searches_leave_the_scratch_as_they_found_it(root: Path) -> None:
     assert _scratch._free
     for arrays in _scratch._free:
         assert not any(a.any() for a in arrays[1:])
+
+
+def test_a_build_keeps_no_search_scratch(root: Path) -> None:
+    """A build's searches make every page of their scratch resident (sized to the whole
+    kernel's 16M nodes: ~0.1 GB per thread); the build hands it back once its relations
+    are computed, before the save and whatever the process does next."""
+    _scratch.release()
+    idx, _ = RepoIndex.build(root, save=False)
+    assert (idx.tables.rel_idx >= 0).any()  # compute_relations ran, through the scratch
+    assert not _scratch._free
+
+
+def test_relations_by_target_a_range_at_a_time_are_the_inverse_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Made a range of targets per pass over the rows, a block of rows at a time, the
+    sources are those derived at once: the same pointers, the same sources in the same
+    order (each target's ascending), a duplicate target within a row counted twice."""
+    rng = np.random.default_rng(7)
+    n, cap = 600, 8
+    rel = rng.integers(-1, n, size=(n, cap)).astype(np.int32)
+    rel[::5] = -1  # rows relating to nothing
+    monkeypatch.setattr(relations, "_BLOCK_ROWS", 37)
+    ptr, parts = relations_by_target(rel, n, entries=50)
+    got = list(parts)
+    assert len(got) > 20 and all(p.dtype == np.int32 for p in got)
+    want_ptr, want_src = inverse_relations(rel, n)
+    assert np.array_equal(ptr, want_ptr)
+    assert np.array_equal(np.concatenate(got), want_src)
