@@ -94,7 +94,8 @@ class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
     def __init__(self, spool: Path, paths: list[str]) -> None:
         self.paths = paths
         self._number = {p: i for i, p in enumerate(paths)}
-        self._out = ArrayWriter(spool / "calls.npy", np.int64, (4,))
+        self._path = spool / "calls.npy"
+        self._out: ArrayWriter | None = None
         self._ends = [0]
         self.rows = np.empty((0, 4), np.int64)
         self.offsets = np.zeros(1, np.int64)
@@ -104,23 +105,30 @@ class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
         rows = self.rows[self.offsets[i] : self.offsets[i + 1]].tolist()
         return [(s, self.paths[t], n) for _, s, t, n in rows]
 
+    def _writer(self) -> ArrayWriter:
+        if self._out is None:
+            self._out = ArrayWriter(self._path, np.int64, (4,))
+        return self._out
+
     def add(self, path: str, calls: list[tuple[int, str, int]]) -> None:
         """The next file's calls (in ``paths``' order)."""
         i, number = len(self._ends) - 1, self._number
         assert self.paths[i] == path
-        self._out.write(
+        self._writer().write(
             np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
         )
         self._ends.append(self._ends[-1] + len(calls))
 
     def finish(self) -> None:
-        """Every file's calls written: mapped back, read-only."""
-        self._out.close()
-        off = self._out.path.with_name("calls_off.npy")
-        write_array(off, np.array(self._ends, np.int64))
+        """Every file's calls written, with their bounds; ``map_back`` then reads them."""
+        self._writer().close()
+        write_array(self._path.with_name("calls_off.npy"), np.array(self._ends, np.int64))
+
+    def map_back(self) -> None:
+        """The calls ``finish`` wrote (in this process or another), mapped read-only."""
         self.rows, self.offsets = (
-            mapped(self._out.path, writeable=False),
-            mapped(off, writeable=False),
+            mapped(self._path, writeable=False),
+            mapped(self._path.with_name("calls_off.npy"), writeable=False),
         )
 
     def written_in(self, directory: Path, paths: list[str]) -> bool:
