@@ -461,13 +461,19 @@ def _put_rows(
 ) -> None:
     """``rows`` of ``pool`` (-1: an empty row) as CSR (indptr, columns, values) with an
     eighth more room (columns -1), as ``RowPool.adopt`` opens them; ``ids``: what each
-    column becomes. Written a few rows at a time: a copy of the whole pool and its
-    positions took the kernel's save a gigabyte more than the pool itself."""
-    counts = np.where(rows >= 0, pool.lengths(np.maximum(rows, 0)), 0)
-    indptr = np.zeros(rows.size + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    gen.put(names[0], indptr)
-    room = int(indptr[-1]) // 8
+    column becomes. Written a few rows at a time, the pointers too: a copy of the whole
+    pool and its positions took the kernel's save a gigabyte more than the pool itself,
+    and the pointers' temporaries, each one int64 per row, ~0.5 GB for its 16M nodes."""
+    total = 0
+    with gen.writer(names[0], np.int64) as indptr:
+        indptr.write(np.zeros(1, np.int64))
+        for lo in range(0, rows.size, _ROWS):
+            part = rows[lo : lo + _ROWS]
+            counts = np.where(part >= 0, pool.lengths(np.maximum(part, 0)), 0)
+            ends = total + np.cumsum(counts)
+            indptr.write(ends)
+            total = int(ends[-1])
+    room = total // 8
     with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
         read = mappings_of([pool.cols, pool.vals])
         for lo in range(0, rows.size, _ROWS):
