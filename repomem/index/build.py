@@ -258,7 +258,7 @@ def build_tables(
         nodes=dict(graph.node_counts),
         edges=dict(graph.edge_counts),
         relations=int((idx.rel_idx >= 0).sum()),
-        truncated_fragments=len(idx.truncated),
+        truncated_fragments=int(np.count_nonzero(idx.truncated)),
         seconds=meter.seconds,
         peak_mb=meter.peak_mb,
     )
@@ -575,7 +575,7 @@ def _related(
     t: IndexTables, rows: np.ndarray, progress: Progress | None = None
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The relation rows of ``rows`` (ids, strengths), a chunk at a time in their order;
-    the search radii and truncated fragments are kept in ``t`` as they come."""
+    the search radii and which rows a cap truncated are kept in ``t`` as they come."""
     rows = np.asarray(rows, np.int64)
     chunk = 4096
     parts = [rows[start : start + chunk] for start in range(0, rows.size, chunk)]
@@ -609,8 +609,10 @@ def _related(
         for part, (idx, val, capped, nodes, radius) in zip(parts, results, strict=True):
             yield part, idx, val
             t.radius[nodes] = radius
-            t.truncated.difference_update(part.tolist())
-            t.truncated.update(part[capped].tolist())
+            if t.truncated.size < len(t.frag_text):
+                grown = len(t.frag_text) + len(t.frag_text) // 8
+                t.truncated = np.r_[t.truncated, np.zeros(grown - t.truncated.size, bool)]
+            t.truncated[part] = capped
             done += part.size
             if progress:
                 progress("relations", done, rows.size)

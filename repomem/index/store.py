@@ -269,7 +269,7 @@ def write_generation(
     _put_fragments(gen, index, len(paths))
     _put_calls(gen, index, paths)
     rows = _put_relations(gen, index)
-    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
+    gen.put("truncated", np.flatnonzero(index.truncated).astype(np.int64))
     gen.put("radius", index.canonical_radius())
     for key, value in index.bm25.state().items():
         if key in ("row_terms", "row_tf"):  # with room for the terms updates add
@@ -598,13 +598,20 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         relation_val=a["rel_val"],
         relation_rows=int(manifest["relation_rows"]),
         inverse=RowPool.adopt(a["inv_indptr"], a["inv_src"]),
-        truncated=set(a["truncated"].tolist()),
+        truncated=_flags(a["truncated"], frag_key.size),
         radius=a["radius"],
         saved_graph=lambda: _saved_graph(config, paths, a),
         saved_call_rows=lambda i: (paths, parts.of("calls", i)[:, 1:]),
         saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
         saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], shared, a),
     )
+
+
+def _flags(ids: np.ndarray, n: int) -> np.ndarray:
+    """Per id below ``n``, whether ``ids`` holds it."""
+    out = np.zeros(n, bool)
+    out[ids] = True
+    return out
 
 
 def _saved_graph(

@@ -179,7 +179,10 @@ class IndexTables:
     relation_rows: int = 0
     # per fragment: the fragments relating to it, when saved with the relations
     inverse: RowPool | None = None
-    truncated: set[int] = field(default_factory=set)
+    # per fragment id, whether a cap truncated its relation row (most of them do: as a set
+    # of ids, the whole kernel's 2.5M took ~0.2 GB through a build's relations and save,
+    # and again in every process that loaded it)
+    truncated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per graph node: up to what cost its relation search is complete (inf: unknown)
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # a saved index's graph and node rows (``graph``, ``frag_nodes``, ``node_frags``),
