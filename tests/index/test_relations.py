@@ -14,6 +14,7 @@ from repos import OTHER_LANG_FILES, make_repo
 
 from repomem.config import IndexConfig
 from repomem.index import relations, store
+from repomem.index.build import recompute_relations
 from repomem.index.relations import (
     _Scratch,
     _scratch,
@@ -313,9 +314,9 @@ def test_searches_leave_the_scratch_as_they_found_it(root: Path) -> None:
 
 
 def test_a_build_keeps_no_search_scratch(root: Path) -> None:
-    """A build's searches make every page of their scratch resident (sized to the whole
-    kernel's 16M nodes: ~0.1 GB per thread); the build hands it back once its relations
-    are computed, before the save and whatever the process does next."""
+    """A build's relations make every page of their scratch resident (the fragments'
+    sums); the build hands it back once they are computed, before the save and whatever
+    the process does next."""
     _scratch.release()
     idx, _ = RepoIndex.build(root, save=False)
     assert (idx.tables.rel_idx >= 0).any()  # compute_relations ran, through the scratch
@@ -339,3 +340,18 @@ def test_relations_by_target_a_range_at_a_time_are_the_inverse_rows(
     want_ptr, want_src = inverse_relations(rel, n)
     assert np.array_equal(ptr, want_ptr)
     assert np.array_equal(np.concatenate(got), want_src)
+
+
+def test_relation_searches_take_no_array_over_every_node(root: Path) -> None:
+    """A relation search keeps the nodes it reaches in a table for as many as it can reach:
+    arrays of a distance and a state per graph node made every page resident in a build
+    (the whole kernel's 16M nodes: ~0.15 GB per thread). What relations take of the shared
+    scratch is the fragments' sums alone; a ball still takes its arrays per node."""
+    idx, _ = RepoIndex.build(root, save=False)
+    t = idx.tables
+    recompute_relations(t, t.live_ids())
+    assert (t.rel_idx >= 0).any()
+    assert _scratch._free and all(a[0].size == 0 and a[1].size == 0 for a in _scratch._free)
+    assert all(a[2].size >= len(t.frag_text) for a in _scratch._free)
+    node_ball(t.graph, np.array([0]), 0.05, 3, np.zeros(1))
+    assert any(a[0].size >= t.graph.n_nodes for a in _scratch._free)
