@@ -351,9 +351,9 @@ def _resolve_apart(
 ) -> dict[str, np.ndarray]:
     """``_resolve_calls`` in a child process where one can be forked (as ``_load_all``'s
     workers are), its arrays mapped back from the spool. Resolution makes millions of small
-    objects and keeps few, but those few pin the allocator's pages: in process, the whole
-    kernel's build kept ~1.3 GB it had freed through every later stage. A child's memory all
-    goes back when it exits."""
+    objects and keeps few, but those few pin the allocator's pages: in process, a build of
+    the Linux kernel's kernel/ mm/ net/ kept ~0.1 GB it had freed through every later stage
+    (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits."""
     forkable = hasattr(os, "fork") and threading.active_count() == 1
     if not forkable:
         names = _resolve_calls(calls, parses, config, settings, spool)
