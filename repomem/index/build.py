@@ -9,6 +9,7 @@ import mmap
 import multiprocessing as mp
 import os
 import threading
+import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -35,7 +36,7 @@ from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
-from repomem.index.relations import compute_relations
+from repomem.index.relations import compute_relations, forget_scratch
 from repomem.index.resolve import DependencyRows, Resolver
 from repomem.index.rowpool import RowPool
 from repomem.index.saved_parse import EncodedParse, ParseSpool, SpooledParses
@@ -234,19 +235,10 @@ def build_tables(
     del state, rows
     meter.end("bm25")
     idx.settings = langs.read_settings(root, {p: e.language for p, e in idx.files.items()})
-    resolver = Resolver(parses, imports=config.import_weight > 0, settings=idx.settings)
-    paths = sorted(idx.files)
-    dependencies = DependencyRows(paths)
-    idx.calls = calls = SpooledCalls(spool, paths)
-    for done, p in enumerate(paths, 1):
-        calls.add(p, resolver.calls_of(p, dependencies))
-        if done % _RESOLVED_AT_ONCE == 0:
-            resolver.drop_unread()
-    calls.finish()
-    resolution = {**dependencies.arrays(), **resolver.by_name.arrays(paths)}
-    del resolver, paths, dependencies
+    idx.calls = calls = SpooledCalls(spool, sorted(idx.files))
+    resolution = _resolve_apart(calls, parses, config, idx.settings, spool)
+    calls.map_back()
     parses.drop_made()
-    resolution = spooled(spool, resolution)
     meter.end("resolve")
     graph = build_graph(parses.node_rows(), CallRows(calls.paths, calls.rows), config.import_weight)
     # the pages of the spooled calls and statement parents it read go back: read again if needed
@@ -268,7 +260,7 @@ def build_tables(
         nodes=dict(graph.node_counts),
         edges=dict(graph.edge_counts),
         relations=int((idx.rel_idx >= 0).sum()),
-        truncated_fragments=len(idx.truncated),
+        truncated_fragments=int(np.count_nonzero(idx.truncated)),
         seconds=meter.seconds,
         peak_mb=meter.peak_mb,
     )
@@ -328,6 +320,65 @@ def _cut_fragments(
 # files resolved between two drops of the parses and tables resolution read (those read
 # again since stay): a build holds a few thousand files' at a time, not every file's
 _RESOLVED_AT_ONCE = 1024
+
+
+def _resolve_calls(
+    calls: SpooledCalls,
+    parses: SpooledParses,
+    config: IndexConfig,
+    settings: dict[str, object],
+    spool: Path,
+) -> list[str]:
+    """Every file's calls resolved and written to ``calls`` (``SpooledCalls.finish``), and
+    what resolution depended on spooled as the arrays a save writes; returns their names."""
+    resolver = Resolver(parses, imports=config.import_weight > 0, settings=settings)
+    dependencies = DependencyRows(calls.paths)
+    for done, p in enumerate(calls.paths, 1):
+        calls.add(p, resolver.calls_of(p, dependencies))
+        if done % _RESOLVED_AT_ONCE == 0:
+            resolver.drop_unread()
+    calls.finish()
+    resolution = {**dependencies.arrays(), **resolver.by_name.arrays(calls.paths)}
+    spooled(spool, resolution)
+    return list(resolution)
+
+
+def _resolve_apart(
+    calls: SpooledCalls,
+    parses: SpooledParses,
+    config: IndexConfig,
+    settings: dict[str, object],
+    spool: Path,
+) -> dict[str, np.ndarray]:
+    """``_resolve_calls`` in a child process where one can be forked (as ``_load_all``'s
+    workers are), its arrays mapped back from the spool. Resolution makes millions of small
+    objects and keeps few, but those few pin the allocator's pages: in process, a build of
+    the Linux kernel's kernel/ mm/ net/ kept ~0.1 GB it had freed through every later stage
+    (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits."""
+    forkable = hasattr(os, "fork") and threading.active_count() == 1
+    if not forkable:
+        names = _resolve_calls(calls, parses, config, settings, spool)
+    else:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report the names, or why it failed, and leave at once
+            os.close(read)
+            code, out = 0, b""
+            try:
+                out = "\n".join(_resolve_calls(calls, parses, config, settings, spool)).encode()
+            except BaseException:  # noqa: BLE001 - any failure goes to the parent
+                code, out = 1, traceback.format_exc().encode()
+            with os.fdopen(write, "wb") as fh:
+                fh.write(out)
+            os._exit(code)
+        os.close(write)
+        with os.fdopen(read, "rb") as fh:
+            out = fh.read().decode()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"call resolution failed in its process:\n{out}")
+        names = out.split("\n") if out else []
+    return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
 
 
 class WindowRows:
@@ -492,6 +543,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
     t.relation_idx, t.relation_val = mapped(paths[0]), mapped(paths[1])
     t.relation_rows = n
     t.relations_changed()
+    forget_scratch()
 
 
 # spare relation rows written at a time
@@ -524,7 +576,7 @@ def _related(
     t: IndexTables, rows: np.ndarray, progress: Progress | None = None
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The relation rows of ``rows`` (ids, strengths), a chunk at a time in their order;
-    the search radii and truncated fragments are kept in ``t`` as they come."""
+    the search radii and which rows a cap truncated are kept in ``t`` as they come."""
     rows = np.asarray(rows, np.int64)
     chunk = 4096
     parts = [rows[start : start + chunk] for start in range(0, rows.size, chunk)]
@@ -558,8 +610,10 @@ def _related(
         for part, (idx, val, capped, nodes, radius) in zip(parts, results, strict=True):
             yield part, idx, val
             t.radius[nodes] = radius
-            t.truncated.difference_update(part.tolist())
-            t.truncated.update(part[capped].tolist())
+            if t.truncated.size < len(t.frag_text):
+                grown = len(t.frag_text) + len(t.frag_text) // 8
+                t.truncated = np.r_[t.truncated, np.zeros(grown - t.truncated.size, bool)]
+            t.truncated[part] = capped
             done += part.size
             if progress:
                 progress("relations", done, rows.size)

@@ -37,7 +37,7 @@ import numpy as np
 from repomem.index.graph import CodeGraph
 from repomem.index.jit import numba
 from repomem.index.rowpool import RowPool
-from repomem.index.trim import fresh_zeros, release_zeros
+from repomem.index.trim import fresh_zeros, mappings_of, release_mapped, release_zeros
 
 # a node's state in a search's scratch (zero: not reached, its distance unset)
 _SEEN = 1  # given a distance
@@ -99,7 +99,22 @@ def _pop(hk, hv, size, tie):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True)
-def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202
+def _table(size):  # noqa: ANN001, ANN202
+    """A search's table of the nodes it reached, for up to ``size`` of them: open-addressed
+    (``_search``) in a power of two slots, at most half full; per slot the node (-1: empty),
+    its distance and its state."""
+    slots = 1
+    while slots < 2 * size:
+        slots *= 2
+    return np.full(slots, -1, np.int64), np.empty(slots, np.float64), np.zeros(slots, np.int8)
+
+
+# the multiplier that spreads node ids over a search's table (Knuth's 2^32 / golden ratio)
+_SPREAD = 2654435761
+
+
+@numba.njit(cache=True)
+def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
     strongest first, equal costs by node key; a hub (more than ``hub`` neighbours) other
     than ``src`` is settled but not passed through. Writes the nodes and their strengths.
@@ -111,12 +126,22 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
     pushes the pruning below allows; each edge is followed once): it never grows, and its
     operations are written out here, because ``_push``/``_pop`` calls update the arrays'
     reference counts (atomic operations) on every push and pop, which took more than half
-    of a search's time."""
+    of a search's time.
+
+    The nodes reached, with their distances and states, are in ``table`` (``_table``, for
+    as many nodes as ``touched`` holds), not in arrays over every node of the graph: a
+    search reaches a few thousand nodes, and arrays per node made every page of theirs
+    resident in a build (the whole kernel's 16M nodes: ~0.15 GB per thread). The table is
+    left empty, as it was found; ``touched`` gets the slots used."""
     start, end, nbr, cost, tie = g
+    keys, dist, done = table
+    mask = keys.size - 1
+    at = (src * _SPREAD) & mask  # the table is empty: the slot is free
+    keys[at] = src
+    dist[at] = 0.0
+    done[at] = _SEEN
+    touched[0] = at
     nt = 1
-    touched[0] = src
-    dist[src] = 0.0
-    done[src] = _SEEN
     hk[0] = 0.0
     hv[0] = src
     size = 1
@@ -143,9 +168,12 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
             i = c
         hk[i] = key
         hv[i] = val
-        if done[u] == _SETTLED:
+        at = (u * _SPREAD) & mask
+        while keys[at] != u:
+            at = (at + 1) & mask
+        if done[at] == _SETTLED:
             continue
-        done[u] = _SETTLED
+        done[at] = _SETTLED
         out_ids[settled] = u
         out_s[settled] = math.exp(-d)
         settled += 1
@@ -163,13 +191,17 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
             nd = d + cost[e]
             if nd > limit or queued >= room:
                 break
-            if done[v] == 0 or nd < dist[v]:
+            at = (v * _SPREAD) & mask
+            while keys[at] != v and keys[at] != -1:
+                at = (at + 1) & mask
+            if keys[at] == -1 or nd < dist[at]:
                 queued += 1
-                if done[v] == 0:
-                    done[v] = _SEEN
-                    touched[nt] = v
+                if keys[at] == -1:
+                    keys[at] = v
+                    done[at] = _SEEN
+                    touched[nt] = at
                     nt += 1
-                dist[v] = nd
+                dist[at] = nd
                 # push: sift up from the end, (cost, key) as in ``_push``
                 i = size
                 size += 1
@@ -183,6 +215,7 @@ def _search(g, src, limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, 
                 hk[i] = nd
                 hv[i] = v
     for q in range(nt):
+        keys[touched[q]] = -1
         done[touched[q]] = 0
     return settled, capped, d if capped else limit
 
@@ -203,8 +236,6 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     node_cap,
     frag_cap,
     hub,
-    dist,
-    done,
     acc,
     seen,  # scratch: zeros on entry (``_Scratch``), restored on return
     out_idx,
@@ -218,7 +249,9 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     n_rows = row_ids.size
     bound = node_cap * node_cap + 1  # pushes per search are bounded by the pruning above
     touched_f = np.empty(64, np.int64)
-    touched_n = np.empty(bound, np.int64)
+    # nodes a search reaches: bounded by its pushes and by the graph
+    touched_n = np.empty(min(bound, g[0].size + 1), np.int64)
+    table = _table(touched_n.size)
     hk = np.empty(bound, np.float64)
     hv = np.empty(bound, np.int64)
     # the previous fragment's searches: consecutive windows overlap, so about half of a
@@ -261,8 +294,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                     limit,
                     node_cap,
                     hub,
-                    dist,
-                    done,
+                    table,
                     touched_n,
                     hk,
                     hv,
@@ -374,22 +406,21 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
 
 
 @numba.njit(cache=True)
-def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, dist, done):  # noqa: ANN001, ANN202
+def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap):  # noqa: ANN001, ANN202
     """Eq. 8 from one weighted node set to each of ``targets`` (sorted): one ``_search``
     per source, its settled nodes looked up among the targets."""
     start, nbr = g[0], g[2]
     # nodes a search touches and its pushes: bounded by its pruning and by the graph
     bound = node_cap * node_cap + 1
     touched = np.empty(min(bound, start.size + 1), np.int64)
+    table = _table(touched.size)
     hk = np.empty(min(bound, nbr.size + 1), np.float64)
     hv = np.empty(hk.size, np.int64)
     out_ids = np.empty(node_cap, np.int64)
     out_s = np.empty(node_cap, np.float64)
     out = np.zeros(targets.size, np.float64)
     for q in range(srcs.size):
-        n, _, _ = _search(
-            g, srcs[q], limit, node_cap, hub, dist, done, touched, hk, hv, out_ids, out_s
-        )
+        n, _, _ = _search(g, srcs[q], limit, node_cap, hub, table, touched, hk, hv, out_ids, out_s)
         for i in range(n):
             k = np.searchsorted(targets, out_ids[i])
             if k < targets.size and targets[k] == out_ids[i]:
@@ -414,19 +445,80 @@ def node_strengths(
     unique, inverse = np.unique(np.asarray(targets, np.int64), return_inverse=True)
     if sources.size == 0 or unique.size == 0:
         return np.zeros(inverse.size, np.float64)
-    with _scratch.take(graph.n_nodes, 0) as (dist, done, _, _):
-        found = _strengths_kernel(
-            _graph_arrays(graph),
-            np.asarray(sources, np.int64),
-            np.asarray(weights, np.float64),
-            unique,
-            strength_limit(epsilon),
-            hub,
-            node_cap,
-            dist,
-            done,
-        )
+    found = _strengths_kernel(
+        _graph_arrays(graph),
+        np.asarray(sources, np.int64),
+        np.asarray(weights, np.float64),
+        unique,
+        strength_limit(epsilon),
+        hub,
+        node_cap,
+    )
     return found[inverse]
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_by_target(rel_idx, counts):  # noqa: ANN001, ANN202
+    for f in range(rel_idx.shape[0]):
+        for j in range(rel_idx.shape[1]):
+            g = rel_idx[f, j]
+            if g >= 0:
+                counts[g] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _sources_between(rel_idx, first_row, lo, hi, fill, out):  # noqa: ANN001, ANN202
+    """The rows of ``rel_idx`` (numbered from ``first_row``) holding targets in
+    ``[lo, hi)``, each put at ``fill[target - lo]`` of ``out``, which then moves on."""
+    for f in range(rel_idx.shape[0]):
+        for j in range(rel_idx.shape[1]):
+            g = rel_idx[f, j]
+            if lo <= g < hi:
+                out[fill[g - lo]] = first_row + f
+                fill[g - lo] += 1
+
+
+def relations_by_target(
+    rel_idx: np.ndarray, n: int, entries: int = 1 << 23
+) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+    """Per fragment, the fragments whose relation rows hold it (as ``scorer.inverse_relations``
+    gives them: pointers, then the sources, each row's ascending), the sources made about
+    ``entries`` at a time, a range of targets per pass over ``rel_idx``. A save writes them
+    as they come: all at once, with the relation rows they were read from, took the whole
+    kernel's save ~0.7 GB more than it held. The pages of a mapped ``rel_idx`` are handed
+    back as each block of its rows is read (``release_mapped``)."""
+    counts = np.zeros(n, np.int64)
+    for _, block in _row_blocks(rel_idx):
+        _count_by_target(block, counts)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    del counts
+
+    def sources() -> Iterator[np.ndarray]:
+        lo = 0
+        while lo < n:
+            hi = min(n, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + entries, "right")) - 1))
+            out = np.empty(int(ptr[hi] - ptr[lo]), np.int32)
+            fill = ptr[lo:hi] - ptr[lo]
+            for first, block in _row_blocks(rel_idx):
+                _sources_between(block, first, lo, hi, fill, out)
+            yield out
+            lo = hi
+
+    return ptr, sources()
+
+
+def _row_blocks(rel_idx: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """``rel_idx`` a block of rows at a time (with the first row's number), the pages of a
+    mapped one handed back after each."""
+    read = mappings_of([rel_idx])
+    for lo in range(0, rel_idx.shape[0], _BLOCK_ROWS):
+        yield lo, rel_idx[lo : lo + _BLOCK_ROWS]
+        release_mapped(read)
+
+
+# relation rows read at a time where all are scanned
+_BLOCK_ROWS = 1 << 16
 
 
 def strength_limit(epsilon: float) -> float:
@@ -435,8 +527,10 @@ def strength_limit(epsilon: float) -> float:
 
 
 class _Scratch:
-    """Per-search work arrays sized to the graph and the fragments, reused across calls
-    (allocating them costs more than a small update's searches)."""
+    """Work arrays sized to the graph (a ball's, ``node_ball``) and to the fragments (the
+    relations' sums), reused across calls (allocating them costs more than a small update's
+    searches). A relation search keeps the nodes it reaches in a table of its own
+    (``_table``)."""
 
     def __init__(self) -> None:
         self._free: list[tuple[np.ndarray, ...]] = []
@@ -453,6 +547,13 @@ class _Scratch:
         with self._lock:
             self._free.append(arrays)
             del self._free[: -self._keep]
+
+    def forget(self) -> None:
+        """Forget the arrays kept: a build's relations leave their sums resident (every page:
+        the whole kernel's 2.7M fragments, ~25 MB per thread), and a build makes no relation
+        after them."""
+        with self._lock:
+            self._free = []
 
     def reserve(self, n_nodes: int, n_frags: int) -> None:
         """Make now the arrays the searches of an index this large will take, for the one or
@@ -487,6 +588,11 @@ class _Scratch:
 
 
 _scratch = _Scratch()
+
+
+def forget_scratch() -> None:
+    """``_Scratch.forget``: once a build's relations are computed."""
+    _scratch.forget()
 
 
 def reserve_scratch(graph: CodeGraph, n_frags: int) -> None:
@@ -544,7 +650,7 @@ def compute_relations(
     n_frags = frag_key.size
 
     def run(lo: int, hi: int) -> None:
-        with _scratch.take(graph.n_nodes, n_frags) as (dist, done, acc, seen):
+        with _scratch.take(0, n_frags) as (_, _, acc, seen):
             _relations_kernel(
                 g,
                 sub_ptr[lo : hi + 1] - sub_ptr[lo],
@@ -560,8 +666,6 @@ def compute_relations(
                 node_cap,
                 frag_cap,
                 hub,
-                dist,
-                done,
                 acc,
                 seen,
                 out_idx[lo:hi],

@@ -269,7 +269,7 @@ def write_generation(
     _put_fragments(gen, index, len(paths))
     _put_calls(gen, index, paths)
     rows = _put_relations(gen, index)
-    gen.put("truncated", np.array(sorted(index.truncated), np.int64))
+    gen.put("truncated", np.flatnonzero(index.truncated).astype(np.int64))
     gen.put("radius", index.canonical_radius())
     for key, value in index.bm25.state().items():
         if key in _BM25_ROOM:  # with room for the rows and terms updates add
@@ -400,9 +400,10 @@ def _put_relations(gen: _Generation, index: IndexTables) -> int:
     inv_ptr, inv_src = index.relations_by_target()
     gen.put("inv_indptr", inv_ptr)
     with gen.writer("inv_src", np.int64) as w:
-        for lo in range(0, inv_src.size, _ROWS):  # int32 as derived: widened a part at a time
-            w.write(inv_src[lo : lo + _ROWS])
-        w.write(np.full(inv_src.size // 8, -1, np.int64))
+        for part in inv_src:
+            for lo in range(0, part.size, _ROWS):  # int32 as derived: widened a part at a time
+                w.write(part[lo : lo + _ROWS])
+        w.write(np.full(int(inv_ptr[-1]) // 8, -1, np.int64))
     return rows
 
 
@@ -473,13 +474,19 @@ def _put_rows(
 ) -> None:
     """``rows`` of ``pool`` (-1: an empty row) as CSR (indptr, columns, values) with an
     eighth more room (columns -1), as ``RowPool.adopt`` opens them; ``ids``: what each
-    column becomes. Written a few rows at a time: a copy of the whole pool and its
-    positions took the kernel's save a gigabyte more than the pool itself."""
-    counts = np.where(rows >= 0, pool.lengths(np.maximum(rows, 0)), 0)
-    indptr = np.zeros(rows.size + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    gen.put(names[0], indptr)
-    room = int(indptr[-1]) // 8
+    column becomes. Written a few rows at a time, the pointers too: a copy of the whole
+    pool and its positions took the kernel's save a gigabyte more than the pool itself,
+    and the pointers' temporaries, each one int64 per row, ~0.5 GB for its 16M nodes."""
+    total = 0
+    with gen.writer(names[0], np.int64) as indptr:
+        indptr.write(np.zeros(1, np.int64))
+        for lo in range(0, rows.size, _ROWS):
+            part = rows[lo : lo + _ROWS]
+            counts = np.where(part >= 0, pool.lengths(np.maximum(part, 0)), 0)
+            ends = total + np.cumsum(counts)
+            indptr.write(ends)
+            total = int(ends[-1])
+    room = total // 8
     with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
         read = mappings_of([pool.cols, pool.vals])
         for lo in range(0, rows.size, _ROWS):
@@ -605,13 +612,20 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         relation_val=a["rel_val"],
         relation_rows=int(manifest["relation_rows"]),
         inverse=RowPool.adopt(a["inv_indptr"], a["inv_src"]),
-        truncated=set(a["truncated"].tolist()),
+        truncated=_flags(a["truncated"], frag_key.size),
         radius=a["radius"],
         saved_graph=lambda: _saved_graph(config, paths, a),
         saved_call_rows=lambda i: (paths, parts.of("calls", i)[:, 1:]),
         saved_calls_into=lambda: _saved_calls_into(paths, a["calls"]),
         saved_dependencies=saved_dependencies(paths, [f[1] for f in manifest["files"]], shared, a),
     )
+
+
+def _flags(ids: np.ndarray, n: int) -> np.ndarray:
+    """Per id below ``n``, whether ``ids`` holds it."""
+    out = np.zeros(n, bool)
+    out[ids] = True
+    return out
 
 
 def _saved_graph(

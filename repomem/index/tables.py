@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mmap
 from collections import defaultdict
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, build_graph
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import ParsedFile
+from repomem.index.relations import relations_by_target
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool, with_room
 from repomem.index.scorer import inverse_relations
@@ -93,7 +94,8 @@ class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
     def __init__(self, spool: Path, paths: list[str]) -> None:
         self.paths = paths
         self._number = {p: i for i, p in enumerate(paths)}
-        self._out = ArrayWriter(spool / "calls.npy", np.int64, (4,))
+        self._path = spool / "calls.npy"
+        self._out: ArrayWriter | None = None
         self._ends = [0]
         self.rows = np.empty((0, 4), np.int64)
         self.offsets = np.zeros(1, np.int64)
@@ -103,23 +105,30 @@ class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
         rows = self.rows[self.offsets[i] : self.offsets[i + 1]].tolist()
         return [(s, self.paths[t], n) for _, s, t, n in rows]
 
+    def _writer(self) -> ArrayWriter:
+        if self._out is None:
+            self._out = ArrayWriter(self._path, np.int64, (4,))
+        return self._out
+
     def add(self, path: str, calls: list[tuple[int, str, int]]) -> None:
         """The next file's calls (in ``paths``' order)."""
         i, number = len(self._ends) - 1, self._number
         assert self.paths[i] == path
-        self._out.write(
+        self._writer().write(
             np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
         )
         self._ends.append(self._ends[-1] + len(calls))
 
     def finish(self) -> None:
-        """Every file's calls written: mapped back, read-only."""
-        self._out.close()
-        off = self._out.path.with_name("calls_off.npy")
-        write_array(off, np.array(self._ends, np.int64))
+        """Every file's calls written, with their bounds; ``map_back`` then reads them."""
+        self._writer().close()
+        write_array(self._path.with_name("calls_off.npy"), np.array(self._ends, np.int64))
+
+    def map_back(self) -> None:
+        """The calls ``finish`` wrote (in this process or another), mapped read-only."""
         self.rows, self.offsets = (
-            mapped(self._out.path, writeable=False),
-            mapped(off, writeable=False),
+            mapped(self._path, writeable=False),
+            mapped(self._path.with_name("calls_off.npy"), writeable=False),
         )
 
     def written_in(self, directory: Path, paths: list[str]) -> bool:
@@ -170,7 +179,10 @@ class IndexTables:
     relation_rows: int = 0
     # per fragment: the fragments relating to it, when saved with the relations
     inverse: RowPool | None = None
-    truncated: set[int] = field(default_factory=set)
+    # per fragment id, whether a cap truncated its relation row (most of them do: as a set
+    # of ids, the whole kernel's 2.5M took ~0.2 GB through a build's relations and save,
+    # and again in every process that loaded it)
+    truncated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per graph node: up to what cost its relation search is complete (inf: unknown)
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # a saved index's graph and node rows (``graph``, ``frag_nodes``, ``node_frags``),
@@ -435,15 +447,16 @@ class IndexTables:
         self.inverse.grow(len(self.frag_text))
         return self.inverse
 
-    def relations_by_target(self) -> tuple[np.ndarray, np.ndarray]:
-        """``inverse_relations`` as CSR (pointers, sources). Before any query has built them
-        (a build being saved), they are derived without keeping a pool, which would hold
-        twice their size until the first query."""
+    def relations_by_target(self) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+        """``inverse_relations`` as CSR: pointers, and the sources a range of rows at a time.
+        Before any query has built them (a build being saved), they are derived from the
+        relation rows a part at a time (``relations.relations_by_target``), not kept as a
+        pool, which would hold twice their size until the first query."""
         if self.inverse is None:
-            return inverse_relations(self.rel_idx, len(self.frag_text))
+            return relations_by_target(self.rel_idx, len(self.frag_text))
         pool = self.inverse_relations
         ptr, sources, _ = pool.gather(np.arange(pool.n_rows))
-        return ptr, sources
+        return ptr, iter([sources])
 
     def live_ids(self) -> np.ndarray:
         return np.flatnonzero(self.live).astype(np.int64)

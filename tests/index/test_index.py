@@ -543,12 +543,12 @@ def assert_relations_as_recomputed(idx: RepoIndex, rel: str) -> None:
     incremental = (
         idx.tables.rel_idx.copy(),
         idx.tables.rel_val.copy(),
-        set(idx.tables.truncated),
+        np.flatnonzero(idx.tables.truncated).tolist(),
     )
     recompute_relations(idx.tables, idx.tables.live_ids())
     assert np.array_equal(incremental[0], idx.tables.rel_idx), rel
     assert np.allclose(incremental[1], idx.tables.rel_val, rtol=1e-12)
-    assert incremental[2] == idx.tables.truncated
+    assert incremental[2] == np.flatnonzero(idx.tables.truncated).tolist()
 
 
 def test_hostile_files_are_skipped_or_parsed(tmp_path: Path) -> None:

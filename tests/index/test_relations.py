@@ -13,8 +13,18 @@ import pytest
 from repos import OTHER_LANG_FILES, make_repo
 
 from repomem.config import IndexConfig
-from repomem.index.relations import _Scratch, _scratch, node_ball, node_strengths, search_tree
+from repomem.index import relations, store
+from repomem.index.build import recompute_relations
+from repomem.index.relations import (
+    _Scratch,
+    _scratch,
+    node_ball,
+    node_strengths,
+    relations_by_target,
+    search_tree,
+)
 from repomem.index.repo import RepoIndex
+from repomem.index.scorer import inverse_relations
 
 
 def hub_free_lengths(g: nx.Graph, source: int, hub: int) -> dict[int, float]:
@@ -128,10 +138,25 @@ def test_fragment_cap_keeps_the_strongest(root: Path) -> None:
     idx, summary = RepoIndex.build(root, config, save=False)
     full = brute_force(idx, config.relation_epsilon)
     assert summary.truncated_fragments > 0
-    for i in idx.tables.truncated:
+    for i in np.flatnonzero(idx.tables.truncated).tolist():
         row = sorted((v for (a, _), v in full.items() if a == i), reverse=True)
         kept = sorted(idx.tables.rel_val[i][idx.tables.rel_idx[i] >= 0].tolist(), reverse=True)
         assert kept == pytest.approx(row[:2])
+
+
+def test_truncated_rows_are_one_flag_per_fragment_built_saved_and_loaded(tmp_path: Path) -> None:
+    """Which rows a cap truncated is a flag per fragment id, built and loaded (as a set of
+    ids, the whole kernel's 2.5M took ~0.2 GB), saved as the ascending ids it always was."""
+    root = make_repo(tmp_path / "r", use_git=False)
+    config = replace(IndexConfig(), fragment_neighbours=2)
+    built, summary = RepoIndex.build(root, config)
+    saved = np.load(store.live_generation(root, config) / "arrays" / "truncated.npy")
+    assert summary.truncated_fragments == saved.size > 0
+    assert saved.dtype == np.int64 and np.array_equal(saved, np.unique(saved))
+    for idx in (built, RepoIndex.load(root, config)):
+        flags = idx.tables.truncated
+        assert flags.dtype == bool and flags.size >= len(idx.tables.frag_text)
+        assert np.array_equal(np.flatnonzero(flags), saved)
 
 
 def test_node_cap_truncates_and_is_reported(root: Path) -> None:
@@ -143,7 +168,7 @@ def test_node_cap_truncates_and_is_reported(root: Path) -> None:
     # truncation only ever drops strength: each kept relation is at most the full one
     for key, value in got.items():
         assert value <= full[key] + 1e-12
-    untouched = [i for i in idx.tables.live_ids().tolist() if i not in idx.tables.truncated]
+    untouched = [i for i in idx.tables.live_ids().tolist() if not idx.tables.truncated[i]]
     for i in untouched:
         assert {k: v for k, v in got.items() if k[0] == i} == pytest.approx(
             {k: v for k, v in full.items() if k[0] == i}
@@ -286,3 +311,47 @@ def test_searches_leave_the_scratch_as_they_found_it(root: Path) -> None:
     assert _scratch._free
     for arrays in _scratch._free:
         assert not any(a.any() for a in arrays[1:])
+
+
+def test_a_build_keeps_no_search_scratch(root: Path) -> None:
+    """A build's relations make every page of their scratch resident (the fragments'
+    sums); the build hands it back once they are computed, before the save and whatever
+    the process does next."""
+    _scratch.forget()
+    idx, _ = RepoIndex.build(root, save=False)
+    assert (idx.tables.rel_idx >= 0).any()  # compute_relations ran, through the scratch
+    assert not _scratch._free
+
+
+def test_relations_by_target_a_range_at_a_time_are_the_inverse_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Made a range of targets per pass over the rows, a block of rows at a time, the
+    sources are those derived at once: the same pointers, the same sources in the same
+    order (each target's ascending), a duplicate target within a row counted twice."""
+    rng = np.random.default_rng(7)
+    n, cap = 600, 8
+    rel = rng.integers(-1, n, size=(n, cap)).astype(np.int32)
+    rel[::5] = -1  # rows relating to nothing
+    monkeypatch.setattr(relations, "_BLOCK_ROWS", 37)
+    ptr, parts = relations_by_target(rel, n, entries=50)
+    got = list(parts)
+    assert len(got) > 20 and all(p.dtype == np.int32 for p in got)
+    want_ptr, want_src = inverse_relations(rel, n)
+    assert np.array_equal(ptr, want_ptr)
+    assert np.array_equal(np.concatenate(got), want_src)
+
+
+def test_relation_searches_take_no_array_over_every_node(root: Path) -> None:
+    """A relation search keeps the nodes it reaches in a table for as many as it can reach:
+    arrays of a distance and a state per graph node made every page resident in a build
+    (the whole kernel's 16M nodes: ~0.15 GB per thread). What relations take of the shared
+    scratch is the fragments' sums alone; a ball still takes its arrays per node."""
+    idx, _ = RepoIndex.build(root, save=False)
+    t = idx.tables
+    recompute_relations(t, t.live_ids())
+    assert (t.rel_idx >= 0).any()
+    assert _scratch._free and all(a[0].size == 0 and a[1].size == 0 for a in _scratch._free)
+    assert all(a[2].size >= len(t.frag_text) for a in _scratch._free)
+    node_ball(t.graph, np.array([0]), 0.05, 3, np.zeros(1))
+    assert any(a[0].size >= t.graph.n_nodes for a in _scratch._free)
