@@ -35,8 +35,14 @@ from repomem.index.relations import node_strengths, release_scratch, reserve_scr
 from repomem.index.resolve import Resolver
 from repomem.index.search import Searcher
 from repomem.index.tables import IndexTables
-from repomem.index.trim import release_mapped, release_memory
+from repomem.index.trim import release_mapped, release_memory, resident_file_bytes
 from repomem.index.update import update_file
+
+# the mapped index's pages an update leaves resident before it hands them back: one of the
+# standard library's reads a few MB, where the look at every page would cost ~4 ms twice
+# per update (update p50 11 → 20 ms); one on the Linux kernel's kernel/ mm/ fs/ include/
+# ~220 MB
+READ_ALLOWANCE = 32 << 20
 
 
 class RepoIndex:
@@ -51,6 +57,7 @@ class RepoIndex:
         self._trees = TreeCache()  # the files updated last, for incremental parsing
         self._search = Searcher(tables)
         self._calling = CallingWindows(tables)
+        self._released_at = resident_file_bytes()  # after the last ``release_mapped``
 
     @property
     def config(self) -> IndexConfig:
@@ -127,7 +134,7 @@ class RepoIndex:
         _ = (t.graph, t.resolver, t.node_frags, t.calls_into, t.inverse_relations)
         _load_update_kernels()
         reserve_scratch(t.graph, len(t.frag_text))
-        release_mapped(t.mappings)
+        self._hand_back_read()
 
     def tidy(self) -> None:
         """Reorganise what updates left behind, at a moment nothing waits for the index (an
@@ -144,23 +151,36 @@ class RepoIndex:
         self._trees.drop_unused()
         release_scratch()
         release_memory()
-        release_mapped([*self.tables.mappings, *self.tables.bm25.spooled_maps])
+        release_mapped(self.tables.bm25.spooled_maps)
+        self._hand_back_read()
 
     # ------------------------------------------------------------------ incremental update
     def update_file(self, path: str, text: str | None) -> None:
         """Apply one file's new content (``None``: the file is gone), exactly as a full
         rebuild over the new set of files would (``update.update_file``). The pages of the
-        mapped index read since the last pause are handed back before a change is applied,
-        and those it read as it ends (``release_mapped``): its searches read graph, node and
-        relation rows scattered over the tables, and the kernel maps whole runs of pages
-        around each one read (on the Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a
-        one-line edit, most of those columns), which kept until the next pause piled up
-        over the updates and completions before it."""
-        if text != self.file_text(path):
-            release_mapped(self.tables.mappings)
+        mapped index read since they were last handed back go back before a change is
+        applied, and those it read as it ends, once they pass ``READ_ALLOWANCE``
+        (``_hand_back_read``): its searches read graph, node and relation rows scattered over
+        the tables, and the kernel maps whole runs of pages around each one read (on the
+        Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a one-line edit, most of those
+        columns), which kept until the next pause piled up over the updates and completions
+        before it."""
+        if self._read_since() > READ_ALLOWANCE and text != self.file_text(path):
+            self._hand_back_read()
         if update_file(self.tables, self._trees, path, text):
             self.revision += 1
-            release_mapped(self.tables.mappings)
+            if self._read_since() > READ_ALLOWANCE:
+                self._hand_back_read()
+
+    def _read_since(self) -> int:
+        """Bytes the process's file pages grew by since the mapped index's were last handed
+        back (``resident_file_bytes``: a look that costs microseconds)."""
+        return resident_file_bytes() - self._released_at
+
+    def _hand_back_read(self) -> None:
+        """``release_mapped`` of the mapped index, noting what stays resident after it."""
+        release_mapped(self.tables.mappings)
+        self._released_at = resident_file_bytes()
 
     def apply_buffer(self, path: str, text: str) -> None:
         """Show retrieval a file as the user has it now. Only files the index holds are

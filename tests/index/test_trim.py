@@ -82,7 +82,8 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
     """The pages of a loaded index that queries read leave the resident set before an
     update applies its change, and those it read as it ends, without waiting for a pause;
     what it wrote into the mapped tables stays, and the index still answers and updates as
-    a rebuild of the same files does."""
+    a rebuild of the same files does (every page read counts: no allowance)."""
+    monkeypatch.setattr(repo, "READ_ALLOWANCE", 0)
     root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
     RepoIndex.build(root)
     loaded = RepoIndex.load(root)
@@ -105,6 +106,39 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
     assert at_start == [0] * len(edits)
     fresh, _ = RepoIndex.build(root, save=False)
     assert_same(loaded, fresh, QUERIES)
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="Linux's statm")
+def test_an_update_hands_back_no_pages_while_few_were_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Handing pages back looks at every page of the mapped index, so an update does it
+    only once more than ``READ_ALLOWANCE`` bytes of file pages were read since the last
+    time; a tidy does it whatever was read."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    loaded.warm()
+    released: list[int] = []
+    release = repo.release_mapped
+
+    def release_mapped(mappings: object) -> int:
+        released.append(1)
+        return release(mappings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repo, "release_mapped", release_mapped)
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    snapshot(loaded)  # reads a few hundred kB, well inside the allowance
+    loaded.update_file(*edits[0])
+    assert released == [] and _resident_file_pages(loaded) > 0
+    loaded.tidy()
+    assert released and _resident_file_pages(loaded) == 0
+    monkeypatch.setattr(repo, "READ_ALLOWANCE", 0)
+    released.clear()
+    snapshot(loaded)
+    loaded.update_file(*edits[1])
+    assert released and _resident_file_pages(loaded) == 0
 
 
 def _made_parses(index: RepoIndex) -> int:
