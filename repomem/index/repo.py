@@ -38,11 +38,12 @@ from repomem.index.tables import IndexTables
 from repomem.index.trim import release_mapped, release_memory, resident_file_bytes
 from repomem.index.update import update_file
 
-# the mapped index's pages an update leaves resident before it hands them back: one of the
-# standard library's reads a few MB, where the look at every page would cost ~4 ms twice
-# per update (update p50 11 → 20 ms); one on the Linux kernel's kernel/ mm/ fs/ include/
-# ~220 MB
-READ_ALLOWANCE = 32 << 20
+# file pages read since the mapped index's were last handed back, past which an update
+# hands them back: one update on the standard library reads 25–40 MB (the kernel maps whole
+# folios around each page read), and the look at each of the index's ~100 mappings costs
+# ~8 ms there (update p50 10–11 → 17–20 ms when done twice per update); one on the Linux
+# kernel's kernel/ mm/ fs/ include/ reads 150–260 MB
+READ_ALLOWANCE = 128 << 20
 
 
 class RepoIndex:
