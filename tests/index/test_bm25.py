@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
+from pages import resident_pages
 from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
@@ -478,17 +478,6 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
         np.testing.assert_array_equal(spooled_index.scores(query), memory.scores(query))
 
 
-def _resident_pages(maps: list[mmap.mmap]) -> int:
-    """Pages of ``maps`` in the process's resident set (``/proc/self/pagemap``)."""
-    count = 0
-    with open("/proc/self/pagemap", "rb") as fh:
-        for m in maps:
-            fh.seek(np.frombuffer(m, np.uint8).ctypes.data // mmap.PAGESIZE * 8)
-            entries = np.frombuffer(fh.read(-(-len(m) // mmap.PAGESIZE) * 8), np.uint64)
-            count += int(np.count_nonzero(entries >> np.uint64(63)))
-    return count
-
-
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_a_compaction_into_a_spool_folder_hands_back_what_it_read(tmp_path: Path) -> None:
     """A compaction into the spool folder reads the old rows, then the new rows, then the
@@ -510,7 +499,7 @@ def test_a_compaction_into_a_spool_folder_hands_back_what_it_read(tmp_path: Path
     for target in (built, opened):
         target.compact()
     assert len(old_rows) == 2 and len(opened.spooled_maps) == 6
-    assert _resident_pages([*old_rows, *opened.spooled_maps]) == 0
+    assert resident_pages([*old_rows, *opened.spooled_maps]) == 0
     for query in (["w1", "w2", "later"], ["w3", "w4"]):
         np.testing.assert_array_equal(opened.scores(query), built.scores(query))
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from pages import resident_pages
 
 from repomem.index.rowpool import RowPool
 
@@ -256,17 +256,6 @@ def test_an_adopted_pool_keeps_rows_in_their_slots_without_writing_their_room() 
     assert pool.gather(np.arange(200))[1].tolist() == same.gather(np.arange(200))[1].tolist()
 
 
-def _resident_pages(a: np.ndarray) -> int:
-    """Pages of ``a`` (a mapped array) present in this process."""
-    page = mmap.PAGESIZE
-    address = a.__array_interface__["data"][0]
-    first, last = address // page, (address + a.nbytes - 1) // page
-    with open("/proc/self/pagemap", "rb") as fh:
-        fh.seek(first * 8)
-        entries = np.frombuffer(fh.read((last - first + 1) * 8), np.uint64)
-    return int(np.count_nonzero(entries >> np.uint64(63)))
-
-
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_columns_are_the_gathered_columns_without_reading_the_values(tmp_path: Path) -> None:
     """``columns`` gives what ``gather`` gives but the values, and leaves the pages of a
@@ -278,7 +267,7 @@ def test_columns_are_the_gathered_columns_without_reading_the_values(tmp_path: P
     pool = RowPool.adopt(m.indptr.astype(np.int64), cols, vals)
     rows = np.random.default_rng(6).permutation(3000)[:2000]
     indptr, got = pool.columns(rows)
-    assert _resident_pages(vals) == 0 and _resident_pages(cols) > 0
+    assert resident_pages([vals]) == 0 and resident_pages([cols]) > 0
     want_ptr, want_cols, _ = pool.gather(rows)
     assert indptr.tolist() == want_ptr.tolist() and got.tolist() == want_cols.tolist()
-    assert _resident_pages(vals) > 0
+    assert resident_pages([vals]) > 0

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ctypes
 import mmap
 import platform
 from pathlib import Path
 
 import numpy as np
 import pytest
+from pages import resident_file_pages, resident_pages
 from repos import OTHER_LANG_FILES, make_repo
 from test_index import EDITS, QUERIES, apply_on_disk, assert_same, snapshot
 
@@ -34,21 +34,6 @@ def test_tidying_the_index_releases_memory(tmp_path: Path, monkeypatch: pytest.M
     assert released == [True]
 
 
-def _resident_file_pages(index: RepoIndex) -> int:
-    """Pages of the index's mappings that are resident and still the file's."""
-    page = mmap.PAGESIZE
-    count = 0
-    with open("/proc/self/pagemap", "rb") as fh:
-        for m in index.tables.mappings:
-            view = (ctypes.c_char * len(m)).from_buffer(m)
-            address = ctypes.addressof(view)
-            del view
-            fh.seek(address // page * 8)
-            entries = np.frombuffer(fh.read((len(m) + page - 1) // page * 8), np.uint64)
-            count += int(np.count_nonzero((entries >> np.uint64(61)) == np.uint64(0b101)))
-    return count
-
-
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: Path) -> None:
     """A loaded index's pages that queries read leave the resident set when it is warmed or
@@ -59,15 +44,15 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     loaded = RepoIndex.load(root)
     assert loaded.tables.mappings  # the arrays are mapped from the index's files
     loaded.warm()
-    assert _resident_file_pages(loaded) == 0
+    assert resident_file_pages(loaded.tables.mappings) == 0
     snapshot(loaded)  # reads every relation row and fragment
-    assert _resident_file_pages(loaded) > 0
+    assert resident_file_pages(loaded.tables.mappings) > 0
     edits = list(EDITS.items())
     apply_on_disk(root, dict(edits))
     for rel, text in edits[:2]:
         loaded.update_file(rel, text)  # writes into the mapped tables (their own copies)
     loaded.tidy()
-    assert _resident_file_pages(loaded) == 0
+    assert resident_file_pages(loaded.tables.mappings) == 0
     for rel, text in edits[2:]:
         loaded.update_file(rel, text)
     loaded.tidy()
@@ -92,7 +77,7 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
     apply = repo.update_file
 
     def update_file(*args: object) -> bool:
-        at_start.append(_resident_file_pages(loaded))
+        at_start.append(resident_file_pages(loaded.tables.mappings))
         return apply(*args)
 
     monkeypatch.setattr(repo, "update_file", update_file)
@@ -100,9 +85,9 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
     apply_on_disk(root, dict(edits))
     for rel, text in edits:
         snapshot(loaded)  # reads every relation row and fragment
-        assert _resident_file_pages(loaded) > 0
+        assert resident_file_pages(loaded.tables.mappings) > 0
         loaded.update_file(rel, text)
-        assert _resident_file_pages(loaded) == 0
+        assert resident_file_pages(loaded.tables.mappings) == 0
     assert at_start == [0] * len(edits)
     fresh, _ = RepoIndex.build(root, save=False)
     assert_same(loaded, fresh, QUERIES)
@@ -131,14 +116,14 @@ def test_an_update_hands_back_no_pages_while_few_were_read(
     apply_on_disk(root, dict(edits))
     snapshot(loaded)  # reads a few hundred kB, well inside the allowance
     loaded.update_file(*edits[0])
-    assert released == [] and _resident_file_pages(loaded) > 0
+    assert released == [] and resident_file_pages(loaded.tables.mappings) > 0
     loaded.tidy()
-    assert released and _resident_file_pages(loaded) == 0
+    assert released and resident_file_pages(loaded.tables.mappings) == 0
     monkeypatch.setattr(repo, "READ_ALLOWANCE", 0)
     released.clear()
     snapshot(loaded)
     loaded.update_file(*edits[1])
-    assert released and _resident_file_pages(loaded) == 0
+    assert released and resident_file_pages(loaded.tables.mappings) == 0
 
 
 def _made_parses(index: RepoIndex) -> int:
@@ -205,16 +190,6 @@ def test_a_mapped_load_compacts_bm25_into_its_index_folder(tmp_path: Path) -> No
     assert loaded.retrieve("def", k=3) is not None
 
 
-def _resident_pages(array: np.ndarray) -> int:
-    page = mmap.PAGESIZE
-    address = array.__array_interface__["data"][0]
-    first, last = address // page, (address + array.nbytes - 1) // page
-    with open("/proc/self/pagemap", "rb") as fh:
-        fh.seek(first * 8)
-        entries = np.frombuffer(fh.read((last - first + 1) * 8), np.uint64)
-    return int(np.count_nonzero(entries >> np.uint64(63)))
-
-
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_released_zeros_leave_the_resident_set_and_read_zero() -> None:
     """``release_zeros`` hands back the pages of ``fresh_zeros`` arrays written back to
@@ -222,10 +197,10 @@ def test_released_zeros_leave_the_resident_set_and_read_zero() -> None:
     zeros = trim.fresh_zeros(1 << 20, np.float64)  # 8 MB
     zeros[:: 1 << 12] = 1.0
     zeros[:] = 0.0
-    assert _resident_pages(zeros) > 100
+    assert resident_pages([zeros]) > 100
     plain = np.ones(1 << 12)
     assert trim.release_zeros([zeros[10:], plain]) >= zeros.nbytes
-    assert _resident_pages(zeros) == 0
+    assert resident_pages([zeros]) == 0
     assert not zeros.any() and plain.all()
     zeros[5] = 2.0  # still writable: a fresh page
     assert zeros[5] == 2.0
@@ -246,9 +221,9 @@ def test_tidying_hands_back_the_pages_the_relation_searches_wrote(tmp_path: Path
     apply_on_disk(root, dict(edits))
     loaded.update_file(*edits[0])
     scratch = [a for arrays in relations._scratch._free for a in arrays]
-    assert sum(_resident_pages(a) for a in scratch) > 0
+    assert resident_pages(scratch) > 0
     loaded.tidy()
-    assert sum(_resident_pages(a) for a in scratch) == 0
+    assert resident_pages(scratch) == 0
     for rel, text in edits[1:]:
         loaded.update_file(rel, text)
     fresh, _ = RepoIndex.build(root, save=False)
