@@ -76,6 +76,8 @@ def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
     config = index.config
     graph = index.tables.graph
     live = index.tables.live_ids()
+    flags = index.tables.truncated  # one per fragment id
+    truncated = int(np.count_nonzero(flags[live[live < flags.size]]))
     first_path = {int(f): index.tables.frag_locs[f][0].path for f in live.tolist()}
 
     # every stored relation, by where its two fragments lie
@@ -152,7 +154,7 @@ def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
         },
         "fragments": int(live.size),
         "relations_per_fragment": n_pairs / max(live.size, 1),
-        "truncated": len(index.tables.truncated & set(live.tolist())) / max(live.size, 1),
+        "truncated": truncated / max(live.size, 1),
         "place_pairs": {p: pairs[p] / max(n_pairs, 1) for p in PLACES},
         "place_mass": {p: mass[p] / total if total else 0.0 for p in PLACES},
         "sampled": int(chosen.size),
