@@ -19,6 +19,13 @@ GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
 
 @pytest.mark.skipif(not GLIBC, reason="malloc_trim and mallopt are glibc's")
+def _saved_and_loaded(tmp_path: Path) -> tuple[Path, RepoIndex]:
+    """A repository of several languages, indexed and saved, and its index loaded mapped."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    RepoIndex.build(root)
+    return root, RepoIndex.load(root)
+
+
 def test_glibc_is_asked_to_trim_and_to_share_arenas() -> None:
     assert trim.release_memory()
     assert trim.limit_arenas(8)  # (a bound the tests' few threads do not reach)
@@ -39,9 +46,7 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     """A loaded index's pages that queries read leave the resident set when it is warmed or
     tidied; what updates wrote into the mapped tables stays, and the index still answers and
     updates as a rebuild of the same files does."""
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
-    RepoIndex.build(root)
-    loaded = RepoIndex.load(root)
+    root, loaded = _saved_and_loaded(tmp_path)
     assert loaded.tables.mappings  # the arrays are mapped from the index's files
     loaded.warm()
     assert resident_file_pages(loaded.tables.mappings) == 0
@@ -56,8 +61,7 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     for rel, text in edits[2:]:
         loaded.update_file(rel, text)
     loaded.tidy()
-    fresh, _ = RepoIndex.build(root, save=False)
-    assert_same(loaded, fresh, QUERIES)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
 
 
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
@@ -69,9 +73,7 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
     what it wrote into the mapped tables stays, and the index still answers and updates as
     a rebuild of the same files does (every page read counts: no allowance)."""
     monkeypatch.setattr(repo, "READ_ALLOWANCE", 0)
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
-    RepoIndex.build(root)
-    loaded = RepoIndex.load(root)
+    root, loaded = _saved_and_loaded(tmp_path)
     loaded.warm()
     at_start: list[int] = []
     apply = repo.update_file
@@ -89,8 +91,7 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
         loaded.update_file(rel, text)
         assert resident_file_pages(loaded.tables.mappings) == 0
     assert at_start == [0] * len(edits)
-    fresh, _ = RepoIndex.build(root, save=False)
-    assert_same(loaded, fresh, QUERIES)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="Linux's statm")
@@ -100,9 +101,7 @@ def test_an_update_hands_back_no_pages_while_few_were_read(
     """Handing pages back looks at every page of the mapped index, so an update does it
     only once more than ``READ_ALLOWANCE`` bytes of file pages were read since the last
     time; a tidy does it whatever was read."""
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
-    RepoIndex.build(root)
-    loaded = RepoIndex.load(root)
+    root, loaded = _saved_and_loaded(tmp_path)
     loaded.warm()
     released: list[int] = []
     release = repo.release_mapped
@@ -137,9 +136,7 @@ def test_tidying_drops_the_saved_parses_no_longer_read(tmp_path: Path) -> None:
     after the one that found them still in use, and are made again when next read: a
     session reaching file after file holds what it used lately, and still updates as a
     rebuild of the same files does."""
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
-    RepoIndex.build(root)
-    loaded = RepoIndex.load(root)
+    root, loaded = _saved_and_loaded(tmp_path)
     loaded.warm()
     edits = list(EDITS.items())
     apply_on_disk(root, dict(edits))
@@ -153,8 +150,7 @@ def test_tidying_drops_the_saved_parses_no_longer_read(tmp_path: Path) -> None:
     for rel, text in edits[1:]:
         loaded.update_file(rel, text)
         loaded.tidy()
-    fresh, _ = RepoIndex.build(root, save=False)
-    assert_same(loaded, fresh, QUERIES)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
 
 
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
@@ -176,9 +172,7 @@ def test_fresh_zeros_are_resident_only_where_written() -> None:
 def test_a_mapped_load_compacts_bm25_into_its_index_folder(tmp_path: Path) -> None:
     """A loaded index's BM25 compaction is written to its index folder and mapped back (files
     with no name, handed back at a tidy); one read into memory keeps compacting in memory."""
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
-    RepoIndex.build(root)
-    loaded = RepoIndex.load(root)
+    root, loaded = _saved_and_loaded(tmp_path)
     assert loaded.tables.bm25.spool == root / loaded.config.index_dir
     assert RepoIndex.load(root, mapped=False).tables.bm25.spool is None
     bm25 = loaded.tables.bm25
@@ -213,9 +207,7 @@ def test_tidying_hands_back_the_pages_the_relation_searches_wrote(tmp_path: Path
     the next updates still index as a rebuild does."""
     from repomem.index import relations
 
-    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
-    RepoIndex.build(root)
-    loaded = RepoIndex.load(root)
+    root, loaded = _saved_and_loaded(tmp_path)
     loaded.warm()
     edits = list(EDITS.items())
     apply_on_disk(root, dict(edits))
@@ -226,5 +218,4 @@ def test_tidying_hands_back_the_pages_the_relation_searches_wrote(tmp_path: Path
     assert resident_pages(scratch) == 0
     for rel, text in edits[1:]:
         loaded.update_file(rel, text)
-    fresh, _ = RepoIndex.build(root, save=False)
-    assert_same(loaded, fresh, QUERIES)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
