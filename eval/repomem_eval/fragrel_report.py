@@ -76,8 +76,7 @@ def report(index: RepoIndex, sample: int, seed: int = 0) -> dict[str, Any]:
     config = index.config
     graph = index.tables.graph
     live = index.tables.live_ids()
-    flags = index.tables.truncated  # one per fragment id
-    truncated = int(np.count_nonzero(flags[live[live < flags.size]]))
+    truncated = int(np.count_nonzero(index.tables.truncated[live]))
     first_path = {int(f): index.tables.frag_locs[f][0].path for f in live.tolist()}
 
     # every stored relation, by where its two fragments lie

@@ -475,6 +475,7 @@ def new_fragment(t: IndexTables, encoded: bytes, key: int, locate: bool = True) 
             grow = max(1024, fid)
             t.live = np.concatenate([t.live, np.zeros(grow, bool)])
             t.frag_key = np.concatenate([t.frag_key, np.zeros(grow, np.int64)])
+            t.truncated = np.concatenate([t.truncated, np.zeros(grow, bool)])
     t.live[fid] = True
     t.frag_key[fid] = key
     t.by_text.put(key, encoded, fid)
@@ -610,9 +611,6 @@ def _related(
         for part, (idx, val, capped, nodes, radius) in zip(parts, results, strict=True):
             yield part, idx, val
             t.radius[nodes] = radius
-            if t.truncated.size < len(t.frag_text):
-                grown = len(t.frag_text) + len(t.frag_text) // 8
-                t.truncated = np.r_[t.truncated, np.zeros(grown - t.truncated.size, bool)]
             t.truncated[part] = capped
             done += part.size
             if progress:

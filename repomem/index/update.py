@@ -146,7 +146,7 @@ def _recompute_relations_near(
     if freed:
         gone = np.array(freed, np.int64)
         write_relations(t, gone, np.full(t.rel_idx[gone].shape, -1), 0.0)
-        t.truncated[gone[gone < t.truncated.size]] = False
+        t.truncated[gone] = False
     new_frags = np.setdiff1d(_file_frags(t, path), old_frags)
     rows = np.union1d(rows[t.live[rows]], new_frags)
     recompute_relations(t, rows)
