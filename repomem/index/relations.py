@@ -458,46 +458,41 @@ def node_strengths(
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_by_target(rel_idx, counts):  # noqa: ANN001, ANN202
-    for f in range(rel_idx.shape[0]):
-        for j in range(rel_idx.shape[1]):
-            g = rel_idx[f, j]
-            if g >= 0:
-                counts[g] += 1
-
-
-@numba.njit(cache=True, nogil=True)
 def _sources_between(rel_idx, first_row, lo, hi, fill, out):  # noqa: ANN001, ANN202
     """The rows of ``rel_idx`` (numbered from ``first_row``) holding targets in
-    ``[lo, hi)``, each put at ``fill[target - lo]`` of ``out``, which then moves on."""
+    ``[lo, hi)``, each put at ``fill[target - lo]`` of ``out``, which then moves on; with
+    ``out`` empty, ``fill`` only counts them (one kernel for both passes: one to load)."""
+    write = out.size > 0
     for f in range(rel_idx.shape[0]):
         for j in range(rel_idx.shape[1]):
             g = rel_idx[f, j]
             if lo <= g < hi:
-                out[fill[g - lo]] = first_row + f
+                if write:
+                    out[fill[g - lo]] = first_row + f
                 fill[g - lo] += 1
 
 
 def relations_by_target(
-    rel_idx: np.ndarray, n: int, entries: int = 1 << 23
+    rel_idx: np.ndarray, n: int, entries: int | None = 1 << 23
 ) -> tuple[np.ndarray, Iterator[np.ndarray]]:
-    """Per fragment, the fragments whose relation rows hold it (as ``scorer.inverse_relations``
-    gives them: pointers, then the sources, each row's ascending), the sources made about
-    ``entries`` at a time, a range of targets per pass over ``rel_idx``. A save writes them
+    """Per fragment, the fragments whose relation rows hold it (CSR: pointers, then the
+    sources, each row's ascending), the sources made about ``entries`` at a time (``None``:
+    all in one part), a range of targets per pass over ``rel_idx``. A save writes them
     as they come: all at once, with the relation rows they were read from, took the whole
     kernel's save ~0.7 GB more than it held. The pages of a mapped ``rel_idx`` are handed
     back as each block of its rows is read (``release_mapped``)."""
     counts = np.zeros(n, np.int64)
-    for _, block in _row_blocks(rel_idx):
-        _count_by_target(block, counts)
+    for first, block in _row_blocks(rel_idx):
+        _sources_between(block, first, 0, n, counts, np.empty(0, np.int32))
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
     del counts
+    part = int(ptr[n]) if entries is None else entries
 
     def sources() -> Iterator[np.ndarray]:
         lo = 0
         while lo < n:
-            hi = min(n, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + entries, "right")) - 1))
+            hi = min(n, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + part, "right")) - 1))
             out = np.empty(int(ptr[hi] - ptr[lo]), np.int32)
             fill = ptr[lo:hi] - ptr[lo]
             for first, block in _row_blocks(rel_idx):

@@ -174,29 +174,6 @@ def _environment_rows(
     return out
 
 
-@numba.njit(cache=True, nogil=True)
-def inverse_relations(rel_idx: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per fragment, the fragments whose relation rows hold it (CSR: pointers, sources; a
-    row's sources ascending)."""
-    ptr = np.zeros(n + 1, np.int64)
-    for f in range(rel_idx.shape[0]):
-        for j in range(rel_idx.shape[1]):
-            g = rel_idx[f, j]
-            if g >= 0:
-                ptr[g + 1] += 1
-    for g in range(n):
-        ptr[g + 1] += ptr[g]
-    fill = ptr[:-1].copy()
-    src = np.empty(ptr[n], np.int32)  # fragment ids, as the relation rows hold them
-    for f in range(rel_idx.shape[0]):
-        for j in range(rel_idx.shape[1]):
-            g = rel_idx[f, j]
-            if g >= 0:
-                src[fill[g]] = f
-                fill[g] += 1
-    return ptr, src
-
-
 def bounded_top_k(
     rel_idx: np.ndarray,
     rel_val: np.ndarray,

@@ -28,7 +28,6 @@ from repomem.index.parsing import ParsedFile
 from repomem.index.relations import relations_by_target
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool, with_room
-from repomem.index.scorer import inverse_relations
 from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
 from repomem.index.trim import fresh_zeros
 
@@ -442,7 +441,9 @@ class IndexTables:
         """Per fragment, the fragments relating to it: what lets retrieval compute Eq. 9 for
         the few fragments that can rank. Built once, then kept in step by updates."""
         if self.inverse is None:
-            ptr, sources = inverse_relations(self.rel_idx, len(self.frag_text))
+            n = len(self.frag_text)
+            ptr, parts = relations_by_target(self.rel_idx, n, entries=None)
+            sources = next(parts, np.empty(0, np.int32))  # one part, none without fragments
             self.inverse = RowPool.from_indptr(ptr, sources, np.zeros(sources.size))
         self.inverse.grow(len(self.frag_text))
         return self.inverse

@@ -17,8 +17,9 @@ from repomem.config import IndexConfig
 from repomem.core import Exclusion
 from repomem.index import maxscore
 from repomem.index.bm25 import tokenize
+from repomem.index.relations import relations_by_target
 from repomem.index.repo import RepoIndex
-from repomem.index.scorer import bounded_top_k, inverse_relations, relation_aware_scores, top_k
+from repomem.index.scorer import bounded_top_k, relation_aware_scores, top_k
 
 
 def _padded(rng: np.random.Generator, n: int, cap: int, levels: int) -> tuple[np.ndarray, ...]:
@@ -42,8 +43,8 @@ def _csr(idx: np.ndarray, val: np.ndarray) -> sp.csr_matrix:
 
 
 def _inverse(idx: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
-    ptr, sources = inverse_relations(idx, n)
-    return ptr[:-1], ptr[1:], sources
+    ptr, parts = relations_by_target(idx, n, entries=None)
+    return ptr[:-1], ptr[1:], next(parts)
 
 
 def _full(idx, val, s_ind, visible, alpha, k):
@@ -152,11 +153,11 @@ def test_retrieve_equals_full_scoring_after_updates(tmp_path: Path, seed: int) -
         files[path] = files[path] + f"\ndef extra_{step}(v):\n    return fn_{step}(v) + fn_1(v)\n"
         idx.update_file(path, files[path])
         # the relations by target, kept in step, hold what a rebuild from the rows holds
-        ptr, sources = inverse_relations(idx.tables.rel_idx, len(idx.tables.frag_text))
+        start, end, sources = _inverse(idx.tables.rel_idx, len(idx.tables.frag_text))
         pool = idx.tables.inverse_relations
         for g in range(len(idx.tables.frag_text)):
             kept = pool.cols[pool.start[g] : pool.end[g]]
-            assert sorted(kept.tolist()) == sources[ptr[g] : ptr[g + 1]].tolist()
+            assert sorted(kept.tolist()) == sources[start[g] : end[g]].tolist()
 
 
 def _windows(idx: RepoIndex, rng: random.Random, n: int) -> list[tuple[str, int, str]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-from repos import OTHER_LANG_FILES, make_repo
+from repos import OTHER_LANG_FILES, PY_FILES, make_repo
 
 from repomem.config import IndexConfig
 from repomem.index import relations, store
@@ -24,7 +24,6 @@ from repomem.index.relations import (
     search_tree,
 )
 from repomem.index.repo import RepoIndex
-from repomem.index.scorer import inverse_relations
 
 
 def hub_free_lengths(g: nx.Graph, source: int, hub: int) -> dict[int, float]:
@@ -323,11 +322,68 @@ def test_a_build_keeps_no_search_scratch(root: Path) -> None:
     assert not _scratch._free
 
 
-def test_relations_by_target_a_range_at_a_time_are_the_inverse_rows(
+def _inverse_by_hand(rel_idx: np.ndarray) -> dict[int, set[int]]:
+    """Per target, the rows of ``rel_idx`` that hold it."""
+    out: dict[int, set[int]] = {}
+    for f, row in enumerate(rel_idx.tolist()):
+        for g in row:
+            if g >= 0:
+                out.setdefault(g, set()).add(f)
+    return out
+
+
+def _assert_by_target(rel_idx: np.ndarray, n: int) -> dict[int, set[int]]:
+    """``relations_by_target`` in one part and a few targets at a time against the inverse
+    made by hand: each target's sources, ascending, no target missing or extra."""
+    want = _inverse_by_hand(rel_idx)
+    for entries in (None, 3):
+        ptr, parts = relations_by_target(rel_idx, n, entries=entries)
+        got = list(parts)
+        assert len(got) == 1 if entries is None else len(got) > 1
+        sources = np.concatenate(got)
+        rows = {g: sources[ptr[g] : ptr[g + 1]].tolist() for g in range(n) if ptr[g + 1] > ptr[g]}
+        assert rows == {g: sorted(fs) for g, fs in want.items()}
+    return want
+
+
+def test_relations_by_target_are_the_inverse_of_an_index_before_and_after_updates(
+    tmp_path: Path,
+) -> None:
+    """The relations by target, derived in one part (an opened index's, a query's) or a
+    range of targets at a time (a build's save), are the inverse of the relation rows, as
+    are those an update keeps in step and those a load adopts from the save."""
+    root = make_repo(tmp_path / "r", OTHER_LANG_FILES, use_git=False)
+    idx, _ = RepoIndex.build(root)
+    t = idx.tables
+    n = len(t.frag_text)
+    want = _assert_by_target(t.rel_idx, n)
+    assert len(want) > 5
+    loaded = RepoIndex.load(root)
+    pool = loaded.tables.inverse_relations  # adopted: what the build's save wrote
+    assert {g: set(pool.cols[pool.start[g] : pool.end[g]].tolist()) for g in want} == want
+    core = PY_FILES["pkg/core.py"]
+    edits = [
+        ("pkg/core.py", core.replace("value = helper(1)", "value = helper(1) + Base().name()")),
+        ("pkg/extra.py", "from pkg.util import helper\n\n\ndef use():\n    return helper(5)\n"),
+        ("pkg/sub/mod.py", None),
+        ("pkg/core.py", core),
+    ]
+    for index in (idx, loaded):
+        for path, text in edits:
+            index.update_file(path, text)
+            t = index.tables
+            n = len(t.frag_text)
+            want = _assert_by_target(t.rel_idx, n)
+            pool = t.inverse_relations
+            kept = {g: set(pool.cols[pool.start[g] : pool.end[g]].tolist()) for g in range(n)}
+            assert {g: fs for g, fs in kept.items() if fs} == want
+
+
+def test_relations_by_target_a_range_at_a_time_count_a_duplicate_target_twice(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Made a range of targets per pass over the rows, a block of rows at a time, the
-    sources are those derived at once: the same pointers, the same sources in the same
+    sources are those made in one part: the same pointers, the same sources in the same
     order (each target's ascending), a duplicate target within a row counted twice."""
     rng = np.random.default_rng(7)
     n, cap = 600, 8
@@ -337,9 +393,14 @@ def test_relations_by_target_a_range_at_a_time_are_the_inverse_rows(
     ptr, parts = relations_by_target(rel, n, entries=50)
     got = list(parts)
     assert len(got) > 20 and all(p.dtype == np.int32 for p in got)
-    want_ptr, want_src = inverse_relations(rel, n)
+    want_ptr, whole = relations_by_target(rel, n, entries=None)
+    sources = np.concatenate(got)
     assert np.array_equal(ptr, want_ptr)
-    assert np.array_equal(np.concatenate(got), want_src)
+    assert np.array_equal(sources, next(whole))
+    assert np.array_equal(np.diff(ptr), np.bincount(rel[rel >= 0], minlength=n))
+    for g, fs in _inverse_by_hand(rel).items():
+        row = sources[ptr[g] : ptr[g + 1]]
+        assert set(row.tolist()) == fs and (np.diff(row) >= 0).all()
 
 
 def test_relation_searches_take_no_array_over_every_node(root: Path) -> None:
