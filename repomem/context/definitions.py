@@ -202,7 +202,6 @@ class _Cards:
         hit = self._cards.get((path, name))
         if hit is not None and hit[0]() is pf and hit[1] in (None, index.revision):
             return hit[2]
-        lines = index.file_lines(path)
         # Python: the definition the name is bound to, the last of its ``def``s (an
         # ``@overload`` stub comes before the implementation)
         node = index.resolver.defs.get(path, {}).get(name) if pf.language == "python" else None
@@ -214,10 +213,12 @@ class _Cards:
             asked = True
             return _call_counts.get(index, path, pf)
 
-        if definition is None:
+        card: Card | None = None
+        if definition is not None:
+            card = definition_card(path, pf, index.file_lines(path), definition, calls)
+        elif index.begins_a_line(path, name):  # a constant's assignment begins its line
+            lines = index.file_lines(path)
             card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
-        else:
-            card = definition_card(path, pf, lines, definition, calls)
         revision = index.revision if asked else None
         if len(self._cards) >= 8192:
             self._cards.clear()

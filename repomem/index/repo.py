@@ -276,6 +276,16 @@ class RepoIndex:
         entry = self.tables.files.get(path)
         return entry.text if entry is not None else None
 
+    def begins_a_line(self, path: str, word: str) -> bool:
+        """Whether a line of an indexed file begins with ``word``, read from its stored UTF-8
+        without splitting it into lines (a module-level assignment looked up by name is
+        mostly not there: ``file_lines`` would find every newline of the file first)."""
+        entry = self.tables.files.get(path)
+        if entry is None:
+            return False
+        data, key = entry.encoded, word.encode("utf-8", "surrogatepass")
+        return data.startswith(key) or b"\n" + key in data
+
     def file_lines(self, path: str) -> Lines:
         """The lines of an indexed file as the index holds it now, decoded as read."""
         return self._search.lines(path)

@@ -199,3 +199,35 @@ def test_a_large_class_card_follows_the_calls_an_update_moves(tmp_path: Path) ->
     index.update_file("pkg/calls.py", calls.replace("m12", "m13"))
     assert "def m13(self)" in card("Big") and "def m12(self)" not in card("Big")
     assert card("Small") is kept
+
+
+def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -> None:
+    """``mod.NAME`` that resolves to no definition is looked up as a module constant, whose
+    assignment begins a line of the module: where no line begins with NAME, the module's
+    lines are not split for it (a first lookup's cost at every such attribute); where one
+    does, the constant's card comes as before."""
+    root = write_files(
+        tmp_path / "proj",
+        {
+            "pkg/__init__.py": "",
+            "pkg/consts.py": "# LIMIT is 10\nLIMIT = 10\nx = 'NAME'  # NAME\n",
+            "pkg/use.py": "from pkg import consts\n\n\ndef f():\n    return consts.NAME\n",
+            "pkg/other.py": "from pkg import consts\n\n\ndef g():\n    return consts.LIMIT\n",
+        },
+    )
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    RepoIndex.build(root, config)
+    index = RepoIndex.load(root, config)
+    assert index.begins_a_line("pkg/consts.py", "LIMIT")
+    assert index.begins_a_line("pkg/consts.py", "# LIMIT")  # the file's first line
+    assert not index.begins_a_line("pkg/consts.py", "NAME")  # inside lines only
+    assert not index.begins_a_line("pkg/missing.py", "LIMIT")
+
+    text = index.file_text("pkg/use.py") or ""
+    assert [h.card.path for h in find_definitions(index, "pkg/use.py", text)] == []
+    assert "pkg/consts.py" not in index._search._line_cache
+    text = index.file_text("pkg/other.py") or ""
+    hits = find_definitions(index, "pkg/other.py", text)
+    assert [(h.card.name, h.card.kind, h.card.text) for h in hits] == [
+        ("LIMIT", "constant", "LIMIT = 10")
+    ]

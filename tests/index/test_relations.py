@@ -312,6 +312,31 @@ def test_searches_leave_the_scratch_as_they_found_it(root: Path) -> None:
         assert not any(a.any() for a in arrays[1:])
 
 
+def test_strength_queries_reuse_their_arrays_and_leave_their_table_empty(root: Path) -> None:
+    """A definitions lookup's searches (``node_strengths``) take their table from the last
+    query's instead of filling megabytes afresh: the table must come back empty, the same
+    strengths must come out, and a larger cap must get larger arrays."""
+    idx, _ = RepoIndex.build(root, save=False)
+    graph = idx.tables.graph
+    nodes = np.flatnonzero(graph.adj.end > graph.adj.start)[:20]
+    weights = np.linspace(0.5, 1.0, nodes.size)
+
+    def strengths(node_cap: int) -> np.ndarray:
+        return node_strengths(graph, nodes, weights, nodes, epsilon=0.05, hub=3, node_cap=node_cap)
+
+    relations._query_scratch._free.clear()  # what earlier searches left
+    first = strengths(8)
+    (arrays,) = relations._query_scratch._free
+    (keys, _, states), *_ = arrays
+    assert (keys == -1).all() and not states.any()
+    assert strengths(8).tolist() == first.tolist()
+    assert [a is arrays for a in relations._query_scratch._free] == [True]  # not new ones
+    wide = strengths(64)
+    assert relations._query_scratch._free[0][1].size > arrays[1].size
+    relations._query_scratch._free.clear()
+    assert strengths(64).tolist() == wide.tolist()  # as with arrays made afresh
+
+
 def test_a_build_keeps_no_search_scratch(root: Path) -> None:
     """A build's relations make every page of their scratch resident (the fragments'
     sums); the build hands it back once they are computed, before the save and whatever
