@@ -155,15 +155,14 @@ class RepoIndex:
         (``IndexTables.drop_unread``), and so are the syntax trees of the files not edited
         since (``TreeCache.drop_unused``); the pages the relation searches wrote in their
         work arrays are handed back (``release_scratch``); the pages updates wrote in the
-        mapped index become pages of files of their own (``WrittenPages``), handed back as
-        those read are."""
+        mapped index and in the row pools' row arrays become pages of files of their own
+        (``WrittenPages``), handed back as those read are."""
         self.tables.bm25.tidy()
         self.tables.drop_unread()
         self._trees.drop_unused()
         release_scratch()
         release_memory()
-        self._written.spill([*self.tables.mappings, *self.tables.bm25.spooled_maps])
-        release_mapped(self.tables.bm25.spooled_maps)
+        self._hand_back_written()
         self._hand_back_read()
 
     # ------------------------------------------------------------------ incremental update
@@ -183,6 +182,14 @@ class RepoIndex:
             self.revision += 1
             if self._read_since() > READ_ALLOWANCE:
                 self._hand_back_read()
+
+    def _hand_back_written(self) -> None:
+        """What updates wrote in the mapped index, in BM25's spooled rows and in the row
+        pools' row arrays made fresh (``IndexTables.row_maps``) moved to files
+        (``WrittenPages``), and the pages of the latter two handed back."""
+        kept = [*self.tables.bm25.spooled_maps, *self.tables.row_maps()]
+        self._written.spill([*self.tables.mappings, *kept])
+        release_mapped(kept)
 
     def _read_since(self) -> int:
         """Bytes the process's file pages grew by since the mapped index's were last handed

@@ -149,6 +149,14 @@ def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float6
     return np.frombuffer(buffer, dt, count).reshape(shape)
 
 
+def map_under(a: np.ndarray) -> mmap.mmap | None:
+    """The map an array is a view of (``fresh_zeros``, ``np.load``'s), if any and open."""
+    base: object = a
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    return base if isinstance(base, mmap.mmap) and not base.closed else None
+
+
 def release_zeros(arrays: Iterable[np.ndarray]) -> int:
     """Hand back the pages of ``fresh_zeros`` arrays that hold zeros again (work arrays a
     search leaves as it found them): the next write maps a fresh zero page, so such arrays
@@ -156,10 +164,8 @@ def release_zeros(arrays: Iterable[np.ndarray]) -> int:
     an array not made by ``fresh_zeros`` is left as it is."""
     dropped = 0
     for a in arrays:
-        base = a
-        while isinstance(base, np.ndarray | memoryview):
-            base = base.base if isinstance(base, np.ndarray) else base.obj
-        if isinstance(base, mmap.mmap) and not base.closed and len(base):
+        base = map_under(a)
+        if base is not None and len(base):
             base.madvise(mmap.MADV_DONTNEED)
             dropped += len(base)
     return dropped

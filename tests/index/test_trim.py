@@ -44,10 +44,11 @@ def test_tidying_the_index_releases_memory(tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_tidying_hands_back_the_mapped_pages_read_and_written(tmp_path: Path) -> None:
     """A loaded index's pages that queries read leave the resident set when it is warmed or
-    tidied; those updates wrote into the mapped tables (the process's own copies) become
-    pages of files of their own at a tidy and leave it too (they stayed for the rest of the
-    session); the index still answers and updates as a rebuild of the same files does, and
-    a page written again after it moved keeps what was written."""
+    tidied; those updates wrote into the mapped tables (the process's own copies) and into
+    the row pools' row arrays become pages of files of their own at a tidy and leave it too
+    (they stayed for the rest of the session); the index still answers and updates as a
+    rebuild of the same files does, and a page written again after it moved keeps what was
+    written."""
     root, loaded = _saved_and_loaded(tmp_path)
     assert loaded.tables.mappings  # the arrays are mapped from the index's files
     loaded.warm()
@@ -59,9 +60,12 @@ def test_tidying_hands_back_the_mapped_pages_read_and_written(tmp_path: Path) ->
     for rel, text in edits[:2]:
         loaded.update_file(rel, text)  # writes into the mapped tables (their own copies)
     assert written_pages(loaded.tables.mappings) > 0
+    rows = loaded.tables.row_maps()  # the pools' row arrays, written as their rows change
+    assert len(rows) == 4 and written_pages(rows) > 0
     loaded.tidy()
     assert resident_file_pages(loaded.tables.mappings) == 0
     assert written_pages(loaded.tables.mappings) == 0
+    assert resident_pages(loaded.tables.row_maps()) == 0
     for rel, text in edits[2:]:
         loaded.update_file(rel, text)
         snapshot(loaded)  # reads the moved pages back
