@@ -1204,8 +1204,8 @@ class BM25Index(_SavedState, _Compaction):
         """Compact if it is worth it: for a moment when nothing waits for this index. The
         saved words looked up so far are forgotten (``Vocabulary.forget_seen``), and the
         pages the delta's term weights were written in are handed back (each query leaves
-        them zero; kept, they grew with the terms queried, ~0.5 MB per 100 edits on the
-        Linux kernel's subset)."""
+        them zero; kept, they grew with the terms queried: 0.4 MB of 5.9 by the 300th edit
+        of a session on the Linux kernel's subset)."""
         if self._compaction_due(1):
             self.compact()
         if isinstance(self._vocab, Vocabulary):
