@@ -207,6 +207,22 @@ def _mmap_call() -> Any:
     return call
 
 
+def _maps_allowed() -> int:
+    """Half the maps the system lets a process hold (``vm.max_map_count``): a page moved to
+    a file in the middle of a map splits the map, and mapping past the limit fails."""
+    try:
+        with open("/proc/sys/vm/max_map_count", "rb") as fh:
+            return int(fh.read()) // 2
+    except (OSError, ValueError):
+        return 0
+
+
+def _maps_held() -> int:
+    """The maps the process holds now."""
+    with open("/proc/self/maps", "rb") as fh:
+        return sum(1 for _ in fh)
+
+
 class WrittenPages:
     """Where the pages an update wrote in a loaded index's private file maps go at a pause.
 
@@ -218,10 +234,12 @@ class WrittenPages:
     maps that file, shared, over the very same addresses: the arrays read and write what
     they did, and the pages are now the file's, which ``release_mapped`` hands back like
     any page read (a later write dirties the file's page, written back by the system, not
-    a copy of the process's own)."""
+    a copy of the process's own). While the process holds half the maps the system allows,
+    the pages stay where they are, and so they do when the folder takes no more."""
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
+        self._maps_left = 0  # more maps the process may make (``spill``)
         # per map, its file (closed with the map: ``_forget_closed``, or when it is freed)
         self._files: weakref.WeakKeyDictionary[mmap.mmap, BinaryIO] = weakref.WeakKeyDictionary()
 
@@ -232,14 +250,20 @@ class WrittenPages:
         if self.directory is None or call is None:
             return 0
         self._forget_closed()
+        self._maps_left = _maps_allowed() - _maps_held()
         moved = 0
         with open("/proc/self/pagemap", "rb") as pagemap:
             for m in mappings:
                 if not m.closed and len(m):
-                    moved += self._spill_one(call, pagemap, m)
+                    try:
+                        moved += self._spill_one(call, pagemap, m)
+                    except OSError:  # no room on disk, say: the pages stay where they are
+                        break
         return moved
 
     def _spill_one(self, call: Any, pagemap: BinaryIO, m: mmap.mmap) -> int:
+        """``spill`` of one map: its written runs of pages, each mapped from its file while
+        the maps that splitting ``m`` makes stay within ``_maps_left``."""
         page = mmap.PAGESIZE
         try:
             view = (ctypes.c_char * len(m)).from_buffer(m)
@@ -257,6 +281,9 @@ class WrittenPages:
         edges = np.flatnonzero(np.diff(np.r_[False, written, False].astype(np.int8)))
         moved = 0
         for lo, hi in (edges.reshape(-1, 2) * page).tolist():
+            if self._maps_left < 2:
+                break
+            self._maps_left -= 2  # a run inside a map splits it in three
             os.pwrite(fh.fileno(), m[lo:hi], lo)
             if os.fstat(fh.fileno()).st_size < hi:  # the page past the map's end, whole
                 os.ftruncate(fh.fileno(), hi)

@@ -168,6 +168,27 @@ def test_an_update_hands_back_no_pages_while_few_were_read(
     assert released and resident_file_pages(loaded.tables.mappings) == 0
 
 
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_written_pages_stay_where_no_map_or_no_file_can_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each run of pages moved splits its map: past half the maps the system allows, the
+    runs left stay the process's own; so they do where the folder takes no file. Either
+    way every byte reads as written."""
+    path = tmp_path / "a.npy"
+    np.save(path, np.zeros(64 * 1024, np.int64))
+    a = np.load(path, mmap_mode="c")
+    (m,) = trim.mappings_of([a])
+    a[[0, 10_000, 20_000, 30_000]] = 7  # four runs of one page each
+    monkeypatch.setattr(trim, "_maps_allowed", lambda: trim._maps_held() + 5)
+    assert trim.WrittenPages(tmp_path).spill([m]) == 2 * mmap.PAGESIZE
+    assert written_pages([m]) == 2
+    monkeypatch.undo()
+    assert trim.WrittenPages(tmp_path / "gone").spill([m]) == 0
+    assert written_pages([m]) == 2
+    assert a.sum() == 4 * 7
+
+
 def _made_parses(index: RepoIndex) -> int:
     """Saved parses a loaded index holds made, for itself and for its resolver."""
     t = index.tables
