@@ -34,3 +34,8 @@ def resident_pages(buffers: Iterable[np.ndarray | mmap.mmap]) -> int:
 def resident_file_pages(maps: Iterable[mmap.mmap]) -> int:
     """Pages of the mappings ``maps`` present and still the file's (not written since)."""
     return sum(int(np.count_nonzero(_entries(m) >> _TOP == _FILE_PRESENT)) for m in maps)
+
+
+def written_pages(maps: Iterable[np.ndarray | mmap.mmap]) -> int:
+    """Pages of ``maps`` present and the process's own (written since they were mapped)."""
+    return sum(int(np.count_nonzero(_entries(m) >> _TOP == _PRESENT)) for m in maps)

@@ -53,7 +53,13 @@ from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.maxscore import SLACK, block_maxima
 from repomem.index.rowpool import ranges
 from repomem.index.spool import ArrayWriter, ScratchWriter, mapped
-from repomem.index.trim import fresh_zeros, mappings_of, release_mapped, release_read_only
+from repomem.index.trim import (
+    fresh_zeros,
+    mappings_of,
+    release_mapped,
+    release_read_only,
+    release_zeros,
+)
 
 TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _TOKEN_OR_NEWLINE = re.compile(f"{TOKEN_RE.pattern}|\n")
@@ -1196,11 +1202,15 @@ class BM25Index(_SavedState, _Compaction):
 
     def tidy(self) -> None:
         """Compact if it is worth it: for a moment when nothing waits for this index. The
-        saved words looked up so far are forgotten (``Vocabulary.forget_seen``)."""
+        saved words looked up so far are forgotten (``Vocabulary.forget_seen``), and the
+        pages the delta's term weights were written in are handed back (each query leaves
+        them zero; kept, they grew with the terms queried: 0.4 MB of 5.9 by the 300th edit
+        of a session on the Linux kernel's subset)."""
         if self._compaction_due(1):
             self.compact()
         if isinstance(self._vocab, Vocabulary):
             self._vocab.forget_seen()
+        release_zeros([self._term_weight])
 
     def _compaction_due(self, factor: int = _FORCED) -> bool:
         pending = self._row_doc.size - self._main_rows + self._main_dead

@@ -35,7 +35,12 @@ from repomem.index.relations import node_strengths, release_scratch, reserve_scr
 from repomem.index.resolve import Resolver
 from repomem.index.search import Searcher
 from repomem.index.tables import IndexTables
-from repomem.index.trim import release_mapped, release_memory, resident_file_bytes
+from repomem.index.trim import (
+    WrittenPages,
+    release_mapped,
+    release_memory,
+    resident_file_bytes,
+)
 from repomem.index.update import update_file
 
 # file pages read since the mapped index's were last handed back, past which an update
@@ -59,6 +64,9 @@ class RepoIndex:
         self._search = Searcher(tables)
         self._calling = CallingWindows(tables)
         self._released_at = resident_file_bytes()  # after the last ``release_mapped``
+        # the pages updates wrote in the mapped index go to files of the folder a loaded
+        # index spools to (none: they stay the process's own)
+        self._written = WrittenPages(tables.bm25.spool)
 
     @property
     def config(self) -> IndexConfig:
@@ -146,13 +154,15 @@ class RepoIndex:
         parses and resolver tables made and not read since the last pause are dropped
         (``IndexTables.drop_unread``), and so are the syntax trees of the files not edited
         since (``TreeCache.drop_unused``); the pages the relation searches wrote in their
-        work arrays are handed back (``release_scratch``)."""
+        work arrays are handed back (``release_scratch``); the pages updates wrote in the
+        mapped index and in the row pools' row arrays become pages of files of their own
+        (``WrittenPages``), handed back as those read are."""
         self.tables.bm25.tidy()
         self.tables.drop_unread()
         self._trees.drop_unused()
         release_scratch()
         release_memory()
-        release_mapped(self.tables.bm25.spooled_maps)
+        self._hand_back_written()
         self._hand_back_read()
 
     # ------------------------------------------------------------------ incremental update
@@ -172,6 +182,14 @@ class RepoIndex:
             self.revision += 1
             if self._read_since() > READ_ALLOWANCE:
                 self._hand_back_read()
+
+    def _hand_back_written(self) -> None:
+        """What updates wrote in the mapped index, in BM25's spooled rows and in the row
+        pools' row arrays made fresh (``IndexTables.row_maps``) moved to files
+        (``WrittenPages``), and the pages of the latter two handed back."""
+        kept = [*self.tables.bm25.spooled_maps, *self.tables.row_maps()]
+        self._written.spill([*self.tables.mappings, *kept])
+        release_mapped(kept)
 
     def _read_since(self) -> int:
         """Bytes the process's file pages grew by since the mapped index's were last handed

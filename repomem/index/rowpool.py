@@ -8,13 +8,14 @@ is reclaimed by compacting when the arrays are full.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
 from repomem.index.jit import numba
-from repomem.index.trim import fresh_zeros
+from repomem.index.trim import fresh_zeros, map_under
 
 
 def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -99,6 +100,11 @@ class RowPool:
         self._rows = None
         for name in ("start", "end", "room_end", "cols", "vals"):
             setattr(self, name, copy(name, getattr(self, name)))
+
+    def row_map(self) -> mmap.mmap | None:
+        """The map under the row arrays ``adopt`` and ``grow`` lay out (``fresh_zeros``),
+        whose pages are written as rows change."""
+        return None if self._rows is None else map_under(self._rows)
 
     @classmethod
     def from_csr(cls, m: sp.csr_matrix) -> RowPool:

@@ -245,6 +245,13 @@ class IndexTables:
         update derives them again, as after a load."""
         self._frag_nodes = self._node_frags = None
 
+    def row_maps(self) -> list[mmap.mmap]:
+        """The maps under the row arrays of the pools made so far (the graph's, the node
+        rows both ways, the relations by target), which updates write as rows change."""
+        pools = (self.inverse, self._graph.adj if self._graph else None)
+        pools += (self._frag_nodes, self._node_frags)
+        return [m for p in pools if p is not None and (m := p.row_map()) is not None]
+
     def drop_unread(self) -> None:
         """Drop the saved parses, calls and resolver tables made and not read since the last
         call (``LazyDict.drop_unread``): what an editing session keeps of the files it

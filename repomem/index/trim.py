@@ -12,7 +12,7 @@ stays in the process's resident set (the kernel maps 64 KB around each page read
 thousand graph searches make a whole table resident): on the kernel subset ~490 MB after 40
 retrievals, growing while the user edits. ``release_mapped`` hands back the pages that are
 still the file's (clean: read again from the page cache when next used); pages an update
-wrote are the process's own copies and stay.
+wrote are the process's own copies, which ``WrittenPages`` moves into files of their own.
 """
 
 from __future__ import annotations
@@ -20,10 +20,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import mmap
+import os
 import sys
+import tempfile
+import weakref
 from collections.abc import Iterable
 from functools import cache
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -145,6 +149,14 @@ def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float6
     return np.frombuffer(buffer, dt, count).reshape(shape)
 
 
+def map_under(a: np.ndarray) -> mmap.mmap | None:
+    """The map an array is a view of (``fresh_zeros``, ``np.load``'s), if any and open."""
+    base: object = a
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    return base if isinstance(base, mmap.mmap) and not base.closed else None
+
+
 def release_zeros(arrays: Iterable[np.ndarray]) -> int:
     """Hand back the pages of ``fresh_zeros`` arrays that hold zeros again (work arrays a
     search leaves as it found them): the next write maps a fresh zero page, so such arrays
@@ -152,10 +164,8 @@ def release_zeros(arrays: Iterable[np.ndarray]) -> int:
     an array not made by ``fresh_zeros`` is left as it is."""
     dropped = 0
     for a in arrays:
-        base = a
-        while isinstance(base, np.ndarray | memoryview):
-            base = base.base if isinstance(base, np.ndarray) else base.obj
-        if isinstance(base, mmap.mmap) and not base.closed and len(base):
+        base = map_under(a)
+        if base is not None and len(base):
             base.madvise(mmap.MADV_DONTNEED)
             dropped += len(base)
     return dropped
@@ -169,3 +179,132 @@ def release_read_only(mappings: Iterable[mmap.mmap]) -> None:
     for m in mappings:
         if not m.closed and len(m):
             m.madvise(mmap.MADV_DONTNEED)
+
+
+# mmap(2)'s flag for a map that replaces whatever the process had at that address
+_MAP_FIXED = 0x10
+
+
+@cache
+def _mmap_call() -> Any:
+    """libc's ``mmap`` (the ``mmap`` module cannot map at a given address); None elsewhere
+    than Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).mmap
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    call.restype = ctypes.c_void_p
+    return call
+
+
+def _maps_allowed() -> int:
+    """Half the maps the system lets a process hold (``vm.max_map_count``): a page moved to
+    a file in the middle of a map splits the map, and mapping past the limit fails."""
+    try:
+        with open("/proc/sys/vm/max_map_count", "rb") as fh:
+            return int(fh.read()) // 2
+    except (OSError, ValueError):
+        return 0
+
+
+def _maps_held() -> int:
+    """The maps the process holds now."""
+    with open("/proc/self/maps", "rb") as fh:
+        return sum(1 for _ in fh)
+
+
+class WrittenPages:
+    """Where the pages an update wrote in a loaded index's private file maps go at a pause.
+
+    Written, such a page is the process's own copy for as long as the map lives, and an
+    editing session writes rows scattered over the relations, the relations by target, the
+    graph and the BM25 rows: on the Linux kernel's kernel/ mm/ fs/ include/, ~1.4 MB per
+    100 edits of resident memory that no tidy could hand back. ``spill`` copies them into a
+    file of ``directory`` with no name (one per map, the page at its offset in the map) and
+    maps that file, shared, over the very same addresses: the arrays read and write what
+    they did, and the pages are now the file's, which ``release_mapped`` hands back like
+    any page read (a later write dirties the file's page, written back by the system, not
+    a copy of the process's own). While the process holds half the maps the system allows,
+    the pages stay where they are, and so they do when the folder takes no more."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self._maps_left = 0  # more maps the process may make (``spill``)
+        # per map, its file (closed with the map: ``_forget_closed``, or when it is freed)
+        self._files: weakref.WeakKeyDictionary[mmap.mmap, BinaryIO] = weakref.WeakKeyDictionary()
+
+    def spill(self, mappings: Iterable[mmap.mmap]) -> int:
+        """Move the written pages of ``mappings`` into their files; returns the bytes moved.
+        Nothing may write to the mappings meanwhile, as for ``release_mapped``."""
+        call = _mmap_call()
+        if self.directory is None or call is None:
+            return 0
+        self._forget_closed()
+        self._maps_left = _maps_allowed() - _maps_held()
+        moved = 0
+        with open("/proc/self/pagemap", "rb") as pagemap:
+            for m in mappings:
+                if not m.closed and len(m):
+                    try:
+                        moved += self._spill_one(call, pagemap, m)
+                    except OSError:  # no room on disk, say: the pages stay where they are
+                        break
+        return moved
+
+    def _spill_one(self, call: Any, pagemap: BinaryIO, m: mmap.mmap) -> int:
+        """``spill`` of one map: its written runs of pages, each mapped from its file while
+        the maps that splitting ``m`` makes stay within ``_maps_left``."""
+        page = mmap.PAGESIZE
+        try:
+            view = (ctypes.c_char * len(m)).from_buffer(m)
+        except TypeError:  # read-only: nothing was written
+            return 0
+        address = ctypes.addressof(view)
+        del view
+        n = (len(m) + page - 1) // page
+        pagemap.seek(address // page * 8)
+        entries = np.frombuffer(pagemap.read(n * 8), np.uint64)
+        written = (entries & (_PRESENT | _FILE_PAGE)) == _PRESENT
+        if not written.any():
+            return 0
+        fh = self._file(m)
+        edges = np.flatnonzero(np.diff(np.r_[False, written, False].astype(np.int8)))
+        moved = 0
+        for lo, hi in (edges.reshape(-1, 2) * page).tolist():
+            if self._maps_left < 2:
+                break
+            self._maps_left -= 2  # a run inside a map splits it in three
+            os.pwrite(fh.fileno(), m[lo:hi], lo)
+            if os.fstat(fh.fileno()).st_size < hi:  # the page past the map's end, whole
+                os.ftruncate(fh.fileno(), hi)
+            flags = mmap.MAP_SHARED | _MAP_FIXED
+            prot = mmap.PROT_READ | mmap.PROT_WRITE
+            if call(address + lo, hi - lo, prot, flags, fh.fileno(), lo) != address + lo:
+                raise OSError(ctypes.get_errno(), "cannot map a spilled page back")
+            moved += hi - lo
+        return moved
+
+    def _file(self, m: mmap.mmap) -> BinaryIO:
+        fh = self._files.get(m)
+        if fh is None:
+            fh = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 - closed with m
+            weakref.finalize(m, fh.close)
+            self._files[m] = fh
+        return fh
+
+    def _forget_closed(self) -> None:
+        """Close the files of maps closed since: their pages went with the maps."""
+        for m, fh in list(self._files.items()):
+            if m.closed:
+                fh.close()
+                del self._files[m]

@@ -183,6 +183,25 @@ def test_tidy_compacts_once_it_is_worth_it(monkeypatch: pytest.MonkeyPatch) -> N
     assert_matches(index, docs, random_query(rng))
 
 
+def test_tidy_hands_back_the_pages_of_the_delta_term_weights() -> None:
+    """A query scoring the rows added since the last compaction writes its terms' weights
+    into an array as long as the vocabulary and leaves them zero; a tidy hands the pages it
+    wrote back (they stayed resident, growing with the terms queried), and the scores stay
+    as they were."""
+    words = [f"t{i}" for i in range(20_000)]  # weights over ~40 pages
+    index = BM25Index()
+    for doc_id in range(2000):
+        index.add(doc_id, words[doc_id * 10 : doc_id * 10 + 10])
+    index.compact()
+    index.add(2000, ["t0", "t19999"])  # a row of the delta
+    query = words[::500]
+    before = index.scores(query)
+    assert resident_pages([index._term_weight]) > 1
+    index.tidy()
+    assert resident_pages([index._term_weight]) == 0
+    assert np.array_equal(index.scores(query), before)
+
+
 def test_vocabulary_of_removed_documents_is_forgotten() -> None:
     """A term whose last document is gone must not count in the average idf (which sets the
     floor of the negative idf values), as a from-scratch model would never have seen it."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pages import resident_file_pages, resident_pages
+from pages import resident_file_pages, resident_pages, written_pages
 from repos import OTHER_LANG_FILES, make_repo
 from test_index import EDITS, QUERIES, apply_on_disk, assert_same, snapshot
 
@@ -42,10 +42,13 @@ def test_tidying_the_index_releases_memory(tmp_path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
-def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: Path) -> None:
+def test_tidying_hands_back_the_mapped_pages_read_and_written(tmp_path: Path) -> None:
     """A loaded index's pages that queries read leave the resident set when it is warmed or
-    tidied; what updates wrote into the mapped tables stays, and the index still answers and
-    updates as a rebuild of the same files does."""
+    tidied; those updates wrote into the mapped tables (the process's own copies) and into
+    the row pools' row arrays become pages of files of their own at a tidy and leave it too
+    (they stayed for the rest of the session); the index still answers and updates as a
+    rebuild of the same files does, and a page written again after it moved keeps what was
+    written."""
     root, loaded = _saved_and_loaded(tmp_path)
     assert loaded.tables.mappings  # the arrays are mapped from the index's files
     loaded.warm()
@@ -56,12 +59,52 @@ def test_tidying_hands_back_the_mapped_pages_read_and_keeps_the_edits(tmp_path: 
     apply_on_disk(root, dict(edits))
     for rel, text in edits[:2]:
         loaded.update_file(rel, text)  # writes into the mapped tables (their own copies)
+    assert written_pages(loaded.tables.mappings) > 0
+    rows = loaded.tables.row_maps()  # the pools' row arrays, written as their rows change
+    assert len(rows) == 4 and written_pages(rows) > 0
     loaded.tidy()
     assert resident_file_pages(loaded.tables.mappings) == 0
+    assert written_pages(loaded.tables.mappings) == 0
+    assert resident_pages(loaded.tables.row_maps()) == 0
     for rel, text in edits[2:]:
         loaded.update_file(rel, text)
+        snapshot(loaded)  # reads the moved pages back
     loaded.tidy()
+    assert written_pages(loaded.tables.mappings) == 0
     assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
+    kept = [(rel, text) for rel, text in edits if text is not None]
+    for rel, text in kept[:2]:  # the files changed again, then as they were
+        loaded.update_file(rel, text + "\n# again\n")
+        loaded.tidy()
+        loaded.update_file(rel, text)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_written_pages_move_to_their_file_and_keep_their_bytes(tmp_path: Path) -> None:
+    """``WrittenPages.spill`` on a private map of a file: the pages written (and only those)
+    leave the process's own memory, every byte reads as written, a later write through the
+    map is kept though its page is handed back, and the mapped file is left as it was."""
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(64 * 1024, dtype=np.int64))  # 128 pages
+    a = np.load(path, mmap_mode="c")
+    (m,) = trim.mappings_of([a])
+    a[1000] = -1
+    a[40_000:41_000] = -2
+    expected = np.array(a)
+    assert written_pages([m]) == 1 + 3
+    spilled = trim.WrittenPages(tmp_path)
+    assert spilled.spill([m]) == 4 * mmap.PAGESIZE
+    assert written_pages([m]) == 0
+    assert np.array_equal(a, expected)
+    a[1001] = -3
+    expected[1001] = -3
+    trim.release_mapped([m])
+    assert resident_pages([m]) == 0
+    assert np.array_equal(a, expected)
+    assert spilled.spill([m]) == 0  # a page written again is the file's already
+    assert np.array_equal(np.load(path), np.arange(64 * 1024, dtype=np.int64))
+    assert trim.WrittenPages(None).spill([m]) == 0  # no folder: nowhere to go
 
 
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
@@ -123,6 +166,27 @@ def test_an_update_hands_back_no_pages_while_few_were_read(
     snapshot(loaded)
     loaded.update_file(*edits[1])
     assert released and resident_file_pages(loaded.tables.mappings) == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_written_pages_stay_where_no_map_or_no_file_can_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each run of pages moved splits its map: past half the maps the system allows, the
+    runs left stay the process's own; so they do where the folder takes no file. Either
+    way every byte reads as written."""
+    path = tmp_path / "a.npy"
+    np.save(path, np.zeros(64 * 1024, np.int64))
+    a = np.load(path, mmap_mode="c")
+    (m,) = trim.mappings_of([a])
+    a[[0, 10_000, 20_000, 30_000]] = 7  # four runs of one page each
+    monkeypatch.setattr(trim, "_maps_allowed", lambda: trim._maps_held() + 5)
+    assert trim.WrittenPages(tmp_path).spill([m]) == 2 * mmap.PAGESIZE
+    assert written_pages([m]) == 2
+    monkeypatch.undo()
+    assert trim.WrittenPages(tmp_path / "gone").spill([m]) == 0
+    assert written_pages([m]) == 2
+    assert a.sum() == 4 * 7
 
 
 def _made_parses(index: RepoIndex) -> int:
