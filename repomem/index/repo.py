@@ -152,7 +152,6 @@ class RepoIndex:
         self._trees.drop_unused()
         release_scratch()
         release_memory()
-        release_mapped(self.tables.bm25.spooled_maps)
         self._hand_back_read()
 
     # ------------------------------------------------------------------ incremental update
@@ -179,8 +178,11 @@ class RepoIndex:
         return resident_file_bytes() - self._released_at
 
     def _hand_back_read(self) -> None:
-        """``release_mapped`` of the mapped index, noting what stays resident after it."""
-        release_mapped(self.tables.mappings)
+        """``release_mapped`` of the mapped index and of BM25's rows and postings mapped
+        from its spool folder (a compaction's), in one look at the page map, noting what
+        stays resident after it: retrieval reads the postings as the updates read the
+        tables, and ``_read_since`` counts both."""
+        release_mapped([*self.tables.mappings, *self.tables.bm25.spooled_maps])
         self._released_at = resident_file_bytes()
 
     def apply_buffer(self, path: str, text: str) -> None:
