@@ -221,18 +221,25 @@ def _gather_rows(
 
 
 @numba.njit(cache=True, nogil=True)
-def _row_stats(
-    row_ptr: IntArray, row_terms: Int32Array, row_tf: Int32Array, n_terms: int
-) -> tuple[IntArray, IntArray]:
-    """Document frequency per term and length per row, without temporaries the size of the
-    entries."""
-    df = np.zeros(n_terms, np.int64)
-    n_rows = row_ptr.shape[0] - 1
-    row_len = np.zeros(n_rows, np.int64)
-    for r in range(n_rows):
+def _count_rows(
+    row_ptr: IntArray, row_terms: Int32Array, row_tf: Int32Array, df: IntArray, row_len: IntArray
+) -> None:
+    """Add the rows' entries to the document frequency per term (``df``) and the length per
+    row (``row_len``, one per row of ``row_ptr``), without temporaries the size of the
+    entries: a part of the rows at a time, as a compaction gathers them."""
+    for r in range(row_len.shape[0]):
         for p in range(row_ptr[r], row_ptr[r + 1]):
             df[row_terms[p]] += 1
             row_len[r] += row_tf[p]
+
+
+def _row_stats(
+    row_ptr: IntArray, row_terms: Int32Array, row_tf: Int32Array, n_terms: int
+) -> tuple[IntArray, IntArray]:
+    """Document frequency per term and length per row (``_count_rows`` of all the rows)."""
+    df = np.zeros(n_terms, np.int64)
+    row_len = np.zeros(row_ptr.shape[0] - 1, np.int64)
+    _count_rows(row_ptr, row_terms, row_tf, df, row_len)
     return df, row_len
 
 
@@ -730,16 +737,25 @@ class _Compaction:
         for the terms later edits add, as a saved index has them. Each mapped array read
         whole (the old rows, then the new rows, then the postings) is handed back once the
         next step no longer reads it (``release_mapped``): held until the tidy's end, the
-        three made the Linux kernel subset's language server ~0.3 GB larger at once."""
+        three made the Linux kernel subset's language server ~0.3 GB larger at once. The
+        rows' statistics are counted as the old rows are gathered, so that the new rows are
+        not read again while the postings are (~90 MB more at once there)."""
         assert self.spool is not None
         ptr, old_terms, old_tf = self._row_ptr.view, self._row_terms.view, self._row_tf.view
         terms_out = ScratchWriter(self.spool, np.int32)
         tf_out = ScratchWriter(self.spool, np.int32)
+        docs = np.flatnonzero(live)  # the new row of each of ``rows``, in their order
+        df, row_len = np.zeros(len(vocab), np.int64), np.zeros(live.size, np.int64)
         for lo in range(0, rows.size, _SPOOL_ROWS):
             part = rows[lo : lo + _SPOOL_ROWS]
-            total = int((ptr[part + 1] - ptr[part]).sum())
-            terms, tfs = _gather_rows(ptr, part, old_terms, old_tf, total)
-            terms_out.write(terms if renumber is None else renumber[terms])
+            lengths = ptr[part + 1] - ptr[part]
+            terms, tfs = _gather_rows(ptr, part, old_terms, old_tf, int(lengths.sum()))
+            if renumber is not None:
+                terms = renumber[terms]
+            part_len = np.zeros(part.size, np.int64)
+            _count_rows(np.r_[0, np.cumsum(lengths)], terms, tfs, df, part_len)
+            row_len[docs[lo : lo + _SPOOL_ROWS]] = part_len
+            terms_out.write(terms)
             tf_out.write(tfs)
         release_mapped(mappings_of([old_terms, old_tf]))
         total = int(row_ptr[-1])
@@ -758,7 +774,16 @@ class _Compaction:
         )
         release_mapped(mappings_of([row_terms, row_tf]))
         postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
-        self._load(vocab, row_ptr, row_terms, row_tf, live, adopt=True, postings=postings)
+        self._load(
+            vocab,
+            row_ptr,
+            row_terms,
+            row_tf,
+            live,
+            adopt=True,
+            postings=postings,
+            stats=(df, row_len),
+        )
         # the maxima per block and sub-block, dense and sparse, to files too (the terms' lists
         # and bounds are a row per term)
         blocks = list(self._block_maxima())
@@ -1159,13 +1184,17 @@ class BM25Index(_SavedState, _Compaction):
         *,
         adopt: bool = False,
         postings: tuple[IntArray, ...] | None = None,
+        stats: tuple[IntArray, IntArray] | None = None,
     ) -> None:
         """Make the given rows (row number == document id, only live rows hold terms) the whole
         index, all in the main segment, and derive the statistics from them. ``adopt``: keep
         the row arrays themselves (mapped read-only, say), with no room for appends (the
-        first one copies them); ``postings``: the rows' ``_transpose``, made already."""
+        first one copies them); ``postings``: the rows' ``_transpose``, made already;
+        ``stats``: their ``_row_stats``, counted already."""
         n_rows = live.size
-        df, row_len = _row_stats(row_ptr, row_terms, row_tf, len(vocab))
+        if stats is None:
+            stats = _row_stats(row_ptr, row_terms, row_tf, len(vocab))
+        df, row_len = stats
         doc_ids = np.flatnonzero(live)
         self._vocab: dict[str, int] | Vocabulary = vocab
         self._df = _Growable(np.int64, df)

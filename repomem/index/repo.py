@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import mmap
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
@@ -162,7 +163,7 @@ class RepoIndex:
         self._trees.drop_unused()
         release_scratch()
         release_memory()
-        self._hand_back_written()
+        self._written.spill(self._mapped())
         self._hand_back_read()
 
     # ------------------------------------------------------------------ incremental update
@@ -183,22 +184,22 @@ class RepoIndex:
             if self._read_since() > READ_ALLOWANCE:
                 self._hand_back_read()
 
-    def _hand_back_written(self) -> None:
-        """What updates wrote in the mapped index, in BM25's spooled rows and in the row
-        pools' row arrays made fresh (``IndexTables.row_maps``) moved to files
-        (``WrittenPages``), and the pages of the latter two handed back."""
-        kept = [*self.tables.bm25.spooled_maps, *self.tables.row_maps()]
-        self._written.spill([*self.tables.mappings, *kept])
-        release_mapped(kept)
-
     def _read_since(self) -> int:
         """Bytes the process's file pages grew by since the mapped index's were last handed
         back (``resident_file_bytes``: a look that costs microseconds)."""
         return resident_file_bytes() - self._released_at
 
+    def _mapped(self) -> list[mmap.mmap]:
+        """The maps whose pages the process reads and writes through: the mapped index, BM25's
+        rows and postings mapped from its spool folder (a compaction's) and the row pools'
+        row arrays (``IndexTables.row_maps``; their written pages are files' once spilled)."""
+        return [*self.tables.mappings, *self.tables.bm25.spooled_maps, *self.tables.row_maps()]
+
     def _hand_back_read(self) -> None:
-        """``release_mapped`` of the mapped index, noting what stays resident after it."""
-        release_mapped(self.tables.mappings)
+        """``release_mapped`` of every map the index reads through (``_mapped``), in one look
+        at the page map, noting what stays resident after it: retrieval reads the postings
+        as the updates read the tables, and ``_read_since`` counts both."""
+        release_mapped(self._mapped())
         self._released_at = resident_file_bytes()
 
     def apply_buffer(self, path: str, text: str) -> None:

@@ -459,8 +459,10 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
 ) -> None:
     """An opened index's compaction written to its spool folder a part at a time (``rows``
     rows, ``postings`` postings) lays out what one in memory lays out, the vocabulary kept
-    as arrays less the terms no live document uses (a word added since included); its main
-    segment is then files with no name there, mapped, and it goes on taking documents."""
+    as arrays less the terms no live document uses (a word added since included), counting
+    the rows' statistics as it gathers them (it does not read the new rows again for them,
+    while it reads the postings); its main segment is then files with no name there, mapped,
+    and it goes on taking documents."""
     monkeypatch.setattr(bm25, "_SPOOL_ROWS", rows)
     monkeypatch.setattr(bm25, "_SPOOL_POSTINGS", postings)
     rng = np.random.default_rng(12)
@@ -474,12 +476,16 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
     spool_dir.mkdir()
     spooled_index = BM25Index.from_state(state, trusted=True)
     spooled_index.spool = spool_dir
+    counted: list[int] = []  # the compactions that read every row for their statistics
+    row_stats = bm25._row_stats
+    monkeypatch.setattr(bm25, "_row_stats", lambda *a: counted.append(1) or row_stats(*a))
     for target in (memory, spooled_index):
         target.remove(50)  # "only_here" is no live document's now
         target.remove(7)
         target.add(7, ["added_since", "w2", "w2"])
         target.add(60, ["w3"])
         target.compact()
+    assert counted == [1]  # the compaction in memory's alone
     a, b = spooled_index.state(), memory.state()
     assert a.keys() == b.keys()
     for key in a:

@@ -249,6 +249,48 @@ def test_a_mapped_load_compacts_bm25_into_its_index_folder(tmp_path: Path) -> No
 
 
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_bm25s_spooled_pages_go_back_with_the_mapped_index_in_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages of BM25's compacted rows and postings (mapped from the index folder) that
+    retrieval read go back with the mapped index's pages in one look at the page map, at a
+    tidy and at an update past the allowance; the index still answers as a rebuild does."""
+    root, loaded = _saved_and_loaded(tmp_path)
+    passes: list[list[mmap.mmap]] = []
+    release = repo.release_mapped
+
+    def release_mapped(mappings: list[mmap.mmap]) -> int:
+        passes.append(list(mappings))
+        return release(mappings)
+
+    monkeypatch.setattr(repo, "release_mapped", release_mapped)
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    loaded.update_file(*edits[0])
+    bm25 = loaded.tables.bm25
+    bm25.compact()
+    spooled = bm25.spooled_maps
+    assert spooled
+    for query in QUERIES:  # BM25 reads the postings
+        loaded.retrieve(query)
+    assert resident_file_pages(spooled) > 0
+    passes.clear()
+    loaded.tidy()
+    assert len(passes) == 1
+    assert {id(m) for m in [*spooled, *loaded.tables.mappings]} <= {id(m) for m in passes[0]}
+    assert resident_file_pages(spooled) == 0
+    monkeypatch.setattr(repo, "READ_ALLOWANCE", 0)
+    for query in QUERIES:
+        loaded.retrieve(query)
+    assert resident_file_pages(spooled) > 0
+    loaded.update_file(*edits[1])
+    assert resident_file_pages(bm25.spooled_maps) == 0
+    for rel, text in edits[2:]:
+        loaded.update_file(rel, text)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_released_zeros_leave_the_resident_set_and_read_zero() -> None:
     """``release_zeros`` hands back the pages of ``fresh_zeros`` arrays written back to
     zero; an array of the allocator's is left alone."""
