@@ -250,6 +250,9 @@ def build_tables(
     meter.end("graph")
     live = idx.live_ids()
     spool_relations(idx, spool, progress)
+    relations = int((idx.rel_idx >= 0).sum())
+    # what the relations and their count read goes back before the save reads what it needs
+    release_mapped(idx.mappings)
     meter.end("relations")
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),
@@ -259,7 +262,7 @@ def build_tables(
         fragments=int(live.size),
         nodes=dict(graph.node_counts),
         edges=dict(graph.edge_counts),
-        relations=int((idx.rel_idx >= 0).sum()),
+        relations=relations,
         truncated_fragments=int(np.count_nonzero(idx.truncated)),
         seconds=meter.seconds,
         peak_mb=meter.peak_mb,
@@ -307,7 +310,7 @@ def _cut_fragments(
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
         window_rows.take(idx.files[path])
-    window_rows.map_back()
+    idx.mappings += window_rows.map_back()
     idx.parsed = spooled_parses = parses.finish()
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
@@ -401,13 +404,19 @@ class WindowRows:
             setattr(entry, name, values[:0])
         self._entries.append(entry)
 
-    def map_back(self) -> None:
+    def map_back(self) -> list[mmap.mmap]:
+        """Returns the maps, whose pages the graph's node rows read once and the relations
+        hand back (``release_mapped``): kept, the kernel subset's Eq. 8 weights alone were
+        ~70 MB resident through the relations and the save."""
+        read = []
         for name, out in self._out.items():
             out.close()
             values = mapped(out.path, writeable=False)
             ends = np.cumsum([0, *self._sizes[name]]).tolist()
             for entry, lo, hi in zip(self._entries, ends, ends[1:], strict=False):
                 setattr(entry, name, values[lo:hi])
+            read.append(values)
+        return mappings_of(read)
 
 
 def add_file_fragments(
@@ -525,7 +534,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
     n, cap = len(t.frag_text), t.config.fragment_neighbours
     rows = t.live_ids()
     assert rows.size == n, "a build frees no fragment id"
-    t.mappings += spill(t.node_frags, spool, "nf")
+    t.mappings += t.spool_node_frags(spool)
     paths = spool / "rel_idx.npy", spool / "rel_val.npy"
     with (
         ArrayWriter(paths[0], RELATION_ID, (cap,)) as ids,
@@ -542,6 +551,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
             ids.write(np.full((size, cap), -1, RELATION_ID))
             vals.write(np.zeros((size, cap)))
     t.relation_idx, t.relation_val = mapped(paths[0]), mapped(paths[1])
+    t.mappings += mappings_of([t.relation_idx, t.relation_val])
     t.relation_rows = n
     t.relations_changed()
     forget_scratch()
