@@ -252,9 +252,8 @@ def build_tables(
     release_mapped(idx.mappings)
     meter.end("graph")
     live = idx.live_ids()
-    spool_relations(idx, spool, progress)
-    relations = int((idx.rel_idx >= 0).sum())
-    # what the relations and their count read goes back before the save reads what it needs
+    relations = spool_relations(idx, spool, progress)
+    # what the relations read goes back before the save reads what it needs
     release_mapped(idx.mappings)
     meter.end("relations")
     summary = IndexSummary(
@@ -529,16 +528,20 @@ def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | N
     t.relations_changed()
 
 
-def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = None) -> None:
+def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = None) -> int:
     """A build's relation rows, every fragment's, written to the spool's ``rel_idx`` and
     ``rel_val`` as they are computed, with the spare rows a saved index has
     (``relation_spare``), and mapped back (copy-on-write): held, the whole kernel's took
-    a gigabyte. The store finds them written."""
+    a gigabyte. The store finds them written. Returns how many relations there are,
+    counted as they are written: counted from the rows mapped back, every page of those
+    was read while the searches' pages were still resident (the kernel subset's
+    relations' peak)."""
     n, cap = len(t.frag_text), t.config.fragment_neighbours
     rows = t.live_ids()
     assert rows.size == n, "a build frees no fragment id"
     t.mappings += t.spool_node_frags(spool)
     paths = spool / "rel_idx.npy", spool / "rel_val.npy"
+    relations = 0
     with (
         ArrayWriter(paths[0], RELATION_ID, (cap,)) as ids,
         ArrayWriter(paths[1], np.float64, (cap,)) as vals,
@@ -546,6 +549,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
         for done, (_, idx, val) in enumerate(_related(t, rows, progress), 1):
             ids.write(idx)
             vals.write(val)
+            relations += int(np.count_nonzero(idx >= 0))
             if done % _CHUNKS_BETWEEN_RELEASES == 0:
                 release_mapped(t.mappings)
         spare = relation_spare(n)
@@ -558,6 +562,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
     t.relation_rows = n
     t.relations_changed()
     forget_scratch()
+    return relations
 
 
 # spare relation rows written at a time
