@@ -247,9 +247,14 @@ def build_tables(
     idx.radius = np.full(graph.n_nodes, np.inf)
     # assembled now, with the graph, and both spilled to the spool (``spill``)
     idx.mappings += spill(graph.adj, spool, "graph") + spill(idx.frag_nodes, spool, "fn")
+    # the window rows the node rows were grouped from go back: the whole kernel's Eq. 8
+    # weights are 0.64 GB of pages, resident through the relations' start otherwise
+    release_mapped(idx.mappings)
     meter.end("graph")
     live = idx.live_ids()
-    spool_relations(idx, spool, progress)
+    relations = spool_relations(idx, spool, progress)
+    # what the relations read goes back before the save reads what it needs
+    release_mapped(idx.mappings)
     meter.end("relations")
     summary = IndexSummary(
         files_by_language=dict(sorted(by_lang.items())),
@@ -259,7 +264,7 @@ def build_tables(
         fragments=int(live.size),
         nodes=dict(graph.node_counts),
         edges=dict(graph.edge_counts),
-        relations=int((idx.rel_idx >= 0).sum()),
+        relations=relations,
         truncated_fragments=int(np.count_nonzero(idx.truncated)),
         seconds=meter.seconds,
         peak_mb=meter.peak_mb,
@@ -307,7 +312,7 @@ def _cut_fragments(
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
         window_rows.take(idx.files[path])
-    window_rows.map_back()
+    idx.mappings += window_rows.map_back()
     idx.parsed = spooled_parses = parses.finish()
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
@@ -401,13 +406,19 @@ class WindowRows:
             setattr(entry, name, values[:0])
         self._entries.append(entry)
 
-    def map_back(self) -> None:
+    def map_back(self) -> list[mmap.mmap]:
+        """Returns the maps, whose pages the graph's node rows read once (``release_mapped``
+        hands them back: kept, the kernel subset's Eq. 8 weights alone were ~70 MB resident
+        through the relations and the save)."""
+        read = []
         for name, out in self._out.items():
             out.close()
             values = mapped(out.path, writeable=False)
             ends = np.cumsum([0, *self._sizes[name]]).tolist()
             for entry, lo, hi in zip(self._entries, ends, ends[1:], strict=False):
                 setattr(entry, name, values[lo:hi])
+            read.append(values)
+        return mappings_of(read)
 
 
 def add_file_fragments(
@@ -517,16 +528,20 @@ def recompute_relations(t: IndexTables, rows: np.ndarray, progress: Progress | N
     t.relations_changed()
 
 
-def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = None) -> None:
+def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = None) -> int:
     """A build's relation rows, every fragment's, written to the spool's ``rel_idx`` and
     ``rel_val`` as they are computed, with the spare rows a saved index has
     (``relation_spare``), and mapped back (copy-on-write): held, the whole kernel's took
-    a gigabyte. The store finds them written."""
+    a gigabyte. The store finds them written. Returns how many relations there are,
+    counted as they are written: counted from the rows mapped back, every page of those
+    was read while the searches' pages were still resident (the kernel subset's
+    relations' peak)."""
     n, cap = len(t.frag_text), t.config.fragment_neighbours
     rows = t.live_ids()
     assert rows.size == n, "a build frees no fragment id"
-    t.mappings += spill(t.node_frags, spool, "nf")
+    t.mappings += t.spool_node_frags(spool)
     paths = spool / "rel_idx.npy", spool / "rel_val.npy"
+    relations = 0
     with (
         ArrayWriter(paths[0], RELATION_ID, (cap,)) as ids,
         ArrayWriter(paths[1], np.float64, (cap,)) as vals,
@@ -534,6 +549,7 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
         for done, (_, idx, val) in enumerate(_related(t, rows, progress), 1):
             ids.write(idx)
             vals.write(val)
+            relations += int(np.count_nonzero(idx >= 0))
             if done % _CHUNKS_BETWEEN_RELEASES == 0:
                 release_mapped(t.mappings)
         spare = relation_spare(n)
@@ -542,9 +558,11 @@ def spool_relations(t: IndexTables, spool: Path, progress: Progress | None = Non
             ids.write(np.full((size, cap), -1, RELATION_ID))
             vals.write(np.zeros((size, cap)))
     t.relation_idx, t.relation_val = mapped(paths[0]), mapped(paths[1])
+    t.mappings += mappings_of([t.relation_idx, t.relation_val])
     t.relation_rows = n
     t.relations_changed()
     forget_scratch()
+    return relations
 
 
 # spare relation rows written at a time

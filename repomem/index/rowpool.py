@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from repomem.index.jit import numba
-from repomem.index.trim import fresh_zeros, map_under
+from repomem.index.spool import ArrayWriter, mapped, write_array
+from repomem.index.trim import fresh_zeros, map_under, mappings_of, release_mapped
 
 
 def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -31,6 +33,13 @@ def with_room(entries: int) -> int:
     that the first edits after a build or a load append instead of paying for a compaction
     of the whole pool."""
     return max(entries + entries // 8, 1024)
+
+
+# a pool's arrays, as ``replace_arrays`` names them
+_POOL_ARRAYS = ("start", "end", "room_end", "cols", "vals")
+
+# entries a spooled transposition (``RowPool.transposed``) makes per pass over the rows
+_TRANSPOSED_AT_ONCE = 1 << 22
 
 
 class RowPool:
@@ -98,7 +107,7 @@ class RowPool:
         ``copy(name, array)``, a copy of it (mapped from a file, say); the room for more
         rows that ``grow`` made goes with the old arrays."""
         self._rows = None
-        for name in ("start", "end", "room_end", "cols", "vals"):
+        for name in _POOL_ARRAYS:
             setattr(self, name, copy(name, getattr(self, name)))
 
     def row_map(self) -> mmap.mmap | None:
@@ -269,20 +278,60 @@ class RowPool:
         )
         self.live += int(rows.size)
 
-    def transposed(self, n_cols: int) -> RowPool:
+    def transposed(
+        self, n_cols: int, spool: Path | None = None, block: int = _TRANSPOSED_AT_ONCE
+    ) -> RowPool:
         """Per column, the rows holding it (ascending) with their values, laid out as
         ``from_indptr`` lays rows out: ``from_csr(to_csr(n_cols).T.tocsr())`` without the
-        copies those make (four of the pool at once: the kernel subset's build +0.2 GB)."""
-        total = int(self.lengths().sum())
+        copies those make (four of the pool at once: the kernel subset's build +0.2 GB).
+        ``spool``: a folder the arrays are written to, ``block`` entries at a time (a range
+        of columns per pass over the rows, whose mapped pages are handed back after each),
+        and mapped back copy-on-write, their files removed (the maps keep them): made in
+        memory, the whole Linux kernel's node rows by node took ~1 GB at the start of its
+        build's relations."""
+        indptr = np.zeros(n_cols + 1, np.int64)
+        _count_columns(self.start, self.end, self.cols, indptr[1:])
+        np.cumsum(indptr, out=indptr)
+        total = int(indptr[-1])
         capacity = with_room(total)
-        indptr, cols, vals = _transpose(
-            self.start, self.end, self.cols, self.vals, n_cols, capacity
-        )
         pool = RowPool()
-        pool.cols, pool.vals = cols, vals
-        pool.start, pool.end = indptr[:-1].copy(), indptr[1:].copy()
-        pool.room_end = pool.end.copy()
         pool.used = pool.live = total
+        if spool is None:
+            pool.cols = np.empty(capacity, np.int64)
+            pool.vals = np.empty(capacity, np.float64)
+            fill = indptr[:-1].copy()
+            out = pool.cols, pool.vals
+            _transpose(self.start, self.end, self.cols, self.vals, 0, n_cols, fill, *out)
+            pool.start, pool.end = indptr[:-1].copy(), indptr[1:].copy()
+            pool.room_end = pool.end.copy()
+            return pool
+        paths = {name: spool / f"transposed_{name}.npy" for name in _POOL_ARRAYS}
+        for name, values in (("start", indptr[:-1]), ("end", indptr[1:]), ("room_end", indptr[1:])):
+            write_array(paths[name], values)
+        read = mappings_of([self.start, self.end, self.cols, self.vals])
+        writers = ArrayWriter(paths["cols"], np.int64), ArrayWriter(paths["vals"], np.float64)
+        with writers[0] as cols, writers[1] as vals:
+            lo = 0
+            while lo < n_cols:
+                hi = max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + block, "right")) - 1)
+                hi = min(hi, n_cols)
+                size = int(indptr[hi] - indptr[lo])
+                out = np.empty(size, np.int64), np.empty(size, np.float64)
+                fill = indptr[lo:hi] - indptr[lo]
+                _transpose(self.start, self.end, self.cols, self.vals, lo, hi, fill, *out)
+                cols.write(out[0])
+                vals.write(out[1])
+                del out, fill
+                release_mapped(read)
+                lo = hi
+            for at in range(total, capacity, block):  # the room, as ``with_room`` leaves it
+                size = min(block, capacity - at)
+                cols.write(np.full(size, -1, np.int64))
+                vals.write(np.zeros(size))
+        del indptr
+        for name, path in paths.items():
+            setattr(pool, name, mapped(path))
+            path.unlink()
         return pool
 
     def to_csr(self, n_cols: int) -> sp.csr_matrix:
@@ -291,25 +340,26 @@ class RowPool:
 
 
 @numba.njit(cache=True, nogil=True)
-def _transpose(start, end, cols, vals, n_cols, capacity):  # noqa: ANN001, ANN202
-    """``RowPool.transposed``'s rows by counting sort: (indptr, columns, values), the
-    arrays ``capacity`` long."""
-    indptr = np.zeros(n_cols + 1, np.int64)
+def _count_columns(start, end, cols, counts):  # noqa: ANN001, ANN202
+    """Per column, how many of the rows' entries hold it (added to ``counts``)."""
     for r in range(start.size):
         for k in range(start[r], end[r]):
-            indptr[cols[k] + 1] += 1
-    for c in range(n_cols):
-        indptr[c + 1] += indptr[c]
-    fill = indptr[:-1].copy()
-    out_cols = np.empty(capacity, np.int64)
-    out_vals = np.empty(capacity, np.float64)
+            counts[cols[k]] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _transpose(start, end, cols, vals, lo, hi, fill, out_cols, out_vals):  # noqa: ANN001, ANN202, PLR0913
+    """``RowPool.transposed``'s columns ``[lo, hi)`` by counting sort: each entry of such a
+    column is put at ``fill[column - lo]`` of ``out_cols`` (its row) and ``out_vals``,
+    which then moves on."""
     for r in range(start.size):
         for k in range(start[r], end[r]):
-            p = fill[cols[k]]
-            out_cols[p] = r
-            out_vals[p] = vals[k]
-            fill[cols[k]] = p + 1
-    return indptr, out_cols, out_vals
+            c = cols[k]
+            if lo <= c < hi:
+                p = fill[c - lo]
+                out_cols[p] = r
+                out_vals[p] = vals[k]
+                fill[c - lo] = p + 1
 
 
 @numba.njit(cache=True, nogil=True)

@@ -451,12 +451,16 @@ def _save_graph(index: IndexTables, gen: _Generation) -> None:
     graph = index.graph
     ids, n = graph.canonical_ids()
     at = np.full(n, -1, np.int64)  # per canonical id, the node holding it now
-    held = np.flatnonzero(ids >= 0)
-    at[ids[held]] = held
     key = np.zeros(n, np.int64)
-    key[ids[held]] = graph.key[held]
+    # a block of nodes at a time: the temporaries of all at once, each an int64 per node,
+    # took ~0.5 GB of the whole Linux kernel's save
+    for lo in range(0, ids.size, _ROWS):
+        part = ids[lo : lo + _ROWS]
+        held = np.flatnonzero(part >= 0)
+        at[part[held]] = held + lo
+        key[part[held]] = graph.key[held + lo]
     gen.put("graph_key", key)
-    del key, held
+    del key
     _put_rows(gen, ("graph_indptr", "graph_nbr", "graph_cost"), graph.adj, at, ids)
     frag_nodes = index.frag_nodes
     frag_nodes.grow(len(index.frag_text))
@@ -477,6 +481,8 @@ def _put_rows(
     column becomes. Written a few rows at a time, the pointers too: a copy of the whole
     pool and its positions took the kernel's save a gigabyte more than the pool itself,
     and the pointers' temporaries, each one int64 per row, ~0.5 GB for its 16M nodes."""
+    # a mapped pool's pages read go back after each block (``build.spill``: read once)
+    read = mappings_of([pool.start, pool.end, pool.room_end, pool.cols, pool.vals])
     total = 0
     with gen.writer(names[0], np.int64) as indptr:
         indptr.write(np.zeros(1, np.int64))
@@ -486,15 +492,15 @@ def _put_rows(
             ends = total + np.cumsum(counts)
             indptr.write(ends)
             total = int(ends[-1])
+    release_mapped(read)
     room = total // 8
     with gen.writer(names[1], np.int64) as cols, gen.writer(names[2], np.float64) as vals:
-        read = mappings_of([pool.cols, pool.vals])
         for lo in range(0, rows.size, _ROWS):
             part = rows[lo : lo + _ROWS]
             _, c, v = pool.gather(part[part >= 0])
             cols.write(c if ids is None else ids[c])
             vals.write(v)
-            release_mapped(read)  # a mapped pool's pages read: read once (``build.spill``)
+            release_mapped(read)
         for lo in range(0, room, _ROWS):
             size = min(_ROWS, room - lo)
             cols.write(np.full(size, -1, np.int64))

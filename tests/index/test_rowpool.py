@@ -134,6 +134,25 @@ def test_transposed_is_the_transposed_matrix_laid_out_as_a_pool() -> None:
     assert got.cols.size == want.cols.size
 
 
+def test_transposed_through_a_spool_a_few_columns_at_a_time_is_the_same(tmp_path) -> None:  # noqa: ANN001
+    """A build's node rows by node, written a block of columns per pass (blocks smaller than
+    a column's entries too) and mapped back, are the rows made in memory, and no file of
+    them is left in the spool."""
+    m = sp.random(60, 40, density=0.3, format="csr", random_state=8)
+    pool = RowPool.from_csr(m)
+    pool.set_rows(np.array([3, 7]), np.array([3, 7, 7]), np.array([1, 2, 39]), np.ones(3))
+    want = pool.transposed(45)
+    for block in (1, 7, 10_000):
+        got = pool.transposed(45, tmp_path, block=block)
+        assert isinstance(got.cols.base, np.memmap) and not list(tmp_path.iterdir())
+        assert (got.n_rows, got.live, got.used, got.cols.size) == (
+            want.n_rows, want.live, want.used, want.cols.size
+        )  # fmt: skip
+        for a, b in zip(got.gather(np.arange(45)), want.gather(np.arange(45)), strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(got.room_end, want.room_end)
+
+
 def test_a_mapped_pool_of_sets_compacts_where_it_lies(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """A loaded index's relations by target, full of rows moved by edits, slide down in
     their own mapped array: the rows are the same sets, and no array is made for them
