@@ -588,7 +588,7 @@ def spill(pool: RowPool, spool: Path, name: str) -> list[mmap.mmap]:
         return out
 
     pool.replace_arrays(copy)
-    return mappings_of([pool.start, pool.end, pool.room_end, pool.cols, pool.vals])
+    return pool.file_maps()
 
 
 def _related(

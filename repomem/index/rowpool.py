@@ -110,6 +110,11 @@ class RowPool:
         for name in _POOL_ARRAYS:
             setattr(self, name, copy(name, getattr(self, name)))
 
+    def file_maps(self) -> list[mmap.mmap]:
+        """The file maps under the pool's arrays (``np.load``'s, a spool's), whose pages read
+        go back with ``release_mapped``."""
+        return mappings_of([getattr(self, name) for name in _POOL_ARRAYS])
+
     def row_map(self) -> mmap.mmap | None:
         """The map under the row arrays ``adopt`` and ``grow`` lay out (``fresh_zeros``),
         whose pages are written as rows change."""
@@ -308,7 +313,7 @@ class RowPool:
         paths = {name: spool / f"transposed_{name}.npy" for name in _POOL_ARRAYS}
         for name, values in (("start", indptr[:-1]), ("end", indptr[1:]), ("room_end", indptr[1:])):
             write_array(paths[name], values)
-        read = mappings_of([self.start, self.end, self.cols, self.vals])
+        read = self.file_maps()
         writers = ArrayWriter(paths["cols"], np.int64), ArrayWriter(paths["vals"], np.float64)
         with writers[0] as cols, writers[1] as vals:
             lo = 0

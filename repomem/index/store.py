@@ -482,7 +482,7 @@ def _put_rows(
     pool and its positions took the kernel's save a gigabyte more than the pool itself,
     and the pointers' temporaries, each one int64 per row, ~0.5 GB for its 16M nodes."""
     # a mapped pool's pages read go back after each block (``build.spill``: read once)
-    read = mappings_of([pool.start, pool.end, pool.room_end, pool.cols, pool.vals])
+    read = pool.file_maps()
     total = 0
     with gen.writer(names[0], np.int64) as indptr:
         indptr.write(np.zeros(1, np.int64))

@@ -29,7 +29,7 @@ from repomem.index.relations import relations_by_target
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool, with_room
 from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
-from repomem.index.trim import fresh_zeros, mappings_of
+from repomem.index.trim import fresh_zeros
 
 # the type of a relation row's fragment ids
 RELATION_ID = np.int32
@@ -419,7 +419,7 @@ class IndexTables:
         """``node_frags`` made through files in ``spool`` (``RowPool.transposed``), as a
         build's relations read them; returns the maps they are read through."""
         pool = self._node_frags = self.frag_nodes.transposed(self.graph.n_nodes, spool)
-        return mappings_of([pool.start, pool.end, pool.room_end, pool.cols, pool.vals])
+        return pool.file_maps()
 
     @property
     def resolver(self) -> Resolver:
