@@ -1192,9 +1192,7 @@ class BM25Index(_SavedState, _Compaction):
         first one copies them); ``postings``: the rows' ``_transpose``, made already;
         ``stats``: their ``_row_stats``, counted already."""
         n_rows = live.size
-        if stats is None:
-            stats = _row_stats(row_ptr, row_terms, row_tf, len(vocab))
-        df, row_len = stats
+        df, row_len = stats or _row_stats(row_ptr, row_terms, row_tf, len(vocab))
         doc_ids = np.flatnonzero(live)
         self._vocab: dict[str, int] | Vocabulary = vocab
         self._df = _Growable(np.int64, df)
