@@ -33,13 +33,22 @@ import numpy as np
 
 
 @cache
-def _glibc() -> Any:
+def _libc() -> Any:
+    """The C library on Linux (None elsewhere, or where it cannot be loaded), with ``errno``
+    kept for each call."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # musl and others have no malloc_trim
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+@cache
+def _glibc() -> Any:
+    """glibc's ``malloc_trim`` (None for musl and others, which have none)."""
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is None:
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
@@ -56,7 +65,7 @@ def limit_arenas(arenas: int = 2) -> bool:
     that updates the index from worker threads (the language server). Whether it applied."""
     if _glibc() is None:
         return False
-    mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    mallopt = _libc().mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_ARENA_MAX, arenas))
@@ -119,23 +128,34 @@ def release_mapped(mappings: Iterable[mmap.mmap]) -> int:
         for m in mappings:
             if m.closed or len(m) == 0:
                 continue
-            try:
-                view = (ctypes.c_char * len(m)).from_buffer(m)
-            except TypeError:  # read-only
+            found = _page_runs(pagemap, m, _PRESENT | _FILE_PAGE)
+            if found is None:  # read-only
                 m.madvise(mmap.MADV_DONTNEED)
                 dropped += len(m)
                 continue
-            address = ctypes.addressof(view)
-            del view
-            first, n = address // page, (len(m) + page - 1) // page
-            pagemap.seek(first * 8)
-            entries = np.frombuffer(pagemap.read(n * 8), np.uint64)
-            clean = (entries & (_PRESENT | _FILE_PAGE)) == (_PRESENT | _FILE_PAGE)
-            edges = np.flatnonzero(np.diff(np.r_[False, clean, False].astype(np.int8)))
-            for lo, hi in edges.reshape(-1, 2).tolist():
+            for lo, hi in found[1].tolist():
                 m.madvise(mmap.MADV_DONTNEED, lo * page, min(hi * page, len(m)) - lo * page)
                 dropped += (hi - lo) * page
     return dropped
+
+
+def _page_runs(pagemap: BinaryIO, m: mmap.mmap, state: np.uint64) -> tuple[int, np.ndarray] | None:
+    """The address of a writable map ``m`` (None: read-only) and its runs of pages whose
+    present and file bits in ``/proc/self/pagemap`` are ``state`` (resident and the file's:
+    clean; resident and not the file's: written), as rows ``[first, end)`` of page numbers
+    in the map."""
+    page = mmap.PAGESIZE
+    try:
+        view = (ctypes.c_char * len(m)).from_buffer(m)
+    except TypeError:
+        return None
+    address = ctypes.addressof(view)
+    del view
+    pagemap.seek(address // page * 8)
+    entries = np.frombuffer(pagemap.read((len(m) + page - 1) // page * 8), np.uint64)
+    hit = (entries & (_PRESENT | _FILE_PAGE)) == state
+    edges = np.flatnonzero(np.diff(np.r_[False, hit, False].astype(np.int8)))
+    return address, edges.reshape(-1, 2)
 
 
 def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float64) -> np.ndarray:
@@ -189,11 +209,8 @@ _MAP_FIXED = 0x10
 def _mmap_call() -> Any:
     """libc's ``mmap`` (the ``mmap`` module cannot map at a given address); None elsewhere
     than Linux."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        call = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).mmap
-    except (OSError, AttributeError):
+    call = getattr(_libc(), "mmap", None)
+    if call is None:
         return None
     call.argtypes = [
         ctypes.c_void_p,
@@ -264,23 +281,13 @@ class WrittenPages:
     def _spill_one(self, call: Any, pagemap: BinaryIO, m: mmap.mmap) -> int:
         """``spill`` of one map: its written runs of pages, each mapped from its file while
         the maps that splitting ``m`` makes stay within ``_maps_left``."""
-        page = mmap.PAGESIZE
-        try:
-            view = (ctypes.c_char * len(m)).from_buffer(m)
-        except TypeError:  # read-only: nothing was written
+        found = _page_runs(pagemap, m, _PRESENT)
+        if found is None or found[1].size == 0:  # read-only or nothing written
             return 0
-        address = ctypes.addressof(view)
-        del view
-        n = (len(m) + page - 1) // page
-        pagemap.seek(address // page * 8)
-        entries = np.frombuffer(pagemap.read(n * 8), np.uint64)
-        written = (entries & (_PRESENT | _FILE_PAGE)) == _PRESENT
-        if not written.any():
-            return 0
+        address, runs = found
         fh = self._file(m)
-        edges = np.flatnonzero(np.diff(np.r_[False, written, False].astype(np.int8)))
         moved = 0
-        for lo, hi in (edges.reshape(-1, 2) * page).tolist():
+        for lo, hi in (runs * mmap.PAGESIZE).tolist():
             if self._maps_left < 2:
                 break
             self._maps_left -= 2  # a run inside a map splits it in three
