@@ -439,7 +439,10 @@ def node_strengths(
     if sources.size == 0 or unique.size == 0:
         return np.zeros(inverse.size, np.float64)
     g = _graph_arrays(graph)
-    with _query_scratch.take(g[0].size, g[2].size, node_cap) as scratch:
+    # nodes a search touches and its pushes: bounded by its pruning and by the graph
+    bound = node_cap * node_cap + 1
+    sizes = min(bound, g[0].size + 1), min(bound, g[2].size + 1), node_cap
+    with _query_scratch.take(*sizes) as scratch:
         found = _strengths_kernel(
             g,
             np.asarray(sources, np.int64),
@@ -453,52 +456,62 @@ def node_strengths(
     return found[inverse]
 
 
-# a search's table (``_table``), its touched slots, its heap's costs and nodes, and the
-# nodes it settled with their strengths
-_QueryArrays = tuple[
-    tuple[np.ndarray, np.ndarray, np.ndarray],
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-]
-
-
-class _QueryScratch:
-    """The work arrays of a query's searches (``node_strengths``), reused across queries:
-    made afresh, their table (megabytes at the standard library's size, filled to mark its
-    slots empty) took ~0.35 ms of each definitions lookup. A search leaves its table empty,
-    so the arrays are reused as they are; one set per thread that queries at once."""
+class _Pool:
+    """Work arrays reused across calls, a set per thread using them at once (up to one per
+    core kept): making them costs more than a small call's work. ``_fits`` says whether a
+    kept set is large enough for the sizes asked, ``_made`` makes a new one."""
 
     def __init__(self) -> None:
-        self._free: list[_QueryArrays] = []
+        self._free: list[tuple] = []
         self._lock = threading.Lock()
+        self._keep = os.cpu_count() or 1  # read once: each call asks the system
 
     @contextmanager
-    def take(self, n_nodes: int, n_edges: int, node_cap: int) -> Iterator[_QueryArrays]:
-        # nodes a search touches and its pushes: bounded by its pruning and by the graph
-        bound = node_cap * node_cap + 1
-        n_touched, n_heap = min(bound, n_nodes + 1), min(bound, n_edges + 1)
+    def take(self, *sizes: int) -> Iterator[tuple]:
         with self._lock:
             arrays = self._free.pop() if self._free else None
-        if (
-            arrays is None
-            or arrays[1].size < n_touched
-            or arrays[2].size < n_heap
-            or arrays[4].size < node_cap
-        ):
-            arrays = (
-                _table(n_touched),
-                np.empty(n_touched, np.int64),
-                np.empty(n_heap, np.float64),
-                np.empty(n_heap, np.int64),
-                np.empty(node_cap, np.int64),
-                np.empty(node_cap, np.float64),
-            )
-        yield arrays  # a kernel that raised may leave its table dirty: then it is not reused
+        if arrays is None or not self._fits(arrays, *sizes):
+            arrays = self._made(*sizes)
+        yield arrays  # a kernel that raised may leave it dirty: then it is not reused
         with self._lock:
             self._free.append(arrays)
+            del self._free[: -self._keep]
+
+    @staticmethod
+    def _fits(arrays: tuple, *sizes: int) -> bool:
+        raise NotImplementedError
+
+    @staticmethod
+    def _made(*sizes: int) -> tuple:
+        raise NotImplementedError
+
+
+class _QueryScratch(_Pool):
+    """The work arrays of a query's searches (``node_strengths``) for ``(nodes touched,
+    pushes, nodes settled)``: a search's table (``_table``), its touched slots, its heap's
+    costs and nodes, and the nodes it settled with their strengths. Made afresh, their
+    table (megabytes at the standard library's size, filled to mark its slots empty) took
+    ~0.35 ms of each definitions lookup; a search leaves its table empty, so the arrays
+    are reused as they are."""
+
+    @staticmethod
+    def _fits(arrays: tuple, *sizes: int) -> bool:
+        n_touched, n_heap, node_cap = sizes
+        return (
+            arrays[1].size >= n_touched and arrays[2].size >= n_heap and arrays[4].size >= node_cap
+        )
+
+    @staticmethod
+    def _made(*sizes: int) -> tuple:
+        n_touched, n_heap, node_cap = sizes
+        return (
+            _table(n_touched),
+            np.empty(n_touched, np.int64),
+            np.empty(n_heap, np.float64),
+            np.empty(n_heap, np.int64),
+            np.empty(node_cap, np.int64),
+            np.empty(node_cap, np.float64),
+        )
 
 
 _query_scratch = _QueryScratch()
@@ -568,27 +581,10 @@ def strength_limit(epsilon: float) -> float:
     return -math.log(epsilon) * (1 + 1e-12)
 
 
-class _Scratch:
-    """Work arrays sized to the graph (a ball's, ``node_ball``) and to the fragments (the
-    relations' sums), reused across calls (allocating them costs more than a small update's
-    searches). A relation search keeps the nodes it reaches in a table of its own
-    (``_table``)."""
-
-    def __init__(self) -> None:
-        self._free: list[tuple[np.ndarray, ...]] = []
-        self._lock = threading.Lock()
-        self._keep = os.cpu_count() or 1  # read once: each call asks the system
-
-    @contextmanager
-    def take(self, n_nodes: int, n_frags: int) -> Iterator[tuple[np.ndarray, ...]]:
-        with self._lock:
-            arrays = self._free.pop() if self._free else None
-        if arrays is None or arrays[0].size < n_nodes or arrays[2].size < n_frags:
-            arrays = self._made(n_nodes, n_frags)
-        yield arrays  # a kernel that raised may leave it dirty: then it is not reused
-        with self._lock:
-            self._free.append(arrays)
-            del self._free[: -self._keep]
+class _Scratch(_Pool):
+    """Work arrays for ``(nodes, fragments)``: sized to the graph (a ball's, ``node_ball``)
+    and to the fragments (the relations' sums). A relation search keeps the nodes it
+    reaches in a table of its own (``_table``)."""
 
     def forget(self) -> None:
         """Forget the arrays kept: a build's relations leave their sums resident (every page:
@@ -603,7 +599,7 @@ class _Scratch:
         so that its first edit does not (~0.1 s on the Linux kernel's kernel/ mm/ fs/
         include/)."""
         with self._lock:
-            self._free = [a for a in self._free if a[0].size >= n_nodes and a[2].size >= n_frags]
+            self._free = [a for a in self._free if self._fits(a, n_nodes, n_frags)]
             while len(self._free) < min(self._keep, 2):
                 self._free.append(self._made(n_nodes, n_frags))
 
@@ -616,11 +612,17 @@ class _Scratch:
             return release_zeros(a for arrays in self._free for a in arrays)
 
     @staticmethod
-    def _made(n_nodes: int, n_frags: int) -> tuple[np.ndarray, ...]:
+    def _fits(arrays: tuple, *sizes: int) -> bool:
+        n_nodes, n_frags = sizes
+        return arrays[0].size >= n_nodes and arrays[2].size >= n_frags
+
+    @staticmethod
+    def _made(*sizes: int) -> tuple:
         """Per node a distance and its state (``_SEEN``: the distance holds, ``_SETTLED``),
         per fragment a sum and whether it holds one: all zeros in untouched pages, so that
         only the pages the searches reach become resident (distances filled with infinity
         made the whole kernel's ~0.3 GB resident at ``warm``)."""
+        n_nodes, n_frags = sizes
         return (
             fresh_zeros(n_nodes, np.float64),
             fresh_zeros(n_nodes, np.int8),
