@@ -39,13 +39,22 @@ class Lines(Sequence[str]):
     slice) at a time: a card or a shown window reads a few lines of a file, and splitting the
     whole file made a string of every line of it (and kept them, for the collector to walk)."""
 
-    def __init__(self, encoded: bytes) -> None:
+    def __init__(self, encoded: bytes, newlines: np.ndarray | None = None) -> None:
+        """``newlines``: where ``encoded`` holds its newlines (``newline_positions``), as a
+        saved index keeps them, sparing the scan of the whole file that a card's first read
+        of it paid."""
         self._data = encoded
-        newline = (np.frombuffer(encoded, np.uint8) == 10).view(np.uint8)
-        ends = _positions(newline, int(np.count_nonzero(newline)))
+        ends = newline_positions(encoded) if newlines is None else newlines
         n = ends.size + 1 - (ends.size > 0 and ends[-1] == len(encoded) - 1)
-        self._starts = np.concatenate(([0], ends[: n - 1] + 1))
-        self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else len(encoded))
+        self._starts = np.empty(n, np.int64)
+        self._starts[0] = 0
+        self._starts[1:] = ends[: n - 1] + 1
+        self._ends = np.empty(n, np.int64)
+        self._ends[: n - 1] = ends[: n - 1]
+        self._ends[n - 1] = ends[n - 1] if n <= ends.size else len(encoded)
+        # read a line at a time through these: a memoryview's items are Python ints, made
+        # faster than a numpy scalar (cards and type lookups read lines one by one)
+        self._line_starts, self._line_ends = memoryview(self._starts), memoryview(self._ends)
         self._cr = b"\r" in encoded
         self._n = int(self._starts.size)
 
@@ -77,8 +86,16 @@ class Lines(Sequence[str]):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        line = self._data[self._starts[i] : self._ends[i]].decode("utf-8", "surrogatepass")
+        line = self._data[self._line_starts[i] : self._line_ends[i]].decode(
+            "utf-8", "surrogatepass"
+        )
         return line.rstrip("\r") if self._cr else line
+
+
+def newline_positions(encoded: bytes | np.ndarray) -> np.ndarray:
+    """Where a UTF-8 text (bytes or a uint8 array) holds ``\\n``, in order (int64)."""
+    newline = (np.frombuffer(encoded, np.uint8) == 10).view(np.uint8)
+    return _positions(newline, int(np.count_nonzero(newline)))
 
 
 @numba.njit(cache=True, nogil=True)

@@ -66,6 +66,9 @@ class FileEntry:
     wn_frag: np.ndarray
     wn_node: np.ndarray
     wn_weight: np.ndarray
+    # where the text's UTF-8 holds its newlines, as a saved index keeps them for a text it
+    # holds (``parsing.Lines``); None: found when its lines are first read
+    newlines: np.ndarray | None = None
 
     @property
     def text(self) -> str:
