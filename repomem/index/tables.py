@@ -84,6 +84,14 @@ class FileEntry:
             return content.encode("utf-8", "surrogatepass")
         return content[0].encoded_at(content[1])
 
+    @property
+    def buffer(self) -> bytes | memoryview:
+        """The text in UTF-8: a saved index's a view of where it is mapped, not a copy."""
+        content = self.content
+        if isinstance(content, str):
+            return content.encode("utf-8", "surrogatepass")
+        return content[0].view_at(content[1])
+
 
 class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
     """A build's resolved calls, written to ``calls.npy`` as each file's come, as rows of

@@ -1078,12 +1078,14 @@ def test_lines_are_split_as_tree_sitter_counts_rows(text: str, lines: list[str])
 )
 def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
     """A file's lines read one at a time or by slices from its UTF-8 (``Lines``) are the
-    lines ``split_lines`` gives, whatever the line ends, a final newline or the encoding."""
+    lines ``split_lines`` gives, whatever the line ends, a final newline or the encoding,
+    and whether the UTF-8 is bytes or a view (of a saved index's map)."""
     expected = split_lines(text)
     encoded = text.encode("utf-8", "surrogatepass")
-    # found by a scan, or given as a saved index keeps them (int32)
-    for newlines in (None, newline_positions(encoded).astype(np.int32)):
-        lines = Lines(encoded, newlines)
+    # the UTF-8 or a view of it, its newlines found by a scan or as a saved index keeps them
+    saved = newline_positions(encoded).astype(np.int32)
+    for data, newlines in ((encoded, None), (encoded, saved), (memoryview(encoded), saved)):
+        lines = Lines(data, newlines)
         assert len(lines) == len(expected)
         assert list(lines) == [lines[i] for i in range(len(lines))] == expected
         assert lines[-1] == expected[-1]
