@@ -51,9 +51,9 @@ class Lines(Sequence[str]):
         # read through a memoryview, whose items are Python ints, made faster than numpy
         # scalars (cards and type lookups read lines one by one)
         self._marks = memoryview(self._newlines)
-        size = len(self._marks)
+        self._size, self._bytes = len(self._marks), len(encoded)
         # a final newline ends the last line: no line begins after it
-        self._n = size + 1 - (size > 0 and self._marks[size - 1] == len(encoded) - 1)
+        self._n = self._size + 1 - (self._size > 0 and self._marks[-1] == self._bytes - 1)
 
     def __len__(self) -> int:
         return self._n
@@ -67,7 +67,7 @@ class Lines(Sequence[str]):
         return self._marks[i - 1] + 1 if i else 0
 
     def _end(self, i: int) -> int:
-        return self._marks[i] if i < len(self._marks) else len(self._data)
+        return self._marks[i] if i < self._size else self._bytes
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -91,9 +91,8 @@ class Lines(Sequence[str]):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        marks = self._marks
-        start = marks[i - 1] + 1 if i else 0
-        end = marks[i] if i < len(marks) else len(self._data)
+        start = self._marks[i - 1] + 1 if i else 0
+        end = self._marks[i] if i < self._size else self._bytes
         # (a line without a ``\r`` at its end is returned as it is)
         return str(self._data[start:end], "utf-8", "surrogatepass").rstrip("\r")
 
