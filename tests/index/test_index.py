@@ -1084,17 +1084,18 @@ def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
     encoded = text.encode("utf-8", "surrogatepass")
     # the UTF-8 or a view of it, its newlines found by a scan or as a saved index keeps them
     saved = newline_positions(encoded).astype(np.int32)
-    for data, newlines in ((encoded, None), (encoded, saved), (memoryview(encoded), saved)):
-        lines = Lines(data, newlines)
-        assert len(lines) == len(expected)
-        assert list(lines) == [lines[i] for i in range(len(lines))] == expected
-        assert lines[-1] == expected[-1]
-        for first in range(-1, len(expected) + 2):
-            for last in range(-1, len(expected) + 2):
-                assert lines[first:last] == expected[first:last]
-        assert lines[::2] == expected[::2]
-        with pytest.raises(IndexError):
-            lines[len(expected)]
+    for data in (encoded, memoryview(encoded)):
+        for newlines in (None, saved):
+            lines = Lines(data, newlines)
+            assert len(lines) == len(expected)
+            assert list(lines) == [lines[i] for i in range(len(lines))] == expected
+            assert lines[-1] == expected[-1]
+            for first in range(-1, len(expected) + 2):
+                for last in range(-1, len(expected) + 2):
+                    assert lines[first:last] == expected[first:last]
+            assert lines[::2] == expected[::2]
+            with pytest.raises(IndexError):
+                lines[len(expected)]
 
 
 def test_a_loaded_resolver_keeps_one_compact_record_per_file_resolved_again(
