@@ -106,6 +106,12 @@ class Texts:
             return self._spool.read(i - self._base)
         return self[i].encode("utf-8", "surrogatepass")
 
+    def view_at(self, i: int) -> bytes | memoryview:
+        """Text ``i`` in UTF-8 as ``encoded_at`` gives it, a saved one a view of its map."""
+        if i in self._changed or not 0 <= i < self._base:
+            return self.encoded_at(i)
+        return memoryview(self._data)[self._offsets[i] : self._offsets[i + 1]]
+
     def encoded(self) -> Iterator[bytes]:
         return (self.encoded_at(i) for i in range(len(self)))
 

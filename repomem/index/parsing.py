@@ -39,23 +39,35 @@ class Lines(Sequence[str]):
     slice) at a time: a card or a shown window reads a few lines of a file, and splitting the
     whole file made a string of every line of it (and kept them, for the collector to walk)."""
 
-    def __init__(self, encoded: bytes) -> None:
+    def __init__(self, encoded: bytes | memoryview, newlines: np.ndarray | None = None) -> None:
+        """``encoded``: the UTF-8, or a view of it where a saved index maps it (a line read
+        touches its own pages, not a copy of the file's); ``newlines``: where it holds its
+        newlines (``newline_positions``), as a saved index keeps them, sparing the scan of
+        the whole file that a card's first read of it paid. Line ``i`` runs from the newline
+        before it to its own (or the end): its bounds are read from them as it is read, not
+        laid out for every line first."""
         self._data = encoded
-        newline = (np.frombuffer(encoded, np.uint8) == 10).view(np.uint8)
-        ends = _positions(newline, int(np.count_nonzero(newline)))
-        n = ends.size + 1 - (ends.size > 0 and ends[-1] == len(encoded) - 1)
-        self._starts = np.concatenate(([0], ends[: n - 1] + 1))
-        self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else len(encoded))
-        self._cr = b"\r" in encoded
-        self._n = int(self._starts.size)
+        self._newlines = newline_positions(encoded) if newlines is None else newlines
+        # read through a memoryview, whose items are Python ints, made faster than numpy
+        # scalars (cards and type lookups read lines one by one)
+        self._marks = memoryview(self._newlines)
+        self._size, self._bytes = len(self._marks), len(encoded)
+        # a final newline ends the last line: no line begins after it
+        self._n = self._size + 1 - (self._size > 0 and self._marks[-1] == self._bytes - 1)
 
     def __len__(self) -> int:
         return self._n
 
     @property
     def nbytes(self) -> int:
-        """What it holds: the UTF-8 and each line's bounds."""
-        return len(self._data) + self._starts.nbytes + self._ends.nbytes
+        """What it holds: the UTF-8 and where its newlines are."""
+        return len(self._data) + self._newlines.nbytes
+
+    def _start(self, i: int) -> int:
+        return self._marks[i - 1] + 1 if i else 0
+
+    def _end(self, i: int) -> int:
+        return self._marks[i] if i < self._size else self._bytes
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -70,15 +82,25 @@ class Lines(Sequence[str]):
                 return [self[k] for k in range(first, last, step)]
             if first >= last:
                 return []
-            text = self._data[self._starts[first] : self._ends[last - 1]]
-            lines = text.decode("utf-8", "surrogatepass").split("\n")
-            return [line.rstrip("\r") for line in lines] if self._cr else lines
+            text = str(
+                self._data[self._start(first) : self._end(last - 1)], "utf-8", "surrogatepass"
+            )
+            lines = text.split("\n")
+            return [line.rstrip("\r") for line in lines] if "\r" in text else lines
         if i < 0:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        line = self._data[self._starts[i] : self._ends[i]].decode("utf-8", "surrogatepass")
-        return line.rstrip("\r") if self._cr else line
+        start = self._marks[i - 1] + 1 if i else 0
+        end = self._marks[i] if i < self._size else self._bytes
+        # (a line without a ``\r`` at its end is returned as it is)
+        return str(self._data[start:end], "utf-8", "surrogatepass").rstrip("\r")
+
+
+def newline_positions(encoded: bytes | np.ndarray) -> np.ndarray:
+    """Where a UTF-8 text (bytes or a uint8 array) holds ``\\n``, in order (int64)."""
+    newline = (np.frombuffer(encoded, np.uint8) == 10).view(np.uint8)
+    return _positions(newline, int(np.count_nonzero(newline)))
 
 
 @numba.njit(cache=True, nogil=True)

@@ -18,6 +18,8 @@ from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_
 
 # a parse's per-line and per-node arrays, saved concatenated over the files (int32)
 NODE_ROWS = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
+# the fields a ``SavedParse`` is made with, in ``ParsedFile``'s order
+_SAVED_FIELDS = ("path", "language", "digest", *NODE_ROWS)
 
 
 class FileParts:
@@ -67,7 +69,7 @@ def saved_parse(file: list[str], parts: FileParts, i: int) -> ParsedFile:
         ]
 
     return SavedParse(
-        path, language, digest, *parts.all(NODE_ROWS, i), False, saved=(symbols, columns, callsites)
+        path, language, digest, *parts.all(NODE_ROWS, i), saved=(symbols, columns, callsites)
     )
 
 
@@ -113,13 +115,26 @@ class SavedParse(ParsedFile):
         | None = None,
         **kwargs: Any,
     ) -> None:
-        """``saved``: what decodes its symbols, its definitions' columns and its call sites;
+        """``saved``: what decodes its symbols, its definitions' columns and its call sites,
+        given with the path, language, digest and node rows (the fields before them: the
+        rest is decoded when read, so the dataclass's constructor, which set each default
+        through the properties here, is skipped: it was half of making a saved parse);
         without it, a parse of the fields given (``dataclasses.replace`` gives them all)."""
+        if saved is not None:
+            self.__dict__.update(
+                zip(_SAVED_FIELDS, args, strict=True),
+                _symbols=saved[0],
+                _columns=saved[1],
+                _saved_columns=None,
+                _callsites=saved[2],
+                _call_heads=None,
+                _definitions=[],
+                _calls=[],
+            )
+            return
         self.__dict__.update(_symbols=None, _columns=None, _saved_columns=None, _callsites=None)
         self._call_heads: list[str] | None = None
         super().__init__(*args, **kwargs)
-        if saved is not None:
-            self._symbols, self._columns, self._callsites = saved
 
     def _read_symbols(self) -> None:
         read = self._symbols

@@ -160,7 +160,7 @@ class Searcher:
         if hit is None or hit[0] is not entry:
             if hit is not None:
                 self._line_bytes -= self._line_cache.pop(path)[1].nbytes
-            hit = (entry, Lines(entry.encoded))
+            hit = (entry, Lines(entry.buffer, entry.newlines))
             self._line_cache[path] = hit
             self._line_bytes += hit[1].nbytes
             while len(self._line_cache) > LINE_FILES or self._line_bytes > LINE_BYTES:

@@ -32,7 +32,7 @@ from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, import_cost, laid_out
 from repomem.index.mapped import LazyDict, Locations, Texts, window_locations
-from repomem.index.parsing import ParsedFile
+from repomem.index.parsing import ParsedFile, newline_positions
 from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
 from repomem.index.saved_parse import (
@@ -64,7 +64,7 @@ from repomem.index.tables import (
 )
 from repomem.index.trim import mappings_of, release_mapped
 
-FORMAT_VERSION = 26
+FORMAT_VERSION = 27
 
 
 class IndexNotFound(RepomemError):
@@ -305,6 +305,13 @@ def _put_texts(gen: _Generation, index: IndexTables, entries: list[FileEntry]) -
         and all(e.content[1] == i for i, e in enumerate(entries))  # type: ignore[index]
     ):
         gen.texts("texts", (e.encoded for e in entries))
+    # read back as written: a build's texts are in the generation already, not in memory
+    data, bounds = gen.load("texts"), gen.load("texts_off").tolist()
+    gen.concat(
+        "text_newlines",
+        (newline_positions(data[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)),
+        np.int32,
+    )
     if not gen.written("frag_text", index.frag_text):
         gen.texts("frag_text", index.frag_text.encoded())
 
@@ -575,7 +582,9 @@ _WINDOWS = tuple(name for name, _ in WINDOW_ROWS)
 
 def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     paths = [f[0] for f in manifest["files"]]
-    parts = FileParts(a, (*_WINDOWS, *NODE_ROWS, "symbols", "definitions", "callsites", "calls"))
+    parts = FileParts(
+        a, (*_WINDOWS, *NODE_ROWS, "symbols", "definitions", "callsites", "calls", "text_newlines")
+    )
     texts = Texts(a["texts"], a["texts_off"])
     live, frag_key, order = a["live"], a["frag_key"], a["frag_by_key"]
     frag_text = Texts(a["frag_text"], a["frag_text_off"])
@@ -598,7 +607,13 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
     return IndexTables(
         config,
         files={
-            path: FileEntry(language, digest, (texts, i), *parts.all(_WINDOWS, i))
+            path: FileEntry(
+                language,
+                digest,
+                (texts, i),
+                *parts.all(_WINDOWS, i),
+                newlines=parts.of("text_newlines", i),
+            )
             for i, (path, language, digest) in enumerate(manifest["files"])
         },
         parsed=parsed,

@@ -66,6 +66,9 @@ class FileEntry:
     wn_frag: np.ndarray
     wn_node: np.ndarray
     wn_weight: np.ndarray
+    # where the text's UTF-8 holds its newlines, as a saved index keeps them for a text it
+    # holds (``parsing.Lines``); None: found when its lines are first read
+    newlines: np.ndarray | None = None
 
     @property
     def text(self) -> str:
@@ -80,6 +83,14 @@ class FileEntry:
         if isinstance(content, str):
             return content.encode("utf-8", "surrogatepass")
         return content[0].encoded_at(content[1])
+
+    @property
+    def buffer(self) -> bytes | memoryview:
+        """The text in UTF-8: a saved index's a view of where it is mapped, not a copy."""
+        content = self.content
+        if isinstance(content, str):
+            return content.encode("utf-8", "surrogatepass")
+        return content[0].view_at(content[1])
 
 
 class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):

@@ -22,7 +22,7 @@ from repomem.errors import RepomemError
 from repomem.index import saved_parse, store
 from repomem.index.bm25 import tokenize
 from repomem.index.build import recompute_relations
-from repomem.index.parsing import Lines, split_lines
+from repomem.index.parsing import Lines, newline_positions, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
 from repomem.index.spool import is_file
@@ -223,6 +223,31 @@ def _name_keys(*indexes: RepoIndex) -> set[tuple[str, str]]:
         for pf in idx.tables.parsed.values()
         for d in pf.definitions
     }
+
+
+def test_a_loaded_index_reads_its_files_newlines_as_saved(tmp_path: Path) -> None:
+    """A saved index keeps where each file's text has its newlines: a loaded file's lines
+    are found from them without scanning its text. Updated and saved, they are those of
+    the new texts, as a rebuild saves them."""
+    root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, "crlf.py": "a = 1\r\nb = 2\r\n"})
+    RepoIndex.build(root)
+    loaded = RepoIndex.load(root)
+    for path, entry in loaded.tables.files.items():
+        assert entry.newlines is not None and _is_mapped(entry.newlines)
+        assert entry.newlines.tolist() == newline_positions(entry.encoded).tolist()
+        assert list(loaded.file_lines(path)) == split_lines(entry.text)
+    apply_on_disk(root, EDITS)
+    for rel, text in EDITS.items():
+        loaded.update_file(rel, text)
+    for path in EDITS:
+        if path in loaded.tables.files:
+            assert list(loaded.file_lines(path)) == split_lines(loaded.file_text(path) or "")
+    loaded.save()
+    again = replace(IndexConfig(), index_dir=str(tmp_path / "again"))
+    RepoIndex.build(root, again)
+    saved, rebuilt = (store.live_generation(root, c) / "arrays" for c in (loaded.config, again))
+    for name in ("text_newlines.npy", "text_newlines_off.npy"):
+        assert np.array_equal(np.load(saved / name), np.load(rebuilt / name))
 
 
 def test_a_load_maps_the_resolvers_name_tables(
@@ -1053,18 +1078,24 @@ def test_lines_are_split_as_tree_sitter_counts_rows(text: str, lines: list[str])
 )
 def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
     """A file's lines read one at a time or by slices from its UTF-8 (``Lines``) are the
-    lines ``split_lines`` gives, whatever the line ends, a final newline or the encoding."""
+    lines ``split_lines`` gives, whatever the line ends, a final newline or the encoding,
+    and whether the UTF-8 is bytes or a view (of a saved index's map)."""
     expected = split_lines(text)
-    lines = Lines(text.encode("utf-8", "surrogatepass"))
-    assert len(lines) == len(expected)
-    assert list(lines) == [lines[i] for i in range(len(lines))] == expected
-    assert lines[-1] == expected[-1]
-    for first in range(-1, len(expected) + 2):
-        for last in range(-1, len(expected) + 2):
-            assert lines[first:last] == expected[first:last]
-    assert lines[::2] == expected[::2]
-    with pytest.raises(IndexError):
-        lines[len(expected)]
+    encoded = text.encode("utf-8", "surrogatepass")
+    # the UTF-8 or a view of it, its newlines found by a scan or as a saved index keeps them
+    saved = newline_positions(encoded).astype(np.int32)
+    for data in (encoded, memoryview(encoded)):
+        for newlines in (None, saved):
+            lines = Lines(data, newlines)
+            assert len(lines) == len(expected)
+            assert list(lines) == [lines[i] for i in range(len(lines))] == expected
+            assert lines[-1] == expected[-1]
+            for first in range(-1, len(expected) + 2):
+                for last in range(-1, len(expected) + 2):
+                    assert lines[first:last] == expected[first:last]
+            assert lines[::2] == expected[::2]
+            with pytest.raises(IndexError):
+                lines[len(expected)]
 
 
 def test_a_loaded_resolver_keeps_one_compact_record_per_file_resolved_again(
