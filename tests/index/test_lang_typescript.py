@@ -15,6 +15,7 @@ from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index.langs import for_language
+from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
 
 FILES: dict[str, str] = {
@@ -775,3 +776,37 @@ def test_an_import_no_code_uses_yet_is_carded_first(tmp_path: Path) -> None:
     # a type only the code's words name (a local's annotation) is used
     pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
     assert for_language("typescript").pending_imports(pf, lines) == {"later"}
+
+
+def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> None:
+    """The buffer of a file being written ends at the cursor with its class, method and
+    blocks still open: parsed as written, the grammar loses the class in a syntax error, and
+    ``this.`` at the cursor reaches nothing; parsed with the closers appended on its last
+    line (its rows unchanged), the class and its fields type ``this.peer``."""
+    files = {
+        "src/peer.ts": "export class Peer {\n  on(event: string): void {}\n}\n",
+        "src/host.ts": "import { Peer } from './peer';\n\nexport class Host {\n"
+        "  peer!: Peer;\n\n  start(flag: boolean): void {\n    const label = `x ${flag}`;\n"
+        "    if (flag) {\n      this.peer.on('a');\n    }\n\n    if (label) {\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "src/host.ts", files["src/host.ts"], ["this.peer.on"])
+    assert got[0] is not None and got[0][:2] == ("src/peer.ts", "Peer.on")
+    pf = index.tables.parsed["src/host.ts"]
+    assert pf.line_owner.size == files["src/host.ts"].count("\n")
+    assert {d.name for d in pf.definitions} >= {"Host", "Host.peer", "Host.start"}
+
+
+@pytest.mark.parametrize(
+    ("source", "closers"),
+    [
+        (b"class A {\n  m() {\n    if (x) {", b"}}}"),
+        (b"a = `x ${f({", b"})}`"),  # a template's ``${`` and the template itself
+        (b"f('}', /* { */ [", b"])"),  # strings and comments hide brackets
+        (b"a { b } c", b""),
+        (b"x {\n  // note", b""),  # closers written here would be commented out
+        (b'x { y = "abc', b""),  # a string left open
+    ],
+)
+def test_the_closers_of_a_cut_buffer(source: bytes, closers: bytes) -> None:
+    assert _closers(source) == closers
