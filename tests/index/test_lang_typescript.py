@@ -810,3 +810,21 @@ def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> No
 )
 def test_the_closers_of_a_cut_buffer(source: bytes, closers: bytes) -> None:
     assert _closers(source) == closers
+
+
+def test_a_cast_types_a_receiver(tmp_path: Path) -> None:
+    """``const t = expr as Foo`` (a chain over lines too, ``as unknown as Foo``, and after a
+    call, whose result type the cast overrides) types ``t.`` at the cursor."""
+    files = {
+        "src/types.ts": "export interface Codec {\n  decode(x: string): unknown;\n}\n"
+        "export interface Pair {\n  input: Codec;\n}\n"
+        "export function make(): number {\n  return 1;\n}\n",
+        "src/use.ts": "import { Pair, Codec, make } from './types';\n\n"
+        "export function run(opts: any): void {\n  const t = opts.config\n"
+        "    .transformer as Pair;\n  const u = opts.x as unknown as Codec;\n"
+        "  const v = make() as Codec;\n",
+    }
+    index = _index(tmp_path, files)
+    names = ["t.input.decode", "u.decode", "v.decode"]
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [("src/types.ts", "Codec.decode")] * 3
