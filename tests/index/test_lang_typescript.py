@@ -13,7 +13,7 @@ from repos import write_files
 from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
 
 from repomem.config import IndexConfig
-from repomem.context.definitions import find_definitions, resolve_names
+from repomem.context.definitions import MAX_PENDING, find_definitions, resolve_names
 from repomem.index.langs import for_language
 from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
@@ -776,6 +776,28 @@ def test_an_import_no_code_uses_yet_is_carded_first(tmp_path: Path) -> None:
     # a type only the code's words name (a local's annotation) is used
     pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
     assert for_language("typescript").pending_imports(pf, lines) == {"later"}
+
+
+def test_many_imports_no_code_uses_yet_are_ranked_as_other_names(tmp_path: Path) -> None:
+    """A file cut far below its imports (the buffer at the cursor) has many no code above
+    uses yet: the code below uses them, so they do not come before what the lines at the
+    cursor name (``MAX_PENDING``); a few still do."""
+    n = MAX_PENDING + 1
+    files = {
+        "src/lib.ts": "".join(
+            f"export function f{i}(): number {{\n  return {i};\n}}\n" for i in range(n)
+        )
+        + "export function near(): number {\n  return 0;\n}\n",
+        "src/use.ts": f"import {{ {', '.join(f'f{i}' for i in range(n))}, near }} from './lib';\n\n"
+        "export function run(): number {\n  const a = near();\n",
+    }
+    index = _index(tmp_path, files)
+    names = [h.card.name for h in find_definitions(index, "src/use.ts", files["src/use.ts"])]
+    assert names.index("near") < min(names.index(f"f{i}") for i in range(n))
+    few = files["src/use.ts"].replace("f0, ", "")  # MAX_PENDING of them: they come first
+    index = _index(tmp_path / "few", {**files, "src/use.ts": few})
+    names = [h.card.name for h in find_definitions(index, "src/use.ts", few)]
+    assert names.index("near") > max(names.index(f"f{i}") for i in range(1, n))
 
 
 def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> None:
