@@ -269,11 +269,12 @@ def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tu
     """``source`` parsed, and the bytes the tree was parsed from. In TypeScript, a line
     inside a syntax error that starts with a generic call signature's ``<`` gets a ``;`` for
     the blank before it (the member separator the grammar wants there; offsets and rows stay
-    those of the file), kept when the file then parses with fewer errors. A file that still
-    has errors and ends with brackets open (the buffer of a file being written, cut at the
-    cursor) gets their closers on its last line (its rows stay the file's), kept when it then
-    parses clean or with fewer errors: the grammar would lose an unclosed class in an error,
-    and with it every definition around the cursor."""
+    those of the file), kept when the file then parses with fewer errors. A file whose syntax
+    error runs to its end, and that ends with brackets open (the buffer of a file being
+    written, cut at the cursor), gets their closers on its last line (its rows stay the
+    file's), kept when it then parses clean or with fewer errors: the grammar would lose an
+    unclosed class in an error, and with it every definition around the cursor. An error
+    inside the file (a line being typed) costs no second parse."""
     tree = parser(language).parse(source, old_tree) if old_tree else parser(language).parse(source)
     if language not in _SIGNATURE_REPAIR or not tree.root_node.has_error:
         return source, tree
@@ -290,6 +291,8 @@ def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tu
             if not tree.root_node.has_error:
                 return source, tree
     end = len(source) - 1 if source.endswith(b"\n") else len(source)
+    if not errors or max(stop for _, stop in errors) < len(source.rstrip()):
+        return source, tree  # an error inside the file (a line being typed), not at its end
     closers = _closers(source[:end])
     if not closers:
         return source, tree

@@ -14,6 +14,7 @@ from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
 
 from repomem.config import IndexConfig
 from repomem.context.definitions import MAX_PENDING, find_definitions, resolve_names
+from repomem.index import parsing
 from repomem.index.langs import for_language
 from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
@@ -850,3 +851,19 @@ def test_a_cast_types_a_receiver(tmp_path: Path) -> None:
     names = ["t.input.decode", "u.decode", "v.decode"]
     got = resolve_names(index, "src/use.ts", files["src/use.ts"], names)
     assert [g[:2] if g else None for g in got] == [("src/types.ts", "Codec.decode")] * 3
+
+
+def test_an_error_inside_the_file_is_not_repaired_at_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line being typed (``foo(`` inside a file) leaves a bracket open at the file's end
+    too, but its error does not run there: no closers are looked for, no second parse."""
+    scanned: list[bytes] = []
+    monkeypatch.setattr(parsing, "_closers", lambda s: scanned.append(s) or b"")
+    body = (
+        "export class A {\n  m(): void {\n    foo(\n  }\n\n  n(): number {\n    return 1;\n  }\n}\n"
+    )
+    parsing.parse_tree("typescript", body.encode())
+    assert scanned == []
+    parsing.parse_tree("typescript", b"export class A {\n  m(): void {\n    if (x) {\n")
+    assert len(scanned) == 1
