@@ -238,11 +238,65 @@ def _error_spans(language: str, root: Node) -> list[tuple[int, int]]:
     ]
 
 
+# the tokens that open or close a bracket, or hide brackets (comments, strings), in code; and
+# in a template literal, what ends its text (`` ` ``, ``${``)
+_CODE_TOKEN = re.compile(
+    rb"//[^\n]*|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])*'?|\"(?:\\.|[^\"\\\n])*\"?|[`{}()\[\]]",
+    re.DOTALL,
+)
+_TEMPLATE_TOKEN = re.compile(rb"\\.|`|\$\{", re.DOTALL)
+_CLOSER = {ord("{"): b"}", ord("("): b")", ord("["): b"]", ord("`"): b"`"}
+
+
+def _closers(source: bytes) -> bytes:
+    """What closes the brackets (and template literals) still open where ``source`` ends, the
+    innermost first; empty where none is, or where it ends inside a comment or string."""
+    stack: list[int] = []  # the opening bytes; ``$`` for a template's ``${``
+    at = 0
+    while at < len(source):
+        if stack and stack[-1] == ord("`"):
+            m = _TEMPLATE_TOKEN.search(source, at)
+            if m is None:
+                break
+            token = m.group()
+            if token == b"`":
+                stack.pop()
+            elif token == b"${":
+                stack.append(ord("$"))
+            at = m.end()
+            continue
+        m = _CODE_TOKEN.search(source, at)
+        if m is None:
+            break
+        token, at = m.group(), m.end()
+        if token[0] in b"{([`":
+            stack.append(token[0])
+        elif token[0] in b"})]":
+            if stack and stack[-1] == ord("$") and token == b"}":
+                stack.pop()  # back in the template's text
+            elif stack and stack[-1] in (ord("{"), ord("("), ord("[")):
+                stack.pop()
+        elif token.startswith(b"//"):
+            if at >= len(source):
+                return b""  # closers written here would be commented out
+        elif token.startswith(b"/*"):
+            if len(token) < 4 or not token.endswith(b"*/"):
+                return b""
+        elif len(token) < 2 or token[-1] != token[0]:
+            return b""  # a string left open: where the code is, is not known
+    return b"".join(b"}" if c == ord("$") else _CLOSER[c] for c in reversed(stack))
+
+
 def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tuple[bytes, Tree]:
-    """``source`` parsed, and the bytes the tree was parsed from: in TypeScript, a line
+    """``source`` parsed, and the bytes the tree was parsed from. In TypeScript, a line
     inside a syntax error that starts with a generic call signature's ``<`` gets a ``;`` for
     the blank before it (the member separator the grammar wants there; offsets and rows stay
-    those of the file), kept when the file then parses with fewer errors."""
+    those of the file), kept when the file then parses with fewer errors. A file whose syntax
+    error runs to its end, and that ends with brackets open (the buffer of a file being
+    written, cut at the cursor), gets their closers on its last line (its rows stay the
+    file's), kept when it then parses clean or with fewer errors: the grammar would lose an
+    unclosed class in an error, and with it every definition around the cursor. An error
+    inside the file (a line being typed) costs no second parse."""
     tree = parser(language).parse(source, old_tree) if old_tree else parser(language).parse(source)
     if language not in _SIGNATURE_REPAIR or not tree.root_node.has_error:
         return source, tree
@@ -251,11 +305,25 @@ def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tu
     for m in _SIGNATURE_LINE.finditer(source):
         if any(start <= m.end() < end for start, end in errors):
             fixed[m.end() - 1] = ord(";")
-    if fixed == source:
+    if fixed != source:
+        repaired = parser(language).parse(bytes(fixed))
+        repaired_errors = _error_spans(language, repaired.root_node)
+        if len(repaired_errors) < len(errors):
+            source, tree, errors = bytes(fixed), repaired, repaired_errors
+            if not tree.root_node.has_error:
+                return source, tree
+    end = len(source) - 1 if source.endswith(b"\n") else len(source)
+    if not errors or max(stop for _, stop in errors) < len(source.rstrip()):
+        return source, tree  # an error inside the file (a line being typed), not at its end
+    closers = _closers(source[:end])
+    if not closers:
         return source, tree
-    repaired = parser(language).parse(bytes(fixed))
-    if len(_error_spans(language, repaired.root_node)) < len(errors):
-        return bytes(fixed), repaired
+    closed = source[:end] + closers + source[end:]
+    repaired = parser(language).parse(closed)
+    if not repaired.root_node.has_error or len(_error_spans(language, repaired.root_node)) < len(
+        errors
+    ):
+        return closed, repaired
     return source, tree
 
 

@@ -19,6 +19,7 @@ from repomem_eval.devsuite import (
     HELDOUT,
     PROJECTS,
     SETS,
+    UNSEEN,
     DevSuiteError,
     Project,
     default_cache,
@@ -380,6 +381,15 @@ def test_the_held_out_set_shares_no_project_with_the_dev_suite() -> None:
     assert [p.name for p in select_projects(["java"], HELDOUT)] == ["gson"]
     assert default_cache("heldout") != default_cache("dev")
     assert SETS["heldout"].tasks == {p.language: {"line": 100, "api": 100} for p in HELDOUT}
+
+
+def test_the_unseen_set_is_typescript_that_no_other_set_holds() -> None:
+    taken = {p.name for p in PROJECTS + HELDOUT} | {p.package for p in PROJECTS + HELDOUT}
+    assert not taken & ({p.name for p in UNSEEN} | {p.package for p in UNSEEN})
+    assert {p.language for p in UNSEEN} == {"typescript"}
+    assert all(p.source == "npm" and p.root == "src" for p in UNSEEN)
+    assert default_cache("unseen") not in (default_cache("dev"), default_cache("heldout"))
+    assert SETS["unseen"].tasks == {"typescript": {"line": 100, "api": 100}}
 
 
 def _git(*args: str, cwd: Path) -> None:

@@ -13,8 +13,10 @@ from repos import write_files
 from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
 
 from repomem.config import IndexConfig
-from repomem.context.definitions import find_definitions, resolve_names
+from repomem.context.definitions import MAX_PENDING, find_definitions, resolve_names
+from repomem.index import parsing
 from repomem.index.langs import for_language
+from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
 
 FILES: dict[str, str] = {
@@ -775,3 +777,93 @@ def test_an_import_no_code_uses_yet_is_carded_first(tmp_path: Path) -> None:
     # a type only the code's words name (a local's annotation) is used
     pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
     assert for_language("typescript").pending_imports(pf, lines) == {"later"}
+
+
+def test_many_imports_no_code_uses_yet_are_ranked_as_other_names(tmp_path: Path) -> None:
+    """A file cut far below its imports (the buffer at the cursor) has many no code above
+    uses yet: the code below uses them, so they do not come before what the lines at the
+    cursor name (``MAX_PENDING``); a few still do."""
+    n = MAX_PENDING + 1
+    files = {
+        "src/lib.ts": "".join(
+            f"export function f{i}(): number {{\n  return {i};\n}}\n" for i in range(n)
+        )
+        + "export function near(): number {\n  return 0;\n}\n",
+        "src/use.ts": f"import {{ {', '.join(f'f{i}' for i in range(n))}, near }} from './lib';\n\n"
+        "export function run(): number {\n  const a = near();\n",
+    }
+    index = _index(tmp_path, files)
+    names = [h.card.name for h in find_definitions(index, "src/use.ts", files["src/use.ts"])]
+    assert names.index("near") < min(names.index(f"f{i}") for i in range(n))
+    few = files["src/use.ts"].replace("f0, ", "")  # MAX_PENDING of them: they come first
+    index = _index(tmp_path / "few", {**files, "src/use.ts": few})
+    names = [h.card.name for h in find_definitions(index, "src/use.ts", few)]
+    assert names.index("near") > max(names.index(f"f{i}") for i in range(1, n))
+
+
+def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> None:
+    """The buffer of a file being written ends at the cursor with its class, method and
+    blocks still open: parsed as written, the grammar loses the class in a syntax error, and
+    ``this.`` at the cursor reaches nothing; parsed with the closers appended on its last
+    line (its rows unchanged), the class and its fields type ``this.peer``."""
+    files = {
+        "src/peer.ts": "export class Peer {\n  on(event: string): void {}\n}\n",
+        "src/host.ts": "import { Peer } from './peer';\n\nexport class Host {\n"
+        "  peer!: Peer;\n\n  start(flag: boolean): void {\n    const label = `x ${flag}`;\n"
+        "    if (flag) {\n      this.peer.on('a');\n    }\n\n    if (label) {\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "src/host.ts", files["src/host.ts"], ["this.peer.on"])
+    assert got[0] is not None and got[0][:2] == ("src/peer.ts", "Peer.on")
+    pf = index.tables.parsed["src/host.ts"]
+    assert pf.line_owner.size == files["src/host.ts"].count("\n")
+    assert {d.name for d in pf.definitions} >= {"Host", "Host.peer", "Host.start"}
+
+
+@pytest.mark.parametrize(
+    ("source", "closers"),
+    [
+        (b"class A {\n  m() {\n    if (x) {", b"}}}"),
+        (b"a = `x ${f({", b"})}`"),  # a template's ``${`` and the template itself
+        (b"f('}', /* { */ [", b"])"),  # strings and comments hide brackets
+        (b"a { b } c", b""),
+        (b"x {\n  // note", b""),  # closers written here would be commented out
+        (b'x { y = "abc', b""),  # a string left open
+    ],
+)
+def test_the_closers_of_a_cut_buffer(source: bytes, closers: bytes) -> None:
+    assert _closers(source) == closers
+
+
+def test_a_cast_types_a_receiver(tmp_path: Path) -> None:
+    """``const t = expr as Foo`` (a chain over lines too, ``as unknown as Foo``, and after a
+    call, whose result type the cast overrides) types ``t.`` at the cursor."""
+    files = {
+        "src/types.ts": "export interface Codec {\n  decode(x: string): unknown;\n}\n"
+        "export interface Pair {\n  input: Codec;\n}\n"
+        "export function make(): number {\n  return 1;\n}\n",
+        "src/use.ts": "import { Pair, Codec, make } from './types';\n\n"
+        "export function run(opts: any): void {\n  const t = opts.config\n"
+        "    .transformer as Pair;\n  const u = opts.x as unknown as Codec;\n"
+        "  const v = make() as Codec;\n",
+    }
+    index = _index(tmp_path, files)
+    names = ["t.input.decode", "u.decode", "v.decode"]
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [("src/types.ts", "Codec.decode")] * 3
+
+
+def test_an_error_inside_the_file_is_not_repaired_at_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line being typed (``foo(`` inside a file) leaves a bracket open at the file's end
+    too, but its error does not run there: no closers are looked for, no second parse."""
+    scanned: list[bytes] = []
+    monkeypatch.setattr(parsing, "_closers", lambda s: scanned.append(s) or b"")
+    body = (
+        "export class A {\n  m(): void {\n    foo(\n  }\n\n  n(): number {\n    return 1;\n  }\n}\n"
+    )
+    parsing.parse_tree("typescript", body.encode())
+    assert scanned == []
+    parsing.parse_tree("typescript", b"export class A {\n  m(): void {\n    if (x) {\n")
+    assert len(scanned) == 1

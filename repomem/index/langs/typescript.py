@@ -1458,6 +1458,12 @@ _TYPED = re.compile(
     r"(?:\((?P<kparams>[^()]*)\)\s*(?::[^=;{}()]*)?=>|(?P<kparam>[A-Za-z_$][\w$]*)\s*=>"
     r"|function\b[^(]*\((?P<fparams>[^()]*)\))|\((?P<mparams>[^()]*)\)\s*(?::[^=;{}()]*)?\{))"
 )
+# the rest of ``const x = ...`` when it ends with a cast ``as Foo`` (``as unknown as Foo``
+# too), over the lines a chain continues on (``.transformer as CombinedDataTransformer``)
+_AS_CAST = re.compile(
+    r"(?:[^;{}=()\n]|\((?:[^()]|\([^()]*\))*\)|\n\s*(?=\??\.))*?\bas\s+"
+    r"(?P<cast>(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?)\s*(?:;|\n|$)"
+)
 # a call's arguments in a chain, and the blanks and ``!``/``?`` up to the next ``.``
 _CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?|\s+")
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
@@ -1490,13 +1496,16 @@ def _window_start(lines: list[str], first: int) -> int:
 
 def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
     """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
-    ``new``, the result of a call (``const x = f()``: ``f``'s return type) and a callback's
-    parameters (as the function it is passed to types them); ``()`` for ``const x = ...``
-    otherwise, which forgets what an earlier ``x: Foo`` said."""
+    ``new``, a cast (``const x = y as Foo``), the result of a call (``const x = f()``:
+    ``f``'s return type) and a callback's parameters (as the function it is passed to types
+    them); ``()`` for ``const x = ...`` otherwise, which forgets what an earlier ``x: Foo``
+    said."""
     stripped = _STRING.sub('""', text)
     for m in _TYPED.finditer(stripped):
-        if m["called"]:  # ``const x = f()``: what ``f`` returns
-            yield m["called"], tuple(_CALL_ARGUMENTS.sub("", m["result"]).split("."))
+        if m["called"]:  # ``const x = f()``: what ``f`` returns, unless a cast says
+            cast = _AS_CAST.match(stripped, m.end() - 1)
+            called = tuple(_CALL_ARGUMENTS.sub("", m["result"]).split("."))
+            yield m["called"], (cast and _type_parts(cast["cast"])) or called
         elif m["callee"]:  # ``f(a, (x, y) => ...)``: as ``f`` types its argument's parameters
             callee, arg = tuple(m["callee"].split(".")), m["before"].count(",")
             params = [m["param"]] if m["param"] else m["params"].split(",")
@@ -1508,8 +1517,9 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
                     yield name, typed or (*callee, f"#{arg}", f"#{j}")
         elif m["key"]:  # ``f({ key: (x, y) => ...})``: as ``f``'s option ``key`` types them
             yield from _property_params(stripped, m)
-        elif m["untyped"]:
-            yield m["untyped"], ()
+        elif m["untyped"]:  # ``const x = ... as Foo``: a cast types it
+            cast = _AS_CAST.match(stripped, m.end())
+            yield m["untyped"], (cast and _type_parts(cast["cast"])) or ()
         else:
             ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
             if ty is not None:
