@@ -22,7 +22,14 @@ import numpy as np
 from repomem.index import langs
 from repomem.index.graph import ROOT
 from repomem.index.mapped import LazyDict, Vocabulary
-from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
+from repomem.index.names import (
+    Names,
+    PerFile,
+    Recent,
+    SavedNames,
+    saved_vocabulary,
+    vocabulary_arrays,
+)
 from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 from repomem.index.resolver_types import Target
 
@@ -240,8 +247,9 @@ class Resolver:
         )
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
-        # each file's own tables, made from its parse when first read (``per_file``)
-        self._per_file: list[PerFile] = []
+        # each file's own tables, made from its parse when first read (``per_file``), and
+        # what resolution made of a file and may read again (``recent``)
+        self._per_file: list[PerFile | Recent] = []
         # (from the definitions' columns: a saved parse makes no ``Definition`` for them)
         self.defs = self.per_file(_defs_by_name)
         self.classes = self.per_file(_class_names)
@@ -285,6 +293,13 @@ class Resolver:
         """A table of each file's own entries, made from its parse when first read (a
         language family's too): ``drop_unread`` drops those a while unused."""
         table = PerFile(self.files, make)
+        self._per_file.append(table)
+        return table
+
+    def recent(self) -> Recent:
+        """A table of what resolution made of each file and may read again (a language
+        family's): ``drop_unread`` drops those a while unused."""
+        table: Recent = Recent()
         self._per_file.append(table)
         return table
 

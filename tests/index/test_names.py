@@ -12,9 +12,17 @@ from repos import OTHER_LANG_FILES, PY_FILES, make_repo
 from repomem.index import store
 from repomem.index.langs import for_language
 from repomem.index.mapped import LazyDict, Vocabulary, word_hash
-from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
+from repomem.index.names import (
+    Names,
+    PerFile,
+    Recent,
+    SavedNames,
+    saved_vocabulary,
+    vocabulary_arrays,
+)
+from repomem.index.parsing import parse_source
 from repomem.index.repo import RepoIndex
-from repomem.index.resolve import PYTHON_NS
+from repomem.index.resolve import PYTHON_NS, Resolver
 
 
 def _saved(names: Names, paths: list[str]) -> Names:
@@ -202,3 +210,40 @@ def test_per_file_tables_past_the_bound_unread_since_the_last_drop_are_made_agai
     table.drop_unread()  # three: past the bound, those unread since the last drop go
     assert table["c"] == "c" and made == ["A", "B", "C"]
     assert table["a"] == "a" and made == ["A", "B", "C", "A"]
+
+
+def test_recent_values_past_the_bound_unread_since_the_last_drop_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("repomem.index.names._KEPT", 1)
+    table: Recent[str] = Recent()
+    table["a"] = "A"
+    table.drop_unread()
+    table.drop_unread()  # one value: within the bound, kept however long unread
+    assert table.get("a") == "A"
+    table["b"] = "B"
+    table.drop_unread()  # both read (or set) since the last drop
+    assert table.get("b") == "B"
+    table.drop_unread()  # two: past the bound, "a", unread since the last drop, goes
+    assert table.get("a") is None and table.get("b") == "B"
+    table.clear()
+    assert table.get("b") is None
+
+
+def test_what_a_c_file_sees_is_dropped_with_the_resolvers_unread_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A build resolves each C file once: what its includes bring in (``CFamily._visible``)
+    goes with the resolver's other tables unread since the last drop, and comes back the
+    same when asked again."""
+    monkeypatch.setattr("repomem.index.names._KEPT", 1)
+    texts = {"a.h": "int f(void);\n"}
+    texts |= {f"m{i}.c": f'#include "a.h"\nint g{i}(void) {{ return f(); }}\n' for i in range(3)}
+    r = Resolver({p: parse_source(p, "c", t, "d") for p, t in texts.items()})
+    resolved = {p: r.calls_of(p) for p in texts if p.endswith(".c")}
+    visible = for_language("c").tables(r).visible  # type: ignore[attr-defined]
+    assert visible.get("m0.c") == ({"a.h": 0}, visible.get("m0.c")[1])
+    r.drop_unread()
+    r.drop_unread()
+    assert [visible.get(p) for p in resolved] == [None, None, None]
+    assert {p: r.calls_of(p) for p in resolved} == resolved
