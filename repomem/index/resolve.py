@@ -23,6 +23,7 @@ from repomem.index import langs
 from repomem.index.graph import ROOT
 from repomem.index.mapped import LazyDict, Vocabulary
 from repomem.index.names import (
+    NameRows,
     Names,
     PerFile,
     Recent,
@@ -277,8 +278,7 @@ class Resolver:
         self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
         if isinstance(self.files, LazyDict) and saved is None:
-            for path in files:
-                self._enter(path, self.files.peek(path))
+            self._enter_all(list(files))
         elif saved is None:
             for path, pf in files.items():
                 self._add(path, pf)
@@ -330,6 +330,24 @@ class Resolver:
         ns = _namespace(pf.language)
         for d in pf.definitions:  # Python's by the last part: ``obj.meth`` untyped
             self.by_name.add(path, (ns, d.name.rsplit(".", 1)[-1]), d.node)
+        self._enter_tables(path, pf)
+
+    def _enter_all(self, paths: list[str]) -> None:
+        """Every file of a build's parses (``files``, each made when read) entered as
+        ``_enter`` does, ``by_name`` as the arrays a saved index maps (``NameRows``)."""
+        rows = NameRows(paths)
+        for i, path in enumerate(paths):
+            pf = self.files.peek(path)
+            assert pf is not None
+            ns = _namespace(pf.language)
+            names, nodes, _ = pf.definition_columns()
+            for name, node in zip(names, nodes, strict=True):
+                rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)
+            self._enter_tables(path, pf)
+        self.by_name = rows.names()
+
+    def _enter_tables(self, path: str, pf: ParsedFile) -> None:
+        """``pf``'s entries in the modules and the family's own tables (``_enter``)."""
         if pf.language == "python":
             self._add_module(path)
         else:

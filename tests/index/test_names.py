@@ -13,6 +13,7 @@ from repomem.index import store
 from repomem.index.langs import for_language
 from repomem.index.mapped import LazyDict, Vocabulary, word_hash
 from repomem.index.names import (
+    NameRows,
     Names,
     PerFile,
     Recent,
@@ -70,6 +71,41 @@ def test_the_saved_table_reads_back_as_the_table_in_memory() -> None:
     assert [saved.get(k) for k in keys] == [names.get(k) for k in keys]
     assert saved.get(("py", "run")) == (("a.py", 9), ("a.py", 2), ("b.py", 4))
     assert saved.get(("py", "missing"), ()) == ()
+
+
+def test_rows_entered_a_file_at_a_time_make_the_table_entering_makes() -> None:
+    """A build's ``NameRows``: byte for byte the arrays of the table of tuples entered with
+    the same definitions, read in place with the same answers, and edited as a loaded one."""
+    paths = ["a.py", "b.py", "c.py"]
+    entries = [
+        ("a.py", ("py", "run"), 9),
+        ("a.py", ("py", "run"), 2),
+        ("a.py", ("go", "run"), 1),
+        ("b.py", ("py", "ünï"), 4),
+        ("b.py", ("py", "run"), 3),
+        ("c.py", ("py", "other"), 7),
+    ]
+    names, rows = Names(), NameRows(paths)
+    for path, key, node in entries:
+        names.add(path, key, node)
+        rows.add(paths.index(path), key, node)
+    table = rows.names()
+
+    def same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+        return a.keys() == b.keys() and all(
+            a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a
+        )
+
+    assert same(table.arrays(paths), names.arrays(paths))
+    keys = [*{key for _, key, _ in entries}, ("py", "missing")]
+    assert [table.get(k) for k in keys] == [names.get(k) for k in keys]
+    loaded = _saved(names, paths)  # an edit: as over a loaded index's table
+    for edited in (table, loaded, names):
+        edited.remove("b.py", {("py", "ünï"), ("py", "run")})
+        edited.add("b.py", ("py", "run"), 5)
+    assert same(table.arrays(paths), loaded.arrays(paths))
+    assert [table.get(k) for k in keys] == [names.get(k) for k in keys]
+    assert table.get(("py", "run")) == (("a.py", 9), ("a.py", 2), ("b.py", 5))
 
 
 def test_an_edit_over_the_saved_table_shadows_its_rows() -> None:
