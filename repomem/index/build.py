@@ -343,7 +343,10 @@ def _resolve_calls(
         if done % _RESOLVED_AT_ONCE == 0:
             resolver.drop_unread()
     calls.finish()
-    resolution = {**dependencies.arrays(), **resolver.by_name.arrays(calls.paths)}
+    # the names' arrays taken, the resolver's tables go before the dependencies' are made
+    names = resolver.by_name.arrays(calls.paths)
+    del resolver
+    resolution = {**dependencies.arrays(), **names}
     spooled(spool, resolution)
     return list(resolution)
 
