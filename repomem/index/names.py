@@ -232,8 +232,8 @@ def _name_rows(
 
 
 class NameRows:
-    """Every file's definitions entered as ``Names`` rows of ids, a file at a time in the
-    order of ``paths`` (a build's), and made into the table a saved index maps (``names``):
+    """Every file's definitions entered as ``Names`` rows of ids, a file at a time (a
+    build's), and made into the table a saved index maps (``names``), over ``paths``:
     as a dict of tuples, ~200 bytes a definition were held through the whole resolution (the
     kernel subset's 0.4M definitions ~80 MB), growing with the repository; as rows, 16."""
 

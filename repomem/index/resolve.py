@@ -334,12 +334,14 @@ class Resolver:
 
     def _enter_all(self, paths: list[str]) -> None:
         """Every file of a build's parses (``files``, each made when read) entered as
-        ``_enter`` does, ``by_name`` as the arrays a saved index maps (``NameRows``)."""
-        rows = NameRows(paths)
-        for i, path in enumerate(paths):
+        ``_enter`` does, ``by_name`` as the arrays a saved index maps (``NameRows``, the
+        files numbered in path order, as ``Names`` keeps a name's definitions)."""
+        rows = NameRows(sorted(paths))
+        number = {p: i for i, p in enumerate(rows.paths)}
+        for path in paths:
             pf = self.files.peek(path)
             assert pf is not None
-            ns = _namespace(pf.language)
+            ns, i = _namespace(pf.language), number[path]
             names, nodes, _ = pf.definition_columns()
             for name, node in zip(names, nodes, strict=True):
                 rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)

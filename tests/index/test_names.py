@@ -108,6 +108,21 @@ def test_rows_entered_a_file_at_a_time_make_the_table_entering_makes() -> None:
     assert table.get(("py", "run")) == (("a.py", 9), ("a.py", 2), ("b.py", 5))
 
 
+def test_a_build_resolver_names_the_definitions_an_entering_one_names() -> None:
+    """A resolver over a build's parses (made when read, entered as rows of ids) answers as
+    one entering each parse as a dict of tuples, whatever order the files come in."""
+    texts = {
+        "b.py": "def run():\n    pass\n",
+        "a.py": "def run():\n    pass\n\n\ndef run():\n    pass\n",
+    }
+    parses = {p: parse_source(p, "python", t, "d") for p, t in texts.items()}
+    entered = Resolver(parses)
+    made = Resolver(LazyDict(list(parses), lambda i: list(parses.values())[i]))
+    key = (PYTHON_NS, "run")
+    assert made.by_name.get(key) == entered.by_name.get(key)
+    assert [p for p, _ in made.by_name.get(key)] == ["a.py", "a.py", "b.py"]
+
+
 def test_an_edit_over_the_saved_table_shadows_its_rows() -> None:
     names = Names()
     names.add("a.py", ("py", "run"), 1)
