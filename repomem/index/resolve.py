@@ -278,7 +278,7 @@ class Resolver:
         self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
         if isinstance(self.files, LazyDict) and saved is None:
-            self._enter_all(list(files))
+            self.by_name = _enter_all(self, list(files))
         elif saved is None:
             for path, pf in files.items():
                 self._add(path, pf)
@@ -331,22 +331,6 @@ class Resolver:
         for d in pf.definitions:  # Python's by the last part: ``obj.meth`` untyped
             self.by_name.add(path, (ns, d.name.rsplit(".", 1)[-1]), d.node)
         self._enter_tables(path, pf)
-
-    def _enter_all(self, paths: list[str]) -> None:
-        """Every file of a build's parses (``files``, each made when read) entered as
-        ``_enter`` does, ``by_name`` as the arrays a saved index maps (``NameRows``, the
-        files numbered in path order, as ``Names`` keeps a name's definitions)."""
-        rows = NameRows(sorted(paths))
-        number = {p: i for i, p in enumerate(rows.paths)}
-        for path in paths:
-            pf = self.files.peek(path)
-            assert pf is not None
-            ns, i = _namespace(pf.language), number[path]
-            names, nodes, _ = pf.definition_columns()
-            for name, node in zip(names, nodes, strict=True):
-                rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)
-            self._enter_tables(path, pf)
-        self.by_name = rows.names()
 
     def _enter_tables(self, path: str, pf: ParsedFile) -> None:
         """``pf``'s entries in the modules and the family's own tables (``_enter``)."""
@@ -681,6 +665,23 @@ class Resolver:
                 break
         out.discard(path)
         return out
+
+
+def _enter_all(r: Resolver, paths: list[str]) -> Names:
+    """Every file of a build's parses (``r.files``, each made when read) entered as
+    ``Resolver._enter`` does, their definitions as the arrays a saved index maps
+    (``NameRows``, the files numbered in path order, as ``Names`` keeps a name's)."""
+    rows = NameRows(sorted(paths))
+    number = {p: i for i, p in enumerate(rows.paths)}
+    for path in paths:
+        pf = r.files.peek(path)  # type: ignore[attr-defined]
+        assert pf is not None
+        ns, i = _namespace(pf.language), number[path]
+        names, nodes, _ = pf.definition_columns()
+        for name, node in zip(names, nodes, strict=True):
+            rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)
+        r._enter_tables(path, pf)  # noqa: SLF001 - the resolver's own step
+    return rows.names()
 
 
 def _namespace(language: str) -> str:
