@@ -10,6 +10,7 @@ when resolution first reads them.
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from typing import Generic, TypeVar
@@ -30,6 +31,16 @@ _PATH = itemgetter(0)
 _REMEMBERED = 1 << 16
 # files whose own tables ``PerFile`` keeps however long unread
 _KEPT = 2048
+# the arrays of ``Names.arrays``
+_NAME_ARRAYS = (
+    "rn_keys",
+    "rn_keys_off",
+    "rn_keys_hash",
+    "rn_keys_ids",
+    "rn_indptr",
+    "rn_file",
+    "rn_node",
+)
 
 
 def vocabulary_arrays(
@@ -46,6 +57,12 @@ def vocabulary_arrays(
     np.cumsum([len(e) for e in encoded], out=offsets[off0.size :])
     offsets[off0.size :] += off0[-1]
     data = np.concatenate([np.asarray(data0), np.frombuffer(b"".join(encoded), np.uint8)])
+    return encoded_vocabulary(name, data, offsets)
+
+
+def encoded_vocabulary(name: str, data: np.ndarray, offsets: np.ndarray) -> dict[str, np.ndarray]:
+    """The words encoded in ``data`` (the i-th at ``offsets[i]:offsets[i + 1]``) as the
+    arrays of ``vocabulary_arrays``."""
     hashes = fnv1a(data, offsets)
     order = np.argsort(hashes, kind="stable")
     return {
@@ -68,6 +85,7 @@ class SavedNames:
     def __init__(self, a: Mapping[str, np.ndarray]) -> None:
         self.keys = saved_vocabulary("rn_keys", a)
         self.indptr, self.file, self.node = a["rn_indptr"], a["rn_file"], a["rn_node"]
+        self.arrays = {name: a[name] for name in _NAME_ARRAYS}
 
     def rows(self, key: Key) -> tuple[list[int], list[int]]:
         kid = self.keys.get(f"{key[0]}:{key[1]}")
@@ -165,8 +183,10 @@ class Names:
         """The table over ``paths`` (sorted) as the arrays of ``SavedNames``: the rows of
         saved files not entered again are copied, renumbered, and the saved keys keep their
         ids, so that nothing saved is decoded."""
-        number = {p: i for i, p in enumerate(paths)}
         saved = self._saved
+        if saved is not None and not self._new and not self._left and paths == self._paths:
+            return dict(saved.arrays)  # what the rows below would make of them again
+        number = {p: i for i, p in enumerate(paths)}
         ids: dict[str, int] = {}
         base = len(saved.keys) if saved is not None else 0
         keys, files, nodes = [], [], []
@@ -192,27 +212,113 @@ class Names:
             k = np.r_[row_key[kept], k]
             f = np.r_[renumber[saved.file[kept]], f].astype(np.int32)
             n = np.r_[saved.node[kept], n].astype(np.int32)
-        order = np.lexsort((np.arange(k.size), f, k))  # a file's rows stay in their order
-        k, f, n = k[order], f[order], n[order]
-        return {
-            **vocabulary_arrays("rn_keys", ids, saved.keys if saved is not None else None),
-            "rn_indptr": np.searchsorted(k, np.arange(base + len(ids) + 1)).astype(np.int64),
-            "rn_file": f,
-            "rn_node": n,
-        }
+        keys = vocabulary_arrays("rn_keys", ids, saved.keys if saved is not None else None)
+        return _name_rows(keys, k, f, n)
 
 
-class PerFile(Mapping[str, V], Generic[V]):
+def _name_rows(
+    keys: dict[str, np.ndarray], k: np.ndarray, f: np.ndarray, n: np.ndarray
+) -> dict[str, np.ndarray]:
+    """``Names.arrays``: the keys' vocabulary ``keys`` and the rows (key id, file number,
+    node), ordered by key, then file, a file's rows staying in their order."""
+    order = np.lexsort((np.arange(k.size), f, k))
+    k, f, n = k[order], f[order], n[order]
+    return {
+        **keys,
+        "rn_indptr": np.searchsorted(k, np.arange(keys["rn_keys_off"].size)).astype(np.int64),
+        "rn_file": f,
+        "rn_node": n,
+    }
+
+
+class NameRows:
+    """Every file's definitions entered as ``Names`` rows of ids, a file at a time (a
+    build's), and made into the table a saved index maps (``names``), over ``paths``:
+    as a dict of tuples, ~200 bytes a definition were held through the whole resolution (the
+    kernel subset's 0.4M definitions ~80 MB), growing with the repository; as rows, 16."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        self._ids: dict[str, int] = {}
+        self._data = bytearray()
+        self._ends = array("q", [0])
+        self._keys, self._files, self._nodes = array("q"), array("i"), array("i")
+
+    def add(self, file: int, key: Key, node: int) -> None:
+        """One definition of ``paths[file]`` (after the file's earlier ones)."""
+        word = f"{key[0]}:{key[1]}"
+        kid = self._ids.get(word)
+        if kid is None:
+            kid = self._ids[word] = len(self._ids)
+            self._data += word.encode("utf-8", "surrogatepass")
+            self._ends.append(len(self._data))
+        self._keys.append(kid)
+        self._files.append(file)
+        self._nodes.append(node)
+
+    def names(self) -> Names:
+        """The table, read in place as a loaded index's (its ``arrays`` as they are)."""
+        keys = encoded_vocabulary(
+            "rn_keys", np.frombuffer(self._data, np.uint8).copy(), np.array(self._ends, np.int64)
+        )
+        self._ids, self._data = {}, bytearray()
+        rows = [np.array(a, t) for a, t in ((self._keys, np.int64), (self._files, np.int32))]
+        rows.append(np.array(self._nodes, np.int32))
+        self._keys, self._files, self._nodes = array("q"), array("i"), array("i")
+        return Names(self.paths, SavedNames(_name_rows(keys, *rows)))
+
+
+class _Kept(Generic[V]):
+    """Values by file, of which ``drop_unread`` keeps a bounded number."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, V] = {}
+        self._read: set[str] = set()
+
+    def forget(self, path: str) -> None:
+        self._made.pop(path, None)
+
+    def drop_unread(self) -> None:
+        """Past ``_KEPT`` files' values, drop those not read since the last call (made
+        again when next read): a session reaching new files keeps a bounded number. The
+        values are small beside the parses they come from (which a loaded index drops at
+        every call), and a first edit that finds them made resolves its includes without
+        decoding every header's parse."""
+        if len(self._made) > _KEPT:
+            self._made = {p: v for p, v in self._made.items() if p in self._read}
+        self._read = set()
+
+
+class Recent(_Kept[V]):
+    """Values by file that resolution makes and may read again (a C file's includes seen
+    through, ``CFamily._visible``), a bounded number kept (``drop_unread``): a build reads
+    each file's once, and kept, every file's took a third of a resolution's memory (the
+    kernel subset's ~0.1 GB of ~0.3 GB)."""
+
+    def get(self, path: str) -> V | None:
+        made = self._made.get(path)
+        if made is not None:
+            self._read.add(path)
+        return made
+
+    def __setitem__(self, path: str, value: V) -> None:
+        self._made[path] = value
+        self._read.add(path)
+
+    def clear(self) -> None:
+        self._made.clear()
+
+
+class PerFile(_Kept[V], Mapping[str, V]):
     """A table of each file's own entries (``Resolver.defs``: its definitions by name),
     made from the file's parse when first read: a loaded index makes them for the files
     resolution reads, not for every file. ``forget`` drops a file's, made again from its
     next parse."""
 
     def __init__(self, files: Mapping[str, ParsedFile], make: Callable[[ParsedFile], V]) -> None:
+        super().__init__()
         self._files = files
         self._make = make
-        self._made: dict[str, V] = {}
-        self._read: set[str] = set()
 
     def __getitem__(self, path: str) -> V:
         made = self._made.get(path)
@@ -238,16 +344,3 @@ class PerFile(Mapping[str, V], Generic[V]):
 
     def __len__(self) -> int:
         return len(self._files)
-
-    def forget(self, path: str) -> None:
-        self._made.pop(path, None)
-
-    def drop_unread(self) -> None:
-        """Past ``_KEPT`` files' tables, drop those not read since the last call (made
-        again when next read): a session reaching new files keeps a bounded number. The
-        tables are small beside the parses they come from (which a loaded index drops at
-        every call), and a first edit that finds them made resolves its includes without
-        decoding every header's parse."""
-        if len(self._made) > _KEPT:
-            self._made = {p: v for p, v in self._made.items() if p in self._read}
-        self._read = set()

@@ -22,7 +22,15 @@ import numpy as np
 from repomem.index import langs
 from repomem.index.graph import ROOT
 from repomem.index.mapped import LazyDict, Vocabulary
-from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
+from repomem.index.names import (
+    NameRows,
+    Names,
+    PerFile,
+    Recent,
+    SavedNames,
+    saved_vocabulary,
+    vocabulary_arrays,
+)
 from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 from repomem.index.resolver_types import Target
 
@@ -240,8 +248,9 @@ class Resolver:
         )
         self.modules: dict[str, str] = {}
         self.suffixes: dict[str, list[str]] = defaultdict(list)
-        # each file's own tables, made from its parse when first read (``per_file``)
-        self._per_file: list[PerFile] = []
+        # each file's own tables, made from its parse when first read (``per_file``), and
+        # what resolution made of a file and may read again (``recent``)
+        self._per_file: list[PerFile | Recent] = []
         # (from the definitions' columns: a saved parse makes no ``Definition`` for them)
         self.defs = self.per_file(_defs_by_name)
         self.classes = self.per_file(_class_names)
@@ -269,8 +278,7 @@ class Resolver:
         self._reading: dict[str, set[str]] | None = None
         self._trying: set[str] | None = None
         if isinstance(self.files, LazyDict) and saved is None:
-            for path in files:
-                self._enter(path, self.files.peek(path))
+            self.by_name = _enter_all(self, list(files))
         elif saved is None:
             for path, pf in files.items():
                 self._add(path, pf)
@@ -285,6 +293,13 @@ class Resolver:
         """A table of each file's own entries, made from its parse when first read (a
         language family's too): ``drop_unread`` drops those a while unused."""
         table = PerFile(self.files, make)
+        self._per_file.append(table)
+        return table
+
+    def recent(self) -> Recent:
+        """A table of what resolution made of each file and may read again (a language
+        family's): ``drop_unread`` drops those a while unused."""
+        table: Recent = Recent()
         self._per_file.append(table)
         return table
 
@@ -315,6 +330,10 @@ class Resolver:
         ns = _namespace(pf.language)
         for d in pf.definitions:  # Python's by the last part: ``obj.meth`` untyped
             self.by_name.add(path, (ns, d.name.rsplit(".", 1)[-1]), d.node)
+        self._enter_tables(path, pf)
+
+    def _enter_tables(self, path: str, pf: ParsedFile) -> None:
+        """``pf``'s entries in the modules and the family's own tables (``_enter``)."""
         if pf.language == "python":
             self._add_module(path)
         else:
@@ -646,6 +665,23 @@ class Resolver:
                 break
         out.discard(path)
         return out
+
+
+def _enter_all(r: Resolver, paths: list[str]) -> Names:
+    """Every file of a build's parses (``r.files``, each made when read) entered as
+    ``Resolver._enter`` does, their definitions as the arrays a saved index maps
+    (``NameRows``, the files numbered in path order, as ``Names`` keeps a name's)."""
+    rows = NameRows(sorted(paths))
+    number = {p: i for i, p in enumerate(rows.paths)}
+    for path in paths:
+        pf = r.files.peek(path)  # type: ignore[attr-defined]
+        assert pf is not None
+        ns, i = _namespace(pf.language), number[path]
+        names, nodes, _ = pf.definition_columns()
+        for name, node in zip(names, nodes, strict=True):
+            rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)
+        r._enter_tables(path, pf)  # noqa: SLF001 - the resolver's own step
+    return rows.names()
 
 
 def _namespace(language: str) -> str:

@@ -193,6 +193,33 @@ def test_a_build_resolves_in_a_child_and_saves_what_resolving_in_process_does(
     assert _generation(root, tmp_path / "apart") == _generation(root, tmp_path / "in")
 
 
+def test_a_build_drops_the_parses_it_no_longer_reads_as_it_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``_PARSES_AT_ONCE`` files resolved, the parses not read since the last drop go
+    (another file's is read to make its tables, which are kept): a build holds a few of
+    them between two drops of every resolver table, and saves the same index."""
+    texts = {"inc/a.h": "int f(int x);\nstruct s { int v; };\n"}
+    for i in range(12):
+        texts[f"src/m{i}.c"] = f'#include "../inc/a.h"\nint g{i}(int y) {{ return f(y); }}\n'
+    root = make_repo(tmp_path / "r", texts, use_git=False)
+    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "once")))
+    held: list[int] = []
+    drop = SpooledParses.drop_unread
+
+    def counted(self: SpooledParses) -> None:
+        held.append(len(self._made))
+        drop(self)
+
+    monkeypatch.setattr(SpooledParses, "drop_unread", counted)
+    monkeypatch.setattr(build, "_PARSES_AT_ONCE", 2)
+    monkeypatch.setattr(build, "_RESOLVED_AT_ONCE", 1000)
+    monkeypatch.setattr(build.threading, "active_count", lambda: 2)  # resolved in process
+    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "dropped")))
+    assert len(held) >= 5 and max(held) <= 5  # two windows and the header; kept: all 13
+    assert _generation(root, tmp_path / "once") == _generation(root, tmp_path / "dropped")
+
+
 def test_a_failure_in_the_resolving_child_fails_the_build_with_its_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

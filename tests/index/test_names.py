@@ -12,9 +12,18 @@ from repos import OTHER_LANG_FILES, PY_FILES, make_repo
 from repomem.index import store
 from repomem.index.langs import for_language
 from repomem.index.mapped import LazyDict, Vocabulary, word_hash
-from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
+from repomem.index.names import (
+    NameRows,
+    Names,
+    PerFile,
+    Recent,
+    SavedNames,
+    saved_vocabulary,
+    vocabulary_arrays,
+)
+from repomem.index.parsing import parse_source
 from repomem.index.repo import RepoIndex
-from repomem.index.resolve import PYTHON_NS
+from repomem.index.resolve import PYTHON_NS, Resolver
 
 
 def _saved(names: Names, paths: list[str]) -> Names:
@@ -62,6 +71,56 @@ def test_the_saved_table_reads_back_as_the_table_in_memory() -> None:
     assert [saved.get(k) for k in keys] == [names.get(k) for k in keys]
     assert saved.get(("py", "run")) == (("a.py", 9), ("a.py", 2), ("b.py", 4))
     assert saved.get(("py", "missing"), ()) == ()
+
+
+def test_rows_entered_a_file_at_a_time_make_the_table_entering_makes() -> None:
+    """A build's ``NameRows``: byte for byte the arrays of the table of tuples entered with
+    the same definitions, read in place with the same answers, and edited as a loaded one."""
+    paths = ["a.py", "b.py", "c.py"]
+    entries = [
+        ("a.py", ("py", "run"), 9),
+        ("a.py", ("py", "run"), 2),
+        ("a.py", ("go", "run"), 1),
+        ("b.py", ("py", "ünï"), 4),
+        ("b.py", ("py", "run"), 3),
+        ("c.py", ("py", "other"), 7),
+    ]
+    names, rows = Names(), NameRows(paths)
+    for path, key, node in entries:
+        names.add(path, key, node)
+        rows.add(paths.index(path), key, node)
+    table = rows.names()
+
+    def same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+        return a.keys() == b.keys() and all(
+            a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a
+        )
+
+    assert same(table.arrays(paths), names.arrays(paths))
+    keys = [*{key for _, key, _ in entries}, ("py", "missing")]
+    assert [table.get(k) for k in keys] == [names.get(k) for k in keys]
+    loaded = _saved(names, paths)  # an edit: as over a loaded index's table
+    for edited in (table, loaded, names):
+        edited.remove("b.py", {("py", "ünï"), ("py", "run")})
+        edited.add("b.py", ("py", "run"), 5)
+    assert same(table.arrays(paths), loaded.arrays(paths))
+    assert [table.get(k) for k in keys] == [names.get(k) for k in keys]
+    assert table.get(("py", "run")) == (("a.py", 9), ("a.py", 2), ("b.py", 5))
+
+
+def test_a_build_resolver_names_the_definitions_an_entering_one_names() -> None:
+    """A resolver over a build's parses (made when read, entered as rows of ids) answers as
+    one entering each parse as a dict of tuples, whatever order the files come in."""
+    texts = {
+        "b.py": "def run():\n    pass\n",
+        "a.py": "def run():\n    pass\n\n\ndef run():\n    pass\n",
+    }
+    parses = {p: parse_source(p, "python", t, "d") for p, t in texts.items()}
+    entered = Resolver(parses)
+    made = Resolver(LazyDict(list(parses), lambda i: list(parses.values())[i]))
+    key = (PYTHON_NS, "run")
+    assert made.by_name.get(key) == entered.by_name.get(key)
+    assert [p for p, _ in made.by_name.get(key)] == ["a.py", "a.py", "b.py"]
 
 
 def test_an_edit_over_the_saved_table_shadows_its_rows() -> None:
@@ -202,3 +261,40 @@ def test_per_file_tables_past_the_bound_unread_since_the_last_drop_are_made_agai
     table.drop_unread()  # three: past the bound, those unread since the last drop go
     assert table["c"] == "c" and made == ["A", "B", "C"]
     assert table["a"] == "a" and made == ["A", "B", "C", "A"]
+
+
+def test_recent_values_past_the_bound_unread_since_the_last_drop_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("repomem.index.names._KEPT", 1)
+    table: Recent[str] = Recent()
+    table["a"] = "A"
+    table.drop_unread()
+    table.drop_unread()  # one value: within the bound, kept however long unread
+    assert table.get("a") == "A"
+    table["b"] = "B"
+    table.drop_unread()  # both read (or set) since the last drop
+    assert table.get("b") == "B"
+    table.drop_unread()  # two: past the bound, "a", unread since the last drop, goes
+    assert table.get("a") is None and table.get("b") == "B"
+    table.clear()
+    assert table.get("b") is None
+
+
+def test_what_a_c_file_sees_is_dropped_with_the_resolvers_unread_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A build resolves each C file once: what its includes bring in (``CFamily._visible``)
+    goes with the resolver's other tables unread since the last drop, and comes back the
+    same when asked again."""
+    monkeypatch.setattr("repomem.index.names._KEPT", 1)
+    texts = {"a.h": "int f(void);\n"}
+    texts |= {f"m{i}.c": f'#include "a.h"\nint g{i}(void) {{ return f(); }}\n' for i in range(3)}
+    r = Resolver({p: parse_source(p, "c", t, "d") for p, t in texts.items()})
+    resolved = {p: r.calls_of(p) for p in texts if p.endswith(".c")}
+    visible = for_language("c").tables(r).visible  # type: ignore[attr-defined]
+    assert visible.get("m0.c") == ({"a.h": 0}, visible.get("m0.c")[1])
+    r.drop_unread()
+    r.drop_unread()
+    assert [visible.get(p) for p in resolved] == [None, None, None]
+    assert {p: r.calls_of(p) for p in resolved} == resolved

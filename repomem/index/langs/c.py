@@ -51,7 +51,7 @@ from tree_sitter import QueryCursor
 
 from repomem.index.langs import Language, is_test
 from repomem.index.languages import grammar
-from repomem.index.names import PerFile
+from repomem.index.names import PerFile, Recent
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
@@ -116,12 +116,13 @@ class _Tables:
     """One resolver's C/C++ tables."""
 
     files: PerFile[_FileTables]
+    # what files see (``CFamily._visible``): file -> (included file -> order, keys tried)
+    visible: Recent[tuple[dict[str, int], list[str]]]
     # path tail ("list.h", "linux/list.h", ...) -> files ending so
     tails: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    # cleared whenever a file comes or goes: what includes resolve to, what files see
+    # cleared whenever a file comes or goes: what includes resolve to, and ``visible``
     generation: int = 0
     found: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
-    visible: dict[str, tuple[dict[str, int], list[str]]] = field(default_factory=dict)
     noted: tuple[int, str] = (0, "")
 
     def of(self, path: str) -> _FileTables:
@@ -177,7 +178,7 @@ class CFamily(Language):
     def tables(self, r: Resolver) -> _Tables:
         t = self._tables.get(r)
         if t is None:
-            t = self._tables[r] = _Tables(r.per_file(_file_tables))
+            t = self._tables[r] = _Tables(r.per_file(_file_tables), r.recent())
         return t
 
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
