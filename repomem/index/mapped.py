@@ -106,6 +106,13 @@ class Texts:
             return self._spool.read(i - self._base)
         return self[i].encode("utf-8", "surrogatepass")
 
+    def view_at(self, i: int) -> bytes | memoryview:
+        """``encoded_at(i)``, a saved text's as a view of the saved part (its pages the
+        mapped file's, not a copy of them)."""
+        if 0 <= i < self._base and i not in self._changed:
+            return memoryview(self._data[self._offsets[i] : self._offsets[i + 1]])
+        return self.encoded_at(i)
+
     def encoded(self) -> Iterator[bytes]:
         return (self.encoded_at(i) for i in range(len(self)))
 

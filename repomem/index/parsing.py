@@ -37,16 +37,19 @@ def split_lines(text: str) -> list[str]:
 class Lines(Sequence[str]):
     """A file's lines as ``split_lines`` gives them, decoded from its UTF-8 one line (or one
     slice) at a time: a card or a shown window reads a few lines of a file, and splitting the
-    whole file made a string of every line of it (and kept them, for the collector to walk)."""
+    whole file made a string of every line of it (and kept them, for the collector to walk).
+    The UTF-8 may be a view of a mapped index's text (``memoryview``): its pages are then
+    the file's, which the process hands back, not a copy of its own."""
 
-    def __init__(self, encoded: bytes) -> None:
+    def __init__(self, encoded: bytes | memoryview) -> None:
         self._data = encoded
-        newline = (np.frombuffer(encoded, np.uint8) == 10).view(np.uint8)
+        data = np.frombuffer(encoded, np.uint8)
+        newline = (data == 10).view(np.uint8)
         ends = _positions(newline, int(np.count_nonzero(newline)))
-        n = ends.size + 1 - (ends.size > 0 and ends[-1] == len(encoded) - 1)
+        n = ends.size + 1 - (ends.size > 0 and ends[-1] == data.size - 1)
         self._starts = np.concatenate(([0], ends[: n - 1] + 1))
-        self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else len(encoded))
-        self._cr = b"\r" in encoded
+        self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else data.size)
+        self._cr = bool(np.count_nonzero(data == 13))
         self._n = int(self._starts.size)
 
     def __len__(self) -> int:
@@ -54,8 +57,9 @@ class Lines(Sequence[str]):
 
     @property
     def nbytes(self) -> int:
-        """What it holds: the UTF-8 and each line's bounds."""
-        return len(self._data) + self._starts.nbytes + self._ends.nbytes
+        """What it holds of its own: each line's bounds, and the UTF-8 unless it is a view."""
+        held = self._starts.nbytes + self._ends.nbytes
+        return held if isinstance(self._data, memoryview) else held + len(self._data)
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -71,13 +75,13 @@ class Lines(Sequence[str]):
             if first >= last:
                 return []
             text = self._data[self._starts[first] : self._ends[last - 1]]
-            lines = text.decode("utf-8", "surrogatepass").split("\n")
+            lines = str(text, "utf-8", "surrogatepass").split("\n")
             return [line.rstrip("\r") for line in lines] if self._cr else lines
         if i < 0:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        line = self._data[self._starts[i] : self._ends[i]].decode("utf-8", "surrogatepass")
+        line = str(self._data[self._starts[i] : self._ends[i]], "utf-8", "surrogatepass")
         return line.rstrip("\r") if self._cr else line
 
 

@@ -81,6 +81,14 @@ class FileEntry:
             return content.encode("utf-8", "surrogatepass")
         return content[0].encoded_at(content[1])
 
+    @property
+    def stored(self) -> bytes | memoryview:
+        """``encoded``, a saved index's as a view of the mapped text (``Texts.view_at``)."""
+        content = self.content
+        if isinstance(content, str):
+            return self.encoded
+        return content[0].view_at(content[1])
+
 
 class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
     """A build's resolved calls, written to ``calls.npy`` as each file's come, as rows of

@@ -1055,7 +1055,10 @@ def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
     """A file's lines read one at a time or by slices from its UTF-8 (``Lines``) are the
     lines ``split_lines`` gives, whatever the line ends, a final newline or the encoding."""
     expected = split_lines(text)
-    lines = Lines(text.encode("utf-8", "surrogatepass"))
+    encoded = text.encode("utf-8", "surrogatepass")
+    lines = Lines(encoded)
+    view = Lines(memoryview(np.frombuffer(encoded, np.uint8)))  # a mapped index's text
+    assert list(view) == expected and view[1:-1] == expected[1:-1]
     assert len(lines) == len(expected)
     assert list(lines) == [lines[i] for i in range(len(lines))] == expected
     assert lines[-1] == expected[-1]
