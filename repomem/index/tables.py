@@ -406,6 +406,18 @@ class IndexTables:
             self.calls[path] = entries
             self._link_calls(path, entries)
 
+    def follow_moved(self, caller: str, path: str, moved: dict[int, int]) -> None:
+        """``caller``'s calls into ``path`` follow the definitions that moved there (old node
+        -> new); its calls into other files stay, and so do their arrays in ``calls_into``
+        (linked again, an edit of a Linux header that every file includes made ~27k arrays
+        for the rest of the session)."""
+        entries = sorted(
+            (s, f, moved.get(n, n) if f == path else n) for s, f, n in self.calls[caller]
+        )
+        self.calls[caller] = entries
+        pairs = [(s, n) for s, f, n in entries if f == path]
+        self.calls_into[path][caller] = np.array(pairs, np.int64)
+
     @property
     def frag_nodes(self) -> RowPool:
         if self._frag_nodes is None and self.saved_graph is not None:
