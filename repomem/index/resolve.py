@@ -25,6 +25,7 @@ from repomem.index.mapped import LazyDict, Vocabulary
 from repomem.index.names import Names, PerFile, SavedNames, saved_vocabulary, vocabulary_arrays
 from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 from repomem.index.resolver_types import Target
+from repomem.index.saved_parse import packed_parse
 
 _MAX_DEPTH = 4
 
@@ -232,7 +233,7 @@ class Resolver:
         # a saved index's parses, or a build's (a ``LazyDict`` of them: read in place, each
         # made when read and dropped by ``drop_unread``), or a copy of ``files``
         self.files: MutableMapping[str, ParsedFile] = (
-            LazyDict(saved.paths, saved.parse)
+            LazyDict(saved.paths, saved.parse, packed_parse)
             if saved is not None
             else files
             if isinstance(files, LazyDict)
