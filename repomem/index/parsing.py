@@ -47,19 +47,24 @@ class Lines(Sequence[str]):
         newline = (data == 10).view(np.uint8)
         ends = _positions(newline, int(np.count_nonzero(newline)))
         n = ends.size + 1 - (ends.size > 0 and ends[-1] == data.size - 1)
-        self._starts = np.concatenate(([0], ends[: n - 1] + 1))
+        # where each line ends (the next starts after it): 4 bytes a line, as a cache of
+        # hundreds of files' lines holds them
         self._ends = np.append(ends[: n - 1], ends[n - 1] if n <= ends.size else data.size)
+        self._ends = self._ends.astype(np.int32)
         self._cr = bool(np.count_nonzero(data == 13))
-        self._n = int(self._starts.size)
+        self._n = int(self._ends.size)
 
     def __len__(self) -> int:
         return self._n
 
     @property
     def nbytes(self) -> int:
-        """What it holds of its own: each line's bounds, and the UTF-8 unless it is a view."""
-        held = self._starts.nbytes + self._ends.nbytes
+        """What it holds of its own: each line's end, and the UTF-8 unless it is a view."""
+        held = self._ends.nbytes
         return held if isinstance(self._data, memoryview) else held + len(self._data)
+
+    def _start(self, i: int) -> int:
+        return int(self._ends[i - 1]) + 1 if i else 0
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -74,14 +79,14 @@ class Lines(Sequence[str]):
                 return [self[k] for k in range(first, last, step)]
             if first >= last:
                 return []
-            text = self._data[self._starts[first] : self._ends[last - 1]]
+            text = self._data[self._start(first) : self._ends[last - 1]]
             lines = str(text, "utf-8", "surrogatepass").split("\n")
             return [line.rstrip("\r") for line in lines] if self._cr else lines
         if i < 0:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        line = str(self._data[self._starts[i] : self._ends[i]], "utf-8", "surrogatepass")
+        line = str(self._data[self._start(i) : self._ends[i]], "utf-8", "surrogatepass")
         return line.rstrip("\r") if self._cr else line
 
 
