@@ -273,24 +273,45 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
     A value made from its saved position and not read since the last ``drop_unread`` is
     dropped there, to be made again when next read: an editing session reaches new files
     (each edit's includes, each completion's definitions), and keeping every value it ever
-    made grew a loaded kernel subset's session by ~8 MB per 100 edits."""
+    made grew a loaded kernel subset's session by ~8 MB per 100 edits. With ``pack``, a value
+    set and not read since is kept packed there (``pack(value)``: what makes it again), and
+    made again when next read, as a saved one: the files an edit resolves again (hundreds at
+    an edit of a widely included Linux header) would otherwise keep their calls and parses
+    as Python objects for the rest of the session."""
 
-    def __init__(self, keys: list[K] | None = None, make: Callable[[int], V] | None = None):
+    def __init__(
+        self,
+        keys: list[K] | None = None,
+        make: Callable[[int], V] | None = None,
+        pack: Callable[[V], Callable[[], V]] | None = None,
+    ):
         self._values: dict[K, V | None] = dict.fromkeys(keys or ())
         # the keys whose value is still the saved one, by position
         self._saved: dict[K, int] = {k: i for i, k in enumerate(keys or ())}
         self._make = make
-        self._made: set[K] = set()  # saved values made now
+        self._pack = pack
+        self._packed: dict[K, Callable[[], V]] = {}  # set values kept packed
+        self._set: set[K] = set()  # set values held as they were set
+        self._made: set[K] = set()  # saved or packed values made now
         self._read: set[K] = set()  # keys read since the last ``drop_unread``
 
     def __getitem__(self, key: K) -> V:
         value = self._values[key]
-        if value is None and key in self._saved:
-            assert self._make is not None
-            value = self._values[key] = self._make(self._saved[key])
-            self._made.add(key)
+        if value is None:
+            value = self._remake(key)
+            if value is not None:
+                self._values[key] = value
+                self._made.add(key)
         self._read.add(key)
         return value  # type: ignore[return-value]
+
+    def _remake(self, key: K) -> V | None:
+        """A saved or packed value made again (None: the value is a plain None)."""
+        if key in self._saved:
+            assert self._make is not None
+            return self._make(self._saved[key])
+        packed = self._packed.get(key)
+        return packed() if packed is not None else None
 
     def get(self, key: K, default: V | None = None) -> V | None:  # type: ignore[override]
         return self[key] if key in self._values else default
@@ -301,24 +322,26 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         return self._saved.get(key)
 
     def peek(self, key: K) -> V | None:
-        """The value of ``key`` (None if absent), a saved one made but not kept."""
+        """The value of ``key`` (None if absent), a saved or packed one made but not kept."""
         if key not in self._values:
             return None
         value = self._values[key]
-        if value is None and key in self._saved:
-            assert self._make is not None
-            return self._make(self._saved[key])
-        return value
+        return self._remake(key) if value is None else value
 
     def __setitem__(self, key: K, value: V) -> None:
         self._saved.pop(key, None)
+        self._packed.pop(key, None)
         self._made.discard(key)
+        self._set.add(key)
+        self._read.add(key)
         self._values[key] = value
 
     def __delitem__(self, key: K) -> None:
         del self._values[key]
         self._saved.pop(key, None)
+        self._packed.pop(key, None)
         self._made.discard(key)
+        self._set.discard(key)
 
     def __iter__(self) -> Iterator[K]:
         return iter(self._values)
@@ -330,15 +353,20 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         return key in self._values
 
     def drop_unread(self) -> None:
-        """Drop the saved values made and not read since the last call (made again when
-        next read); what was set stays."""
+        """Drop the saved and packed values made and not read since the last call (made
+        again when next read); with ``pack``, pack the values set and not read since."""
         for key in self._made - self._read:
             self._values[key] = None
         self._made &= self._read
+        if self._pack is not None:
+            for key in self._set - self._read:
+                self._packed[key] = self._pack(self._values[key])  # type: ignore[arg-type]
+                self._values[key] = None
+            self._set &= self._read
         self._read = set()
 
     def drop_made(self) -> None:
-        """Drop every saved value made (made again when next read); what was set stays."""
+        """Drop every saved and packed value made (made again when next read)."""
         for key in self._made:
             self._values[key] = None
         self._made, self._read = set(), set()

@@ -33,6 +33,7 @@ from repomem.index.names import (
 )
 from repomem.index.parsed import STAR, CallSite, ImportBinding, ParsedFile
 from repomem.index.resolver_types import Target
+from repomem.index.saved_parse import packed_parse
 
 _MAX_DEPTH = 4
 
@@ -240,7 +241,7 @@ class Resolver:
         # a saved index's parses, or a build's (a ``LazyDict`` of them: read in place, each
         # made when read and dropped by ``drop_unread``), or a copy of ``files``
         self.files: MutableMapping[str, ParsedFile] = (
-            LazyDict(saved.paths, saved.parse)
+            LazyDict(saved.paths, saved.parse, packed_parse)
             if saved is not None
             else files
             if isinstance(files, LazyDict)

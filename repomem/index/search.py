@@ -15,10 +15,10 @@ from repomem.index.tables import FileEntry, IndexTables
 # past this many fragments, scoring every fragment once (kept for the query's next request)
 # costs less than scoring their rows (measured on the standard library: docs/MEASUREMENTS.md)
 FULL_SCORE_FROM = 1024
-#: the files whose lines a searcher keeps (``Searcher.lines``), and their text and bounds at
-#: most: the cards of a cursor reach new files, and retrieval and usages others; with 64
-#: files kept, the standard library's benchmark opened 555 files' lines for 200 cursors'
-#: cards, 311 with 512
+#: the files whose lines a searcher keeps (``Searcher.lines``), and what they hold at most
+#: (``Lines.nbytes``: a saved file's text is the mapped index's): the cards of a cursor
+#: reach new files, and retrieval and usages others; with 64 files kept, the standard
+#: library's benchmark opened 555 files' lines for 200 cursors' cards, 311 with 512
 LINE_FILES = 512
 LINE_BYTES = 32 << 20
 

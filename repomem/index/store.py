@@ -41,6 +41,7 @@ from repomem.index.saved_parse import (
     SpooledParses,
     callsites_of,
     definitions_of,
+    packed_parse,
     saved_parse,
     symbols_of,
 )
@@ -60,6 +61,7 @@ from repomem.index.tables import (
     FileEntry,
     IndexTables,
     SpooledCalls,
+    packed_calls,
     relation_spare,
 )
 from repomem.index.trim import mappings_of, release_mapped
@@ -593,9 +595,9 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
         return [(s, paths[t], n) for _, s, t, n in parts.of("calls", i).tolist()]
 
     def parse(i: int) -> ParsedFile:
-        return saved_parse(manifest["files"][i], parts, i)
+        return saved_parse(manifest["files"][i], lambda name: parts.of(name, i))
 
-    parsed = LazyDict(paths, parse)
+    parsed = LazyDict(paths, parse, packed_parse)
 
     def shared(i: int) -> ParsedFile:
         """The resolver's saved parse: the tables' own while they hold it (each file a
@@ -617,7 +619,7 @@ def _restore(config: IndexConfig, manifest: dict, a: dict) -> IndexTables:
             for i, (path, language, digest) in enumerate(manifest["files"])
         },
         parsed=parsed,
-        calls=LazyDict(paths, calls),
+        calls=LazyDict(paths, calls, packed_calls),
         skipped=dict(manifest["skipped"]),
         settings=dict(manifest["settings"]),
         frag_text=frag_text,

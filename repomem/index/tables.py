@@ -93,6 +93,16 @@ class FileEntry:
         return content[0].view_at(content[1])
 
 
+def packed_calls(entries: list[tuple[int, str, int]]) -> Callable[[], list[tuple[int, str, int]]]:
+    """A file's resolved calls as ``LazyDict`` packs them: their target paths, and rows of
+    (source node, target's number there, target node); a tuple per call took ~10 times
+    that."""
+    targets = list(dict.fromkeys(t for _, t, _ in entries))
+    number = {t: i for i, t in enumerate(targets)}
+    rows = np.array([(s, number[t], n) for s, t, n in entries], np.int32).reshape(-1, 3)
+    return lambda: [(s, targets[t], n) for s, t, n in rows.tolist()]
+
+
 class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
     """A build's resolved calls, written to ``calls.npy`` as each file's come, as rows of
     (file, source node, target file, target node) in the files' order, with their bounds
@@ -408,6 +418,18 @@ class IndexTables:
         else:
             self.calls[path] = entries
             self._link_calls(path, entries)
+
+    def follow_moved(self, caller: str, path: str, moved: dict[int, int]) -> None:
+        """``caller``'s calls into ``path`` follow the definitions that moved there (old node
+        -> new); its calls into other files stay, and so do their arrays in ``calls_into``
+        (linked again, an edit of a Linux header that every file includes made ~27k arrays
+        for the rest of the session)."""
+        entries = sorted(
+            (s, f, moved.get(n, n) if f == path else n) for s, f, n in self.calls[caller]
+        )
+        self.calls[caller] = entries
+        pairs = [(s, n) for s, f, n in entries if f == path]
+        self.calls_into[path][caller] = np.array(pairs, np.int64)
 
     @property
     def frag_nodes(self) -> RowPool:

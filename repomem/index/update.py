@@ -132,9 +132,7 @@ def _set_new_calls(t: IndexTables, path: str, calls: _CallChange) -> None:
         if moved and p not in calls.touched and np.isin(pairs[:, 1], moved_nodes).any()
     ]
     for p in follow:
-        t.set_calls(
-            p, sorted((s, f, moved.get(n, n) if f == path else n) for s, f, n in t.calls[p])
-        )
+        t.follow_moved(p, path, moved)
 
 
 def _recompute_relations_near(

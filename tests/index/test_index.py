@@ -1083,8 +1083,9 @@ def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
     expected = split_lines(text)
     encoded = text.encode("utf-8", "surrogatepass")
     # the UTF-8 or a view of it, its newlines found by a scan or as a saved index keeps them
-    saved = newline_positions(encoded).astype(np.int32)
-    for data in (encoded, memoryview(encoded)):
+    saved = newline_positions(encoded)
+    # (a mapped index's text is a view of a uint8 array)
+    for data in (encoded, memoryview(encoded), memoryview(np.frombuffer(encoded, np.uint8))):
         for newlines in (None, saved):
             lines = Lines(data, newlines)
             assert len(lines) == len(expected)

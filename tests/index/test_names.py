@@ -3,6 +3,7 @@ it answers as the in-memory table did, and the files entered since shadow their 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -243,6 +244,33 @@ def test_saved_values_unread_since_the_last_drop_are_made_again() -> None:
     table.drop_unread()
     table.drop_unread()
     assert "a" not in table and list(table) == ["b", "c"] and table["c"] == "edited"
+
+
+def test_values_set_and_unread_since_the_last_drop_are_packed_and_made_again() -> None:
+    """With ``pack``, a value set (an edited file's parse) and not read since the last drop
+    is kept packed there, made again from it when read, and dropped again when unread."""
+    packed: list[str] = []
+
+    def pack(value: str) -> Callable[[], str]:
+        packed.append(value)
+        encoded = value.encode()
+        return encoded.decode
+
+    table = LazyDict(["a", "b"], lambda i: f"saved {i}", pack)
+    table["b"] = "edited"
+    table.drop_unread()  # set since the start: kept as it is
+    assert packed == [] and table._values["b"] == "edited"
+    table.drop_unread()
+    assert packed == ["edited"] and table._values["b"] is None
+    assert table["b"] == "edited" and table.peek("b") == "edited"
+    table.drop_unread()  # read since the last drop: kept
+    assert table._values["b"] == "edited"
+    table.drop_unread()  # made from its packed value: dropped, not packed again
+    assert packed == ["edited"] and table._values["b"] is None and table["b"] == "edited"
+    table["b"] = "again"
+    assert table["b"] == "again" and "b" not in table._packed
+    del table["b"]
+    assert list(table) == ["a"] and not table._packed
 
 
 def test_per_file_tables_past_the_bound_unread_since_the_last_drop_are_made_again(

@@ -12,7 +12,7 @@ from repos import PY_FILES, make_repo
 from repomem.core import Exclusion
 from repomem.index import maxscore, search
 from repomem.index.bm25 import tokenize
-from repomem.index.parsing import Lines
+from repomem.index.parsing import Lines, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.search import Searcher
 
@@ -53,7 +53,7 @@ def test_lines_kept_stay_within_their_bounds_and_follow_an_edit(
         searcher.lines(path)
     assert list(searcher._line_cache) == paths[1:]
     assert searcher._line_bytes == sum(h[1].nbytes for h in searcher._line_cache.values())
-    monkeypatch.setattr(search, "LINE_BYTES", Lines(index.tables.files[paths[0]].encoded).nbytes)
+    monkeypatch.setattr(search, "LINE_BYTES", Lines(index.tables.files[paths[0]].buffer).nbytes)
     searcher.lines(paths[0])
     assert list(searcher._line_cache) == [paths[0]]  # one file's worth of bytes
     index.update_file(paths[0], "x = 1\n")
@@ -61,6 +61,26 @@ def test_lines_kept_stay_within_their_bounds_and_follow_an_edit(
     fresh.lines(paths[0])
     assert searcher.lines(paths[0])[:] == ["x = 1"] == fresh.lines(paths[0])[:]
     assert searcher._line_bytes == fresh._line_bytes
+
+
+def test_a_loaded_index_keeps_lines_over_its_mapped_text(tmp_path: Path) -> None:
+    """The lines a searcher keeps of a loaded index's file read its mapped text in place
+    (its pages the index file's, handed back at a tidy) and count its bounds alone against
+    ``LINE_BYTES``; an edited file's hold their own text."""
+    root = make_repo(tmp_path / "r", PY_FILES, use_git=False)
+    RepoIndex.build(root)
+    index = RepoIndex.load(root)
+    path = "pkg/sub/mod.py"
+    lines = index.file_lines(path)
+    assert lines[:] == split_lines(index.file_text(path))
+    assert np.shares_memory(
+        np.frombuffer(lines._data, np.uint8), index.tables.files[path].content[0]._data
+    )
+    # 4 bytes a newline, the text not counted
+    assert lines.nbytes == lines._newlines.nbytes == 4 * lines._newlines.size > 0
+    index.update_file(path, "x = 1\n")
+    edited = index.file_lines(path)
+    assert edited.nbytes == len(b"x = 1\n") + 4  # its text, and its one newline
 
 
 def test_an_exclusion_hides_the_fragments_it_covers_whole(searcher: Searcher) -> None:

@@ -217,6 +217,34 @@ def test_tidying_drops_the_saved_parses_no_longer_read(tmp_path: Path) -> None:
     assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
 
 
+def test_tidying_packs_the_parses_and_calls_set_and_no_longer_read(tmp_path: Path) -> None:
+    """The parses and calls an edit set (the edited file's, and those of the files resolved
+    again or whose calls followed a moved definition) are kept packed from the pause after
+    the one that found them still in use, and made again, as saved ones, when next read:
+    the index still updates and saves as a rebuild of the same files does."""
+    root, loaded = _saved_and_loaded(tmp_path)
+    loaded.warm()
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    loaded.update_file(*edits[0])
+    t = loaded.tables
+    path = edits[0][0]
+    # the file's parse, and the calls of it and of the files resolved again with it
+    held = [(t.parsed, [path]), (t.resolver.files, [path]), (t.calls, sorted(t.calls._set))]
+    assert path in held[2][1]
+    loaded.tidy()  # set since the last pause: kept as set
+    assert all(p in d._set and p not in d._packed for d, paths in held for p in paths)
+    loaded.tidy()
+    assert all(p in d._packed and d._values[p] is None for d, paths in held for p in paths)
+    for rel, text in edits[1:]:
+        loaded.update_file(rel, text)
+        loaded.tidy()
+    loaded.tidy()
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
+    loaded.save()
+    assert_same(RepoIndex.load(root), RepoIndex.build(root, save=False)[0], QUERIES)
+
+
 @pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
 def test_fresh_zeros_are_resident_only_where_written() -> None:
     """Room made with ``fresh_zeros`` costs no memory until it is written."""
