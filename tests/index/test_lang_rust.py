@@ -11,7 +11,6 @@ from test_index import EXACT, assert_same
 
 from repomem.context import definitions
 from repomem.context.definitions import find_definitions, resolve_names
-from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
 
 FILES = {
@@ -718,43 +717,3 @@ def test_an_impl_block_just_begun_gets_what_the_trait_s_other_blocks_call(
     idx.update_file("src/b.rs", edited)
     assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], [])
     assert all("implementations" not in h.how for h in find_definitions(idx, "src/c.rs", left))
-
-
-def test_a_buffer_cut_inside_an_impl_method_keeps_the_impl(tmp_path: Path) -> None:
-    """The buffer of a file being written ends at the cursor inside a method: parsed as
-    written, the grammar loses the struct and the whole ``impl`` in a syntax error (only free
-    functions stay) and ``self.`` reaches nothing; parsed with the closers appended on its
-    last line (its rows unchanged), the impl's methods and the field's type are there."""
-    files = {
-        "src/lib.rs": "pub mod host;\npub mod peer;\n",
-        "src/peer.rs": "pub struct Peer;\n\nimpl Peer {\n    pub fn on(&self, e: &str) {}\n}\n",
-        "src/host.rs": "use crate::peer::Peer;\n\npub struct Host<'a> {\n    peer: Peer,\n"
-        "    name: &'a str,\n}\n\nfn brace(c: char) -> bool {\n    c == '{'\n}\n\n"
-        "impl<'a> Host<'a> {\n    pub fn new(peer: Peer, name: &'a str) -> Self {\n"
-        "        Host { peer, name }\n    }\n\n    pub fn start(&self, flag: bool) {\n"
-        '        let label = "a { b";\n        if flag {\n',
-    }
-    idx = _index(tmp_path, files)
-    got = resolve_names(idx, "src/host.rs", files["src/host.rs"], ["self.peer.on"])
-    assert got[0] is not None and (got[0][0], idx.resolver.qualnames[got[0][0]][got[0][2]]) == (
-        "src/peer.rs",
-        "Peer.on",
-    )
-    pf = idx.tables.parsed["src/host.rs"]
-    assert pf.line_owner.size == files["src/host.rs"].count("\n")
-    assert {d.name for d in pf.definitions} >= {"Host", "Host.new", "Host.start", "brace"}
-
-
-@pytest.mark.parametrize(
-    ("source", "closers"),
-    [
-        (b"impl<'a> A<'a> {\n    fn m(&'a self) {\n        if x {", b"}}}"),  # lifetimes
-        (b"f('{', b'(', '\\'', '\\u{7b}', '\xc3\xa9', [", b"])"),  # chars hide brackets
-        (b'f("a {\nb", r#"x " ("#, [', b"])"),  # strings span lines; raw strings
-        (b"fn a() { /* } */ x", b"}"),
-        (b'fn a() { let s = "abc', b""),  # a string left open
-        (b"fn a() {\n    // note", b""),  # closers written here would be commented out
-    ],
-)
-def test_the_closers_of_a_cut_rust_buffer(source: bytes, closers: bytes) -> None:
-    assert _closers("rust", source) == closers
