@@ -93,13 +93,20 @@ class FileEntry:
         return content[0].view_at(content[1])
 
 
-def packed_calls(entries: list[tuple[int, str, int]]) -> Callable[[], list[tuple[int, str, int]]]:
-    """A file's resolved calls as ``LazyDict`` packs them: their target paths, and rows of
-    (source node, target's number there, target node); a tuple per call took ~10 times
-    that."""
+def _call_rows(
+    entries: Sequence[tuple[int, str, int]], dtype: type[np.signedinteger]
+) -> tuple[list[str], np.ndarray]:
+    """A file's resolved calls as their target paths and rows of (source node, target's
+    number there, target node)."""
     targets = list(dict.fromkeys(t for _, t, _ in entries))
     number = {t: i for i, t in enumerate(targets)}
-    rows = np.array([(s, number[t], n) for s, t, n in entries], np.int32).reshape(-1, 3)
+    return targets, np.array([(s, number[t], n) for s, t, n in entries], dtype).reshape(-1, 3)
+
+
+def packed_calls(entries: list[tuple[int, str, int]]) -> Callable[[], list[tuple[int, str, int]]]:
+    """A file's resolved calls as ``LazyDict`` packs them (``_call_rows``, int32): a tuple
+    per call took ~10 times that."""
+    targets, rows = _call_rows(entries, np.int32)
     return lambda: [(s, targets[t], n) for s, t, n in rows.tolist()]
 
 
@@ -402,11 +409,7 @@ class IndexTables:
             i = calls.saved_position(path)
             if i is not None:
                 return self.saved_call_rows(i)
-        entries = calls.get(path, ())
-        targets = list(dict.fromkeys(t for _, t, _ in entries))
-        number = {t: i for i, t in enumerate(targets)}
-        rows = np.array([(s, number[t], n) for s, t, n in entries], np.int64).reshape(-1, 3)
-        return targets, rows
+        return _call_rows(calls.get(path, ()), np.int64)
 
     def set_calls(self, path: str, entries: list[tuple[int, str, int]] | None) -> None:
         """Replace one file's resolved calls (``None``: the file is gone), by target too."""
