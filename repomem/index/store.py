@@ -307,11 +307,16 @@ def _put_texts(gen: _Generation, index: IndexTables, entries: list[FileEntry]) -
         and all(e.content[1] == i for i, e in enumerate(entries))  # type: ignore[index]
     ):
         gen.texts("texts", (e.encoded for e in entries))
-    # read back as written: a build's texts are in the generation already, not in memory
+    # a loaded file's newlines as saved (its text unchanged: an edit makes a new entry); the
+    # others' found in their texts read back as written (a build's are in the generation
+    # already, not in memory), rather than scanning every text at every save
     data, bounds = gen.load("texts"), gen.load("texts_off").tolist()
     gen.concat(
         "text_newlines",
-        (newline_positions(data[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)),
+        (
+            newline_positions(data[a:b]) if e.newlines is None else e.newlines
+            for e, a, b in zip(entries, bounds, bounds[1:], strict=False)
+        ),
         np.int32,
     )
     if not gen.written("frag_text", index.frag_text):
