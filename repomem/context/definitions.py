@@ -611,7 +611,7 @@ class _Lookups:
         name = parts[-1]
         if len(parts) < 2 or name in _COMMON_METHODS or name.startswith("__"):
             return None
-        if parts[0] in self._local or self._external(parts[0]):
+        if parts[0] in self._local() or self._external(parts[0]):
             return None
         if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
             return None  # the class and its bases were searched: an attribute, not a method
@@ -625,31 +625,18 @@ class _Lookups:
     def _unbound(self, name: str) -> bool:
         """Whether ``name`` is neither imported nor defined at the top of the file (so only
         a local's type can tell what it is)."""
-        return name not in self._local and name not in self._bindings
-
-    def _bound(self, name: str) -> bool:
-        """Whether a bare ``name`` may resolve: defined at the top of the file, imported, or
-        public where the file imports ``*`` (what ``Resolver.lookup`` reads). Most names the
-        cursor's lines hold are none of these (locals, parameters): this answers them
-        without a lookup, a constant's and a guess's (which a bare name never reaches)."""
-        if not self._unbound(name):
-            return True
-        return not name.startswith("_") and bool(self.resolver.stars.get(self.path, ()))
+        return name not in self._local() and name not in self._bindings()
 
     def _external(self, name: str) -> bool:
         """Whether ``name`` is imported from a module outside the repository."""
-        binding = self._bindings.get(name)
+        binding = self._bindings().get(name)
         if binding is None:
             return False
         return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
 
-    @cached_property
     def _local(self) -> dict[str, int]:
-        """The file's definitions by name (the resolver's table, read once: most names the
-        cursor's lines hold are looked up in it)."""
         return self.resolver.defs.get(self.path, {})
 
-    @cached_property
     def _bindings(self) -> dict[str, ImportBinding]:
         """The file's imports by the name they bind (the resolver's table: the last wins)."""
         return self.resolver.bindings.get(self.path, {})
@@ -659,7 +646,7 @@ class _Lookups:
         if parts[0] in ("self", "cls") or len(parts) > 2:
             return None
         if len(parts) == 1:
-            binding = self._bindings.get(parts[0])
+            binding = self._bindings().get(parts[0])
             if binding is None or binding.symbol is None:
                 return None
             module = self.resolver.resolve_module(binding.module, binding.level, self.path)
@@ -1090,12 +1077,8 @@ class _Finder(_Lookups):
             return (target_path, self.resolver.qualnames[target_path][node]), node, how
         if parts[0] in _SKIP and parts[0] not in ("self", "cls"):
             return None
-        if len(parts) == 1 and not self._bound(parts[0]):
-            return None
         receiver = 0
         if parts[0] in ("self", "cls"):
-            if len(parts) > 2 and not self.resolver.by_name.named((PYTHON_NS, parts[-1])):
-                return None  # ``self.x.m`` reaches a method named ``m``: no definition is
             receiver = 2 if len(parts) > 2 else 0
         elif len(parts) > 1 and (self._unbound(parts[0]) or self._parameter(parts[0])):
             receiver = 1
@@ -1110,7 +1093,7 @@ class _Finder(_Lookups):
             how = f"method of {self.scope}" if self.scope else ""
         else:
             hit = self.resolver.definition(self.path, parts)
-            how = "resolved through imports" if parts[0] not in self._local else "this file"
+            how = "resolved through imports" if parts[0] not in self._local() else "this file"
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how
         if owner is not None:

@@ -139,17 +139,6 @@ class Names:
         i = kept[0] if self._left else 0
         return self._paths[files[i]], nodes[i]
 
-    def named(self, key: Key) -> bool:
-        """Whether a definition may bear ``key`` (a saved one of a file removed since
-        counts), without gathering them: no is the cheap answer for a name no definition
-        bears (``self.attr`` of an attribute that is no method anywhere)."""
-        found = self._found.get(key)
-        if found is not None:
-            return bool(found)
-        if key in self._new:
-            return True
-        return self._saved is not None and self._saved.keys.get(f"{key[0]}:{key[1]}") is not None
-
     def forget_found(self) -> None:
         """Forget the definitions looked up so far (gathered again when next asked): an
         editing session looks up the names of every file it resolves again, and keeping

@@ -501,8 +501,6 @@ class Resolver:
         if parts[0] in ("self", "cls"):
             if scope is None or len(parts) != 2:
                 return None
-            if not self.by_name.named((PYTHON_NS, parts[1])):
-                return None  # no method anywhere is so named: the bases need no walk
             hit = self._method(path, scope, parts[1], 0)
             return None if hit is None else (hit[0], self.qualnames[hit[0]][hit[1]])
         return self._resolve_parts(path, parts, 0)

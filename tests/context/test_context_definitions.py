@@ -11,7 +11,7 @@ from repos import write_files
 
 from repomem.config import IndexConfig
 from repomem.context.cards import definition_card
-from repomem.context.definitions import find_definitions, resolve_names
+from repomem.context.definitions import find_definitions
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 
@@ -231,82 +231,3 @@ def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -
     assert [(h.card.name, h.card.kind, h.card.text) for h in hits] == [
         ("LIMIT", "constant", "LIMIT = 10")
     ]
-
-
-# Names that resolve only through ``import *`` (a chain of two), an alias a package
-# re-exports, inherited methods, module attributes; beside them names that resolve to nothing
-# (locals, a private name ``import *`` leaves behind, an attribute no method is named after).
-_NAMES_REPO = {
-    "pkg/__init__.py": "from pkg.impl import *\nfrom pkg.impl import real as alias\n",
-    "pkg/impl.py": (
-        "LIMIT = 3\n\n\ndef real():\n    return 1\n\n\ndef _private():\n    return 2\n\n\n"
-        "class Base:\n    def ping(self):\n        return 1\n"
-    ),
-    "pkg/stars.py": "",
-    "pkg/plain.py": "",
-}
-_STARS = (
-    "from pkg import *\nimport pkg.impl as impl\n\n\n"
-    "class Sub(Base):\n    def go(self, arg):\n        local = arg\n        real()\n"
-    "        self.ping()\n        self.value = local\n        "
-)
-_PLAIN = (
-    "from pkg import alias\nfrom pkg.impl import Base as B\n\n\n"
-    "class Sub(B):\n    def go(self, arg):\n        local = arg\n        alias()\n        "
-)
-_IMPL = "pkg/impl.py"
-
-
-def test_names_that_resolve_to_nothing_leave_the_names_that_resolve(tmp_path: Path) -> None:
-    """A name no definition bears, not bound in the file, is answered without a lookup; the
-    names that reach a definition only through ``import *``, a re-exported alias or a base
-    class still do, and a method an update adds (no saved name) is found as a build finds it."""
-    root = write_files(tmp_path / "proj", _NAMES_REPO)
-    config = IndexConfig(index_dir=str(tmp_path / "idx"))
-    RepoIndex.build(root, config)
-    index = RepoIndex.load(root, config)
-    index.update_file("pkg/stars.py", _STARS + "return local\n")
-    index.update_file("pkg/plain.py", _PLAIN + "return local\n")
-
-    def found(index: RepoIndex, path: str, left: str, names: dict) -> dict:
-        got = resolve_names(index, path, left, list(names))
-        return dict(zip(names, [f[:2] if f is not None else None for f in got], strict=True))
-
-    stars = {
-        "real": (_IMPL, "real"),
-        "alias": (_IMPL, "real"),
-        "Base": (_IMPL, "Base"),
-        "_private": None,
-        "local": None,
-        "arg": None,
-        "missing": None,
-        "self": None,
-        "self.ping": (_IMPL, "Base.ping"),
-        "self.value": None,
-        "self.value.strip": None,
-        "impl.real": (_IMPL, "real"),
-        "impl.LIMIT": (_IMPL, "LIMIT"),
-        "impl.nothing": None,
-        "local.ping": (_IMPL, "Base.ping"),  # a guess: the only method so named
-        "arg.nothing": None,
-    }
-    plain = {
-        "alias": (_IMPL, "real"),
-        "B": (_IMPL, "Base"),
-        "real": None,
-        "self.ping": (_IMPL, "Base.ping"),
-    }
-    assert found(index, "pkg/stars.py", _STARS, stars) == stars
-    assert found(index, "pkg/plain.py", _PLAIN, plain) == plain
-    methods = "\n    def value(self):\n        return 0\n\n    def strip(self):\n        return 1\n"
-    files = {**_NAMES_REPO, _IMPL: _NAMES_REPO[_IMPL] + methods}
-    index.update_file(_IMPL, files[_IMPL])
-    index.tidy()  # the names looked up so far are forgotten: the new ones are read unsaved
-    rebuilt, _ = RepoIndex.build(
-        write_files(tmp_path / "again", {**files, "pkg/stars.py": _STARS + "return local\n"}),
-        IndexConfig(index_dir=str(tmp_path / "idx2")),
-        save=False,
-    )
-    after = found(index, "pkg/stars.py", _STARS, stars)
-    assert after["self.value"] == (_IMPL, "Base.value")
-    assert after == found(rebuilt, "pkg/stars.py", _STARS, stars)
