@@ -801,6 +801,20 @@ def test_many_imports_no_code_uses_yet_are_ranked_as_other_names(tmp_path: Path)
     assert names.index("near") > max(names.index(f"f{i}") for i in range(1, n))
 
 
+def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:
+    """A doc comment's ``{@link SequenceError}`` (or a block comment naming ``defer``) is no
+    use of the import: it is still imported to be used below."""
+    files = {
+        "src/lib.ts": "export class SequenceError {}\nexport function defer(): void {}\n",
+        "src/use.ts": "import { SequenceError, defer } from './lib';\n\n"
+        "/**\n * Throws a {@link SequenceError}.\n */\nexport function one(): void {\n"
+        "  /* defer the work */\n  let c = 1;\n",
+    }
+    index = _index(tmp_path, files)
+    pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
+    assert for_language("typescript").pending_imports(pf, lines) == {"SequenceError", "defer"}
+
+
 def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> None:
     """The buffer of a file being written ends at the cursor with its class, method and
     blocks still open: parsed as written, the grammar loses the class in a syntax error, and
