@@ -815,6 +815,22 @@ def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:
     assert for_language("typescript").pending_imports(pf, lines) == {"SequenceError", "defer"}
 
 
+def test_the_files_own_definitions_come_after_other_files(tmp_path: Path) -> None:
+    """The prompt's own text shows the cursor's file: a definition of it above the cursor
+    comes after the other files' definitions the code reaches, however near its use."""
+    files = {
+        "src/lib.ts": "export function other(): number {\n  return 1;\n}\n",
+        "src/use.ts": "import { other } from './lib';\n\n"
+        "function local(): number {\n  return 2;\n}\n\n"
+        "export function run(): number {\n  other();\n  let c = 1;\n  c += 1;\n"
+        "  local();\n  local();\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    shown = [(h.card.path, h.card.name) for h in hits]
+    assert shown[0] == ("src/lib.ts", "other") and ("src/use.ts", "local") in shown
+
+
 def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> None:
     """The buffer of a file being written ends at the cursor with its class, method and
     blocks still open: parsed as written, the grammar loses the class in a syntax error, and
