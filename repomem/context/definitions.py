@@ -31,6 +31,10 @@ definition; a name only imported is reached through the file and directory nodes
 No ε or cap of the index applies (the index keeps each fragment's 32 strongest relations;
 these strengths are computed fresh). Ties, and definitions the graph does not reach, go by
 nearness to the cursor (the line of the name's last mention), then by how often it is named.
+The cursor's file's own definitions above the cursor come after the other files' (the fresh
+and the unused imports first): the prompt's own text shows that file, and the graph, which
+reaches them through the enclosing definition, would rank them ahead of what the next line
+calls from other files.
 """
 
 from __future__ import annotations
