@@ -862,7 +862,7 @@ def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> No
     ],
 )
 def test_the_closers_of_a_cut_buffer(source: bytes, closers: bytes) -> None:
-    assert _closers(source) == closers
+    assert _closers("typescript", source) == closers
 
 
 def test_a_cast_types_a_receiver(tmp_path: Path) -> None:
@@ -889,7 +889,7 @@ def test_an_error_inside_the_file_is_not_repaired_at_its_end(
     """A line being typed (``foo(`` inside a file) leaves a bracket open at the file's end
     too, but its error does not run there: no closers are looked for, no second parse."""
     scanned: list[bytes] = []
-    monkeypatch.setattr(parsing, "_closers", lambda s: scanned.append(s) or b"")
+    monkeypatch.setattr(parsing, "_closers", lambda _, s: scanned.append(s) or b"")
     body = (
         "export class A {\n  m(): void {\n    foo(\n  }\n\n  n(): number {\n    return 1;\n  }\n}\n"
     )
