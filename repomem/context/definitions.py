@@ -31,6 +31,10 @@ definition; a name only imported is reached through the file and directory nodes
 No ε or cap of the index applies (the index keeps each fragment's 32 strongest relations;
 these strengths are computed fresh). Ties, and definitions the graph does not reach, go by
 nearness to the cursor (the line of the name's last mention), then by how often it is named.
+The cursor's file's own definitions above the cursor come after the other files' (the fresh
+and the unused imports first): the prompt's own text shows that file, and the graph, which
+reaches them through the enclosing definition, would rank them ahead of what the next line
+calls from other files.
 """
 
 from __future__ import annotations
@@ -379,11 +383,15 @@ def find_definitions(
     # outside Python (whose value counts it) an import no code uses yet comes next, unless
     # the file has many: then it is a long file cut above the code using them
     pending_first = not finder.python and sum(f.pending for f in found.values()) <= MAX_PENDING
+    # then the other files' definitions: the prompt's own text shows the cursor's file, the
+    # definitions above the cursor with it (their cards are left out where it shows them)
+    above = [f.target[0] == path and 0 <= _row(pf, f.node) < cursor for f in ranked]
     order = sorted(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
             not (ranked[i].pending and pending_first),
+            above[i],
             -value[i],
             ranked[i].distance,
             -ranked[i].count,
@@ -402,6 +410,11 @@ def find_definitions(
         if len(hits) >= limit:
             break
     return hits
+
+
+def _row(pf: ParsedFile, node: int) -> int:
+    """The first row of the file's statement ``node`` (-1: none)."""
+    return int(pf.node_start[node]) if 0 <= node < pf.n_nodes else -1
 
 
 def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:

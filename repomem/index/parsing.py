@@ -241,19 +241,47 @@ def _error_spans(language: str, root: Node) -> list[tuple[int, int]]:
     ]
 
 
-# the tokens that open or close a bracket, or hide brackets (comments, strings), in code; and
-# in a template literal, what ends its text (`` ` ``, ``${``)
-_CODE_TOKEN = re.compile(
-    rb"//[^\n]*|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])*'?|\"(?:\\.|[^\"\\\n])*\"?|[`{}()\[\]]",
+# the tokens that open or close a bracket, or hide brackets (comments, strings, a C
+# preprocessor line), in each language's code; and in a template literal, what ends its text
+# (`` ` ``, ``${``).
+_BRACKETS = rb"[{}()\[\]]"
+_C_STRINGS = rb"'(?:\\.|[^'\\\n])*'?|\"(?:\\.|[^\"\\\n])*\"?"
+_COMMENTS = rb"//[^\n]*|/\*.*?(?:\*/|\Z)"
+_TS_TOKEN = re.compile(rb"|".join((_COMMENTS, _C_STRINGS, rb"`", _BRACKETS)), re.DOTALL)
+_C_TOKEN = re.compile(
+    rb"|".join((_COMMENTS, rb"(?m:^)[ \t]*#(?:\\\r?\n|[^\n])*", _C_STRINGS, _BRACKETS)),
     re.DOTALL,
 )
+_CPP_TOKEN = re.compile(
+    rb"|".join(
+        (
+            _COMMENTS,
+            rb"(?m:^)[ \t]*#(?:\\\r?\n|[^\n])*",
+            rb"R\"([^()\\\s]{0,16})\(.*?\)\1\"",  # a raw string R"x(...)x"
+            _C_STRINGS,
+            _BRACKETS,
+        )
+    ),
+    re.DOTALL,
+)
+#: the languages whose grammar loses the open definitions of a buffer cut at the cursor in a
+#: syntax error (Java and Go keep theirs), and how their code is read for brackets (Rust's
+#: loses its open ``impl`` too, but repaired so its cards did not gain: docs/LANGUAGES.md)
+_CODE_TOKEN: dict[str, re.Pattern[bytes]] = {
+    "typescript": _TS_TOKEN,
+    "tsx": _TS_TOKEN,
+    "c": _C_TOKEN,
+    "cpp": _CPP_TOKEN,
+}
 _TEMPLATE_TOKEN = re.compile(rb"\\.|`|\$\{", re.DOTALL)
 _CLOSER = {ord("{"): b"}", ord("("): b")", ord("["): b"]", ord("`"): b"`"}
 
 
-def _closers(source: bytes) -> bytes:
+def _closers(language: str, source: bytes) -> bytes:
     """What closes the brackets (and template literals) still open where ``source`` ends, the
-    innermost first; empty where none is, or where it ends inside a comment or string."""
+    innermost first; empty where none is, or where it ends inside a comment, a string or a
+    preprocessor line."""
+    code_token = _CODE_TOKEN[language]
     stack: list[int] = []  # the opening bytes; ``$`` for a template's ``${``
     at = 0
     while at < len(source):
@@ -268,7 +296,7 @@ def _closers(source: bytes) -> bytes:
                 stack.append(ord("$"))
             at = m.end()
             continue
-        m = _CODE_TOKEN.search(source, at)
+        m = code_token.search(source, at)
         if m is None:
             break
         token, at = m.group(), m.end()
@@ -279,13 +307,13 @@ def _closers(source: bytes) -> bytes:
                 stack.pop()  # back in the template's text
             elif stack and stack[-1] in (ord("{"), ord("("), ord("[")):
                 stack.pop()
-        elif token.startswith(b"//"):
+        elif token.startswith(b"//") or token.lstrip(b" \t").startswith(b"#"):
             if at >= len(source):
-                return b""  # closers written here would be commented out
+                return b""  # closers written here would be commented out, or in a directive
         elif token.startswith(b"/*"):
             if len(token) < 4 or not token.endswith(b"*/"):
                 return b""
-        elif len(token) < 2 or token[-1] != token[0]:
+        elif token[0] in b"'\"" and (len(token) < 2 or token[-1] != token[0]):
             return b""  # a string left open: where the code is, is not known
     return b"".join(b"}" if c == ord("$") else _CLOSER[c] for c in reversed(stack))
 
@@ -294,40 +322,61 @@ def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tu
     """``source`` parsed, and the bytes the tree was parsed from. In TypeScript, a line
     inside a syntax error that starts with a generic call signature's ``<`` gets a ``;`` for
     the blank before it (the member separator the grammar wants there; offsets and rows stay
-    those of the file), kept when the file then parses with fewer errors. A file whose syntax
-    error runs to its end, and that ends with brackets open (the buffer of a file being
-    written, cut at the cursor), gets their closers on its last line (its rows stay the
-    file's), kept when it then parses clean or with fewer errors: the grammar would lose an
-    unclosed class in an error, and with it every definition around the cursor. An error
+    those of the file), kept when the file then parses with fewer errors. A TypeScript, C or
+    C++ file whose syntax error runs to its end, and that ends with brackets open (the buffer
+    of a file being written, cut at the cursor), gets their closers on its last line (its rows
+    stay the file's), kept when it then parses clean or its errors cover fewer of its bytes:
+    the grammar would lose an unclosed class or function in an error, and with it every
+    definition around the cursor. An error
     inside the file (a line being typed) costs no second parse."""
     tree = parser(language).parse(source, old_tree) if old_tree else parser(language).parse(source)
-    if language not in _SIGNATURE_REPAIR or not tree.root_node.has_error:
+    if language not in _CODE_TOKEN or not tree.root_node.has_error:
         return source, tree
-    errors = _error_spans(language, tree.root_node)
-    fixed = bytearray(source)
-    for m in _SIGNATURE_LINE.finditer(source):
-        if any(start <= m.end() < end for start, end in errors):
-            fixed[m.end() - 1] = ord(";")
-    if fixed != source:
-        repaired = parser(language).parse(bytes(fixed))
-        repaired_errors = _error_spans(language, repaired.root_node)
-        if len(repaired_errors) < len(errors):
-            source, tree, errors = bytes(fixed), repaired, repaired_errors
-            if not tree.root_node.has_error:
-                return source, tree
-    end = len(source) - 1 if source.endswith(b"\n") else len(source)
-    if not errors or max(stop for _, stop in errors) < len(source.rstrip()):
+    if language in _SIGNATURE_REPAIR:
+        errors = _error_spans(language, tree.root_node)
+        fixed = bytearray(source)
+        for m in _SIGNATURE_LINE.finditer(source):
+            if any(start <= m.end() < end for start, end in errors):
+                fixed[m.end() - 1] = ord(";")
+        if fixed != source:
+            repaired = parser(language).parse(bytes(fixed))
+            repaired_errors = _error_spans(language, repaired.root_node)
+            if len(repaired_errors) < len(errors):
+                source, tree = bytes(fixed), repaired
+                if not tree.root_node.has_error:
+                    return source, tree
+    if not _error_at_end(tree.root_node, source):
         return source, tree  # an error inside the file (a line being typed), not at its end
-    closers = _closers(source[:end])
+    end = len(source) - 1 if source.endswith(b"\n") else len(source)
+    closers = _closers(language, source[:end])
     if not closers:
         return source, tree
     closed = source[:end] + closers + source[end:]
     repaired = parser(language).parse(closed)
-    if not repaired.root_node.has_error or len(_error_spans(language, repaired.root_node)) < len(
-        errors
-    ):
+    if not repaired.root_node.has_error or _covered(
+        _error_spans(language, repaired.root_node)
+    ) < _covered(_error_spans(language, tree.root_node)):
         return closed, repaired
     return source, tree
+
+
+def _error_at_end(root: Node, source: bytes) -> bool:
+    """Whether the file's last token is inside a syntax error: found from that token up, so a
+    file with an error elsewhere (a line being typed) costs no walk of its tree."""
+    last = len(source.rstrip()) - 1
+    node = root.descendant_for_byte_range(last, last + 1) if last >= 0 else None
+    while node is not None and not node.is_error:
+        node = node.parent
+    return node is not None
+
+
+def _covered(spans: list[tuple[int, int]]) -> int:
+    """How many bytes the (possibly nested) spans cover."""
+    covered, reach = 0, 0
+    for start, stop in sorted(spans):
+        covered += max(0, stop - max(start, reach))
+        reach = max(reach, stop)
+    return covered
 
 
 class TreeCache:

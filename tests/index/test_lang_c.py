@@ -15,6 +15,7 @@ from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import langs
 from repomem.index.langs.c import RECEIVER
 from repomem.index.languages import code_language
+from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
 
 C_FILES: dict[str, str] = {
@@ -540,3 +541,34 @@ def test_the_types_functions_follow_the_repositorys_calls_after_an_edit(tmp_path
     calls = "".join("    node_f11(n);\n" for _ in range(3))
     idx.update_file("other.c", '#include "node.h"\nvoid h(node *n)\n{\n' + calls + "}\n")
     assert "node_f11" in listed()
+
+
+@pytest.mark.parametrize("ext", ["c", "cpp"])
+def test_a_buffer_cut_inside_a_function_keeps_it(tmp_path: Path, ext: str) -> None:
+    """The buffer of a file being written ends at the cursor inside a function: parsed as
+    written, the grammar loses the open function in a syntax error; parsed with the closers
+    appended on its last line (its rows unchanged), the function is there."""
+    text = (
+        '#include "peer.h"\n#define OPEN(x) (x\n\n'
+        "static int helper(int x) { return x + '}'; }\n\n"
+        "int run(struct peer *p, int flag)\n{\n    if (flag) {\n        p->"
+    )
+    files = {"peer.h": "struct peer { int id; };\n", f"host.{ext}": text + "\n"}
+    idx = build(tmp_path, files)
+    pf = idx.tables.parsed[f"host.{ext}"]
+    assert pf.line_owner.size == text.count("\n") + 1
+    assert {d.name for d in pf.definitions} >= {"helper", "run", "OPEN"}
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "closers"),
+    [
+        ("c", b"int f(void) {\n  if (x) {\n    g(", b")}}"),
+        ("c", b"#define OPEN(x) (x \\\n  + [\nint f(void) { h('{', \"(\", ", b")}"),
+        ("c", b"int f(void) {\n#if A", b""),  # closers written here would be in a directive
+        ("cpp", b'void f() { auto s = R"x(})x"; g(', b")}"),  # a raw string
+        ("c", b"int f(void) { /* open", b""),
+    ],
+)
+def test_the_closers_of_a_cut_c_buffer(language: str, source: bytes, closers: bytes) -> None:
+    assert _closers(language, source) == closers

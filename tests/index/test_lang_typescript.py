@@ -801,6 +801,36 @@ def test_many_imports_no_code_uses_yet_are_ranked_as_other_names(tmp_path: Path)
     assert names.index("near") > max(names.index(f"f{i}") for i in range(1, n))
 
 
+def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:
+    """A doc comment's ``{@link SequenceError}`` (or a block comment naming ``defer``) is no
+    use of the import: it is still imported to be used below."""
+    files = {
+        "src/lib.ts": "export class SequenceError {}\nexport function defer(): void {}\n",
+        "src/use.ts": "import { SequenceError, defer } from './lib';\n\n"
+        "/**\n * Throws a {@link SequenceError}.\n */\nexport function one(): void {\n"
+        "  /* defer the work */\n  let c = 1;\n",
+    }
+    index = _index(tmp_path, files)
+    pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
+    assert for_language("typescript").pending_imports(pf, lines) == {"SequenceError", "defer"}
+
+
+def test_the_files_own_definitions_come_after_other_files(tmp_path: Path) -> None:
+    """The prompt's own text shows the cursor's file: a definition of it above the cursor
+    comes after the other files' definitions the code reaches, however near its use."""
+    files = {
+        "src/lib.ts": "export function other(): number {\n  return 1;\n}\n",
+        "src/use.ts": "import { other } from './lib';\n\n"
+        "function local(): number {\n  return 2;\n}\n\n"
+        "export function run(): number {\n  other();\n  let c = 1;\n  c += 1;\n"
+        "  local();\n  local();\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    shown = [(h.card.path, h.card.name) for h in hits]
+    assert shown[0] == ("src/lib.ts", "other") and ("src/use.ts", "local") in shown
+
+
 def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> None:
     """The buffer of a file being written ends at the cursor with its class, method and
     blocks still open: parsed as written, the grammar loses the class in a syntax error, and
@@ -832,7 +862,7 @@ def test_a_buffer_cut_inside_a_class_keeps_its_definitions(tmp_path: Path) -> No
     ],
 )
 def test_the_closers_of_a_cut_buffer(source: bytes, closers: bytes) -> None:
-    assert _closers(source) == closers
+    assert _closers("typescript", source) == closers
 
 
 def test_a_cast_types_a_receiver(tmp_path: Path) -> None:
@@ -859,7 +889,7 @@ def test_an_error_inside_the_file_is_not_repaired_at_its_end(
     """A line being typed (``foo(`` inside a file) leaves a bracket open at the file's end
     too, but its error does not run there: no closers are looked for, no second parse."""
     scanned: list[bytes] = []
-    monkeypatch.setattr(parsing, "_closers", lambda s: scanned.append(s) or b"")
+    monkeypatch.setattr(parsing, "_closers", lambda _, s: scanned.append(s) or b"")
     body = (
         "export class A {\n  m(): void {\n    foo(\n  }\n\n  n(): number {\n    return 1;\n  }\n}\n"
     )

@@ -690,9 +690,10 @@ class TypeScript(Language):
     def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
         """The imports no call of the file makes yet (``new C()``, ``x.m()`` with ``x: C``
         and ``<C/>`` call ``C``), no declared type names (a parameter's, a result's, a
-        field's, ``extends``) and no word of the ``TYPE_LINES`` lines before the cursor
-        outside import statements names (a local's type, a value passed on); ``import type``
-        ones and re-exports left out. The file's part is read once per parse of it (an
+        field's, ``extends``) and no word of the code of the ``TYPE_LINES`` lines before the
+        cursor outside import statements names (a local's type, a value passed on; a
+        comment's ``{@link SequenceError}`` is no use); ``import type`` ones and re-exports
+        left out. The file's part is read once per parse of it (an
         update replaces it)."""
         global _pending_cache
         cached, names = _pending_cache  # read once: a concurrent query may replace it
@@ -718,7 +719,7 @@ class TypeScript(Language):
         text = "\n".join(
             line for row, line in enumerate(lines[first:], first) if row not in imports
         )
-        return set(names - set(_IDENT.findall(_STRING.sub('""', text))))
+        return set(names - set(_IDENT.findall(_NOT_CODE.sub('""', text))))
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
@@ -1467,6 +1468,8 @@ _AS_CAST = re.compile(
 # a call's arguments in a chain, and the blanks and ``!``/``?`` up to the next ``.``
 _CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?|\s+")
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
+# the same with block comments too (a JSDoc ``{@link SequenceError}`` names no use of it)
+_NOT_CODE = re.compile(_STRING.pattern[:-1] + r"|/\*.*?\*/)", re.S)
 # the last query's buffer and its types: one query resolves many names over the same lines
 # (one tuple, replaced whole, so that a concurrent query never reads another's half)
 _types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
