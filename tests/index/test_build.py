@@ -196,10 +196,10 @@ def test_a_build_resolves_in_a_child_and_saves_what_resolving_in_process_does(
 def test_a_build_resolves_the_later_files_in_a_second_child_and_saves_the_same_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a large repository the files holding the later half of the call sites are
-    resolved in a second child, forked from the first once its resolver is made: the calls
-    and the dependencies' rows (their names renumbered as they first come) join as those
-    of one process, byte for byte."""
+    """On a large repository the files holding the later half of the work (call sites and
+    files) are resolved in a second child, forked from the first once its resolver is
+    made: the calls and the dependencies' rows (their names renumbered as they first come)
+    join as those of one process, byte for byte."""
     texts = {**OTHER_LANG_FILES, "inc/a.h": "int f(int x);\nstruct s { int v; };\n"}
     for i in range(12):
         texts[f"src/m{i}.c"] = (
