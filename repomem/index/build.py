@@ -8,14 +8,12 @@ import dataclasses
 import mmap
 import multiprocessing as mp
 import os
-import pickle
 import threading
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -341,116 +339,22 @@ def _resolve_calls(
     spool: Path,
 ) -> list[str]:
     """Every file's calls resolved and written to ``calls`` (``SpooledCalls.finish``), and
-    what resolution depended on spooled as the arrays a save writes; returns their names.
-    Where a process can be forked, the later files (half the work: ``_second_half``) are
-    resolved in a second one, forked once the resolver's tables are made (its copy of them
-    costs nothing until written): a file's resolution reads no other's, so the halves come
-    out as one would have, joined in order, the names each half numbered renumbered as
-    they come."""
+    what resolution depended on spooled as the arrays a save writes; returns their names."""
     resolver = Resolver(parses, imports=config.import_weight > 0, settings=settings)
-    paths = calls.paths
-    dependencies = DependencyRows(paths)
-    half = _second_half(paths, parses) if _forkable() else len(paths)
-    helper = None
-    if half < len(paths):
-        part = spool / "calls_part.npy"
-        helper = _forked(partial(_resolve_part, resolver, parses, calls, half, part))
-    for done, p in enumerate(paths[:half], 1):
+    dependencies = DependencyRows(calls.paths)
+    for done, p in enumerate(calls.paths, 1):
         calls.add(p, resolver.calls_of(p, dependencies))
-        _drop_resolved(resolver, parses, done)
-    if helper is not None:
-        sizes, names, reads, tries = pickle.loads(helper())
-        if sum(sizes):  # (an empty file cannot be mapped)
-            calls.add_rows(mapped(part, writeable=False), sizes)
-        else:
-            calls.add_rows(np.empty((0, 4), np.int64), sizes)
-        part.unlink()
-        dependencies.join(names, reads, tries)
+        if done % _RESOLVED_AT_ONCE == 0:
+            resolver.drop_unread()
+        elif done % _PARSES_AT_ONCE == 0:
+            parses.drop_unread()
     calls.finish()
     # the names' arrays taken, the resolver's tables go before the dependencies' are made
-    names = resolver.by_name.arrays(paths)
+    names = resolver.by_name.arrays(calls.paths)
     del resolver
     resolution = {**dependencies.arrays(), **names}
     spooled(spool, resolution)
     return list(resolution)
-
-
-def _resolve_part(
-    resolver: Resolver, parses: SpooledParses, calls: SpooledCalls, first: int, out: Path
-) -> bytes:
-    """``_resolve_calls``' second process: the calls of the files from ``first`` on written
-    to ``out`` as ``SpooledCalls`` rows; returns their counts per file and the rows of
-    ``DependencyRows`` (``rows``), pickled."""
-    dependencies = DependencyRows(calls.paths)
-    sizes = []
-    with ArrayWriter(out, np.int64, (4,)) as rows:
-        for done, i in enumerate(range(first, len(calls.paths)), 1):
-            found = resolver.calls_of(calls.paths[i], dependencies)
-            rows.write(calls.rows_of(i, found))
-            sizes.append(len(found))
-            _drop_resolved(resolver, parses, done)
-    return pickle.dumps((sizes, *dependencies.rows()), pickle.HIGHEST_PROTOCOL)
-
-
-def _drop_resolved(resolver: Resolver, parses: SpooledParses, done: int) -> None:
-    if done % _RESOLVED_AT_ONCE == 0:
-        resolver.drop_unread()
-    elif done % _PARSES_AT_ONCE == 0:
-        parses.drop_unread()
-
-
-# fewer files than this are resolved in one process
-_RESOLVE_APART_FROM = 2048
-
-
-def _second_half(paths: list[str], parses: SpooledParses) -> int:
-    """Where the second half of the resolution's work starts, or ``len(paths)`` for a
-    repository too small to split. A file's resolution costs by its call sites (their
-    parses' size) and by the includes it walks (per file): half of each, each counted half
-    (on the kernel subset, split by call sites alone, the second process took 6.7 CPU
-    seconds to the first's ~4)."""
-    if len(paths) < _RESOLVE_APART_FROM:
-        return len(paths)
-    bounds = parses.arrays["callsites_off"]
-    position = {p: i for i, p in enumerate(parses.paths)}
-    at = np.array([position[p] for p in paths], np.int64)
-    sizes = bounds[at + 1] - bounds[at]
-    weight = np.cumsum(sizes / max(int(sizes.sum()), 1) + 1 / len(paths))
-    return int(np.searchsorted(weight, 1.0)) + 1
-
-
-def _forkable() -> bool:
-    """Whether this process may fork: it runs no other thread (forking one that does can
-    copy a held lock into the child and hang it)."""
-    return hasattr(os, "fork") and threading.active_count() == 1
-
-
-def _forked(work: Callable[[], bytes]) -> Callable[[], bytes]:
-    """``work`` run in a forked child; returns what waits for the child and gives what
-    ``work`` returned, or raises with the child's traceback."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report what it made, or why it failed, and leave at once
-        os.close(read)
-        code, out = 0, b""
-        try:
-            out = work()
-        except BaseException:  # noqa: BLE001 - any failure goes to the parent
-            code, out = 1, traceback.format_exc().encode()
-        with os.fdopen(write, "wb") as fh:
-            fh.write(out)
-        os._exit(code)
-    os.close(write)
-
-    def result() -> bytes:
-        with os.fdopen(read, "rb") as fh:
-            out = fh.read()
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise RuntimeError(f"a forked process failed:\n{out.decode()}")
-        return out
-
-    return result
 
 
 def _resolve_apart(
@@ -465,12 +369,28 @@ def _resolve_apart(
     objects and keeps few, but those few pin the allocator's pages: in process, a build of
     the Linux kernel's kernel/ mm/ net/ kept ~0.1 GB it had freed through every later stage
     (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits."""
-    if not _forkable():
+    forkable = hasattr(os, "fork") and threading.active_count() == 1
+    if not forkable:
         names = _resolve_calls(calls, parses, config, settings, spool)
     else:
-        out = _forked(
-            lambda: "\n".join(_resolve_calls(calls, parses, config, settings, spool)).encode()
-        )().decode()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report the names, or why it failed, and leave at once
+            os.close(read)
+            code, out = 0, b""
+            try:
+                out = "\n".join(_resolve_calls(calls, parses, config, settings, spool)).encode()
+            except BaseException:  # noqa: BLE001 - any failure goes to the parent
+                code, out = 1, traceback.format_exc().encode()
+            with os.fdopen(write, "wb") as fh:
+                fh.write(out)
+            os._exit(code)
+        os.close(write)
+        with os.fdopen(read, "rb") as fh:
+            out = fh.read().decode()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"call resolution failed in its process:\n{out}")
         names = out.split("\n") if out else []
     return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
 

@@ -169,23 +169,6 @@ class DependencyRows:
             t[:, 0], t[:, 1] = tried, f
             self._tries.append(t)
 
-    def rows(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The names in id order and the rows gathered, for ``join`` in another process."""
-        reads = np.concatenate([np.empty((0, 3), np.int32), *self._reads])
-        tries = np.concatenate([np.empty((0, 2), np.int32), *self._tries])
-        return list(self.ids), reads, tries
-
-    def join(self, names: list[str], reads: np.ndarray, tries: np.ndarray) -> None:
-        """The ``rows`` of the files after these (gathered apart, over the same ``paths``),
-        numbered as if they had been added here: each name new here gets the next id in the
-        order it first came there, as it would have come here."""
-        ids = self.ids
-        rename = np.array([ids.setdefault(n, len(ids)) for n in names], np.int32)
-        if reads.size:
-            self._reads.append(np.c_[rename[reads[:, 0]], reads[:, 1], rename[reads[:, 2]]])
-        if tries.size:
-            self._tries.append(np.c_[rename[tries[:, 0]], tries[:, 1]])
-
     def arrays(
         self, kept: tuple[SavedDependencies, np.ndarray] | None = None
     ) -> dict[str, np.ndarray]:

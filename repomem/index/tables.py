@@ -139,22 +139,12 @@ class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
 
     def add(self, path: str, calls: list[tuple[int, str, int]]) -> None:
         """The next file's calls (in ``paths``' order)."""
-        i = len(self._ends) - 1
+        i, number = len(self._ends) - 1, self._number
         assert self.paths[i] == path
-        self._writer().write(self.rows_of(i, calls))
+        self._writer().write(
+            np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
+        )
         self._ends.append(self._ends[-1] + len(calls))
-
-    def rows_of(self, i: int, calls: list[tuple[int, str, int]]) -> np.ndarray:
-        """The rows of file ``i``'s calls, as ``add`` writes them."""
-        number = self._number
-        return np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
-
-    def add_rows(self, rows: np.ndarray, sizes: list[int]) -> None:
-        """The next files' calls as ``rows_of`` made them (in another process), ``sizes``
-        of them per file."""
-        self._writer().write(rows)
-        for size in sizes:
-            self._ends.append(self._ends[-1] + size)
 
     def finish(self) -> None:
         """Every file's calls written, with their bounds; ``map_back`` then reads them."""

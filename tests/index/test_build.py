@@ -193,37 +193,6 @@ def test_a_build_resolves_in_a_child_and_saves_what_resolving_in_process_does(
     assert _generation(root, tmp_path / "apart") == _generation(root, tmp_path / "in")
 
 
-def test_a_build_resolves_the_later_files_in_a_second_child_and_saves_the_same_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On a large repository the files holding the later half of the work (call sites and
-    files) are resolved in a second child, forked from the first once its resolver is
-    made: the calls and the dependencies' rows (their names renumbered as they first come)
-    join as those of one process, byte for byte."""
-    texts = {**OTHER_LANG_FILES, "inc/a.h": "int f(int x);\nstruct s { int v; };\n"}
-    for i in range(12):
-        texts[f"src/m{i}.c"] = (
-            f'#include "../inc/a.h"\nint g{i}(int y) {{ return f(y) + g{(i + 1) % 12}(y); }}\n'
-        )
-    root = make_repo(tmp_path / "r", texts, use_git=False)
-    log = tmp_path / "resolving-pids"
-    resolve = Resolver.calls_of
-
-    def calls_of(self: Resolver, path: str, rows: object = None) -> list:
-        with open(log, "a") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return resolve(self, path, rows)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Resolver, "calls_of", calls_of)
-    monkeypatch.setattr(build, "_RESOLVE_APART_FROM", 2)
-    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "apart")))
-    pids = log.read_text().split()
-    assert len(set(pids)) == 2 and str(os.getpid()) not in pids
-    monkeypatch.setattr(build.threading, "active_count", lambda: 2)  # resolved in process
-    RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "in")))
-    assert _generation(root, tmp_path / "apart") == _generation(root, tmp_path / "in")
-
-
 def test_a_build_drops_the_parses_it_no_longer_reads_as_it_resolves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
