@@ -53,3 +53,13 @@ def test_weights_follow_the_evidence_and_the_report_cross_validates(
     printed = capsys.readouterr().out
     assert "EVIDENCE_WEIGHTS" in printed and "CALIBRATION" in printed
     assert "    js line: n 400," in printed and " | " in printed
+
+
+def test_a_bin_of_few_tasks_is_valued_below_its_share_right() -> None:
+    # six of six right says less than sixty of sixty: the table gives a lower bound
+    few = calibrate_builtin.fit([(0.9, True)] * 6)
+    many = calibrate_builtin.fit([(0.9, True)] * 60)
+    assert few[0][0] == many[0][0] == 0.9
+    assert few[0][1] < 0.8 < many[0][1] < 1.0
+    # half right in a bin of ten stays under the default threshold's neighbourhood of 0.5
+    assert calibrate_builtin.fit([(0.5, True)] * 5 + [(0.5, False)] * 5)[0][1] < 0.3

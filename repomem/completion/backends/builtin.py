@@ -39,11 +39,13 @@ one set of weights per mode (one line or a statement) for every language
 (``EVIDENCE_WEIGHTS``). How often a raw value is right
 still differs by language (repeated code is commoner in some), so ``repo`` reports the share
 of exact matches the dev suite's tasks of the cursor's language family and mode (one line or
-a statement) had at that raw value (``CALIBRATION``); both are fitted by
+a statement) had at that raw value (``CALIBRATION``), told cautiously: each bin's value is the
+lower end of its share right's Wilson interval at 1.5 standard errors, so that a bin of few
+tasks, or of one lucky project's, does not reach the threshold by chance; both are fitted by
 ``eval/calibrate_builtin.py``, which also reports them cross-validated across projects: a
-confidence of 0.4 means about 40 % right in every language; a language without a table keeps
-the raw value. The caller hides a completion below ``completion.min_confidence``; ``match``
-gives the raw value; ``naive`` says 1 when it found a line, 0 when not.
+confidence of 0.4 means at least about 40 % right in every language; a language without a
+table keeps the raw value. The caller hides a completion below ``completion.min_confidence``;
+``match`` gives the raw value; ``naive`` says 1 when it found a line, 0 when not.
 
 Multi-line requests get the source's continuation up to ``max_tokens``; where the statement
 ends is decided by :func:`repomem.completion.postprocess.postprocess`, which knows the language.
@@ -176,33 +178,33 @@ _NAME = re.compile(r"[^\W\d]\w*")
 
 # language -> the family whose calibration it shares
 FAMILY_OF: dict[str, str] = {"typescript": "js", "tsx": "js", "javascript": "js", "cpp": "c"}
-# (family, "line" or "api") -> (lowest raw confidence, share of exact matches) steps, raw
+# (family, "line" or "api") -> (lowest raw confidence, cautious share of exact matches) steps, raw
 # ascending; fitted on the dev suite by eval/calibrate_builtin.py (see the module doc), all
 # seven languages and both kinds in one run
 # fmt: off
 CALIBRATION: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {
-    ("c", "api"): ((0.0, 0.007), (0.05, 0.103), (0.15, 0.131), (0.25, 0.239), (0.4, 0.296),
-        (0.45, 0.476), (0.7, 0.521),),
-    ("c", "line"): ((0.0, 0.014), (0.05, 0.114), (0.1, 0.115), (0.2, 0.128), (0.25, 0.236),
-        (0.45, 0.259), (0.6, 0.43), (0.65, 0.477), (0.7, 0.531), (0.9, 0.611),),
-    ("go", "api"): ((0.0, 0.024), (0.05, 0.145), (0.1, 0.163), (0.2, 0.339), (0.5, 0.529),),
-    ("go", "line"): ((0.0, 0.013), (0.05, 0.104), (0.1, 0.155), (0.15, 0.221), (0.3, 0.344),
-        (0.55, 0.525), (0.85, 0.583),),
-    ("java", "api"): ((0.0, 0.018), (0.05, 0.135), (0.1, 0.192), (0.35, 0.279), (0.6, 0.63),
-        (0.75, 0.806),),
-    ("java", "line"): ((0.0, 0.025), (0.05, 0.115), (0.2, 0.238), (0.35, 0.274), (0.45, 0.429),
-        (0.6, 0.513), (0.8, 0.731),),
-    ("js", "api"): ((0.0, 0.024), (0.05, 0.065), (0.15, 0.161), (0.5, 0.365), (0.7, 0.371),),
-    ("js", "line"): ((0.0, 0.043), (0.1, 0.047), (0.15, 0.244), (0.35, 0.35), (0.5, 0.365),
-        (0.85, 0.407),),
-    ("python", "api"): ((0.0, 0.013), (0.05, 0.125), (0.1, 0.139), (0.2, 0.198), (0.3, 0.282),
-        (0.4, 0.404), (0.6, 0.408), (0.75, 0.665),),
-    ("python", "line"): ((0.0, 0.027), (0.05, 0.081), (0.1, 0.15), (0.2, 0.261), (0.35, 0.295),
-        (0.45, 0.299), (0.5, 0.626),),
-    ("rust", "api"): ((0.0, 0.042), (0.1, 0.166), (0.25, 0.226), (0.45, 0.282), (0.5, 0.507),
-        (0.6, 0.508), (0.75, 0.645),),
-    ("rust", "line"): ((0.0, 0.015), (0.05, 0.06), (0.1, 0.075), (0.15, 0.189), (0.35, 0.22),
-        (0.45, 0.439), (0.75, 0.457), (0.8, 0.473), (0.85, 0.683),),
+    ("c", "api"): ((0.0, 0.001), (0.05, 0.081), (0.25, 0.157), (0.3, 0.167), (0.4, 0.187),
+        (0.45, 0.484), (0.5, 0.498), (0.7, 0.624),),
+    ("c", "line"): ((0.0, 0.005), (0.05, 0.084), (0.25, 0.191), (0.45, 0.205), (0.6, 0.371),
+        (0.65, 0.433), (0.7, 0.703), (0.9, 0.727),),
+    ("go", "api"): ((0.0, 0.0), (0.05, 0.061), (0.1, 0.063), (0.2, 0.284), (0.5, 0.514),
+        (0.6, 0.732),),
+    ("go", "line"): ((0.0, 0.0), (0.1, 0.046), (0.15, 0.1), (0.3, 0.2), (0.35, 0.279),
+        (0.55, 0.485), (0.6, 0.748),),
+    ("java", "api"): ((0.0, 0.005), (0.05, 0.079), (0.1, 0.143), (0.35, 0.236), (0.6, 0.842),
+        (0.75, 0.877),),
+    ("java", "line"): ((0.0, 0.006), (0.05, 0.07), (0.2, 0.181), (0.45, 0.41), (0.6, 0.574),
+        (0.8, 0.926),),
+    ("js", "api"): ((0.0, 0.007), (0.05, 0.019), (0.15, 0.119), (0.5, 0.371), (0.55, 0.565),),
+    ("js", "line"): ((0.0, 0.014), (0.15, 0.187), (0.35, 0.301), (0.5, 0.514), (0.85, 0.64),),
+    ("python", "api"): ((0.0, 0.005), (0.05, 0.083), (0.1, 0.096), (0.2, 0.141), (0.3, 0.22),
+        (0.4, 0.341), (0.45, 0.498), (0.75, 0.78),),
+    ("python", "line"): ((0.0, 0.015), (0.05, 0.041), (0.1, 0.096), (0.2, 0.203), (0.35, 0.239),
+        (0.5, 0.791),),
+    ("rust", "api"): ((0.0, 0.008), (0.1, 0.082), (0.25, 0.095), (0.3, 0.111), (0.45, 0.128),
+        (0.5, 0.556), (0.75, 0.727),),
+    ("rust", "line"): ((0.0, 0.0), (0.1, 0.0), (0.15, 0.104), (0.45, 0.371), (0.5, 0.377),
+        (0.6, 0.451), (0.75, 0.485), (0.85, 0.862),),
 }
 # fmt: on
 
