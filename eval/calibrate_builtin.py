@@ -11,7 +11,7 @@ some), so the table maps it, per language family and completion mode (one line, 
 multi-line statement), to the share of exact matches the dev suite's tasks at that raw value
 have, told cautiously: bins of 0.05, each valued at the Wilson lower bound of its share right at
 ``Z`` = 1.5 standard errors (a bin of few tasks, or of tasks from one lucky project, does not
-reach the threshold by chance: a bin of 10 tasks with 5 right says 0.28, of 100 with 50 right
+reach the threshold by chance: a bin of 10 tasks with 5 right says 0.29, of 100 with 50 right
 0.43), made increasing by pooling adjacent bins that are not, so that
 ``completion.min_confidence`` = m answers the tasks whose EM is, with some margin, at least m.
 Z is the smallest of 1, 1.25, 1.5, 1.75, 2 (and bins merged to at least 30 or 50 tasks, the
