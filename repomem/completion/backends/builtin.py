@@ -27,16 +27,25 @@ benchmark like any other backend; it is not a language model. Three strategies:
     The baseline they are compared with: find the last non-empty line of the context in the
     shown windows, best fragment first, and copy the line that follows.
 
-Every completion carries a confidence from 0 to 1. Its raw form is how much of the candidates'
-pooled score the winner has, times how long its match is relative to ``_SURE_LENGTH`` tokens
-(a long match that all candidates agree on is usually right; a short one, or a split vote, is
-a guess). How often a raw value is right differs by language (repeated code is commoner in
-some), so ``repo`` reports the share of exact matches the dev suite's tasks of the cursor's
-language family and mode (one line or a statement) had at that raw value (``CALIBRATION``,
-fitted by ``eval/calibrate_builtin.py``): a confidence of 0.4 means about 40 % right in every
-language; a language without a table keeps the raw value. The caller hides a completion below
-``completion.min_confidence``; ``match`` gives the raw value; ``naive`` says 1 when it found a
-line, 0 when not.
+Every completion carries a confidence from 0 to 1, from what the winning line rests on
+(``Evidence``): how much of the candidates' pooled score it has, how long its match is, how
+many places (lines of the repository, or of the file's earlier text) propose it, and three
+signs of a guess that the dev suite's wrong answers showed: the line names an identifier the
+file has not written before the cursor (it continues some other function whose preceding line
+happens to be the same), holds a string or number literal (variants of near-duplicate code
+differ in them: ``== 131`` in one test, ``== 53`` in the next), or is a comment where the
+cursor's line is code. Its raw form is a logistic regression of exact matches on these,
+one set of weights per mode (one line or a statement) for every language
+(``EVIDENCE_WEIGHTS``). How often a raw value is right
+still differs by language (repeated code is commoner in some), so ``repo`` reports the share
+of exact matches the dev suite's tasks of the cursor's language family and mode (one line or
+a statement) had at that raw value (``CALIBRATION``), told cautiously: each bin's value is the
+lower end of its share right's Wilson interval at 1.5 standard errors, so that a bin of few
+tasks, or of one lucky project's, does not reach the threshold by chance; both are fitted by
+``eval/calibrate_builtin.py``, which also reports them cross-validated across projects: a
+confidence of 0.4 means at least about 40 % right in every language; a language without a
+table keeps the raw value. The caller hides a completion below ``completion.min_confidence``;
+``match`` gives the raw value; ``naive`` says 1 when it found a line, 0 when not.
 
 Multi-line requests get the source's continuation up to ``max_tokens``; where the statement
 ends is decided by :func:`repomem.completion.postprocess.postprocess`, which knows the language.
@@ -52,6 +61,7 @@ only used to budget the prompt, which this backend shows in ``--explain`` but do
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from array import array
 from collections.abc import Callable, Sequence
@@ -116,38 +126,85 @@ _WEIGHTS = {
         renamed=0.5,
     ),
 }
-# A winning match this long (tokens) and unopposed is fully confident.
-_SURE_LENGTH = 16.0
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a winning continuation rests on (module doc): its share of the candidates' pooled
+    score, its longest match (tokens), how many places (lines of the repository, or of the
+    file's earlier text) propose its first line, and three signs of a guess about that line:
+    it names an identifier the text before the cursor never does, holds a literal (a string,
+    or a number but 0 and 1: the variants of near-duplicate code differ in them), or is a
+    comment where the cursor's line is code."""
+
+    share: float
+    length: float
+    support: int
+    unseen_name: bool
+    literal: bool
+    comment: bool
+
+    def features(self) -> tuple[float, ...]:
+        """The values ``EVIDENCE_WEIGHTS`` weigh, in its order."""
+        return (
+            self.share,
+            math.log2(max(self.length, 1.0)) / math.log2(_MAX_MATCH),
+            min(self.support, _SUPPORT_COUNTED) / _SUPPORT_COUNTED,
+            float(self.unseen_name),
+            float(self.literal),
+            float(self.comment),
+        )
+
+    def raw(self, mode: str) -> float:
+        """The raw confidence in ``mode`` ("line" or "api"): the logistic of the features
+        weighted by ``EVIDENCE_WEIGHTS[mode]``."""
+        bias, *weights = EVIDENCE_WEIGHTS[mode]
+        score = bias + sum(w * x for w, x in zip(weights, self.features(), strict=True))
+        return 1.0 / (1.0 + math.exp(-score))
+
+
+# mode ("line": one line, "api": a statement) -> ``Evidence.raw``'s bias and weights, in
+# ``Evidence.features``' order: a logistic regression of exact matches on the dev suite's
+# tasks of that mode in every language, fitted by eval/calibrate_builtin.py
+EVIDENCE_WEIGHTS: dict[str, tuple[float, ...]] = {
+    "api": (-5.711, 2.525, 3.606, 0.957, -0.423, 0.096, -1.803),
+    "line": (-6.229, 3.503, 2.94, 2.275, -0.845, -0.424, -1.201),
+}
+# Places proposing a line counted at most (more agree no more).
+_SUPPORT_COUNTED = 4
+# A string literal, or a number but 0 and 1 (``Evidence.literal``).
+_LITERAL = re.compile(r"\"[^\"]*\"|'[^']*'|\b(?![01]\b)\d[\w.]*")
+_NAME = re.compile(r"[^\W\d]\w*")
 
 # language -> the family whose calibration it shares
 FAMILY_OF: dict[str, str] = {"typescript": "js", "tsx": "js", "javascript": "js", "cpp": "c"}
-# (family, "line" or "api") -> (lowest raw confidence, share of exact matches) steps, raw
+# (family, "line" or "api") -> (lowest raw confidence, cautious share of exact matches) steps, raw
 # ascending; fitted on the dev suite by eval/calibrate_builtin.py (see the module doc), all
 # seven languages and both kinds in one run
 # fmt: off
 CALIBRATION: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {
-    ("c", "api"): ((0.0, 0.005), (0.05, 0.01), (0.1, 0.07), (0.15, 0.103), (0.5, 0.245),
-        (0.65, 0.249), (0.9, 0.354), (0.95, 0.531),),
-    ("c", "line"): ((0.0, 0.033), (0.05, 0.051), (0.15, 0.056), (0.2, 0.121), (0.25, 0.127),
-        (0.4, 0.235), (0.75, 0.288), (0.8, 0.345), (0.95, 0.503),),
-    ("go", "api"): ((0.0, 0.035), (0.05, 0.068), (0.1, 0.176), (0.15, 0.203), (0.35, 0.209),
-        (0.5, 0.277), (0.85, 0.294), (0.95, 0.71),),
-    ("go", "line"): ((0.0, 0.026), (0.05, 0.048), (0.1, 0.054), (0.15, 0.148), (0.35, 0.357),
-        (0.6, 0.444), (0.95, 0.654),),
-    ("java", "api"): ((0.0, 0.01), (0.05, 0.016), (0.1, 0.081), (0.15, 0.127), (0.2, 0.161),
-        (0.35, 0.219), (0.9, 0.245), (0.95, 0.614),),
-    ("java", "line"): ((0.0, 0.03), (0.1, 0.126), (0.15, 0.145), (0.3, 0.173), (0.35, 0.235),
-        (0.65, 0.27), (0.9, 0.286), (0.95, 0.728),),
-    ("js", "api"): ((0.0, 0.032), (0.05, 0.066), (0.4, 0.144), (0.9, 0.375), (0.95, 0.421),),
-    ("js", "line"): ((0.0, 0.049), (0.05, 0.073), (0.1, 0.11), (0.15, 0.123), (0.25, 0.2),
-        (0.65, 0.243), (0.9, 0.308), (0.95, 0.462),),
-    ("python", "api"): ((0.0, 0.013), (0.05, 0.037), (0.1, 0.051), (0.2, 0.149), (0.45, 0.202),
-        (0.6, 0.203), (0.65, 0.22), (0.75, 0.23), (0.95, 0.564),),
-    ("python", "line"): ((0.0, 0.037), (0.05, 0.06), (0.1, 0.072), (0.15, 0.162), (0.3, 0.235),
-        (0.4, 0.256), (0.6, 0.263), (0.7, 0.332), (0.9, 0.408), (0.95, 0.706),),
-    ("rust", "api"): ((0.0, 0.031), (0.05, 0.101), (0.3, 0.122), (0.35, 0.156), (0.5, 0.234),
-        (0.85, 0.344), (0.9, 0.581),),
-    ("rust", "line"): ((0.0, 0.021), (0.05, 0.044), (0.1, 0.2), (0.9, 0.554), (0.95, 0.664),),
+    ("c", "api"): ((0.0, 0.001), (0.05, 0.081), (0.25, 0.157), (0.3, 0.167), (0.4, 0.187),
+        (0.45, 0.484), (0.5, 0.498), (0.7, 0.624),),
+    ("c", "line"): ((0.0, 0.005), (0.05, 0.084), (0.25, 0.191), (0.45, 0.205), (0.6, 0.371),
+        (0.65, 0.433), (0.7, 0.703), (0.9, 0.727),),
+    ("go", "api"): ((0.0, 0.0), (0.05, 0.061), (0.1, 0.063), (0.2, 0.284), (0.5, 0.514),
+        (0.6, 0.732),),
+    ("go", "line"): ((0.0, 0.0), (0.1, 0.046), (0.15, 0.1), (0.3, 0.2), (0.35, 0.279),
+        (0.55, 0.485), (0.6, 0.748),),
+    ("java", "api"): ((0.0, 0.005), (0.05, 0.079), (0.1, 0.143), (0.35, 0.236), (0.6, 0.842),
+        (0.75, 0.877),),
+    ("java", "line"): ((0.0, 0.006), (0.05, 0.07), (0.2, 0.181), (0.45, 0.41), (0.6, 0.574),
+        (0.8, 0.926),),
+    ("js", "api"): ((0.0, 0.007), (0.05, 0.019), (0.15, 0.119), (0.5, 0.371), (0.55, 0.565),),
+    ("js", "line"): ((0.0, 0.014), (0.15, 0.187), (0.35, 0.301), (0.5, 0.514), (0.85, 0.64),),
+    ("python", "api"): ((0.0, 0.005), (0.05, 0.083), (0.1, 0.096), (0.2, 0.141), (0.3, 0.22),
+        (0.4, 0.341), (0.45, 0.498), (0.75, 0.78),),
+    ("python", "line"): ((0.0, 0.015), (0.05, 0.041), (0.1, 0.096), (0.2, 0.203), (0.35, 0.239),
+        (0.5, 0.791),),
+    ("rust", "api"): ((0.0, 0.008), (0.1, 0.082), (0.25, 0.095), (0.3, 0.111), (0.45, 0.128),
+        (0.5, 0.556), (0.75, 0.727),),
+    ("rust", "line"): ((0.0, 0.0), (0.1, 0.0), (0.15, 0.104), (0.45, 0.371), (0.5, 0.377),
+        (0.6, 0.451), (0.75, 0.485), (0.85, 0.862),),
 }
 # fmt: on
 
@@ -194,29 +251,33 @@ class BuiltinBackend(Backend):
 
     def continuation(self, request: GenerationRequest) -> Generation:
         """The text this backend proposes for ``request`` and its confidence (synchronous)."""
-        cursor = _Cursor.of(request.left_context)
         if self.strategy == "naive":
-            text = _naive(cursor, request.left_context, request.fragments)
-            confidence = 1.0 if text else 0.0
-        else:
-            weights = _WEIGHTS[self.strategy]
-            text, confidence = _best_match(
-                cursor,
-                request.left_context,
-                request.right_context.split("\n", 1)[0].rstrip(),
-                _sources(request, weights, placed=self.strategy == "repo"),
-                request.multiline,
-                weights,
-                _comment_line(request.left_context, request.language or ""),
-                tokens=self._tokens,
-            )
-            if self.strategy == "repo" and text:
-                language = request.language or ""
-                mode = "api" if request.multiline else "line"
-                steps = CALIBRATION.get((FAMILY_OF.get(language, language), mode))
-                if steps is not None:
-                    confidence = calibrate(confidence, steps)
+            text = _naive(_Cursor.of(request.left_context), request.left_context, request.fragments)
+            return Generation(_limit(text, request.stop, request.max_tokens), float(bool(text)))
+        text, evidence = self.choice(request)
+        mode = "api" if request.multiline else "line"
+        confidence = 0.0 if evidence is None else evidence.raw(mode)
+        if self.strategy == "repo" and evidence is not None:
+            language = request.language or ""
+            steps = CALIBRATION.get((FAMILY_OF.get(language, language), mode))
+            if steps is not None:
+                confidence = calibrate(confidence, steps)
         return Generation(_limit(text, request.stop, request.max_tokens), confidence)
+
+    def choice(self, request: GenerationRequest) -> tuple[str, Evidence | None]:
+        """The ``match`` or ``repo`` strategy's whole continuation for ``request`` (before
+        ``max_tokens`` and the stop sequences) and what it rests on (None: nothing found)."""
+        weights = _WEIGHTS[self.strategy]
+        return _best_match(
+            _Cursor.of(request.left_context),
+            request.left_context,
+            request.right_context.split("\n", 1)[0].rstrip(),
+            _sources(request, weights, placed=self.strategy == "repo"),
+            request.multiline,
+            weights,
+            _comment_line(request.left_context, request.language or ""),
+            tokens=self._tokens,
+        )
 
 
 @dataclass(frozen=True)
@@ -354,10 +415,10 @@ def _best_match(
     comment: re.Pattern[str] | None = None,
     *,
     tokens: _Kept[_Tokens],
-) -> tuple[str, float]:
-    """The winning continuation and its confidence (module doc); ``comment``: the pattern of
-    a comment line, where the cursor's line is code (``_candidates``); ``tokens``: the
-    sources' tokens, kept from earlier requests."""
+) -> tuple[str, Evidence | None]:
+    """The winning continuation and what it rests on (None: no candidate; module doc);
+    ``comment``: the pattern of a comment line, where the cursor's line is code
+    (``_candidates``); ``tokens``: the sources' tokens, kept from earlier requests."""
     query = [m.group() for m in _WORD.finditer(left[-20 * _MAX_MATCH :])][-_MAX_MATCH - 1 :]
     if cursor.partial:
         query = query[:-1]
@@ -386,19 +447,33 @@ def _best_match(
             if kept is None or _score(candidate, weights) > _score(kept[1], weights):
                 placed[where] = (key, candidate)
     votes: dict[str, float] = {}
+    support: dict[str, int] = {}
     best: dict[str, _Candidate] = {}
     for key, candidate in [*found, *placed.values()]:
         votes[key] = votes.get(key, 0.0) + _score(candidate, weights)
+        support[key] = support.get(key, 0) + 1
         kept_best = best.get(key)
         if kept_best is None or candidate.length > kept_best.length:
             best[key] = candidate
     if not votes:
-        return "", 0.0
+        return "", None
     fitting = [k for k in votes if best[k].text.split("\n", 1)[0].rstrip().endswith(rest)]
     winner = max(fitting or votes, key=lambda k: (votes[k], best[k].length))
-    share = votes[winner] / (sum(votes.values()) or 1.0)
-    confidence = share * min(1.0, best[winner].length / _SURE_LENGTH)
-    return best[winner].text, confidence
+    names = set(_NAME.findall(winner))
+    evidence = Evidence(
+        share=votes[winner] / (sum(votes.values()) or 1.0),
+        length=best[winner].length,
+        support=support[winner],
+        unseen_name=any(_unseen(name, left) for name in names),
+        literal=_LITERAL.search(winner) is not None,
+        comment=comment is not None and comment.match(winner) is not None,
+    )
+    return best[winner].text, evidence
+
+
+def _unseen(name: str, left: str) -> bool:
+    """Whether ``left`` never has ``name`` as a whole word."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", left) is None
 
 
 def _score(candidate: _Candidate, weights: _Weights) -> float:
