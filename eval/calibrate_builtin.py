@@ -147,9 +147,7 @@ def raw(point: Point, weights: dict[str, tuple[float, ...]]) -> float:
     evidence."""
     if point.features is None:
         return 0.0
-    bias, *each = weights[point.key[1]]
-    score = bias + sum(w * x for w, x in zip(each, point.features, strict=True))
-    return 1.0 / (1.0 + math.exp(-score))
+    return builtin.logistic(weights[point.key[1]], point.features)
 
 
 def wilson_lower(right: int, n: int) -> float:

@@ -158,9 +158,15 @@ class Evidence:
     def raw(self, mode: str) -> float:
         """The raw confidence in ``mode`` ("line" or "api"): the logistic of the features
         weighted by ``EVIDENCE_WEIGHTS[mode]``."""
-        bias, *weights = EVIDENCE_WEIGHTS[mode]
-        score = bias + sum(w * x for w, x in zip(weights, self.features(), strict=True))
-        return 1.0 / (1.0 + math.exp(-score))
+        return logistic(EVIDENCE_WEIGHTS[mode], self.features())
+
+
+def logistic(weights: Sequence[float], features: Sequence[float]) -> float:
+    """The logistic of ``weights``' bias (its first value) plus its other values times
+    ``features`` (``Evidence.features``' order): a raw confidence, here and in the fit."""
+    bias, *each = weights
+    score = bias + sum(w * x for w, x in zip(each, features, strict=True))
+    return 1.0 / (1.0 + math.exp(-score))
 
 
 # mode ("line": one line, "api": a statement) -> ``Evidence.raw``'s bias and weights, in
