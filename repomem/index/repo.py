@@ -154,13 +154,15 @@ class RepoIndex:
         the resident set is then what was used since, not every page ever read; the saved
         parses and resolver tables made and not read since the last pause are dropped
         (``IndexTables.drop_unread``), and so are the syntax trees of the files not edited
-        since (``TreeCache.drop_unused``); the pages the relation searches wrote in their
+        since (``TreeCache.drop_unused``), and the last query's scores
+        (``Searcher.forget_scores``); the pages the relation searches wrote in their
         work arrays are handed back (``release_scratch``); the pages updates wrote in the
         mapped index and in the row pools' row arrays become pages of files of their own
         (``WrittenPages``), handed back as those read are."""
         self.tables.bm25.tidy()
         self.tables.drop_unread()
         self._trees.drop_unused()
+        self._search.forget_scores()
         release_scratch()
         release_memory()
         self._written.spill(self._mapped())

@@ -33,6 +33,12 @@ class Searcher:
         self._line_cache: dict[str, tuple[FileEntry, Lines]] = {}
         self._line_bytes = 0  # held by the lines kept
 
+    def forget_scores(self) -> None:
+        """Drop the last query's scores (at a pause: ``RepoIndex.tidy``): the next
+        completion's query is another's, and on the Linux kernel's subset every fragment's
+        score is 2.6 MB, held or not at a pause as the last completion's usages asked."""
+        self._last_scores = None
+
     def hidden(self, exclusion: Exclusion | None) -> np.ndarray:
         """The fragments ``exclusion`` hides whole, ascending: only one with a window in its
         file overlapping the lines can be, so this costs what that file's windows do."""

@@ -183,7 +183,7 @@ class IndexTables:
     files: dict[str, FileEntry] = field(default_factory=dict)
     # a saved index makes a file's parse and calls when they are first used
     parsed: MutableMapping[str, ParsedFile] = field(default_factory=LazyDict)
-    calls: MutableMapping[str, list[tuple[int, str, int]]] = field(default_factory=LazyDict)
+    calls: LazyDict[str, list[tuple[int, str, int]]] = field(default_factory=LazyDict)
     skipped: dict[str, int] = field(default_factory=dict)
     # what name resolution read outside the indexed files when the index was built
     # (``repomem.index.langs.read_settings``: tsconfig.json paths), by language family
@@ -426,11 +426,12 @@ class IndexTables:
         """``caller``'s calls into ``path`` follow the definitions that moved there (old node
         -> new); its calls into other files stay, and so do their arrays in ``calls_into``
         (linked again, an edit of a Linux header that every file includes made ~27k arrays
-        for the rest of the session)."""
-        entries = sorted(
-            (s, f, moved.get(n, n) if f == path else n) for s, f, n in self.calls[caller]
-        )
-        self.calls[caller] = entries
+        for the rest of the session). The calls are read without being kept and set packed
+        (``LazyDict.set_packed``): an edit follows hundreds of callers at once."""
+        held = self.calls.peek(caller)
+        assert held is not None
+        entries = sorted((s, f, moved.get(n, n) if f == path else n) for s, f, n in held)
+        self.calls.set_packed(caller, entries)
         pairs = [(s, n) for s, f, n in entries if f == path]
         self.calls_into[path][caller] = np.array(pairs, np.int64)
 

@@ -246,6 +246,21 @@ def test_saved_values_unread_since_the_last_drop_are_made_again() -> None:
     assert "a" not in table and list(table) == ["b", "c"] and table["c"] == "edited"
 
 
+def test_a_value_set_packed_is_held_packed_at_once() -> None:
+    """``set_packed``: a value set and kept as the next drop would keep it, unread (packed
+    with ``pack``, as it is without), made again from it when read."""
+    table = LazyDict(["a", "b"], lambda i: f"saved {i}", lambda v: v.encode().decode)
+    assert table["b"] == "saved 1"
+    table.set_packed("b", "edited")
+    assert table._values["b"] is None and not table._set and table["b"] == "edited"
+    table.drop_unread()  # read since: kept made
+    table.drop_unread()
+    assert table._values["b"] is None and table["b"] == "edited"
+    plain = LazyDict(["a"], lambda i: f"saved {i}")
+    plain.set_packed("a", "edited")
+    assert plain._values["a"] == "edited" and plain["a"] == "edited"
+
+
 def test_values_set_and_unread_since_the_last_drop_are_packed_and_made_again() -> None:
     """With ``pack``, a value set (an edited file's parse) and not read since the last drop
     is kept packed there, made again from it when read, and dropped again when unread."""

@@ -130,6 +130,17 @@ def test_scores_are_kept_for_one_query_and_revision(searcher: Searcher) -> None:
     assert searcher.lines("pkg/util.py") is lines and lines[3] == "def helper(x):"
 
 
+def test_a_pause_drops_the_kept_scores(tmp_path: Path) -> None:
+    """The next completion after a pause asks another query: its scores (every fragment's,
+    2.6 MB on the Linux kernel's subset) are not held through it."""
+    index, _ = RepoIndex.build(make_repo(tmp_path / "r", PY_FILES, use_git=False), save=False)
+    first = index.query_scores(QUERY)
+    assert index.query_scores(QUERY) is first
+    index.tidy()
+    again = index.query_scores(QUERY)
+    assert again is not first and again.tolist() == first.tolist()
+
+
 def test_many_fragments_are_scored_from_every_fragments_scores_then_kept(
     searcher: Searcher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
