@@ -60,6 +60,8 @@ _RANGE = "range"
 #: ``bases`` key suffix of an interface's method (``I.M()``): the interface declares it
 _METHOD = "()"
 _MAX_DEPTH = 6
+#: lines before the cursor whose locals, not used yet, put their types first
+FRESH_LINES = 3
 
 # fmt: off
 _KEYWORDS = frozenset((
@@ -326,6 +328,9 @@ class Go(Language):
     """Go's resolution (see the module doc)."""
 
     namespace = "go"
+    # the next line mostly calls what the file calls elsewhere: a test's ``toml.Unmarshal``,
+    # ``PerformRequest``, ``router.GET`` (call edges resolve through receivers' types)
+    file_callees = 8
 
     # ---- parse time ------------------------------------------------------------------
     def extract(
@@ -455,6 +460,20 @@ class Go(Language):
 
     def reserved(self, name: str) -> bool:
         return name in _KEYWORDS or name in _PREDECLARED
+
+    def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The repository types of the locals the last ``FRESH_LINES`` lines declare
+        (``x := NewT()``, ``c, _ := pkg.Make()``, ``x := &T{}``, ``var x T``, a function
+        literal's parameters) that no code after them uses yet, the last declared first."""
+        if path not in r.files:
+            return []
+        res = _Resolution(r, self._tables(r), path, self._buffer(lines).types)
+        out: dict[Target, None] = {}
+        for expr in _fresh(lines[max(0, len(lines) - 1 - FRESH_LINES) :]):
+            found = res.type_of(path, expr, 0)
+            if found is not None and found[0] != path:  # the buffer shows its own types
+                out.setdefault(found)
+        return list(out)
 
     _last: tuple[list[str], _Buffer] | None = None
 
@@ -599,6 +618,8 @@ _TYPED_LOCAL = re.compile(
     r"|(?P<target>\w+)(?:\s*,\s*\w+)*\s*:=\s*(?:&?(?P<lit>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\{"
     r"|(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\()"
 )
+# a function literal whose body the line opens: ``router.Use(func(c *Context) {``
+_LITERAL = re.compile(r"(?<![\w.])func\s*\(([^()]*)\)[^{}]*\{\s*$")
 # ``switch v := x.(type) {``, and a case of one type
 _SWITCH = re.compile(r"\bswitch\s+(\w+)\s*:=.*\.\(type\)\s*\{")
 _CASE = re.compile(r"\s*case\s+\*?([A-Za-z_][\w.]*)\s*:")
@@ -692,6 +713,37 @@ class _Buffer:
                 self.types[name] = (*known, typed)
 
 
+def _fresh(lines: list[str]) -> list[TypeExpr]:
+    """The types of the locals ``lines`` declare that the code after the declaration does
+    not use, the last declared first."""
+    code = [line.split("//", 1)[0] for line in lines]
+    text = "\n".join(code)
+    found: list[tuple[int, str, TypeExpr]] = []
+    start = 0
+    for line in code:
+        for m in _TYPED_LOCAL.finditer(line):
+            if m["var"]:
+                typed = _written(m["vtype"].replace("*", ""))
+            elif m["lit"]:
+                typed = _split(m["lit"])
+            else:
+                typed = (_CALL, *_split(m["callee"]))
+            found.append((start + m.end(), m["var"] or m["target"], typed))
+        literal = _LITERAL.search(line)
+        if line.startswith("func"):  # a declaration's receiver and parameters
+            found.extend((start + len(line), name, t) for name, t in _header(line).items())
+        elif literal is not None:  # a function literal's parameters
+            params = _param_types(literal[1])
+            found.extend((start + len(line), name, t) for name, t in params.items())
+        start += len(line) + 1
+    out = []
+    for end, name, typed in sorted(found, reverse=True):
+        used = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text[end:])
+        if used is None and typed and typed[0] != _COLLECTION and typed[-1] not in _PREDECLARED:
+            out.append(typed)
+    return out
+
+
 def _written(text: str) -> TypeExpr:
     """A type as written (pointers left out): ``T``, ``pkg.T``, ``[]T``, ``map[K]T``."""
     element = _ELEMENT.fullmatch(text)
@@ -708,8 +760,16 @@ def _header(line: str) -> dict[str, TypeExpr]:
     if recv is not None:
         out[recv["name"]] = (recv["type"],)
     params = _PARAMS.search(rest)
+    if params is not None:
+        out.update(_param_types(params.group(1)))
+    return out
+
+
+def _param_types(params: str) -> dict[str, TypeExpr]:
+    """Parameter names -> their types, of a parameter list's text (``a, b int, c *T``)."""
+    out: dict[str, TypeExpr] = {}
     pending: list[str] = []
-    for param in params.group(1).split(",") if params is not None else ():
+    for param in params.split(","):
         words = param.replace("*", " ").replace("...", " ").split()
         if len(words) == 1 and _IDENT.fullmatch(words[0]):
             pending.append(words[0])
