@@ -457,3 +457,10 @@ def test_the_files_most_called_definitions_are_cards(index: RepoIndex) -> None:
     left = text + "\n" * 60 + "func later() {\n"
     hits = {(h.card.path, h.card.name) for h in find_definitions(index, "cmd/main.go", left)}
     assert ("pkg/foo/foo.go", "Item.Size") in hits
+
+
+def test_methods_of_one_written_type_share_its_card(index: RepoIndex) -> None:
+    head = 'package main\n\nimport f "example.com/m/pkg/foo"\n\nfunc run(c *f.Client) {\n'
+    left = head + "\tc.Do(1)\n\tc.Run()\n"
+    how = {h.card.name: h.how for h in find_definitions(index, "cmd/main.go", left)}
+    assert "Client" in how and "Client.Do" not in how and "Client.Run" not in how

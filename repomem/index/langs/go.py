@@ -331,6 +331,7 @@ class Go(Language):
     # the next line mostly calls what the file calls elsewhere: a test's ``toml.Unmarshal``,
     # ``PerformRequest``, ``router.GET`` (call edges resolve through receivers' types)
     file_callees = 8
+    group_members = 2
 
     # ---- parse time ------------------------------------------------------------------
     def extract(
