@@ -464,3 +464,10 @@ def test_methods_of_one_written_type_share_its_card(index: RepoIndex) -> None:
     left = head + "\tc.Do(1)\n\tc.Run()\n"
     how = {h.card.name: h.how for h in find_definitions(index, "cmd/main.go", left)}
     assert "Client" in how and "Client.Do" not in how and "Client.Run" not in how
+
+
+def test_a_function_literals_parameters_are_typed(index: RepoIndex) -> None:
+    head = 'package main\n\nimport f "example.com/m/pkg/foo"\n\nfunc run() {\n'
+    left = head + "\tgo func(c *f.Client, n int) {\n\t\tc.Do(n)\n"
+    (found,) = resolve_names(index, "cmd/main.go", left, ["c.Run"])
+    assert found is not None and found[:2] == ("pkg/foo/foo.go", "Client.Run")

@@ -667,6 +667,9 @@ class _Buffer:
                 self._merge(function)
                 function = {}
                 continue
+            literal = _LITERAL.search(line) if "func" in line else None
+            if literal is not None:  # ``router.Use(func(c *Context) {``: its parameters
+                function.update(_param_types(literal[1]))
             case = _CASE.match(line) if switched else None
             if case is not None:
                 # each case gives the variable its type; the window's names may come from
