@@ -11,9 +11,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   (``x = Foo(...)``, ``self.conn = pool.Connection(...)``);
 * the bases of the enclosing class (their methods are what ``self.`` reaches);
 * the file's imports (a name imported but not used yet is often about to be);
-* where the language asks for them (Java, Rust, C and C++: ``Language.file_callees``), the other
-  files' definitions the file's code calls most (a project's checking macro, its allocator:
-  what the next line calls though the last lines did not);
+* where the language asks for them (Java, Go, Rust, C and C++: ``Language.file_callees``),
+  the other files' definitions the file's code calls most (a project's checking macro, its
+  allocator: what the next line calls though the last lines did not);
 * C and C++: the type of the variable named nearest the cursor, its card listing functions
   taking one first (``Language.receiver_functions``: C's methods, which the next line passing
   the variable on calls, often one no line above names);

@@ -14,7 +14,8 @@ a package outside the repository (the standard library included) resolves nothin
 Definitions are qualified as Go writes them: ``F``, ``T``, ``T.M`` (methods by their
 receiver's type), package-level ``const``/``var``. Members go through types: a receiver,
 parameter or local (``var x T``, ``x := T{}``, ``x := NewT()`` through the function's result
-type, ``range`` over a slice or map so declared; at the cursor also a type switch's case) and
+type, ``range`` over a slice or map so declared; at the cursor also a type switch's case and a
+function literal's parameters) and
 a struct field's type (``s.client.Do()``); a type's own methods, then those of the types it
 embeds; an interface's methods resolve to the interface. What a type declares is kept in
 ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit of it
