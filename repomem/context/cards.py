@@ -398,7 +398,10 @@ def _type_brief(
     head: list[str], indent: str, definition: Definition, listed: list[tuple[Definition, str]]
 ) -> str:
     """A type's declaration, its constructors and its skeleton's other methods by name: what
-    it offers in a few lines, as a Python class's brief form."""
+    it offers in a few lines, as a Python class's brief form; none for a type without
+    methods (a Go interface's are no definitions), which would read as an empty one."""
+    if not listed:
+        return ""
     own = definition.name.rsplit(".", 1)[-1]
     text = list(head)
     names: dict[str, None] = {}

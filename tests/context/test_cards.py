@@ -275,6 +275,7 @@ def test_go_cards() -> None:
         "}"
     )
     assert cards["Size"].text == "Size int"
+    assert cards["Backend"].brief == ""  # no methods listed: no brief form
 
 
 RUST = """\
