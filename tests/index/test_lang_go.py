@@ -446,6 +446,12 @@ def test_a_local_just_made_and_not_used_yet_puts_its_type_first(index: RepoIndex
     literal = head + "\tgo func(c *f.Client) {\n"
     hits = find_definitions(index, "cmd/main.go", literal)
     assert (hits[0].card.path, hits[0].card.name) == (foo, "Client")
+    # a declaration in a string or a comment declares nothing
+    quoted = head + '\ts := "x := f.NewClient()" /* y := f.NewClient() */\n'
+    assert all(
+        h.how != "bound just above, not used yet"
+        for h in find_definitions(index, "cmd/main.go", quoted)
+    )
     # once used, the type is no longer first
     used = head + "\tx := f.NewClient()\n\tx.Do(1)\n"
     assert find_definitions(index, "cmd/main.go", used)[0].how != "bound just above, not used yet"

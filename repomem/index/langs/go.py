@@ -620,6 +620,11 @@ _TYPED_LOCAL = re.compile(
     r"|(?P<target>\w+)(?:\s*,\s*\w+)*\s*:=\s*(?:&?(?P<lit>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\{"
     r"|(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\()"
 )
+# strings, runes and comments, which declare nothing (a raw string or a block comment may span
+# lines: a string is left as ``""``)
+_NOT_CODE = re.compile(
+    r'"(?:\\.|[^"\\\n])*"|`[^`]*`|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL
+)
 # a function literal whose body the line opens: ``router.Use(func(c *Context) {``
 _LITERAL = re.compile(r"(?<![\w.])func\s*\(([^()]*)\)[^{}]*\{\s*$")
 # ``switch v := x.(type) {``, and a case of one type
@@ -721,8 +726,8 @@ class _Buffer:
 def _fresh(lines: list[str]) -> list[TypeExpr]:
     """The types of the locals ``lines`` declare that the code after the declaration does
     not use, the last declared first."""
-    code = [line.split("//", 1)[0] for line in lines]
-    text = "\n".join(code)
+    text = _NOT_CODE.sub(lambda m: '""' if m[0][0] in '"`' else "", "\n".join(lines))
+    code = text.split("\n")
     found: list[tuple[int, str, TypeExpr]] = []
     start = 0
     for line in code:
