@@ -321,6 +321,9 @@ MAX_DOC_SCAN = 80
 _HEAD_ROWS = 60 + 4 * MAX_SIGNATURE_LINES
 # the names a constructor has besides its class's: TypeScript's, Rust's convention
 _CONSTRUCTORS = frozenset({"constructor", "new"})
+# the languages whose type cards have a brief form (``_type_brief``): the prompt shows more
+# of the definitions ranked below a large class (measured on these two)
+_BRIEFED = frozenset({"java", "go"})
 _ATTRIBUTE = ("#[", "@")
 _DIRECTIVE = re.compile(r"^\s*#\s*[a-z]")  # a C preprocessor line (not Rust's ``#[``)
 _DEFINE = re.compile(r"^\s*#\s*define\b")
@@ -383,11 +386,34 @@ def _braced_card(
     if end >= start + len(code):
         code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
     members = _members(code, body, pf.language)
-    shown, methods = _skeleton(pf, lines, definition, start, members, calls())
+    shown, methods, listed = _skeleton(pf, lines, definition, start, members, calls())
     indent = head[0][: len(head[0]) - len(head[0].lstrip())]
     head[-1] = head[-1].rstrip() + " {"
     text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])
-    return Card(path, line, definition.name, "class", text, methods)
+    brief = _type_brief(head, indent, definition, listed) if pf.language in _BRIEFED else ""
+    return Card(path, line, definition.name, "class", text, methods, _shorter(brief, text))
+
+
+def _type_brief(
+    head: list[str], indent: str, definition: Definition, listed: list[tuple[Definition, str]]
+) -> str:
+    """A type's declaration, its constructors and its skeleton's other methods by name: what
+    it offers in a few lines, as a Python class's brief form; none for a type without
+    methods (a Go interface's are no definitions), which would read as an empty one."""
+    if not listed:
+        return ""
+    own = definition.name.rsplit(".", 1)[-1]
+    text = list(head)
+    names: dict[str, None] = {}
+    for method, signature in listed:
+        bare = method.name.rsplit(".", 1)[-1]
+        if bare == own or bare in _CONSTRUCTORS:
+            text.append(f"{indent}    {signature}")
+        else:
+            names.setdefault(bare)
+    if names:
+        text.append(f"{indent}    // methods: " + ", ".join(names))
+    return _dedent([*text, f"{indent}}}"])
 
 
 def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> tuple[int, str]:
@@ -605,8 +631,9 @@ def _skeleton(
     start: int,
     members: list[tuple[int, str]],
     calls: Mapping[int, int],
-) -> tuple[list[str], tuple[int, ...]]:
-    """A type's skeleton lines and the definition lines of the methods it lists: its fields
+) -> tuple[list[str], tuple[int, ...], list[tuple[Definition, str]]]:
+    """A type's skeleton lines, the definition lines of the methods it lists and those
+    methods with their signatures: its fields
     (``MAX_FIELDS`` at most), its methods (all up to ``MAX_METHODS``, else the constructor
     and the most called), both in source order, then the methods declared outside its body
     under a qualified name (a Go receiver's, a Rust ``impl``'s)."""
@@ -644,7 +671,8 @@ def _skeleton(
     more = len(fields) - len(shown_fields) + len(every) - len(chosen)
     if more > 0:
         text.append(f"// ... {more} more members")
-    return text, tuple(_def_line(pf, d) for d, _ in every if d.node in chosen)
+    listed = [(d, t) for d, t in every if d.node in chosen]
+    return text, tuple(_def_line(pf, d) for d, _ in listed), listed
 
 
 def _ranked(

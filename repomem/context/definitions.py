@@ -11,9 +11,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   (``x = Foo(...)``, ``self.conn = pool.Connection(...)``);
 * the bases of the enclosing class (their methods are what ``self.`` reaches);
 * the file's imports (a name imported but not used yet is often about to be);
-* where the language asks for them (Java, Rust, C and C++: ``Language.file_callees``), the other
-  files' definitions the file's code calls most (a project's checking macro, its allocator:
-  what the next line calls though the last lines did not);
+* where the language asks for them (Java, Go, Rust, C and C++: ``Language.file_callees``),
+  the other files' definitions the file's code calls most (a project's checking macro, its
+  allocator: what the next line calls though the last lines did not);
 * C and C++: the type of the variable named nearest the cursor, its card listing functions
   taking one first (``Language.receiver_functions``: C's methods, which the next line passing
   the variable on calls, often one no line above names);
@@ -191,6 +191,9 @@ class _Found:
     # file sees
     functions: list[tuple[str, int]] = field(default_factory=list)
     more: int = 0
+    # a type standing for its methods the code names (``_group_members``): their nodes, which
+    # its skeleton lists before the others
+    members: tuple[int, ...] = ()
 
 
 class _Cards:
@@ -203,13 +206,18 @@ class _Cards:
     the headers of every cursor an editing session completed at."""
 
     def __init__(self) -> None:
-        self._cards: dict[tuple[str, str], tuple[ref[ParsedFile], int | None, Card | None]] = {}
+        self._cards: dict[
+            tuple[str, str, tuple[int, ...]], tuple[ref[ParsedFile], int | None, Card | None]
+        ] = {}
         # per file, likewise: its module-level constants (``constant_nodes``)
         self._constants: dict[str, tuple[ref[ParsedFile], dict[str, int]]] = {}
 
-    def get(self, index: RepoIndex, path: str, name: str) -> Card | None:
+    def get(
+        self, index: RepoIndex, path: str, name: str, first: tuple[int, ...] = ()
+    ) -> Card | None:
+        """``first``: the nodes of methods a type's skeleton lists before the others."""
         pf = index.parses()[path]
-        hit = self._cards.get((path, name))
+        hit = self._cards.get((path, name, first))
         if hit is not None and hit[0]() is pf and hit[1] in (None, index.revision):
             return hit[2]
         # Python: the definition the name is bound to, the last of its ``def``s (an
@@ -221,7 +229,9 @@ class _Cards:
         def calls() -> dict[int, int]:
             nonlocal asked
             asked = True
-            return _call_counts.get(index, path, pf)
+            counts = _call_counts.get(index, path, pf)
+            top = max(counts.values(), default=0) + 1
+            return {**counts, **{node: top for node in first}} if first else counts
 
         card: Card | None = None
         if definition is not None:
@@ -232,7 +242,7 @@ class _Cards:
         revision = index.revision if asked else None
         if len(self._cards) >= 8192:
             self._cards.clear()
-        self._cards[(path, name)] = (ref(pf), revision, card)
+        self._cards[(path, name, first)] = (ref(pf), revision, card)
         return card
 
     def _constant_nodes(self, path: str, pf: ParsedFile, lines: Sequence[str]) -> dict[str, int]:
@@ -375,7 +385,7 @@ def find_definitions(
     if finder.python:
         # the prompt fits what the cards' budget holds, best first: among definitions about as
         # strongly related, the smaller card first (value per size, the size counted mildly)
-        cards = {i: _cards.get(index, *f.target) for i, f in enumerate(ranked)}
+        cards = {i: _cards.get(index, *f.target, f.members) for i, f in enumerate(ranked)}
         sizes = np.array([len(c.text) if c is not None else 1 for c in cards.values()])
         # an import no call above the cursor uses yet is used below it
         floor = DENSITY_FLOOR * np.array([1 + f.pending for f in ranked], np.float64)
@@ -400,7 +410,7 @@ def find_definitions(
     hits = []
     for i in order:
         f = ranked[i]
-        card = cards[i] if i in cards else _cards.get(index, *f.target)
+        card = cards[i] if i in cards else _cards.get(index, *f.target, f.members)
         if card is not None and f.functions:
             card = _with_functions(index, card, f)
         if card is not None:
@@ -943,6 +953,7 @@ class _Finder(_Lookups):
                 seen.count = 0
             seen.distance = min(seen.distance, *(f.distance for f in group))
             seen.count += sum(f.count for f in group)
+            seen.members = tuple(sorted({*seen.members, *(f.node for f in group)}))
 
     def _written(self, name: str) -> bool:
         """Whether the buffer's code writes ``name`` (a line not commented out before it): a

@@ -215,6 +215,13 @@ def test_java_cards() -> None:
         "    public static <U> Box<U> of(U value) throws IOException;\n"
         "}"
     )
+    # the brief form: the declaration, the constructors and the other methods by name
+    assert definition_card("a/b/Box.java", pf, lines, box).brief == (
+        "public class Box<T> extends Base implements Holder {\n"
+        "    public Box(int n);\n"
+        "    // methods: size, of\n"
+        "}"
+    )
     cards = cards_of("a/b/Box.java", "java", JAVA)
     # Java's definitions are qualified by their class
     assert cards["Box.size"].text == "@Override\npublic int size()"
@@ -255,6 +262,7 @@ def test_go_cards() -> None:
         "// Store is a key value store.\ntype Store struct {\n    mu sync.Mutex\n    Name string\n"
         "    func (s *Store) Get(key string) ([]byte, error);\n}"
     )
+    assert cards["Store"].brief == "type Store struct {\n    // methods: Get\n}"
     assert cards["Store.Get"].text == (
         "// Get returns the value stored for key.\nfunc (s *Store) Get(key string) ([]byte, error)"
     )
@@ -267,6 +275,7 @@ def test_go_cards() -> None:
         "}"
     )
     assert cards["Size"].text == "Size int"
+    assert cards["Backend"].brief == ""  # no methods listed: no brief form
 
 
 RUST = """\

@@ -434,3 +434,46 @@ def test_go_mod_is_read_at_build_and_saved_with_the_index(tmp_path: Path) -> Non
     rebuilt = RepoIndex.build(root, EXACT, save=False)[0]
     assert rebuilt.tables.settings["go"]["gomods"][""] == "example.com/other"
     assert not version & calls(rebuilt, "pkg/foo/foo.go")
+
+
+def test_a_local_just_made_and_not_used_yet_puts_its_type_first(index: RepoIndex) -> None:
+    foo = "pkg/foo/foo.go"
+    head = 'package main\n\nimport f "example.com/m/pkg/foo"\n\nfunc run() {\n'
+    for line in ("\tx := f.NewClient()\n", "\tvar x f.Client\n", "\tx, err := f.NewClient(), 1\n"):
+        hits = find_definitions(index, "cmd/main.go", head + line)
+        assert (hits[0].card.path, hits[0].card.name) == (foo, "Client"), line
+    # a function literal's parameter, just declared
+    literal = head + "\tgo func(c *f.Client) {\n"
+    hits = find_definitions(index, "cmd/main.go", literal)
+    assert (hits[0].card.path, hits[0].card.name) == (foo, "Client")
+    # a declaration in a string or a comment declares nothing
+    quoted = head + '\ts := "x := f.NewClient()" /* y := f.NewClient() */\n'
+    assert all(
+        h.how != "bound just above, not used yet"
+        for h in find_definitions(index, "cmd/main.go", quoted)
+    )
+    # once used, the type is no longer first
+    used = head + "\tx := f.NewClient()\n\tx.Do(1)\n"
+    assert find_definitions(index, "cmd/main.go", used)[0].how != "bound just above, not used yet"
+
+
+def test_the_files_most_called_definitions_are_cards(index: RepoIndex) -> None:
+    text = FILES["cmd/main.go"]
+    # far from the calls above, the file's calls still bring their definitions
+    left = text + "\n" * 60 + "func later() {\n"
+    hits = {(h.card.path, h.card.name) for h in find_definitions(index, "cmd/main.go", left)}
+    assert ("pkg/foo/foo.go", "Item.Size") in hits
+
+
+def test_methods_of_one_written_type_share_its_card(index: RepoIndex) -> None:
+    head = 'package main\n\nimport f "example.com/m/pkg/foo"\n\nfunc run(c *f.Client) {\n'
+    left = head + "\tc.Do(1)\n\tc.Run()\n"
+    how = {h.card.name: h.how for h in find_definitions(index, "cmd/main.go", left)}
+    assert "Client" in how and "Client.Do" not in how and "Client.Run" not in how
+
+
+def test_a_function_literals_parameters_are_typed(index: RepoIndex) -> None:
+    head = 'package main\n\nimport f "example.com/m/pkg/foo"\n\nfunc run() {\n'
+    left = head + "\tgo func(c *f.Client, n int) {\n\t\tc.Do(n)\n"
+    (found,) = resolve_names(index, "cmd/main.go", left, ["c.Run"])
+    assert found is not None and found[:2] == ("pkg/foo/foo.go", "Client.Run")

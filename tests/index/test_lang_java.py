@@ -627,3 +627,22 @@ def test_a_method_just_begun_gets_what_its_other_implementations_call(tmp_path: 
     # further into the body, the names written there lead
     deep = left + "".join(f"int v{i} = {i};\n        " for i in range(8))
     assert "View.relative" not in {h.card.name for h in find_definitions(idx, "v/Rect.java", deep)}
+
+
+def test_a_types_card_standing_for_its_methods_lists_them(tmp_path: Path) -> None:
+    # ``Big`` has more methods than a skeleton lists; those the code calls are listed, though
+    # the repository calls the others more
+    methods = "".join(f"    public void m{i}() {{\n    }}\n\n" for i in range(14))
+    calls = "".join(f"        b.m{i}();\n" for i in range(10) for _ in range(3))
+    files = {
+        "m/Big.java": f"package m;\n\npublic class Big {{\n{methods}}}\n",
+        "m/User.java": f"package m;\n\nclass User {{\n    void use(Big b) {{\n{calls}    }}\n}}\n",
+        "m/Car.java": "package m;\n\nclass Car {\n    void go(Big big) {\n",
+    }
+    idx, _ = RepoIndex.build(write_files(tmp_path, files), save=False)
+    left = files["m/Car.java"] + "        big.m12();\n        big.m13();\n        "
+    (card,) = [h.card for h in find_definitions(idx, "m/Car.java", left) if h.card.name == "Big"]
+    lines = files["m/Big.java"].split("\n")
+    assert {lines.index("    public void m12() {"), lines.index("    public void m13() {")} <= set(
+        card.methods
+    )

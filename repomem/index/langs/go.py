@@ -14,7 +14,8 @@ a package outside the repository (the standard library included) resolves nothin
 Definitions are qualified as Go writes them: ``F``, ``T``, ``T.M`` (methods by their
 receiver's type), package-level ``const``/``var``. Members go through types: a receiver,
 parameter or local (``var x T``, ``x := T{}``, ``x := NewT()`` through the function's result
-type, ``range`` over a slice or map so declared; at the cursor also a type switch's case) and
+type, ``range`` over a slice or map so declared; at the cursor also a type switch's case and a
+function literal's parameters) and
 a struct field's type (``s.client.Do()``); a type's own methods, then those of the types it
 embeds; an interface's methods resolve to the interface. What a type declares is kept in
 ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit of it
@@ -60,6 +61,8 @@ _RANGE = "range"
 #: ``bases`` key suffix of an interface's method (``I.M()``): the interface declares it
 _METHOD = "()"
 _MAX_DEPTH = 6
+#: lines before the cursor whose locals, not used yet, put their types first
+FRESH_LINES = 3
 
 # fmt: off
 _KEYWORDS = frozenset((
@@ -326,6 +329,10 @@ class Go(Language):
     """Go's resolution (see the module doc)."""
 
     namespace = "go"
+    # the next line mostly calls what the file calls elsewhere: a test's ``toml.Unmarshal``,
+    # ``PerformRequest``, ``router.GET`` (call edges resolve through receivers' types)
+    file_callees = 8
+    group_members = 2
 
     # ---- parse time ------------------------------------------------------------------
     def extract(
@@ -455,6 +462,20 @@ class Go(Language):
 
     def reserved(self, name: str) -> bool:
         return name in _KEYWORDS or name in _PREDECLARED
+
+    def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The repository types of the locals the last ``FRESH_LINES`` lines declare
+        (``x := NewT()``, ``c, _ := pkg.Make()``, ``x := &T{}``, ``var x T``, a function
+        literal's parameters) that no code after them uses yet, the last declared first."""
+        if path not in r.files:
+            return []
+        res = _Resolution(r, self._tables(r), path, self._buffer(lines).types)
+        out: dict[Target, None] = {}
+        for expr in _fresh(lines[max(0, len(lines) - 1 - FRESH_LINES) :]):
+            found = res.type_of(path, expr, 0)
+            if found is not None and found[0] != path:  # the buffer shows its own types
+                out.setdefault(found)
+        return list(out)
 
     _last: tuple[list[str], _Buffer] | None = None
 
@@ -599,6 +620,13 @@ _TYPED_LOCAL = re.compile(
     r"|(?P<target>\w+)(?:\s*,\s*\w+)*\s*:=\s*(?:&?(?P<lit>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\{"
     r"|(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\()"
 )
+# strings, runes and comments, which declare nothing (a raw string or a block comment may span
+# lines: a string is left as ``""``)
+_NOT_CODE = re.compile(
+    r'"(?:\\.|[^"\\\n])*"|`[^`]*`|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL
+)
+# a function literal whose body the line opens: ``router.Use(func(c *Context) {``
+_LITERAL = re.compile(r"(?<![\w.])func\s*\(([^()]*)\)[^{}]*\{\s*$")
 # ``switch v := x.(type) {``, and a case of one type
 _SWITCH = re.compile(r"\bswitch\s+(\w+)\s*:=.*\.\(type\)\s*\{")
 _CASE = re.compile(r"\s*case\s+\*?([A-Za-z_][\w.]*)\s*:")
@@ -645,6 +673,9 @@ class _Buffer:
                 self._merge(function)
                 function = {}
                 continue
+            literal = _LITERAL.search(line) if "func" in line else None
+            if literal is not None:  # ``router.Use(func(c *Context) {``: its parameters
+                function.update(_param_types(literal[1]))
             case = _CASE.match(line) if switched else None
             if case is not None:
                 # each case gives the variable its type; the window's names may come from
@@ -692,6 +723,37 @@ class _Buffer:
                 self.types[name] = (*known, typed)
 
 
+def _fresh(lines: list[str]) -> list[TypeExpr]:
+    """The types of the locals ``lines`` declare that the code after the declaration does
+    not use, the last declared first."""
+    text = _NOT_CODE.sub(lambda m: '""' if m[0][0] in '"`' else "", "\n".join(lines))
+    code = text.split("\n")
+    found: list[tuple[int, str, TypeExpr]] = []
+    start = 0
+    for line in code:
+        for m in _TYPED_LOCAL.finditer(line):
+            if m["var"]:
+                typed = _written(m["vtype"].replace("*", ""))
+            elif m["lit"]:
+                typed = _split(m["lit"])
+            else:
+                typed = (_CALL, *_split(m["callee"]))
+            found.append((start + m.end(), m["var"] or m["target"], typed))
+        literal = _LITERAL.search(line)
+        if line.startswith("func"):  # a declaration's receiver and parameters
+            found.extend((start + len(line), name, t) for name, t in _header(line).items())
+        elif literal is not None:  # a function literal's parameters
+            params = _param_types(literal[1])
+            found.extend((start + len(line), name, t) for name, t in params.items())
+        start += len(line) + 1
+    out = []
+    for end, name, typed in sorted(found, reverse=True):
+        used = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text[end:])
+        if used is None and typed and typed[0] != _COLLECTION and typed[-1] not in _PREDECLARED:
+            out.append(typed)
+    return out
+
+
 def _written(text: str) -> TypeExpr:
     """A type as written (pointers left out): ``T``, ``pkg.T``, ``[]T``, ``map[K]T``."""
     element = _ELEMENT.fullmatch(text)
@@ -708,8 +770,16 @@ def _header(line: str) -> dict[str, TypeExpr]:
     if recv is not None:
         out[recv["name"]] = (recv["type"],)
     params = _PARAMS.search(rest)
+    if params is not None:
+        out.update(_param_types(params.group(1)))
+    return out
+
+
+def _param_types(params: str) -> dict[str, TypeExpr]:
+    """Parameter names -> their types, of a parameter list's text (``a, b int, c *T``)."""
+    out: dict[str, TypeExpr] = {}
     pending: list[str] = []
-    for param in params.group(1).split(",") if params is not None else ():
+    for param in params.split(","):
         words = param.replace("*", " ").replace("...", " ").split()
         if len(words) == 1 and _IDENT.fullmatch(words[0]):
             pending.append(words[0])
