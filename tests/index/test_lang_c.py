@@ -365,6 +365,41 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     ]
 
 
+def test_cpp_a_namespace_a_syntax_error_leaves_open_still_scopes_its_code(
+    tmp_path: Path,
+) -> None:
+    """A buffer cut where no closer can be written (in a comment) leaves ``namespace geo {``
+    loose in a syntax error: its definitions and calls are still the namespace's; and at a
+    cursor between definitions, names are looked up from the namespaces the lines open."""
+    cut = (
+        '#include "shape.h"\nnamespace geo {\nnamespace {\ndouble twice(const Shape& s) {\n'
+        "  return total(s) * 2;\n}\n}\n\ndouble thrice(const Shape& s) {\n  return 3; /* open"
+    )
+    between = '#include "shape.h"\nnamespace geo {\ndouble one() { return 1.0; }\n\n'
+    idx = build(tmp_path, {**CPP_FILES, "cpp/cut.cc": cut, "cpp/between.cc": between + "}\n"})
+    # (an anonymous namespace's names are qualified as a whole file's are)
+    assert [d.name for d in idx.tables.parsed["cpp/cut.cc"].definitions] == ["geo..twice"]
+    assert ("cpp/shape.cc", "geo.total") in called(idx, "cpp/cut.cc")
+    total = idx.resolver.defs["cpp/shape.cc"]["geo.total"]
+    left = between + "double two = "
+    assert resolve_names(idx, "cpp/between.cc", left, ["total"]) == [
+        ("cpp/shape.cc", "geo.total", total)
+    ]
+
+
+def test_cpp_a_using_declarations_namespace_is_searched_as_its_arguments_would_be(
+    tmp_path: Path,
+) -> None:
+    """``using ::geo::Shape;`` then ``total(s)`` outside the namespace: argument-dependent
+    lookup finds ``geo::total`` through the argument's type, which the file brings in."""
+    adl = (
+        '#include "shape.h"\nusing ::geo::Shape;\n\n'
+        "double sum(const Shape& s) {\n  return total(s);\n}\n"
+    )
+    idx = build(tmp_path, {**CPP_FILES, "cpp/adl.cc": adl})
+    assert called(idx, "cpp/adl.cc") == {("cpp/shape.cc", "geo.total")}
+
+
 def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
     assert code_language("a/shape.h", CPP_FILES["cpp/shape.h"]) == "cpp"
     assert code_language("a/util.h", C_FILES["include/lib/util.h"]) == "c"
