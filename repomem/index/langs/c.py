@@ -88,6 +88,7 @@ _SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _STATIC = re.compile(rb"\bstatic\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 # an include guard's macro is no definition anyone asks for
+_SOURCES = (".c", ".cc", ".cpp", ".cxx")
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
 _SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
 _BY_POINTER = frozenset(
@@ -159,6 +160,7 @@ class CFamily(Language):
     # 18.8 / 23.2%, llama.cpp 23.0 / 28.0%; 0.4 ms more per cursor)
     name_lines = 120
     file_callees = 8
+    unit_callees = 5
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
@@ -387,6 +389,22 @@ class CFamily(Language):
                     if len(out) >= types:
                         return out
         return out
+
+    def unit_files(self, r: Resolver, path: str) -> list[str]:
+        """The repository files ``path`` includes itself, each with its namesake sources
+        beside it (a header's prototypes are one entity with their definitions there)."""
+        t = self.tables(r)
+        out: dict[str, None] = {}
+        for written, level in t.of(path).includes:
+            header = self._include(r, t, path, written, level)
+            if header is None or header == path:
+                continue
+            out[header] = None
+            stem = splitext(header)[0]
+            for source in (f"{stem}{ext}" for ext in _SOURCES):
+                if source in r.files and source != path:
+                    out[source] = None
+        return list(out)
 
     @staticmethod
     def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
