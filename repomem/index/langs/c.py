@@ -87,8 +87,9 @@ _TYPES = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "cl
 _SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _STATIC = re.compile(rb"\bstatic\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
-# an include guard's macro is no definition anyone asks for
+# a header's namesake sources (``CFamily.unit_files``)
 _SOURCES = (".c", ".cc", ".cpp", ".cxx")
+# an include guard's macro is no definition anyone asks for
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
 _SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
 _BY_POINTER = frozenset(
@@ -491,7 +492,7 @@ class CFamily(Language):
             return found
         # argument-dependent lookup, as far as the file shows it: the namespaces whose types
         # its using-declarations bring in (``using ns::Allocator;``, then ``execute(&alloc)``)
-        for ns in dict.fromkeys(t.rpartition(".")[0] for a, t, _ in usings if a and "." in t):
+        for ns in dict.fromkeys(u.rpartition(".")[0] for a, u, _ in usings if a and "." in u):
             found = self._qualified(r, path, f"{ns}.{name}", f"namespace {ns.replace('.', '::')}")
             if found is not None:
                 return found
