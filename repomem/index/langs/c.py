@@ -383,7 +383,7 @@ class CFamily(Language):
                 if not typed or typed in seen:
                     continue
                 seen.add(typed)
-                functions = self._taking(r, t, files, ".".join(typed))
+                functions = _taking(r, t, files, ".".join(typed))
                 found = self._resolve(r, path, typed, scope, ()) if functions else None
                 if found is not None:
                     out.append((found[0], functions))
@@ -395,30 +395,8 @@ class CFamily(Language):
         """The repository files ``path`` includes itself, each with its namesake sources
         beside it (a header's prototypes are one entity with their definitions there)."""
         t = self.tables(r)
-        out: dict[str, None] = {}
-        for written, level in t.of(path).includes:
-            header = self._include(r, t, path, written, level)
-            if header is None or header == path:
-                continue
-            out[header] = None
-            stem = splitext(header)[0]
-            for source in (f"{stem}{ext}" for ext in _SOURCES):
-                if source in r.files and source != path:
-                    out[source] = None
-        return list(out)
-
-    @staticmethod
-    def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
-        """The functions of ``files`` whose first parameter is a ``typed``, one per name."""
-        names: set[str] = set()
-        out: list[Target] = []
-        for f in files:
-            for qual in t.of(f).receivers.get(typed, ()):
-                node = r.defs[f].get(qual)
-                if node is not None and qual not in names:
-                    names.add(qual)
-                    out.append((f, node))
-        return out
+        headers = [self._include(r, t, path, w, level) for w, level in t.of(path).includes]
+        return _with_sources(r, path, [h for h in headers if h is not None and h != path])
 
     def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
         """The declared type of field ``name`` of the class ``scope`` (or a class it is
@@ -624,6 +602,31 @@ class CFamily(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED
+
+
+def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
+    """The functions of ``files`` whose first parameter is a ``typed``, one per name."""
+    names: set[str] = set()
+    out: list[Target] = []
+    for f in files:
+        for qual in t.of(f).receivers.get(typed, ()):
+            node = r.defs[f].get(qual)
+            if node is not None and qual not in names:
+                names.add(qual)
+                out.append((f, node))
+    return out
+
+
+def _with_sources(r: Resolver, path: str, headers: list[str]) -> list[str]:
+    """``headers``, each followed by its namesake sources beside it (not ``path``)."""
+    out: dict[str, None] = {}
+    for header in headers:
+        out[header] = None
+        stem = splitext(header)[0]
+        for source in (f"{stem}{ext}" for ext in _SOURCES):
+            if source in r.files and source != path:
+                out[source] = None
+    return list(out)
 
 
 def _prefixes(scope: str) -> list[str]:
@@ -891,8 +894,7 @@ class _Extractor:
     ) -> None:
         """Definitions and calls in source order under a stack of scopes (namespaces,
         classes, functions), each entry (end byte, qualified prefix, file-local, class)."""
-        # (start, -end, 0 def / 1 call / 2 namespace a parse error left open, index)
-        events: list[tuple[int, int, int, int]] = []
+        events: list[tuple[int, int, int, int]] = []  # (start, -end, 0 def/1 call/2 ns, index)
         for k, (d, _) in enumerate(defs):
             events.append((d.start_byte, -d.end_byte, 0, k))
         for k, (c, _) in enumerate(calls):
