@@ -16,8 +16,12 @@ to the repository's only definition of it (a guess, labelled so), never one in a
 outside tests and never a name the C library owns.
 
 C++ definitions are qualified by their namespaces and classes (``ns.Class.method``; an out of
-line ``void Class::method()`` is the class's). A name is looked up from the innermost scope
-out, then through ``using namespace`` and ``using``-declarations; ``obj.m()``/``p->m()``
+line ``void Class::method()`` is the class's; a ``namespace n {`` that a syntax error leaves
+as loose tokens, as in a buffer cut before its closing braces, still scopes what follows it).
+A name is looked up from the innermost scope out (at a cursor outside any definition, the
+namespaces the lines open), then through ``using namespace`` and ``using``-declarations, and,
+as argument-dependent lookup would, in the namespaces of the file's ``using``-declarations
+(``using ns::Allocator;`` then ``execute(&alloc)``); ``obj.m()``/``p->m()``
 through the declared type of ``obj`` (a parameter or a local; at the cursor, also a field
 of the enclosing class), ``this->m()`` and a bare ``m()`` in a method through the class and
 its bases.
@@ -83,6 +87,8 @@ _TYPES = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "cl
 _SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _STATIC = re.compile(rb"\bstatic\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+# a header's namesake sources (``CFamily.unit_files``)
+_SOURCES = (".c", ".cc", ".cpp", ".cxx")
 # an include guard's macro is no definition anyone asks for
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
 _SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
@@ -155,6 +161,7 @@ class CFamily(Language):
     # 18.8 / 23.2%, llama.cpp 23.0 / 28.0%; 0.4 ms more per cursor)
     name_lines = 120
     file_callees = 8
+    unit_callees = 5
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
@@ -327,7 +334,7 @@ class CFamily(Language):
         cached = self._cursor  # one cursor's names come one after another
         if cached[0] is not lines:
             start = _function_start(pf, cursor)
-            scope = _scope_at(pf, cursor) if pf.language == "cpp" else ""
+            scope = _cursor_scope(pf, lines, cursor)
             cached = self._cursor = (lines, _declared(lines[start : cursor + 1]), scope)
         _, declared, scope = cached
         if len(parts) == 1 and parts[0] in declared:
@@ -364,7 +371,7 @@ class CFamily(Language):
         cursor = len(lines) - 1
         start = _function_start(pf, cursor)
         declared = _declared(lines[start : cursor + 1])
-        scope = _scope_at(pf, cursor) if pf.language == "cpp" else ""
+        scope = _cursor_scope(pf, lines, cursor)
         t = self.tables(r)
         files = [path, *self._visible(r, path)]
         out: list[tuple[Target, list[Target]]] = []
@@ -376,7 +383,7 @@ class CFamily(Language):
                 if not typed or typed in seen:
                     continue
                 seen.add(typed)
-                functions = self._taking(r, t, files, ".".join(typed))
+                functions = _taking(r, t, files, ".".join(typed))
                 found = self._resolve(r, path, typed, scope, ()) if functions else None
                 if found is not None:
                     out.append((found[0], functions))
@@ -384,18 +391,12 @@ class CFamily(Language):
                         return out
         return out
 
-    @staticmethod
-    def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
-        """The functions of ``files`` whose first parameter is a ``typed``, one per name."""
-        names: set[str] = set()
-        out: list[Target] = []
-        for f in files:
-            for qual in t.of(f).receivers.get(typed, ()):
-                node = r.defs[f].get(qual)
-                if node is not None and qual not in names:
-                    names.add(qual)
-                    out.append((f, node))
-        return out
+    def unit_files(self, r: Resolver, path: str) -> list[str]:
+        """The repository files ``path`` includes itself, each with its namesake sources
+        beside it (a header's prototypes are one entity with their definitions there)."""
+        t = self.tables(r)
+        headers = [self._include(r, t, path, w, level) for w, level in t.of(path).includes]
+        return _with_sources(r, path, [h for h in headers if h is not None and h != path])
 
     def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
         """The declared type of field ``name`` of the class ``scope`` (or a class it is
@@ -464,7 +465,16 @@ class CFamily(Language):
         if head:  # a member of a receiver whose type is not known: not guessed
             return None
         hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == name]
-        return self._pick(r, path, hits, fallback=True) if hits else None
+        found = self._pick(r, path, hits, fallback=True) if hits else None
+        if found is not None:
+            return found
+        # argument-dependent lookup, as far as the file shows it: the namespaces whose types
+        # its using-declarations bring in (``using ns::Allocator;``, then ``execute(&alloc)``)
+        for ns in dict.fromkeys(u.rpartition(".")[0] for a, u, _ in usings if a and "." in u):
+            found = self._qualified(r, path, f"{ns}.{name}", f"namespace {ns.replace('.', '::')}")
+            if found is not None:
+                return found
+        return None
 
     def _qualified(self, r: Resolver, path: str, qual: str, how: str) -> tuple[Target, str] | None:
         name = qual.rsplit(".", 1)[-1]
@@ -594,6 +604,31 @@ class CFamily(Language):
         return name in RESERVED
 
 
+def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
+    """The functions of ``files`` whose first parameter is a ``typed``, one per name."""
+    names: set[str] = set()
+    out: list[Target] = []
+    for f in files:
+        for qual in t.of(f).receivers.get(typed, ()):
+            node = r.defs[f].get(qual)
+            if node is not None and qual not in names:
+                names.add(qual)
+                out.append((f, node))
+    return out
+
+
+def _with_sources(r: Resolver, path: str, headers: list[str]) -> list[str]:
+    """``headers``, each followed by its namesake sources beside it (not ``path``)."""
+    out: dict[str, None] = {}
+    for header in headers:
+        out[header] = None
+        stem = splitext(header)[0]
+        for source in (f"{stem}{ext}" for ext in _SOURCES):
+            if source in r.files and source != path:
+                out[source] = None
+    return list(out)
+
+
 def _prefixes(scope: str) -> list[str]:
     """``a.b.C`` -> ["a.b.C", "a.b", "a", ""]: where a name is looked up, innermost first."""
     out = []
@@ -685,6 +720,37 @@ def _scope_at(pf: ParsedFile, row: int) -> str:
         if holds and (best is None or start >= best[0]):
             best = (start, d.name if d.is_class else d.name.rpartition(".")[0])
     return "" if best is None else best[1]
+
+
+def _cursor_scope(pf: ParsedFile, lines: list[str], row: int) -> str:
+    """The C++ scope names are looked up from at ``row``: the innermost definition's
+    (``_scope_at``), else the namespaces the lines open around it (code between definitions,
+    or a function the parse does not hold yet, in a buffer cut before its closing braces)."""
+    if pf.language != "cpp":
+        return ""
+    return _scope_at(pf, row) or _open_namespaces(lines[: row + 1])
+
+
+def _open_namespaces(lines: list[str]) -> str:
+    """The dotted namespaces open at the end of ``lines`` (an anonymous one as ``_qual`` names
+    it), read from their code alone."""
+    stack: list[str | None] = []  # per open brace: the scope it opens, None for any other
+    code = _BLOCK_COMMENTS.sub("", _STRINGS.sub('""', "\n".join(lines)))
+    for m in _BRACES.finditer(code):
+        if m[0] == "}":
+            if stack:
+                stack.pop()
+        elif m[0].startswith("namespace"):
+            outer = next((s for s in reversed(stack) if s is not None), "")
+            name = (m["ns"] or "").replace("::", ".").replace(" ", "")
+            stack.append(_qual(outer, name))
+        else:
+            stack.append(None)
+    return next((s for s in reversed(stack) if s is not None), "")
+
+
+_BRACES = re.compile(r"\bnamespace(?:\s+(?P<ns>[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*))?\s*\{|[{}]")
+_BLOCK_COMMENTS = re.compile(r"/\*.*?\*/", re.S)
 
 
 def _function_start(pf: ParsedFile, row: int) -> int:
@@ -828,11 +894,14 @@ class _Extractor:
     ) -> None:
         """Definitions and calls in source order under a stack of scopes (namespaces,
         classes, functions), each entry (end byte, qualified prefix, file-local, class)."""
-        events: list[tuple[int, int, int, int]] = []  # (start, -end, 0 def / 1 call, index)
+        events: list[tuple[int, int, int, int]] = []  # (start, -end, 0 def/1 call/2 ns, index)
         for k, (d, _) in enumerate(defs):
             events.append((d.start_byte, -d.end_byte, 0, k))
         for k, (c, _) in enumerate(calls):
             events.append((c.start_byte, -c.end_byte, 1, k))
+        loose = _loose_namespaces(self.root) if self.root.has_error else []
+        for k, (start, end, _) in enumerate(loose):
+            events.append((start, -end, 2, k))
         events.sort()
         stack: list[tuple[int, str, bool, bool]] = []
         classes: dict[tuple[int, int], tuple[str, int]] = {}  # span -> (name, node)
@@ -841,6 +910,10 @@ class _Extractor:
             while stack and stack[-1][0] <= start:
                 stack.pop()
             prefix, local, in_class = stack[-1][1:] if stack else ("", False, False)
+            if what == 2:
+                label = loose[k][2]
+                stack.append((-neg_end, _qual(prefix, label or ""), local or label is None, False))
+                continue
             if what == 1:
                 call, name = calls[k]
                 i = call_nodes[k]
@@ -978,6 +1051,41 @@ class _Extractor:
         else:
             last = dotted.rsplit(".", 1)[-1]
             self._fact(i, last, dotted, last, USING)
+
+
+def _loose_namespaces(root: Node) -> list[tuple[int, int, str | None]]:
+    """``namespace a::b {`` left as loose tokens of an ERROR node, as in a file cut before
+    its closing brace (a buffer being written): (start byte, end byte, dotted name, None
+    when anonymous) of each, up to its ``}`` among the same tokens, else to the error's end;
+    its definitions and calls are then qualified as the whole file's are."""
+    out: list[tuple[int, int, str | None]] = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        children = node.children
+        todo.extend(c for c in children if c.has_error)
+        if node.type != "ERROR":
+            continue
+        braces: list[tuple[int, str | None] | None] = []  # open ``{``: a namespace's or not
+        pending: tuple[int, str | None] | None = None  # ``namespace [name]`` before its ``{``
+        for c in children:
+            kind = c.type
+            if kind == "namespace":
+                pending = (c.start_byte, None)
+            elif pending is not None and kind in _NAMESPACE_NAMES:
+                pending = (pending[0], _text(c).replace("::", ".").replace(" ", ""))
+            elif kind == "{":
+                braces.append(pending)
+                pending = None
+            else:
+                pending = None
+                if kind == "}" and braces and (opened := braces.pop()) is not None:
+                    out.append((opened[0], c.end_byte, opened[1]))
+        out.extend((b[0], node.end_byte, b[1]) for b in braces if b is not None)
+    return out
+
+
+_NAMESPACE_NAMES = frozenset({"namespace_identifier", "nested_namespace_specifier", "identifier"})
 
 
 def _qual(prefix: str, name: str) -> str:
