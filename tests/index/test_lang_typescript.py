@@ -897,3 +897,25 @@ def test_an_error_inside_the_file_is_not_repaired_at_its_end(
     assert scanned == []
     parsing.parse_tree("typescript", b"export class A {\n  m(): void {\n    if (x) {\n")
     assert len(scanned) == 1
+
+
+def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
+    """A function the file calls more than any other (a project's ``die``), named nowhere
+    near the cursor, is a candidate: the next line often calls it again; so is a method
+    the class inherits and calls elsewhere (``this.emit``)."""
+    files = {
+        "src/errors.ts": "export function die(code: number): never {\n  throw code;\n}\n",
+        "src/events.ts": "export class Emitter {\n  emit(name: string): void {}\n}\n",
+        "src/editor.ts": "import { die } from './errors';\nimport { Emitter } from './events';\n\n"
+        "export class Editor extends Emitter {\n  a(): void {\n    die(1);\n"
+        "    this.emit('a');\n  }\n  b(): void {\n    die(2);\n  }\n"
+        + "".join(f"  m{i}(): number {{\n    return {i};\n  }}\n" for i in range(30))
+        + "  c(): void {\n",
+    }
+    index = _index(tmp_path, files)
+    hits = {
+        (h.card.path, h.card.name): h.how
+        for h in find_definitions(index, "src/editor.ts", files["src/editor.ts"])
+    }
+    assert hits[("src/errors.ts", "die")] == "called in this file (2 calls)"
+    assert hits[("src/events.ts", "Emitter.emit")] == "called in this file (1 call)"

@@ -542,6 +542,7 @@ class TypeScript(Language):
 
     namespace = NAMESPACE
     fresh_in_scope = True
+    file_callees = 8
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
