@@ -899,6 +899,26 @@ def test_an_error_inside_the_file_is_not_repaired_at_its_end(
     assert len(scanned) == 1
 
 
+def test_a_member_destructured_from_this_brings_its_type(tmp_path: Path) -> None:
+    """``const { source } = this`` just above the cursor (tested, not used yet): the next
+    line uses ``source`` through a member no line names, so the class of the field's
+    declared type is a candidate, found through the class's base."""
+    files = {
+        "src/obs.ts": "export class Source {\n  subscribe(): void {}\n}\n\n"
+        "export class Observable {\n  source: Source | undefined;\n}\n",
+        "src/subject.ts": "import { Observable } from './obs';\n\n"
+        "export class Subject extends Observable {\n  run(): void {\n"
+        "    const { source } = this;\n    if (source) {\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/subject.ts", files["src/subject.ts"])
+    assert ("src/obs.ts", "Source", "in scope") in {(h.card.path, h.card.name, h.how) for h in hits}
+    renamed = files["src/subject.ts"].replace("{ source }", "{ source: from }")
+    renamed = renamed.replace("if (source)", "if (from)") + "      from.subscribe();\n"
+    index.update_file("src/subject.ts", renamed)
+    assert ("src/obs.ts", "Source.subscribe") in _cards(index, "src/subject.ts", renamed)
+
+
 def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
     """A function the file calls more than any other (a project's ``die``), named nowhere
     near the cursor, is a candidate: the next line often calls it again; so is a method

@@ -647,7 +647,7 @@ class TypeScript(Language):
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
             ty, rest = _receiver_type(lines, first, head), parts[1:]
-            if ty is not None and _local(r, path, ty[0], scope, 0) is None:
+            if ty is not None and ty[0] != "this" and _local(r, path, ty[0], scope, 0) is None:
                 inner = _receiver_type(lines, first, ty[0])  # ``x = f.make()``, ``f: Factory``
                 ty = None if inner is None else (*inner, *ty[1:])
         if ty is not None:
@@ -679,12 +679,13 @@ class TypeScript(Language):
                 # what the row alone does not type (an object literal's callback), the
                 # window does
                 ty = ty or _line_types(lines, outer).get(name, ())
-                mention = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
+                # a test of it (``if (source) {``) uses none of its members
+                mention = rf"(?<![\w$.!])(?<!if \()(?<!if \(!){re.escape(name)}(?![\w$])"
                 if not ty or len(re.findall(mention, after)) > 1:
                     continue  # untyped, or used since it was bound
-                found = _resolve(r, path, ty, scope, 0)
+                found = _class(r, _resolve(r, path, ty, scope, 0))
                 target = _target(r, found) if found is not None else None
-                if target is not None and found[1] in r.classes.get(found[0], ()):
+                if target is not None:
                     out.append((target, first + i))
         return out
 
@@ -1285,6 +1286,22 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
     return (path, f"{qual}.{name}") if own else None
 
 
+def _class(r: Resolver, entity: _Entity | None) -> _Entity | None:
+    """A class, interface or enum as it is; a field, ``const`` or function as the class of
+    its declared type (``const { source } = this``: ``source`` has ``Observable``'s members);
+    None for anything else."""
+    if entity is None or entity[1] is None:
+        return None
+    file, qual = entity
+    if qual in r.classes.get(file, ()):
+        return entity
+    for base in r.files[file].bases.get(qual, ())[:1]:
+        found = _resolve(r, file, base, None, 1)
+        if found is not None and found[1] in r.classes.get(found[0], ()):
+            return found
+    return None
+
+
 def _class_of(r: Resolver, path: str, scope: str | None) -> str | None:
     """The innermost class around the definition ``scope``."""
     if not scope:
@@ -1437,7 +1454,10 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> tuple[str
 
 
 _TYPED = re.compile(
-    r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
+    # a destructuring of a receiver's members: ``const { source, a: b } = this.x``
+    r"(?<![\w$.])(?:(?:const|let|var)\s*\{(?P<fields>[^{}=;]*)\}\s*=\s*"
+    r"(?P<holder>(?:this|[A-Za-z_$][\w$]*)(?:\.[A-Za-z_$][\w$]*)*)\s*(?=;|\n|$)"
+    r"|(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
     # a chain of calls too: ``const r = combine(a).lazy<T>()`` is ``combine.lazy``'s result
     r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*"
     r"(?:\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?\.\s*[A-Za-z_$#][\w$]*"
@@ -1501,12 +1521,19 @@ def _window_start(lines: list[str], first: int) -> int:
 def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
     """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
     ``new``, a cast (``const x = y as Foo``), the result of a call (``const x = f()``:
-    ``f``'s return type) and a callback's parameters (as the function it is passed to types
-    them); ``()`` for ``const x = ...`` otherwise, which forgets what an earlier ``x: Foo``
-    said."""
+    ``f``'s return type), a callback's parameters (as the function it is passed to types
+    them) and destructured members (``const { a } = x``: ``x.a``); ``()`` for ``const x =
+    ...`` otherwise, which forgets what an earlier ``x: Foo`` said."""
     stripped = _STRING.sub('""', text)
     for m in _TYPED.finditer(stripped):
-        if m["called"]:  # ``const x = f()``: what ``f`` returns, unless a cast says
+        if m["holder"]:  # ``const { a, b: c } = x``: ``a`` is ``x.a``, ``c`` is ``x.b``
+            holder = tuple(m["holder"].split("."))
+            for field in m["fields"].split(","):
+                key, _, name = field.partition(":")
+                key, name = key.strip(), (name or key).strip()
+                if _IDENT.fullmatch(key) and _IDENT.fullmatch(name) and name not in RESERVED:
+                    yield name, (*holder, key)
+        elif m["called"]:  # ``const x = f()``: what ``f`` returns, unless a cast says
             cast = _AS_CAST.match(stripped, m.end() - 1)
             called = tuple(_CALL_ARGUMENTS.sub("", m["result"]).split("."))
             yield m["called"], (cast and _type_parts(cast["cast"])) or called
