@@ -939,3 +939,23 @@ def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
     }
     assert hits[("src/errors.ts", "die")] == "called in this file (2 calls)"
     assert hits[("src/events.ts", "Emitter.emit")] == "called in this file (1 call)"
+
+
+def test_type_parameters_and_type_aliases_type_receivers_by_what_they_name(
+    tmp_path: Path,
+) -> None:
+    """``s: T`` with ``<T extends AnyStore>`` has ``AnyStore``'s members, and ``AnyStore``,
+    an alias of ``Store<any>``, ``Store``'s: ``s.dispatch`` is ``Store.dispatch``, at the
+    cursor and in the index's calls."""
+    files = {
+        "src/store.ts": "export interface Store<S> {\n  dispatch(action: S): void;\n}\n"
+        "export type AnyStore = Store<any>;\n",
+        "src/use.ts": "import type { AnyStore } from './store';\n\n"
+        "export function run<\n  TStore extends AnyStore,\n  TName extends string,\n"
+        ">(s: TStore, name: TName): void {\n  s.dispatch(name);\n",
+        "src/alias.ts": "import type { AnyStore } from './store';\n\n"
+        "export function go(s: AnyStore): void {\n  s.dispatch(1);\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])
+    assert _edges(index, "src/alias.ts") == {("s.dispatch(1);", "src/store.ts:Store.dispatch")}

@@ -226,12 +226,15 @@ _FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
 
 
 def _declared_type(d: Node) -> tuple[str, ...] | None:
-    """The return type of a function, method or arrow ``const``, the type of a field; for a
-    function that declares none, the return type of the function it returns (a factory,
-    ``function build() { return function make(): Slice {...} }``: what a call of its result
-    makes, so ``const make = build(); const s = make()`` types ``s``)."""
-    typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
+    """The return type of a function, method or arrow ``const``, the type of a field, the
+    named type a type alias stands for; for a function that declares none, the return type
+    of the function it returns (a factory, ``function build() { return function make():
+    Slice {...} }``: what a call of its result makes, so ``const make = build(); const s =
+    make()`` types ``s``)."""
     value = d.child_by_field_name("value")
+    if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
+        return None if value is None else _type_parts(_text(value))
+    typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
     if typed is None and value is not None:
         typed = value.child_by_field_name("return_type")
     if typed is None:
@@ -647,9 +650,7 @@ class TypeScript(Language):
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
             ty, rest = _receiver_type(lines, first, head), parts[1:]
-            if ty is not None and ty[0] != "this" and _local(r, path, ty[0], scope, 0) is None:
-                inner = _receiver_type(lines, first, ty[0])  # ``x = f.make()``, ``f: Factory``
-                ty = None if inner is None else (*inner, *ty[1:])
+            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first)
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
             return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
@@ -683,6 +684,9 @@ class TypeScript(Language):
                 mention = rf"(?<![\w$.!])(?<!if \()(?<!if \(!){re.escape(name)}(?![\w$])"
                 if not ty or len(re.findall(mention, after)) > 1:
                     continue  # untyped, or used since it was bound
+                ty = _outer_typed(r, path, ty, scope, lines, outer)
+                if ty is None:
+                    continue
                 found = _class(r, _resolve(r, path, ty, scope, 0))
                 target = _target(r, found) if found is not None else None
                 if target is not None:
@@ -1457,6 +1461,10 @@ _TYPED = re.compile(
     # a destructuring of a receiver's members: ``const { source, a: b } = this.x``
     r"(?<![\w$.])(?:(?:const|let|var)\s*\{(?P<fields>[^{}=;]*)\}\s*=\s*"
     r"(?P<holder>(?:this|[A-Za-z_$][\w$]*)(?:\.[A-Za-z_$][\w$]*)*)\s*(?=;|\n|$)"
+    # a type parameter's constraint: ``<TRouter extends AnyRouter,`` (``_assignments`` checks
+    # the ``<`` or ``,`` before it: ``class A extends B`` is no type parameter)
+    r"|(?P<tparam>[A-Z][\w$]*)\s+extends\s+"
+    r"(?P<constraint>(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*)(?=\s*[,>=<])"
     r"|(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
     # a chain of calls too: ``const r = combine(a).lazy<T>()`` is ``combine.lazy``'s result
     r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*"
@@ -1533,6 +1541,11 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
                 key, name = key.strip(), (name or key).strip()
                 if _IDENT.fullmatch(key) and _IDENT.fullmatch(name) and name not in RESERVED:
                     yield name, (*holder, key)
+        elif m["tparam"]:  # ``<T extends Foo>``: a ``T`` has ``Foo``'s members
+            before = stripped[: m.start()].rstrip()
+            ty = _type_parts(m["constraint"]) if before.endswith(("<", ",")) else None
+            if ty is not None:
+                yield m["tparam"], ty
         elif m["called"]:  # ``const x = f()``: what ``f`` returns, unless a cast says
             cast = _AS_CAST.match(stripped, m.end() - 1)
             called = tuple(_CALL_ARGUMENTS.sub("", m["result"]).split("."))
@@ -1674,6 +1687,23 @@ def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] |
     if name not in found:
         found[name] = _earlier_type(text, starts, name)
     return found[name]
+
+
+def _outer_typed(
+    r: Resolver,
+    path: str,
+    ty: tuple[str, ...],
+    scope: str | None,
+    lines: list[str],
+    first: int,
+) -> tuple[str, ...] | None:
+    """A type whose head the file does not define read through the code's own types of that
+    head: ``x = f.make()`` with ``f: Factory`` is ``Factory.make``'s result, ``p: TProc``
+    with ``<TProc extends AnyProc>`` an ``AnyProc``; None when the head has none."""
+    if ty[0] == "this" or _local(r, path, ty[0], scope, 0) is not None:
+        return ty
+    inner = _receiver_type(lines, first, ty[0])
+    return None if inner is None else (*inner, *ty[1:])
 
 
 def _earlier_type(text: str, starts: list[int], name: str) -> tuple[str, ...] | None:
