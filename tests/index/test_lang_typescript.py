@@ -959,3 +959,22 @@ def test_type_parameters_and_type_aliases_type_receivers_by_what_they_name(
     index = _index(tmp_path, files)
     assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])
     assert _edges(index, "src/alias.ts") == {("s.dispatch(1);", "src/store.ts:Store.dispatch")}
+
+
+def test_awaited_promises_and_returned_instances_type_results(tmp_path: Path) -> None:
+    """``await load()`` with ``load(): Promise<Store>`` is a Store; so is the result of a
+    function declaring no type that ends in ``return new Store()``."""
+    files = {
+        "src/store.ts": "export class Store {\n  dispatch(): void {}\n}\n"
+        "export async function load(): Promise<Store> {\n  return new Store();\n}\n"
+        "export function make() {\n  // one store each\n  return new Store();\n}\n",
+        "src/use.ts": "import { load, make } from './store';\n\n"
+        "export async function run(): Promise<void> {\n  const a = await load();\n"
+        "  const b = make();\n  a.dispatch();\n  b.dispatch();\n",
+    }
+    index = _index(tmp_path, files)
+    assert _edges(index, "src/use.ts") >= {
+        ("a.dispatch();", "src/store.ts:Store.dispatch"),
+        ("b.dispatch();", "src/store.ts:Store.dispatch"),
+    }
+    assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])

@@ -219,10 +219,14 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     if m is None:
         return None
     parts = tuple(m.group(1).split("."))
+    if parts in _PROMISES:  # ``Promise<Foo>``: what ``await`` gives, a Foo
+        inner = alternatives[0][alternatives[0].index("<") + 1 :].rstrip()
+        return _type_parts(inner[:-1]) if inner.endswith(">") else None
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
 
 _FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
+_PROMISES = frozenset({("Promise",), ("PromiseLike",)})
 
 
 def _declared_type(d: Node) -> tuple[str, ...] | None:
@@ -241,7 +245,29 @@ def _declared_type(d: Node) -> tuple[str, ...] | None:
         fn = value if value is not None and value.type in _FUNCTIONS else d
         returned = _returned_function(fn)
         typed = None if returned is None else returned.child_by_field_name("return_type")
+        if returned is None:  # ``return new Foo(...)``: a Foo
+            made = _returned_new(fn)
+            return None if made is None else _dotted(made)
     return None if typed is None else _type_parts(_text(typed))
+
+
+def _returned_new(fn: Node) -> Node | None:
+    """The class a function that declares no return type instantiates in the ``return`` that
+    ends its body (or as an arrow's body): ``return new Foo(...)`` -> ``Foo``."""
+    body = fn.child_by_field_name("body")
+    if body is not None and body.type == "statement_block":
+        code = [c for c in body.named_children if c.type != "comment"]
+        last = code[-1] if code else None
+        body = (
+            last.named_children[0]
+            if last is not None and last.type == "return_statement" and last.named_children
+            else None
+        )
+    while body is not None and body.type == "parenthesized_expression" and body.named_children:
+        body = body.named_children[0]
+    if body is None or body.type != "new_expression":
+        return None
+    return body.child_by_field_name("constructor")
 
 
 def _returned_function(fn: Node) -> Node | None:
