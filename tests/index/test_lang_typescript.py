@@ -959,6 +959,7 @@ def test_type_parameters_and_type_aliases_type_receivers_by_what_they_name(
     index = _index(tmp_path, files)
     assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])
     assert _edges(index, "src/alias.ts") == {("s.dispatch(1);", "src/store.ts:Store.dispatch")}
+    assert ("s.dispatch(name);", "src/store.ts:Store.dispatch") in _edges(index, "src/use.ts")
 
 
 def test_awaited_promises_and_returned_instances_type_results(tmp_path: Path) -> None:

@@ -128,6 +128,7 @@ _TS_IMPORTS = """
   type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
 (optional_parameter
   type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
+(type_parameter name: (type_identifier) @tparam constraint: (constraint (_) @constraint))
 """
 
 _CLASS_KINDS = frozenset(
@@ -320,6 +321,7 @@ class _Matches(NamedTuple):
     heritage: list[Node]
     typed: list[tuple[Node, str, tuple[str, ...]]]  # (node, "x"/"this.x", type)
     signatures: list[Node]  # the parameters of a parameter's function type
+    constraints: list[tuple[Node, tuple[str, ...]]]  # ``<T extends Foo>``: (T, Foo)
 
 
 def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
@@ -331,7 +333,7 @@ def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
         row = node.start_point.row
         return int(owner[row]) if row < owner.size else -1
 
-    found = _Matches([], [], [], [])
+    found = _Matches([], [], [], [], [])
     exports: list[tuple[ImportBinding, int]] = []
     stars: list[tuple[str, int]] = []
     for _, caps in QueryCursor(_query(parsed.language)).matches(root):
@@ -364,6 +366,10 @@ def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
             found.typed.extend(_callback_params(caps["callback"][0]))
         elif "signature" in caps:
             found.signatures.append(caps["signature"][0])
+        elif "tparam" in caps:
+            ty = _type_parts(_text(caps["constraint"][0]))
+            if ty is not None:
+                found.constraints.append((caps["tparam"][0], ty))
         elif "ctor" in caps or "type" in caps:
             found.typed.extend(_typed_names(caps))
     for b, i in exports:
@@ -514,15 +520,21 @@ def _signature_bases(parsed: ParsedFile, signatures: list[Node], scopes: _Scopes
 def _local_types(
     parsed: ParsedFile,
     typed: list[tuple[Node, str, tuple[str, ...]]],
+    constraints: list[tuple[Node, tuple[str, ...]]],
     scopes: _Scopes,
     kinds: list[str],
 ) -> dict[tuple[int, str], tuple[str, ...]]:
     """The type of each typed name, by (definition around it, name): fields by their
-    class; a top-level ``const``'s type is also its definition's base."""
+    class; a top-level ``const``'s type is also its definition's base. A type parameter
+    stands for its constraint (``s: T`` with ``<T extends Store>`` is a Store)."""
     spans = scopes.spans
+    bounds = {(scopes.of(node.start_byte), _text(node)): ty for node, ty in constraints}
     types: dict[tuple[int, str], tuple[str, ...]] = {}
     for node, name, ty in typed:
         k = scopes.of(node.start_byte)
+        if bounds:
+            bound = next((bounds[j, ty[0]] for j in scopes.chain(k) if (j, ty[0]) in bounds), None)
+            ty = ty if bound is None else (*bound, *ty[1:])
         if name.startswith("this."):  # a field: the class around it
             k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
             if k < 0:
@@ -589,7 +601,7 @@ class TypeScript(Language):
         scopes = _Scopes(spans)
         _heritage_bases(parsed, found.heritage, scopes)
         _signature_bases(parsed, found.signatures, scopes)
-        types = _local_types(parsed, found.typed, scopes, kinds)
+        types = _local_types(parsed, found.typed, found.constraints, scopes, kinds)
         _typed_calls(parsed, calls, call_nodes, scopes, types)
 
     def warm_up(self, language: str) -> None:
