@@ -897,3 +897,85 @@ def test_an_error_inside_the_file_is_not_repaired_at_its_end(
     assert scanned == []
     parsing.parse_tree("typescript", b"export class A {\n  m(): void {\n    if (x) {\n")
     assert len(scanned) == 1
+
+
+def test_a_member_destructured_from_this_brings_its_type(tmp_path: Path) -> None:
+    """``const { source } = this`` just above the cursor (tested, not used yet): the next
+    line uses ``source`` through a member no line names, so the class of the field's
+    declared type is a candidate, found through the class's base."""
+    files = {
+        "src/obs.ts": "export class Source {\n  subscribe(): void {}\n}\n\n"
+        "export class Observable {\n  source: Source | undefined;\n}\n",
+        "src/subject.ts": "import { Observable } from './obs';\n\n"
+        "export class Subject extends Observable {\n  run(): void {\n"
+        "    const { source } = this;\n    if (source) {\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/subject.ts", files["src/subject.ts"])
+    assert ("src/obs.ts", "Source", "in scope") in {(h.card.path, h.card.name, h.how) for h in hits}
+    renamed = files["src/subject.ts"].replace("{ source }", "{ source: from }")
+    renamed = renamed.replace("if (source)", "if (from)") + "      from.subscribe();\n"
+    index.update_file("src/subject.ts", renamed)
+    assert ("src/obs.ts", "Source.subscribe") in _cards(index, "src/subject.ts", renamed)
+
+
+def test_what_the_file_calls_elsewhere_is_a_candidate(tmp_path: Path) -> None:
+    """A function the file calls more than any other (a project's ``die``), named nowhere
+    near the cursor, is a candidate: the next line often calls it again; so is a method
+    the class inherits and calls elsewhere (``this.emit``)."""
+    files = {
+        "src/errors.ts": "export function die(code: number): never {\n  throw code;\n}\n",
+        "src/events.ts": "export class Emitter {\n  emit(name: string): void {}\n}\n",
+        "src/editor.ts": "import { die } from './errors';\nimport { Emitter } from './events';\n\n"
+        "export class Editor extends Emitter {\n  a(): void {\n    die(1);\n"
+        "    this.emit('a');\n  }\n  b(): void {\n    die(2);\n  }\n"
+        + "".join(f"  m{i}(): number {{\n    return {i};\n  }}\n" for i in range(30))
+        + "  c(): void {\n",
+    }
+    index = _index(tmp_path, files)
+    hits = {
+        (h.card.path, h.card.name): h.how
+        for h in find_definitions(index, "src/editor.ts", files["src/editor.ts"])
+    }
+    assert hits[("src/errors.ts", "die")] == "called in this file (2 calls)"
+    assert hits[("src/events.ts", "Emitter.emit")] == "called in this file (1 call)"
+
+
+def test_type_parameters_and_type_aliases_type_receivers_by_what_they_name(
+    tmp_path: Path,
+) -> None:
+    """``s: T`` with ``<T extends AnyStore>`` has ``AnyStore``'s members, and ``AnyStore``,
+    an alias of ``Store<any>``, ``Store``'s: ``s.dispatch`` is ``Store.dispatch``, at the
+    cursor and in the index's calls."""
+    files = {
+        "src/store.ts": "export interface Store<S> {\n  dispatch(action: S): void;\n}\n"
+        "export type AnyStore = Store<any>;\n",
+        "src/use.ts": "import type { AnyStore } from './store';\n\n"
+        "export function run<\n  TStore extends AnyStore,\n  TName extends string,\n"
+        ">(s: TStore, name: TName): void {\n  s.dispatch(name);\n",
+        "src/alias.ts": "import type { AnyStore } from './store';\n\n"
+        "export function go(s: AnyStore): void {\n  s.dispatch(1);\n}\n",
+    }
+    index = _index(tmp_path, files)
+    assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])
+    assert _edges(index, "src/alias.ts") == {("s.dispatch(1);", "src/store.ts:Store.dispatch")}
+    assert ("s.dispatch(name);", "src/store.ts:Store.dispatch") in _edges(index, "src/use.ts")
+
+
+def test_awaited_promises_and_returned_instances_type_results(tmp_path: Path) -> None:
+    """``await load()`` with ``load(): Promise<Store>`` is a Store; so is the result of a
+    function declaring no type that ends in ``return new Store()``."""
+    files = {
+        "src/store.ts": "export class Store {\n  dispatch(): void {}\n}\n"
+        "export async function load(): Promise<Store> {\n  return new Store();\n}\n"
+        "export function make() {\n  // one store each\n  return new Store();\n}\n",
+        "src/use.ts": "import { load, make } from './store';\n\n"
+        "export async function run(): Promise<void> {\n  const a = await load();\n"
+        "  const b = make();\n  a.dispatch();\n  b.dispatch();\n",
+    }
+    index = _index(tmp_path, files)
+    assert _edges(index, "src/use.ts") >= {
+        ("a.dispatch();", "src/store.ts:Store.dispatch"),
+        ("b.dispatch();", "src/store.ts:Store.dispatch"),
+    }
+    assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])

@@ -128,6 +128,7 @@ _TS_IMPORTS = """
   type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
 (optional_parameter
   type: (type_annotation (function_type parameters: (formal_parameters) @signature)))
+(type_parameter name: (type_identifier) @tparam constraint: (constraint (_) @constraint))
 """
 
 _CLASS_KINDS = frozenset(
@@ -219,26 +220,55 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     if m is None:
         return None
     parts = tuple(m.group(1).split("."))
+    if parts in _PROMISES:  # ``Promise<Foo>``: what ``await`` gives, a Foo
+        inner = alternatives[0][alternatives[0].index("<") + 1 :].rstrip()
+        return _type_parts(inner[:-1]) if inner.endswith(">") else None
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
 
 _FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
+_PROMISES = frozenset({("Promise",), ("PromiseLike",)})
 
 
 def _declared_type(d: Node) -> tuple[str, ...] | None:
-    """The return type of a function, method or arrow ``const``, the type of a field; for a
-    function that declares none, the return type of the function it returns (a factory,
-    ``function build() { return function make(): Slice {...} }``: what a call of its result
-    makes, so ``const make = build(); const s = make()`` types ``s``)."""
-    typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
+    """The return type of a function, method or arrow ``const``, the type of a field, the
+    named type a type alias stands for; for a function that declares none, the return type
+    of the function it returns (a factory, ``function build() { return function make():
+    Slice {...} }``: what a call of its result makes, so ``const make = build(); const s =
+    make()`` types ``s``)."""
     value = d.child_by_field_name("value")
+    if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
+        return None if value is None else _type_parts(_text(value))
+    typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
     if typed is None and value is not None:
         typed = value.child_by_field_name("return_type")
     if typed is None:
         fn = value if value is not None and value.type in _FUNCTIONS else d
         returned = _returned_function(fn)
         typed = None if returned is None else returned.child_by_field_name("return_type")
+        if returned is None:  # ``return new Foo(...)``: a Foo
+            made = _returned_new(fn)
+            return None if made is None else _dotted(made)
     return None if typed is None else _type_parts(_text(typed))
+
+
+def _returned_new(fn: Node) -> Node | None:
+    """The class a function that declares no return type instantiates in the ``return`` that
+    ends its body (or as an arrow's body): ``return new Foo(...)`` -> ``Foo``."""
+    body = fn.child_by_field_name("body")
+    if body is not None and body.type == "statement_block":
+        code = [c for c in body.named_children if c.type != "comment"]
+        last = code[-1] if code else None
+        body = (
+            last.named_children[0]
+            if last is not None and last.type == "return_statement" and last.named_children
+            else None
+        )
+    while body is not None and body.type == "parenthesized_expression" and body.named_children:
+        body = body.named_children[0]
+    if body is None or body.type != "new_expression":
+        return None
+    return body.child_by_field_name("constructor")
 
 
 def _returned_function(fn: Node) -> Node | None:
@@ -291,6 +321,7 @@ class _Matches(NamedTuple):
     heritage: list[Node]
     typed: list[tuple[Node, str, tuple[str, ...]]]  # (node, "x"/"this.x", type)
     signatures: list[Node]  # the parameters of a parameter's function type
+    constraints: list[tuple[Node, tuple[str, ...]]]  # ``<T extends Foo>``: (T, Foo)
 
 
 def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
@@ -302,7 +333,7 @@ def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
         row = node.start_point.row
         return int(owner[row]) if row < owner.size else -1
 
-    found = _Matches([], [], [], [])
+    found = _Matches([], [], [], [], [])
     exports: list[tuple[ImportBinding, int]] = []
     stars: list[tuple[str, int]] = []
     for _, caps in QueryCursor(_query(parsed.language)).matches(root):
@@ -335,6 +366,10 @@ def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
             found.typed.extend(_callback_params(caps["callback"][0]))
         elif "signature" in caps:
             found.signatures.append(caps["signature"][0])
+        elif "tparam" in caps:
+            ty = _type_parts(_text(caps["constraint"][0]))
+            if ty is not None:
+                found.constraints.append((caps["tparam"][0], ty))
         elif "ctor" in caps or "type" in caps:
             found.typed.extend(_typed_names(caps))
     for b, i in exports:
@@ -485,15 +520,21 @@ def _signature_bases(parsed: ParsedFile, signatures: list[Node], scopes: _Scopes
 def _local_types(
     parsed: ParsedFile,
     typed: list[tuple[Node, str, tuple[str, ...]]],
+    constraints: list[tuple[Node, tuple[str, ...]]],
     scopes: _Scopes,
     kinds: list[str],
 ) -> dict[tuple[int, str], tuple[str, ...]]:
     """The type of each typed name, by (definition around it, name): fields by their
-    class; a top-level ``const``'s type is also its definition's base."""
+    class; a top-level ``const``'s type is also its definition's base. A type parameter
+    stands for its constraint (``s: T`` with ``<T extends Store>`` is a Store)."""
     spans = scopes.spans
+    bounds = {(scopes.of(node.start_byte), _text(node)): ty for node, ty in constraints}
     types: dict[tuple[int, str], tuple[str, ...]] = {}
     for node, name, ty in typed:
         k = scopes.of(node.start_byte)
+        if bounds:
+            bound = next((bounds[j, ty[0]] for j in scopes.chain(k) if (j, ty[0]) in bounds), None)
+            ty = ty if bound is None else (*bound, *ty[1:])
         if name.startswith("this."):  # a field: the class around it
             k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
             if k < 0:
@@ -542,6 +583,7 @@ class TypeScript(Language):
 
     namespace = NAMESPACE
     fresh_in_scope = True
+    file_callees = 8
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -559,7 +601,7 @@ class TypeScript(Language):
         scopes = _Scopes(spans)
         _heritage_bases(parsed, found.heritage, scopes)
         _signature_bases(parsed, found.signatures, scopes)
-        types = _local_types(parsed, found.typed, scopes, kinds)
+        types = _local_types(parsed, found.typed, found.constraints, scopes, kinds)
         _typed_calls(parsed, calls, call_nodes, scopes, types)
 
     def warm_up(self, language: str) -> None:
@@ -646,9 +688,7 @@ class TypeScript(Language):
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
             ty, rest = _receiver_type(lines, first, head), parts[1:]
-            if ty is not None and _local(r, path, ty[0], scope, 0) is None:
-                inner = _receiver_type(lines, first, ty[0])  # ``x = f.make()``, ``f: Factory``
-                ty = None if inner is None else (*inner, *ty[1:])
+            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first)
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
             return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
@@ -678,12 +718,16 @@ class TypeScript(Language):
                 # what the row alone does not type (an object literal's callback), the
                 # window does
                 ty = ty or _line_types(lines, outer).get(name, ())
-                mention = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
+                # a test of it (``if (source) {``) uses none of its members
+                mention = rf"(?<![\w$.!])(?<!if \()(?<!if \(!){re.escape(name)}(?![\w$])"
                 if not ty or len(re.findall(mention, after)) > 1:
                     continue  # untyped, or used since it was bound
-                found = _resolve(r, path, ty, scope, 0)
+                ty = _outer_typed(r, path, ty, scope, lines, outer)
+                if ty is None:
+                    continue
+                found = _class(r, _resolve(r, path, ty, scope, 0))
                 target = _target(r, found) if found is not None else None
-                if target is not None and found[1] in r.classes.get(found[0], ()):
+                if target is not None:
                     out.append((target, first + i))
         return out
 
@@ -1284,6 +1328,22 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
     return (path, f"{qual}.{name}") if own else None
 
 
+def _class(r: Resolver, entity: _Entity | None) -> _Entity | None:
+    """A class, interface or enum as it is; a field, ``const`` or function as the class of
+    its declared type (``const { source } = this``: ``source`` has ``Observable``'s members);
+    None for anything else."""
+    if entity is None or entity[1] is None:
+        return None
+    file, qual = entity
+    if qual in r.classes.get(file, ()):
+        return entity
+    for base in r.files[file].bases.get(qual, ())[:1]:
+        found = _resolve(r, file, base, None, 1)
+        if found is not None and found[1] in r.classes.get(found[0], ()):
+            return found
+    return None
+
+
 def _class_of(r: Resolver, path: str, scope: str | None) -> str | None:
     """The innermost class around the definition ``scope``."""
     if not scope:
@@ -1436,7 +1496,14 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> tuple[str
 
 
 _TYPED = re.compile(
-    r"(?<![\w$.])(?:(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
+    # a destructuring of a receiver's members: ``const { source, a: b } = this.x``
+    r"(?<![\w$.])(?:(?:const|let|var)\s*\{(?P<fields>[^{}=;]*)\}\s*=\s*"
+    r"(?P<holder>(?:this|[A-Za-z_$][\w$]*)(?:\.[A-Za-z_$][\w$]*)*)\s*(?=;|\n|$)"
+    # a type parameter's constraint: ``<TRouter extends AnyRouter,`` (``_assignments`` checks
+    # the ``<`` or ``,`` before it: ``class A extends B`` is no type parameter)
+    r"|(?P<tparam>[A-Z][\w$]*)\s+extends\s+"
+    r"(?P<constraint>(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*)(?=\s*[,>=<])"
+    r"|(?:const|let|var)\s+(?P<called>[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?"
     # a chain of calls too: ``const r = combine(a).lazy<T>()`` is ``combine.lazy``'s result
     r"(?P<result>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*"
     r"(?:\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?\.\s*[A-Za-z_$#][\w$]*"
@@ -1500,12 +1567,24 @@ def _window_start(lines: list[str], first: int) -> int:
 def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
     """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
     ``new``, a cast (``const x = y as Foo``), the result of a call (``const x = f()``:
-    ``f``'s return type) and a callback's parameters (as the function it is passed to types
-    them); ``()`` for ``const x = ...`` otherwise, which forgets what an earlier ``x: Foo``
-    said."""
+    ``f``'s return type), a callback's parameters (as the function it is passed to types
+    them) and destructured members (``const { a } = x``: ``x.a``); ``()`` for ``const x =
+    ...`` otherwise, which forgets what an earlier ``x: Foo`` said."""
     stripped = _STRING.sub('""', text)
     for m in _TYPED.finditer(stripped):
-        if m["called"]:  # ``const x = f()``: what ``f`` returns, unless a cast says
+        if m["holder"]:  # ``const { a, b: c } = x``: ``a`` is ``x.a``, ``c`` is ``x.b``
+            holder = tuple(m["holder"].split("."))
+            for field in m["fields"].split(","):
+                key, _, name = field.partition(":")
+                key, name = key.strip(), (name or key).strip()
+                if _IDENT.fullmatch(key) and _IDENT.fullmatch(name) and name not in RESERVED:
+                    yield name, (*holder, key)
+        elif m["tparam"]:  # ``<T extends Foo>``: a ``T`` has ``Foo``'s members
+            before = stripped[: m.start()].rstrip()
+            ty = _type_parts(m["constraint"]) if before.endswith(("<", ",")) else None
+            if ty is not None:
+                yield m["tparam"], ty
+        elif m["called"]:  # ``const x = f()``: what ``f`` returns, unless a cast says
             cast = _AS_CAST.match(stripped, m.end() - 1)
             called = tuple(_CALL_ARGUMENTS.sub("", m["result"]).split("."))
             yield m["called"], (cast and _type_parts(cast["cast"])) or called
@@ -1646,6 +1725,23 @@ def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] |
     if name not in found:
         found[name] = _earlier_type(text, starts, name)
     return found[name]
+
+
+def _outer_typed(
+    r: Resolver,
+    path: str,
+    ty: tuple[str, ...],
+    scope: str | None,
+    lines: list[str],
+    first: int,
+) -> tuple[str, ...] | None:
+    """A type whose head the file does not define read through the code's own types of that
+    head: ``x = f.make()`` with ``f: Factory`` is ``Factory.make``'s result, ``p: TProc``
+    with ``<TProc extends AnyProc>`` an ``AnyProc``; None when the head has none."""
+    if ty[0] == "this" or _local(r, path, ty[0], scope, 0) is not None:
+        return ty
+    inner = _receiver_type(lines, first, ty[0])
+    return None if inner is None else (*inner, *ty[1:])
 
 
 def _earlier_type(text: str, starts: list[int], name: str) -> tuple[str, ...] | None:
