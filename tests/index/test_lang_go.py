@@ -520,6 +520,22 @@ def test_a_value_of_an_interface_type_calls_the_interface_s_method(tmp_path: Pat
     ]
 
 
+def test_an_interface_method_s_card_shows_it_in_its_interface(tmp_path: Path) -> None:
+    idx = RepoIndex.build(write_files(tmp_path, INTERFACES), save=False)[0]
+    left = INTERFACES["use/use.go"]
+    left = left[: left.index("\tblock.")]
+    cards = {h.card.name: h.card for h in find_definitions(idx, "use/use.go", left)}
+    card = cards["Reader.Advance"]
+    assert card.text == (
+        "type Reader interface {\n"
+        "    // Advance moves the position n bytes on.\n"
+        "    Advance(n int)\n"
+        "}"
+    )
+    assert card.header == "Advance(n int)"
+    assert card.line == TEXT.splitlines().index("\tAdvance(n int)")
+
+
 def test_updates_of_interfaces_equal_a_rebuild(tmp_path: Path) -> None:
     root = write_files(tmp_path / "r", INTERFACES)
     idx = RepoIndex.build(root, EXACT, save=False)[0]
