@@ -38,6 +38,11 @@ _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 _SPACES = re.compile(r"\s+")
 _NOT_HEADER = ("@", "//", "/*", "#[")
 _IMPL = re.compile(r"(?:unsafe\s+)?impl\b")
+# a Go interface's declaration line (grouped: without ``type``), which its methods' cards
+# show above them
+_GO_INTERFACE = re.compile(r"(?:type\s+)?(\w+(?:\[.*\])?\s+interface)\s*\{")
+# the lines a method's card shows above it: a Rust ``impl``'s, a Go interface's
+_OWNER = re.compile(r"(?:unsafe\s+)?impl\b|type\s+\w+(?:\[.*\])?\s+interface\s*\{$")
 
 
 @dataclass(frozen=True)
@@ -75,9 +80,11 @@ class Card:
     def header(self) -> str:
         """The ``def``/``class``/declaration/assignment line, stripped (decorators,
         annotations and a doc comment skipped): what marks this definition in any text that
-        shows it (a Rust method's, not its ``impl`` line)."""
+        shows it (a Rust method's, not its ``impl`` line; a Go interface method's, not its
+        interface's)."""
         lines = [line.strip() for line in self.text.splitlines()]
-        return next((s for s in lines if not s.startswith(_NOT_HEADER) and not _IMPL.match(s)), "")
+        above = _OWNER if self.kind == "function" else _IMPL
+        return next((s for s in lines if not s.startswith(_NOT_HEADER) and not above.match(s)), "")
 
 
 def definition_card(
@@ -355,8 +362,9 @@ def _braced_card(
 ) -> Card:
     """A card of the C family, Go, Rust, Java or JavaScript/TypeScript: the first sentence of
     the doc comment above the declaration, the declaration as written up to its body's ``{``
-    (a method of a Rust ``impl`` under the ``impl`` line, a ``#define`` whole), a type's
-    skeleton below it (fields, then member signatures, the most called when there are many)."""
+    (a method of a Rust ``impl`` under the ``impl`` line, of a Go interface in it, a
+    ``#define`` whole), a type's skeleton below it (fields, then member signatures, the most
+    called when there are many)."""
     node = definition.node
     start, end = int(pf.node_start[node]), int(pf.node_end[node])
     end = min(end, len(lines) - 1)
@@ -378,10 +386,11 @@ def _braced_card(
     is_type = _TYPE_HEAD.search(" ".join(code[decl : decl + len(head)])) is not None
     if not is_type or body is None:
         kind = "class" if definition.is_class or is_type else "function"
-        impl = _impl_header(pf, lines, node) if pf.language == "rust" else ""
+        impl = _impl_header(pf, lines, node) if pf.language in ("rust", "go") else ""
         text = _dedent([*doc, *attributes, *head])
         if impl:
-            text = "\n".join([impl, *("    " + s for s in text.split("\n"))])
+            close = ["}"] if pf.language == "go" else []
+            text = "\n".join([impl, *("    " + s for s in text.split("\n")), *close])
         return Card(path, line, definition.name, kind, text)
     if end >= start + len(code):
         code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
@@ -560,12 +569,15 @@ def _first_sentence(body: list[str]) -> str:
 
 
 def _impl_header(pf: ParsedFile, lines: Sequence[str], node: int) -> str:
-    """The ``impl`` header, on one line, of the block a Rust method is in (its parent
-    statement), or ""."""
+    """The header, on one line, of the block a method is in (its parent statement): a Rust
+    ``impl``'s, a Go interface's (``type I interface {``), or ""."""
     parent = int(pf.node_parent[node])
     if parent < 0:
         return ""
     row = int(pf.node_start[parent])
+    if pf.language == "go":
+        interface = _GO_INTERFACE.match(lines[row].lstrip())
+        return "" if interface is None else f"type {interface[1]} {{"
     if not _IMPL.match(lines[row].lstrip()):
         return ""
     end = min(int(pf.node_end[parent]), row + MAX_SIGNATURE_LINES - 1, len(lines) - 1)

@@ -202,7 +202,8 @@ QUERIES: dict[str, LanguageQueries] = {
 """,
     ),
     # Go resolves dotted callees (``pkg.F``, ``x.M``) and types' composite literals; each
-    # spec of a grouped declaration is a statement of its own, so that it has its own node
+    # spec of a grouped declaration is a statement of its own, so that it has its own node;
+    # a top-level interface's methods are definitions (``I.M``), as a struct's are
     "go": LanguageQueries(
         containers=(
             "source_file",
@@ -218,6 +219,8 @@ QUERIES: dict[str, LanguageQueries] = {
 (method_declaration name: (field_identifier) @name) @def
 (source_file (type_declaration (type_spec name: (type_identifier) @name) @def))
 (source_file (type_declaration (type_alias name: (type_identifier) @name) @def))
+(source_file (type_declaration (type_spec type: (interface_type
+    (method_elem name: (field_identifier) @name) @def))))
 (source_file (const_declaration (const_spec name: (identifier) @name) @def))
 (source_file (var_declaration (var_spec name: (identifier) @name) @def))
 (source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @def)))
@@ -229,6 +232,11 @@ QUERIES: dict[str, LanguageQueries] = {
         calls="""
 (call_expression function: [(identifier) (selector_expression)] @name) @call
 (composite_literal type: [(type_identifier) (qualified_type)] @name) @call
+""",
+        # a top-level interface's method elements are statements of their own, so that each
+        # is a definition with its own node
+        statements="""
+(source_file (type_declaration (type_spec type: (interface_type (method_elem) @s))))
 """,
     ),
     "rust": LanguageQueries(

@@ -275,7 +275,8 @@ def test_go_cards() -> None:
         "}"
     )
     assert cards["Size"].text == "Size int"
-    assert cards["Backend"].brief == ""  # no methods listed: no brief form
+    # an interface's methods are its own definitions: its brief form names them
+    assert cards["Backend"].brief == "Backend interface {\n    // methods: Put, Watch\n}"
 
 
 RUST = """\

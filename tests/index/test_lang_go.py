@@ -136,6 +136,7 @@ def test_definitions_are_qualified_and_package_level() -> None:
         "Base": True,
         "Base.Close": False,
         "Store": True,
+        "Store.Get": False,  # an interface's method
         "Item": True,
         "Item.Size": False,
         "NewClient": False,
@@ -168,7 +169,7 @@ def test_calls_resolve_through_packages_receivers_fields_and_embedding(index: Re
         (30, foo, "Client"),  # &Client{} in NewClient
         (34, foo, "Item"),  # a composite literal
         (38, foo, "Client.Do"),  # c.Do through the receiver
-        (39, foo, "Store"),  # c.store.Get: the field's interface declares Get
+        (39, foo, "Store.Get"),  # c.store.Get: the field's interface declares Get
         (40, foo, "Base.Close"),  # c.Close through the embedded Base
         (41, "pkg/foo/util.go", "helper"),  # another file of the package
         (42, "lib/v2/lib.go", "Version"),  # the package's declared name, not "v2"
@@ -238,7 +239,7 @@ def test_cards_follow_locals_parameters_and_results(index: RepoIndex) -> None:
         (foo, "Base.Close"),  # a parameter, through the embedded struct
         (foo, "Item.Size"),  # var y f.Item
         (foo, "A"),  # a package-level constant
-        (foo, "Store"),  # a field's interface type declares Get
+        (foo, "Store.Get"),  # a field's interface type declares Get
         None,  # a field is no definition
         (foo, "Client.Run"),  # a method expression
         None,  # n is an int
@@ -385,9 +386,9 @@ def test_an_interface_method_gives_its_declared_result(tmp_path: Path) -> None:
         "a/use.go": 'package a\n\nfunc use(fs Fs) {\n\tf, err := fs.Open("x")\n\tf.Name()\n',
     }
     idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
-    file = ("a/a.go", "File", idx.resolver.defs["a/a.go"]["File"])
-    assert resolve_names(idx, "a/use.go", files["a/use.go"], ["f.Name"]) == [file]
-    assert calls(idx, "a/use.go") == {(5, "a/a.go", "File"), (4, "a/a.go", "Fs")}
+    name = ("a/a.go", "File.Name", idx.resolver.defs["a/a.go"]["File.Name"])
+    assert resolve_names(idx, "a/use.go", files["a/use.go"], ["f.Name"]) == [name]
+    assert calls(idx, "a/use.go") == {(5, "a/a.go", "File.Name"), (4, "a/a.go", "Fs.Open")}
 
 
 def test_of_files_for_several_go_releases_the_latest_comes_first(tmp_path: Path) -> None:
@@ -477,3 +478,139 @@ def test_a_function_literals_parameters_are_typed(index: RepoIndex) -> None:
     left = head + "\tgo func(c *f.Client, n int) {\n\t\tc.Do(n)\n"
     (found,) = resolve_names(index, "cmd/main.go", left, ["c.Run"])
     assert found is not None and found[:2] == ("pkg/foo/foo.go", "Client.Run")
+
+
+TEXT = """\
+package text
+
+// Reader reads text.
+type Reader interface {
+\t// Advance moves the position n bytes on.
+\tAdvance(n int)
+\tPeek() byte
+}
+
+// BlockReader reads blocks of lines.
+type BlockReader interface {
+\tReader
+\tLines() Segments
+}
+
+type (
+\tSegments interface {
+\t\tLen() int
+\t}
+)
+
+type reader struct{}
+
+func (r *reader) Advance(n int) {}
+"""
+
+INTERFACES = {
+    "go.mod": "module example.com/m\n",
+    "text/text.go": TEXT,
+    "use/use.go": """\
+package use
+
+import "example.com/m/text"
+
+type parser struct {
+\ttext.Reader
+}
+
+func parse(reader text.Reader, block text.BlockReader, p *parser) {
+\treader.Advance(1)
+\tblock.Advance(2)
+\tsegs := block.Lines()
+\tsegs.Len()
+\tp.Peek()
+""",
+}
+
+
+def test_an_interface_s_methods_are_definitions_of_their_own() -> None:
+    pf = _parse("text/text.go", TEXT)
+    lines = TEXT.splitlines()
+    rows = {d.name: int(pf.node_start[d.node]) for d in pf.definitions if not d.is_class}
+    assert rows == {
+        "Reader.Advance": lines.index("\tAdvance(n int)"),
+        "Reader.Peek": lines.index("\tPeek() byte"),
+        "BlockReader.Lines": lines.index("\tLines() Segments"),
+        "Segments.Len": lines.index("\t\tLen() int"),
+        "reader.Advance": lines.index("func (r *reader) Advance(n int) {}"),
+    }
+    # what an interface's method returns types what it is assigned to
+    assert pf.bases["BlockReader.Lines"] == [("Segments",)]
+
+
+def test_a_value_of_an_interface_type_calls_the_interface_s_method(tmp_path: Path) -> None:
+    idx = RepoIndex.build(write_files(tmp_path, INTERFACES), save=False)[0]
+    text = "text/text.go"
+    assert calls(idx, "use/use.go") == {
+        (10, text, "Reader.Advance"),  # a parameter typed with the interface
+        (11, text, "Reader.Advance"),  # through the interface BlockReader embeds
+        (12, text, "BlockReader.Lines"),
+        (13, text, "Segments.Len"),  # typed by the interface method's result
+        (14, text, "Reader.Peek"),  # a struct embedding the interface
+    }
+    left = INTERFACES["use/use.go"]
+    got = resolve_names(idx, "use/use.go", left, ["reader.Advance", "block.Advance", "p.Peek"])
+    assert [None if r is None else r[:2] for r in got] == [
+        (text, "Reader.Advance"),
+        (text, "Reader.Advance"),
+        (text, "Reader.Peek"),
+    ]
+
+
+def test_an_interface_method_s_card_shows_it_in_its_interface(tmp_path: Path) -> None:
+    first = 'package use\n\nimport "example.com/m/text"\n\nfunc first(b text.BlockReader) {\n'
+    idx = RepoIndex.build(write_files(tmp_path, INTERFACES), save=False)[0]
+    # the code names the interface: its card lists the method the code calls
+    left = INTERFACES["use/use.go"]
+    left = left[: left.index("\tblock.")]
+    cards = {h.card.name: h.card for h in find_definitions(idx, "use/use.go", left)}
+    assert TEXT.splitlines().index("\tAdvance(n int)") in cards["Reader"].methods
+    # it does not (Advance comes through the interface BlockReader embeds): a card of its own
+    left = first + "\tb.Advance(1)\n"
+    cards = {h.card.name: h.card for h in find_definitions(idx, "use/use.go", left)}
+    card = cards["Reader.Advance"]
+    assert card.text == (
+        "type Reader interface {\n"
+        "    // Advance moves the position n bytes on.\n"
+        "    Advance(n int)\n"
+        "}"
+    )
+    assert card.header == "Advance(n int)"
+    assert card.line == TEXT.splitlines().index("\tAdvance(n int)")
+
+
+def test_updates_of_interfaces_equal_a_rebuild(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "r", INTERFACES)
+    idx = RepoIndex.build(root, EXACT, save=False)[0]
+    edits: list[tuple[str, str | None]] = [
+        # Reader loses Peek (p.Peek resolves to nothing), then gets it back
+        ("text/text.go", TEXT.replace("\tPeek() byte\n", "")),
+        ("text/text.go", TEXT),
+        # BlockReader stops embedding Reader, then Lines returns a Reader
+        ("text/text.go", TEXT.replace("\tReader\n\tLines", "\tLines")),
+        ("text/text.go", TEXT.replace("Lines() Segments", "Lines() Reader")),
+        # Segments becomes a struct whose Len another file declares
+        (
+            "text/text.go",
+            TEXT.replace("Segments interface {\n\t\tLen() int\n\t}", "Segments struct{}"),
+        ),
+        ("text/segments.go", "package text\n\nfunc (s Segments) Len() int { return 0 }\n"),
+        ("text/segments.go", None),
+        # the embedded interface becomes the parser's field
+        ("use/use.go", INTERFACES["use/use.go"].replace("\ttext.Reader\n", "\tr text.Reader\n")),
+    ]
+    for rel, text in edits:
+        path = root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+        idx.update_file(rel, text)
+        fresh = RepoIndex.build(root, EXACT, save=False)[0]
+        assert_same(idx, fresh, ["reader.Advance(1)", "p.Peek()"])

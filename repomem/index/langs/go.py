@@ -12,12 +12,14 @@ the package's declared name, or (``.``) every name of the package; ``_`` binds n
 a package outside the repository (the standard library included) resolves nothing.
 
 Definitions are qualified as Go writes them: ``F``, ``T``, ``T.M`` (methods by their
-receiver's type), package-level ``const``/``var``. Members go through types: a receiver,
+receiver's type, a top-level interface's methods by the interface), package-level
+``const``/``var``. Members go through types: a receiver,
 parameter or local (``var x T``, ``x := T{}``, ``x := NewT()`` through the function's result
 type, ``range`` over a slice or map so declared; at the cursor also a type switch's case and a
 function literal's parameters) and
 a struct field's type (``s.client.Do()``); a type's own methods, then those of the types it
-embeds; an interface's methods resolve to the interface. What a type declares is kept in
+embeds, so that a value of an interface type calls the interface's ``I.M`` (through the
+interfaces it embeds too). What a type declares is kept in
 ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit of it
 re-resolves exactly the files that read it.
 
@@ -58,8 +60,6 @@ _CALL = "()"
 #: ("range", *value): the element type of the collection a dotted value is
 _COLLECTION = "[]"
 _RANGE = "range"
-#: ``bases`` key suffix of an interface's method (``I.M()``): the interface declares it
-_METHOD = "()"
 _MAX_DEPTH = 6
 #: lines before the cursor whose locals, not used yet, put their types first
 FRESH_LINES = 3
@@ -222,9 +222,8 @@ def _params(node: Node, into: dict[str, TypeExpr]) -> None:
 
 def _bases(bases: dict[str, list[TypeExpr]], name: str, spec: Node) -> None:
     """What a type declaration says about members, in ``ParsedFile.bases``: ``T`` -> the
-    types it embeds (an alias: the type it names); ``T.f`` -> a struct field's type and
-    ``T.m()`` -> an interface method's result type ([] when it is not a named type: the
-    member exists)."""
+    types it embeds (an alias: the type it names); ``T.f`` -> a struct field's type ([] when
+    it is not a named type: the member exists). An interface's methods are definitions."""
     kind = spec.child_by_field_name("type")
     if kind is None:
         return
@@ -247,11 +246,7 @@ def _bases(bases: dict[str, list[TypeExpr]], name: str, spec: Node) -> None:
                 bases[f"{name}.{_text(n)}"] = [t] if t is not None else []
     elif kind.type == "interface_type":
         for elem in kind.named_children:
-            if elem.type == "method_elem":
-                n = elem.child_by_field_name("name")
-                if n is not None:
-                    bases[f"{name}.{_text(n)}{_METHOD}"] = _result(elem)
-            elif elem.type == "type_elem" and elem.named_child_count == 1:
+            if elem.type == "type_elem" and elem.named_child_count == 1:
                 t = _type_expr(elem.named_child(0))
                 if t is not None:
                     embedded.append(t)
@@ -521,6 +516,17 @@ def _definitions(
             parsed.definitions.append(Definition(name, i, False))
             if t is not None:
                 parsed.bases[name] = [t]
+            continue
+        if d.type == "method_elem":  # an interface's: ``I.M``, with its result type
+            spec = d.parent.parent if d.parent is not None else None
+            owner = spec.child_by_field_name("name") if spec is not None else None
+            if owner is None:
+                continue
+            name = f"{_text(owner)}.{name}"
+            parsed.definitions.append(Definition(name, i, False))
+            result = _result(d)
+            if result:
+                parsed.bases[name] = result
             continue
         local: dict[str, TypeExpr] = {}
         if d.type == "method_declaration":
@@ -859,7 +865,7 @@ class _Resolution:
 
     def members(self, found: Target, rest: tuple[str, ...], depth: int) -> Target | None:
         """``found.rest[0].rest[1]...``: each part a member of the type of what precedes it;
-        the last one a method (an interface's: the interface), never a field."""
+        the last one a method (an interface's too), never a field."""
         final = True
         for part in rest:
             owner = self.type_of_definition(found, depth + 1)
@@ -891,14 +897,6 @@ class _Resolution:
             fn = res.name(expr[1:], depth + 1)
             if fn is None:
                 return None
-            fn_path, fn_node = fn[0]
-            qual = self.r.qualnames[fn_path][fn_node]
-            if self.is_type(fn[0]) and qual.rsplit(".", 1)[-1] != expr[-1]:
-                # an interface's method: its declared result
-                key = f"{qual}.{expr[-1]}{_METHOD}"
-                self.r.note_lookup(fn_path, key)
-                result = self.r.files[fn_path].bases.get(key)
-                return self.type_of(fn_path, result[0], depth + 1) if result else None
             return self.type_of_definition(fn[0], depth + 1)
         if expr[0] == _COLLECTION:
             return None  # no methods of its own
@@ -963,8 +961,8 @@ class _Resolution:
         return None
 
     def member(self, owner: Target, name: str, depth: int) -> tuple[Target, bool] | None:
-        """A member of a type, or of a type it embeds: (its method, True), (an interface
-        declaring it, True) or (a field's type, False)."""
+        """A member of a type, or of a type it embeds: (its method or an interface's, True)
+        or (a field's type, False)."""
         if depth > _MAX_DEPTH:
             return None
         path, node = owner
@@ -974,10 +972,8 @@ class _Resolution:
         method = self.lookup(_dir(path) + _slot(pf), key)
         if method is not None:
             return method, True
-        for k in (key, key + _METHOD, type_name):
+        for k in (key, type_name):
             self.r.note_lookup(path, k)
-        if key + _METHOD in pf.bases:
-            return owner, True
         if key in pf.bases:
             declared = pf.bases[key]
             field_type = self.type_of(path, declared[0], depth + 1) if declared else None
