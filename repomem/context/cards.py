@@ -431,19 +431,15 @@ def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) 
     return _def_line(pf, definition), _method_line(pf, lines, definition)
 
 
-def with_functions(
-    card: Card, functions: list[tuple[str, int, str]], more: int, heading: str = ""
-) -> Card:
+def with_functions(card: Card, functions: list[tuple[str, int, str]], more: int) -> Card:
     """A C type's ``card`` followed by the declarations of ``functions`` that take one as
     their first parameter ((path, line, declaration on one line), listed as given) and how
     many ``more`` the cursor's file sees: C's methods, which a skeleton lists as another
-    language's type lists its own; they may be declared in other files than the type. With
-    a ``heading``, any ``functions`` so headed."""
+    language's type lists its own; they may be declared in other files than the type."""
     if not functions:
         return card
     bare = card.name.rsplit(".", 1)[-1]
-    heading = heading or f"// functions taking a {bare} first:"
-    text = [card.text, heading, *(f[2] for f in functions)]
+    text = [card.text, f"// functions taking a {bare} first:", *(f[2] for f in functions)]
     if more > 0:
         text.append(f"// ... {more} more")
     listed = (*card.listed, *((path, line) for path, line, _ in functions))

@@ -40,12 +40,11 @@ calls from other files.
 from __future__ import annotations
 
 import builtins
-import heapq
 import keyword
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Generic, TypeVar
 from weakref import ref
@@ -91,8 +90,6 @@ FIXTURE_DEPTH = 4
 RECEIVER_TYPES = 1
 #: a method's body just begun: this many of what its other implementations call first
 SIBLING_CALLEES = 2
-#: the heading of the project's most called helpers a C file sees (``Language.unit_callees``)
-HELPERS = "// called most in the repository, of what this file includes:"
 #: at most this many definitions are ranked and returned
 MAX_DEFINITIONS = 32
 #: outside Python, the imports no code uses yet come first when the file has at most this
@@ -310,13 +307,6 @@ class _PerFile(Generic[T]):
 
 _call_counts = _PerFile(lambda index, path, _: _calls(index, path))
 _call_rows_by_file = _PerFile(_call_rows)
-# a file's 32 most called definitions, as (-calls, node), the most called first: enough for
-# ``unit_callees`` of 8 or fewer, which reads 4 candidates for each it lists
-_most_called = _PerFile(
-    lambda index, path, pf: heapq.nsmallest(
-        32, ((-c, node) for node, c in _call_counts.get(index, path, pf).items())
-    )
-)
 
 
 class _FixtureTypes:
@@ -417,7 +407,7 @@ def find_definitions(
             -ranked[i].count,
         ),
     )
-    hits: list[DefinitionHit] = []
+    hits = []
     for i in order:
         f = ranked[i]
         card = cards[i] if i in cards else _cards.get(index, *f.target, f.members)
@@ -429,11 +419,6 @@ def find_definitions(
             )
         if len(hits) >= limit:
             break
-    # the project's helpers the file sees, named nowhere above: listed on the first card
-    helpers = finder.unit_callees(finder.language.unit_callees)
-    if hits and helpers:
-        listed = _function_lines(index, helpers)
-        hits[0] = replace(hits[0], card=with_functions(hits[0].card, listed, 0, HELPERS))
     return hits
 
 
@@ -443,17 +428,13 @@ def _row(pf: ParsedFile, node: int) -> int:
 
 
 def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:
-    return with_functions(card, _function_lines(index, f.functions), f.more)
-
-
-def _function_lines(index: RepoIndex, targets: list[tuple[str, int]]) -> list[tuple[str, int, str]]:
     functions = []
-    for path, node in targets:
+    for path, node in f.functions:
         pf = index.parses()[path]
         definition = next((d for d in pf.definitions if d.node == node), None)
         if definition is not None:
             functions.append((path, *function_line(pf, index.file_lines(path), definition)))
-    return functions
+    return with_functions(card, functions, f.more)
 
 
 def resolve_names(
@@ -874,38 +855,6 @@ class _Finder(_Lookups):
             counts.items(), key=lambda kv: (-kv[1][0], abs(self.cursor - kv[1][1]), kv[0])
         )
         return [(target, last, count) for target, (count, last) in ranked[:n]]
-
-    def unit_callees(self, n: int) -> list[tuple[str, int]]:
-        """The ``n`` definitions of ``Language.unit_files`` that the repository's calls reach
-        most, not found yet, each as the name resolves from the cursor (one another unit's
-        code reaches, a ``static`` helper of a source file, is not the cursor's to call)."""
-        if n <= 0:
-            return []
-        test = langs.is_test(self.path)
-        ranked: list[tuple[int, str, int]] = []
-        for p in self.language.unit_files(self.resolver, self.path):
-            pf = self.resolver.files.get(p)
-            if pf is not None and (test or not langs.is_test(p)):
-                ranked.extend(
-                    (calls, p, node) for calls, node in _most_called.get(self.index, p, pf)
-                )
-        ranked.sort()
-        qualnames = self.resolver.qualnames
-        out: list[tuple[str, int]] = []
-        for _, p, node in ranked[: n * 4]:
-            qual = qualnames[p].get(node)
-            if qual is None or qual.rpartition(".")[0] in self.resolver.classes[p]:
-                continue  # a member is called through its object
-            found = self.language.resolve_name(
-                self.resolver, self.path, tuple(qual.split(".")), self.lines
-            )
-            if found is None or qualnames[found[0][0]].get(found[0][1]) != qual:
-                continue
-            if (found[0][0], qual) not in self.found and found[0] not in out:
-                out.append(found[0])
-                if len(out) >= n:
-                    break
-        return out
 
     def _add_sibling_callees(self) -> None:
         """A method's body just begun: what the other implementations of that method

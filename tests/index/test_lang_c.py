@@ -259,40 +259,6 @@ def test_cards_offer_what_the_file_calls_most_beyond_the_names_read(tmp_path: Pa
     assert "util_free" not in found  # FREE's expansion is not written in this file
 
 
-def test_the_first_card_lists_the_projects_most_called_helpers_the_file_includes(
-    tmp_path: Path,
-) -> None:
-    """What the repository calls most among the definitions of the headers a file includes
-    (and of their sources), not named above the cursor, is listed on the first card: the
-    project's error and logging helpers, which a file calls whether or not it has yet. Not
-    a ``static`` helper of the header's source, which the file cannot call."""
-    log = (
-        '#include "log.h"\nstatic int quiet(void) { return 0; }\n'
-        "void log_msg(const char *m) { (void)m; quiet(); quiet(); quiet(); quiet(); }\n"
-        "int log_level(void) { return quiet(); }\n"
-    )
-    calls = "".join("    log_msg(0);\n" for _ in range(3))
-    users = {
-        f"src/user{k}.c": f'#include "log.h"\nvoid user{k}(void)\n{{\n{calls}    log_level();\n}}\n'
-        for k in range(2)
-    }
-    files = {
-        **C_FILES,
-        "src/log.h": "void log_msg(const char *m);\nint log_level(void);\n",
-        "src/log.c": log,
-        **users,
-    }
-    left = '#include "log.h"\n#include "lib/util.h"\nint f(void)\n{\n    util_sum(1, 2);\n'
-    idx = build(tmp_path, {**files, "src/main.c": left + "}\n"})
-    hits = find_definitions(idx, "src/main.c", left)
-    lines = idx.tables.files["src/log.c"].text.split("\n")
-    at = {name: next(i for i, t in enumerate(lines) if f" {name}(" in t) for name in ("log_msg",)}
-    assert ("src/log.c", at["log_msg"]) in hits[0].card.listed
-    assert "// called most in the repository" in hits[0].card.text
-    assert "quiet" not in hits[0].card.text
-    assert all(h.card.name != "log_msg" for h in hits)  # listed, not a card of its own
-
-
 def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
     files = {**C_FILES, "src/count.c": "int count(void)\n{\n    return 0;\n}\n"}
     idx = build(tmp_path, files)

@@ -74,10 +74,6 @@ class Language:
     #: most called first) are candidates for the cards, named or not in the last lines: the
     #: next line mostly calls what the file calls elsewhere (0: none)
     file_callees: int = 0
-    #: how many of the definitions that the repository calls most, among those of
-    #: ``unit_files``, are candidates for the cards: a project's own checking, logging and
-    #: error helpers, which a file calls whether or not it has yet (0: none)
-    unit_callees: int = 0
     #: when this many methods of one type of another file are candidates, the type's card
     #: stands for them: its skeleton lists them, and others of its members, in less room than
     #: their cards take (0: never)
@@ -194,11 +190,6 @@ class Language:
         """Query time, for a language whose methods are free functions taking the value first
         (C): the types of up to ``types`` variables near the end of ``lines``, each with the
         functions that take one; none elsewhere."""
-        return []
-
-    def unit_files(self, r: Resolver, path: str) -> list[str]:
-        """Query time, for ``unit_callees``: the files whose definitions ``path`` uses most
-        surely, not yet named or not (C: the headers it includes and their sources)."""
         return []
 
     def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:

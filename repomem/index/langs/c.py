@@ -87,8 +87,6 @@ _TYPES = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "cl
 _SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _STATIC = re.compile(rb"\bstatic\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
-# a header's namesake sources (``CFamily.unit_files``)
-_SOURCES = (".c", ".cc", ".cpp", ".cxx")
 # an include guard's macro is no definition anyone asks for
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
 _SMART = frozenset({"unique_ptr", "shared_ptr", "weak_ptr", "optional", "reference_wrapper"})
@@ -161,7 +159,6 @@ class CFamily(Language):
     # 18.8 / 23.2%, llama.cpp 23.0 / 28.0%; 0.4 ms more per cursor)
     name_lines = 120
     file_callees = 8
-    unit_callees = 5
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
@@ -391,13 +388,6 @@ class CFamily(Language):
                         return out
         return out
 
-    def unit_files(self, r: Resolver, path: str) -> list[str]:
-        """The repository files ``path`` includes itself, each with its namesake sources
-        beside it (a header's prototypes are one entity with their definitions there)."""
-        t = self.tables(r)
-        headers = [self._include(r, t, path, w, level) for w, level in t.of(path).includes]
-        return _with_sources(r, path, [h for h in headers if h is not None and h != path])
-
     def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
         """The declared type of field ``name`` of the class ``scope`` (or a class it is
         nested in), from the file that defines the class."""
@@ -615,18 +605,6 @@ def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Targe
                 names.add(qual)
                 out.append((f, node))
     return out
-
-
-def _with_sources(r: Resolver, path: str, headers: list[str]) -> list[str]:
-    """``headers``, each followed by its namesake sources beside it (not ``path``)."""
-    out: dict[str, None] = {}
-    for header in headers:
-        out[header] = None
-        stem = splitext(header)[0]
-        for source in (f"{stem}{ext}" for ext in _SOURCES):
-            if source in r.files and source != path:
-                out[source] = None
-    return list(out)
 
 
 def _prefixes(scope: str) -> list[str]:
