@@ -408,7 +408,7 @@ def _type_brief(
 ) -> str:
     """A type's declaration, its constructors and its skeleton's other methods by name: what
     it offers in a few lines, as a Python class's brief form; none for a type without
-    methods (a Go interface's are no definitions), which would read as an empty one."""
+    methods, which would read as an empty one."""
     if not listed:
         return ""
     own = definition.name.rsplit(".", 1)[-1]
