@@ -13,7 +13,7 @@ from test_index import assert_same
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import langs
-from repomem.index.langs.c import RECEIVER
+from repomem.index.langs.c import RECEIVER, _open_namespaces
 from repomem.index.languages import code_language
 from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
@@ -385,6 +385,9 @@ def test_cpp_a_namespace_a_syntax_error_leaves_open_still_scopes_its_code(
     assert resolve_names(idx, "cpp/between.cc", left, ["total"]) == [
         ("cpp/shape.cc", "geo.total", total)
     ]
+    # an apostrophe in a comment opens no character literal that would hide a namespace
+    lines = ["namespace geo {", "/* the shapes' area */", "namespace flat {", "char u = 'm';"]
+    assert _open_namespaces(lines) == "geo.flat"
 
 
 def test_cpp_a_using_declarations_namespace_is_searched_as_its_arguments_would_be(

@@ -713,7 +713,7 @@ def _open_namespaces(lines: list[str]) -> str:
     """The dotted namespaces open at the end of ``lines`` (an anonymous one as ``_qual`` names
     it), read from their code alone."""
     stack: list[str | None] = []  # per open brace: the scope it opens, None for any other
-    code = _BLOCK_COMMENTS.sub("", _STRINGS.sub('""', "\n".join(lines)))
+    code = _NOT_CODE.sub(" ", "\n".join(lines))
     for m in _BRACES.finditer(code):
         if m[0] == "}":
             if stack:
@@ -728,7 +728,9 @@ def _open_namespaces(lines: list[str]) -> str:
 
 
 _BRACES = re.compile(r"\bnamespace(?:\s+(?P<ns>[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*))?\s*\{|[{}]")
-_BLOCK_COMMENTS = re.compile(r"/\*.*?\*/", re.S)
+# strings and comments in one pass, whichever starts first (``/* don't */`` opens no
+# character literal)
+_NOT_CODE = re.compile(r""""(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/""", re.S)
 
 
 def _function_start(pf: ParsedFile, row: int) -> int:
