@@ -265,6 +265,12 @@ def test_a_local_shadows_a_definition_of_the_same_name(tmp_path: Path) -> None:
     left = '#include "lib/util.h"\nint f(void)\n{\n    int count = 0;\n    count'
     assert resolve_names(idx, "src/main.c", left, ["count"]) == [None]
     assert resolve_names(idx, "src/main.c", "int f(void)\n{\n    count", ["count"])[0] is not None
+    # an apostrophe in a comment opens no character literal that would hide the local
+    left = (
+        '#include "lib/util.h"\nint f(void)\n{\n    /* the caller\'s count */\n'
+        "    int count = 0;\n    char c = 'x';\n    count"
+    )
+    assert resolve_names(idx, "src/main.c", left, ["count"]) == [None]
 
 
 MACRO_FILES: dict[str, str] = {

@@ -374,7 +374,7 @@ class CFamily(Language):
         out: list[tuple[Target, list[Target]]] = []
         seen: set[tuple[str, ...]] = set()
         for row in range(cursor, start - 1, -1):
-            code = _STRINGS.sub('""', lines[row])
+            code = _code(lines[row])
             for m in reversed(list(_VARIABLE.finditer(code))):
                 typed = declared.get(m.group())
                 if not typed or typed in seen:
@@ -713,7 +713,7 @@ def _open_namespaces(lines: list[str]) -> str:
     """The dotted namespaces open at the end of ``lines`` (an anonymous one as ``_qual`` names
     it), read from their code alone."""
     stack: list[str | None] = []  # per open brace: the scope it opens, None for any other
-    code = _NOT_CODE.sub(" ", "\n".join(lines))
+    code = _code("\n".join(lines))
     for m in _BRACES.finditer(code):
         if m[0] == "}":
             if stack:
@@ -731,6 +731,12 @@ _BRACES = re.compile(r"\bnamespace(?:\s+(?P<ns>[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\
 # strings and comments in one pass, whichever starts first (``/* don't */`` opens no
 # character literal)
 _NOT_CODE = re.compile(r""""(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/""", re.S)
+
+
+def _code(text: str) -> str:
+    """``text`` with its strings and character literals emptied and its comments blanked
+    (``_NOT_CODE``: an apostrophe in a comment opens no literal that would hide code)."""
+    return _NOT_CODE.sub(lambda m: " " if m[0][0] == "/" else '""', text)
 
 
 def _function_start(pf: ParsedFile, row: int) -> int:
@@ -753,7 +759,6 @@ _DECLARATION = re.compile(
     r"(?:\s*[*&]+\s*|\s+)(?P<var>[A-Za-z_]\w*)\s*(?=[;,=)\[{]|\((?![^)]*\)\s*[{;]))",
     re.M,
 )
-_STRINGS = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|//.*""")
 # a variable's name as written (not a member after ``.``/``->``, not a call)
 _VARIABLE = re.compile(r"(?<![\w.>])[A-Za-z_]\w*\b(?!\s*\()")
 _LOOKBACK = 200
@@ -764,7 +769,7 @@ def _declared(lines: list[str]) -> dict[str, tuple[str, ...]]:
     """``var -> type`` of the parameters and locals declared in ``lines`` (the last
     declaration wins); a type the language owns maps to ``()``."""
     out: dict[str, tuple[str, ...]] = {}
-    block = _STRINGS.sub('""', "\n".join(lines))
+    block = _code("\n".join(lines))
     for m in _DECLARATION.finditer(block):
         typ = m["type"].replace(" ", "")
         if typ in _NOT_TYPES:
