@@ -295,6 +295,21 @@ def test_reserved_and_std_names_never_resolve(tmp_path: Path) -> None:
     assert all(t != "src/shadow.rs" for _, t, _ in idx.tables.calls["src/user.rs"])
 
 
+def test_a_name_a_use_binds_to_the_standard_library_names_no_crate(tmp_path: Path) -> None:
+    """``use std::fmt;`` in tests/, then ``fmt::Result``: the standard library's, not the
+    library's ``Result`` (tests/ use their library by a name only ``Cargo.toml`` says, and
+    the name a ``use`` bound to ``std`` was taken for it)."""
+    show = (
+        "use std::fmt;\nuse std::io as stdio;\n\npub struct S;\n\nimpl fmt::Display for S {\n"
+        "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+        "        let e: stdio::Result<()> = Ok(());\n"
+    )
+    idx = _index(tmp_path, {**FILES, "tests/show.rs": show})
+    names = ["fmt::Result", "stdio::Result", "regex_syntax::Result"]
+    found = resolve_names(idx, "tests/show.rs", show, names)
+    assert [f and f[:2] for f in found] == [None, None, ("src/lib.rs", "Result")]
+
+
 def test_test_code_is_not_reached_from_library_code(tmp_path: Path) -> None:
     files = {
         **FILES,

@@ -598,7 +598,7 @@ class _Resolution(_Crates):
             cur, rest = self._crate(rest[0]), rest[1:]
         else:
             cur = self._item(path, mod, head, macro and not rest, depth, bool(rest))
-            if cur is None and head not in _STD_CRATES:
+            if cur is None and head not in _STD_CRATES and not self._std_bound(path, mod, head):
                 cur = self._crate(head)
         for k, seg in enumerate(rest):
             if cur is None:
@@ -665,6 +665,17 @@ class _Resolution(_Crates):
         # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``)
         self._lookup_noted(path, qual + "!")
         return ("def", path, qual + "!") if not macro and qual + "!" in defs else None
+
+    def _std_bound(self, path: str, mod: str, name: str) -> bool:
+        """Whether a ``use`` in module ``mod`` of ``path`` binds ``name`` to the standard
+        library (``use std::fmt;``): then ``name`` is no crate, not even the library a test
+        file uses by a name only ``Cargo.toml`` says (``fmt::Result`` is not its ``Result``)."""
+        bound = _scoped(mod, name)
+        self._lookup_noted(path, bound)
+        b = self.r.bindings.get(path, {}).get(bound)
+        if b is None or b.level != USE:
+            return False
+        return b.module.lstrip(":").split("::")[0] in _STD_CRATES
 
     def _scope_like(self, ref: Ref) -> bool:
         """Whether ``ref`` may be followed by ``::``: a module or a type."""
