@@ -371,6 +371,21 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     ]
 
 
+def test_cpp_guesses_no_name_the_standard_library_owns(tmp_path: Path) -> None:
+    """The repository's only definition of a name its file does not see is a guess: never
+    for a name the C++ standard library owns (``find``; C may call its own)."""
+    files = {
+        "lib/store.cc": "int find(int k) { return k; }\nint helper(int x) { return x; }\n",
+        "app/use.cc": "namespace app {\nint run(int k) {\n  helper(k);\n  return find(k);\n",
+        "c/main.c": "int main(void) {\n  return find(1);\n}\n",
+    }
+    idx = build(tmp_path, files)
+    found = resolve_names(idx, "app/use.cc", files["app/use.cc"], ["helper", "find"])
+    assert [f and f[:2] for f in found] == [("lib/store.cc", "helper"), None]
+    assert called(idx, "app/use.cc") == {("lib/store.cc", "helper")}
+    assert called(idx, "c/main.c") == {("lib/store.cc", "find")}
+
+
 def test_cpp_a_namespace_a_syntax_error_leaves_open_still_scopes_its_code(
     tmp_path: Path,
 ) -> None:

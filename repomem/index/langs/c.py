@@ -576,8 +576,11 @@ class CFamily(Language):
             if len(elsewhere) == 1:
                 return elsewhere[0], f"declared in {declared[0][0]}"
             return declared[0], "prototype"
-        if not fallback or self.reserved(r.qualnames[hits[0][0]][hits[0][1]].rsplit(".", 1)[-1]):
+        name = r.qualnames[hits[0][0]][hits[0][1]].rsplit(".", 1)[-1]
+        if not fallback or self.reserved(name):
             return None
+        if name in _CPP_STD and r.files[path].language == "cpp":
+            return None  # C++ code calling ``find`` or ``push_back`` calls the standard library's
         # a type is seen through includes; one that is not is some other program's
         elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
         # a prototype declaring it elsewhere than beside that definition declares another
@@ -1265,6 +1268,18 @@ EXIT_SUCCESS EXIT_FAILURE EOF SEEK_SET SEEK_CUR SEEK_END stdin stdout stderr CHA
 INT_MAX INT_MIN UINT_MAX LONG_MAX SIZE_MAX
 """
 RESERVED: frozenset[str] = frozenset((_C_KEYWORDS + _CPP_KEYWORDS + _C_TYPES + _LIBC).split())
+# the C++ standard library's functions and its containers', strings' and smart pointers'
+# methods that code most calls: never guessed to be the repository's only one so named
+_CPP_LIBRARY = """
+push_back pop_back emplace_back push_front pop_front emplace_front emplace push pop front back
+begin end rbegin rend cbegin cend size empty clear insert erase find count at data reserve
+resize capacity shrink_to_fit swap substr c_str length append compare contains lower_bound
+upper_bound equal_range get reset release sort stable_sort copy copy_if fill transform
+accumulate min max min_element max_element move forward make_pair make_tuple make_shared
+make_unique any_of all_of none_of remove remove_if unique reverse distance advance next prev
+to_string getline
+"""
+_CPP_STD: frozenset[str] = frozenset(_CPP_LIBRARY.split())
 # words that can stand before a name without declaring it
 _NOT_TYPES = frozenset(
     {
