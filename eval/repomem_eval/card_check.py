@@ -7,7 +7,10 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
    of the task's left context and ground truth (strings and comments left out: a card made
    from a word in a comment), or is
    a name the language or its standard library owns (``code_langs.RESERVED``: ``usize``,
-   ``Object``, ``len``; this assumes the project does not shadow them);
+   ``Object``, ``len``; this assumes the project does not shadow them, except in Rust where
+   the code takes the name from its own crate: a ``use`` rooted at ``crate``, ``self``,
+   ``super`` or the package's name that lists it, or a path through them, ``crate::Err``;
+   nom's ``use crate::internal::Err;`` then ``Err::Error(e)`` is nom's ``Err``);
 2. **wrong** when the card comes from a test file and the task's file is not a test;
 3. TypeScript, with the compiler at hand (``devsuite fetch`` installs it): the compiler's
    language service ("go to definition", ``tsoracle.js``) at every place the file's code up to
@@ -55,6 +58,10 @@ _HEADERS = (".h", ".hh", ".hpp", ".hxx")
 _SOURCES = (".c", ".cc", ".cpp", ".cxx")
 _C_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+_RUST_USE = re.compile(r"\buse\s+([^;]+);")
+_RUST_RENAMED = re.compile(r"\w+\s+as\s+")  # ``a as b`` binds ``b`` alone
+_RUST_LEAF = re.compile(r"\b(\w+)\b(?!\s*::)")
+_CARGO_PACKAGE = re.compile(r'^\[package\][^\[]*?^name\s*=\s*"([^"]+)"', re.MULTILINE | re.DOTALL)
 
 
 class TypeScriptOracle:
@@ -115,6 +122,13 @@ class CardChecker:
         for path, _, _ in index.indexed_files():
             self._by_dir[str(PurePosixPath(path).parent)].append(path)
             self._by_name[PurePosixPath(path).name].append(path)
+        cargo = index.root / "Cargo.toml"
+        package = (
+            _CARGO_PACKAGE.search(cargo.read_text(errors="replace")) if cargo.is_file() else None
+        )
+        self._crate_roots = {"crate", "self", "super"}
+        if package is not None:
+            self._crate_roots.add(package.group(1).replace("-", "_"))
         go_mod = index.root / "go.mod"
         found = _GO_MODULE.search(go_mod.read_text(errors="replace")) if go_mod.is_file() else None
         self._go_module = found.group(1) if found else None
@@ -131,15 +145,16 @@ class CardChecker:
         # the file: a blank line between them would send it to the line below)
         text = buffer + ("" if not buffer or buffer.endswith("\n") else "\n") + ground_truth
         named = identifiers(text, family)
+        own = self._rust_own(code_only(text, family)) if family == "rust" else set()
         reached: set[str] | None = None
         out: list[Verdict] = []
         for card in cards:
             name = card.name.rsplit(".", 1)[-1]
             written = name.removesuffix("!")  # a Rust macro ``m!`` is written ``m!(``
+            reserved = written in RESERVED[family] or name in RESERVED[family]
             if (
                 written not in named
-                or written in RESERVED[family]
-                or name in RESERVED[family]
+                or (reserved and written not in own)
                 or (is_test(card.path) and not is_test(path))
             ):
                 out.append("wrong")
@@ -179,6 +194,17 @@ class CardChecker:
                     out.append("wrong")
                     continue
             out.append("undecided")
+        return out
+
+    def _rust_own(self, code: str) -> set[str]:
+        """The names Rust ``code`` takes from its own crate (rule 1 of the module doc)."""
+        out: set[str] = set()
+        roots = "|".join(sorted(self._crate_roots))
+        for tree in _RUST_USE.findall(code):
+            if tree.strip().lstrip(":").split("::")[0].strip() in self._crate_roots:
+                out.update(_RUST_LEAF.findall(_RUST_RENAMED.sub("", tree)))
+        for m in re.finditer(rf"\b(?:{roots})((?:\s*::\s*\w+)+)", _RUST_USE.sub(" ", code)):
+            out.update(re.findall(r"\w+", m.group(1)))
         return out
 
     def _ask_oracle(self, path: str, text: str, card: Card, name: str) -> Verdict:

@@ -374,6 +374,35 @@ def test_rust_cards_of_macros_and_after_continued_strings(tmp_path: Path) -> Non
     ]
 
 
+def test_a_rust_crate_s_own_item_named_as_the_prelude_s_is_not_a_wrong_guess(
+    tmp_path: Path,
+) -> None:
+    """nom's ``Err`` (``use crate::internal::Err;``, then ``Err::Error(e)``) is nom's: the
+    prelude's name stands for the standard library only where the crate does not bring in
+    its own."""
+    files = {
+        "Cargo.toml": '[package]\nname = "my-nom"\nversion = "1.0.0"\n',
+        "src/lib.rs": "pub mod internal;\npub mod a;\n",
+        "src/internal.rs": "pub enum Err<E> {\n    Error(E),\n}\n",
+        "src/a.rs": "",
+        "tests/t.rs": "",
+    }
+    index = _index(write_files(tmp_path / "r", files))
+    checker = CardChecker(index, definitions_by_name(index))
+    card = _card(index, "src/internal.rs", "Err")
+    truth = "    Err(Err::Error(1))"
+
+    def verdict(path: str, buffer: str) -> str:
+        return checker.verdicts(path, buffer, truth, [card])[0]
+
+    assert verdict("src/a.rs", "use crate::internal::{Err, Needed};\nfn f() {\n") == "right"
+    assert verdict("src/a.rs", "fn f() {\n    crate::Err::Error(0);\n") == "right"
+    assert verdict("tests/t.rs", "use my_nom::{error::Kind, Err};\nfn f() {\n") == "right"
+    # the standard library's, wherever the crate does not bring its own in
+    assert verdict("src/a.rs", "use std::fmt;\nfn f() {\n") == "wrong"
+    assert verdict("src/a.rs", "use crate::internal::Err as E;\nfn f() {\n") == "wrong"
+
+
 def test_rust_targets_of_macros_and_of_the_prelude(tmp_path: Path) -> None:
     files = {
         **RUST_FILES,
