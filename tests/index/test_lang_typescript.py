@@ -1025,3 +1025,22 @@ def test_a_parameter_property_type_change_equals_a_rebuild(tmp_path: Path) -> No
     index.update_file("src/node.ts", text)
     assert ("opts.kind.check();", "src/kind.ts:Other.check") in _edges(index, "src/use.ts")
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["opts.kind.check()"])
+
+
+def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path: Path) -> None:
+    """``return store.state()`` with a parameter (or a local) ``store`` says nothing of the
+    imported ``store``: the function's result stays untyped."""
+    files = {
+        "src/store.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export class Store {\n  state(): Box {\n    return new Box();\n  }\n}\n"
+        "export const store = new Store();\n",
+        "src/use.ts": "import { store } from './store';\n\n"
+        "function peek(store: any) {\n  return store.state();\n}\n"
+        "function keep(x: any) {\n  const { store } = x;\n  return store.state();\n}\n"
+        "function mine() {\n  return store.state();\n}\n\n"
+        "export function run(): void {\n  const a = peek(1);\n  const b = keep(2);\n"
+        "  const c = mine();\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], ["a.open", "b.open", "c.open"])
+    assert [g[:2] if g else None for g in got] == [None, None, ("src/store.ts", "Box.open")]

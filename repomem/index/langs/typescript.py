@@ -20,8 +20,10 @@ Parse time (``extract``) reads, per file:
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
   ``Cache.get``); a function's or method's return type (each overload's; for a factory that
-  declares none, that of the function it returns) and a field's type; and, under
-  ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
+  declares none, that of the function it returns; else what the ``return`` ending it calls,
+  reads or makes) and a field's type (a constructor's parameter property, a field only
+  assigned ``this.x = new Foo()``, under ``Cls.x``); and, under ``f#i``, the parameter types
+  of the function type of ``f``'s parameter ``i``.
 
 A file that neither imports nor exports is a script: its top-level definitions are globals
 for the other scripts (where only one script defines the name).
@@ -288,7 +290,19 @@ def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
         return None
     if parts[0] == "this":
         return None if owner is None or len(parts) < 2 else (*owner.split("."), *parts[1:])
-    return None if parts[0] in RESERVED else parts
+    return None if parts[0] in RESERVED or _binds(fn, parts[0]) else parts
+
+
+def _binds(fn: Node, name: str) -> bool:
+    """Whether ``name`` is a parameter or a local of ``fn``: not the file's name of that
+    spelling, which is all a base can be resolved as."""
+    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    word = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
+    if params is not None and re.search(word, _text(params)):
+        return True
+    body = fn.child_by_field_name("body")
+    local = rf"\b(?:const|let|var)\s+(?:[^=;]*?[{{,\s])?{re.escape(name)}(?![\w$])"
+    return body is not None and re.search(local, _text(body)) is not None
 
 
 def _returned_value(fn: Node) -> Node | None:
