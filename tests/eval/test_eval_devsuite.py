@@ -17,6 +17,7 @@ from repomem_eval.compare import Run, curve_plot
 from repomem_eval.devsuite import (
     DEFAULT_TASKS,
     HELDOUT,
+    PROBE,
     PROJECTS,
     SETS,
     UNSEEN,
@@ -400,6 +401,20 @@ def test_the_unseen_set_holds_one_more_project_per_language_that_no_other_set_ho
     assert [len(select_projects([lang], UNSEEN)) for lang in languages] == [2, 1, 1, 1, 1, 1, 1]
     assert default_cache("unseen") not in (default_cache("dev"), default_cache("heldout"))
     assert SETS["unseen"].tasks == {lang: {"line": 100, "api": 100} for lang in languages}
+
+
+def test_the_probe_set_shares_no_project_with_the_other_sets() -> None:
+    def names(projects: tuple[Project, ...]) -> set[str]:
+        return {p.name for p in projects} | {p.package for p in projects if p.package}
+
+    taken = names(PROJECTS + HELDOUT + UNSEEN) | {"@tanstack/query-core"}
+    assert not taken & names(PROBE)
+    assert {p.language for p in PROBE} == {"typescript"}
+    assert default_cache("probe") not in (
+        default_cache("dev"),
+        default_cache("heldout"),
+        default_cache("unseen"),
+    )
 
 
 def _git(*args: str, cwd: Path) -> None:

@@ -979,3 +979,68 @@ def test_awaited_promises_and_returned_instances_type_results(tmp_path: Path) ->
         ("b.dispatch();", "src/store.ts:Store.dispatch"),
     }
     assert ("src/store.ts", "Store.dispatch") in _cards(index, "src/use.ts", files["src/use.ts"])
+
+
+INFERRED_FILES = {
+    "src/kind.ts": "export class Kind {\n  check(): void {}\n}\n"
+    "export class Other {\n  check(): void {}\n}\n",
+    "src/pos.ts": "export class Pos {\n  depth(): number {\n    return 1;\n  }\n"
+    "  sharedDepth(n: number): number {\n    return n;\n  }\n"
+    "  static resolve(n: number): Pos {\n    return new Pos();\n  }\n}\n",
+    "src/node.ts": "import { Pos } from './pos';\nimport { Kind } from './kind';\n\n"
+    "export class Node {\n  constructor(readonly kind: Kind) {}\n"
+    "  resolve(n: number) {\n    return Pos.resolve(n);\n  }\n"
+    "  get parent() {\n    return this.resolve(0);\n  }\n}\n",
+    "src/use.ts": "import { Node } from './node';\n\n"
+    "export function run(doc: Node, opts: Readonly<Node>): void {\n"
+    "  opts.kind.check();\n  let node = doc\n  let p = node.parent\n"
+    "  const r = doc.resolve(1);\n",
+}
+
+
+def test_members_typed_by_parameter_properties_returns_and_reads(tmp_path: Path) -> None:
+    """A constructor's ``readonly kind: Kind`` types ``node.kind``; a method declaring no
+    return type returns what its final ``return`` calls (``Pos.resolve(n)``, ``this.resolve``);
+    ``let node = doc`` and ``let p = node.parent`` are typed as ``doc`` and ``node.parent``
+    are; ``Readonly<Node>`` has ``Node``'s members."""
+    index = _index(tmp_path, INFERRED_FILES)
+    assert ("opts.kind.check();", "src/kind.ts:Kind.check") in _edges(index, "src/use.ts")
+    names = ["node.kind.check", "p.sharedDepth", "r.depth", "opts.kind.check"]
+    got = resolve_names(index, "src/use.ts", INFERRED_FILES["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [
+        ("src/kind.ts", "Kind.check"),
+        ("src/pos.ts", "Pos.sharedDepth"),
+        ("src/pos.ts", "Pos.depth"),
+        ("src/kind.ts", "Kind.check"),
+    ]
+
+
+def test_a_parameter_property_type_change_equals_a_rebuild(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "proj", INFERRED_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    text = INFERRED_FILES["src/node.ts"].replace("{ Kind }", "{ Other }")
+    text = text.replace("kind: Kind", "kind: Other")
+    apply_on_disk(root, {"src/node.ts": text})
+    index.update_file("src/node.ts", text)
+    assert ("opts.kind.check();", "src/kind.ts:Other.check") in _edges(index, "src/use.ts")
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["opts.kind.check()"])
+
+
+def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path: Path) -> None:
+    """``return store.state()`` with a parameter (or a local) ``store`` says nothing of the
+    imported ``store``: the function's result stays untyped."""
+    files = {
+        "src/store.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export class Store {\n  state(): Box {\n    return new Box();\n  }\n}\n"
+        "export const store = new Store();\n",
+        "src/use.ts": "import { store } from './store';\n\n"
+        "function peek(store: any) {\n  return store.state();\n}\n"
+        "function keep(x: any) {\n  const { store } = x;\n  return store.state();\n}\n"
+        "function mine() {\n  return store.state();\n}\n\n"
+        "export function run(): void {\n  const a = peek(1);\n  const b = keep(2);\n"
+        "  const c = mine();\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], ["a.open", "b.open", "c.open"])
+    assert [g[:2] if g else None for g in got] == [None, None, ("src/store.ts", "Box.open")]

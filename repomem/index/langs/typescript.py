@@ -20,8 +20,10 @@ Parse time (``extract``) reads, per file:
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
   ``Cache.get``); a function's or method's return type (each overload's; for a factory that
-  declares none, that of the function it returns) and a field's type; and, under
-  ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
+  declares none, that of the function it returns; else what the ``return`` ending it calls,
+  reads or makes) and a field's type (a constructor's parameter property, a field only
+  assigned ``this.x = new Foo()``, under ``Cls.x``); and, under ``f#i``, the parameter types
+  of the function type of ``f``'s parameter ``i``.
 
 A file that neither imports nor exports is a script: its top-level definitions are globals
 for the other scripts (where only one script defines the name).
@@ -220,22 +222,40 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     if m is None:
         return None
     parts = tuple(m.group(1).split("."))
-    if parts in _PROMISES:  # ``Promise<Foo>``: what ``await`` gives, a Foo
+    if parts in _PROMISES or parts in _WRAPPERS:  # ``Promise<Foo>``, ``Readonly<Foo>``: a Foo
         inner = alternatives[0][alternatives[0].index("<") + 1 :].rstrip()
-        return _type_parts(inner[:-1]) if inner.endswith(">") else None
+        return _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
+
+
+def _first_argument(text: str) -> str:
+    """The first of a generic's type arguments: ``Foo<A, B>, "k"`` -> ``Foo<A, B>``."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c in "<([{":
+            depth += 1
+        elif c in ">)]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            return text[:i]
+    return text
 
 
 _FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
 _PROMISES = frozenset({("Promise",), ("PromiseLike",)})
+# TypeScript's utility types whose value has (some of) the members of their first argument
+_WRAPPERS = frozenset(
+    (name,) for name in ("Readonly", "Partial", "Required", "NonNullable", "Pick", "Omit")
+)
 
 
-def _declared_type(d: Node) -> tuple[str, ...] | None:
+def _declared_type(d: Node, owner: str | None) -> tuple[str, ...] | None:
     """The return type of a function, method or arrow ``const``, the type of a field, the
     named type a type alias stands for; for a function that declares none, the return type
     of the function it returns (a factory, ``function build() { return function make():
     Slice {...} }``: what a call of its result makes, so ``const make = build(); const s =
-    make()`` types ``s``)."""
+    make()`` types ``s``), else what the ``return`` ending it gives (``_returned``; ``owner``:
+    the class of a method, whose ``this`` it names)."""
     value = d.child_by_field_name("value")
     if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
         return None if value is None else _type_parts(_text(value))
@@ -246,15 +266,48 @@ def _declared_type(d: Node) -> tuple[str, ...] | None:
         fn = value if value is not None and value.type in _FUNCTIONS else d
         returned = _returned_function(fn)
         typed = None if returned is None else returned.child_by_field_name("return_type")
-        if returned is None:  # ``return new Foo(...)``: a Foo
-            made = _returned_new(fn)
-            return None if made is None else _dotted(made)
+        if returned is None:
+            return _returned(fn, owner)
     return None if typed is None else _type_parts(_text(typed))
 
 
-def _returned_new(fn: Node) -> Node | None:
-    """The class a function that declares no return type instantiates in the ``return`` that
-    ends its body (or as an arrow's body): ``return new Foo(...)`` -> ``Foo``."""
+def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
+    """What a function that declares no return type gives in the ``return`` ending its body
+    (or as an arrow's body): ``return new Foo(...)`` a Foo; ``return this.node(d)`` or
+    ``return Pos.resolve(d)`` what that call returns, ``return this.parent`` that member's
+    type (read as ``Owner.node``, ``Owner.parent``: a member of ``owner``); None for a bare
+    name (a local's type is not known here) or ``this`` outside a class."""
+    value = _returned_value(fn)
+    if value is None:
+        return None
+    if value.type == "new_expression":  # ``return new Foo(...)``: a Foo
+        made = value.child_by_field_name("constructor")
+        return None if made is None else _dotted(made)
+    if value.type not in ("call_expression", "member_expression"):
+        return None
+    parts = _chain(value)
+    if parts is None or (len(parts) == 1 and value.type != "call_expression"):
+        return None
+    if parts[0] == "this":
+        return None if owner is None or len(parts) < 2 else (*owner.split("."), *parts[1:])
+    return None if parts[0] in RESERVED or _binds(fn, parts[0]) else parts
+
+
+def _binds(fn: Node, name: str) -> bool:
+    """Whether ``name`` is a parameter or a local of ``fn``: not the file's name of that
+    spelling, which is all a base can be resolved as."""
+    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    word = rf"(?<![\w$.]){re.escape(name)}(?![\w$])"
+    if params is not None and re.search(word, _text(params)):
+        return True
+    body = fn.child_by_field_name("body")
+    local = rf"\b(?:const|let|var)\s+(?:[^=;]*?[{{,\s])?{re.escape(name)}(?![\w$])"
+    return body is not None and re.search(local, _text(body)) is not None
+
+
+def _returned_value(fn: Node) -> Node | None:
+    """The expression of the ``return`` that ends a function's body (or an arrow's body),
+    parentheses, ``!`` and ``await`` removed."""
     body = fn.child_by_field_name("body")
     if body is not None and body.type == "statement_block":
         code = [c for c in body.named_children if c.type != "comment"]
@@ -264,11 +317,9 @@ def _returned_new(fn: Node) -> Node | None:
             if last is not None and last.type == "return_statement" and last.named_children
             else None
         )
-    while body is not None and body.type == "parenthesized_expression" and body.named_children:
+    while body is not None and body.type in _THROUGH and body.named_children:
         body = body.named_children[0]
-    if body is None or body.type != "new_expression":
-        return None
-    return body.child_by_field_name("constructor")
+    return body
 
 
 def _returned_function(fn: Node) -> Node | None:
@@ -428,8 +479,11 @@ def _definitions(
         overload = d.type == "function_signature" and bool(stack[:-1] or name in implemented)
         if i >= 0 and not overload:  # an overload: the implementation is the definition
             parsed.definitions.append(Definition(qual, i, d.type in _CLASS_KINDS))
-        if d.type not in _CLASS_KINDS:  # a function's members are its return type's (each
-            ty = _declared_type(d)  # overload's: what a call of it may return)
+        if d.type not in _CLASS_KINDS:
+            # a function's members are its return type's (each overload's: what a call of it
+            # may return); a method's ``this`` is the class around it
+            owner = stack[-2] if len(stack) > 1 and stack[-2][2] in _CLASS_KINDS else None
+            ty = _declared_type(d, None if owner is None else owner[1])
             bases = parsed.bases.setdefault(qual, [])
             if ty is not None and ty not in bases:
                 bases.append(ty)
@@ -539,6 +593,9 @@ def _local_types(
             k = next((j for j in scopes.chain(k) if kinds[j] in _CLASS_KINDS), -1)
             if k < 0:
                 continue
+            # a member of the class's type too, where no declaration types it (a constructor's
+            # ``readonly x: Foo``, ``this.x = new Foo()``): ``obj.x.m()`` is ``Foo.m``
+            parsed.bases.setdefault(f"{spans[k][2]}.{name[5:]}", [ty])
         elif k >= 0 and kinds[k] == "variable_declarator" and spans[k][0] == node.start_byte:
             # a top-level ``const x: Foo`` / ``= new Foo()``: its members are Foo's
             parsed.bases.setdefault(spans[k][2], [ty])
@@ -1317,8 +1374,8 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
         return None
     r.note_lookup(path, f"{qual}.{name}")
     own = f"{qual}.{name}" in r.defs.get(path, {})
-    if own and qual in r.classes.get(path, ()):
-        return path, f"{qual}.{name}"
+    if qual in r.classes.get(path, ()) and (own or f"{qual}.{name}" in r.files[path].bases):
+        return path, f"{qual}.{name}"  # a member, or a field only typed (no definition)
     for base in r.files[path].bases.get(qual, ()):
         found = _resolve(r, path, base, None, depth + 1)
         if found is not None and found[1] is not None:
@@ -1509,6 +1566,10 @@ _TYPED = re.compile(
     r"(?:\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?\.\s*[A-Za-z_$#][\w$]*"
     r"(?:\.[A-Za-z_$#][\w$]*)*)*)"
     r"\s*(?:<[^;()]*>)?\("
+    # a member read or another name: ``let parent = this.parent``, ``let node = doc``
+    r"|(?:const|let|var)\s+(?P<read>[A-Za-z_$][\w$]*)\s*=\s*(?P<chain>(?:this|[A-Za-z_$][\w$]*)"
+    r"(?:\s*[?!]?\.\s*[A-Za-z_$#][\w$]*)*)[ \t]*!?[ \t]*"
+    r"(?=[;,)]|$|\n(?![ \t]*(?:\??\.|as\b)))"  # not a chain or cast going on below
     r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
     r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
     # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
@@ -1567,9 +1628,10 @@ def _window_start(lines: list[str], first: int) -> int:
 def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
     """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
     ``new``, a cast (``const x = y as Foo``), the result of a call (``const x = f()``:
-    ``f``'s return type), a callback's parameters (as the function it is passed to types
-    them) and destructured members (``const { a } = x``: ``x.a``); ``()`` for ``const x =
-    ...`` otherwise, which forgets what an earlier ``x: Foo`` said."""
+    ``f``'s return type), a member read or another name (``const x = a.b``: as ``a.b`` is
+    typed), a callback's parameters (as the function it is passed to types them) and
+    destructured members (``const { a } = x``: ``x.a``); ``()`` for ``const x = ...``
+    otherwise, which forgets what an earlier ``x: Foo`` said."""
     stripped = _STRING.sub('""', text)
     for m in _TYPED.finditer(stripped):
         if m["holder"]:  # ``const { a, b: c } = x``: ``a`` is ``x.a``, ``c`` is ``x.b``
@@ -1599,6 +1661,9 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
                     yield name, typed or (*callee, f"#{arg}", f"#{j}")
         elif m["key"]:  # ``f({ key: (x, y) => ...})``: as ``f``'s option ``key`` types them
             yield from _property_params(stripped, m)
+        elif m["read"]:  # ``const x = a.b``: as ``a.b`` is typed (a literal: untyped)
+            chain = tuple(re.sub(r"[\s?!]", "", m["chain"]).split("."))
+            yield m["read"], () if chain[0] in RESERVED else chain
         elif m["untyped"]:  # ``const x = ... as Foo``: a cast types it
             cast = _AS_CAST.match(stripped, m.end())
             yield m["untyped"], (cast and _type_parts(cast["cast"])) or ()
@@ -1737,11 +1802,20 @@ def _outer_typed(
 ) -> tuple[str, ...] | None:
     """A type whose head the file does not define read through the code's own types of that
     head: ``x = f.make()`` with ``f: Factory`` is ``Factory.make``'s result, ``p: TProc``
-    with ``<TProc extends AnyProc>`` an ``AnyProc``; None when the head has none."""
-    if ty[0] == "this" or _local(r, path, ty[0], scope, 0) is not None:
-        return ty
-    inner = _receiver_type(lines, first, ty[0])
-    return None if inner is None else (*inner, *ty[1:])
+    with ``<TProc extends AnyProc>`` an ``AnyProc``, ``p = node.parent`` with ``node = doc``
+    and ``doc: Node`` a ``Node.parent`` (a few such steps); None when the head has none."""
+    for _ in range(_OUTER_STEPS):
+        if ty[0] == "this" or _local(r, path, ty[0], scope, 0) is not None:
+            return ty
+        inner = _receiver_type(lines, first, ty[0])
+        if inner is None or inner[0] == ty[0]:
+            return None
+        ty = (*inner, *ty[1:])
+    return None
+
+
+#: how many names ``_outer_typed`` follows, each typed by the next (``p = node.x``, ``node = doc``)
+_OUTER_STEPS = 3
 
 
 def _earlier_type(text: str, starts: list[int], name: str) -> tuple[str, ...] | None:
