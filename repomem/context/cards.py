@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from repomem.context.lexer import code_only
-from repomem.index.heads import MAX_SIGNATURE_LINES, docstring_lines, header_lines
+from repomem.index import heads
+from repomem.index.heads import MAX_SIGNATURE_LINES
 from repomem.index.parsing import Definition, ParsedFile
 
 # At most this many methods in a class skeleton.
@@ -161,11 +162,11 @@ def _decorated_start(pf: ParsedFile, lines: Sequence[str], node: int) -> int:
 
 
 def _head(pf: ParsedFile, lines: Sequence[str], node: int, head: list[str]) -> list[str]:
-    """Decorators, the header (``head``, its ``header_lines``) and (Python) the docstring's
+    """Decorators, the header (``head``, its ``heads.header``) and (Python) the docstring's
     first paragraph of a definition."""
-    start, end = int(pf.node_start[node]), int(pf.node_end[node])
+    start = int(pf.node_start[node])
     text = lines[_decorated_start(pf, lines, node) : start] + head
-    return text + docstring_lines(lines, start + len(head), end)
+    return text + heads.docstring(pf, lines, node)
 
 
 def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
@@ -238,9 +239,8 @@ def _class_brief(
 
 
 def _header(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> list[str]:
-    """A Python definition's header lines (``heads.header_lines``)."""
-    start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
-    return header_lines(lines, start, end)
+    """A Python definition's header lines (``heads.header``)."""
+    return heads.header(pf, lines, definition.node)
 
 
 def _shorter(brief: str, text: str) -> str:
