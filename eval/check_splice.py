@@ -168,7 +168,7 @@ def errors(pf: ParsedFile) -> list[list[int]]:
 
 
 def fields(pf: ParsedFile) -> tuple:
-    arrays = (pf.line_len, pf.node_start, pf.node_end, pf.node_parent, pf.line_owner)
+    arrays = (pf.line_len, pf.node_start, pf.node_end, pf.node_parent, pf.line_owner, pf.node_head)
     lists = (pf.definitions, pf.calls, pf.imports, pf.import_nodes, pf.bases)
     return (*(a.tolist() for a in arrays), pf.has_error, *lists, errors(pf))
 

@@ -20,12 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from repomem.context.lexer import code_only
+from repomem.index import heads
+from repomem.index.heads import MAX_SIGNATURE_LINES
 from repomem.index.parsing import Definition, ParsedFile
 
-# At most this many lines of a signature (a def with one parameter per line), of a docstring
-# paragraph, and methods in a class skeleton.
-MAX_SIGNATURE_LINES = 12
-MAX_DOC_LINES = 3
+# At most this many methods in a class skeleton.
 MAX_METHODS = 10
 #: a Python class skeleton's method line (the constructor's aside) is cut to this many
 #: characters at a parameter: the skeleton says what the class offers, a method's own card
@@ -33,7 +32,6 @@ MAX_METHODS = 10
 #: budget with one class (rich's Console: 756 tokens of 819, 479 cut)
 SKELETON_WIDTH = 76
 
-_DOC_OPEN = re.compile(r"""^[rRbBuU]{0,2}("{3}|'{3}|"|')""")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 _SPACES = re.compile(r"\s+")
 _NOT_HEADER = ("@", "//", "/*", "#[")
@@ -163,53 +161,12 @@ def _decorated_start(pf: ParsedFile, lines: Sequence[str], node: int) -> int:
     return first if first < start and lines[first].lstrip().startswith("@") else start
 
 
-def _signature(lines: Sequence[str], start: int, end: int) -> list[str]:
-    """A Python definition's header lines: up to the one that closes every bracket and ends
-    with ``:``."""
-    depth = 0
-    last = min(end, start + MAX_SIGNATURE_LINES - 1, len(lines) - 1)
-    for row in range(start, last + 1):
-        code = lines[row].split("#", 1)[0]
-        depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
-        if depth <= 0 and code.rstrip().endswith(":"):
-            return lines[start : row + 1]
-    return lines[start : last + 1]
-
-
-def _docstring(lines: Sequence[str], start: int, end: int) -> list[str]:
-    """The first paragraph of the docstring opening at the first code line from ``start``."""
-    row = start
-    while row <= end and row < len(lines) and not lines[row].strip():
-        row += 1
-    if row > end or row >= len(lines):
-        return []
-    first = lines[row].strip()
-    opened = _DOC_OPEN.match(first)
-    if opened is None:
-        return []
-    quote = opened.group(1)
-    out = [lines[row]]
-    if first.count(quote) >= 2 and len(first) > len(opened.group(0)):
-        return out  # a one-line docstring
-    for r in range(row + 1, min(end + 1, len(lines), row + MAX_DOC_LINES)):
-        line = lines[r]
-        if quote in line:
-            out.append(line)
-            return out
-        if not line.strip():
-            break
-        out.append(line)
-    indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
-    out.append(f"{indent}...{quote}")
-    return out
-
-
 def _head(pf: ParsedFile, lines: Sequence[str], node: int, head: list[str]) -> list[str]:
-    """Decorators, the header (``head``, its ``_signature``) and (Python) the docstring's
+    """Decorators, the header (``head``, its ``heads.header``) and (Python) the docstring's
     first paragraph of a definition."""
-    start, end = int(pf.node_start[node]), int(pf.node_end[node])
+    start = int(pf.node_start[node])
     text = lines[_decorated_start(pf, lines, node) : start] + head
-    return text + _docstring(lines, start + len(head), end)
+    return text + heads.docstring(pf, lines, node)
 
 
 def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
@@ -282,9 +239,8 @@ def _class_brief(
 
 
 def _header(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> list[str]:
-    """A Python definition's header lines (``_signature``)."""
-    start, end = int(pf.node_start[definition.node]), int(pf.node_end[definition.node])
-    return _signature(lines, start, end)
+    """A Python definition's header lines (``heads.header``)."""
+    return heads.header(pf, lines, definition.node)
 
 
 def _shorter(brief: str, text: str) -> str:

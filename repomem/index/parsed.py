@@ -72,6 +72,9 @@ class ParsedFile:
     # from them can still be spliced (``repomem.index.splice``); None: not known (a parse read
     # back from a stored index)
     error_rows: np.ndarray | None = None
+    # int32 per statement node, Python's: the rows of the header and docstring of the
+    # definition it starts, which its card shows (``repomem.index.heads``); empty elsewhere
+    node_head: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
     @property
     def n_nodes(self) -> int:

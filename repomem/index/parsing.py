@@ -18,6 +18,7 @@ import numpy as np
 from tree_sitter import Node, Point, Query, QueryCursor, Tree
 
 from repomem.index import langs, splice
+from repomem.index.heads import node_heads
 from repomem.index.jit import numba
 from repomem.index.languages import grammar, parser
 from repomem.index.parsed import STAR, CallSite, Definition, ImportBinding, ParsedFile
@@ -468,11 +469,19 @@ def parse_source(
                 if joined is not None:
                     if trees is not None:
                         trees.forget(path)  # its tree is of an older text now
-                    return joined
+                    return _with_heads(joined, lines)
     source, tree = (
         trees.parse(path, language, source) if trees is not None else parse_tree(language, source)
     )
-    return _extract(path, language, digest, line_len, source, tree.root_node)
+    return _with_heads(_extract(path, language, digest, line_len, source, tree.root_node), lines)
+
+
+def _with_heads(parsed: ParsedFile, lines: list[str]) -> ParsedFile:
+    """A Python parse with its definitions' card rows (``node_head``), found from the whole
+    file whether it was spliced or not: an update gives what a build gives."""
+    if parsed.language == "python":
+        parsed.node_head = node_heads(lines, parsed)
+    return parsed
 
 
 def _extract(

@@ -17,8 +17,8 @@ from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_array
 
 # a parse's per-line and per-node arrays, saved concatenated over the files (int32)
-NODE_ROWS = ("line_len", "node_start", "node_end", "node_parent", "line_owner")
-# the fields a ``SavedParse`` is made with, in ``ParsedFile``'s order
+NODE_ROWS = ("line_len", "node_start", "node_end", "node_parent", "line_owner", "node_head")
+# the fields a ``SavedParse`` is made with, set by name
 _SAVED_FIELDS = ("path", "language", "digest", *NODE_ROWS)
 
 

@@ -66,7 +66,7 @@ from repomem.index.tables import (
 )
 from repomem.index.trim import mappings_of, release_mapped
 
-FORMAT_VERSION = 28
+FORMAT_VERSION = 29
 
 
 class IndexNotFound(RepomemError):

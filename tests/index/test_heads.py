@@ -1,0 +1,103 @@
+"""A Python definition's card rows (repomem.index.heads): found when the file is parsed,
+saved with its node rows, and the same after an update as after a rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from repos import make_repo
+
+from repomem.index import heads
+from repomem.index.parsing import Lines, parse_source, split_lines
+from repomem.index.repo import RepoIndex
+
+SOURCE = '''\
+import functools
+
+
+@functools.cache
+def long(a,  # (a comment's bracket
+         b: list[int] = [1, 2],
+         ) -> int:
+
+    """Sums.
+
+    More here.
+    """
+    return a
+
+
+class Runs:
+    """A paragraph
+    that runs
+    on past three
+    lines."""
+
+    x = 1
+
+    def m(self): return 1
+
+    def n(self):
+        "One line."
+'''
+
+
+def _parse(text: str = SOURCE):
+    return parse_source("m.py", "python", text, "d")
+
+
+def _by_name(pf) -> dict[str, int]:
+    return {d.name: d.node for d in pf.definitions}
+
+
+def test_a_python_parse_keeps_each_definitions_header_and_docstring_rows() -> None:
+    """The card reads its header and docstring from rows the parse found: a signature over
+    three lines (a ``(`` in a comment not counted), a docstring after a blank row and cut
+    at its paragraph, one running on (closed by ``...``), a one-line body and docstring."""
+    pf = _parse()
+    lines = Lines(SOURCE.encode())
+    nodes = _by_name(pf)
+    assert heads.header(pf, lines, nodes["long"]) == [
+        "def long(a,  # (a comment's bracket",
+        "         b: list[int] = [1, 2],",
+        "         ) -> int:",
+    ]
+    assert heads.docstring(pf, lines, nodes["long"]) == ['    """Sums.', '    ..."""']
+    assert heads.header(pf, lines, nodes["Runs"]) == ["class Runs:"]
+    assert heads.docstring(pf, lines, nodes["Runs"]) == [
+        '    """A paragraph',
+        "    that runs",
+        "    on past three",
+        '    ..."""',
+    ]
+    assert heads.header(pf, lines, nodes["Runs.m"]) == ["    def m(self): return 1"]
+    assert heads.docstring(pf, lines, nodes["Runs.m"]) == []
+    assert heads.docstring(pf, lines, nodes["Runs.n"]) == ['        "One line."']
+    # only the nodes definitions start hold rows; other languages keep none
+    assert np.flatnonzero(pf.node_head).tolist() == sorted(nodes.values())
+    c = parse_source("a.c", "c", "int f(int x) {\n  return x;\n}\n", "d")
+    assert c.node_head.size == 0
+
+
+def test_a_saved_index_and_an_update_keep_the_rows_a_fresh_parse_finds(tmp_path: Path) -> None:
+    """The rows are saved with the node rows (a loaded index's parse reads them in place),
+    and an edit, spliced or parsed whole, gives the rows a parse of the new text gives."""
+    root = make_repo(tmp_path / "r", {"m.py": SOURCE}, use_git=False)
+    RepoIndex.build(root)
+    index = RepoIndex.load(root)
+    for path in ("m.py", "pkg/core.py"):
+        text = index.file_text(path)
+        assert text is not None
+        fresh = parse_source(path, "python", text, "d", split_lines(text))
+        assert np.array_equal(index.parse(path).node_head, fresh.node_head)
+    edits = [
+        SOURCE.replace("    x = 1\n", '    def o(self):\n        """New."""\n\n    x = 1\n'),
+        SOURCE.replace("def long(a,  # (a comment's bracket\n", "def long(\n    a,\n"),
+        SOURCE.replace('    lines."""', '\n    lines."""'),
+    ]
+    for text in edits:
+        index.update_file("m.py", text)
+        fresh = parse_source("m.py", "python", text, "d", split_lines(text))
+        assert fresh.node_head.any()
+        assert np.array_equal(index.parse("m.py").node_head, fresh.node_head)
