@@ -173,18 +173,25 @@ class RepoIndex:
         """Apply one file's new content (``None``: the file is gone), exactly as a full
         rebuild over the new set of files would (``update.update_file``). The pages of the
         mapped index read since they were last handed back go back before a change is
-        applied, and those it read as it ends, once they pass ``READ_ALLOWANCE``
-        (``_hand_back_read``): its searches read graph, node and relation rows scattered over
-        the tables, and the kernel maps whole runs of pages around each one read (on the
-        Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a one-line edit, most of those
-        columns), which kept until the next pause piled up over the updates and completions
-        before it."""
+        applied, and those it read before its relations are recomputed and as it ends, once
+        they pass ``READ_ALLOWANCE`` (``_hand_back_read``): its searches read graph, node
+        and relation rows scattered over the tables, and the kernel maps whole runs of pages
+        around each one read (on the Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a
+        one-line edit, most of those columns), which kept until the next pause piled up over
+        the updates and completions before it."""
         if self._read_since() > READ_ALLOWANCE and text != self.file_text(path):
             self._hand_back_read()
-        if update_file(self.tables, self._trees, path, text):
+        if update_file(self.tables, self._trees, path, text, self._hand_back_over_allowance):
             self.revision += 1
-            if self._read_since() > READ_ALLOWANCE:
-                self._hand_back_read()
+            self._hand_back_over_allowance()
+
+    def _hand_back_over_allowance(self) -> None:
+        """``_hand_back_read`` once the pages read since the last passed ``READ_ALLOWANCE``:
+        as an update ends, and between its searches and its relation recomputation, which
+        reads ~70 MB more of the graph's and node rows' pages on the Linux kernel's kernel/
+        mm/ fs/ include/ after the searches' ~130–190 MB (the language server's peak)."""
+        if self._read_since() > READ_ALLOWANCE:
+            self._hand_back_read()
 
     def _read_since(self) -> int:
         """Bytes the process's file pages grew by since the mapped index's were last handed
