@@ -181,17 +181,23 @@ class RepoIndex:
         the updates and completions before it."""
         if self._read_since() > READ_ALLOWANCE and text != self.file_text(path):
             self._hand_back_read()
-        if update_file(self.tables, self._trees, path, text, self._hand_back_over_allowance):
-            self.revision += 1
-            self._hand_back_over_allowance()
+        # the searches' pages go back before the relation recomputation reads its own (on the
+        # Linux kernel's kernel/ mm/ fs/ include/ ~130–190 MB, then ~70 MB more: the language
+        # server's peak came at an update's end); those go back as the update ends if all it
+        # read passed the allowance, as they would have without the first hand-back
+        searched_read = 0
 
-    def _hand_back_over_allowance(self) -> None:
-        """``_hand_back_read`` once the pages read since the last passed ``READ_ALLOWANCE``:
-        as an update ends, and between its searches and its relation recomputation, which
-        reads ~70 MB more of the graph's and node rows' pages on the Linux kernel's kernel/
-        mm/ fs/ include/ after the searches' ~130–190 MB (the language server's peak)."""
-        if self._read_since() > READ_ALLOWANCE:
-            self._hand_back_read()
+        def searched() -> None:
+            nonlocal searched_read
+            read = self._read_since()
+            if read > READ_ALLOWANCE:
+                self._hand_back_read()
+                searched_read = read
+
+        if update_file(self.tables, self._trees, path, text, searched):
+            self.revision += 1
+            if searched_read + self._read_since() > READ_ALLOWANCE:
+                self._hand_back_read()
 
     def _read_since(self) -> int:
         """Bytes the process's file pages grew by since the mapped index's were last handed
