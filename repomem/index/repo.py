@@ -173,17 +173,30 @@ class RepoIndex:
         """Apply one file's new content (``None``: the file is gone), exactly as a full
         rebuild over the new set of files would (``update.update_file``). The pages of the
         mapped index read since they were last handed back go back before a change is
-        applied, and those it read as it ends, once they pass ``READ_ALLOWANCE``
-        (``_hand_back_read``): its searches read graph, node and relation rows scattered over
-        the tables, and the kernel maps whole runs of pages around each one read (on the
-        Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a one-line edit, most of those
-        columns), which kept until the next pause piled up over the updates and completions
-        before it."""
+        applied, and those it read before its relations are recomputed and as it ends, once
+        they pass ``READ_ALLOWANCE`` (``_hand_back_read``): its searches read graph, node
+        and relation rows scattered over the tables, and the kernel maps whole runs of pages
+        around each one read (on the Linux kernel's kernel/ mm/ fs/ include/, ~220 MB for a
+        one-line edit, most of those columns), which kept until the next pause piled up over
+        the updates and completions before it."""
         if self._read_since() > READ_ALLOWANCE and text != self.file_text(path):
             self._hand_back_read()
-        if update_file(self.tables, self._trees, path, text):
+        # the searches' pages go back before the relation recomputation reads its own (on the
+        # Linux kernel's kernel/ mm/ fs/ include/ ~130–190 MB, then ~70 MB more: the language
+        # server's peak came at an update's end); those go back as the update ends if all it
+        # read passed the allowance, as they would have without the first hand-back
+        searched_read = 0
+
+        def searched() -> None:
+            nonlocal searched_read
+            read = self._read_since()
+            if read > READ_ALLOWANCE:
+                self._hand_back_read()
+                searched_read = read
+
+        if update_file(self.tables, self._trees, path, text, searched):
             self.revision += 1
-            if self._read_since() > READ_ALLOWANCE:
+            if searched_read + self._read_since() > READ_ALLOWANCE:
                 self._hand_back_read()
 
     def _read_since(self) -> int:

@@ -4,6 +4,7 @@ set of files would index it, recomputing only the relations the change can reach
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,10 +25,19 @@ from repomem.index.resolve import Resolver, moved_definitions
 from repomem.index.tables import IndexTables
 
 
-def update_file(t: IndexTables, trees: TreeCache, path: str, text: str | None) -> bool:
+def update_file(
+    t: IndexTables,
+    trees: TreeCache,
+    path: str,
+    text: str | None,
+    searched: Callable[[], None] | None = None,
+) -> bool:
     """Apply one file's new content (``None``: the file is gone), exactly as a full
     rebuild over the new set of files would; False if it changes nothing. ``trees``: the
-    files updated last, for incremental parsing.
+    files updated last, for incremental parsing. ``searched`` is called once the searches
+    for what the change reaches are done and before the relations are recomputed, with
+    nothing writing the tables: the mapped pages those searches read may go back there
+    (``RepoIndex.update_file``), before the recomputation reads its own.
 
     Only relations that can change are recomputed: a fragment's when one of its nodes'
     searches reached, before or after the change, a changed node or call edge (a node
@@ -69,6 +79,8 @@ def update_file(t: IndexTables, trees: TreeCache, path: str, text: str | None) -
     t.radius[new_nodes] = plan.carried_radius(t.radius)
     affected1 = _fragments_near(t, plan.seeds_after)
     rows = np.union1d(np.union1d(affected0, affected1), node_frags.columns(plan.hubs)[1])
+    if searched is not None:
+        searched()
     _recompute_relations_near(t, path, rows, old_frags, freed)
     return True
 

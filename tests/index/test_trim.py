@@ -12,7 +12,7 @@ from pages import resident_file_pages, resident_pages, written_pages
 from repos import OTHER_LANG_FILES, make_repo
 from test_index import EDITS, QUERIES, apply_on_disk, assert_same, snapshot
 
-from repomem.index import repo, trim
+from repomem.index import repo, trim, update
 from repomem.index.repo import RepoIndex
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
@@ -134,6 +134,40 @@ def test_an_update_hands_back_the_mapped_pages_it_read(
         loaded.update_file(rel, text)
         assert resident_file_pages(loaded.tables.mappings) == 0
     assert at_start == [0] * len(edits)
+    assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's pagemap")
+def test_an_update_hands_back_its_searches_pages_before_recomputing_relations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an update's searches read of the mapped index leaves the resident set before
+    the relations near the change are recomputed, whose reads would otherwise come on top
+    of it (every page read counts: no allowance); the index still updates as a rebuild."""
+    monkeypatch.setattr(repo, "READ_ALLOWANCE", 0)
+    root, loaded = _saved_and_loaded(tmp_path)
+    loaded.warm()
+    searched: list[int] = []
+    at_recompute: list[int] = []
+    near, recompute = update._fragments_near, update._recompute_relations_near
+
+    def fragments_near(*args: object) -> np.ndarray:
+        found = near(*args)  # type: ignore[arg-type]
+        searched.append(resident_file_pages(loaded.tables.mappings))
+        return found
+
+    def recompute_relations_near(*args: object) -> None:
+        at_recompute.append(resident_file_pages(loaded.tables.mappings))
+        recompute(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(update, "_fragments_near", fragments_near)
+    monkeypatch.setattr(update, "_recompute_relations_near", recompute_relations_near)
+    edits = list(EDITS.items())
+    apply_on_disk(root, dict(edits))
+    for rel, text in edits:
+        loaded.update_file(rel, text)
+    assert any(searched)  # the searches read pages of the mapped tables
+    assert at_recompute == [0] * len(edits)
     assert_same(loaded, RepoIndex.build(root, save=False)[0], QUERIES)
 
 
