@@ -22,7 +22,7 @@ from repomem.index.bm25 import (
     count_terms,
     tokenize,
 )
-from repomem.index.spool import is_file, spooled
+from repomem.index.spool import ArrayWriter, TextWriter, is_file, spooled
 
 VOCAB = [f"w{i}" for i in range(12)]
 # Zipf-like: the first terms land in most documents, so their raw idf is negative.
@@ -315,6 +315,23 @@ def test_compiled_word_ids_are_the_token_pattern_s_words(seed: int) -> None:
     assert [encoded[s:e].decode() for s, e in zip(first, end, strict=True)] == words
     assert [words[i] for i in ids] == [m.group() for m in tokens]
     assert lines.tolist() == [text.count("\n", 0, m.start()) for m in tokens]
+
+
+def test_an_array_writer_takes_rows_as_their_bytes(tmp_path: Path) -> None:
+    """Rows written as their bytes (a text writer's texts) count and read back as rows
+    written as arrays do."""
+    rows = np.array([[1, -2], [3, 4]], np.int32)
+    writer = ArrayWriter(tmp_path / "a.npy", np.int32, (2,))
+    writer.write(rows[:1])
+    writer.write_bytes(rows.tobytes())
+    assert writer.rows == 3
+    writer.close()
+    assert np.load(tmp_path / "a.npy").tolist() == [[1, -2], [1, -2], [3, 4]]
+    texts = TextWriter(tmp_path, "t")
+    for text in ["ab", "", "é中\n"]:
+        texts.append(text.encode())
+    data, offsets = (np.load(path) for path in texts.close())
+    assert data.tobytes() == "abé中\n".encode() and offsets.tolist() == [0, 2, 2, 8]
 
 
 @pytest.mark.parametrize("seed", range(4))
