@@ -214,12 +214,19 @@ class _Statements:
         return found.tolist()
 
 
+# the kind id of an ERROR node (tree-sitter's ``ts_builtin_sym_error``, a uint16 -1)
+_ERROR = 65535
+
+
 @cache
 def _comment_mask(language: str) -> np.ndarray:
     """``comment_kinds`` as a flag per kind id: read by kind, not matched by ``np.isin``
-    (which sorted them for every file: ~1% of a build's parsing workers)."""
-    mask = np.zeros(1 << 16, np.bool_)  # every symbol id: an ERROR node's is 65535
+    (which sorted them for every file: ~1% of a build's parsing workers); and ERROR, which
+    a container's named children hold where the grammar gave up (what is inside one is
+    matched apart: the statements ``QUERIES`` finds in it)."""
+    mask = np.zeros(1 << 16, np.bool_)  # every symbol id
     mask[comment_kinds(language)] = True
+    mask[_ERROR] = True
     return mask
 
 
@@ -493,7 +500,9 @@ def _extract(
     calls: list[tuple[Node, Node]] = []
     imports: list[Node] = []
     for _, caps in QueryCursor(file_query(language)).matches(root):
-        if "s" in caps:
+        if "in" in caps:
+            stmts.extend(caps["in"][0].named_children)
+        elif "s" in caps:
             stmts.append(caps["s"][0])
         elif "def" in caps:
             defs.append((caps["def"][0], caps["name"][0]))
