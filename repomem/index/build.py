@@ -177,6 +177,7 @@ def _load_all(
             return
         languages = {language_for_path(p) for p in candidates}
         warm_up({lang for lang in languages | {"cpp"} if lang and supported(lang)})
+        count_terms([], [])  # its kernel loaded here, not once in each worker
         pool = ProcessPoolExecutor(count, mp_context=mp.get_context("fork"))
         try:
             ahead: deque[Future[list[LoadedFile | str]]] = deque()

@@ -176,11 +176,12 @@ class _Statements:
     """Statement spans of one file in pre-order, and the lookup of the statement a node
     belongs to: the statement with exactly its span, else the line owner of its first row."""
 
-    def __init__(self, nodes: list[Node], source: bytes, n_lines: int, comment_ids: np.ndarray):
+    def __init__(self, nodes: list[Node], source: bytes, n_lines: int, comments: np.ndarray):
+        """``comments``: per kind id, whether a node of that kind is never a statement."""
         self._newlines = np.flatnonzero(np.frombuffer(source, np.uint8) == 10)
         self._width = np.int64(len(source) + 1)
         sb, eb, kind = _spans(nodes)
-        keep = ~np.isin(kind, comment_ids)
+        keep = ~comments[kind]
         sb, eb, kind = sb[keep], eb[keep], kind[keep]
         # one node per (span, kind), the first seen; ordered by start, longest first
         by_key = np.lexsort((np.arange(sb.size), kind, eb, sb))
@@ -212,6 +213,22 @@ class _Statements:
             exact = self._keys[pos] == keys
             found[exact] = pos[exact]
         return found.tolist()
+
+
+# the kind id of an ERROR node (tree-sitter's ``ts_builtin_sym_error``, a uint16 -1)
+_ERROR = 65535
+
+
+@cache
+def _comment_mask(language: str) -> np.ndarray:
+    """``comment_kinds`` as a flag per kind id: read by kind, not matched by ``np.isin``
+    (which sorted them for every file: ~1% of a build's parsing workers); and ERROR, which
+    a container's named children hold where the grammar gave up (what is inside one is
+    matched apart: the statements ``QUERIES`` finds in it)."""
+    mask = np.zeros(1 << 16, np.bool_)  # every symbol id
+    mask[comment_kinds(language)] = True
+    mask[_ERROR] = True
+    return mask
 
 
 def _spans(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -492,7 +509,9 @@ def _extract(
     calls: list[tuple[Node, Node]] = []
     imports: list[Node] = []
     for _, caps in QueryCursor(file_query(language)).matches(root):
-        if "s" in caps:
+        if "in" in caps:
+            stmts.extend(caps["in"][0].named_children)
+        elif "s" in caps:
             stmts.append(caps["s"][0])
         elif "def" in caps:
             defs.append((caps["def"][0], caps["name"][0]))
@@ -501,7 +520,7 @@ def _extract(
         elif "imp" in caps:
             imports.append(caps["imp"][0])
 
-    st = _Statements(stmts, source, line_len.size, comment_kinds(language))
+    st = _Statements(stmts, source, line_len.size, _comment_mask(language))
     parsed = ParsedFile(
         path, language, digest, line_len, st.first, st.last, st.parents, st.owner, root.has_error
     )

@@ -14,8 +14,15 @@ from rank_bm25 import BM25Okapi
 
 from repomem.errors import RepomemError
 from repomem.index import bm25, maxscore, trim
-from repomem.index.bm25 import BM25Index, BM25StateError, SpooledRows, count_terms, tokenize
-from repomem.index.spool import is_file, spooled
+from repomem.index.bm25 import (
+    TOKEN_RE,
+    BM25Index,
+    BM25StateError,
+    SpooledRows,
+    count_terms,
+    tokenize,
+)
+from repomem.index.spool import ArrayWriter, TextWriter, is_file, spooled
 
 VOCAB = [f"w{i}" for i in range(12)]
 # Zipf-like: the first terms land in most documents, so their raw idf is negative.
@@ -290,6 +297,41 @@ def test_counted_words_come_in_first_seen_order_and_lines_stay_apart() -> None:
     assert per_doc == [{"b": 1, "a": 1}, {"a1": 1}, {"a1": 1, "c": 1, "9": 1}, {"b": 1}, {}]
     empty = count_terms([], [])
     assert empty.words == [] and empty.ptr.tolist() == [0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_word_ids_are_the_token_pattern_s_words(seed: int) -> None:
+    """``count_terms``' compiled tokenizer reads UTF-8 bytes: it finds ``TOKEN_RE``'s tokens
+    of the decoded text (non-ASCII letters are no word characters, a digit run ends where a
+    letter starts), numbers the words as they first appear, and keeps thousands of distinct
+    words apart in its hash table."""
+    rng = np.random.default_rng(seed)
+    alphabet = list("ab_Z09 \n\t.(é中\r") + ["\udcff"]
+    text = "".join(rng.choice(alphabet, 3000)) + " " + " ".join(f"w{i}" for i in range(5000))
+    encoded = text.encode("utf-8", "surrogatepass")
+    ids, lines, first, end = bm25._word_ids(np.frombuffer(encoded, np.uint8))
+    tokens = list(TOKEN_RE.finditer(text))
+    words = list(dict.fromkeys(m.group() for m in tokens))
+    assert [encoded[s:e].decode() for s, e in zip(first, end, strict=True)] == words
+    assert [words[i] for i in ids] == [m.group() for m in tokens]
+    assert lines.tolist() == [text.count("\n", 0, m.start()) for m in tokens]
+
+
+def test_an_array_writer_takes_rows_as_their_bytes(tmp_path: Path) -> None:
+    """Rows written as their bytes (a text writer's texts) count and read back as rows
+    written as arrays do."""
+    rows = np.array([[1, -2], [3, 4]], np.int32)
+    writer = ArrayWriter(tmp_path / "a.npy", np.int32, (2,))
+    writer.write(rows[:1])
+    writer.write_bytes(rows.tobytes())
+    assert writer.rows == 3
+    writer.close()
+    assert np.load(tmp_path / "a.npy").tolist() == [[1, -2], [1, -2], [3, 4]]
+    texts = TextWriter(tmp_path, "t")
+    for text in ["ab", "", "é中\n"]:
+        texts.append(text.encode())
+    data, offsets = (np.load(path) for path in texts.close())
+    assert data.tobytes() == "abé中\n".encode() and offsets.tolist() == [0, 2, 2, 8]
 
 
 @pytest.mark.parametrize("seed", range(4))
