@@ -40,6 +40,7 @@ import json
 import posixpath
 import re
 import subprocess
+import tomllib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -61,7 +62,16 @@ _GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 _RUST_USE = re.compile(r"\buse\s+([^;]+);")
 _RUST_RENAMED = re.compile(r"\w+\s+as\s+")  # ``a as b`` binds ``b`` alone
 _RUST_LEAF = re.compile(r"\b(\w+)\b(?!\s*::)")
-_CARGO_PACKAGE = re.compile(r'^\[package\][^\[]*?^name\s*=\s*"([^"]+)"', re.MULTILINE | re.DOTALL)
+
+
+def _cargo_package(cargo: Path) -> str | None:
+    """The ``[package]`` name a ``Cargo.toml`` gives; None without one (or unreadable)."""
+    try:
+        with cargo.open("rb") as fh:
+            name = tomllib.load(fh).get("package", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 class TypeScriptOracle:
@@ -122,13 +132,10 @@ class CardChecker:
         for path, _, _ in index.indexed_files():
             self._by_dir[str(PurePosixPath(path).parent)].append(path)
             self._by_name[PurePosixPath(path).name].append(path)
-        cargo = index.root / "Cargo.toml"
-        package = (
-            _CARGO_PACKAGE.search(cargo.read_text(errors="replace")) if cargo.is_file() else None
-        )
         self._crate_roots = {"crate", "self", "super"}
+        package = _cargo_package(index.root / "Cargo.toml")
         if package is not None:
-            self._crate_roots.add(package.group(1).replace("-", "_"))
+            self._crate_roots.add(package.replace("-", "_"))
         go_mod = index.root / "go.mod"
         found = _GO_MODULE.search(go_mod.read_text(errors="replace")) if go_mod.is_file() else None
         self._go_module = found.group(1) if found else None
