@@ -40,7 +40,7 @@ _IMPL = re.compile(r"(?:unsafe\s+)?impl\b")
 # show above them
 _GO_INTERFACE = re.compile(r"(?:type\s+)?(\w+(?:\[.*\])?\s+interface)\s*\{")
 # the lines a method's card shows above it: a Rust ``impl``'s, a Go interface's
-_OWNER = re.compile(r"(?:unsafe\s+)?impl\b|type\s+\w+(?:\[.*\])?\s+interface\s*\{$")
+_OWNER = re.compile(_IMPL.pattern + r"|type\s+\w+(?:\[.*\])?\s+interface\s*\{$")
 
 
 @dataclass(frozen=True)

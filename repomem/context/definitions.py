@@ -407,7 +407,7 @@ def find_definitions(
             -ranked[i].count,
         ),
     )
-    hits = []
+    hits: list[DefinitionHit] = []
     for i in order:
         f = ranked[i]
         card = cards[i] if i in cards else _cards.get(index, *f.target, f.members)
