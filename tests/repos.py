@@ -118,7 +118,15 @@ def long_module(n_funcs: int = 12) -> str:
 
 def parsed_fields(pf: ParsedFile) -> tuple:
     """Everything a parse holds, comparable with ``==``."""
-    arrays = (pf.line_len, pf.node_start, pf.node_end, pf.node_parent, pf.line_owner, pf.node_head)
+    arrays = (
+        pf.line_len,
+        pf.node_start,
+        pf.node_end,
+        pf.node_parent,
+        pf.line_owner,
+        pf.node_head,
+        pf.class_methods,
+    )
     lists = (pf.definitions, pf.calls, pf.imports, pf.import_nodes, pf.bases)
     return (*(a.tolist() for a in arrays), pf.has_error, *lists)
 

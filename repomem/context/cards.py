@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from repomem.context.lexer import code_only
-from repomem.index import heads
+from repomem.index import heads, skeletons
 from repomem.index.heads import MAX_SIGNATURE_LINES
 from repomem.index.parsing import Definition, ParsedFile
 
@@ -170,13 +170,9 @@ def _head(pf: ParsedFile, lines: Sequence[str], node: int, head: list[str]) -> l
 
 
 def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
-    """A class's own public methods (and constructor), in source order."""
-    start = len(definition.name) + 1
-    return [
-        d
-        for d in pf.members(definition.name)
-        if "." not in d.name[start:] and _public(d.name[start:])
-    ]
+    """A class's own public methods (and constructor), in source order, as the file's parse
+    found them (``skeletons``)."""
+    return skeletons.public_methods(pf, definition.node)
 
 
 def skeleton_methods(
@@ -262,10 +258,6 @@ def _shortened(signature: str, width: int) -> str:
         elif char == "," and depth == 1:
             cut = i
     return signature[:cut] + ", ...):" if cut > 0 else signature
-
-
-def _public(name: str) -> bool:
-    return name == "__init__" or name == "__call__" or not name.startswith("_")
 
 
 def _dedent(lines: list[str]) -> str:

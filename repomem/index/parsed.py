@@ -75,6 +75,9 @@ class ParsedFile:
     # int32 per statement node, Python's: the rows of the header and docstring of the
     # definition it starts, which its card shows (``repomem.index.heads``); empty elsewhere
     node_head: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    # int32, Python's: each class's public methods, packed (``repomem.index.skeletons``);
+    # empty elsewhere
+    class_methods: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
     @property
     def n_nodes(self) -> int:
@@ -93,6 +96,10 @@ class ParsedFile:
         return next(
             (d for d in self.definitions if d.name == name and node in (None, d.node)), None
         )
+
+    def definitions_at(self, indices: list[int]) -> list[Definition]:
+        """The definitions at these positions of ``definitions``."""
+        return [self.definitions[k] for k in indices]
 
     def members(self, owner: str) -> list[Definition]:
         """The definitions inside ``owner`` (named ``owner.``…, nested ones too), in order."""

@@ -23,6 +23,7 @@ from repomem.index.jit import numba
 from repomem.index.languages import grammar, parser
 from repomem.index.parsed import STAR, CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.queries import QUERIES, comment_kinds, file_query
+from repomem.index.skeletons import class_methods
 
 
 def split_lines(text: str) -> list[str]:
@@ -494,10 +495,12 @@ def parse_source(
 
 
 def _with_heads(parsed: ParsedFile, lines: list[str]) -> ParsedFile:
-    """A Python parse with its definitions' card rows (``node_head``), found from the whole
-    file whether it was spliced or not: an update gives what a build gives."""
+    """A Python parse with its definitions' card rows (``node_head``) and its classes' public
+    methods (``class_methods``), found from the whole file whether it was spliced or not: an
+    update gives what a build gives."""
     if parsed.language == "python":
         parsed.node_head = node_heads(lines, parsed)
+        parsed.class_methods = class_methods(parsed)
     return parsed
 
 

@@ -17,7 +17,15 @@ from repomem.index.parsed import CallSite, Definition, ImportBinding, ParsedFile
 from repomem.index.spool import ArrayWriter, TextWriter, is_file, mapped, write_array
 
 # a parse's per-line and per-node arrays, saved concatenated over the files (int32)
-NODE_ROWS = ("line_len", "node_start", "node_end", "node_parent", "line_owner", "node_head")
+NODE_ROWS = (
+    "line_len",
+    "node_start",
+    "node_end",
+    "node_parent",
+    "line_owner",
+    "node_head",
+    "class_methods",
+)
 # the fields a ``SavedParse`` is made with, set by name
 _SAVED_FIELDS = ("path", "language", "digest", *NODE_ROWS)
 
@@ -186,6 +194,13 @@ class SavedParse(ParsedFile):
                 return None
             if node is None or nodes[k] == node:
                 return tuple.__new__(Definition, (name, nodes[k], classes[k]))
+
+    def definitions_at(self, indices: list[int]) -> list[Definition]:
+        if self._columns is None:
+            return super().definitions_at(indices)
+        names, nodes, classes = self.definition_columns()
+        new = tuple.__new__
+        return [new(Definition, (names[k], nodes[k], classes[k])) for k in indices]
 
     def members(self, owner: str) -> list[Definition]:
         if self._columns is None:
