@@ -54,18 +54,7 @@ def saved_parse(file: list[str], part: Callable[[str], np.ndarray]) -> ParsedFil
     new = tuple.__new__
 
     def symbols() -> dict[str, Any]:
-        sym = json.loads(part("symbols").tobytes())
-        return {
-            "has_error": sym["has_error"],
-            "error_rows": None
-            if sym["error_rows"] is None
-            else np.array(sym["error_rows"], np.int32).reshape(-1, 2),
-            "imports": [new(ImportBinding, b) for b in sym["imports"]],
-            "import_nodes": sym["import_nodes"],
-            "bases": {k: [tuple(v) for v in vs] for k, vs in sym["bases"].items()},
-            "package": sym["package"],
-            "call_heads": sym["call_heads"],
-        }
+        return json.loads(part("symbols").tobytes())
 
     def columns() -> tuple[list[str], list[int], list[bool]]:
         names, nodes, classes = json.loads(part("definitions").tobytes())
@@ -86,16 +75,32 @@ def saved_parse(file: list[str], part: Callable[[str], np.ndarray]) -> ParsedFil
     )
 
 
+# how each of a saved parse's symbols is made from its JSON, when first read: a file that a
+# cursor's names reach for its imports makes neither its bases nor its error rows
+_DECODE: dict[str, Callable[[Any], Any]] = {
+    "has_error": lambda value: value,
+    "error_rows": lambda rows: None if rows is None else np.array(rows, np.int32).reshape(-1, 2),
+    # tuple.__new__ skips the named tuples' Python-level constructors: a first update after a
+    # load makes every file's parse, ~400k imports on the standard library
+    "imports": lambda imports: [tuple.__new__(ImportBinding, b) for b in imports],
+    "import_nodes": lambda value: value,
+    "bases": lambda bases: {k: [tuple(v) for v in vs] for k, vs in bases.items()},
+    "package": lambda value: value,
+}
+
+
 def _symbol(name: str) -> property:
-    """A field of ``SavedParse`` read from its saved symbols, decoded at the first read of
-    any of them; set, it holds what is set."""
+    """A field of ``SavedParse`` read from its saved symbols, made at its first read; set, it
+    holds what is set."""
+    decode = _DECODE[name]
 
     def get(self: SavedParse) -> Any:
-        self._read_symbols()
-        return self.__dict__[name]
+        fields = self.__dict__
+        if name not in fields:
+            fields[name] = decode(self._saved_symbols().pop(name))
+        return fields[name]
 
     def put(self: SavedParse, value: Any) -> None:
-        self._read_symbols()  # the other fields keep their saved values
         self.__dict__[name] = value
 
     return property(get, put)
@@ -105,7 +110,9 @@ class SavedParse(ParsedFile):
     """A saved parse whose parts are decoded when first read. A file that a cursor's names
     or cards reach needs its definitions alone (saved as columns: names, nodes, classes,
     which the resolver's tables read without a ``Definition`` each); its imports, bases and
-    the rest are decoded at the first read of any of them; only a file whose calls are
+    the rest are one JSON text, decoded at the first read of any of them, each made from it
+    when first read (a file reached for its imports makes neither its bases nor its error
+    rows); only a file whose calls are
     resolved again reads its call sites (447k of them in the Linux kernel's subset), whose
     first parts are saved apart (``call_heads``): the definition cards of a cursor in the
     file read those alone."""
@@ -137,25 +144,23 @@ class SavedParse(ParsedFile):
             self.__dict__.update(
                 zip(_SAVED_FIELDS, args, strict=True),
                 _symbols=saved[0],
+                _raw_symbols=None,
                 _columns=saved[1],
                 _saved_columns=None,
                 _callsites=saved[2],
-                _call_heads=None,
                 _definitions=[],
                 _calls=[],
             )
             return
         self.__dict__.update(_symbols=None, _columns=None, _saved_columns=None, _callsites=None)
-        self._call_heads: list[str] | None = None
         super().__init__(*args, **kwargs)
 
-    def _read_symbols(self) -> None:
-        read = self._symbols
-        if read is not None:  # (marked read only once the fields hold what was saved)
-            sym = read()
-            self._call_heads = sym.pop("call_heads")
-            self.__dict__.update(sym)
-            self._symbols = None
+    def _saved_symbols(self) -> dict[str, Any]:
+        """The saved symbols' JSON, decoded at the first read of any of them; each field is
+        taken out of it as it is made (``_symbol``)."""
+        if self._raw_symbols is None:
+            self._raw_symbols = self._symbols()
+        return self._raw_symbols
 
     def definition_columns(self) -> tuple[list[str], list[int], list[bool]]:
         if self._columns is not None:
@@ -224,9 +229,8 @@ class SavedParse(ParsedFile):
         ]
 
     def call_heads(self) -> set[str]:
-        self._read_symbols()
-        if self._callsites is not None and self._call_heads is not None:
-            return set(self._call_heads)
+        if self._callsites is not None:  # the saved calls: their first parts saved apart
+            return set(self._saved_symbols()["call_heads"])
         return super().call_heads()
 
     @property  # type: ignore[override]

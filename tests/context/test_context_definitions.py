@@ -68,6 +68,34 @@ def test_a_loaded_files_cards_read_its_call_heads_not_its_call_sites(tmp_path: P
     assert pf.call_heads() == {"helper", "os"}  # from the call sites, once decoded
 
 
+def test_a_file_reached_for_its_imports_makes_neither_its_bases_nor_its_error_rows(
+    tmp_path: Path,
+) -> None:
+    """A loaded file that a cursor's names reach through its imports decodes its saved
+    symbols' JSON but makes only what is read of it (its imports): its bases and error rows,
+    which neither its bindings nor its cards read, are made when read, as saved."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/util.py": "def helper(x):\n    return x\n",
+        "pkg/mid.py": "from pkg.util import helper\n\n\nclass Base(dict):\n    pass\n",
+        "pkg/a.py": "from pkg import mid\n\n\ndef f(x):\n    return mid.helper(x)\n",
+    }
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    built, _ = RepoIndex.build(root, config)
+    loaded = RepoIndex.load(root, config)
+    text = files["pkg/a.py"] + "    "
+    hits = find_definitions(loaded, "pkg/a.py", text)
+    assert ("pkg/util.py", "helper") in {(h.card.path, h.card.name) for h in hits}
+    mid = loaded.parse("pkg/mid.py")
+    assert mid is not None and "imports" in vars(mid)
+    assert "bases" not in vars(mid) and "error_rows" not in vars(mid)
+    fresh = built.parse("pkg/mid.py")
+    assert mid.bases == fresh.bases == {"Base": [("dict",)]}
+    assert mid.imports == fresh.imports and mid.has_error == fresh.has_error
+    assert mid.error_rows is not None
+
+
 # A class of more methods than a skeleton lists, so that its card depends on the calls of
 # other files; CRLF line ends and non-ASCII text, so that reading lines from the saved UTF-8
 # must give the lines a split of the text gives.
