@@ -915,6 +915,39 @@ def test_an_import_not_called_yet_gets_the_higher_floor(tmp_path: Path) -> None:
     assert pending == {"aa": True, "bb": False}
 
 
+def test_the_enclosing_class_is_the_innermost_holding_the_cursor(tmp_path: Path) -> None:
+    """Of the classes starting above the cursor and holding it (one reaching the file's last
+    line holds a buffer ending past it), the one starting last; of two on one row, the outer
+    one. A scope is Python's: another language's finder has none."""
+    text = (
+        "class A:\n    def f(self):\n        pass\n\n    class B:\n        x = 1\n\n"
+        "        def g(self):\n            pass\n\n    y = 2\n\n\n"
+        "class C: pass\n\n\nclass D: \n    class E: pass\n\n\ndef h():\n    pass\n\n\n"
+        "class F:\n    z = 3\n"
+    )
+    root = make_repo(tmp_path / "r", {"pkg/k.py": text, "pkg/J.java": "class J {\n  int x;\n}\n"})
+    index, _ = RepoIndex.build(root, save=False)
+    pf = index.tables.parsed["pkg/k.py"]
+    lines = text.split("\n")
+
+    def scope(row: int) -> str | None:
+        return _Finder(index, "pkg/k.py", pf, lines[:row] + [""]).scope
+
+    rows = {line: row for row, line in enumerate(lines)}
+    assert scope(rows["    def f(self):"] + 1) == "A"
+    assert scope(rows["        x = 1"]) == "A.B"
+    assert scope(rows["            pass"]) == "A.B"
+    assert scope(rows["    y = 2"]) == "A"
+    assert scope(rows["class C: pass"]) is None  # it starts on the cursor's row
+    assert scope(rows["class C: pass"] + 1) is None
+    assert scope(rows["    class E: pass"] + 1) is None
+    assert scope(rows["    pass"]) is None
+    assert scope(rows["    z = 3"]) == "F"
+    assert scope(len(lines) + 3) == "F"  # a buffer longer than the index's text
+    java = index.tables.parsed["pkg/J.java"]
+    assert _Finder(index, "pkg/J.java", java, ["class J {", "  int x;", ""]).scope is None
+
+
 @pytest.mark.parametrize(
     ("text", "name"),
     [
