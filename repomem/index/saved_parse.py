@@ -80,8 +80,7 @@ def saved_parse(file: list[str], part: Callable[[str], np.ndarray]) -> ParsedFil
 _DECODE: dict[str, Callable[[Any], Any]] = {
     "has_error": lambda value: value,
     "error_rows": lambda rows: None if rows is None else np.array(rows, np.int32).reshape(-1, 2),
-    # tuple.__new__ skips the named tuples' Python-level constructors: a first update after a
-    # load makes every file's parse, ~400k imports on the standard library
+    # (tuple.__new__, as in ``saved_parse``: without the named tuple's constructor)
     "imports": lambda imports: [tuple.__new__(ImportBinding, b) for b in imports],
     "import_nodes": lambda value: value,
     "bases": lambda bases: {k: [tuple(v) for v in vs] for k, vs in bases.items()},
@@ -112,10 +111,9 @@ class SavedParse(ParsedFile):
     which the resolver's tables read without a ``Definition`` each); its imports, bases and
     the rest are one JSON text, decoded at the first read of any of them, each made from it
     when first read (a file reached for its imports makes neither its bases nor its error
-    rows); only a file whose calls are
-    resolved again reads its call sites (447k of them in the Linux kernel's subset), whose
-    first parts are saved apart (``call_heads``): the definition cards of a cursor in the
-    file read those alone."""
+    rows); only a file whose calls are resolved again reads its call sites (447k of them in
+    the Linux kernel's subset), whose first parts are saved apart (``call_heads``): the
+    definition cards of a cursor in the file read those alone."""
 
     has_error = _symbol("has_error")  # type: ignore[assignment]
     error_rows = _symbol("error_rows")  # type: ignore[assignment]
