@@ -61,31 +61,32 @@ def parser_view(source: bytes, cpp: bool) -> bytes:
     ]
     if not lines and not heads:
         return source
-    macro_end = {m.start(1): m.end(1) for m in lines}
+    # where the code after each macro line starts, the macro lines after it passed over:
+    # found from the last line up, so that a run of them is passed over once, not once a line
+    after: dict[int, int] = {}  # a macro's first byte -> that place
+    for m in reversed(lines):
+        at = _GAP.match(source, m.end()).end()
+        after[m.start(1)] = after.get(at, at)
     out = bytearray(source)
-    blanked: set[int] = set()  # the first byte of each line blanked
+    blanked: dict[int, bytes] = {}  # the first byte of each line blanked -> the code before it
     for m in lines:
-        if _between_declarations(source, m, blanked, macro_end):
-            blanked.add(m.start() + 1)
+        before = _last_code(source, m.start() + 1, blanked)
+        if _between_declarations(source, m, before, after[m.start(1)]):
+            blanked[m.start() + 1] = before
             out[m.start(1) : m.end(1)] = b" " * (m.end(1) - m.start(1))
     for m in heads:
         out[m.start(1) : m.end(1)] = b" " * (m.end(1) - m.start(1))
     return bytes(out)
 
 
-def _between_declarations(
-    source: bytes, m: re.Match[bytes], blanked: set[int], macro_end: dict[int, int]
-) -> bool:
-    """Whether the code before the macro line ``m`` ends a statement, a block or a label (or
-    there is none) and the code after it starts with a name, closes a block that the line
-    does not open the body of (an ``enum`` of one), or there is none; a bare name before
-    ``name(`` may be the return type of the function that starts there."""
-    before = _last_code(source, m.start() + 1, blanked)
+def _between_declarations(source: bytes, m: re.Match[bytes], before: bytes, at: int) -> bool:
+    """Whether the code before the macro line ``m`` (its last character, ``before``) ends a
+    statement, a block or a label (or there is none) and the code after it (at ``at``)
+    starts with a name, closes a block that the line does not open the body of (an ``enum``
+    of one), or there is none; a bare name before ``name(`` may be the return type of the
+    function that starts there."""
     if before not in (b"", b";", b"{", b"}", b":"):
         return False
-    at = _GAP.match(source, m.end()).end()
-    while at in macro_end:  # other macro lines after it
-        at = _GAP.match(source, macro_end[at]).end()
     first = source[at : at + 2]
     if first[:1] == b"}":
         return before != b"{"
@@ -95,10 +96,10 @@ def _between_declarations(
     return not (bare and _CALL_START.match(source, at))
 
 
-def _last_code(source: bytes, start: int, blanked: set[int]) -> bytes:
+def _last_code(source: bytes, start: int, blanked: dict[int, bytes]) -> bytes:
     """The last character of code before the line at ``start`` (empty where there is none):
-    blank, comment, preprocessor and blanked lines passed over; ``\\`` where the line
-    continues a preprocessor line."""
+    blank, comment and preprocessor lines passed over, and blanked lines (what is before
+    each is kept with it); ``\\`` where the line continues a preprocessor line."""
     end = start - 1
     if source[max(end - 2, 0) : max(end, 0)].rstrip(b"\r").endswith(b"\\"):
         return b"\\"
@@ -111,7 +112,9 @@ def _last_code(source: bytes, start: int, blanked: set[int]) -> bytes:
                 return b""
             begin = source.rfind(b"\n", 0, opening) + 1
             code = source[begin:opening].strip()
-        if code and begin not in blanked and not code.startswith((b"#", b"//")):
+        if begin in blanked:
+            return blanked[begin]
+        if code and not code.startswith((b"#", b"//")):
             code = code.split(b"//", 1)[0].rstrip()
             if code:
                 return code[-1:]
