@@ -17,7 +17,7 @@ from typing import overload
 import numpy as np
 from tree_sitter import Node, Point, Query, QueryCursor, Tree
 
-from repomem.index import langs, splice
+from repomem.index import cmacros, langs, splice
 from repomem.index.heads import node_heads
 from repomem.index.jit import numba
 from repomem.index.languages import grammar, parser
@@ -469,12 +469,13 @@ def parse_source(
     incrementally where splicing does not apply. Splicing comes first: an incremental parse
     still queries the whole tree, a splice only what it re-parsed (docs/MEASUREMENTS.md,
     "Editing a file")."""
-    source = text.encode("utf-8")
+    source = _parser_view(language, text.encode("utf-8"))
     lines = split_lines(text) if lines is None else lines
     line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
     if previous is not None and language in splice.LANGUAGES and previous[1].language == language:
         old_text, old = previous
-        region = splice.region(old_text.encode("utf-8"), old, source, line_len.size)
+        old_source = _parser_view(language, old_text.encode("utf-8"))
+        region = splice.region(old_source, old, source, line_len.size)
         if region is not None:
             part_source = splice.part_text(region, source)
             root = parser(language).parse(part_source).root_node
@@ -492,6 +493,12 @@ def parse_source(
         trees.parse(path, language, source) if trees is not None else parse_tree(language, source)
     )
     return _with_heads(_extract(path, language, digest, line_len, source, tree.root_node), lines)
+
+
+def _parser_view(language: str, source: bytes) -> bytes:
+    """What the grammar is shown of a file: in C and C++, with the macros it would misread
+    blanked (``cmacros``); the file's own text elsewhere."""
+    return cmacros.parser_view(source, language == "cpp") if language in ("c", "cpp") else source
 
 
 def _with_heads(parsed: ParsedFile, lines: list[str]) -> ParsedFile:

@@ -12,7 +12,7 @@ from test_index import assert_same
 
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
-from repomem.index import langs
+from repomem.index import cmacros, langs
 from repomem.index.langs.c import RECEIVER, _open_namespaces
 from repomem.index.languages import code_language
 from repomem.index.parsing import _closers
@@ -438,6 +438,89 @@ def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
     assert counts["cpp"] == len(CPP_FILES) and counts["c"] == len(C_FILES)
 
 
+# a library's own macros, as a header-only library writes them (nlohmann/json): a
+# namespace opened and closed by a macro line, attribute macros on lines of their own before
+# members, an access label by a macro, an export macro in a class's head
+MACRO_LINE_FILES: dict[str, str] = {
+    "mac/lexer.hpp": """\
+#pragma once
+#include <string>
+
+LIB_NAMESPACE_BEGIN
+namespace detail
+{
+class lexer
+{
+  public:
+    LIB_NON_NULL(2)
+    int scan(const char* s) { return 0; }
+
+    /*!
+    @brief a token's name
+    */
+    LIB_RETURNS_NON_NULL
+    LIB_CONST
+    static const char* token_type_name(int t) { return "t"; }
+
+    /// the token read last
+    std::string get_token_string() const { return ""; }
+
+  LIB_PRIVATE_UNLESS_TESTED:
+    int current = 0;
+};
+}  // namespace detail
+LIB_NAMESPACE_END
+""",
+    "mac/reader.hpp": """\
+#pragma once
+#include <string>
+
+LIB_NAMESPACE_BEGIN
+namespace detail
+{
+class LIB_API reader
+{
+  public:
+    bool parse()
+    {
+        return get_token_string().empty();
+    }
+
+  private:
+    LIB_NON_NULL(3)
+    std::string get_token_string() const { return "r"; }
+};
+}  // namespace detail
+LIB_NAMESPACE_END
+""",
+}
+
+
+def test_cpp_lines_of_a_macro_alone_keep_members_in_their_class(tmp_path: Path) -> None:
+    """Macro lines that stand for a namespace's braces or for attributes do not end the
+    class the grammar reads: each member keeps its class (and the file its text), so a call
+    of a member that another class also has is carded with the caller's own, and with none
+    in a buffer cut before the caller's own is written (the other class's, taken for a free
+    function, was)."""
+    idx = build(tmp_path, MACRO_LINE_FILES)
+    assert [d.name for d in idx.tables.parsed["mac/lexer.hpp"].definitions] == [
+        "detail.lexer",
+        "detail.lexer.scan",
+        "detail.lexer.token_type_name",
+        "detail.lexer.get_token_string",
+    ]
+    reader = [d.name for d in idx.tables.parsed["mac/reader.hpp"].definitions]
+    assert reader == ["detail.reader", "detail.reader.parse", "detail.reader.get_token_string"]
+    assert "LIB_NON_NULL(3)" in idx.tables.files["mac/reader.hpp"].text
+    text = MACRO_LINE_FILES["mac/reader.hpp"]
+    left = text[: text.index("return get_token_string")] + "return get_token_string"
+    cards = {(h.card.path, h.card.name) for h in find_definitions(idx, "mac/reader.hpp", left)}
+    assert ("mac/reader.hpp", "detail.reader.get_token_string") in cards
+    idx.update_file("mac/reader.hpp", left)
+    cards = {(h.card.path, h.card.name) for h in find_definitions(idx, "mac/reader.hpp", left)}
+    assert not any(name.endswith("get_token_string") for _, name in cards)
+
+
 EDITS: list[tuple[str, str | None]] = [
     # util_sum becomes static: main.c's call no longer resolves to it
     ("src/util.c", C_FILES["src/util.c"].replace("int util_sum", "static int util_sum")),
@@ -458,12 +541,16 @@ EDITS: list[tuple[str, str | None]] = [
     # a header comes to rename util_sum by a macro, then stops
     ("include/lib/util.h", C_FILES["include/lib/util.h"] + "#define util_sum util_sum2\n"),
     ("include/lib/util.h", C_FILES["include/lib/util.h"]),
+    # a macro line loses the statement before it, then the namespace's closing macro goes
+    ("mac/lexer.hpp", MACRO_LINE_FILES["mac/lexer.hpp"].replace("return 0; }", "return 0; ")),
+    ("mac/reader.hpp", MACRO_LINE_FILES["mac/reader.hpp"].replace("LIB_NAMESPACE_END\n", "")),
+    ("mac/lexer.hpp", MACRO_LINE_FILES["mac/lexer.hpp"]),
 ]
 
 
 @pytest.mark.parametrize("stop", [3, len(EDITS)])
 def test_updates_equal_a_rebuild(tmp_path: Path, stop: int) -> None:
-    files = {**C_FILES, **CPP_FILES}
+    files = {**C_FILES, **CPP_FILES, **MACRO_LINE_FILES}
     root = write_files(tmp_path / "r", files)
     idx, _ = RepoIndex.build(root, IndexConfig(), save=False)
     for rel, text in EDITS[:stop]:
@@ -631,3 +718,35 @@ def test_a_buffer_cut_inside_a_function_keeps_it(tmp_path: Path, ext: str) -> No
 )
 def test_the_closers_of_a_cut_c_buffer(language: str, source: bytes, closers: bytes) -> None:
     assert _closers(language, source) == closers
+
+
+@pytest.mark.parametrize(
+    ("source", "blanked"),
+    [
+        # a namespace's macros, attributes before a member, an access label, an export macro
+        (b"#include <x>\nNS_BEGIN\nint f();\nNS_END\n", [b"NS_BEGIN", b"NS_END"]),
+        (b"};\n  API_ATTR(2)\n  int f();\n", [b"API_ATTR(2)"]),
+        (b"  int g();\n  A_PURE\n  A_CONST // why\n  int f();\n", [b"A_PURE", b"A_CONST"]),
+        (b"  int g();\n  PRIVATE_UNLESS_TESTED:\n  int f();\n", [b"PRIVATE_UNLESS_TESTED:"]),
+        (b"class CORE_EXPORT Obj : public Base {\n};\n", [b"CORE_EXPORT"]),
+        (b"  }\n  NS_END\n}  // namespace std\n", [b"NS_END"]),
+        # statements and what is not a declaration's neighbour keep their text
+        (b"}\nEXPORT_SYMBOL(f);\nint g;\n", []),
+        (b"}\nSYSCALL_DEFINE1(close, int, fd)\n{\n", []),
+        (b"enum e {\n  ONE,\n  LAST_ONE\n};\n", []),
+        (b"enum e {\n  ONLY_ONE\n};\n", []),
+        (b"int x = f(a,\n          MAX_SIZE\n);\n", []),
+        (b"#define X \\\n  BODY_OF(x)\nint g;\n", []),
+        (b"int g;\nHRESULT\nname(void) { return 0; }\n", []),
+        (b"struct FILE_INFO info;\n", []),
+    ],
+)
+def test_macro_lines_the_grammar_would_misread_are_blanked(source: bytes, blanked: list) -> None:
+    """What the C++ grammar is shown: each macro blanked to as many spaces (offsets and rows
+    stay), only where a declaration could end before it and start after it."""
+    view = cmacros.parser_view(source, cpp=True)
+    assert len(view) == len(source) and view.count(b"\n") == source.count(b"\n")
+    expected = source
+    for macro in blanked:
+        expected = expected.replace(macro, b" " * len(macro), 1)
+    assert view == expected

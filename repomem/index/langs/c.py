@@ -439,6 +439,7 @@ class CFamily(Language):
                 prefixes.append(target)
         if not candidates:
             return None
+        unseen: list[Target] = []  # the innermost scope's definitions the file does not see
         for prefix in prefixes:
             want = ".".join([*([prefix] if prefix else []), *head, name])
             hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == want]
@@ -446,14 +447,18 @@ class CFamily(Language):
                 found = self._pick(r, path, hits, fallback=False)
                 if found is not None:
                     return found
+                unseen = unseen or hits
             if head:  # a method a class inherits
                 cls = ".".join([*([prefix] if prefix else []), *head])
                 if self._is_class(r, cls):
                     found = self._method(r, path, cls, name, seen)
                     if found is not None:
                         return found
-        if head:  # a member of a receiver whose type is not known: not guessed
-            return None
+        # the only definition so named in a scope around the cursor, though the includes
+        # do not show it (written ``<lib/x.h>`` in a repository holding ``x.h`` at its root)
+        found = self._pick(r, path, unseen, fallback=True) if unseen else None
+        if found is not None or head:  # a receiver's member of an unknown type: not guessed
+            return found
         hits = [c for c in candidates if r.qualnames[c[0]].get(c[1]) == name]
         found = self._pick(r, path, hits, fallback=True) if hits else None
         if found is not None:
