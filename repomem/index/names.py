@@ -29,10 +29,14 @@ V = TypeVar("V")
 _PATH = itemgetter(0)
 # looked-up keys remembered; past this, the memory is cleared
 _REMEMBERED = 1 << 16
-# files whose values a ``_Kept`` keeps however long unread: with 2,048, an editing session on
-# the Linux kernel's subset kept the tables of every header its edited files include (~4.5 MB
-# more from its 100th to its 1,000th edit, the bound still far off)
+# files whose values a ``_Kept`` keeps when read within the last ``_IDLE`` drops: with 2,048,
+# an editing session on the Linux kernel's subset kept the tables of every header its edited
+# files include (~4.5 MB more from its 100th to its 1,000th edit, the bound still far off)
 _KEPT = 512
+# drops a value may stay unread within ``_KEPT`` before it goes: kept however long unread, the
+# tables an editing session on the Linux kernel's subset made filled towards the bound as it
+# moved on to other files (C files' tables 237 at its 100th edit, 503 at its 600th: ~5.5 MB)
+_IDLE = 8
 # the arrays of ``Names.arrays``
 _NAME_ARRAYS = (
     "rn_keys",
@@ -276,18 +280,25 @@ class _Kept(Generic[V]):
     def __init__(self) -> None:
         self._made: dict[str, V] = {}
         self._read: set[str] = set()
+        self._drops = 0  # calls of ``drop_unread``
+        self._last: dict[str, int] = {}  # per value kept, the last call it was read before
 
     def forget(self, path: str) -> None:
         self._made.pop(path, None)
 
     def drop_unread(self) -> None:
-        """Past ``_KEPT`` files' values, drop those not read since the last call (made
-        again when next read): a session reaching new files keeps a bounded number. The
-        values are small beside the parses they come from (which a loaded index drops at
-        every call), and a first edit that finds them made resolves its includes without
-        decoding every header's parse."""
-        if len(self._made) > _KEPT:
-            self._made = {p: v for p, v in self._made.items() if p in self._read}
+        """Drop the values not read within the last ``_IDLE`` calls, and past ``_KEPT``
+        files' values those not read since the last call (made again when next read): a
+        session reaching new files keeps those of the files it works on lately, not of
+        every file it reached. The values are small beside the parses they come from (which
+        a loaded index drops at every call), and a first edit that finds them made resolves
+        its includes without decoding every header's parse."""
+        self._drops += 1
+        for p in self._read:
+            self._last[p] = self._drops
+        since = self._drops - (1 if len(self._made) > _KEPT else _IDLE)
+        self._made = {p: v for p, v in self._made.items() if self._last.get(p, 0) > since}
+        self._last = {p: self._last[p] for p in self._made}
         self._read = set()
 
 

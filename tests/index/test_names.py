@@ -306,6 +306,32 @@ def test_per_file_tables_past_the_bound_unread_since_the_last_drop_are_made_agai
     assert table["a"] == "a" and made == ["A", "B", "C", "A"]
 
 
+def test_per_file_tables_unread_for_the_idle_drops_are_made_again_within_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Within ``_KEPT`` files, a table read within the last ``_IDLE`` drops stays and one
+    unread that long goes: a session keeps the tables of the files it works on lately."""
+    monkeypatch.setattr("repomem.index.names._IDLE", 3)
+    made: list[str] = []
+    files = {"a": "A", "b": "B"}
+    table = PerFile(files, lambda text: made.append(text) or text.lower())  # type: ignore[arg-type]
+    assert table["a"] == "a" and table["b"] == "b"
+    table.drop_unread()
+    for _ in range(3):
+        assert table["a"] == "a"  # read before every drop: stays
+        table.drop_unread()
+    assert set(table._made) == {"a"} and made == ["A", "B"]  # "b": unread for three drops
+    assert table["b"] == "b" and made == ["A", "B", "B"]
+    recent: Recent[str] = Recent()
+    recent["x"] = "X"
+    for _ in range(3):
+        recent.drop_unread()
+    assert recent.get("x") == "X"  # set before the first of the three drops
+    for _ in range(4):  # read before the first, unread for the next three
+        recent.drop_unread()
+    assert recent.get("x") is None
+
+
 def test_recent_values_past_the_bound_unread_since_the_last_drop_go(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

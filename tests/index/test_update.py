@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from repos import PY_FILES, make_repo, write_files
 
+from repomem.index.langs import for_language
 from repomem.index.parsing import TreeCache
 from repomem.index.repo import RepoIndex
 from repomem.index.rowpool import RowPool
@@ -51,6 +52,36 @@ def test_a_changed_file_equals_a_rebuild(tmp_path: Path) -> None:
     assert _state(index.tables) == _state(rebuilt.tables) != before
     index.revision += 1  # what RepoIndex.update_file does: the kept scores are stale
     assert _hits(index) == _hits(rebuilt)
+
+
+def test_a_long_session_keeps_the_c_tables_of_the_files_it_reads_lately(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typing into one C file after another, a pause after each: the resolver's tables of
+    the files left behind go once unread for ``_IDLE`` pauses (within 512 files they stayed
+    however long unread, and a session filled towards the bound), and what the index holds
+    equals a rebuild's."""
+    monkeypatch.setattr("repomem.index.names._IDLE", 2)
+    n = 8
+    files = {f"inc/h{i}.h": f"int f{i}(int v);\n" for i in range(n)}
+    files |= {
+        f"src/m{i}.c": f'#include "../inc/h{i}.h"\nint g{i}(int v) {{ return f{i}(v); }}\n'
+        for i in range(n)
+    }
+    root = make_repo(tmp_path / "edited", files, use_git=False)
+    RepoIndex.build(root)
+    index = RepoIndex.load(root)
+    tables = for_language("c").tables(index.resolver).files  # type: ignore[attr-defined]
+    texts = dict(files)
+    kept = []
+    for i in range(n):
+        path = f"src/m{i}.c"
+        texts[path] += f"int t{i}(int v) {{ return f{i}(v) + g{i}(v); }}\n"
+        index.update_file(path, texts[path])
+        index.tidy()
+        kept.append(len(tables._made))
+    assert max(kept) <= 4  # the last two edited files' and their headers'
+    assert _state(index.tables) == _state(_rebuilt(tmp_path, texts, "rebuilt").tables)
 
 
 def test_a_removed_and_an_added_file_equal_a_rebuild(tmp_path: Path) -> None:
