@@ -374,26 +374,37 @@ def _resolve_apart(
     if not forkable:
         names = _resolve_calls(calls, parses, config, settings, spool)
     else:
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: report the names, or why it failed, and leave at once
-            os.close(read)
-            code, out = 0, b""
-            try:
-                out = "\n".join(_resolve_calls(calls, parses, config, settings, spool)).encode()
-            except BaseException:  # noqa: BLE001 - any failure goes to the parent
-                code, out = 1, traceback.format_exc().encode()
-            with os.fdopen(write, "wb") as fh:
-                fh.write(out)
-            os._exit(code)
-        os.close(write)
+        out = _forked(lambda: "\n".join(_resolve_calls(calls, parses, config, settings, spool)))()
+        names = out.split("\n") if out else []
+    return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
+
+
+def _forked(work: Callable[[], str]) -> Callable[[], str]:
+    """``work`` started in a forked child; returns what waits for the child to end and
+    gives what ``work`` returned, or raises with the child's traceback if it failed."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the result, or why it failed, and leave at once
+        os.close(read)
+        code, out = 0, b""
+        try:
+            out = work().encode()
+        except BaseException:  # noqa: BLE001 - any failure goes to the parent
+            code, out = 1, traceback.format_exc().encode()
+        with os.fdopen(write, "wb") as fh:
+            fh.write(out)
+        os._exit(code)
+    os.close(write)
+
+    def join() -> str:
         with os.fdopen(read, "rb") as fh:
             out = fh.read().decode()
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             raise RuntimeError(f"call resolution failed in its process:\n{out}")
-        names = out.split("\n") if out else []
-    return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
+        return out
+
+    return join
 
 
 class WindowRows:
