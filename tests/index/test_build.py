@@ -193,6 +193,47 @@ def test_a_build_resolves_in_a_child_and_saves_what_resolving_in_process_does(
     assert _generation(root, tmp_path / "apart") == _generation(root, tmp_path / "in")
 
 
+def test_a_build_resolves_its_files_in_runs_at_once_and_saves_what_one_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two or three workers, the files are resolved in as many runs at once (forked
+    from the process that made the resolver's tables), their calls and dependencies
+    appended in path order, the names each run met renumbered as one run meets them: every
+    array of the saved index is the one a single run writes."""
+    texts = {
+        "inc/a.h": "int f(int x);\nstruct s { int v; };\n#define TWICE(x) f(f(x))\n",
+        "inc/b.h": '#include "a.h"\nint h(struct s *p);\n',
+        "src/a.c": '#include "../inc/a.h"\nint f(int x) { return x + 1; }\n',
+    }
+    for i in range(24):
+        head = "../inc/b.h" if i % 3 else "../inc/a.h"
+        texts[f"src/m{i:02}.c"] = (
+            f'#include "{head}"\nint g{i}(int y) {{ return TWICE(y) + h{i % 4}(0); }}\n'
+            f"int k{i}(void) {{ return g{i}(1) + missing_{i % 5}(); }}\n"
+        )
+    root = make_repo(tmp_path / "r", {**texts, **OTHER_LANG_FILES}, use_git=False)
+    pids = tmp_path / "resolving"
+    calls_of = Resolver.calls_of
+
+    def logged(self: Resolver, path: str, rows: object = None) -> list:
+        with open(pids, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return calls_of(self, path, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "calls_of", logged)
+    saved = {}
+    for workers in (1, 2, 3):
+        pids.write_text("")
+        RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / f"w{workers}")), workers=workers)
+        assert len(set(pids.read_text().split())) == workers
+        saved[workers] = _generation(root, tmp_path / f"w{workers}")
+    arrays, manifest = saved[1]
+    assert any(name.startswith("dep_names") for name in arrays)
+    for workers in (2, 3):
+        assert [n for n in arrays if arrays[n] != saved[workers][0][n]] == []
+        assert saved[workers][1] == manifest
+
+
 def test_a_build_drops_the_parses_it_no_longer_reads_as_it_resolves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
