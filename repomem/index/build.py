@@ -83,8 +83,10 @@ class PreparedFile:
     parsed: ParsedFile | None  # None: the caller has it (a parse reused from the last index)
     win_start: np.ndarray  # int32 first line of each window
     win_end: np.ndarray  # int32, exclusive
-    win_text: bytes  # the windows' texts in UTF-8, end to end
-    win_off: np.ndarray  # int64 bounds of each window's text in ``win_text``
+    # the file's lines joined by newlines in UTF-8, of which each window's text is a slice:
+    # None where a worker leaves it out of a file's ``LoadedFile``, whose content holds it
+    win_text: bytes | None
+    win_span: np.ndarray  # int64 (windows, 2): each window's text's bounds in ``win_text``
     win_key: np.ndarray  # int64 ``bytes_key`` of each window's text
     wn_window: np.ndarray  # Eq. 8 weights: window index, local node, weight
     wn_node: np.ndarray
@@ -92,8 +94,11 @@ class PreparedFile:
     # BM25 term counts of every window, when counted with the parse (see ``prepare_file``)
     terms: TermCounts | None
 
-    def encoded(self, i: int) -> bytes:
-        return self.win_text[self.win_off[i] : self.win_off[i + 1]]
+    def encoded(self) -> list[bytes]:
+        """Each window's text in UTF-8."""
+        text = self.win_text
+        assert text is not None
+        return [text[lo:hi] for lo, hi in self.win_span.tolist()]
 
 
 def prepare_file(
@@ -104,17 +109,21 @@ def prepare_file(
     lines = split_lines(f.text)
     pf = parsed or parse_source(f.path, f.language, f.text, f.digest, lines)
     wins = windows(lines, config.fragment_lines, config.stride)
-    encoded = [w.text.encode("utf-8", "surrogatepass") for w in wins]
-    offsets = np.zeros(len(wins) + 1, np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    text = "\n".join(lines).encode("utf-8", "surrogatepass")
+    newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
+    starts = np.array([w.start for w in wins], np.int32)
+    ends = np.array([w.end for w in wins], np.int32)
+    span = np.empty((len(wins), 2), np.int64)
+    span[:, 0] = np.r_[0, newlines + 1][starts]
+    span[:, 1] = np.r_[newlines, len(text)][ends - 1]
     counts = count_terms(lines, [(w.start, w.end) for w in wins]) if terms else None
     return PreparedFile(
         pf,
-        np.array([w.start for w in wins], np.int32),
-        np.array([w.end for w in wins], np.int32),
-        b"".join(encoded),
-        offsets,
-        np.array([bytes_key(e) for e in encoded], np.int64),
+        starts,
+        ends,
+        text,
+        span,
+        np.array([bytes_key(text[lo:hi]) for lo, hi in span.tolist()], np.int64),
         *window_nodes(pf, wins),
         counts,
     )
@@ -153,7 +162,12 @@ def _load_and_prepare(path: str) -> LoadedFile | str:
     # the caller has a reused parse: not sent back
     parse = None if reuse or prep.parsed is None else EncodedParse(prep.parsed)
     prep.parsed = None
-    return LoadedFile(meta, f.text.encode("utf-8", "surrogatepass"), prep, parse)
+    content = f.text.encode("utf-8", "surrogatepass")
+    # nor the windows' text where the content holds it (the file has no carriage return):
+    # it was a third of what a worker sent
+    if prep.win_text is not None and content.startswith(prep.win_text):
+        prep.win_text = None
+    return LoadedFile(meta, content, prep, parse)
 
 
 def _load_all(
@@ -314,6 +328,8 @@ def _cut_fragments(
             reused += 1
         parses.add(got.parse)
         texts.append_encoded(got.content or b"")
+        if got.prep.win_text is None:  # the content holds the windows' text
+            got.prep.win_text = got.content
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
         window_rows.take(idx.files[path])
@@ -535,8 +551,7 @@ def add_file_fragments(
     fragments' BM25 rows go (counted with the parse), rather than the tables' index."""
     win_frag = np.empty(prep.win_start.size, np.int64)
     new_fids, new_windows = [], []
-    for i, key in enumerate(prep.win_key.tolist()):
-        encoded = prep.encoded(i)
+    for i, (key, encoded) in enumerate(zip(prep.win_key.tolist(), prep.encoded(), strict=True)):
         fid = t.by_text.find(key, encoded)
         if fid is None:
             fid = new_fragment(t, encoded, key, locate)

@@ -58,6 +58,8 @@ def test_two_workers_save_the_index_one_saves_byte_for_byte(
         {f"lib/part_{i}.c": f"int part_{i}(int x) {{ return x + {i}; }}\n" for i in range(30)}
     )
     files["lib/dup.c"] = files["lib/part_3.c"]  # a fragment at two places
+    # its windows' text sent apart from its content
+    files["lib/crlf.c"] = "".join(f"int c{i}(void) {{ return {i}; }}\r\n" for i in range(30))
     root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **files}, use_git=False)
     (root / "lib/blob.c").write_bytes(b"\x00\x01" * 100)  # skipped, and counted as such
     readers = tmp_path / "readers"
@@ -424,6 +426,33 @@ def test_a_parsing_worker_sends_its_parse_encoded_as_the_spool_writes_it(tmp_pat
     assert got.parse.texts == [symbols_of(fresh), definitions_of(fresh), callsites_of(fresh)]
     for name, values in zip(NODE_ROWS, got.parse.rows, strict=True):
         assert np.array_equal(values, getattr(fresh, name))
+
+
+def test_a_parsing_worker_leaves_out_the_windows_text_where_the_content_holds_it(
+    tmp_path: Path,
+) -> None:
+    """A file's windows are slices of its lines joined by newlines, which its content holds
+    but where lines end in a carriage return: a worker sends that text only then (it was a
+    third of what workers sent), and both files' windows are the texts ``windows`` cuts."""
+    body = "".join(f"int f{i}(int x) {{ return x + {i}; }} /* \u00e9 */\n" for i in range(45))
+    root = make_repo(tmp_path / "r", {"lf.c": body, "crlf.c": body.replace("\n", "\r\n")})
+    config = IndexConfig()
+    build._JOB = (root, config, {}, None)
+    try:
+        lf, crlf = build._load_and_prepare("lf.c"), build._load_and_prepare("crlf.c")
+    finally:
+        build._JOB = None
+    assert isinstance(lf, build.LoadedFile) and lf.prep is not None
+    assert isinstance(crlf, build.LoadedFile) and crlf.prep is not None
+    assert lf.prep.win_text is None and lf.content is not None
+    assert crlf.prep.win_text is not None
+    lf.prep.win_text = lf.content  # as the build's main process does
+    for got in (lf, crlf):
+        assert got.content is not None and got.prep is not None
+        lines = split_lines(got.content.decode())
+        cut = build.windows(lines, config.fragment_lines, config.stride)
+        assert len(cut) > 2
+        assert got.prep.encoded() == [w.text.encode() for w in cut]
 
 
 def test_a_saved_generations_files_are_synced_before_it_goes_live_and_scratch_never(
