@@ -441,6 +441,12 @@ def _runs(parses: SpooledParses, paths: list[str], parts: int) -> list[int]:
     return [0, *cuts, len(paths)]
 
 
+# the most files resolved in two runs at once by default: each run's process holds its
+# own tables of the files it reads, and at the whole Linux kernel's 55k files two took the
+# process tree to 4.15 GB at the resolve stage against 3.31 GB with one (the kernel
+# subset's 8.5k files: ~0.7 GB, docs/MEASUREMENTS.md)
+_RUNS_UP_TO = 20_000
+
 # a file's share of resolution beyond its calls, counted as bytes of its parse's calls
 _FILE_WORK = 256
 
@@ -454,18 +460,19 @@ def _resolve_apart(
     workers: int | None = None,
 ) -> dict[str, np.ndarray]:
     """``_resolve_calls`` in a child process where one can be forked (as ``_load_all``'s
-    workers are), its arrays mapped back from the spool; in as many runs at once as there
-    are parsing workers (``workers``; none below 64 files): resolution took a build of
-    the kernel subset a tenth of its time on one of two cores. Resolution makes millions of small
+    workers are), its arrays mapped back from the spool. Resolution makes millions of small
     objects and keeps few, but those few pin the allocator's pages: in process, a build of
     the Linux kernel's kernel/ mm/ net/ kept ~0.1 GB it had freed through every later stage
-    (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits."""
+    (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits.
+    The child resolves in as many runs at once as there are parsing workers (``workers``;
+    by default two where there are two cores and 64 to ``_RUNS_UP_TO`` files): resolving on
+    one core took a tenth of the kernel subset's build on two."""
     forkable = hasattr(os, "fork") and threading.active_count() == 1
     if not forkable:
         names = _resolve_calls(calls, parses, config, settings, spool)
     else:
-        count = workers or min(os.cpu_count() or 1, 4)
-        parts = 1 if workers is None and len(calls.paths) < 64 else count
+        by_default = min(os.cpu_count() or 1, 2) if 64 <= len(calls.paths) <= _RUNS_UP_TO else 1
+        parts = workers or by_default
         work = partial(_resolve_calls, calls, parses, config, settings, spool, parts)
         out = _forked(lambda: "\n".join(work()))()
         names = out.split("\n") if out else []

@@ -236,6 +236,30 @@ def test_a_build_resolves_its_files_in_runs_at_once_and_saves_what_one_run_does(
         assert saved[workers][1] == manifest
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one run on one core")
+def test_a_build_resolves_in_two_runs_by_default_only_up_to_a_number_of_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each run's process holds its own tables: at the whole kernel's 55k files two took
+    the process tree over its memory bound, so a larger repository resolves in one."""
+    texts = {f"src/m{i:02}.c": f"int g{i}(int y) {{ return y + {i}; }}\n" for i in range(70)}
+    root = make_repo(tmp_path / "r", texts, use_git=False)
+    pids = tmp_path / "resolving"
+    calls_of = Resolver.calls_of
+
+    def logged(self: Resolver, path: str, rows: object = None) -> list:
+        with open(pids, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return calls_of(self, path, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "calls_of", logged)
+    for most, runs in ((100, 2), (69, 1)):
+        monkeypatch.setattr(build, "_RUNS_UP_TO", most)
+        pids.write_text("")
+        RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / f"i{most}")))
+        assert len(set(pids.read_text().split())) == runs
+
+
 def test_a_build_drops_the_parses_it_no_longer_reads_as_it_resolves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
