@@ -5,15 +5,19 @@ relations grown and recomputed)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import json
 import mmap
 import multiprocessing as mp
 import os
+import shutil
 import threading
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -79,8 +83,10 @@ class PreparedFile:
     parsed: ParsedFile | None  # None: the caller has it (a parse reused from the last index)
     win_start: np.ndarray  # int32 first line of each window
     win_end: np.ndarray  # int32, exclusive
-    win_text: bytes  # the windows' texts in UTF-8, end to end
-    win_off: np.ndarray  # int64 bounds of each window's text in ``win_text``
+    # the file's lines joined by newlines in UTF-8, of which each window's text is a slice:
+    # None where a worker leaves it out of a file's ``LoadedFile``, whose content holds it
+    win_text: bytes | None
+    win_span: np.ndarray  # int64 (windows, 2): each window's text's bounds in ``win_text``
     win_key: np.ndarray  # int64 ``bytes_key`` of each window's text
     wn_window: np.ndarray  # Eq. 8 weights: window index, local node, weight
     wn_node: np.ndarray
@@ -88,8 +94,11 @@ class PreparedFile:
     # BM25 term counts of every window, when counted with the parse (see ``prepare_file``)
     terms: TermCounts | None
 
-    def encoded(self, i: int) -> bytes:
-        return self.win_text[self.win_off[i] : self.win_off[i + 1]]
+    def encoded(self) -> list[bytes]:
+        """Each window's text in UTF-8."""
+        text = self.win_text
+        assert text is not None
+        return [text[lo:hi] for lo, hi in self.win_span.tolist()]
 
 
 def prepare_file(
@@ -100,17 +109,21 @@ def prepare_file(
     lines = split_lines(f.text)
     pf = parsed or parse_source(f.path, f.language, f.text, f.digest, lines)
     wins = windows(lines, config.fragment_lines, config.stride)
-    encoded = [w.text.encode("utf-8", "surrogatepass") for w in wins]
-    offsets = np.zeros(len(wins) + 1, np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    text = "\n".join(lines).encode("utf-8", "surrogatepass")
+    newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
+    starts = np.array([w.start for w in wins], np.int32)
+    ends = np.array([w.end for w in wins], np.int32)
+    span = np.empty((len(wins), 2), np.int64)
+    span[:, 0] = np.r_[0, newlines + 1][starts]
+    span[:, 1] = np.r_[newlines, len(text)][ends - 1]
     counts = count_terms(lines, [(w.start, w.end) for w in wins]) if terms else None
     return PreparedFile(
         pf,
-        np.array([w.start for w in wins], np.int32),
-        np.array([w.end for w in wins], np.int32),
-        b"".join(encoded),
-        offsets,
-        np.array([bytes_key(e) for e in encoded], np.int64),
+        starts,
+        ends,
+        text,
+        span,
+        np.array([bytes_key(text[lo:hi]) for lo, hi in span.tolist()], np.int64),
         *window_nodes(pf, wins),
         counts,
     )
@@ -149,7 +162,12 @@ def _load_and_prepare(path: str) -> LoadedFile | str:
     # the caller has a reused parse: not sent back
     parse = None if reuse or prep.parsed is None else EncodedParse(prep.parsed)
     prep.parsed = None
-    return LoadedFile(meta, f.text.encode("utf-8", "surrogatepass"), prep, parse)
+    content = f.text.encode("utf-8", "surrogatepass")
+    # nor the windows' text where the content holds it (the file has no carriage return):
+    # it was a third of what a worker sent
+    if prep.win_text is not None and content.startswith(prep.win_text):
+        prep.win_text = None
+    return LoadedFile(meta, content, prep, parse)
 
 
 def _load_all(
@@ -237,7 +255,7 @@ def build_tables(
     meter.end("bm25")
     idx.settings = langs.read_settings(root, {p: e.language for p, e in idx.files.items()})
     idx.calls = calls = SpooledCalls(spool, sorted(idx.files))
-    resolution = _resolve_apart(calls, parses, config, idx.settings, spool)
+    resolution = _resolve_apart(calls, parses, config, idx.settings, spool, workers)
     calls.map_back()
     parses.drop_made()
     meter.end("resolve")
@@ -310,6 +328,8 @@ def _cut_fragments(
             reused += 1
         parses.add(got.parse)
         texts.append_encoded(got.content or b"")
+        if got.prep.win_text is None:  # the content holds the windows' text
+            got.prep.win_text = got.content
         content = (texts, len(texts) - 1)
         add_file_fragments(idx, got.source, got.prep, content, locate=False, rows=rows)
         window_rows.take(idx.files[path])
@@ -338,17 +358,30 @@ def _resolve_calls(
     config: IndexConfig,
     settings: dict[str, object],
     spool: Path,
+    parts: int = 1,
 ) -> list[str]:
     """Every file's calls resolved and written to ``calls`` (``SpooledCalls.finish``), and
-    what resolution depended on spooled as the arrays a save writes; returns their names."""
+    what resolution depended on spooled as the arrays a save writes; returns their names.
+    ``parts``: the files resolved in that many runs at once, all but the first in forked
+    children that share the resolver's tables as made (a run's files depend on no other
+    run's: the same arrays as one run)."""
     resolver = Resolver(parses, imports=config.import_weight > 0, settings=settings)
     dependencies = DependencyRows(calls.paths)
-    for done, p in enumerate(calls.paths, 1):
-        calls.add(p, resolver.calls_of(p, dependencies))
-        if done % _RESOLVED_AT_ONCE == 0:
-            resolver.drop_unread()
-        elif done % _PARSES_AT_ONCE == 0:
-            parses.drop_unread()
+    bounds = _runs(parses, calls.paths, parts)
+    others = []
+    for k, (lo, hi) in enumerate(itertools.pairwise(bounds[1:]), 1):
+        folder = spool / f"resolved_{k}"
+        run = partial(_resolve_run, resolver, parses, calls, lo, hi, folder)
+        others.append((folder, _forked(run)))
+    for p, calls_of_p in _resolved(resolver, parses, calls.paths[: bounds[1]], dependencies):
+        calls.add(p, calls_of_p)
+    for folder, join in others:
+        join()
+        calls.extend(np.load(folder / "calls.npy"), np.load(folder / "counts.npy").tolist())
+        with open(folder / "names.json") as fh:
+            names = json.load(fh)
+        dependencies.join(names, np.load(folder / "reads.npy"), np.load(folder / "tries.npy"))
+        shutil.rmtree(folder)
     calls.finish()
     # the names' arrays taken, the resolver's tables go before the dependencies' are made
     names = resolver.by_name.arrays(calls.paths)
@@ -358,42 +391,120 @@ def _resolve_calls(
     return list(resolution)
 
 
+def _resolved(
+    resolver: Resolver, parses: SpooledParses, paths: list[str], dependencies: DependencyRows
+) -> Iterator[tuple[str, list[tuple[int, str, int]]]]:
+    """Each of ``paths`` with its calls resolved, what resolution read dropped as it goes."""
+    for done, p in enumerate(paths, 1):
+        yield p, resolver.calls_of(p, dependencies)
+        if done % _RESOLVED_AT_ONCE == 0:
+            resolver.drop_unread()
+        elif done % _PARSES_AT_ONCE == 0:
+            parses.drop_unread()
+
+
+def _resolve_run(
+    resolver: Resolver,
+    parses: SpooledParses,
+    calls: SpooledCalls,
+    lo: int,
+    hi: int,
+    folder: Path,
+) -> str:
+    """Files ``lo:hi`` of ``calls.paths`` resolved (in a forked child), their call rows and
+    dependency rows written to ``folder`` for the first run's process to append."""
+    folder.mkdir()
+    dependencies = DependencyRows(calls.paths)
+    rows, counts = [np.empty((0, 4), np.int64)], []
+    for p, calls_of_p in _resolved(resolver, parses, calls.paths[lo:hi], dependencies):
+        rows.append(calls.rows_of(p, calls_of_p))
+        counts.append(len(calls_of_p))
+    names, reads, tries = dependencies.rows()
+    write_array(folder / "calls.npy", np.concatenate(rows))
+    write_array(folder / "counts.npy", np.array(counts, np.int64))
+    write_array(folder / "reads.npy", reads)
+    write_array(folder / "tries.npy", tries)
+    with open(folder / "names.json", "w") as fh:
+        json.dump(names, fh)
+    return ""
+
+
+def _runs(parses: SpooledParses, paths: list[str], parts: int) -> list[int]:
+    """Bounds of ``parts`` runs of ``paths`` with about as many call sites each (the bytes of
+    their parses' calls, and a little for each file): resolution's time goes with them."""
+    number = {p: i for i, p in enumerate(parses.paths)}
+    ends = np.asarray(parses.arrays["callsites_off"])
+    at = np.array([number[p] for p in paths], np.int64).reshape(-1)
+    work = np.cumsum(ends[at + 1] - ends[at] + _FILE_WORK, dtype=np.float64)
+    total = work[-1] if work.size else 0.0
+    cuts = np.searchsorted(work, total * np.arange(1, parts) / parts).tolist()
+    return [0, *cuts, len(paths)]
+
+
+# the most files resolved in two runs at once by default: each run's process holds its
+# own tables of the files it reads, and at the whole Linux kernel's 55k files two took the
+# process tree to 4.15 GB at the resolve stage against 3.31 GB with one (the kernel
+# subset's 8.5k files: ~0.7 GB, docs/MEASUREMENTS.md)
+_RUNS_UP_TO = 20_000
+
+# a file's share of resolution beyond its calls, counted as bytes of its parse's calls
+_FILE_WORK = 256
+
+
 def _resolve_apart(
     calls: SpooledCalls,
     parses: SpooledParses,
     config: IndexConfig,
     settings: dict[str, object],
     spool: Path,
+    workers: int | None = None,
 ) -> dict[str, np.ndarray]:
     """``_resolve_calls`` in a child process where one can be forked (as ``_load_all``'s
     workers are), its arrays mapped back from the spool. Resolution makes millions of small
     objects and keeps few, but those few pin the allocator's pages: in process, a build of
     the Linux kernel's kernel/ mm/ net/ kept ~0.1 GB it had freed through every later stage
-    (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits."""
+    (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits.
+    The child resolves in as many runs at once as there are parsing workers (``workers``;
+    by default two where there are two cores and 64 to ``_RUNS_UP_TO`` files): resolving on
+    one core took a tenth of the kernel subset's build on two."""
     forkable = hasattr(os, "fork") and threading.active_count() == 1
     if not forkable:
         names = _resolve_calls(calls, parses, config, settings, spool)
     else:
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: report the names, or why it failed, and leave at once
-            os.close(read)
-            code, out = 0, b""
-            try:
-                out = "\n".join(_resolve_calls(calls, parses, config, settings, spool)).encode()
-            except BaseException:  # noqa: BLE001 - any failure goes to the parent
-                code, out = 1, traceback.format_exc().encode()
-            with os.fdopen(write, "wb") as fh:
-                fh.write(out)
-            os._exit(code)
-        os.close(write)
+        by_default = min(os.cpu_count() or 1, 2) if 64 <= len(calls.paths) <= _RUNS_UP_TO else 1
+        parts = workers or by_default
+        work = partial(_resolve_calls, calls, parses, config, settings, spool, parts)
+        out = _forked(lambda: "\n".join(work()))()
+        names = out.split("\n") if out else []
+    return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
+
+
+def _forked(work: Callable[[], str]) -> Callable[[], str]:
+    """``work`` started in a forked child; returns what waits for the child to end and
+    gives what ``work`` returned, or raises with the child's traceback if it failed."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the result, or why it failed, and leave at once
+        os.close(read)
+        code, out = 0, b""
+        try:
+            out = work().encode()
+        except BaseException:  # noqa: BLE001 - any failure goes to the parent
+            code, out = 1, traceback.format_exc().encode()
+        with os.fdopen(write, "wb") as fh:
+            fh.write(out)
+        os._exit(code)
+    os.close(write)
+
+    def join() -> str:
         with os.fdopen(read, "rb") as fh:
             out = fh.read().decode()
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             raise RuntimeError(f"call resolution failed in its process:\n{out}")
-        names = out.split("\n") if out else []
-    return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
+        return out
+
+    return join
 
 
 class WindowRows:
@@ -447,8 +558,7 @@ def add_file_fragments(
     fragments' BM25 rows go (counted with the parse), rather than the tables' index."""
     win_frag = np.empty(prep.win_start.size, np.int64)
     new_fids, new_windows = [], []
-    for i, key in enumerate(prep.win_key.tolist()):
-        encoded = prep.encoded(i)
+    for i, (key, encoded) in enumerate(zip(prep.win_key.tolist(), prep.encoded(), strict=True)):
         fid = t.by_text.find(key, encoded)
         if fid is None:
             fid = new_fragment(t, encoded, key, locate)

@@ -169,6 +169,24 @@ class DependencyRows:
             t[:, 0], t[:, 1] = tried, f
             self._tries.append(t)
 
+    def rows(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The rows gathered (read, tried), numbered by the names listed, as another
+        process's ``join`` takes them."""
+        r = np.concatenate([np.empty((0, 3), np.int32), *self._reads])
+        t = np.concatenate([np.empty((0, 2), np.int32), *self._tries])
+        return list(self.ids), r, t
+
+    def join(self, names: list[str], reads: np.ndarray, tries: np.ndarray) -> None:
+        """Rows that another process gathered (``rows``) over files after all of these: its
+        names numbered on after these in the order it first met them, as if this one had
+        resolved those files too."""
+        ids = self.ids
+        rename = np.array([ids.setdefault(n, len(ids)) for n in names], np.int32)
+        r, t = np.array(reads, np.int32), np.array(tries, np.int32)
+        r[:, 0], r[:, 2], t[:, 0] = rename[r[:, 0]], rename[r[:, 2]], rename[t[:, 0]]
+        self._reads.append(r)
+        self._tries.append(t)
+
     def arrays(
         self, kept: tuple[SavedDependencies, np.ndarray] | None = None
     ) -> dict[str, np.ndarray]:

@@ -139,12 +139,19 @@ class SpooledCalls(LazyDict[str, list[tuple[int, str, int]]]):
 
     def add(self, path: str, calls: list[tuple[int, str, int]]) -> None:
         """The next file's calls (in ``paths``' order)."""
-        i, number = len(self._ends) - 1, self._number
-        assert self.paths[i] == path
-        self._writer().write(
-            np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
-        )
-        self._ends.append(self._ends[-1] + len(calls))
+        assert self.paths[len(self._ends) - 1] == path
+        self.extend(self.rows_of(path, calls), [len(calls)])
+
+    def rows_of(self, path: str, calls: list[tuple[int, str, int]]) -> np.ndarray:
+        """A file's calls as the rows ``add`` writes (in any process)."""
+        i, number = self._number[path], self._number
+        return np.array([(i, s, number[t], n) for s, t, n in calls], np.int64).reshape(-1, 4)
+
+    def extend(self, rows: np.ndarray, counts: list[int]) -> None:
+        """The next files' rows (``rows_of``), ``counts[k]`` of them the k-th file's."""
+        self._writer().write(rows)
+        for count in counts:
+            self._ends.append(self._ends[-1] + count)
 
     def finish(self) -> None:
         """Every file's calls written, with their bounds; ``map_back`` then reads them."""

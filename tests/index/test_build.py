@@ -58,6 +58,8 @@ def test_two_workers_save_the_index_one_saves_byte_for_byte(
         {f"lib/part_{i}.c": f"int part_{i}(int x) {{ return x + {i}; }}\n" for i in range(30)}
     )
     files["lib/dup.c"] = files["lib/part_3.c"]  # a fragment at two places
+    # its windows' text sent apart from its content
+    files["lib/crlf.c"] = "".join(f"int c{i}(void) {{ return {i}; }}\r\n" for i in range(30))
     root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **files}, use_git=False)
     (root / "lib/blob.c").write_bytes(b"\x00\x01" * 100)  # skipped, and counted as such
     readers = tmp_path / "readers"
@@ -191,6 +193,71 @@ def test_a_build_resolves_in_a_child_and_saves_what_resolving_in_process_does(
         waiting.join()
     assert log.read_text().split() == [str(os.getpid())]
     assert _generation(root, tmp_path / "apart") == _generation(root, tmp_path / "in")
+
+
+def test_a_build_resolves_its_files_in_runs_at_once_and_saves_what_one_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two or three workers, the files are resolved in as many runs at once (forked
+    from the process that made the resolver's tables), their calls and dependencies
+    appended in path order, the names each run met renumbered as one run meets them: every
+    array of the saved index is the one a single run writes."""
+    texts = {
+        "inc/a.h": "int f(int x);\nstruct s { int v; };\n#define TWICE(x) f(f(x))\n",
+        "inc/b.h": '#include "a.h"\nint h(struct s *p);\n',
+        "src/a.c": '#include "../inc/a.h"\nint f(int x) { return x + 1; }\n',
+    }
+    for i in range(24):
+        head = "../inc/b.h" if i % 3 else "../inc/a.h"
+        texts[f"src/m{i:02}.c"] = (
+            f'#include "{head}"\nint g{i}(int y) {{ return TWICE(y) + h{i % 4}(0); }}\n'
+            f"int k{i}(void) {{ return g{i}(1) + missing_{i % 5}(); }}\n"
+        )
+    root = make_repo(tmp_path / "r", {**texts, **OTHER_LANG_FILES}, use_git=False)
+    pids = tmp_path / "resolving"
+    calls_of = Resolver.calls_of
+
+    def logged(self: Resolver, path: str, rows: object = None) -> list:
+        with open(pids, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return calls_of(self, path, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "calls_of", logged)
+    saved = {}
+    for workers in (1, 2, 3):
+        pids.write_text("")
+        RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / f"w{workers}")), workers=workers)
+        assert len(set(pids.read_text().split())) == workers
+        saved[workers] = _generation(root, tmp_path / f"w{workers}")
+    arrays, manifest = saved[1]
+    assert any(name.startswith("dep_names") for name in arrays)
+    for workers in (2, 3):
+        assert [n for n in arrays if arrays[n] != saved[workers][0][n]] == []
+        assert saved[workers][1] == manifest
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one run on one core")
+def test_a_build_resolves_in_two_runs_by_default_only_up_to_a_number_of_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each run's process holds its own tables: at the whole kernel's 55k files two took
+    the process tree over its memory bound, so a larger repository resolves in one."""
+    texts = {f"src/m{i:02}.c": f"int g{i}(int y) {{ return y + {i}; }}\n" for i in range(70)}
+    root = make_repo(tmp_path / "r", texts, use_git=False)
+    pids = tmp_path / "resolving"
+    calls_of = Resolver.calls_of
+
+    def logged(self: Resolver, path: str, rows: object = None) -> list:
+        with open(pids, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return calls_of(self, path, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "calls_of", logged)
+    for most, runs in ((100, 2), (69, 1)):
+        monkeypatch.setattr(build, "_RUNS_UP_TO", most)
+        pids.write_text("")
+        RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / f"i{most}")))
+        assert len(set(pids.read_text().split())) == runs
 
 
 def test_a_build_drops_the_parses_it_no_longer_reads_as_it_resolves(
@@ -383,6 +450,33 @@ def test_a_parsing_worker_sends_its_parse_encoded_as_the_spool_writes_it(tmp_pat
     assert got.parse.texts == [symbols_of(fresh), definitions_of(fresh), callsites_of(fresh)]
     for name, values in zip(NODE_ROWS, got.parse.rows, strict=True):
         assert np.array_equal(values, getattr(fresh, name))
+
+
+def test_a_parsing_worker_leaves_out_the_windows_text_where_the_content_holds_it(
+    tmp_path: Path,
+) -> None:
+    """A file's windows are slices of its lines joined by newlines, which its content holds
+    but where lines end in a carriage return: a worker sends that text only then (it was a
+    third of what workers sent), and both files' windows are the texts ``windows`` cuts."""
+    body = "".join(f"int f{i}(int x) {{ return x + {i}; }} /* \u00e9 */\n" for i in range(45))
+    root = make_repo(tmp_path / "r", {"lf.c": body, "crlf.c": body.replace("\n", "\r\n")})
+    config = IndexConfig()
+    build._JOB = (root, config, {}, None)
+    try:
+        lf, crlf = build._load_and_prepare("lf.c"), build._load_and_prepare("crlf.c")
+    finally:
+        build._JOB = None
+    assert isinstance(lf, build.LoadedFile) and lf.prep is not None
+    assert isinstance(crlf, build.LoadedFile) and crlf.prep is not None
+    assert lf.prep.win_text is None and lf.content is not None
+    assert crlf.prep.win_text is not None
+    lf.prep.win_text = lf.content  # as the build's main process does
+    for got in (lf, crlf):
+        assert got.content is not None and got.prep is not None
+        lines = split_lines(got.content.decode())
+        cut = build.windows(lines, config.fragment_lines, config.stride)
+        assert len(cut) > 2
+        assert got.prep.encoded() == [w.text.encode() for w in cut]
 
 
 def test_a_saved_generations_files_are_synced_before_it_goes_live_and_scratch_never(
