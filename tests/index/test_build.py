@@ -170,6 +170,21 @@ def _resolver_pids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
+def _calls_of_pids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A file each ``Resolver.calls_of`` call appends its process's id to: which processes
+    resolved files."""
+    log = tmp_path / "resolving"
+    calls_of = Resolver.calls_of
+
+    def logged(self: Resolver, path: str, rows: object = None) -> list:
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return calls_of(self, path, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "calls_of", logged)
+    return log
+
+
 def test_a_build_resolves_in_a_child_and_saves_what_resolving_in_process_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,15 +229,7 @@ def test_a_build_resolves_its_files_in_runs_at_once_and_saves_what_one_run_does(
             f"int k{i}(void) {{ return g{i}(1) + missing_{i % 5}(); }}\n"
         )
     root = make_repo(tmp_path / "r", {**texts, **OTHER_LANG_FILES}, use_git=False)
-    pids = tmp_path / "resolving"
-    calls_of = Resolver.calls_of
-
-    def logged(self: Resolver, path: str, rows: object = None) -> list:
-        with open(pids, "a") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return calls_of(self, path, rows)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Resolver, "calls_of", logged)
+    pids = _calls_of_pids(tmp_path, monkeypatch)
     saved = {}
     for workers in (1, 2, 3):
         pids.write_text("")
@@ -244,15 +251,7 @@ def test_a_build_resolves_in_two_runs_by_default_only_up_to_a_number_of_files(
     the process tree over its memory bound, so a larger repository resolves in one."""
     texts = {f"src/m{i:02}.c": f"int g{i}(int y) {{ return y + {i}; }}\n" for i in range(70)}
     root = make_repo(tmp_path / "r", texts, use_git=False)
-    pids = tmp_path / "resolving"
-    calls_of = Resolver.calls_of
-
-    def logged(self: Resolver, path: str, rows: object = None) -> list:
-        with open(pids, "a") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return calls_of(self, path, rows)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Resolver, "calls_of", logged)
+    pids = _calls_of_pids(tmp_path, monkeypatch)
     for most, runs in ((100, 2), (69, 1)):
         monkeypatch.setattr(build, "_RUNS_UP_TO", most)
         pids.write_text("")
