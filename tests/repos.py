@@ -5,12 +5,13 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import git
 
-from repomem.index.parsing import ParsedFile
+from repomem.index.parsing import ParsedFile, parse_source, split_lines
+from repomem.index.repo import RepoIndex
 
 PY_FILES: dict[str, str] = {
     "pkg/__init__.py": "from .util import helper\n",
@@ -152,6 +153,32 @@ def make_repo(root: Path, files: dict[str, str] | None = None, *, use_git: bool 
         repo.git.add(all=True)
         repo.index.commit("fixture")
     return root
+
+
+def saved_and_fresh_parses(
+    root: Path, source: str, edits: list[str]
+) -> Iterator[tuple[ParsedFile, ParsedFile, bool]]:
+    """A Python module ``m.py`` of ``source`` (beside the fixture package) indexed and loaded:
+    the saved parse of ``m.py`` and of ``pkg/core.py`` with a fresh parse of its text, then,
+    ``m.py`` updated to each of ``edits`` in turn (spliced or parsed whole), the index's parse
+    with a fresh parse of the edit; the third value says whether it is an edit's."""
+    make_repo(root, {"m.py": source}, use_git=False)
+    RepoIndex.build(root)
+    index = RepoIndex.load(root)
+
+    def fresh(path: str, text: str) -> ParsedFile:
+        return parse_source(path, "python", text, "d", split_lines(text))
+
+    for path in ("m.py", "pkg/core.py"):
+        text = index.file_text(path)
+        saved = index.parse(path)
+        assert text is not None and saved is not None
+        yield saved, fresh(path, text), False
+    for text in edits:
+        index.update_file("m.py", text)
+        saved = index.parse("m.py")
+        assert saved is not None
+        yield saved, fresh("m.py", text), True
 
 
 def run_repomem(

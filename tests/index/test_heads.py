@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from repos import make_repo
+from repos import saved_and_fresh_parses
 
 from repomem.index import heads
-from repomem.index.parsing import Lines, parse_source, split_lines
-from repomem.index.repo import RepoIndex
+from repomem.index.parsing import Lines, parse_source
 
 SOURCE = '''\
 import functools
@@ -83,21 +82,11 @@ def test_a_python_parse_keeps_each_definitions_header_and_docstring_rows() -> No
 def test_a_saved_index_and_an_update_keep_the_rows_a_fresh_parse_finds(tmp_path: Path) -> None:
     """The rows are saved with the node rows (a loaded index's parse reads them in place),
     and an edit, spliced or parsed whole, gives the rows a parse of the new text gives."""
-    root = make_repo(tmp_path / "r", {"m.py": SOURCE}, use_git=False)
-    RepoIndex.build(root)
-    index = RepoIndex.load(root)
-    for path in ("m.py", "pkg/core.py"):
-        text = index.file_text(path)
-        assert text is not None
-        fresh = parse_source(path, "python", text, "d", split_lines(text))
-        assert np.array_equal(index.parse(path).node_head, fresh.node_head)
     edits = [
         SOURCE.replace("    x = 1\n", '    def o(self):\n        """New."""\n\n    x = 1\n'),
         SOURCE.replace("def long(a,  # (a comment's bracket\n", "def long(\n    a,\n"),
         SOURCE.replace('    lines."""', '\n    lines."""'),
     ]
-    for text in edits:
-        index.update_file("m.py", text)
-        fresh = parse_source("m.py", "python", text, "d", split_lines(text))
-        assert fresh.node_head.any()
-        assert np.array_equal(index.parse("m.py").node_head, fresh.node_head)
+    for saved, fresh, edited in saved_and_fresh_parses(tmp_path / "r", SOURCE, edits):
+        assert fresh.node_head.any() or not edited
+        assert np.array_equal(saved.node_head, fresh.node_head)

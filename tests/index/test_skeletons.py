@@ -7,12 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from repos import make_repo
+from repos import saved_and_fresh_parses
 
 from repomem.index import skeletons
 from repomem.index.parsed import Definition, ParsedFile
 from repomem.index.parsing import parse_source, split_lines
-from repomem.index.repo import RepoIndex
 
 SOURCE = """\
 class A:
@@ -92,19 +91,6 @@ def test_a_saved_index_and_an_update_keep_what_a_fresh_parse_finds(tmp_path: Pat
     """The array is saved with the node rows (a loaded index's parse reads it in place, its
     definitions still the saved columns), and an edit, spliced or parsed whole, gives what a
     parse of the new text gives."""
-    root = make_repo(tmp_path / "r", {"m.py": SOURCE}, use_git=False)
-    RepoIndex.build(root)
-    index = RepoIndex.load(root)
-    for path in ("m.py", "pkg/core.py"):
-        text = index.file_text(path)
-        assert text is not None
-        fresh = parse_source(path, "python", text, "d", split_lines(text))
-        saved = index.parse(path)
-        assert saved is not None
-        assert np.array_equal(saved.class_methods, fresh.class_methods)
-        for d in fresh.definitions:
-            if d.is_class:
-                assert skeletons.public_methods(saved, d.node) == _scanned(fresh, d)
     edits = [
         SOURCE.replace(
             "    def run(self):\n", "    def walk(self):\n        pass\n\n    def run(self):\n"
@@ -112,8 +98,10 @@ def test_a_saved_index_and_an_update_keep_what_a_fresh_parse_finds(tmp_path: Pat
         SOURCE.replace("class Empty:\n    def _private", "class Empty:\n    def public"),
         SOURCE.replace("if True:\n    class A:", "if True:\n    class B:"),
     ]
-    for text in edits:
-        index.update_file("m.py", text)
-        fresh = parse_source("m.py", "python", text, "d", split_lines(text))
-        assert fresh.class_methods.size
-        assert np.array_equal(index.parse("m.py").class_methods, fresh.class_methods)
+    for saved, fresh, edited in saved_and_fresh_parses(tmp_path / "r", SOURCE, edits):
+        assert fresh.class_methods.size or not edited
+        assert np.array_equal(saved.class_methods, fresh.class_methods)
+        if not edited:
+            for d in fresh.definitions:
+                if d.is_class:
+                    assert skeletons.public_methods(saved, d.node) == _scanned(fresh, d)
