@@ -100,7 +100,7 @@ def definition_card(
         return _braced_card(path, pf, lines, definition, calls or dict)
     # each header is read once, for the card's text and its brief form alike
     if definition.is_class:
-        public = public_methods(pf, definition)
+        public = skeletons.public_methods(pf, definition.node)  # as the parse found them
         methods = skeleton_methods(public, calls or dict)
         headers = {d.node: _header(pf, lines, d) for d in (definition, *methods)}
         text = _class_text(pf, lines, definition, methods, len(public) - len(methods), headers)
@@ -167,12 +167,6 @@ def _head(pf: ParsedFile, lines: Sequence[str], node: int, head: list[str]) -> l
     start = int(pf.node_start[node])
     text = lines[_decorated_start(pf, lines, node) : start] + head
     return text + heads.docstring(pf, lines, node)
-
-
-def public_methods(pf: ParsedFile, definition: Definition) -> list[Definition]:
-    """A class's own public methods (and constructor), in source order, as the file's parse
-    found them (``skeletons``)."""
-    return skeletons.public_methods(pf, definition.node)
 
 
 def skeleton_methods(
