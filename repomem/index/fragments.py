@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from repomem.index.parsing import ParsedFile
@@ -64,18 +65,43 @@ def window_nodes(pf: ParsedFile, wins: list[Window]) -> tuple[np.ndarray, ...]:
     if not wins or pf.line_owner.size == 0:
         empty = np.empty(0, np.int64)
         return empty, empty, np.empty(0, np.float64)
-    win_of = np.repeat(np.arange(len(wins)), sizes)
-    first = np.cumsum(sizes) - sizes
-    line = starts[win_of] + (np.arange(win_of.size) - first[win_of])
-    owner = pf.line_owner[line].astype(np.int64)
-    length = pf.line_len[line].astype(np.float64)
-    keep = (owner >= 0) & (length > 0)
-    span = pf.n_nodes + 1
-    keys, inverse = np.unique(win_of[keep] * span + owner[keep], return_inverse=True)
-    weight = np.bincount(inverse, weights=length[keep])
-    win, node = keys // span, keys % span
-    total = np.bincount(win, weights=weight, minlength=len(wins))
-    return win, node, weight / total[win]
+    return _window_weights(starts, sizes, pf.line_owner, pf.line_len, pf.n_nodes)
+
+
+@numba.njit(cache=True, nogil=True)
+def _window_weights(
+    starts: np.ndarray, sizes: np.ndarray, owner: np.ndarray, line_len: np.ndarray, nodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``window_nodes``'s triples, each window's nodes summed in a table of the nodes and
+    sorted, rather than every (window, node) pair of the file sorted at once; the characters
+    are whole numbers, so their float sums are exact in either order."""
+    total = 0
+    for w in range(starts.size):
+        total += sizes[w]
+    win = np.empty(total, np.int64)
+    node = np.empty(total, np.int64)
+    weight = np.empty(total, np.float64)
+    chars = np.zeros(nodes + 1, np.int64)
+    n = 0
+    for w in range(starts.size):
+        first = n
+        for line in range(starts[w], starts[w] + sizes[w]):
+            o = owner[line]
+            if o >= 0 and line_len[line] > 0:
+                if chars[o] == 0:
+                    node[n] = o
+                    n += 1
+                chars[o] += line_len[line]
+        node[first:n].sort()
+        code = 0.0
+        for k in range(first, n):
+            weight[k] = float(chars[node[k]])
+            code += weight[k]
+            chars[node[k]] = 0
+        for k in range(first, n):
+            win[k] = w
+            weight[k] = weight[k] / code
+    return win[:n].copy(), node[:n].copy(), weight[:n].copy()
 
 
 def one_window_nodes(pf: ParsedFile, start: int, end: int) -> dict[int, float]:
