@@ -25,7 +25,13 @@ import numpy as np
 from repomem.config import IndexConfig
 from repomem.core import Location
 from repomem.index import langs
-from repomem.index.bm25 import BM25Index, SpooledRows, TermCounts, count_terms
+from repomem.index.bm25 import (
+    BM25Index,
+    SpooledRows,
+    TermCounts,
+    count_encoded_terms,
+    count_terms,
+)
 from repomem.index.files import (
     FileScan,
     FileSkipped,
@@ -116,7 +122,7 @@ def prepare_file(
     span = np.empty((len(wins), 2), np.int64)
     span[:, 0] = np.r_[0, newlines + 1][starts]
     span[:, 1] = np.r_[newlines, len(text)][ends - 1]
-    counts = count_terms(lines, [(w.start, w.end) for w in wins]) if terms else None
+    counts = count_encoded_terms(text, [(w.start, w.end) for w in wins]) if terms else None
     return PreparedFile(
         pf,
         starts,
