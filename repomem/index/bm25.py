@@ -345,10 +345,29 @@ def count_encoded_terms(text: bytes, spans: Sequence[tuple[int, int]]) -> TermCo
     distinct word is decoded."""
     flat, line_of, first, end = _word_ids(np.frombuffer(text, np.uint8))
     bounds = np.array(spans, np.int64).reshape(-1, 2)
-    words = [text[s:e].decode("ascii") for s, e in zip(first.tolist(), end.tolist(), strict=True)]
+    words = _spaced(np.frombuffer(text, np.uint8), first, end).tobytes().decode("ascii").split()
     # the tokens are in line order: a span's are those from its first line to its end
     lo, hi = np.searchsorted(line_of, bounds[:, 0]), np.searchsorted(line_of, bounds[:, 1])
     return TermCounts(words, *_doc_terms(flat, lo, hi, len(words)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _spaced(text: npt.NDArray[np.uint8], first: IntArray, end: IntArray) -> npt.NDArray[np.uint8]:
+    """The words ``text[first[i]:end[i]]`` (ASCII, without blanks) one after another, each
+    followed by a space: decoded and split at once rather than sliced and decoded one by one
+    (a tenth of the term counting)."""
+    size = 0
+    for i in range(first.size):
+        size += end[i] - first[i] + 1
+    out = np.empty(size, np.uint8)
+    n = 0
+    for i in range(first.size):
+        for k in range(first[i], end[i]):
+            out[n] = text[k]
+            n += 1
+        out[n] = 32
+        n += 1
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
