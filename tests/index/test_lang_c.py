@@ -4,6 +4,8 @@ macros, types, C++ namespaces, classes and receivers, and updates equal to a reb
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from test_index import assert_same
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import cmacros, langs
-from repomem.index.langs.c import RECEIVER, _open_namespaces
+from repomem.index.langs.c import RECEIVER, _has_static, _open_namespaces
 from repomem.index.languages import code_language
 from repomem.index.parsing import _closers
 from repomem.index.repo import RepoIndex
@@ -750,3 +752,18 @@ def test_macro_lines_the_grammar_would_misread_are_blanked(source: bytes, blanke
     for macro in blanked:
         expected = expected.replace(macro, b" " * len(macro), 1)
     assert view == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_static_is_found_as_the_word_pattern_finds_it(seed: int) -> None:
+    """A declaration is static where ``\\bstatic\\b`` searched between its start and its name
+    finds the word: the byte before the start counts as a neighbour, the byte at the end
+    does not."""
+    rng = random.Random(seed)
+    pieces = ["static", "static", "_", "x", "1", " ", "\n", "(", "*", "é"]
+    for _ in range(400):
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))).encode()
+        start = rng.randint(0, len(source))
+        end = rng.randint(start, len(source))
+        expected = re.compile(rb"\bstatic\b").search(source, start, end) is not None
+        assert _has_static(source, start, end) == expected, (source, start, end)

@@ -85,7 +85,6 @@ _DECLARATORS = frozenset(
 )
 _TYPES = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
 _SCOPED = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
-_STATIC = re.compile(rb"\bstatic\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 # an include guard's macro is no definition anyone asks for
 _GUARDS = ("_H", "_H_", "_H__", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_")
@@ -878,7 +877,7 @@ class _Extractor:
         if leaf is None or not parts:
             return None
         qual = _qual(prefix, ".".join(parts))
-        static = not member and _STATIC.search(self.source, d.start_byte, leaf.start_byte)
+        static = not member and _has_static(self.source, d.start_byte, leaf.start_byte)
         receiver = None if member else _receiver_type(leaf)
         if kind == "function_definition":
             self._define(qual, i, False)
@@ -1095,6 +1094,20 @@ def _loose_namespaces(root: Node) -> list[tuple[int, int, str | None]]:
 
 
 _NAMESPACE_NAMES = frozenset({"namespace_identifier", "nested_namespace_specifier", "identifier"})
+
+
+def _has_static(source: bytes, start: int, end: int) -> bool:
+    """Whether the word ``static`` is in ``source[start:end]``: what ``re``'s ``\\bstatic\\b``
+    finds searched from ``start`` to ``end`` (the byte before ``start`` is read, the one at
+    ``end`` is not), by ``bytes.find``, which ``re`` took ~20 ns a byte to do."""
+    at = source.find(b"static", start, end)
+    while at >= 0:
+        before = source[at - 1 : at] if at > 0 else b""
+        after = source[at + 6 : at + 7] if at + 6 < end else b""
+        if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+            return True
+        at = source.find(b"static", at + 1, end)
+    return False
 
 
 def _qual(prefix: str, name: str) -> str:
