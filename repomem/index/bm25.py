@@ -336,7 +336,9 @@ def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermC
     return count_encoded_terms("\n".join(lines).encode("utf-8", "surrogatepass"), spans)
 
 
-def count_encoded_terms(text: bytes, spans: Sequence[tuple[int, int]]) -> TermCounts:
+def count_encoded_terms(
+    text: bytes, spans: Sequence[tuple[int, int]] | npt.NDArray[np.int32]
+) -> TermCounts:
     """``count_terms`` of lines already joined by newlines and encoded (a parsing worker has
     them so for its windows' bounds). Tokens never cross a line, so each line is tokenized
     once however many windows hold it: the lines are tokenized as one UTF-8 text by

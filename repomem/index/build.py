@@ -40,7 +40,7 @@ from repomem.index.files import (
     load_file,
     repository_root,
 )
-from repomem.index.fragments import window_nodes, windows
+from repomem.index.fragments import window_bounds, window_nodes
 from repomem.index.graph import CallRows, build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
@@ -114,15 +114,13 @@ def prepare_file(
     update leaves it to ``_add_file_fragments``, which counts only the windows it adds."""
     lines = split_lines(f.text)
     pf = parsed or parse_source(f.path, f.language, f.text, f.digest, lines)
-    wins = windows(lines, config.fragment_lines, config.stride)
+    starts, ends = window_bounds(pf.line_len, config.fragment_lines, config.stride)
     text = "\n".join(lines).encode("utf-8", "surrogatepass")
     newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
-    starts = np.array([w.start for w in wins], np.int32)
-    ends = np.array([w.end for w in wins], np.int32)
-    span = np.empty((len(wins), 2), np.int64)
+    span = np.empty((starts.size, 2), np.int64)
     span[:, 0] = np.r_[0, newlines + 1][starts]
     span[:, 1] = np.r_[newlines, len(text)][ends - 1]
-    counts = count_encoded_terms(text, [(w.start, w.end) for w in wins]) if terms else None
+    counts = count_encoded_terms(text, np.stack([starts, ends], 1)) if terms else None
     return PreparedFile(
         pf,
         starts,
@@ -130,7 +128,7 @@ def prepare_file(
         text,
         span,
         np.array([bytes_key(text[lo:hi]) for lo, hi in span.tolist()], np.int64),
-        *window_nodes(pf, wins),
+        *window_nodes(pf, starts, ends),
         counts,
     )
 

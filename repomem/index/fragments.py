@@ -20,20 +20,31 @@ class Window:
 
 def windows(lines: list[str], size: int, stride: int) -> list[Window]:
     """Fragment windows of ``size`` lines starting every ``stride`` lines until one reaches
-    the end of the file.
+    the end of the file (``window_bounds``), with their text."""
+    line_len = np.fromiter(map(len, map(str.rstrip, lines)), np.int32, len(lines))
+    starts, ends = window_bounds(line_len, size, stride)
+    return [
+        Window(start, end, "\n".join(lines[start:end]))
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True)
+    ]
 
-    All-blank windows are dropped: they can match nothing and carry no structure.
-    """
-    out = []
-    n = len(lines)
-    for start in range(0, n, stride):
-        end = min(start + size, n)
-        text = "\n".join(lines[start:end])
-        if text.strip():
-            out.append(Window(start, end, text))
-        if end == n:
-            break
-    return out
+
+def window_bounds(line_len: np.ndarray, size: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first lines and ends (exclusive, int32) of the windows of ``size`` lines starting
+    every ``stride`` lines until one reaches the end of a file of ``line_len.size`` lines,
+    ``line_len`` being each line's length without its trailing blanks (``ParsedFile``'s).
+
+    All-blank windows are dropped: they can match nothing and carry no structure."""
+    n = line_len.size
+    starts = np.arange(0, n, stride, dtype=np.int64)
+    ends = np.minimum(starts + size, n)
+    reach = np.flatnonzero(ends == n)  # the first window to reach the end is the last
+    if reach.size:
+        starts, ends = starts[: reach[0] + 1], ends[: reach[0] + 1]
+    filled = np.zeros(n + 1, np.int64)
+    np.cumsum(line_len > 0, out=filled[1:])
+    keep = filled[ends] > filled[starts]
+    return starts[keep].astype(np.int32), ends[keep].astype(np.int32)
 
 
 def shown_span(lines: list[str], start: int, end: int, stride: int) -> tuple[int, int]:
@@ -53,19 +64,21 @@ def shown_lines(lines: list[str], start: int, end: int, stride: int) -> str:
     return "\n".join(lines[first:last])
 
 
-def window_nodes(pf: ParsedFile, wins: list[Window]) -> tuple[np.ndarray, ...]:
-    """For all windows of a file at once: (window index, local node, weight) triples.
+def window_nodes(
+    pf: ParsedFile, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For all windows ``[starts[i], ends[i])`` of a file at once: (window index, local node,
+    weight) triples.
 
     Each line belongs to its deepest statement node, so a window's nodes do not overlap; a
     node's weight is its share of the window's code characters (Eq. 8's ``len_k`` over their
     sum). Blank and comment-only lines belong to none; a window without code has no entries.
     """
-    starts = np.array([w.start for w in wins], np.int64)
-    sizes = np.array([w.end - w.start for w in wins], np.int64)
-    if not wins or pf.line_owner.size == 0:
+    if not starts.size or pf.line_owner.size == 0:
         empty = np.empty(0, np.int64)
         return empty, empty, np.empty(0, np.float64)
-    return _window_weights(starts, sizes, pf.line_owner, pf.line_len, pf.n_nodes)
+    sizes = ends.astype(np.int64) - starts
+    return _window_weights(starts.astype(np.int64), sizes, pf.line_owner, pf.line_len, pf.n_nodes)
 
 
 @numba.njit(cache=True, nogil=True)

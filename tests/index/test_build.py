@@ -18,6 +18,7 @@ from repomem.config import IndexConfig
 from repomem.index import build, saved_parse, store
 from repomem.index import files as files_module
 from repomem.index.files import SourceFile
+from repomem.index.fragments import windows
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
@@ -473,7 +474,7 @@ def test_a_parsing_worker_leaves_out_the_windows_text_where_the_content_holds_it
     for got in (lf, crlf):
         assert got.content is not None and got.prep is not None
         lines = split_lines(got.content.decode())
-        cut = build.windows(lines, config.fragment_lines, config.stride)
+        cut = windows(lines, config.fragment_lines, config.stride)
         assert len(cut) > 2
         assert got.prep.encoded() == [w.text.encode() for w in cut]
 

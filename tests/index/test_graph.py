@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from repos import OTHER_LANG_FILES, make_repo, parsed_fields
 
-from repomem.index.fragments import Window, one_window_nodes, window_nodes, windows
+from repomem.index.fragments import (
+    Window,
+    one_window_nodes,
+    window_bounds,
+    window_nodes,
+    windows,
+)
 from repomem.index.parsing import TreeCache, _edit, parse_source, split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver, moved_definitions
@@ -20,6 +26,10 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
     root = make_repo(tmp_path_factory.mktemp("graph") / "repo", OTHER_LANG_FILES)
     idx, _ = RepoIndex.build(root, save=False)
     return idx
+
+
+def bounds(wins: list[Window]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([w.start for w in wins], np.int32), np.array([w.end for w in wins], np.int32)
 
 
 def node_at(idx: RepoIndex, path: str, line: int) -> int:
@@ -113,7 +123,8 @@ def test_statement_nodes_cover_lines_without_overlap() -> None:
     assert owners[3] == owners[1] or owners[3] == owners[0]  # comment line: inside f's body
     assert owners[4] in (owners[0], owners[1])  # blank line, zero length: no weight anyway
     assert len({owners[0], owners[1], owners[2], owners[5]}) == 4
-    win, nodes, weights = window_nodes(pf, windows(split_lines(text), 20, 10))
+    wins = windows(split_lines(text), 20, 10)
+    win, nodes, weights = window_nodes(pf, *bounds(wins))
     assert set(win.tolist()) == {0}
     assert weights.sum() == pytest.approx(1.0)
     lens = pf.line_len
@@ -127,7 +138,7 @@ def test_window_weights_per_window() -> None:
     text = "\n".join(f"value_{i} = {'x' * (i + 1)}" for i in range(35)) + "\n"
     pf = parse_source("m.py", "python", text, "d")
     wins = windows(split_lines(text), 20, 10)
-    win, nodes, weights = window_nodes(pf, wins)
+    win, nodes, weights = window_nodes(pf, *bounds(wins))
     for w_idx, w in enumerate(wins):
         sel = win == w_idx
         assert weights[sel].sum() == pytest.approx(1.0)
@@ -144,10 +155,31 @@ def test_one_window_nodes_are_window_nodes_bit_for_bit() -> None:
     pf = parse_source("m.py", "python", text, "d")
     n = pf.line_owner.size
     for start, end in [(0, 20), (13, 33), (n - 7, n), (5, 5), (40, 41)]:
-        _, nodes, weights = window_nodes(pf, [Window(start, end, "")])
+        _, nodes, weights = window_nodes(pf, np.array([start]), np.array([end]))
         got = one_window_nodes(pf, start, end)
         assert list(got) == nodes.tolist()
         assert list(got.values()) == weights.tolist()  # equal floats, not approximately
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_window_bounds_are_every_stride_until_the_end_without_blank_windows(seed: int) -> None:
+    """A file's windows from its lines' lengths: one every ``stride`` lines until one reaches
+    the last line, those whose lines are all blank left out, as cutting them one by one."""
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(0, 70))
+        line_len = (rng.random(n) < rng.random()).astype(np.int32) * 3
+        size, stride = int(rng.integers(1, 25)), int(rng.integers(1, 12))
+        expected = []
+        for start in range(0, n, stride):
+            end = min(start + size, n)
+            if line_len[start:end].any():
+                expected.append((start, end))
+            if end == n:
+                break
+        starts, ends = window_bounds(line_len, size, stride)
+        assert starts.dtype == ends.dtype == np.int32
+        assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == expected
 
 
 def test_windows_twenty_lines_stride_ten() -> None:
