@@ -662,6 +662,14 @@ class _Lookups:
             return False
         return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
 
+    def _lookup(self, name: str) -> tuple[str, str | None] | None:
+        """``Resolver.lookup`` of ``name`` in the cursor's file, once per name: a name that
+        does not resolve is looked up for itself, for each dotted name it heads and for a
+        module constant, the failing lookups searching every ``import *`` of the file."""
+        if name not in self._looked:
+            self._looked[name] = self.resolver.lookup(self.path, name)
+        return self._looked[name]
+
     def _local(self) -> dict[str, int]:
         return self.resolver.defs.get(self.path, {})
 
@@ -680,7 +688,7 @@ class _Lookups:
             module = self.resolver.resolve_module(binding.module, binding.level, self.path)
             name = binding.symbol
         else:
-            looked = self.resolver.lookup(self.path, parts[0])
+            looked = self._lookup(parts[0])
             module = looked[0] if looked is not None and looked[1] is None else None
             name = parts[1]
         if module is None or name is None or module not in self.index:
@@ -767,6 +775,7 @@ class _Finder(_Lookups):
         self.found: dict[tuple[str, str], _Found] = {}
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
         self._owners: dict[str, tuple[bool, Owner | None]] = {}
+        self._looked: dict[str, tuple[str, str | None] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         pattern = _PATH_NAME if self.language.scoped_names else _NAME
@@ -1128,8 +1137,9 @@ class _Finder(_Lookups):
         elif parts[0] in ("self", "cls"):
             hit = self.resolver.definition(self.path, parts, self.scope)
             how = f"method of {self.scope}" if self.scope else ""
-        else:
-            hit = self.resolver.definition(self.path, parts)
+        else:  # ``Resolver.definition``, from the first part's lookup made once per name
+            head = self._lookup(parts[0])
+            hit = None if head is None else self.resolver.follow(head, parts[1:])
             how = "resolved through imports" if parts[0] not in self._local() else "this file"
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how
