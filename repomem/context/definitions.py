@@ -1139,9 +1139,10 @@ class _Finder(_Lookups):
         elif parts[0] in ("self", "cls"):
             hit = self.resolver.definition(self.path, parts, self.scope)
             how = f"method of {self.scope}" if self.scope else ""
-        else:  # ``Resolver.definition``, from the first part's lookup made once per name
-            head = self._lookup(parts[0])
-            hit = None if head is None else self.resolver.follow(head, parts[1:])
+        elif self._lookup(parts[0]) is None:
+            hit = None  # what ``Resolver.definition`` finds: it starts from the same lookup
+        else:
+            hit = self.resolver.definition(self.path, parts)
             how = "resolved through imports" if parts[0] not in self._local() else "this file"
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how

@@ -478,20 +478,10 @@ class Resolver:
         """(file, qualname) of the definition a dotted name refers to."""
         if depth > _MAX_DEPTH:
             return None
-        found = self._lookup(path, parts[0], depth)
+        head, rest = parts[0], parts[1:]
+        found = self._lookup(path, head, depth)
         if found is None:
             return None
-        return self._walk(found, parts[1:], depth, want_class)
-
-    def _walk(
-        self,
-        found: tuple[str, str | None],
-        rest: tuple[str, ...],
-        depth: int,
-        want_class: bool = False,
-    ) -> tuple[str, str] | None:
-        """(file, qualname) of what the parts ``rest`` reach from ``found`` (what a name
-        means at module level of a file: ``_lookup``)."""
         cur_path, qual = found
         for part in rest:
             if qual is None:  # a module: step into a definition or a submodule
@@ -516,14 +506,6 @@ class Resolver:
         """What a bare ``name`` means at module level of ``path``: (file, qualified name) of a
         definition, or (file, None) for a module."""
         return self._lookup(path, name, 0)
-
-    def follow(
-        self, found: tuple[str, str | None], rest: tuple[str, ...]
-    ) -> tuple[str, str] | None:
-        """(file, qualified name) of the function or class ``rest`` reaches from a name's
-        ``lookup`` (``found``): ``definition`` of the dotted name, for a caller that has
-        looked up its first part already. Query time, as ``definition``."""
-        return self._walk(found, rest, 0)
 
     def definition(
         self, path: str, parts: tuple[str, ...], scope: str | None = None
