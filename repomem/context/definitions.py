@@ -107,18 +107,22 @@ DENSITY_POWER = 0.25
 QUERY_EPSILON = 0.01
 QUERY_NODE_CAP = 256
 
-_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+# (the lookahead first lets the search skip what cannot begin a name without trying the
+# pattern there: the same names in two thirds of the time)
+_NAME = re.compile(r"(?=[A-Za-z_])(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 # the same with ``a::b`` paths kept whole, for the families whose resolution reads them
-_PATH_NAME = re.compile(r"(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*")
+_PATH_NAME = re.compile(r"(?=[A-Za-z_])(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*")
 # a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` / ``x = make(`` (the class called,
 # or what the function called is annotated to return), ``with f(...) as x``, an annotation
 # ``x: Foo`` (parameters too; ``Optional[Foo]``, ``list[Foo]`` with its first type argument),
 # or a loop variable ``for x in xs`` (typed by ``xs``'s elements where ``xs: list[Foo]`` shows
 # them); one pattern so that a block is scanned once, tried only where a name begins (three
 # times faster than at every character), a name taken whole (``\w*+``: the rest of one is
-# word characters, which nothing after it matches) where most names fail (a fifth faster)
+# word characters, which nothing after it matches) where most names fail (a fifth faster);
+# a word boundary first, which fails at once inside a word (the same matches, implied by
+# what follows it; an eighth faster)
 _TYPED = re.compile(
-    r"(?<![\w.])(?:for[ \t]+(?P<loop>[A-Za-z_]\w*+)[ \t]+in[ \t]+"
+    r"\b(?<![\w.])(?:for[ \t]+(?P<loop>[A-Za-z_]\w*+)[ \t]+in[ \t]+"
     r"(?P<items>(?:self\.)?[A-Za-z_]\w*)"
     r"|with[ \t]+(?P<enter>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)[ \t]*\([^\n]*?\)[ \t]+as[ \t]+"
     r"(?P<bound>[A-Za-z_]\w*)[ \t]*:"
@@ -126,7 +130,8 @@ _TYPED = re.compile(
     r"(?::[ \t]*(?P<annot>[A-Za-z_][\w.]*)(?:\[[ \t]*(?P<arg>[A-Za-z_][\w.]*))?"
     r"|=\s*(?P<call>(?:[A-Za-z_]\w*+\.)*[A-Za-z_]\w*+)\s*\())"
 )
-_SPACES = re.compile(r"[ \t]{2,}")
+# written out rather than ``{2,}``: the same runs found in two thirds of the time
+_SPACES = re.compile(r"[ \t][ \t]+")
 _WORDS = re.compile(r"\w+")
 _CALLED = re.compile(r"(\w+)\s*\(")
 # annotations whose first type argument is the type of the value (``Optional``) or of the
@@ -657,6 +662,14 @@ class _Lookups:
             return False
         return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
 
+    def _lookup(self, name: str) -> tuple[str, str | None] | None:
+        """``Resolver.lookup`` of ``name`` in the cursor's file, once per name: a name that
+        does not resolve is looked up for itself, for each dotted name it heads and for a
+        module constant, the failing lookups searching every ``import *`` of the file."""
+        if name not in self._looked:
+            self._looked[name] = self.resolver.lookup(self.path, name)
+        return self._looked[name]
+
     def _local(self) -> dict[str, int]:
         return self.resolver.defs.get(self.path, {})
 
@@ -675,7 +688,7 @@ class _Lookups:
             module = self.resolver.resolve_module(binding.module, binding.level, self.path)
             name = binding.symbol
         else:
-            looked = self.resolver.lookup(self.path, parts[0])
+            looked = self._lookup(parts[0])
             module = looked[0] if looked is not None and looked[1] is None else None
             name = parts[1]
         if module is None or name is None or module not in self.index:
@@ -762,6 +775,7 @@ class _Finder(_Lookups):
         self.found: dict[tuple[str, str], _Found] = {}
         self._resolved: dict[str, tuple[tuple[str, str], int, str, str] | None] = {}
         self._owners: dict[str, tuple[bool, Owner | None]] = {}
+        self._looked: dict[str, tuple[str, str | None] | None] = {}
 
     def collect(self, draft: str) -> dict[tuple[str, str], _Found]:
         pattern = _PATH_NAME if self.language.scoped_names else _NAME
@@ -832,8 +846,10 @@ class _Finder(_Lookups):
         # written among equally near ones: ``lexsort`` is stable)
         keys = calls[:, 1].astype(np.int64) << 32 | calls[:, 2]
         order = np.lexsort((np.abs(self.cursor - rows), keys))
-        first = np.flatnonzero(np.r_[True, np.diff(keys[order]) != 0])
-        counts = np.diff(np.r_[first, order.size])
+        # (``np.r_`` took a sixth of the whole)
+        grouped = keys[order]
+        first = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+        counts = np.diff(first, append=order.size)
         nearest = order[first]
         return {
             (targets[t], n): [c, r]
@@ -1123,6 +1139,8 @@ class _Finder(_Lookups):
         elif parts[0] in ("self", "cls"):
             hit = self.resolver.definition(self.path, parts, self.scope)
             how = f"method of {self.scope}" if self.scope else ""
+        elif self._lookup(parts[0]) is None:
+            hit = None  # what ``Resolver.definition`` finds: it starts from the same lookup
         else:
             hit = self.resolver.definition(self.path, parts)
             how = "resolved through imports" if parts[0] not in self._local() else "this file"

@@ -7,6 +7,7 @@ import gc
 import weakref
 from pathlib import Path
 
+import pytest
 from repos import write_files
 
 from repomem.config import IndexConfig
@@ -14,6 +15,7 @@ from repomem.context.cards import definition_card
 from repomem.context.definitions import find_definitions
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
+from repomem.index.resolve import Resolver
 
 # Cut inside the open tuple: tree-sitter's error recovery leaves no statement node at all, so
 # the imports have none either.
@@ -259,3 +261,40 @@ def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -
     assert [(h.card.name, h.card.kind, h.card.text) for h in hits] == [
         ("LIMIT", "constant", "LIMIT = 10")
     ]
+
+
+def test_a_name_that_resolves_to_nothing_is_looked_up_once_a_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local heads dotted names and is asked as a module constant too: its lookup in the
+    cursor's file (which searches every ``import *`` of the file) is made once."""
+    text = (
+        "from pkg import util\nfrom pkg.util import Box\n\n\ndef f(items):\n"
+        "    items.append(util.helper(1))\n    items.extend(Box.size)\n    items.sort()\n    "
+    )
+    root = write_files(
+        tmp_path / "proj",
+        {
+            "pkg/__init__.py": "",
+            "pkg/util.py": "def helper(x):\n    return x\n\n\nclass Box:\n"
+            "    def size(self):\n        return 1\n",
+            "pkg/a.py": text,
+        },
+    )
+    index, _ = RepoIndex.build(root, IndexConfig(index_dir=str(tmp_path / "idx")), save=False)
+    resolver = index.resolver
+    asked: list[str] = []
+    lookup = type(resolver)._lookup
+
+    def counted(self: Resolver, path: str, name: str, depth: int) -> tuple[str, str | None] | None:
+        if path == "pkg/a.py" and depth == 0:
+            asked.append(name)
+        return lookup(self, path, name, depth)
+
+    monkeypatch.setattr(type(resolver), "_lookup", counted)
+    hits = find_definitions(index, "pkg/a.py", text)
+    assert {(h.card.path, h.card.name) for h in hits} >= {
+        ("pkg/util.py", "helper"),
+        ("pkg/util.py", "Box.size"),
+    }
+    assert asked.count("items") == 1
