@@ -151,6 +151,14 @@ def test_typescript_cards() -> None:
         "    complete(a: number, b: string): void;\n"
         "}"
     )
+    # the brief form, as Java's and Go's: the declaration, the constructor and the other
+    # members by name (public fields are definitions too)
+    assert cards["Subscriber"].brief == (
+        "export class Subscriber<T> extends Subscription implements Observer<T> {\n"
+        "    constructor(destination?: Observer<T>);\n"
+        "    // methods: isStopped, next, complete\n"
+        "}"
+    )
     lines = TS.splitlines()
     # the TypeScript module qualifies members and makes public fields definitions too
     assert cards["Subscriber"].methods == (
