@@ -48,7 +48,8 @@ class Card:
     """A definition as the prompt shows it: ``path`` and 0-based ``line`` of its ``def`` or
     ``class`` line (or assignment), its qualified ``name``, its ``kind`` (function, class or
     constant), the card's ``text`` and the 0-based ``def`` lines of the methods a class
-    skeleton lists (their signatures are shown too). ``brief`` is the card cut to what a
+    skeleton lists (their signatures are shown too). ``named``: the ``def`` lines of the
+    members a type's brief form names besides (``briefed``). ``brief`` is the card cut to what a
     call needs (Python: a function's signature on one line, a class's header and
     constructor, a constant's first line; empty where there is no shorter form): the prompt
     shows it when the whole card does not fit. ``listed``: (path, 0-based line) of the
@@ -63,10 +64,12 @@ class Card:
     methods: tuple[int, ...] = ()
     brief: str = ""
     listed: tuple[tuple[str, int], ...] = ()
+    named: tuple[int, ...] = ()
 
     def briefed(self) -> Card:
-        """This card showing its ``brief`` (a class's skeleton methods named, not shown)."""
-        return replace(self, text=self.brief, brief="")
+        """This card showing its ``brief`` (a class's skeleton methods named, not shown, and
+        the ``named`` def lines of the members its brief names besides)."""
+        return replace(self, text=self.brief, brief="", methods=self.methods + self.named, named=())
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -271,8 +274,13 @@ _HEAD_ROWS = 60 + 4 * MAX_SIGNATURE_LINES
 # the names a constructor has besides its class's: TypeScript's, Rust's convention
 _CONSTRUCTORS = frozenset({"constructor", "new"})
 # the languages whose type cards have a brief form (``_type_brief``): the prompt shows more
-# of the definitions ranked below a large class (measured on these two)
-_BRIEFED = frozenset({"java", "go"})
+# of the definitions ranked below a large class (measured on Java and Go, then on TypeScript,
+# where a class of ten members' signatures crowded out the card of the method called next)
+_BRIEFED = frozenset({"java", "go", "typescript", "tsx", "javascript"})
+#: a type's brief form names at most this many members: the skeleton's, then those it leaves
+#: out, as ranked (a name is a word; the member the next line calls is often not among the ten
+#: a skeleton lists: ``NodeType.hasRequiredAttrs``, one of 28)
+MAX_BRIEF_NAMES = 24
 _ATTRIBUTE = ("#[", "@")
 _DIRECTIVE = re.compile(r"^\s*#\s*[a-z]")  # a C preprocessor line (not Rust's ``#[``)
 _DEFINE = re.compile(r"^\s*#\s*define\b")
@@ -337,22 +345,32 @@ def _braced_card(
     if end >= start + len(code):
         code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
     members = _members(code, body, pf.language)
-    shown, methods, listed = _skeleton(pf, lines, definition, start, members, calls())
+    shown, methods, listed, unlisted = _skeleton(pf, lines, definition, start, members, calls())
     indent = head[0][: len(head[0]) - len(head[0].lstrip())]
     head[-1] = head[-1].rstrip() + " {"
     text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])
-    brief = _type_brief(head, indent, definition, listed) if pf.language in _BRIEFED else ""
-    return Card(path, line, definition.name, "class", text, methods, _shorter(brief, text))
+    brief, named = "", []
+    if pf.language in _BRIEFED:
+        brief, named = _type_brief(head, indent, definition, listed, unlisted)
+    brief = _shorter(brief, text)
+    lines_named = tuple(_def_line(pf, d) for d in named) if brief else ()
+    return Card(path, line, definition.name, "class", text, methods, brief, named=lines_named)
 
 
 def _type_brief(
-    head: list[str], indent: str, definition: Definition, listed: list[tuple[Definition, str]]
-) -> str:
-    """A type's declaration, its constructors and its skeleton's other methods by name: what
-    it offers in a few lines, as a Python class's brief form; none for a type without
-    methods, which would read as an empty one."""
+    head: list[str],
+    indent: str,
+    definition: Definition,
+    listed: list[tuple[Definition, str]],
+    unlisted: list[Definition],
+) -> tuple[str, list[Definition]]:
+    """A type's declaration, its constructors and its skeleton's other methods by name, then
+    the members the skeleton leaves out (``unlisted``, as ranked) up to ``MAX_BRIEF_NAMES``
+    names: what it offers in a few lines, as a Python class's brief form; none for a type
+    without methods, which would read as an empty one. Also the members of ``unlisted`` it
+    names."""
     if not listed:
-        return ""
+        return "", []
     own = definition.name.rsplit(".", 1)[-1]
     text = list(head)
     names: dict[str, None] = {}
@@ -362,9 +380,17 @@ def _type_brief(
             text.append(f"{indent}    {signature}")
         else:
             names.setdefault(bare)
+    added: list[Definition] = []
+    for method in unlisted:
+        if len(names) >= MAX_BRIEF_NAMES:
+            break
+        bare = method.name.rsplit(".", 1)[-1]
+        if bare not in names:
+            names.setdefault(bare)
+            added.append(method)
     if names:
         text.append(f"{indent}    // methods: " + ", ".join(names))
-    return _dedent([*text, f"{indent}}}"])
+    return _dedent([*text, f"{indent}}}"]), added
 
 
 def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> tuple[int, str]:
@@ -585,9 +611,9 @@ def _skeleton(
     start: int,
     members: list[tuple[int, str]],
     calls: Mapping[int, int],
-) -> tuple[list[str], tuple[int, ...], list[tuple[Definition, str]]]:
-    """A type's skeleton lines, the definition lines of the methods it lists and those
-    methods with their signatures: its fields
+) -> tuple[list[str], tuple[int, ...], list[tuple[Definition, str]], list[Definition]]:
+    """A type's skeleton lines, the definition lines of the methods it lists, those methods
+    with their signatures and the methods it leaves out, as ranked: its fields
     (``MAX_FIELDS`` at most), its methods (all up to ``MAX_METHODS``, else the constructor
     and the most called), both in source order, then the methods declared outside its body
     under a qualified name (a Go receiver's, a Rust ``impl``'s)."""
@@ -619,14 +645,15 @@ def _skeleton(
         and not start <= _def_line(pf, d) <= end
     ]
     every = inside + outside
-    chosen = {d.node for d in _ranked(definition, [d for d, _ in every], calls)[:MAX_METHODS]}
+    ranked = _ranked(definition, [d for d, _ in every], calls)
+    chosen = {d.node for d in ranked[:MAX_METHODS]}
     shown_fields = fields[:MAX_FIELDS]
     text = [t for _, t in shown_fields] + [t for d, t in every if d.node in chosen]
     more = len(fields) - len(shown_fields) + len(every) - len(chosen)
     if more > 0:
         text.append(f"// ... {more} more members")
     listed = [(d, t) for d, t in every if d.node in chosen]
-    return text, tuple(_def_line(pf, d) for d, _ in listed), listed
+    return text, tuple(_def_line(pf, d) for d, _ in listed), listed, ranked[MAX_METHODS:]
 
 
 def _ranked(

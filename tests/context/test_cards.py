@@ -9,7 +9,7 @@ from pathlib import Path
 from repos import write_files
 
 from repomem.config import IndexConfig
-from repomem.context.cards import Card, definition_card
+from repomem.context.cards import MAX_BRIEF_NAMES, Card, definition_card
 from repomem.context.definitions import find_definitions
 from repomem.index.parsing import Definition, parse_source, split_lines
 from repomem.index.repo import RepoIndex
@@ -149,6 +149,14 @@ def test_typescript_cards() -> None:
         "    constructor(destination?: Observer<T>);\n"
         "    next(value: T): void;\n"
         "    complete(a: number, b: string): void;\n"
+        "}"
+    )
+    # the brief form, as Java's and Go's: the declaration, the constructor and the other
+    # members by name (public fields are definitions too)
+    assert cards["Subscriber"].brief == (
+        "export class Subscriber<T> extends Subscription implements Observer<T> {\n"
+        "    constructor(destination?: Observer<T>);\n"
+        "    // methods: isStopped, next, complete\n"
         "}"
     )
     lines = TS.splitlines()
@@ -393,3 +401,26 @@ def test_a_large_types_skeleton_lists_its_constructor_and_the_most_called() -> N
         "// ... 3 more members",
     ]
     assert len(card.methods) == 10 and card.methods[0] == 1
+
+
+def test_a_large_types_brief_form_names_the_members_its_skeleton_leaves_out() -> None:
+    body = "".join(f"  m{i}(x: number): number {{\n    return x;\n  }}\n" for i in range(30))
+    text = f"export class Big {{\n  constructor() {{}}\n{body}}}\n"
+    pf = parse_source("src/big.ts", "typescript", text, "digest")
+    lines = split_lines(text)
+    by_name = {d.name: d for d in pf.definitions}
+    calls = {by_name[f"Big.m{i}"].node: 100 - i for i in (29, 3, 7, 0, 9, 5, 1, 8, 10)}
+    card = definition_card("src/big.ts", pf, lines, by_name["Big"], lambda: calls)
+    listed = sorted((0, 1, 3, 5, 7, 8, 9, 10, 29))  # the skeleton's, in source order
+    # then, up to MAX_BRIEF_NAMES names, the others as ranked (none called: in source order)
+    others = [i for i in range(30) if i not in listed][: MAX_BRIEF_NAMES - len(listed)]
+    assert card.brief == (
+        "export class Big {\n    constructor();\n    // methods: "
+        + ", ".join(f"m{i}" for i in listed + others)
+        + "\n}"
+    )
+    # the whole card lists the skeleton's methods; shown brief, it names the others too
+    assert len(card.methods) == 10
+    def_lines = {i: lines.index(f"  m{i}(x: number): number {{") for i in range(30)}
+    assert card.briefed().methods == card.methods + tuple(def_lines[i] for i in others)
+    assert card.briefed().named == ()
