@@ -482,9 +482,13 @@ class WorkspaceIndex(Retriever):
             self._cond.notify_all()
 
     def _tidy(self) -> None:
+        """Tidy the index. During non-stop typing (a tidy due by ``MAX_UNTIDY_S``) it waits for
+        the next completion to finish, as a stale update does: it holds the lock for tens of
+        milliseconds, which a completion arriving meanwhile would wait out."""
         with self._cond:
             self._tidy_at, self._tidy_by = None, math.inf
-        self.schedule.yield_to_completions(False, lambda: self._stopping)
+            typing = self.schedule.typing(time.monotonic())
+        self.schedule.yield_to_completions(typing, lambda: self._stopping)
         index = self._index
         if index is not None:
             started = time.perf_counter()
