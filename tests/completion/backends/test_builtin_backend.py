@@ -333,6 +333,47 @@ def test_token_counts_are_kept_per_text_the_same_as_counting_again() -> None:
     assert [backend.count_tokens(t) for t in texts] == fresh
 
 
+def test_a_text_is_counted_from_its_lines_the_same_as_counting_it_whole() -> None:
+    """Lines counted alone add up to the text's count: a line that starts with whitespace
+    joins the line break before it into one token, and every line boundary is whitespace."""
+    import random
+
+    from repomem.completion.backends import builtin
+
+    rng = random.Random(7)
+    alphabet = ["a", "_", "1", "é", " ", "\t", "\n", "\r", "\r\n", "\x0c", "\x1c", "\x85"]
+    alphabet += ["\u2028", "\u00a0", "-", "-", "#", "(", ")", "="]
+    texts = ["", "\n", "\n\n", " \n ", "x\n\n    y\n", "# " + "-" * 50 + "\n" + "-" * 9]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(1, 80))) for _ in range(3000)]
+    backend = BuiltinBackend()
+    for text in texts:
+        assert backend.count_tokens(text) == len(builtin._COUNTED.findall(text)), repr(text)
+
+
+def test_a_text_of_lines_counted_before_counts_only_its_new_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The left context a keystroke further on, or a new prompt of known fragments, is
+    mostly lines counted before: only the new ones are counted."""
+    from repomem.completion.backends import builtin
+
+    counted: list[str] = []
+    count = builtin._count
+
+    def recorded(text: str) -> int:
+        counted.append(text)
+        return count(text)
+
+    monkeypatch.setattr(builtin, "_count", recorded)
+    backend = BuiltinBackend()
+    left = "def f(x):\n    y = x + 1\n    return y\n"
+    assert backend.count_tokens(left) == count(left)
+    counted.clear()
+    further = left + "\n\ndef g(x):\n    return f("
+    assert backend.count_tokens(further) == count(further)
+    assert counted == ["\n", "def g(x):\n", "    return f("]
+
+
 def test_kept_values_survive_while_read_and_are_forgotten_past_their_bound() -> None:
     """What the last requests read stays: a text read again outlives the generation that
     made it, one not read for two generations is forgotten, and no more than the bound's
