@@ -64,6 +64,7 @@ import keyword
 import math
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -242,6 +243,8 @@ class BuiltinBackend(Backend):
             self.name = f"builtin-{strategy}"
         self._counts: _Kept[int] = _Kept(_COUNTS_KEPT)
         self._tokens: _Kept[_Tokens] = _Kept(_TOKENS_KEPT)
+        # the last file text before a cursor, and its tokens
+        self._in_file = ("", _Tokens([], array("q"), array("q")))
 
     async def complete_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
         return [self.continuation(request).text for request in requests]
@@ -289,16 +292,27 @@ class BuiltinBackend(Backend):
         """The ``match`` or ``repo`` strategy's whole continuation for ``request`` (before
         ``max_tokens`` and the stop sequences) and what it rests on (None: nothing found)."""
         weights = _WEIGHTS[self.strategy]
+        sources = _sources(request, weights, placed=self.strategy == "repo")
+        self._tokens.get(sources[-1].text, self._in_file_tokens)  # kept for _best_match
         return _best_match(
             _Cursor.of(request.left_context),
             request.left_context,
             request.right_context.split("\n", 1)[0].rstrip(),
-            _sources(request, weights, placed=self.strategy == "repo"),
+            sources,
             request.multiline,
             weights,
             _comment_line(request.left_context, request.language or ""),
             tokens=self._tokens,
         )
+
+    def _in_file_tokens(self, text: str) -> _Tokens:
+        """The tokens of the file's text before the cursor: where the last request's is its
+        start (the user typed on), only what follows that text's last whole token is read
+        (the file's own text was 60 % of what a language server's requests tokenized)."""
+        last, tokens = self._in_file
+        tokens = tokens.grown(text, len(last)) if text.startswith(last) else _Tokens.of(text)
+        self._in_file = (text, tokens)
+        return tokens
 
 
 @dataclass(frozen=True)
@@ -396,6 +410,19 @@ class _Tokens:
         bounds = list(accumulate(map(len, parts)))
         starts, ends = array("q", bounds[0 : len(parts) - 1 : 2]), array("q", bounds[1::2])
         return _Tokens(parts[1::2], starts, ends)
+
+    def grown(self, text: str, shared: int) -> _Tokens:
+        """``_Tokens.of(text)`` where these are the tokens of ``text[:shared]``: a token ending
+        before ``shared`` ends there in ``text`` too (the character after it is the same), so
+        only the text after the last of those is read."""
+        keep = bisect_left(self.ends, shared)
+        resume = self.ends[keep - 1] if keep else 0
+        tail = _Tokens.of(text[resume:])
+        return _Tokens(
+            self.words[:keep] + tail.words,
+            self.starts[:keep] + array("q", [start + resume for start in tail.starts]),
+            self.ends[:keep] + array("q", [end + resume for end in tail.ends]),
+        )
 
 
 def _sources(request: GenerationRequest, weights: _Weights, *, placed: bool) -> list[_Source]:

@@ -409,6 +409,47 @@ def test_tokens_are_the_word_patterns_matches(text: str) -> None:
     assert list(tokens.ends) == [m.end() for m in matches]
 
 
+def test_tokens_grown_from_a_start_of_the_text_are_the_texts_tokens() -> None:
+    """Tokens of a text's start, grown to the whole text, are the whole text's tokens, at
+    every place the start may end (inside a word, a run of punctuation or whitespace)."""
+    import random
+
+    from repomem.completion.backends.builtin import _Tokens
+
+    rng = random.Random(3)
+    alphabet = ["a", "_", "1", "é", " ", "\n", "\t", "(", ")", ".", "=", "\u00a0"]
+    for _ in range(300):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 60)))
+        whole = _Tokens.of(text)
+        for shared in range(len(text) + 1):
+            grown = _Tokens.of(text[:shared]).grown(text, shared)
+            assert grown == whole, (text, shared)
+
+
+def test_typing_on_tokenizes_only_the_new_end_of_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's text before the cursor is most of what a request tokenizes, and mostly the
+    last request's: where the user typed on, only what follows its last whole token is read."""
+    from repomem.completion.backends import builtin
+
+    calls: list[str] = []
+    of = builtin._Tokens.of
+
+    def counted(text: str) -> builtin._Tokens:
+        calls.append(text)
+        return of(text)
+
+    monkeypatch.setattr(builtin._Tokens, "of", staticmethod(counted))
+    shown = "def area(w, h):\n    return w * h\n"
+    backend = BuiltinBackend()
+    left = "import geo\n\n\ndef scaled(w, h, k):\n    x = are"
+    assert backend.continuation(request(left, fragment("geo.py", 0, shown))).text == "a(w, h):"
+    calls.clear()
+    further = left + "a(w, h)\n    return x * k\n\n\ny = scaled(1, 2, 3) + area("
+    typed_on = backend.continuation(request(further, fragment("geo.py", 0, shown)))
+    assert calls == [further[further.index(" are") :]]  # from the end of its last whole token
+    assert typed_on == BuiltinBackend().continuation(request(further, fragment("geo.py", 0, shown)))
+
+
 def test_each_source_is_tokenized_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """A language server's requests show mostly the fragments the previous ones showed (and
     a completion's second iteration the same file): each text's tokens are read once."""
