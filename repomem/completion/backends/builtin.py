@@ -60,6 +60,7 @@ only used to budget the prompt, which this backend shows in ``--explain`` but do
 
 from __future__ import annotations
 
+import contextlib
 import keyword
 import math
 import re
@@ -520,8 +521,12 @@ def _best_match(
 
 
 def _unseen(name: str, left: str) -> bool:
-    """Whether ``left`` never has ``name`` as a whole word."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", left) is None
+    """Whether ``left`` never has ``name`` as a whole word. The pattern starts with the name,
+    so the text is scanned for it in C, and the character before it is looked at only
+    there (a pattern starting with that look was tried at every character: up to ~1 ms a
+    name in a file's first 12k characters)."""
+    pattern = rf"{re.escape(name)}(?<!\w{'.' * len(name)})(?!\w)"
+    return re.search(pattern, left) is None
 
 
 def _score(candidate: _Candidate, weights: _Weights) -> float:
@@ -554,9 +559,9 @@ def _candidates(
     words = tokens.words
     found: list[tuple[int, int, dict[str, str]]] = []
     if cursor.partial:
-        ends = [i for i, w in enumerate(words) if w.startswith(cursor.partial)]
+        ends = _starting_with(text, tokens, cursor.partial)
     elif query:
-        ends = [i for i, w in enumerate(words) if w == query[-1]]
+        ends = _equal_to(words, query[-1])
     else:
         return []
     for end in ends:
@@ -600,6 +605,26 @@ def _candidates(
             if len(result) >= weights.per_source:
                 break
     return result
+
+
+def _starting_with(text: str, tokens: _Tokens, prefix: str) -> list[int]:
+    """The indices of the tokens of ``text`` that start with ``prefix`` (an identifier's
+    start): where it follows no word character. The pattern starts with the prefix, so the
+    text is scanned for it in C (the word before it is looked at only there); comparing
+    every token took 5 % of a language server's completion."""
+    pattern = rf"{re.escape(prefix)}(?<!\w{'.' * len(prefix)})"
+    return [bisect_left(tokens.starts, m.start()) for m in re.finditer(pattern, text)]
+
+
+def _equal_to(words: list[str], word: str) -> list[int]:
+    """The indices of ``word`` in ``words``, found by ``list.index`` (a scan in C)."""
+    found: list[int] = []
+    at = -1
+    with contextlib.suppress(ValueError):
+        while True:
+            at = words.index(word, at + 1)
+            found.append(at)
+    return found
 
 
 def _renamable(word: str) -> bool:

@@ -469,3 +469,27 @@ def test_each_source_is_tokenized_once_across_requests(monkeypatch: pytest.Monke
     texts = [backend.continuation(first).text for _ in range(2)]
     assert texts == ["w, h):"] * 2
     assert sorted(calls) == sorted({shown.rstrip("\n"), "x = area("})
+
+
+def test_tokens_are_found_by_scanning_the_text_as_by_comparing_each() -> None:
+    """The tokens starting with the identifier being typed, or equal to the query's last
+    token, and whether a name is a whole word of a text: found by a scan of the text for the
+    name, the same as comparing every token (or trying the pattern at every character)."""
+    import random
+    import re
+
+    from repomem.completion.backends.builtin import _equal_to, _starting_with, _Tokens, _unseen
+
+    rng = random.Random(5)
+    alphabet = ["a", "b", "ab", "_", "1", "é", " ", "\n", "(", ".", "\u00a0", "aab"]
+    for _ in range(400):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 40)))
+        tokens = _Tokens.of(text)
+        for prefix in ("a", "ab", "b", "_", "é", "a1", "aab"):
+            expected = [i for i, w in enumerate(tokens.words) if w.startswith(prefix)]
+            assert _starting_with(text, tokens, prefix) == expected, (text, prefix)
+            whole = re.search(rf"(?<!\w){re.escape(prefix)}(?!\w)", text) is None
+            assert _unseen(prefix, text) == whole, (text, prefix)
+        for word in ("a", "ab", "(", ".", "1", "é"):
+            expected = [i for i, w in enumerate(tokens.words) if w == word]
+            assert _equal_to(tokens.words, word) == expected, (text, word)
