@@ -482,9 +482,8 @@ class WorkspaceIndex(Retriever):
             self._cond.notify_all()
 
     def _tidy(self) -> None:
-        """Tidy the index. During non-stop typing (a tidy due by ``MAX_UNTIDY_S``) it waits for
-        the next completion to finish, as a stale update does: it holds the lock for tens of
-        milliseconds, which a completion arriving meanwhile would wait out."""
+        """While the user types, after the next completion (as a stale update): a tidy holds
+        the lock for tens of milliseconds, which a completion arriving meanwhile waits out."""
         with self._cond:
             self._tidy_at, self._tidy_by = None, math.inf
             typing = self.schedule.typing(time.monotonic())
