@@ -37,7 +37,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
-from lsp_server import ask_docs, completion_requests, editor_settings, logs, status
+from lsp_server import ask_docs, completion_requests, editor_settings, logs, status, stdio
 from lsp_server.build_process import IndexReport
 from lsp_server.completion_requests import Request
 from lsp_server.custom_messages import (
@@ -468,4 +468,4 @@ def serve(*, tcp: tuple[str, int] | None = None, log_level: str = "INFO") -> Non
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
-    server.start_io(sys.stdin.buffer, protocol_out)
+    stdio.start_io(server, sys.stdin.buffer, protocol_out)

@@ -6,6 +6,8 @@ interpreter meanwhile). So a document being typed in is re-indexed once typing p
 ``delay_s`` (or, during non-stop typing, every ``MAX_STALE_S``, right after a completion
 finished, when the next keystroke is furthest away), and an update waits a little for
 completions in progress (:meth:`UpdateSchedule.priority`). Files changed on disk are due at once.
+The worker's other jobs that hold the lock (a tidy) ask :meth:`UpdateSchedule.typing` whether
+to wait for the next completion to finish in the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class UpdateSchedule:
         self._pending: dict[str, tuple[float, float]] = {}  # path: (first, last) change time
         self._readers = 0
         self._finished = 0
+        self._typed_at = -math.inf
         self.delay_s = DEFAULT_UPDATE_DELAY_S
 
     def __len__(self) -> int:
@@ -45,8 +48,15 @@ class UpdateSchedule:
 
     def typed(self, path: str) -> None:
         """``path``'s buffer changed: due once typing in it pauses."""
-        first = self._pending.get(path, (time.monotonic(), 0.0))[0]
-        self._pending[path] = (first, time.monotonic())
+        now = time.monotonic()
+        first = self._pending.get(path, (now, 0.0))[0]
+        self._pending[path] = (first, now)
+        self._typed_at = now
+
+    def typing(self, now: float) -> bool:
+        """Whether the user is typing: a keystroke came within the quiet time that ends a
+        burst of typing (``delay_s``)."""
+        return now - self._typed_at < max(self.delay_s, SETTLE_S)
 
     def now(self, path: str) -> None:
         """``path`` is due at once (changed on disk, saved, closed, or to be re-applied)."""

@@ -482,9 +482,12 @@ class WorkspaceIndex(Retriever):
             self._cond.notify_all()
 
     def _tidy(self) -> None:
+        """While the user types, after the next completion (as a stale update): a tidy holds
+        the lock for tens of milliseconds, which a completion arriving meanwhile waits out."""
         with self._cond:
             self._tidy_at, self._tidy_by = None, math.inf
-        self.schedule.yield_to_completions(False, lambda: self._stopping)
+            typing = self.schedule.typing(time.monotonic())
+        self.schedule.yield_to_completions(typing, lambda: self._stopping)
         index = self._index
         if index is not None:
             started = time.perf_counter()

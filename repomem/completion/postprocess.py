@@ -14,12 +14,20 @@ repeating the ones below it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import cache
 
 MODES = ("line", "api")
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+
+#: per language, the last left context ``logical_line_start`` lexed and the ends of its line
+#: breaks with no bracket open
+_LEXED: dict[str | None, tuple[str, list[int]]] = {}
+#: how far past its start a token, or a failed try at one, reads at most, unless it runs to a
+#: line break or the text's end (a C character literal: 12 characters)
+_LOOKAHEAD = 16
 
 _COMMON = r"""
  |(?P<cont>\\\n)
@@ -69,8 +77,8 @@ def _lexer(language: str | None) -> re.Pattern[str]:
     return re.compile(body + _COMMON, re.VERBOSE | re.DOTALL)
 
 
-def _tokens(text: str, language: str | None) -> Iterator[re.Match[str]]:
-    return _lexer(language).finditer(text)
+def _tokens(text: str, language: str | None, pos: int = 0) -> Iterator[re.Match[str]]:
+    return _lexer(language).finditer(text, pos)
 
 
 def postprocess(
@@ -102,15 +110,22 @@ def cut_at_right_context(raw: str, completion: str) -> bool:
     return bool(completion) and completion != raw.split("\n", 1)[0].rstrip()
 
 
-@lru_cache(maxsize=8)
 def logical_line_start(left_context: str, language: str | None) -> int:
     """Where the statement the cursor is in begins: just after the last line break that had
-    no bracket open (line breaks inside strings and comments do not count). Kept for the
-    last few contexts: it lexes the whole left context (an editor sends the file up to the
-    cursor), and every iteration of a completion asks it of the same one."""
-    start = 0
+    no bracket open (line breaks inside strings and comments do not count).
+
+    An editor sends the file up to the cursor (10 ms to lex 2,400 lines of argparse.py), a
+    keystroke further each time, and every iteration of a completion asks of the same one:
+    the text is lexed from the last such line break of the language's previous left context
+    that lies in the start both share, ``_LOOKAHEAD`` characters before its end or more. The
+    tokens up to there are the same in both: a token, or a failed try at one, reads no
+    further than that past its start unless it runs to a line break or the text's end (an
+    unclosed string or comment runs to the end, so no such line break follows it)."""
+    text, ends = _LEXED.get(language, ("", []))
+    kept = ends[: bisect_right(ends, _shared(text, left_context) - _LOOKAHEAD)]
+    start = kept[-1] if kept else 0
     depth = 0
-    for tok in _tokens(left_context, language):
+    for tok in _tokens(left_context, language, start):
         kind = tok.lastgroup
         if kind == "open":
             depth += 1
@@ -118,7 +133,23 @@ def logical_line_start(left_context: str, language: str | None) -> int:
             depth = max(depth - 1, 0)
         elif kind == "newline" and depth == 0:
             start = tok.end()
+            kept.append(start)
+    _LEXED[language] = (left_context, kept)
     return start
+
+
+def _shared(a: str, b: str) -> int:
+    """The length of the longest start ``a`` and ``b`` share (bisected: slices compare in C)."""
+    low, high = 0, min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    while high - low > 1:  # a[:low] == b[:low], a[:high] != b[:high]
+        mid = (low + high) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid
+    return low
 
 
 def _cut_statement(completion: str, head: str, language: str | None) -> str:

@@ -123,25 +123,68 @@ def test_unknown_mode_is_rejected() -> None:
         postprocess("x", mode="block")
 
 
-def test_a_completions_iterations_lex_their_left_context_once(
+def test_a_completions_iterations_and_typing_on_lex_only_the_last_statements(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An editor's left context is the file up to the cursor (10 ms to lex 2,400 lines of
-    argparse.py), and each iteration of a completion post-processes with the same one: it is
-    lexed once, with the same answers."""
+    argparse.py), each iteration of a completion post-processes with the same one, and the
+    next keystroke's is the same a character further: lexed from the last statement start
+    they share, with the same answers."""
     from repomem.completion import postprocess as module
 
-    lexed: list[str] = []
+    lexed: list[tuple[str, int]] = []
     tokens = module._tokens
 
-    def counted(text: str, language: str | None) -> Iterator[re.Match[str]]:
-        lexed.append(text)
-        return tokens(text, language)
+    def counted(text: str, language: str | None, pos: int = 0) -> Iterator[re.Match[str]]:
+        lexed.append((text, pos))
+        return tokens(text, language, pos)
 
     monkeypatch.setattr(module, "_tokens", counted)
-    logical_line_start.cache_clear()
+    monkeypatch.setattr(module, "_LEXED", {})
     left = "".join(f"value_{i} = call_{i}(\n    {i},\n)\n" for i in range(50)) + "    x = ("
     first = [line("call(a)", left=left), line("call(b)\nmore", left=left)]
     assert first == ["call(a)", "call(b)"]
-    assert lexed == [left]
+    resumed = left.rindex(")\n", 0, len(left) - module._LOOKAHEAD) + 2
+    assert lexed == [(left, 0), (left, resumed)]
     assert logical_line_start(left, "python") == left.rindex("\n") + 1
+    further = left + "1)\ny = f(\n    "
+    assert logical_line_start(further, "python") == further.rindex("y = f(")
+    assert lexed[-1] == (further, resumed)
+
+
+def _lexed_whole(text: str, language: str) -> int:
+    """``logical_line_start`` lexing all of ``text`` (what it did before it kept the ends)."""
+    from repomem.completion import postprocess as module
+
+    start = depth = 0
+    for tok in module._lexer(language).finditer(text):
+        kind = tok.lastgroup
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth = max(depth - 1, 0)
+        elif kind == "newline" and depth == 0:
+            start = tok.end()
+    return start
+
+
+@pytest.mark.parametrize("language", ["python", "c", "javascript", "go"])
+def test_the_statement_start_lexed_from_a_shared_start_is_the_whole_texts(language: str) -> None:
+    """Random edits anywhere, typing on, going back: the start found from the last left
+    context's line breaks is the start found by lexing the whole text, through strings and
+    comments left open, escapes, character literals and brackets."""
+    import random
+
+    rng = random.Random(11)
+    pieces = ["a", " ", "\n", "(", ")", "[", "]", "{", "}", '"', "'", '"""', "`", "#", "//"]
+    pieces += ["/*", "*/", "\\", "\\\n", ";", "'x'", "'\\n'", "x\n", "\n\n", "y = (\n"]
+    text = ""
+    for _ in range(1500):
+        at = rng.choice([len(text), len(text), rng.randint(0, len(text))])
+        cut = rng.randint(at, len(text)) if rng.random() < 0.3 else at
+        text = text[:at] + "".join(rng.choices(pieces, k=rng.randint(1, 6))) + text[cut:]
+        if rng.random() < 0.1:
+            text = text[: rng.randint(0, len(text))]  # the cursor went back
+        if len(text) > 600:
+            text = text[-300:]
+        assert logical_line_start(text, language) == _lexed_whole(text, language), repr(text)

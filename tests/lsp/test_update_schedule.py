@@ -39,6 +39,20 @@ def test_non_stop_typing_is_indexed_every_max_stale(monkeypatch: pytest.MonkeyPa
     assert ready == ["a.py"] and stale  # due although the user is still typing
 
 
+def test_typing_lasts_until_a_pause_of_the_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(update_schedule.time, "monotonic", lambda: clock[0])
+    schedule = UpdateSchedule(threading.Condition())
+    schedule.delay_s = 0.2
+    assert not schedule.typing(100.0)
+    schedule.typed("a.py")
+    schedule.take(["a.py"])  # being indexed: the user is typing still
+    assert schedule.typing(100.19)
+    assert not schedule.typing(100.2)
+    schedule.now("b.py")  # a change on disk is no keystroke
+    assert not schedule.typing(100.2)
+
+
 def test_a_file_changed_on_disk_is_due_at_once() -> None:
     schedule = UpdateSchedule(threading.Condition())
     schedule.delay_s = 0.0  # still at least SETTLE_S for typing, but not for disk changes

@@ -21,7 +21,7 @@ import pytest
 from lsprotocol import types
 from repos import make_repo
 
-from lsp_server import command, workspace_index
+from lsp_server import command, update_schedule, workspace_index
 from lsp_server.background_loop import BackgroundLoop
 from lsp_server.build_index import main as build_main
 from lsp_server.completer import COMPLETION, Completer, Cursor
@@ -201,6 +201,32 @@ def test_non_stop_typing_is_tidied_between_updates(
         index.set_buffer("pkg/util.py", f"def helper(x):\n    return x + {n}\n")
         time.sleep(0.05)
     assert index.updates > updates + 5 and index.tidies > tidies
+
+
+def test_a_tidy_during_non_stop_typing_waits_for_the_next_completion(
+    started: tuple[WorkspaceIndex, Events], monkeypatch: pytest.MonkeyPatch
+):
+    """A tidy holds the index's lock: while the user types on, it runs right after a
+    completion finished, not when the next one may be arriving."""
+    index, events = started
+    _poll(lambda: events.docs and index.tidies)  # the doc memory's tidy is done
+    monkeypatch.setattr(workspace_index, "MAX_UNTIDY_S", 0.2)
+    monkeypatch.setattr(update_schedule, "MAX_TYPING_YIELD_S", 30.0)
+    index.schedule.delay_s = 0.01
+    updates, tidies = index.updates, index.tidies
+    index.set_buffer("pkg/util.py", "def helper(x):\n    return x + 0\n")
+    _poll(lambda: index.updates > updates)  # the first update since the last tidy
+    index.schedule.delay_s = 5.0  # no pause from now on: the tidy is due by MAX_UNTIDY_S
+    ends = time.monotonic() + 1.0
+    n = 0
+    while time.monotonic() < ends:
+        n += 1
+        index.set_buffer("pkg/util.py", f"def helper(x):\n    return x + {n}\n")
+        time.sleep(0.05)
+    assert index.tidies == tidies  # no completion finished yet
+    with index.schedule.priority():
+        pass
+    assert _poll(lambda: index.tidies > tidies, timeout=5.0)
 
 
 def test_the_doc_memory_opened_is_followed_by_a_tidy(started: tuple[WorkspaceIndex, Events]):

@@ -333,6 +333,47 @@ def test_token_counts_are_kept_per_text_the_same_as_counting_again() -> None:
     assert [backend.count_tokens(t) for t in texts] == fresh
 
 
+def test_a_text_is_counted_from_its_lines_the_same_as_counting_it_whole() -> None:
+    """Lines counted alone add up to the text's count: a line that starts with whitespace
+    joins the line break before it into one token, and every line boundary is whitespace."""
+    import random
+
+    from repomem.completion.backends import builtin
+
+    rng = random.Random(7)
+    alphabet = ["a", "_", "1", "é", " ", "\t", "\n", "\r", "\r\n", "\x0c", "\x1c", "\x85"]
+    alphabet += ["\u2028", "\u00a0", "-", "-", "#", "(", ")", "="]
+    texts = ["", "\n", "\n\n", " \n ", "x\n\n    y\n", "# " + "-" * 50 + "\n" + "-" * 9]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(1, 80))) for _ in range(3000)]
+    backend = BuiltinBackend()
+    for text in texts:
+        assert backend.count_tokens(text) == len(builtin._COUNTED.findall(text)), repr(text)
+
+
+def test_a_text_of_lines_counted_before_counts_only_its_new_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The left context a keystroke further on, or a new prompt of known fragments, is
+    mostly lines counted before: only the new ones are counted."""
+    from repomem.completion.backends import builtin
+
+    counted: list[str] = []
+    count = builtin._count
+
+    def recorded(text: str) -> int:
+        counted.append(text)
+        return count(text)
+
+    monkeypatch.setattr(builtin, "_count", recorded)
+    backend = BuiltinBackend()
+    left = "def f(x):\n    y = x + 1\n    return y\n"
+    assert backend.count_tokens(left) == count(left)
+    counted.clear()
+    further = left + "\n\ndef g(x):\n    return f("
+    assert backend.count_tokens(further) == count(further)
+    assert counted == ["\n", "def g(x):\n", "    return f("]
+
+
 def test_kept_values_survive_while_read_and_are_forgotten_past_their_bound() -> None:
     """What the last requests read stays: a text read again outlives the generation that
     made it, one not read for two generations is forgotten, and no more than the bound's
@@ -368,6 +409,47 @@ def test_tokens_are_the_word_patterns_matches(text: str) -> None:
     assert list(tokens.ends) == [m.end() for m in matches]
 
 
+def test_tokens_grown_from_a_start_of_the_text_are_the_texts_tokens() -> None:
+    """Tokens of a text's start, grown to the whole text, are the whole text's tokens, at
+    every place the start may end (inside a word, a run of punctuation or whitespace)."""
+    import random
+
+    from repomem.completion.backends.builtin import _Tokens
+
+    rng = random.Random(3)
+    alphabet = ["a", "_", "1", "é", " ", "\n", "\t", "(", ")", ".", "=", "\u00a0"]
+    for _ in range(300):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 60)))
+        whole = _Tokens.of(text)
+        for shared in range(len(text) + 1):
+            grown = _Tokens.of(text[:shared]).grown(text, shared)
+            assert grown == whole, (text, shared)
+
+
+def test_typing_on_tokenizes_only_the_new_end_of_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's text before the cursor is most of what a request tokenizes, and mostly the
+    last request's: where the user typed on, only what follows its last whole token is read."""
+    from repomem.completion.backends import builtin
+
+    calls: list[str] = []
+    of = builtin._Tokens.of
+
+    def counted(text: str) -> builtin._Tokens:
+        calls.append(text)
+        return of(text)
+
+    monkeypatch.setattr(builtin._Tokens, "of", staticmethod(counted))
+    shown = "def area(w, h):\n    return w * h\n"
+    backend = BuiltinBackend()
+    left = "import geo\n\n\ndef scaled(w, h, k):\n    x = are"
+    assert backend.continuation(request(left, fragment("geo.py", 0, shown))).text == "a(w, h):"
+    calls.clear()
+    further = left + "a(w, h)\n    return x * k\n\n\ny = scaled(1, 2, 3) + area("
+    typed_on = backend.continuation(request(further, fragment("geo.py", 0, shown)))
+    assert calls == [further[further.index(" are") :]]  # from the end of its last whole token
+    assert typed_on == BuiltinBackend().continuation(request(further, fragment("geo.py", 0, shown)))
+
+
 def test_each_source_is_tokenized_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """A language server's requests show mostly the fragments the previous ones showed (and
     a completion's second iteration the same file): each text's tokens are read once."""
@@ -387,3 +469,27 @@ def test_each_source_is_tokenized_once_across_requests(monkeypatch: pytest.Monke
     texts = [backend.continuation(first).text for _ in range(2)]
     assert texts == ["w, h):"] * 2
     assert sorted(calls) == sorted({shown.rstrip("\n"), "x = area("})
+
+
+def test_tokens_are_found_by_scanning_the_text_as_by_comparing_each() -> None:
+    """The tokens starting with the identifier being typed, or equal to the query's last
+    token, and whether a name is a whole word of a text: found by a scan of the text for the
+    name, the same as comparing every token (or trying the pattern at every character)."""
+    import random
+    import re
+
+    from repomem.completion.backends.builtin import _equal_to, _starting_with, _Tokens, _unseen
+
+    rng = random.Random(5)
+    alphabet = ["a", "b", "ab", "_", "1", "é", " ", "\n", "(", ".", "\u00a0", "aab"]
+    for _ in range(400):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 40)))
+        tokens = _Tokens.of(text)
+        for prefix in ("a", "ab", "b", "_", "é", "a1", "aab"):
+            expected = [i for i, w in enumerate(tokens.words) if w.startswith(prefix)]
+            assert _starting_with(text, tokens, prefix) == expected, (text, prefix)
+            whole = re.search(rf"(?<!\w){re.escape(prefix)}(?!\w)", text) is None
+            assert _unseen(prefix, text) == whole, (text, prefix)
+        for word in ("a", "ab", "(", ".", "1", "é"):
+            expected = [i for i, w in enumerate(tokens.words) if w == word]
+            assert _equal_to(tokens.words, word) == expected, (text, word)
