@@ -1313,12 +1313,8 @@ class BM25Index(_SavedState, _Compaction):
         if self._stats_version == self._version:
             return
         self._eps_idf = self.epsilon * _mean_idf(self._df_hist.view, self._n_live)
-        rows = self._row_len.size
-        if self._norm.size < rows:
-            # with room for the rows an editing session adds (the row arrays' eighth): made
-            # to size, it was made again (2.5 MB on the Linux kernel's subset) at the first
-            # query after every edit, each a little larger than the one freed before it
-            self._norm = np.empty(rows + rows // 8)
+        if self._norm.size < self._row_len.size:  # room: edits add rows before most queries
+            self._norm = np.empty(self._row_len.size * 9 // 8)
         _fill_norm(
             self._row_len.view,
             self._row_live.view,
