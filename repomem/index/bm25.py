@@ -1365,8 +1365,8 @@ class BM25Index(_SavedState, _Compaction):
         if self._stats_version == self._version:
             return
         self._eps_idf = self.epsilon * _mean_idf(self._df_hist.view, self._n_live)
-        if self._norm.size != self._row_len.size:
-            self._norm = np.empty(self._row_len.size)
+        if self._norm.size < self._row_len.size:  # room: edits add rows before most queries
+            self._norm = np.empty(self._row_len.size * 9 // 8)
         _fill_norm(
             self._row_len.view,
             self._row_live.view,

@@ -59,10 +59,14 @@ def _glibc() -> Any:
 _M_ARENA_MAX = -8
 
 
-def limit_arenas(arenas: int = 2) -> bool:
+def limit_arenas(arenas: int = 1) -> bool:
     """Let the process's threads share ``arenas`` allocator arenas (glibc gives each thread
     its own, up to eight per core, each holding what it freed): for a long-lived process
-    that updates the index from worker threads (the language server). Whether it applied."""
+    that updates the index from worker threads (the language server). One by default:
+    ``malloc_trim`` gives back the free top of the main arena alone, so a second arena kept
+    resident the most its threads' kernels ever took at once (the relation searches' work
+    arrays: ~7 MB from the one large edit of an editing session on the Linux kernel's
+    subset, every page free). Whether it applied."""
     if _glibc() is None:
         return False
     mallopt = _libc().mallopt
