@@ -426,9 +426,8 @@ def test_tokens_grown_from_a_start_of_the_text_are_the_texts_tokens() -> None:
             assert grown == whole, (text, shared)
 
 
-def test_typing_on_tokenizes_only_the_new_end_of_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The file's text before the cursor is most of what a request tokenizes, and mostly the
-    last request's: where the user typed on, only what follows its last whole token is read."""
+def _tokenized(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the backend tokenizes from now on, in order."""
     from repomem.completion.backends import builtin
 
     calls: list[str] = []
@@ -439,6 +438,13 @@ def test_typing_on_tokenizes_only_the_new_end_of_the_file(monkeypatch: pytest.Mo
         return of(text)
 
     monkeypatch.setattr(builtin._Tokens, "of", staticmethod(counted))
+    return calls
+
+
+def test_typing_on_tokenizes_only_the_new_end_of_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's text before the cursor is most of what a request tokenizes, and mostly the
+    last request's: where the user typed on, only what follows its last whole token is read."""
+    calls = _tokenized(monkeypatch)
     shown = "def area(w, h):\n    return w * h\n"
     backend = BuiltinBackend()
     left = "import geo\n\n\ndef scaled(w, h, k):\n    x = are"
@@ -453,16 +459,7 @@ def test_typing_on_tokenizes_only_the_new_end_of_the_file(monkeypatch: pytest.Mo
 def test_each_source_is_tokenized_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """A language server's requests show mostly the fragments the previous ones showed (and
     a completion's second iteration the same file): each text's tokens are read once."""
-    from repomem.completion.backends import builtin
-
-    calls: list[str] = []
-    of = builtin._Tokens.of
-
-    def counted(text: str) -> builtin._Tokens:
-        calls.append(text)
-        return of(text)
-
-    monkeypatch.setattr(builtin._Tokens, "of", staticmethod(counted))
+    calls = _tokenized(monkeypatch)
     shown = "def area(w, h):\n    return w * h\n"
     backend = BuiltinBackend()
     first = request("x = area(", fragment("geo.py", 0, shown))
