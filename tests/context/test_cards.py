@@ -382,17 +382,26 @@ def test_tags_banners_and_parameter_comments_stay_out_of_a_card() -> None:
     )
 
 
-def test_a_large_types_skeleton_lists_its_constructor_and_the_most_called() -> None:
+def _big_class_card(
+    methods: int, statements: int, called: tuple[int, ...]
+) -> tuple[Card, list[str]]:
+    """The card of a TypeScript class ``Big`` (a constructor, then methods ``m0`` … of
+    ``statements`` statements and a return each), where ``m{i}`` is called 100 - i times for
+    each i in ``called``; and the file's lines."""
     body = "".join(
-        f"  m{i}(x: number): number {{\n" + "    x += 1;\n" * 8 + "    return x;\n  }\n"
-        for i in range(12)
+        f"  m{i}(x: number): number {{\n" + "    x += 1;\n" * statements + "    return x;\n  }\n"
+        for i in range(methods)
     )
     text = f"export class Big {{\n  constructor() {{}}\n{body}}}\n"
     pf = parse_source("src/big.ts", "typescript", text, "digest")
     lines = split_lines(text)
     by_name = {d.name: d for d in pf.definitions}
-    calls = {by_name[f"Big.m{i}"].node: 100 - i for i in (11, 3, 7, 0, 9, 5, 1, 8, 10)}
-    card = definition_card("src/big.ts", pf, lines, by_name["Big"], lambda: calls)
+    calls = {by_name[f"Big.m{i}"].node: 100 - i for i in called}
+    return definition_card("src/big.ts", pf, lines, by_name["Big"], lambda: calls), lines
+
+
+def test_a_large_types_skeleton_lists_its_constructor_and_the_most_called() -> None:
+    card, _ = _big_class_card(12, 8, (11, 3, 7, 0, 9, 5, 1, 8, 10))
     shown = [line.strip() for line in card.text.splitlines()[1:-1]]
     kept = sorted((0, 1, 3, 5, 7, 8, 9, 10, 11))  # the nine called most, in source order
     assert shown == [
@@ -404,13 +413,7 @@ def test_a_large_types_skeleton_lists_its_constructor_and_the_most_called() -> N
 
 
 def test_a_large_types_brief_form_names_the_members_its_skeleton_leaves_out() -> None:
-    body = "".join(f"  m{i}(x: number): number {{\n    return x;\n  }}\n" for i in range(30))
-    text = f"export class Big {{\n  constructor() {{}}\n{body}}}\n"
-    pf = parse_source("src/big.ts", "typescript", text, "digest")
-    lines = split_lines(text)
-    by_name = {d.name: d for d in pf.definitions}
-    calls = {by_name[f"Big.m{i}"].node: 100 - i for i in (29, 3, 7, 0, 9, 5, 1, 8, 10)}
-    card = definition_card("src/big.ts", pf, lines, by_name["Big"], lambda: calls)
+    card, lines = _big_class_card(30, 0, (29, 3, 7, 0, 9, 5, 1, 8, 10))
     listed = sorted((0, 1, 3, 5, 7, 8, 9, 10, 29))  # the skeleton's, in source order
     # then, up to MAX_BRIEF_NAMES names, the others as ranked (none called: in source order)
     others = [i for i in range(30) if i not in listed][: MAX_BRIEF_NAMES - len(listed)]
