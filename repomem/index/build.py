@@ -40,7 +40,7 @@ from repomem.index.files import (
     load_file,
     repository_root,
 )
-from repomem.index.fragments import window_bounds, window_nodes
+from repomem.index.fragments import load_window_kernel, window_bounds, window_nodes
 from repomem.index.graph import CallRows, build_graph
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
@@ -199,7 +199,8 @@ def _load_all(
             return
         languages = {language_for_path(p) for p in candidates}
         warm_up({lang for lang in languages | {"cpp"} if lang and supported(lang)})
-        count_terms([], [])  # its kernel loaded here, not once in each worker
+        count_terms([], [])  # their kernels loaded here, not once in each worker
+        load_window_kernel()
         pool = ProcessPoolExecutor(count, mp_context=mp.get_context("fork"))
         try:
             ahead: deque[Future[list[LoadedFile | str]]] = deque()

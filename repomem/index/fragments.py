@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from repomem.index.parsing import ParsedFile
+from repomem.index.jit import numba
+from repomem.index.parsing import ParsedFile, line_lengths
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,7 @@ class Window:
 def windows(lines: list[str], size: int, stride: int) -> list[Window]:
     """Fragment windows of ``size`` lines starting every ``stride`` lines until one reaches
     the end of the file (``window_bounds``), with their text."""
-    line_len = np.fromiter(map(len, map(str.rstrip, lines)), np.int32, len(lines))
-    starts, ends = window_bounds(line_len, size, stride)
+    starts, ends = window_bounds(line_lengths(lines), size, stride)
     return [
         Window(start, end, "\n".join(lines[start:end]))
         for start, end in zip(starts.tolist(), ends.tolist(), strict=True)
@@ -79,6 +78,13 @@ def window_nodes(
         return empty, empty, np.empty(0, np.float64)
     sizes = ends.astype(np.int64) - starts
     return _window_weights(starts.astype(np.int64), sizes, pf.line_owner, pf.line_len, pf.n_nodes)
+
+
+def load_window_kernel() -> None:
+    """Load ``window_nodes``'s compiled kernel now, so that the parsing workers forked from
+    this process inherit it rather than each load it (or, the first time, compile it)."""
+    empty = np.empty(0, np.int64)
+    _window_weights(empty, empty, empty.astype(np.int32), empty.astype(np.int32), 0)
 
 
 @numba.njit(cache=True, nogil=True)

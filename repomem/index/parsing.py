@@ -471,7 +471,7 @@ def parse_source(
     "Editing a file")."""
     source = _parser_view(language, text.encode("utf-8"))
     lines = split_lines(text) if lines is None else lines
-    line_len = np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
+    line_len = line_lengths(lines)
     if previous is not None and language in splice.LANGUAGES and previous[1].language == language:
         old_text, old = previous
         old_source = _parser_view(language, old_text.encode("utf-8"))
@@ -670,6 +670,12 @@ def warm_up(languages: set[str]) -> None:
             langs.for_language(language).warm_up(language)
     empty = np.empty(0, np.int64)
     _nest(empty, empty, empty.astype(np.int32), empty.astype(np.int32), 0)
+
+
+def line_lengths(lines: Sequence[str]) -> np.ndarray:
+    """Each line's length without its trailing whitespace (int32): ``ParsedFile.line_len``,
+    0 for a blank line."""
+    return np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
 
 
 def supported(language: str) -> bool:
