@@ -51,7 +51,7 @@ from repomem.index import maxscore
 from repomem.index.jit import numba
 from repomem.index.mapped import Vocabulary, fnv1a
 from repomem.index.maxscore import SLACK, block_maxima
-from repomem.index.rowpool import ranges
+from repomem.index.rowpool import grouped_sums, ranges
 from repomem.index.spool import ArrayWriter, ScratchWriter, mapped
 from repomem.index.trim import (
     fresh_zeros,
@@ -350,7 +350,8 @@ def count_encoded_terms(
     words = _spaced(np.frombuffer(text, np.uint8), first, end).tobytes().decode("ascii").split()
     # the tokens are in line order: a span's are those from its first line to its end
     lo, hi = np.searchsorted(line_of, bounds[:, 0]), np.searchsorted(line_of, bounds[:, 1])
-    return TermCounts(words, *_doc_terms(flat, lo, hi, len(words)))
+    ptr, terms, tfs = grouped_sums(flat, np.ones(flat.size, np.int32), lo, hi, len(words))
+    return TermCounts(words, ptr, terms.astype(np.int32), tfs)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -370,39 +371,6 @@ def _spaced(text: npt.NDArray[np.uint8], first: IntArray, end: IntArray) -> npt.
         out[n] = 32
         n += 1
     return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _doc_terms(
-    flat: IntArray, lo: IntArray, hi: IntArray, words: int
-) -> tuple[IntArray, Int32Array, Int32Array]:
-    """Each document's distinct word ids in ascending order and their counts, the document
-    being the tokens ``flat[lo[i]:hi[i]]``: counted per document in a table of the words
-    rather than by sorting every (document, word) pair of the file (``np.unique`` took a
-    third of the term counting)."""
-    docs = lo.size
-    ptr = np.zeros(docs + 1, np.int64)
-    total = 0
-    for d in range(docs):
-        total += hi[d] - lo[d]
-    terms = np.empty(total, np.int32)
-    tfs = np.empty(total, np.int32)
-    count = np.zeros(max(words, 1), np.int32)
-    n = 0
-    for d in range(docs):
-        start = n
-        for t in range(lo[d], hi[d]):
-            w = flat[t]
-            if count[w] == 0:
-                terms[n] = w
-                n += 1
-            count[w] += 1
-        terms[start:n].sort()
-        for k in range(start, n):
-            tfs[k] = count[terms[k]]
-            count[terms[k]] = 0
-        ptr[d + 1] = n
-    return ptr, terms[:n].copy(), tfs[:n].copy()
 
 
 @numba.njit(cache=True, nogil=True)

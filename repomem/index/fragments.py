@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repomem.index.jit import numba
 from repomem.index.parsing import ParsedFile, line_lengths
+from repomem.index.rowpool import grouped_sums
 
 
 @dataclass(frozen=True)
@@ -76,51 +76,21 @@ def window_nodes(
     if not starts.size or pf.line_owner.size == 0:
         empty = np.empty(0, np.int64)
         return empty, empty, np.empty(0, np.float64)
-    sizes = ends.astype(np.int64) - starts
-    return _window_weights(starts.astype(np.int64), sizes, pf.line_owner, pf.line_len, pf.n_nodes)
+    # each window's nodes and their code characters (whole numbers: their float sums are exact)
+    code_owner = np.where(pf.line_len > 0, pf.line_owner, -1)
+    ptr, node, chars = grouped_sums(
+        code_owner, pf.line_len, starts.astype(np.int64), ends.astype(np.int64), pf.n_nodes
+    )
+    win = np.repeat(np.arange(starts.size), np.diff(ptr))
+    weight = chars.astype(np.float64)
+    return win, node.astype(np.int64), weight / np.bincount(win, weights=weight)[win]
 
 
 def load_window_kernel() -> None:
     """Load ``window_nodes``'s compiled kernel now, so that the parsing workers forked from
     this process inherit it rather than each load it (or, the first time, compile it)."""
-    empty = np.empty(0, np.int64)
-    _window_weights(empty, empty, empty.astype(np.int32), empty.astype(np.int32), 0)
-
-
-@numba.njit(cache=True, nogil=True)
-def _window_weights(
-    starts: np.ndarray, sizes: np.ndarray, owner: np.ndarray, line_len: np.ndarray, nodes: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``window_nodes``'s triples, each window's nodes summed in a table of the nodes and
-    sorted, rather than every (window, node) pair of the file sorted at once; the characters
-    are whole numbers, so their float sums are exact in either order."""
-    total = 0
-    for w in range(starts.size):
-        total += sizes[w]
-    win = np.empty(total, np.int64)
-    node = np.empty(total, np.int64)
-    weight = np.empty(total, np.float64)
-    chars = np.zeros(nodes + 1, np.int64)
-    n = 0
-    for w in range(starts.size):
-        first = n
-        for line in range(starts[w], starts[w] + sizes[w]):
-            o = owner[line]
-            if o >= 0 and line_len[line] > 0:
-                if chars[o] == 0:
-                    node[n] = o
-                    n += 1
-                chars[o] += line_len[line]
-        node[first:n].sort()
-        code = 0.0
-        for k in range(first, n):
-            weight[k] = float(chars[node[k]])
-            code += weight[k]
-            chars[node[k]] = 0
-        for k in range(first, n):
-            win[k] = w
-            weight[k] = weight[k] / code
-    return win[:n].copy(), node[:n].copy(), weight[:n].copy()
+    empty = np.empty(0, np.int32)
+    grouped_sums(empty, empty, empty.astype(np.int64), empty.astype(np.int64), 0)
 
 
 def one_window_nodes(pf: ParsedFile, start: int, end: int) -> dict[int, float]:

@@ -28,6 +28,41 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(np.asarray(starts, np.int64) - ends + lengths, lengths) + np.arange(total)
 
 
+@numba.njit(cache=True, nogil=True)
+def grouped_sums(
+    keys: np.ndarray, weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_keys: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each group ``g``, the positions ``lo[g]:hi[g]`` (groups may overlap): its distinct
+    ``keys`` in ascending order and the sum of the (positive) ``weights`` of each, a key below
+    0 in none; ``ptr[g]:ptr[g + 1]`` are group ``g``'s. Summed per group in a table of the
+    keys rather than by sorting every (group, key) pair at once (``np.unique`` took a third of
+    a file's BM25 term counting)."""
+    total = 0
+    for g in range(lo.size):
+        total += hi[g] - lo[g]
+    ptr = np.zeros(lo.size + 1, np.int64)
+    ids = np.empty(total, keys.dtype)
+    sums = np.empty(total, weights.dtype)
+    table = np.zeros(max(n_keys, 1), weights.dtype)
+    n = 0
+    for g in range(lo.size):
+        first = n
+        for t in range(lo[g], hi[g]):
+            k = keys[t]
+            if k < 0:
+                continue
+            if table[k] == 0:
+                ids[n] = k
+                n += 1
+            table[k] += weights[t]
+        ids[first:n].sort()
+        for j in range(first, n):
+            sums[j] = table[ids[j]]
+            table[ids[j]] = 0
+        ptr[g + 1] = n
+    return ptr, ids[:n].copy(), sums[:n].copy()
+
+
 def with_room(entries: int) -> int:
     """The capacity a pool lays ``entries`` out in: an eighth more room (1024 at least), so
     that the first edits after a build or a load append instead of paying for a compaction
