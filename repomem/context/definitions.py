@@ -56,7 +56,6 @@ from repomem.context.cards import (
     MAX_METHODS,
     Card,
     constant_card,
-    constant_nodes,
     definition_card,
     function_line,
     with_functions,
@@ -214,8 +213,6 @@ class _Cards:
         self._cards: dict[
             tuple[str, str, tuple[int, ...]], tuple[ref[ParsedFile], int | None, Card | None]
         ] = {}
-        # per file, likewise: its module-level constants (``constant_nodes``)
-        self._constants: dict[str, tuple[ref[ParsedFile], dict[str, int]]] = {}
 
     def get(
         self, index: RepoIndex, path: str, name: str, first: tuple[int, ...] = ()
@@ -241,22 +238,13 @@ class _Cards:
         card: Card | None = None
         if definition is not None:
             card = definition_card(path, pf, index.file_lines(path), definition, calls)
-        elif index.begins_a_line(path, name):  # a constant's assignment begins its line
-            lines = index.file_lines(path)
-            card = constant_card(path, pf, lines, name, self._constant_nodes(path, pf, lines))
+        elif rows := index.rows_beginning(path, name):  # a constant's assignment begins its line
+            card = constant_card(path, pf, index.file_lines(path), name, rows)
         revision = index.revision if asked else None
         if len(self._cards) >= 8192:
             self._cards.clear()
         self._cards[(path, name, first)] = (ref(pf), revision, card)
         return card
-
-    def _constant_nodes(self, path: str, pf: ParsedFile, lines: Sequence[str]) -> dict[str, int]:
-        hit = self._constants.get(path)
-        if hit is None or hit[0]() is not pf:
-            if len(self._constants) >= 1024:
-                self._constants.clear()
-            hit = self._constants[path] = (ref(pf), constant_nodes(pf, lines))
-        return hit[1]
 
 
 def _calls(index: RepoIndex, path: str) -> dict[int, int]:

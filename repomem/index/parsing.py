@@ -67,6 +67,11 @@ class Lines(Sequence[str]):
         held = self._newlines.nbytes
         return held if isinstance(self._data, memoryview) else held + len(self._data)
 
+    def row_at(self, offset: int) -> int:
+        """The row holding the UTF-8's byte at ``offset`` (as many rows as newlines before
+        it)."""
+        return bisect.bisect_left(self._marks, offset)
+
     def _start(self, i: int) -> int:
         return self._marks[i - 1] + 1 if i else 0
 

@@ -310,15 +310,22 @@ class RepoIndex:
         entry = self.tables.files.get(path)
         return entry.text if entry is not None else None
 
-    def begins_a_line(self, path: str, word: str) -> bool:
-        """Whether a line of an indexed file begins with ``word``, read from its stored UTF-8
-        without splitting it into lines (a module-level assignment looked up by name is
-        mostly not there: ``file_lines`` would find every newline of the file first)."""
+    def rows_beginning(self, path: str, word: str) -> list[int]:
+        """The 0-based rows of an indexed file whose line begins with ``word``, ascending,
+        found in its stored UTF-8 (a module-level assignment looked up by name is mostly not
+        there: only a file where it is reads its lines' bounds)."""
         entry = self.tables.files.get(path)
         if entry is None:
-            return False
-        data, key = entry.encoded, word.encode("utf-8", "surrogatepass")
-        return data.startswith(key) or b"\n" + key in data
+            return []
+        data, key = entry.encoded, b"\n" + word.encode("utf-8", "surrogatepass")
+        rows = [0] if data.startswith(key[1:]) else []
+        at = data.find(key)
+        if at >= 0:
+            lines = self.file_lines(path)
+            while at >= 0:
+                rows.append(lines.row_at(at + 1))
+                at = data.find(key, at + 1)
+        return rows
 
     def file_lines(self, path: str) -> Lines:
         """The lines of an indexed file as the index holds it now, decoded as read."""

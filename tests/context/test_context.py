@@ -8,6 +8,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -16,7 +17,7 @@ from fakemodel import FakeModel
 from repos import make_repo, run_repomem
 
 from repomem.completion.prompt import DEFINITIONS_INTRO, build_prompt, format_card
-from repomem.context.cards import Card, constant_card, constant_nodes, definition_card
+from repomem.context.cards import Card, constant_card, definition_card
 from repomem.context.definitions import (
     _SPACES,
     _TYPED,
@@ -141,17 +142,46 @@ def test_constant_card_is_its_assignment_line() -> None:
     assert constant_card("net.py", pf, split_lines(MODULE), "retries") is None  # not top level
 
 
-def test_a_constant_card_is_the_first_assignment_with_or_without_the_files_table() -> None:
-    text = "X = 1\nif X:\n    Y = 2\nX: int = 3\nZ == 4\nW = (\n    5,\n)\n"
+def test_a_constant_card_is_the_first_assignment_from_the_rows_given_or_all() -> None:
+    text = "X = 1\nif X:\n    Y = 2\nX: int = 3\nZ == 4\nW = (\n    5,\n)\nXY = 6\n"
     pf = parse_source("m.py", "python", text, "digest")
     lines = split_lines(text)
-    nodes = constant_nodes(pf, lines)
-    assert sorted(nodes) == ["W", "X"]  # not nested, not a comparison
-    for name in ("X", "W", "Y", "Z"):
-        card = constant_card("m.py", pf, lines, name)
-        assert constant_card("m.py", pf, lines, name, nodes) == card
+    for name in ("X", "W", "Y", "Z", "XY"):
+        rows = [row for row, line in enumerate(lines) if line.startswith(name)]
+        assert constant_card("m.py", pf, lines, name, rows) == constant_card(
+            "m.py", pf, lines, name
+        )
     assert constant_card("m.py", pf, lines, "X") == Card("m.py", 0, "X", "constant", "X = 1")
     assert constant_card("m.py", pf, lines, "W").text == "W = (\n    5,\n)"
+    assert constant_card("m.py", pf, lines, "Y") is None  # not at the top of the file
+    assert constant_card("m.py", pf, lines, "Z") is None  # a comparison
+    # only the rows given are read; one that begins with a longer name (``XY``) is passed over
+    assert constant_card("m.py", pf, lines, "X", [8]) is None
+    assert constant_card("m.py", pf, lines, "X", [3, 8]).text == "X: int = 3"
+
+
+class _Reads(list[str]):
+    """Lines that note which rows are read."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(lines)
+        self.read: list[int | slice] = []
+
+    def __getitem__(self, i: Any) -> Any:
+        self.read.append(i)
+        return super().__getitem__(i)
+
+
+def test_a_constant_card_reads_only_the_rows_that_begin_with_its_name() -> None:
+    """Given the rows whose line begins with the name (``RepoIndex.rows_beginning``), a
+    module constant's card reads those lines and its own, not the first line of each of the
+    module's statements."""
+    text = "".join(f"A{i} = {i}\n" for i in range(50)) + "B = (\n    1,\n)\n"
+    pf = parse_source("m.py", "python", text, "digest")
+    lines = _Reads(split_lines(text))
+    card = constant_card("m.py", pf, lines, "B", [50])
+    assert card == Card("m.py", 50, "B", "constant", "B = (\n    1,\n)", (), "B = (")
+    assert all(not isinstance(i, int) or i == 50 for i in lines.read)
 
 
 def test_c_card_stops_before_the_body() -> None:

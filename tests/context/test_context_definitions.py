@@ -248,10 +248,6 @@ def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -
     config = IndexConfig(index_dir=str(tmp_path / "idx"))
     RepoIndex.build(root, config)
     index = RepoIndex.load(root, config)
-    assert index.begins_a_line("pkg/consts.py", "LIMIT")
-    assert index.begins_a_line("pkg/consts.py", "# LIMIT")  # the file's first line
-    assert not index.begins_a_line("pkg/consts.py", "NAME")  # inside lines only
-    assert not index.begins_a_line("pkg/missing.py", "LIMIT")
 
     text = index.file_text("pkg/use.py") or ""
     assert [h.card.path for h in find_definitions(index, "pkg/use.py", text)] == []
@@ -261,6 +257,11 @@ def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -
     assert [(h.card.name, h.card.kind, h.card.text) for h in hits] == [
         ("LIMIT", "constant", "LIMIT = 10")
     ]
+    assert index.rows_beginning("pkg/consts.py", "LIMIT") == [1]
+    assert index.rows_beginning("pkg/consts.py", "# LIMIT") == [0]  # the file's first line
+    assert index.rows_beginning("pkg/consts.py", "x") == [2]
+    assert index.rows_beginning("pkg/consts.py", "NAME") == []  # inside lines only
+    assert index.rows_beginning("pkg/missing.py", "LIMIT") == []
 
 
 def test_a_name_that_resolves_to_nothing_is_looked_up_once_a_cursor(

@@ -1100,6 +1100,9 @@ def test_lines_decoded_as_read_are_the_split_lines(text: str) -> None:
             assert lines[::2] == expected[::2]
             with pytest.raises(IndexError):
                 lines[len(expected)]
+            # the row of each byte: as many as the newlines before it
+            rows = [encoded[:at].count(b"\n") for at in range(len(encoded) + 1)]
+            assert [lines.row_at(at) for at in range(len(encoded) + 1)] == rows
 
 
 def test_a_loaded_resolver_keeps_one_compact_record_per_file_resolved_again(
