@@ -1044,3 +1044,79 @@ def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path:
     index = _index(tmp_path, files)
     got = resolve_names(index, "src/use.ts", files["src/use.ts"], ["a.open", "b.open", "c.open"])
     assert [g[:2] if g else None for g in got] == [None, None, ("src/store.ts", "Box.open")]
+
+
+WRAPPED_FILES = {
+    "src/utils.ts": "export type RequiredKeys<T, K extends keyof T> = Omit<T, K> &\n"
+    "  Required<Pick<T, K>>\n",
+    "src/options.ts": "export interface FacetOptions {\n"
+    "  getFacets?: (table: Table) => () => number\n}\n"
+    "export interface SortOptions {\n  getSorted?: (table: Table) => () => number\n}\n"
+    "export interface Options extends FacetOptions {\n  debug?: boolean\n}\n",
+    "src/state.ts": "export interface ObjectState {\n  revoke_(): void\n  type_: number\n}\n"
+    "export interface MapState {\n  finalize_(): void\n  type_: number\n}\n"
+    "export type State =\n  | ObjectState\n  | MapState\n"
+    "export interface Extra {\n  extra_(): void\n}\nexport type Full = ObjectState & Extra\n",
+    "src/table.ts": "import { RequiredKeys } from './utils';\n"
+    "import { Options } from './options';\n\n"
+    "export interface Table {\n  options: RequiredKeys<Options, 'debug'>\n}\n",
+    "src/use.ts": "import { Table } from './table';\n"
+    "import { Full, State } from './state';\n\n"
+    "export function run(table: Table, state: State, full: Full): void {\n"
+    "  table.options.getFacets(table);\n  table.options.getSorted(table);\n"
+    "  state.finalize_();\n  full.extra_();\n",
+}
+
+
+def test_a_project_generic_and_a_union_alias_have_their_parts_members(tmp_path: Path) -> None:
+    """A member a project's generic does not declare is its first type argument's
+    (``RequiredKeys<Options, 'debug'>``, an alias of ``Omit<T, K> & ...``: ``Options``'s
+    ``getFacets``); a union or intersection alias has each part's members
+    (``state.finalize_`` is ``MapState``'s, ``full.extra_`` ``Extra``'s), in the index's
+    calls and at the cursor."""
+    index = _index(tmp_path, WRAPPED_FILES)
+    assert _edges(index, "src/use.ts") >= {
+        ("table.options.getFacets(table);", "src/options.ts:FacetOptions.getFacets"),
+        ("state.finalize_();", "src/state.ts:MapState.finalize_"),
+        ("full.extra_();", "src/state.ts:Extra.extra_"),
+    }
+    names = ["table.options.getFacets", "state.revoke_", "state.type_"]
+    got = resolve_names(index, "src/use.ts", WRAPPED_FILES["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [
+        ("src/options.ts", "FacetOptions.getFacets"),
+        ("src/state.ts", "ObjectState.revoke_"),
+        ("src/state.ts", "ObjectState.type_"),
+    ]
+
+
+def test_a_generic_s_argument_change_equals_a_rebuild(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "proj", WRAPPED_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    text = WRAPPED_FILES["src/options.ts"].replace("extends FacetOptions", "extends SortOptions")
+    apply_on_disk(root, {"src/options.ts": text})
+    index.update_file("src/options.ts", text)
+    edges = {target for _, target in _edges(index, "src/use.ts")}
+    assert "src/options.ts:SortOptions.getSorted" in edges
+    assert "src/options.ts:FacetOptions.getFacets" not in edges
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["getFacets"])
+
+
+def test_a_union_s_alternatives_change_equals_a_rebuild_and_bring_no_card(
+    tmp_path: Path,
+) -> None:
+    """A union's alternative is none of its type: a ``State`` bound just above the cursor
+    brings no ``ObjectState`` card; an edit of the alternatives re-resolves the calls."""
+    root = write_files(tmp_path / "proj", WRAPPED_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    left = WRAPPED_FILES["src/use.ts"] + "  let other: State = state\n"
+    assert not [h for h in find_definitions(index, "src/use.ts", left) if h.how == "in scope"]
+    before = {target for _, target in _edges(index, "src/use.ts")}
+    assert "src/state.ts:MapState.finalize_" in before
+    text = WRAPPED_FILES["src/state.ts"].replace("  | MapState\n", "  | Extra\n")
+    apply_on_disk(root, {"src/state.ts": text})
+    index.update_file("src/state.ts", text)
+    edges = {target for _, target in _edges(index, "src/use.ts")}
+    assert "src/state.ts:MapState.finalize_" not in edges
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["finalize_"])

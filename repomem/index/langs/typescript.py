@@ -71,6 +71,8 @@ FRESH_LINES = 3
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
+#: the ``bases`` key of a definition's union alternatives is its name with this after it
+_UNION = "|"
 #: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
 #: never a value the code calls
 TYPE_ONLY = 1
@@ -228,6 +230,51 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
 
+def _type_bases(text: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """What a declared type gives its value the members of: its named type (``_type_parts``),
+    each named part of an intersection, and, for a generic that is not one of TypeScript's
+    own, then its first type argument, where what the generic itself does not declare is
+    looked for (a project's alias ``RequiredKeys<TableOptions<T>, 'state'>`` of ``Omit<T, K>
+    & ...``); and apart, the named alternatives of a union (``type ImmerState =
+    ProxyObjectState | MapState``: a member of either, but neither is its type)."""
+    text = text.lstrip(":").strip()
+    union = [t for t in _top_level(text, "|") if t not in ("null", "undefined", "")]
+    if len(union) > 1:
+        return [], list(dict.fromkeys(ty for t in union for ty in _type_bases(t)[0]))
+    parts = _top_level(union[0], "&") if union else []
+    if len(parts) > 1:
+        return list(dict.fromkeys(ty for t in parts for ty in _type_bases(t)[0])), []
+    ty = _type_parts(text)
+    if ty is None or not parts:
+        return ([] if ty is None else [ty]), []
+    one = parts[0]
+    m = _TYPE.fullmatch(one)
+    head = None if m is None else tuple(m.group(1).split("."))
+    if head is None or head in _PROMISES or head in _WRAPPERS or not one.endswith(">"):
+        return [ty], []
+    argument = _type_parts(_first_argument(one[one.index("<") + 1 : -1]))
+    return ([ty] if argument is None or argument == ty else [ty, argument]), []
+
+
+def _top_level(text: str, operator: str) -> list[str]:
+    """``text`` split at each ``operator`` outside brackets (``=>`` is no bracket), stripped;
+    none for a function type (its ``=>`` outside brackets: ``(a: A) => B | C`` is no union)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "<([{":
+            depth += 1
+        elif c == ">" and text[i - 1 : i] == "=":
+            if depth == 0:
+                return []
+        elif c in ")]}>":
+            depth -= 1
+        elif c == operator and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
 def _first_argument(text: str) -> str:
     """The first of a generic's type arguments: ``Foo<A, B>, "k"`` -> ``Foo<A, B>``."""
     depth = 0
@@ -249,16 +296,19 @@ _WRAPPERS = frozenset(
 )
 
 
-def _declared_type(d: Node, owner: str | None) -> tuple[str, ...] | None:
+def _declared_types(
+    d: Node, owner: str | None
+) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     """The return type of a function, method or arrow ``const``, the type of a field, the
-    named type a type alias stands for; for a function that declares none, the return type
-    of the function it returns (a factory, ``function build() { return function make():
-    Slice {...} }``: what a call of its result makes, so ``const make = build(); const s =
-    make()`` types ``s``), else what the ``return`` ending it gives (``_returned``; ``owner``:
-    the class of a method, whose ``this`` it names)."""
+    named type a type alias stands for (``_type_bases``: its types, a union's alternatives
+    apart); for a function that declares none,
+    the return type of the function it returns (a factory, ``function build() { return
+    function make(): Slice {...} }``: what a call of its result makes, so ``const make =
+    build(); const s = make()`` types ``s``), else what the ``return`` ending it gives
+    (``_returned``; ``owner``: the class of a method, whose ``this`` it names)."""
     value = d.child_by_field_name("value")
     if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
-        return None if value is None else _type_parts(_text(value))
+        return ([], []) if value is None else _type_bases(_text(value))
     typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
     if typed is None and value is not None:
         typed = value.child_by_field_name("return_type")
@@ -267,8 +317,9 @@ def _declared_type(d: Node, owner: str | None) -> tuple[str, ...] | None:
         returned = _returned_function(fn)
         typed = None if returned is None else returned.child_by_field_name("return_type")
         if returned is None:
-            return _returned(fn, owner)
-    return None if typed is None else _type_parts(_text(typed))
+            ty = _returned(fn, owner)
+            return ([] if ty is None else [ty]), []
+    return ([], []) if typed is None else _type_bases(_text(typed))
 
 
 def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
@@ -483,12 +534,13 @@ def _definitions(
             # a function's members are its return type's (each overload's: what a call of it
             # may return); a method's ``this`` is the class around it
             owner = stack[-2] if len(stack) > 1 and stack[-2][2] in _CLASS_KINDS else None
-            ty = _declared_type(d, None if owner is None else owner[1])
+            types, alternatives = _declared_types(d, None if owner is None else owner[1])
             bases = parsed.bases.setdefault(qual, [])
-            if ty is not None and ty not in bases:
-                bases.append(ty)
-            elif not bases:
+            bases.extend(ty for ty in types if ty not in bases)
+            if not bases:
                 del parsed.bases[qual]
+            if alternatives:  # the first declaration's (an overload's)
+                parsed.bases.setdefault(f"{qual}{_UNION}", alternatives)
             _parameter_bases(parsed, d, qual)
     return spans, kinds
 
@@ -1365,18 +1417,21 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
 
 def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
     """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
-    included, or of a ``const``'s declared or constructed type (its ``bases``). Outside a
-    class, interface or enum the declared type comes first: a function's members are its
-    return type's (``slice.reducer`` on a ``createSlice()`` result is ``Slice.reducer``);
-    only where that type has none is a definition local to the function's body taken (a
-    factory whose result is an object of its local functions)."""
+    included, or of a ``const``'s declared or constructed type (its ``bases``, then its
+    union's alternatives, the first that has it). Outside a class, interface or enum the
+    declared type comes first: a function's members are its return type's (``slice.reducer``
+    on a ``createSlice()`` result is ``Slice.reducer``); only where that type has none is a
+    definition local to the function's body taken (a factory whose result is an object of
+    its local functions)."""
     if depth > _MAX_DEPTH:
         return None
     r.note_lookup(path, f"{qual}.{name}")
     own = f"{qual}.{name}" in r.defs.get(path, {})
     if qual in r.classes.get(path, ()) and (own or f"{qual}.{name}" in r.files[path].bases):
         return path, f"{qual}.{name}"  # a member, or a field only typed (no definition)
-    for base in r.files[path].bases.get(qual, ()):
+    bases = r.files[path].bases
+    r.note_lookup(path, f"{qual}{_UNION}")  # re-resolved when the alternatives change
+    for base in (*bases.get(qual, ()), *bases.get(f"{qual}{_UNION}", ())):
         found = _resolve(r, path, base, None, depth + 1)
         if found is not None and found[1] is not None:
             hit = _member(r, found[0], found[1], name, depth + 1)
