@@ -1102,6 +1102,24 @@ def test_a_generic_s_argument_change_equals_a_rebuild(tmp_path: Path) -> None:
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["getFacets"])
 
 
+def test_a_local_bound_to_what_a_method_returns_through_another_brings_its_class(
+    tmp_path: Path,
+) -> None:
+    """``let $p = doc.resolve(1)`` just above the cursor, ``resolve`` declaring no type and
+    returning ``Pos.at(pos)``, which returns a Pos: the Pos class's card is a candidate."""
+    files = {
+        "src/pos.ts": "export class Pos {\n  depth(): number {\n    return 1;\n  }\n"
+        "  static at(n: number): Pos {\n    return new Pos();\n  }\n}\n",
+        "src/doc.ts": "import { Pos } from './pos';\n\nexport class Doc {\n"
+        "  resolve(n: number) {\n    return Pos.at(n);\n  }\n}\n",
+        "src/use.ts": "import { Doc } from './doc';\n\nexport function run(doc: Doc): void {\n"
+        "  let $p = doc.resolve(1)\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    assert ("src/pos.ts", "Pos", "in scope") in {(h.card.path, h.card.name, h.how) for h in hits}
+
+
 def test_a_union_s_alternatives_change_equals_a_rebuild_and_bring_no_card(
     tmp_path: Path,
 ) -> None:

@@ -1440,19 +1440,18 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
     return (path, f"{qual}.{name}") if own else None
 
 
-def _class(r: Resolver, entity: _Entity | None) -> _Entity | None:
+def _class(r: Resolver, entity: _Entity | None, depth: int = 0) -> _Entity | None:
     """A class, interface or enum as it is; a field, ``const`` or function as the class of
-    its declared type (``const { source } = this``: ``source`` has ``Observable``'s members);
-    None for anything else."""
-    if entity is None or entity[1] is None:
+    its declared type (``const { source } = this``: ``source`` has ``Observable``'s members),
+    followed through functions that return what another returns (``resolve(pos) { return
+    ResolvedPos.resolveCached(this, pos) }``: a ResolvedPos); None for anything else."""
+    if entity is None or entity[1] is None or depth > _MAX_DEPTH:
         return None
     file, qual = entity
     if qual in r.classes.get(file, ()):
         return entity
     for base in r.files[file].bases.get(qual, ())[:1]:
-        found = _resolve(r, file, base, None, 1)
-        if found is not None and found[1] in r.classes.get(found[0], ()):
-            return found
+        return _class(r, _resolve(r, file, base, None, 1), depth + 1)
     return None
 
 
