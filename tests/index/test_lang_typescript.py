@@ -1138,3 +1138,17 @@ def test_a_union_s_alternatives_change_equals_a_rebuild_and_bring_no_card(
     edges = {target for _, target in _edges(index, "src/use.ts")}
     assert "src/state.ts:MapState.finalize_" not in edges
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["finalize_"])
+
+
+def test_a_bare_promise_in_a_union_is_no_type(tmp_path: Path) -> None:
+    """``Promise | undefined`` (no type argument) types nothing, and neither the build nor a
+    query fails on it."""
+    files = {
+        "src/a.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export function get(): Promise | undefined {\n  return undefined\n}\n",
+        "src/b.ts": "import { Box } from './a';\n\n"
+        "export function run(p: Promise | undefined, b: Box) {\n  b.open()\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "src/b.ts", files["src/b.ts"], ["p.then", "b.open"])
+    assert [g[:2] if g else None for g in got] == [None, ("src/a.ts", "Box.open")]

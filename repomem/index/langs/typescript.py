@@ -225,7 +225,7 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
         return None
     parts = tuple(m.group(1).split("."))
     if parts in _PROMISES or parts in _WRAPPERS:  # ``Promise<Foo>``, ``Readonly<Foo>``: a Foo
-        inner = alternatives[0][alternatives[0].index("<") + 1 :].rstrip()
+        inner = alternatives[0].partition("<")[2].rstrip()
         return _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
