@@ -1140,6 +1140,27 @@ def test_a_union_s_alternatives_change_equals_a_rebuild_and_bring_no_card(
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["finalize_"])
 
 
+def test_a_jsdoc_param_type_types_a_javascript_receiver(tmp_path: Path) -> None:
+    """Plain JavaScript writes its types in doc comments: ``@param {Option} option`` types
+    ``option`` (``{(Option | null)}`` too), where ``Option`` is bound (required); a
+    TypeScript file's types are its annotations only."""
+    files = {
+        "lib/option.js": "class Option {\n  attributeName() {\n    return 'a';\n  }\n}\n\n"
+        "exports.Option = Option;\n",
+        "lib/use.js": "const { Option } = require('./option.js');\n\n"
+        "/**\n * Shows it.\n * @param {Option} option\n * @param {(Option | null)} [other]\n */\n"
+        "function show(option, other) {\n  const key = option.attributeName();\n",
+        "lib/typed.ts": "import { Option } from './option.js';\n\n"
+        "/**\n * @param {Option} option\n */\n"
+        "export function show(option) {\n  const key = option.attributeName();\n",
+    }
+    index = _index(tmp_path, files)
+    names = ["option.attributeName", "other.attributeName"]
+    got = resolve_names(index, "lib/use.js", files["lib/use.js"], names)
+    assert [g[:2] if g else None for g in got] == [("lib/option.js", "Option.attributeName")] * 2
+    assert resolve_names(index, "lib/typed.ts", files["lib/typed.ts"], names[:1]) == [None]
+
+
 def test_a_bare_promise_in_a_union_is_no_type(tmp_path: Path) -> None:
     """``Promise | undefined`` (no type argument) types nothing, and neither the build nor a
     query fails on it."""
@@ -1152,3 +1173,23 @@ def test_a_bare_promise_in_a_union_is_no_type(tmp_path: Path) -> None:
     index = _index(tmp_path, files)
     got = resolve_names(index, "src/b.ts", files["src/b.ts"], ["p.then", "b.open"])
     assert [g[:2] if g else None for g in got] == [None, ("src/a.ts", "Box.open")]
+
+
+def test_a_jsdoc_typedef_import_binds_a_type_name(tmp_path: Path) -> None:
+    """``@typedef {import("./command.js").Command} Command`` binds ``Command`` as ``import
+    type`` does: ``@param {Command} cmd`` types ``cmd``; only comments name it, so it is no
+    candidate of its own, nor the class of a ``cmd`` bound just above the cursor (the code
+    never names the class)."""
+    files = {
+        "lib/command.js": "class Command {\n  name() {\n    return 'c';\n  }\n}\n\n"
+        "exports.Command = Command;\n",
+        "lib/help.js": '/**\n * @typedef { import("./command.js").Command } Command\n */\n\n'
+        "class Help {\n  /**\n   * @param {Command} cmd\n   */\n  title(cmd) {\n"
+        "    return cmd.name();\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "lib/help.js", files["lib/help.js"], ["cmd.name"])
+    assert [g[:2] if g else None for g in got] == [("lib/command.js", "Command.name")]
+    assert ("lib/command.js", "Command") not in _cards(index, "lib/help.js", files["lib/help.js"])
+    fresh = files["lib/help.js"].split("    return")[0]
+    assert ("lib/command.js", "Command") not in _cards(index, "lib/help.js", fresh)

@@ -16,7 +16,9 @@ Parse time (``extract``) reads, per file:
   the file exports under another name is an entry named ``export:NAME`` (``export {a as
   NAME} from``, ``export default X``, ``module.exports``), and all its ``export * from``
   modules one entry named ``export*`` (modules one a line), so that any change to them is a
-  change of that entry;
+  change of that entry; a JavaScript file's JSDoc ``@typedef {import("./m").A} A`` binds
+  ``A`` as ``import type`` does (its doc comments' ``@param {A} a`` type ``a`` at the
+  cursor);
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
   ``Cache.get``); a function's or method's return type (each overload's; for a factory that
@@ -76,6 +78,9 @@ _UNION = "|"
 #: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
 #: never a value the code calls
 TYPE_ONLY = 1
+#: ``ImportBinding.level`` of a name a JavaScript doc comment's ``@typedef {import(...)}``
+#: binds: a type only doc comments name, which the code never does (no card of its own)
+DOC_TYPE = 2
 
 # (module, file-level name) -> what it means: a definition (file, qualified name) or a module
 # (file, None)
@@ -483,6 +488,32 @@ def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
     return found
 
 
+#: a JSDoc type import, plain JavaScript's ``import type``: ``@typedef
+#: {import("./command.js").Command} Command`` (the module, the name it exports, the local name)
+_TYPEDEF = re.compile(
+    rb"@typedef\s*\{\s*import\(\s*[\"']([^\"'\n]+)[\"']\s*\)\.([A-Za-z_$][\w$]*)\s*\}"
+    rb"\s*([A-Za-z_$][\w$]*)"
+)
+
+
+def _typedef_imports(parsed: ParsedFile, source: bytes) -> None:
+    """A JavaScript file's JSDoc type imports into ``parsed`` as ``import type`` bindings
+    (what its doc comments' ``@param {Command} cmd`` then name); a name the code binds
+    itself keeps its binding."""
+    if b"@typedef" not in source:
+        return
+    bound = {b.name for b in parsed.imports}
+    owner = parsed.line_owner
+    for m in _TYPEDEF.finditer(source):
+        spec, name, alias = (g.decode("utf-8", "replace") for g in m.groups())
+        if alias in bound:
+            continue
+        bound.add(alias)
+        row = source.count(b"\n", 0, m.start())
+        parsed.imports.append(ImportBinding(alias, spec, name, DOC_TYPE))
+        parsed.import_nodes.append(int(owner[row]) if row < owner.size else -1)
+
+
 def _typed_names(caps: dict[str, list[Node]]) -> list[tuple[Node, str, tuple[str, ...]]]:
     """The names a ``new Foo()`` or ``: Foo`` match types: a variable, a parameter (and the
     field a ``constructor(private x: Foo)`` parameter also is), or a field."""
@@ -706,6 +737,8 @@ class TypeScript(Language):
         call_nodes: list[int],
     ) -> None:
         found = _read_matches(parsed, root)
+        if parsed.language == "javascript":
+            _typedef_imports(parsed, source)
         spans, kinds = _definitions(parsed, defs, def_nodes, found.extra_defs)
         scopes = _Scopes(spans)
         _heritage_bases(parsed, found.heritage, scopes)
@@ -784,6 +817,7 @@ class TypeScript(Language):
         if pf is None or not all(_IDENT.fullmatch(p) for p in parts):
             return None
         scope, first = _cursor_scope(r, path, pf, len(lines) - 1)
+        jsdoc = pf.language == "javascript"
         head, ty = parts[0], None
         found = _target(r, _resolve(r, path, parts, scope, 0)) if head == "this" else None
         # a receiver typed before the cursor: ``this.field.m`` (a constructor's parameter
@@ -791,13 +825,13 @@ class TypeScript(Language):
         # name of the file
         if found is None and head == "this" and len(parts) > 2:
             # a bare ``x`` above the window is another function's
-            ty = _receiver_type(lines, first, f"this.{parts[1]}") or (
-                _line_types(lines, first).get(parts[1]) or None
+            ty = _receiver_type(lines, first, f"this.{parts[1]}", jsdoc) or (
+                _line_types(lines, first, jsdoc).get(parts[1]) or None
             )
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
-            ty, rest = _receiver_type(lines, first, head), parts[1:]
-            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first)
+            ty, rest = _receiver_type(lines, first, head, jsdoc), parts[1:]
+            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first, jsdoc)
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
             return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
@@ -826,12 +860,13 @@ class TypeScript(Language):
             for name, ty in _assignments(rows[i]):
                 # what the row alone does not type (an object literal's callback), the
                 # window does
-                ty = ty or _line_types(lines, outer).get(name, ())
+                # (not a doc comment's: its class is a card no code names)
+                ty = ty or _line_types(lines, outer, False).get(name, ())
                 # a test of it (``if (source) {``) uses none of its members
                 mention = rf"(?<![\w$.!])(?<!if \()(?<!if \(!){re.escape(name)}(?![\w$])"
                 if not ty or len(re.findall(mention, after)) > 1:
                     continue  # untyped, or used since it was bound
-                ty = _outer_typed(r, path, ty, scope, lines, outer)
+                ty = _outer_typed(r, path, ty, scope, lines, outer, False)
                 if ty is None:
                     continue
                 found = _class(r, _resolve(r, path, ty, scope, 0))
@@ -856,7 +891,7 @@ class TypeScript(Language):
             names = frozenset(
                 b.name
                 for b in pf.imports
-                if b.level != TYPE_ONLY
+                if b.level not in (TYPE_ONLY, DOC_TYPE)
                 and b.name != _STAR
                 and not b.name.startswith("export:")
                 and b.name not in called
@@ -876,6 +911,9 @@ class TypeScript(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
+
+    def offers(self, binding: ImportBinding) -> bool:
+        return binding.level != DOC_TYPE
 
 
 LANGUAGE = TypeScript()
@@ -1652,9 +1690,10 @@ _CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 # the same with block comments too (a JSDoc ``{@link SequenceError}`` names no use of it)
 _NOT_CODE = re.compile(_STRING.pattern[:-1] + r"|/\*.*?\*/)", re.S)
-# the last query's buffer and its types: one query resolves many names over the same lines
-# (one tuple, replaced whole, so that a concurrent query never reads another's half)
-_types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
+# the last query's buffer, whether doc comments' types were read, and its types: one query
+# resolves many names over the same lines (one tuple, replaced whole, so that a concurrent
+# query never reads another's half)
+_types_cache: tuple[list[str] | None, bool, dict[str, tuple[str, ...]]] = (None, False, {})
 # the lines above the window of the last query's buffer, joined, with each row's offset, and
 # the types found there by name
 _earlier_cache: tuple[list[str] | None, str, list[int], dict[str, tuple[str, ...] | None]] = (
@@ -1810,26 +1849,37 @@ def _object_call(text: str, at: int) -> tuple[tuple[str, ...], int] | None:
     return None if parts[0] in RESERVED else (parts, commas[0])
 
 
-def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
+def _line_types(lines: list[str], first: int, jsdoc: bool) -> dict[str, tuple[str, ...]]:
     """``name -> type`` in the window before the cursor (``_window_start``; the nearest
-    wins), ``()`` for a name declared there with no type the code writes down."""
+    wins), ``()`` for a name declared there with no type the code writes down; with
+    ``jsdoc`` (plain JavaScript, whose types are its doc comments'), a name the code leaves
+    untyped as a doc comment's ``@param {Option} option`` types it."""
     global _types_cache
-    cached_lines, cached = _types_cache
-    if cached_lines is lines:
+    cached_lines, cached_jsdoc, cached = _types_cache
+    if cached_lines is lines and cached_jsdoc == jsdoc:
         return cached
-    out = dict(_assignments("\n".join(lines[_window_start(lines, first) :])))
-    _types_cache = (lines, out)
+    text = "\n".join(lines[_window_start(lines, first) :])
+    out = dict(_assignments(text))
+    for m in _JSDOC_PARAM.finditer(text) if jsdoc else ():
+        ty = _type_parts(m["type"].strip().removeprefix("(").removesuffix(")"))
+        if ty is not None and not out.get(m["name"]):
+            out[m["name"]] = ty
+    _types_cache = (lines, jsdoc, out)
     return out
 
 
-def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] | None:
+#: a JSDoc comment's typed parameter, ``@param {Option} option`` (``[name]`` if optional)
+_JSDOC_PARAM = re.compile(r"@param\s*\{(?P<type>[^{}\n]*)\}\s*\[?(?P<name>[A-Za-z_$][\w$]*)")
+
+
+def _receiver_type(lines: list[str], first: int, name: str, jsdoc: bool) -> tuple[str, ...] | None:
     """The type of the receiver ``name`` (or ``this.name``) at the cursor: as the window
     before it types it, else as the nearest line above the window that types it does, in the
     outermost definition around the cursor or, outside any, in the file (a test's
     ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback), at most
     ``EARLIER_LINES`` above the window."""
     global _earlier_cache
-    types = _line_types(lines, first)
+    types = _line_types(lines, first, jsdoc)
     if name in types or name == "this":  # a function's ``this: Foo`` is that function's
         return types.get(name) or None
     cache = _earlier_cache  # read once: a concurrent query may replace it
@@ -1853,6 +1903,7 @@ def _outer_typed(
     scope: str | None,
     lines: list[str],
     first: int,
+    jsdoc: bool,
 ) -> tuple[str, ...] | None:
     """A type whose head the file does not define read through the code's own types of that
     head: ``x = f.make()`` with ``f: Factory`` is ``Factory.make``'s result, ``p: TProc``
@@ -1861,7 +1912,7 @@ def _outer_typed(
     for _ in range(_OUTER_STEPS):
         if ty[0] == "this" or _local(r, path, ty[0], scope, 0) is not None:
             return ty
-        inner = _receiver_type(lines, first, ty[0])
+        inner = _receiver_type(lines, first, ty[0], jsdoc)
         if inner is None or inner[0] == ty[0]:
             return None
         ty = (*inner, *ty[1:])
