@@ -306,11 +306,11 @@ def _declared_types(
 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     """The return type of a function, method or arrow ``const``, the type of a field, the
     named type a type alias stands for (``_type_bases``: its types, a union's alternatives
-    apart); for a function that declares none,
-    the return type of the function it returns (a factory, ``function build() { return
-    function make(): Slice {...} }``: what a call of its result makes, so ``const make =
-    build(); const s = make()`` types ``s``), else what the ``return`` ending it gives
-    (``_returned``; ``owner``: the class of a method, whose ``this`` it names)."""
+    apart); for a function that declares none, the return type of the function it returns (a
+    factory, ``function build() { return function make(): Slice {...} }``: what a call of its
+    result makes, so ``const make = build(); const s = make()`` types ``s``), else what the
+    ``return`` ending it gives (``_returned``; ``owner``: the class of a method, whose
+    ``this`` it names)."""
     value = d.child_by_field_name("value")
     if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
         return ([], []) if value is None else _type_bases(_text(value))
@@ -497,9 +497,9 @@ _TYPEDEF = re.compile(
 
 
 def _typedef_imports(parsed: ParsedFile, source: bytes) -> None:
-    """A JavaScript file's JSDoc type imports into ``parsed`` as ``import type`` bindings
-    (what its doc comments' ``@param {Command} cmd`` then name); a name the code binds
-    itself keeps its binding."""
+    """A JavaScript file's JSDoc type imports into ``parsed`` as bindings of level
+    ``DOC_TYPE`` (what its doc comments' ``@param {Command} cmd`` then name); a name the code
+    binds itself keeps its binding."""
     if b"@typedef" not in source:
         return
     bound = {b.name for b in parsed.imports}
