@@ -313,6 +313,15 @@ _BRIEF = re.compile(r"^[@\\]brief\b\s*(.*)")
 # languages whose members may end at a line's end (no ``;``)
 _NEWLINE_ENDS = frozenset({"go", "javascript", "typescript", "tsx"})
 _CONTINUED = tuple("=:|&,.(<+-*/?")  # a line ending so goes on on the next
+# languages where a ``{`` in a type's place opens an object type, not a body
+_TYPE_LITERALS = frozenset({"typescript", "tsx"})
+_BEFORE_TYPE = frozenset(":|&<")  # what comes before a type: an annotation, a union, a generic
+
+
+def _type_literal(language: str, last: str) -> bool:
+    """Whether a ``{`` after the code character ``last`` opens an object type (TypeScript's
+    ``): {[name: string]: T} {``, ``attrs: {a: A}``): a bracket, not a body."""
+    return language in _TYPE_LITERALS and last in _BEFORE_TYPE
 
 
 def _braced_card(
@@ -463,19 +472,25 @@ def _braced_signature(
     ``;`` or (Go) the end of a line, brackets balanced, lines holding only a comment left out
     (a parameter's doc), and where the body's ``{`` is (row, column), if it has one."""
     depth = 0
+    last = ""  # the code's last character that is not a blank
+    types: list[bool] = []  # each open ``{``: whether it opens an object type
     kept: list[str] = []
     for row in range(start, min(len(code), start + 4 * MAX_SIGNATURE_LINES)):
         text = code[row]
         for col, char in enumerate(text):
-            if char in "([":
+            if char == "{":
+                types.append(_type_literal(language, last))
+            if char in "([" or (char == "{" and types[-1]):
                 depth += 1
-            elif char in ")]":
+            elif char in ")]" or (char == "}" and types and types.pop()):
                 depth -= 1
             elif depth <= 0 and char == "{":
                 head = lines[row][:col].rstrip()
                 return [*kept, *([head] if head.strip() else [])], (row, col)
             elif depth <= 0 and char == ";":
                 return [*kept, lines[row][: col + 1]], None
+            if not char.isspace():
+                last = char
         if text.strip() or not lines[row].strip():
             kept.append(lines[row])
         if len(kept) >= MAX_SIGNATURE_LINES:
@@ -572,6 +587,7 @@ def _members(code: list[str], body: tuple[int, int], language: str) -> list[tupl
     begin = offsets[body[0]] + body[1] + 1
     out: list[tuple[int, str]] = []
     braces = brackets = 0
+    types: list[bool] = []  # each open ``{``: whether it opens an object type (a bracket)
     member = begin
 
     def emit(stop: int, end: str) -> None:
@@ -588,9 +604,16 @@ def _members(code: list[str], body: tuple[int, int], language: str) -> list[tupl
         elif char in ")]":
             brackets -= 1
         elif char == "{":
+            before = text[member:pos].rstrip()
+            types.append(braces == 0 and _type_literal(language, before[-1:]))
+            if types[-1]:
+                brackets += 1
+                continue
             if braces == 0 and brackets <= 0:
                 emit(pos, ";")
             braces += 1
+        elif char == "}" and types and types.pop():
+            brackets -= 1
         elif char == "}":
             braces -= 1
             if braces < 0:

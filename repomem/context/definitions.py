@@ -804,7 +804,8 @@ class _Finder(_Lookups):
         called = self.pf.call_heads() if self.python else set()
         pending = set() if self.python else self.language.pending_imports(self.pf, self.lines)
         for binding, node in zip(self.pf.imports, self.pf.import_nodes, strict=True):
-            if binding.name and binding.name != STAR:  # nor do ``#include`` and ``import *``
+            # nor do ``#include``, ``import *`` and what only comments name
+            if binding.name and binding.name != STAR and self.language.offers(binding):
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
                 distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
                 found = self._add(binding.name, distance, "import")

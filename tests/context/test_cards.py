@@ -180,6 +180,34 @@ def test_typescript_cards() -> None:
     )
 
 
+def test_typescript_object_types_are_no_bodies() -> None:
+    """A ``{`` in a type's place (a return type, a field's type) opens an object type: the
+    card and the skeleton line keep it, where they stopped at it (``):;``)."""
+    text = (
+        "export class NodeType {\n"
+        "  attrs: {[name: string]: Attribute}\n"
+        "  static compile<N extends string>(nodes: N[]): {readonly [n in N]: NodeType} {\n"
+        "    return {}\n"
+        "  }\n"
+        "  check(\n"
+        "    a: {x: number},\n"
+        "  ): {ok: boolean} | null { return null }\n"
+        "}\n"
+    )
+    cards = cards_of("src/schema.ts", "typescript", text)
+    assert cards["NodeType.compile"].text == (
+        "static compile<N extends string>(nodes: N[]): {readonly [n in N]: NodeType}"
+    )
+    assert cards["NodeType.check"].text == "check(\n  a: {x: number},\n): {ok: boolean} | null"
+    assert cards["NodeType"].text == (
+        "export class NodeType {\n"
+        "    attrs: {[name: string]: Attribute}\n"
+        "    static compile<N extends string>(nodes: N[]): {readonly [n in N]: NodeType};\n"
+        "    check(a: {x: number}): {ok: boolean} | null;\n"
+        "}"
+    )
+
+
 JAVA = """\
 package a.b;
 

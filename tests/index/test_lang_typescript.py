@@ -1044,3 +1044,152 @@ def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path:
     index = _index(tmp_path, files)
     got = resolve_names(index, "src/use.ts", files["src/use.ts"], ["a.open", "b.open", "c.open"])
     assert [g[:2] if g else None for g in got] == [None, None, ("src/store.ts", "Box.open")]
+
+
+WRAPPED_FILES = {
+    "src/utils.ts": "export type RequiredKeys<T, K extends keyof T> = Omit<T, K> &\n"
+    "  Required<Pick<T, K>>\n",
+    "src/options.ts": "export interface FacetOptions {\n"
+    "  getFacets?: (table: Table) => () => number\n}\n"
+    "export interface SortOptions {\n  getSorted?: (table: Table) => () => number\n}\n"
+    "export interface Options extends FacetOptions {\n  debug?: boolean\n}\n",
+    "src/state.ts": "export interface ObjectState {\n  revoke_(): void\n  type_: number\n}\n"
+    "export interface MapState {\n  finalize_(): void\n  type_: number\n}\n"
+    "export type State =\n  | ObjectState\n  | MapState\n"
+    "export interface Extra {\n  extra_(): void\n}\nexport type Full = ObjectState & Extra\n",
+    "src/table.ts": "import { RequiredKeys } from './utils';\n"
+    "import { Options } from './options';\n\n"
+    "export interface Table {\n  options: RequiredKeys<Options, 'debug'>\n}\n",
+    "src/use.ts": "import { Table } from './table';\n"
+    "import { Full, State } from './state';\n\n"
+    "export function run(table: Table, state: State, full: Full): void {\n"
+    "  table.options.getFacets(table);\n  table.options.getSorted(table);\n"
+    "  state.finalize_();\n  full.extra_();\n",
+}
+
+
+def test_a_project_generic_and_a_union_alias_have_their_parts_members(tmp_path: Path) -> None:
+    """A member a project's generic does not declare is its first type argument's
+    (``RequiredKeys<Options, 'debug'>``, an alias of ``Omit<T, K> & ...``: ``Options``'s
+    ``getFacets``); a union or intersection alias has each part's members
+    (``state.finalize_`` is ``MapState``'s, ``full.extra_`` ``Extra``'s), in the index's
+    calls and at the cursor."""
+    index = _index(tmp_path, WRAPPED_FILES)
+    assert _edges(index, "src/use.ts") >= {
+        ("table.options.getFacets(table);", "src/options.ts:FacetOptions.getFacets"),
+        ("state.finalize_();", "src/state.ts:MapState.finalize_"),
+        ("full.extra_();", "src/state.ts:Extra.extra_"),
+    }
+    names = ["table.options.getFacets", "state.revoke_", "state.type_"]
+    got = resolve_names(index, "src/use.ts", WRAPPED_FILES["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [
+        ("src/options.ts", "FacetOptions.getFacets"),
+        ("src/state.ts", "ObjectState.revoke_"),
+        ("src/state.ts", "ObjectState.type_"),
+    ]
+
+
+def test_a_generic_s_argument_change_equals_a_rebuild(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "proj", WRAPPED_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    text = WRAPPED_FILES["src/options.ts"].replace("extends FacetOptions", "extends SortOptions")
+    apply_on_disk(root, {"src/options.ts": text})
+    index.update_file("src/options.ts", text)
+    edges = {target for _, target in _edges(index, "src/use.ts")}
+    assert "src/options.ts:SortOptions.getSorted" in edges
+    assert "src/options.ts:FacetOptions.getFacets" not in edges
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["getFacets"])
+
+
+def test_a_local_bound_to_what_a_method_returns_through_another_brings_its_class(
+    tmp_path: Path,
+) -> None:
+    """``let $p = doc.resolve(1)`` just above the cursor, ``resolve`` declaring no type and
+    returning ``Pos.at(pos)``, which returns a Pos: the Pos class's card is a candidate."""
+    files = {
+        "src/pos.ts": "export class Pos {\n  depth(): number {\n    return 1;\n  }\n"
+        "  static at(n: number): Pos {\n    return new Pos();\n  }\n}\n",
+        "src/doc.ts": "import { Pos } from './pos';\n\nexport class Doc {\n"
+        "  resolve(n: number) {\n    return Pos.at(n);\n  }\n}\n",
+        "src/use.ts": "import { Doc } from './doc';\n\nexport function run(doc: Doc): void {\n"
+        "  let $p = doc.resolve(1)\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    assert ("src/pos.ts", "Pos", "in scope") in {(h.card.path, h.card.name, h.how) for h in hits}
+
+
+def test_a_union_s_alternatives_change_equals_a_rebuild_and_bring_no_card(
+    tmp_path: Path,
+) -> None:
+    """A union's alternative is none of its type: a ``State`` bound just above the cursor
+    brings no ``ObjectState`` card; an edit of the alternatives re-resolves the calls."""
+    root = write_files(tmp_path / "proj", WRAPPED_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    left = WRAPPED_FILES["src/use.ts"] + "  let other: State = state\n"
+    assert not [h for h in find_definitions(index, "src/use.ts", left) if h.how == "in scope"]
+    before = {target for _, target in _edges(index, "src/use.ts")}
+    assert "src/state.ts:MapState.finalize_" in before
+    text = WRAPPED_FILES["src/state.ts"].replace("  | MapState\n", "  | Extra\n")
+    apply_on_disk(root, {"src/state.ts": text})
+    index.update_file("src/state.ts", text)
+    edges = {target for _, target in _edges(index, "src/use.ts")}
+    assert "src/state.ts:MapState.finalize_" not in edges
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["finalize_"])
+
+
+def test_a_jsdoc_param_type_types_a_javascript_receiver(tmp_path: Path) -> None:
+    """Plain JavaScript writes its types in doc comments: ``@param {Option} option`` types
+    ``option`` (``{(Option | null)}`` too), where ``Option`` is bound (required); a
+    TypeScript file's types are its annotations only."""
+    files = {
+        "lib/option.js": "class Option {\n  attributeName() {\n    return 'a';\n  }\n}\n\n"
+        "exports.Option = Option;\n",
+        "lib/use.js": "const { Option } = require('./option.js');\n\n"
+        "/**\n * Shows it.\n * @param {Option} option\n * @param {(Option | null)} [other]\n */\n"
+        "function show(option, other) {\n  const key = option.attributeName();\n",
+        "lib/typed.ts": "import { Option } from './option.js';\n\n"
+        "/**\n * @param {Option} option\n */\n"
+        "export function show(option) {\n  const key = option.attributeName();\n",
+    }
+    index = _index(tmp_path, files)
+    names = ["option.attributeName", "other.attributeName"]
+    got = resolve_names(index, "lib/use.js", files["lib/use.js"], names)
+    assert [g[:2] if g else None for g in got] == [("lib/option.js", "Option.attributeName")] * 2
+    assert resolve_names(index, "lib/typed.ts", files["lib/typed.ts"], names[:1]) == [None]
+
+
+def test_a_bare_promise_in_a_union_is_no_type(tmp_path: Path) -> None:
+    """``Promise | undefined`` (no type argument) types nothing, and neither the build nor a
+    query fails on it."""
+    files = {
+        "src/a.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export function get(): Promise | undefined {\n  return undefined\n}\n",
+        "src/b.ts": "import { Box } from './a';\n\n"
+        "export function run(p: Promise | undefined, b: Box) {\n  b.open()\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "src/b.ts", files["src/b.ts"], ["p.then", "b.open"])
+    assert [g[:2] if g else None for g in got] == [None, ("src/a.ts", "Box.open")]
+
+
+def test_a_jsdoc_typedef_import_binds_a_type_name(tmp_path: Path) -> None:
+    """``@typedef {import("./command.js").Command} Command`` binds ``Command`` as ``import
+    type`` does: ``@param {Command} cmd`` types ``cmd``; only comments name it, so it is no
+    candidate of its own, nor the class of a ``cmd`` bound just above the cursor (the code
+    never names the class)."""
+    files = {
+        "lib/command.js": "class Command {\n  name() {\n    return 'c';\n  }\n}\n\n"
+        "exports.Command = Command;\n",
+        "lib/help.js": '/**\n * @typedef { import("./command.js").Command } Command\n */\n\n'
+        "class Help {\n  /**\n   * @param {Command} cmd\n   */\n  title(cmd) {\n"
+        "    return cmd.name();\n",
+    }
+    index = _index(tmp_path, files)
+    got = resolve_names(index, "lib/help.js", files["lib/help.js"], ["cmd.name"])
+    assert [g[:2] if g else None for g in got] == [("lib/command.js", "Command.name")]
+    assert ("lib/command.js", "Command") not in _cards(index, "lib/help.js", files["lib/help.js"])
+    fresh = files["lib/help.js"].split("    return")[0]
+    assert ("lib/command.js", "Command") not in _cards(index, "lib/help.js", fresh)

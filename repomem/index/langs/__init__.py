@@ -203,6 +203,11 @@ class Language:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
         return False
 
+    def offers(self, binding: ImportBinding) -> bool:
+        """Query time: whether an import of the cursor's file is a candidate of its own (not
+        one only comments name)."""
+        return True
+
     def _by_name(self, r: Resolver, path: str, name: str) -> Target | None:
         r.note_key(self.namespace, name)
         local = r.defs[path].get(name)

@@ -16,7 +16,9 @@ Parse time (``extract``) reads, per file:
   the file exports under another name is an entry named ``export:NAME`` (``export {a as
   NAME} from``, ``export default X``, ``module.exports``), and all its ``export * from``
   modules one entry named ``export*`` (modules one a line), so that any change to them is a
-  change of that entry;
+  change of that entry; a JavaScript file's JSDoc ``@typedef {import("./m").A} A`` binds
+  ``A`` as ``import type`` does (its doc comments' ``@param {A} a`` type ``a`` at the
+  cursor);
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
   ``Cache.get``); a function's or method's return type (each overload's; for a factory that
@@ -71,9 +73,14 @@ FRESH_LINES = 3
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
+#: the ``bases`` key of a definition's union alternatives is its name with this after it
+_UNION = "|"
 #: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
 #: never a value the code calls
 TYPE_ONLY = 1
+#: ``ImportBinding.level`` of a name a JavaScript doc comment's ``@typedef {import(...)}``
+#: binds: a type only doc comments name, which the code never does (no card of its own)
+DOC_TYPE = 2
 
 # (module, file-level name) -> what it means: a definition (file, qualified name) or a module
 # (file, None)
@@ -223,9 +230,54 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
         return None
     parts = tuple(m.group(1).split("."))
     if parts in _PROMISES or parts in _WRAPPERS:  # ``Promise<Foo>``, ``Readonly<Foo>``: a Foo
-        inner = alternatives[0][alternatives[0].index("<") + 1 :].rstrip()
+        inner = alternatives[0].partition("<")[2].rstrip()
         return _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
+
+
+def _type_bases(text: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """What a declared type gives its value the members of: its named type (``_type_parts``),
+    each named part of an intersection, and, for a generic that is not one of TypeScript's
+    own, then its first type argument, where what the generic itself does not declare is
+    looked for (a project's alias ``RequiredKeys<TableOptions<T>, 'state'>`` of ``Omit<T, K>
+    & ...``); and apart, the named alternatives of a union (``type ImmerState =
+    ProxyObjectState | MapState``: a member of either, but neither is its type)."""
+    text = text.lstrip(":").strip()
+    union = [t for t in _top_level(text, "|") if t not in ("null", "undefined", "")]
+    if len(union) > 1:
+        return [], list(dict.fromkeys(ty for t in union for ty in _type_bases(t)[0]))
+    parts = _top_level(union[0], "&") if union else []
+    if len(parts) > 1:
+        return list(dict.fromkeys(ty for t in parts for ty in _type_bases(t)[0])), []
+    ty = _type_parts(text)
+    if ty is None or not parts:
+        return ([] if ty is None else [ty]), []
+    one = parts[0]
+    m = _TYPE.fullmatch(one)
+    head = None if m is None else tuple(m.group(1).split("."))
+    if head is None or head in _PROMISES or head in _WRAPPERS or not one.endswith(">"):
+        return [ty], []
+    argument = _type_parts(_first_argument(one[one.index("<") + 1 : -1]))
+    return ([ty] if argument is None or argument == ty else [ty, argument]), []
+
+
+def _top_level(text: str, operator: str) -> list[str]:
+    """``text`` split at each ``operator`` outside brackets (``=>`` is no bracket), stripped;
+    none for a function type (its ``=>`` outside brackets: ``(a: A) => B | C`` is no union)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "<([{":
+            depth += 1
+        elif c == ">" and text[i - 1 : i] == "=":
+            if depth == 0:
+                return []
+        elif c in ")]}>":
+            depth -= 1
+        elif c == operator and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
 
 
 def _first_argument(text: str) -> str:
@@ -249,16 +301,19 @@ _WRAPPERS = frozenset(
 )
 
 
-def _declared_type(d: Node, owner: str | None) -> tuple[str, ...] | None:
+def _declared_types(
+    d: Node, owner: str | None
+) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     """The return type of a function, method or arrow ``const``, the type of a field, the
-    named type a type alias stands for; for a function that declares none, the return type
-    of the function it returns (a factory, ``function build() { return function make():
-    Slice {...} }``: what a call of its result makes, so ``const make = build(); const s =
-    make()`` types ``s``), else what the ``return`` ending it gives (``_returned``; ``owner``:
-    the class of a method, whose ``this`` it names)."""
+    named type a type alias stands for (``_type_bases``: its types, a union's alternatives
+    apart); for a function that declares none, the return type of the function it returns (a
+    factory, ``function build() { return function make(): Slice {...} }``: what a call of its
+    result makes, so ``const make = build(); const s = make()`` types ``s``), else what the
+    ``return`` ending it gives (``_returned``; ``owner``: the class of a method, whose
+    ``this`` it names)."""
     value = d.child_by_field_name("value")
     if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
-        return None if value is None else _type_parts(_text(value))
+        return ([], []) if value is None else _type_bases(_text(value))
     typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
     if typed is None and value is not None:
         typed = value.child_by_field_name("return_type")
@@ -267,8 +322,9 @@ def _declared_type(d: Node, owner: str | None) -> tuple[str, ...] | None:
         returned = _returned_function(fn)
         typed = None if returned is None else returned.child_by_field_name("return_type")
         if returned is None:
-            return _returned(fn, owner)
-    return None if typed is None else _type_parts(_text(typed))
+            ty = _returned(fn, owner)
+            return ([] if ty is None else [ty]), []
+    return ([], []) if typed is None else _type_bases(_text(typed))
 
 
 def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
@@ -432,6 +488,32 @@ def _read_matches(parsed: ParsedFile, root: Node) -> _Matches:
     return found
 
 
+#: a JSDoc type import, plain JavaScript's ``import type``: ``@typedef
+#: {import("./command.js").Command} Command`` (the module, the name it exports, the local name)
+_TYPEDEF = re.compile(
+    rb"@typedef\s*\{\s*import\(\s*[\"']([^\"'\n]+)[\"']\s*\)\.([A-Za-z_$][\w$]*)\s*\}"
+    rb"\s*([A-Za-z_$][\w$]*)"
+)
+
+
+def _typedef_imports(parsed: ParsedFile, source: bytes) -> None:
+    """A JavaScript file's JSDoc type imports into ``parsed`` as bindings of level
+    ``DOC_TYPE`` (what its doc comments' ``@param {Command} cmd`` then name); a name the code
+    binds itself keeps its binding."""
+    if b"@typedef" not in source:
+        return
+    bound = {b.name for b in parsed.imports}
+    owner = parsed.line_owner
+    for m in _TYPEDEF.finditer(source):
+        spec, name, alias = (g.decode("utf-8", "replace") for g in m.groups())
+        if alias in bound:
+            continue
+        bound.add(alias)
+        row = source.count(b"\n", 0, m.start())
+        parsed.imports.append(ImportBinding(alias, spec, name, DOC_TYPE))
+        parsed.import_nodes.append(int(owner[row]) if row < owner.size else -1)
+
+
 def _typed_names(caps: dict[str, list[Node]]) -> list[tuple[Node, str, tuple[str, ...]]]:
     """The names a ``new Foo()`` or ``: Foo`` match types: a variable, a parameter (and the
     field a ``constructor(private x: Foo)`` parameter also is), or a field."""
@@ -483,12 +565,13 @@ def _definitions(
             # a function's members are its return type's (each overload's: what a call of it
             # may return); a method's ``this`` is the class around it
             owner = stack[-2] if len(stack) > 1 and stack[-2][2] in _CLASS_KINDS else None
-            ty = _declared_type(d, None if owner is None else owner[1])
+            types, alternatives = _declared_types(d, None if owner is None else owner[1])
             bases = parsed.bases.setdefault(qual, [])
-            if ty is not None and ty not in bases:
-                bases.append(ty)
-            elif not bases:
+            bases.extend(ty for ty in types if ty not in bases)
+            if not bases:
                 del parsed.bases[qual]
+            if alternatives:  # the first declaration's (an overload's)
+                parsed.bases.setdefault(f"{qual}{_UNION}", alternatives)
             _parameter_bases(parsed, d, qual)
     return spans, kinds
 
@@ -654,6 +737,8 @@ class TypeScript(Language):
         call_nodes: list[int],
     ) -> None:
         found = _read_matches(parsed, root)
+        if parsed.language == "javascript":
+            _typedef_imports(parsed, source)
         spans, kinds = _definitions(parsed, defs, def_nodes, found.extra_defs)
         scopes = _Scopes(spans)
         _heritage_bases(parsed, found.heritage, scopes)
@@ -732,6 +817,7 @@ class TypeScript(Language):
         if pf is None or not all(_IDENT.fullmatch(p) for p in parts):
             return None
         scope, first = _cursor_scope(r, path, pf, len(lines) - 1)
+        jsdoc = pf.language == "javascript"
         head, ty = parts[0], None
         found = _target(r, _resolve(r, path, parts, scope, 0)) if head == "this" else None
         # a receiver typed before the cursor: ``this.field.m`` (a constructor's parameter
@@ -739,13 +825,13 @@ class TypeScript(Language):
         # name of the file
         if found is None and head == "this" and len(parts) > 2:
             # a bare ``x`` above the window is another function's
-            ty = _receiver_type(lines, first, f"this.{parts[1]}") or (
-                _line_types(lines, first).get(parts[1]) or None
+            ty = _receiver_type(lines, first, f"this.{parts[1]}", jsdoc) or (
+                _line_types(lines, first, jsdoc).get(parts[1]) or None
             )
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
-            ty, rest = _receiver_type(lines, first, head), parts[1:]
-            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first)
+            ty, rest = _receiver_type(lines, first, head, jsdoc), parts[1:]
+            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first, jsdoc)
         if ty is not None:
             found = _target(r, _resolve(r, path, (*ty, *rest), scope, 0))
             return None if found is None else (found, f"receiver typed {'.'.join(ty)}")
@@ -774,12 +860,13 @@ class TypeScript(Language):
             for name, ty in _assignments(rows[i]):
                 # what the row alone does not type (an object literal's callback), the
                 # window does
-                ty = ty or _line_types(lines, outer).get(name, ())
+                # (not a doc comment's: its class is a card no code names)
+                ty = ty or _line_types(lines, outer, False).get(name, ())
                 # a test of it (``if (source) {``) uses none of its members
                 mention = rf"(?<![\w$.!])(?<!if \()(?<!if \(!){re.escape(name)}(?![\w$])"
                 if not ty or len(re.findall(mention, after)) > 1:
                     continue  # untyped, or used since it was bound
-                ty = _outer_typed(r, path, ty, scope, lines, outer)
+                ty = _outer_typed(r, path, ty, scope, lines, outer, False)
                 if ty is None:
                     continue
                 found = _class(r, _resolve(r, path, ty, scope, 0))
@@ -804,7 +891,7 @@ class TypeScript(Language):
             names = frozenset(
                 b.name
                 for b in pf.imports
-                if b.level != TYPE_ONLY
+                if b.level not in (TYPE_ONLY, DOC_TYPE)
                 and b.name != _STAR
                 and not b.name.startswith("export:")
                 and b.name not in called
@@ -824,6 +911,9 @@ class TypeScript(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
+
+    def offers(self, binding: ImportBinding) -> bool:
+        return binding.level != DOC_TYPE
 
 
 LANGUAGE = TypeScript()
@@ -1365,18 +1455,21 @@ def _export(r: Resolver, path: str, name: str, depth: int) -> _Entity | None:
 
 def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity | None:
     """``qual.name``: a member of a class, interface, enum or namespace, inherited ones
-    included, or of a ``const``'s declared or constructed type (its ``bases``). Outside a
-    class, interface or enum the declared type comes first: a function's members are its
-    return type's (``slice.reducer`` on a ``createSlice()`` result is ``Slice.reducer``);
-    only where that type has none is a definition local to the function's body taken (a
-    factory whose result is an object of its local functions)."""
+    included, or of a ``const``'s declared or constructed type (its ``bases``, then its
+    union's alternatives, the first that has it). Outside a class, interface or enum the
+    declared type comes first: a function's members are its return type's (``slice.reducer``
+    on a ``createSlice()`` result is ``Slice.reducer``); only where that type has none is a
+    definition local to the function's body taken (a factory whose result is an object of
+    its local functions)."""
     if depth > _MAX_DEPTH:
         return None
     r.note_lookup(path, f"{qual}.{name}")
     own = f"{qual}.{name}" in r.defs.get(path, {})
     if qual in r.classes.get(path, ()) and (own or f"{qual}.{name}" in r.files[path].bases):
         return path, f"{qual}.{name}"  # a member, or a field only typed (no definition)
-    for base in r.files[path].bases.get(qual, ()):
+    bases = r.files[path].bases
+    r.note_lookup(path, f"{qual}{_UNION}")  # re-resolved when the alternatives change
+    for base in (*bases.get(qual, ()), *bases.get(f"{qual}{_UNION}", ())):
         found = _resolve(r, path, base, None, depth + 1)
         if found is not None and found[1] is not None:
             hit = _member(r, found[0], found[1], name, depth + 1)
@@ -1385,19 +1478,18 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
     return (path, f"{qual}.{name}") if own else None
 
 
-def _class(r: Resolver, entity: _Entity | None) -> _Entity | None:
+def _class(r: Resolver, entity: _Entity | None, depth: int = 0) -> _Entity | None:
     """A class, interface or enum as it is; a field, ``const`` or function as the class of
-    its declared type (``const { source } = this``: ``source`` has ``Observable``'s members);
-    None for anything else."""
-    if entity is None or entity[1] is None:
+    its declared type (``const { source } = this``: ``source`` has ``Observable``'s members),
+    followed through functions that return what another returns (``resolve(pos) { return
+    ResolvedPos.resolveCached(this, pos) }``: a ResolvedPos); None for anything else."""
+    if entity is None or entity[1] is None or depth > _MAX_DEPTH:
         return None
     file, qual = entity
     if qual in r.classes.get(file, ()):
         return entity
     for base in r.files[file].bases.get(qual, ())[:1]:
-        found = _resolve(r, file, base, None, 1)
-        if found is not None and found[1] in r.classes.get(found[0], ()):
-            return found
+        return _class(r, _resolve(r, file, base, None, 1), depth + 1)
     return None
 
 
@@ -1598,9 +1690,10 @@ _CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 # the same with block comments too (a JSDoc ``{@link SequenceError}`` names no use of it)
 _NOT_CODE = re.compile(_STRING.pattern[:-1] + r"|/\*.*?\*/)", re.S)
-# the last query's buffer and its types: one query resolves many names over the same lines
-# (one tuple, replaced whole, so that a concurrent query never reads another's half)
-_types_cache: tuple[list[str] | None, dict[str, tuple[str, ...]]] = (None, {})
+# the last query's buffer, whether doc comments' types were read, and its types: one query
+# resolves many names over the same lines (one tuple, replaced whole, so that a concurrent
+# query never reads another's half)
+_types_cache: tuple[list[str] | None, bool, dict[str, tuple[str, ...]]] = (None, False, {})
 # the lines above the window of the last query's buffer, joined, with each row's offset, and
 # the types found there by name
 _earlier_cache: tuple[list[str] | None, str, list[int], dict[str, tuple[str, ...] | None]] = (
@@ -1756,26 +1849,37 @@ def _object_call(text: str, at: int) -> tuple[tuple[str, ...], int] | None:
     return None if parts[0] in RESERVED else (parts, commas[0])
 
 
-def _line_types(lines: list[str], first: int) -> dict[str, tuple[str, ...]]:
+def _line_types(lines: list[str], first: int, jsdoc: bool) -> dict[str, tuple[str, ...]]:
     """``name -> type`` in the window before the cursor (``_window_start``; the nearest
-    wins), ``()`` for a name declared there with no type the code writes down."""
+    wins), ``()`` for a name declared there with no type the code writes down; with
+    ``jsdoc`` (plain JavaScript, whose types are its doc comments'), a name the code leaves
+    untyped as a doc comment's ``@param {Option} option`` types it."""
     global _types_cache
-    cached_lines, cached = _types_cache
-    if cached_lines is lines:
+    cached_lines, cached_jsdoc, cached = _types_cache
+    if cached_lines is lines and cached_jsdoc == jsdoc:
         return cached
-    out = dict(_assignments("\n".join(lines[_window_start(lines, first) :])))
-    _types_cache = (lines, out)
+    text = "\n".join(lines[_window_start(lines, first) :])
+    out = dict(_assignments(text))
+    for m in _JSDOC_PARAM.finditer(text) if jsdoc else ():
+        ty = _type_parts(m["type"].strip().removeprefix("(").removesuffix(")"))
+        if ty is not None and not out.get(m["name"]):
+            out[m["name"]] = ty
+    _types_cache = (lines, jsdoc, out)
     return out
 
 
-def _receiver_type(lines: list[str], first: int, name: str) -> tuple[str, ...] | None:
+#: a JSDoc comment's typed parameter, ``@param {Option} option`` (``[name]`` if optional)
+_JSDOC_PARAM = re.compile(r"@param\s*\{(?P<type>[^{}\n]*)\}\s*\[?(?P<name>[A-Za-z_$][\w$]*)")
+
+
+def _receiver_type(lines: list[str], first: int, name: str, jsdoc: bool) -> tuple[str, ...] | None:
     """The type of the receiver ``name`` (or ``this.name``) at the cursor: as the window
     before it types it, else as the nearest line above the window that types it does, in the
     outermost definition around the cursor or, outside any, in the file (a test's
     ``let adapter: EntityAdapter`` at the top of a long ``describe`` callback), at most
     ``EARLIER_LINES`` above the window."""
     global _earlier_cache
-    types = _line_types(lines, first)
+    types = _line_types(lines, first, jsdoc)
     if name in types or name == "this":  # a function's ``this: Foo`` is that function's
         return types.get(name) or None
     cache = _earlier_cache  # read once: a concurrent query may replace it
@@ -1799,6 +1903,7 @@ def _outer_typed(
     scope: str | None,
     lines: list[str],
     first: int,
+    jsdoc: bool,
 ) -> tuple[str, ...] | None:
     """A type whose head the file does not define read through the code's own types of that
     head: ``x = f.make()`` with ``f: Factory`` is ``Factory.make``'s result, ``p: TProc``
@@ -1807,7 +1912,7 @@ def _outer_typed(
     for _ in range(_OUTER_STEPS):
         if ty[0] == "this" or _local(r, path, ty[0], scope, 0) is not None:
             return ty
-        inner = _receiver_type(lines, first, ty[0])
+        inner = _receiver_type(lines, first, ty[0], jsdoc)
         if inner is None or inner[0] == ty[0]:
             return None
         ty = (*inner, *ty[1:])
