@@ -407,11 +407,14 @@ class TreeCache:
     """The syntax trees of the files parsed last, so that tree-sitter reuses what an edit
     left unchanged: an editor sends the file being typed in again and again, and an edit's
     re-parse costs a fraction of one from scratch (docs/MEASUREMENTS.md, "Editing a file").
-    Python edits that ``repomem.index.splice`` handles skip it; it serves other languages and a
-    Python file while it holds a syntax error. A tree that comes
-    out with a syntax error is parsed again from scratch: that is where incremental parsing
-    is known to differ from a fresh parse at times, and an index must equal a rebuild.
-    The trees not used since the last pause are dropped there (``drop_unused``)."""
+    Edits that ``repomem.index.splice`` handles skip it. A tree that comes out with a syntax
+    error is parsed again from scratch: that is where incremental parsing is known to differ
+    from a fresh parse at times, and an index must equal a rebuild. So a tree with a syntax
+    error is not kept either: an edit's parse from it comes out with an error, unless the edit
+    fixes it, and was thrown away for a parse from scratch (most of the Linux kernel's files
+    hold one: each of their edits parsed twice, and the tree of the file typed in, ~0.6 MB
+    for a long header, held between edits for nothing). The trees not used since the last
+    pause are dropped there (``drop_unused``)."""
 
     def __init__(self, size: int = 4) -> None:
         self.size = size
@@ -430,8 +433,10 @@ class TreeCache:
                 parsed = source, tree
         if parsed is None:
             parsed = parse_tree(language, source)
-        self._trees[path] = (language, *parsed)
         self._used.add(path)
+        if parsed[1].root_node.has_error:
+            return parsed
+        self._trees[path] = (language, *parsed)
         while len(self._trees) > self.size:
             self._trees.popitem(last=False)
         return parsed

@@ -243,6 +243,21 @@ def test_incremental_parses_equal_parses_from_scratch() -> None:
     assert len(cache._trees) == 2 and "m.py" not in cache._trees
 
 
+def test_a_tree_with_a_syntax_error_is_not_kept() -> None:
+    """A parse with a syntax error keeps no tree: the next edit's parse from it would come
+    out with the error and be thrown away for one from scratch (each edit of such a file
+    parsed twice). Once the error is fixed the file keeps its tree again, and every parse
+    gives what a parse from scratch gives."""
+    cache = TreeCache()
+    good = "int f(int x) { return x; }\n\nint g(int x) { return f(x) + 1; }\n"
+    broken = good.replace("+ 1", "+")
+    for text, kept in ((good, True), (broken, False), (broken + "int h;\n", False), (good, True)):
+        got = parse_source("a.c", "c", text, "d", trees=cache)
+        assert ("a.c" in cache._trees) == kept
+        assert got.has_error == (not kept)
+        assert parsed_fields(got) == parsed_fields(parse_source("a.c", "c", text, "d"))
+
+
 def test_trees_not_parsed_since_the_last_pause_are_dropped() -> None:
     """At a pause, the trees of files not edited since the last one go; the file being
     typed in keeps its tree (``RepoIndex.tidy``)."""

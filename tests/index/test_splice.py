@@ -170,7 +170,7 @@ def test_an_edit_of_most_of_the_file_parses_it_whole() -> None:
 
 def test_splicing_comes_before_a_kept_tree(monkeypatch: pytest.MonkeyPatch) -> None:
     """A kept tree would still be read whole; the spliced parse drops it, since it no longer
-    matches the text, and a broken text goes back to it."""
+    matches the text, and a broken text is parsed whole (and, with its error, keeps no tree)."""
     count = _spliced_count(monkeypatch)
     trees = TreeCache()
     parsed = parse_source("m.py", "python", MODULE, "d", trees=trees)
@@ -180,7 +180,7 @@ def test_splicing_comes_before_a_kept_tree(monkeypatch: pytest.MonkeyPatch) -> N
     assert count[0] == 1 and "m.py" not in trees._trees
     broken = edited + "def broken(:\n"
     got = parse_source("m.py", "python", broken, "d", trees=trees, previous=(edited, got))
-    assert got.has_error and count[0] == 1 and "m.py" in trees._trees
+    assert got.has_error and count[0] == 1 and "m.py" not in trees._trees
 
 
 C_MODULE = """// SPDX-License-Identifier: GPL-2.0
