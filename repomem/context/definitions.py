@@ -16,7 +16,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   allocator: what the next line calls though the last lines did not);
 * C and C++: the type of the variable named nearest the cursor, its card listing functions
   taking one first (``Language.receiver_functions``: C's methods, which the next line passing
-  the variable on calls, often one no line above names);
+  the variable on calls, often one no line above names); beside a function or macro of
+  another file named just above, the rest of its name's family (``Language.name_families``:
+  ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
