@@ -27,10 +27,10 @@ nom, Capacitor's Android core, libyara, the nlohmann JSON library), so that no l
 figure rests on one project; a hundred tasks of each kind per project, and a cache of its own
 (``devsuite-unseen``).
 
-A fourth set, ``--set probe`` (``PROBE``), holds the TypeScript projects the TypeScript
-resolver was later tuned on (@tanstack/table-core, prosemirror-model, prosemirror-transform,
-immer): a development set like the first, kept apart so that no project of it is picked as
-unseen again.
+A fourth set, ``--set probe`` (``PROBE``), holds the projects resolvers were later tuned on:
+TypeScript's (@tanstack/table-core, prosemirror-model, prosemirror-transform, immer) and C's
+(c-ares, libsodium): a development set like the first, kept apart so that no project of it is
+picked as unseen again.
 
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
@@ -207,15 +207,21 @@ UNSEEN_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100
 # TypeScript projects the TypeScript resolver was tuned on after the sets above, in styles they
 # lack: @tanstack/table-core (features merged into one interface, heavy generics),
 # prosemirror-model and prosemirror-transform (classes whose methods and getters declare no
-# return type), immer (a small functional core); in no other set, so that a project picked as
-# unseen later is not one of these
+# return type), immer (a small functional core); and the C projects the C resolver was tuned
+# on, in styles brotli and psutil lack: c-ares from pycares' source distribution (a resolver
+# library of many small files, a public header and private ones, ``ares_``/``ares__`` names)
+# and libsodium from PyNaCl's (primitives behind implementation structs of function pointers,
+# deep include folders); in no other set, so that a project picked as unseen later is not one
+# of these. Task files are per language: TypeScript's tasks are the same as before C joined.
 PROBE: tuple[Project, ...] = (
     Project("table-core", "8.21.3", "typescript", "npm", "@tanstack/table-core", "src"),
     Project("prosemirror-model", "1.25.1", "typescript", "npm", root="src"),
     Project("immer", "10.1.1", "typescript", "npm", root="src"),
     Project("prosemirror-transform", "1.10.2", "typescript", "npm", root="src"),
+    Project("c-ares", "4.5.0", "c", "pypi", "pycares", "deps/c-ares"),
+    Project("libsodium", "1.5.0", "c", "pypi", "PyNaCl", "src/libsodium/src/libsodium"),
 )
-PROBE_TASKS: dict[str, dict[Kind, int]] = {"typescript": {"line": 100, "api": 100}}
+PROBE_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE}
 
 
 @dataclass(frozen=True)
@@ -583,7 +589,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which projects: dev (the suite the engine was developed on, default), heldout"
         " (projects of each language that nobody tuned on), unseen (more projects nobody"
         " tuned on: TypeScript two, the other languages one each) or probe (TypeScript"
-        " projects the resolver was tuned on later)"
+        " and C projects the resolvers were tuned on later)"
     )
     cache = (
         f"cache directory ({default_cache()}; heldout: {default_cache('heldout')};"

@@ -416,19 +416,26 @@ def _type_brief(
 
 def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> tuple[int, str]:
     """A function's declaration line and its declaration on one line, as a type's card lists
-    it (``with_functions``)."""
-    return _def_line(pf, definition), _method_line(pf, lines, definition)
+    it (``with_functions``); a macro's is its ``#define`` line."""
+    row = _def_line(pf, definition)
+    if lines[row].lstrip().startswith("#"):
+        return row, lines[row].strip().removesuffix("\\").rstrip()
+    return row, _method_line(pf, lines, definition)
 
 
-def with_functions(card: Card, functions: list[tuple[str, int, str]], more: int) -> Card:
-    """A C type's ``card`` followed by the declarations of ``functions`` that take one as
-    their first parameter ((path, line, declaration on one line), listed as given) and how
-    many ``more`` the cursor's file sees: C's methods, which a skeleton lists as another
-    language's type lists its own; they may be declared in other files than the type."""
+def with_functions(
+    card: Card, functions: list[tuple[str, int, str]], more: int, heading: str = ""
+) -> Card:
+    """A C ``card`` followed by the declarations of ``functions`` ((path, line, declaration
+    on one line), listed as given) under ``heading``, and how many ``more`` the cursor's file
+    sees: a type's the functions taking one as their first parameter (its default heading),
+    C's methods, which a skeleton lists as another language's type lists its own; they may
+    be declared in other files than the type."""
     if not functions:
         return card
     bare = card.name.rsplit(".", 1)[-1]
-    text = [card.text, f"// functions taking a {bare} first:", *(f[2] for f in functions)]
+    heading = heading or f"// functions taking a {bare} first:"
+    text = [card.text, heading, *(f[2] for f in functions)]
     if more > 0:
         text.append(f"// ... {more} more")
     listed = (*card.listed, *((path, line) for path, line, _ in functions))

@@ -16,7 +16,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   allocator: what the next line calls though the last lines did not);
 * C and C++: the type of the variable named nearest the cursor, its card listing functions
   taking one first (``Language.receiver_functions``: C's methods, which the next line passing
-  the variable on calls, often one no line above names);
+  the variable on calls, often one no line above names); beside a function or macro of
+  another file named just above, the rest of its name's family (``Language.name_families``:
+  ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -87,6 +89,10 @@ FIXTURE_DEPTH = 4
 #: C: the types of this many variables named nearest the cursor are carded first, each with
 #: the functions declared beside it that take one (``Language.receiver_functions``)
 RECEIVER_TYPES = 1
+#: C: a function or macro named this many lines above the cursor at most lists its name's
+#: family (``Language.name_families``): one named further up says less about the next line,
+#: and each list takes card room from other definitions
+FAMILY_LINES = 8
 #: a method's body just begun: this many of what its other implementations call first
 SIBLING_CALLEES = 2
 #: at most this many definitions are ranked and returned
@@ -195,6 +201,7 @@ class _Found:
     # file sees
     functions: list[tuple[str, int]] = field(default_factory=list)
     more: int = 0
+    heading: str = ""  # what the card says the functions are (default: taking one first)
     # a type standing for its methods the code names (``_group_members``): their nodes, which
     # its skeleton lists before the others
     members: tuple[int, ...] = ()
@@ -427,7 +434,7 @@ def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:
         definition = next((d for d in pf.definitions if d.node == node), None)
         if definition is not None:
             functions.append((path, *function_line(pf, index.file_lines(path), definition)))
-    return with_functions(card, functions, f.more)
+    return with_functions(card, functions, f.more, f.heading)
 
 
 def resolve_names(
@@ -799,6 +806,8 @@ class _Finder(_Lookups):
             self._add_target(target, abs(self.cursor - row), how, count)
         if self.language.group_members:
             self._group_members(self.language.group_members)
+        if self.language.name_families:
+            self._add_families(self.language.name_families)
         by_use = self.language.rank_imports_by_use
         named = set(self.found)
         called = self.pf.call_heads() if self.python else set()
@@ -925,6 +934,51 @@ class _Finder(_Lookups):
             seen.fresh = True
             seen.functions = [named[q] for q in ranked[:MAX_METHODS]]
             seen.more = len(named) - len(seen.functions)
+
+    def _add_families(self, n: int) -> None:
+        """C: a function or macro of another file that the last ``FAMILY_LINES`` lines name
+        lists beside it up to ``n`` of its family the code does not name yet: the
+        definitions of its file whose names share its own up to its last ``_`` (two parts
+        at least: ``DNS_HEADER_``, ``crypto_onetimeauth_poly1305_``), nearest it first, each
+        one the cursor's file can call. Such families are a C API's methods by name (``_init``,
+        ``_update``, ``_final``; one header field's accessor after another), where the next
+        line calls the next of them. The nearest member named stands for its family."""
+        classes = self.resolver.classes
+        written = {w for row in self.code for w in _WORDS.findall(row)}
+        done: set[tuple[str, str]] = set()
+        for f in sorted(self.found.values(), key=lambda f: (f.distance, -f.count)):
+            path, qual = f.target
+            prefix = qual[: qual.rfind("_") + 1]
+            if (
+                f.distance > FAMILY_LINES
+                or path == self.path
+                or f.functions
+                or qual in classes[path]
+                or prefix.count("_") < 2
+                or prefix.startswith("_")
+                or (path, prefix) in done
+            ):
+                continue
+            done.add((path, prefix))
+            pf = self.resolver.files[path]
+            row = _row(pf, f.node)
+            family = sorted(
+                (abs(_row(pf, d.node) - row), d.name, d.node)
+                for d in pf.definitions
+                if d.name.startswith(prefix)
+                and d.name not in written
+                and not d.is_class
+                and d.name not in classes[path]
+            )
+            members: dict[str, tuple[str, int]] = {}
+            for _, name, node in family:
+                if name not in members and self.resolve((name,)) is not None:
+                    members[name] = (path, node)
+                    if len(members) >= n:
+                        break
+            if members:
+                f.functions = list(members.values())
+                f.heading = f"// beside it in {path.rsplit('/', 1)[-1]}:"
 
     def _entity_calls(self, path: str, node: int) -> int:
         """How many of the repository's calls reach a function, through any of its

@@ -18,6 +18,7 @@ from repomem_eval.devsuite import (
     DEFAULT_TASKS,
     HELDOUT,
     PROBE,
+    PROBE_TASKS,
     PROJECTS,
     SETS,
     UNSEEN,
@@ -409,7 +410,15 @@ def test_the_probe_set_shares_no_project_with_the_other_sets() -> None:
 
     taken = names(PROJECTS + HELDOUT + UNSEEN) | {"@tanstack/query-core"}
     assert not taken & names(PROBE)
-    assert {p.language for p in PROBE} == {"typescript"}
+    assert {p.language for p in PROBE} == {"typescript", "c"}
+    # task files are per language: TypeScript's probe tasks are the same as before C joined
+    assert [p.requirement for p in select_projects(["typescript"], PROBE)] == [
+        "@tanstack/table-core@8.21.3",
+        "prosemirror-model@1.25.1",
+        "immer@10.1.1",
+        "prosemirror-transform@1.10.2",
+    ]
+    assert {lang: {"line": 100, "api": 100} for lang in ("typescript", "c")} == PROBE_TASKS
     assert default_cache("probe") not in (
         default_cache("dev"),
         default_cache("heldout"),

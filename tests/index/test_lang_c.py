@@ -655,6 +655,60 @@ def test_functions_named_above_give_their_place_on_the_types_card(tmp_path: Path
     assert card.text.endswith("// ... 3 more")  # node_f0, node_f1 and the file's own g
 
 
+FAMILY_FILES: dict[str, str] = {
+    "include/dns.h": """\
+#define DNS_HEADER_QID(h) (((h)[0] << 8) | (h)[1])
+#define DNS_HEADER_QR(h) (((h)[2] >> 7) & 0x1)
+#define DNS_HEADER_AA(h) (((h)[2] >> 2) & 0x1)
+#define DNS_HEADER_RD(h) ((h)[2] & 0x1)
+#define DNS_RR_TYPE(r) (((r)[0] << 8) | (r)[1])
+int dns_hash_init(int *state);
+int dns_hash_update(int *state, int v);
+int dns_hash_final(int *state);
+""",
+    "src/impl.c": """\
+#include "dns.h"
+int dns_hash_init(int *state) { return 0; }
+int dns_hash_update(int *state, int v) { return v; }
+int dns_hash_final(int *state) { return 0; }
+static int dns_hash_helper(int v) { return v; }
+""",
+    "src/show.c": """\
+#include "dns.h"
+
+static void show(const unsigned char *abuf, int *state)
+{
+    int qid = DNS_HEADER_QID(abuf);
+    int qr = DNS_HEADER_QR(abuf);
+    dns_hash_init(state);
+    dns_hash_update(state, qid);
+""",
+}
+
+
+def test_a_named_macro_or_function_lists_its_name_family_beside_it(tmp_path: Path) -> None:
+    """The next line calls the next of a family the lines above name (``DNS_HEADER_AA``
+    after ``DNS_HEADER_QR``, ``dns_hash_final`` after ``_init`` and ``_update``), which no
+    line names: the nearest member named lists the rest beside it, nearest first, never one
+    the file cannot call (a ``static`` of another file) nor one of another prefix."""
+    idx = build(tmp_path, FAMILY_FILES)
+    hits = find_definitions(idx, "src/show.c", FAMILY_FILES["src/show.c"])
+    by_name = {h.card.name: h.card for h in hits}
+    qr = by_name["DNS_HEADER_QR"]
+    assert qr.text.split("\n")[1:] == [
+        "// beside it in dns.h:",
+        "#define DNS_HEADER_AA(h) (((h)[2] >> 2) & 0x1)",
+        "#define DNS_HEADER_RD(h) ((h)[2] & 0x1)",
+    ]
+    assert qr.listed == (("include/dns.h", 2), ("include/dns.h", 3))
+    assert "//" not in by_name["DNS_HEADER_QID"].text  # the family's nearest stands for it
+    update = by_name["dns_hash_update"]
+    assert update.text.split("\n")[1:] == [
+        "// beside it in impl.c:",
+        "int dns_hash_final(int *state);",
+    ]
+
+
 def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
     tmp_path: Path,
 ) -> None:

@@ -78,6 +78,10 @@ class Language:
     #: stands for them: its skeleton lists them, and others of its members, in less room than
     #: their cards take (0: never)
     group_members: int = 0
+    #: how many of the family of a function or macro that the lines above name (the
+    #: definitions of its file sharing its name up to its last ``_``) its card lists beside
+    #: it (0: none)
+    name_families: int = 0
     #: whether ``in_scope``'s definitions are the types of receivers the last lines bind and
     #: the code does not use yet, carded first as Python's are (rather than what the
     #: enclosing types reach, ranked as any other)
