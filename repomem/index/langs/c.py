@@ -550,38 +550,36 @@ class CFamily(Language):
         t = self.tables(r)
         visible = self._visible(r, path)
         outside_tests = not is_test(path)
+        seen: list[Target] = []  # in the file or a file it includes
+        others: list[Target] = []
+        for p, node in hits:
+            if outside_tests and p != path and is_test(p):
+                continue
+            (seen if p == path or p in visible else others).append((p, node))
         macros: list[Target] = []  # macros the file sees
         own: Target | None = None
         plain: list[Target] = []  # definitions the file sees
         declared: list[Target] = []  # prototypes it sees
-        elsewhere: list[Target] = []  # definitions with external linkage it does not see
-        unseen: list[Target] = []  # prototypes it does not see
-        for p, node in hits:
-            if outside_tests and p != path and is_test(p):
-                continue
+        for p, node in seen:
             kind = t.kinds.get(p, _NO_KINDS).get(node)  # type: ignore[union-attr]
-            seen = p == path or p in visible
             if kind == DECLARED:
-                (declared if seen else unseen).append((p, node))
-            elif seen and kind == MACRO:
+                declared.append((p, node))
+            elif kind == MACRO:
                 macros.append((p, node))
-            elif seen:
-                if p == path:
-                    own = own or (p, node)
-                else:
-                    plain.append((p, node))
-            elif kind != LOCAL:
-                elsewhere.append((p, node))
+            elif p == path:
+                own = own or (p, node)
+            else:
+                plain.append((p, node))
         if macros:
             best = min(macros, key=lambda c: -1 if c[0] == path else visible[c[0]])
             return best, "macro" if best[0] == path else f"macro included from {best[0]}"
         if own is not None:
             return own, "this file"
-        elsewhere = _first_of_one_file(elsewhere)
         if plain:
             best = min(plain, key=lambda c: visible[c[0]])
             return best, f"included from {best[0]}"
         if declared:
+            elsewhere, _ = _unseen(t, others)
             declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
             if len(elsewhere) > 1:  # the declaring header's namesake beside it, if one is
                 # (several headers each declaring it beside its own: the first included)
@@ -601,6 +599,7 @@ class CFamily(Language):
             return None
         if name in _CPP_STD and r.files[path].language == "cpp":
             return None  # C++ code calling ``find`` or ``push_back`` calls the standard library's
+        elsewhere, unseen = _unseen(t, others)
         # a type is seen through includes; one that is not is some other program's
         elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
         # a prototype declaring it elsewhere than beside that definition declares another
@@ -628,6 +627,22 @@ def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Targe
                 names.add(qual)
                 out.append((f, node))
     return out
+
+
+def _unseen(t: _Tables, others: list[Target]) -> tuple[list[Target], list[Target]]:
+    """Of the definitions a file does not see (``CFamily._pick``'s), those with external
+    linkage (one file's ``#if`` alternatives as the first) and the prototypes; read only
+    where the file sees no definition: a name many files define (a static helper's) had
+    every call of it decode each such file's parse, the whole Linux kernel's thousands."""
+    elsewhere: list[Target] = []
+    unseen: list[Target] = []
+    for p, node in others:
+        kind = t.kinds.get(p, _NO_KINDS).get(node)  # type: ignore[union-attr]
+        if kind == DECLARED:
+            unseen.append((p, node))
+        elif kind != LOCAL:
+            elsewhere.append((p, node))
+    return _first_of_one_file(elsewhere), unseen
 
 
 def _prefixes(scope: str) -> list[str]:
