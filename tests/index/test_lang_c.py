@@ -795,3 +795,30 @@ def test_a_name_the_file_sees_defined_reads_no_other_definitions_file(
     read.clear()
     assert [t for _, t, _ in r.calls_of("use/u.c")] == ["lib/api.c"]
     assert sorted(read) == ["inc/api.h", "lib/api.c"]
+
+
+def test_an_include_is_found_once_for_a_directory_as_from_each_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The files of one directory find an include at the same file: the files its tail
+    names (one ``asm/`` header per architecture of the Linux kernel) are weighed once for
+    the directory, not again for each file including it."""
+    weighed: list[str] = []
+    nearest = c._nearest
+    monkeypatch.setattr(c, "_nearest", lambda at, found: weighed.append(at) or nearest(at, found))
+    texts = {
+        f"arch/{a}/include/asm/io.h": f"static inline int io(void) {{ return {i}; }}\n"
+        for i, a in enumerate(("arm", "x86"))
+    }
+    texts |= {
+        p: f"#include <asm/io.h>\nint {p[-3]}(void) {{ return io(); }}\n"
+        for p in ("drivers/x/a.c", "drivers/x/b.c", "arch/x86/kernel/k.c")
+    }
+    r = Resolver({p: parse_source(p, "c", t, "d") for p, t in texts.items()})
+    targets = {p: [t for _, t, _ in r.calls_of(p)] for p in texts if p.endswith(".c")}
+    assert targets == {
+        "drivers/x/a.c": ["arch/arm/include/asm/io.h"],
+        "drivers/x/b.c": ["arch/arm/include/asm/io.h"],
+        "arch/x86/kernel/k.c": ["arch/x86/include/asm/io.h"],
+    }
+    assert weighed == ["drivers/x", "arch/x86/kernel"]

@@ -126,7 +126,8 @@ class _Tables:
     kinds: PerFile[dict[int, int]]
     # path tail ("list.h", "linux/list.h", ...) -> files ending so
     tails: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    # cleared whenever a file comes or goes: what includes resolve to, and ``visible``
+    # cleared whenever a file comes or goes: what includes resolve to (by the including
+    # file's directory, the include as written and its kind), and ``visible``
     generation: int = 0
     found: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     noted: tuple[int, str] = (0, "")
@@ -282,19 +283,23 @@ class CFamily(Language):
 
     # ---- includes ------------------------------------------------------------------------
     def _include(self, r: Resolver, t: _Tables, path: str, written: str, level: int) -> str | None:
-        """The repository file an include of ``path`` names, or None (a system header)."""
-        key = (path, written, level)
+        """The repository file an include of ``path`` names, or None (a system header): the
+        same from every file of a directory, found once for it (``_nearest`` reads every
+        file the include's tail names: the whole Linux kernel's ``asm/`` headers, one per
+        architecture, were read again for each includer)."""
+        folder = dirname(path)
+        key = (folder, written, level)
         if key in t.found:
             return t.found[key]
         found = None
         if level == QUOTED:
-            beside = normpath(f"{dirname(path)}/{written}") if dirname(path) else normpath(written)
+            beside = normpath(f"{folder}/{written}") if folder else normpath(written)
             if beside in r.files:
                 found = beside
         if found is None:
             tail = normpath(written)
             if not tail.startswith("../"):
-                found = _nearest(path, t.tails.get(tail, ()))
+                found = _nearest(folder, t.tails.get(tail, ()))
         t.found[key] = found
         return found
 
@@ -707,11 +712,12 @@ def _stem(path: str) -> str:
     return splitext(basename(path))[0]
 
 
-def _nearest(path: str, candidates: Iterable[str]) -> str | None:
+def _nearest(folder: str, candidates: Iterable[str]) -> str | None:
     """Of the files an include's tail names, the one a build would find: under a directory
-    named ``include`` first, then sharing the most directories with the includer."""
+    named ``include`` first, then sharing the most directories with the includer's
+    ``folder``."""
     best, best_key = None, None
-    here = path.split("/")[:-1]
+    here = folder.split("/") if folder else []
     for c in candidates:
         dirs = c.split("/")[:-1]
         common = 0
