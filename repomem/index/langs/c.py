@@ -637,8 +637,8 @@ def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Targe
 def _unseen(t: _Tables, others: list[Target]) -> tuple[list[Target], list[Target]]:
     """Of the definitions a file does not see (``CFamily._pick``'s), those with external
     linkage (one file's ``#if`` alternatives as the first) and the prototypes; read only
-    where the file sees no definition: a name many files define (a static helper's) had
-    every call of it decode each such file's parse, the whole Linux kernel's thousands."""
+    where the file sees no definition: a name many files define (a static helper's, in
+    the Linux kernel's drivers) had every call of it decode each such file's parse."""
     elsewhere: list[Target] = []
     unseen: list[Target] = []
     for p, node in others:
