@@ -555,12 +555,9 @@ class CFamily(Language):
         t = self.tables(r)
         visible = self._visible(r, path)
         outside_tests = not is_test(path)
-        seen: list[Target] = []  # in the file or a file it includes
-        others: list[Target] = []
-        for p, node in hits:
-            if outside_tests and p != path and is_test(p):
-                continue
-            (seen if p == path or p in visible else others).append((p, node))
+        kept = [c for c in hits if not (outside_tests and c[0] != path and is_test(c[0]))]
+        seen = [c for c in kept if c[0] == path or c[0] in visible]  # in the file or its includes
+        others = [c for c in kept if c[0] != path and c[0] not in visible]
         macros: list[Target] = []  # macros the file sees
         own: Target | None = None
         plain: list[Target] = []  # definitions the file sees
