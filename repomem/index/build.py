@@ -447,10 +447,11 @@ def _runs(parses: SpooledParses, paths: list[str], parts: int) -> list[int]:
 
 
 # the most files resolved in two runs at once by default: each run's process holds its
-# own tables of the files it reads, and at the whole Linux kernel's 55k files two took the
-# process tree to 4.15 GB at the resolve stage against 3.31 GB with one (the kernel
-# subset's 8.5k files: ~0.7 GB, docs/MEASUREMENTS.md)
-_RUNS_UP_TO = 20_000
+# own tables of the files it reads; at the whole Linux kernel's 55k files two took the
+# process tree to 3.43 GB at the resolve stage (4.15 GB in an earlier build of older code;
+# the kernel subset's 8.5k files: ~0.7 GB, docs/MEASUREMENTS.md), under the peak of the
+# build's bm25 and relations stages
+_RUNS_UP_TO = 60_000
 
 # a file's share of resolution beyond its calls, counted as bytes of its parse's calls
 _FILE_WORK = 256

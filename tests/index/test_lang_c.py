@@ -15,10 +15,12 @@ from test_index import assert_same
 from repomem.config import IndexConfig
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import cmacros, langs
+from repomem.index.langs import c
 from repomem.index.langs.c import RECEIVER, _has_static, _open_namespaces
 from repomem.index.languages import code_language
-from repomem.index.parsing import _closers
+from repomem.index.parsing import _closers, parse_source
 from repomem.index.repo import RepoIndex
+from repomem.index.resolve import Resolver
 
 C_FILES: dict[str, str] = {
     "include/lib/util.h": """\
@@ -821,3 +823,56 @@ def test_static_is_found_as_the_word_pattern_finds_it(seed: int) -> None:
         end = rng.randint(start, len(source))
         expected = re.compile(rb"\bstatic\b").search(source, start, end) is not None
         assert _has_static(source, start, end) == expected, (source, start, end)
+
+
+def test_a_name_the_file_sees_defined_reads_no_other_definitions_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call the file's own or included definition answers reads the linkage of no other
+    file defining the name (``_kinds``, made from that file's parse): the whole Linux
+    kernel's static helpers of one name are each defined in hundreds of files; where the
+    file sees only a prototype, the definitions it does not see are read."""
+    read: list[str] = []
+    kinds = c._kinds
+    monkeypatch.setattr(c, "_kinds", lambda pf: read.append(pf.path) or kinds(pf))
+    texts = {
+        f"d{i}/m.c": "static int helper(void) { return 0; }\nint g(void) { return helper(); }\n"
+        for i in range(4)
+    }
+    texts["inc/api.h"] = "int api(void);\n"
+    texts["lib/api.c"] = '#include "../inc/api.h"\nint api(void) { return 1; }\n'
+    texts["use/u.c"] = '#include "../inc/api.h"\nint u(void) { return api(); }\n'
+    r = Resolver({p: parse_source(p, "c", t, "d") for p, t in texts.items()})
+    node = r.defs["d0/m.c"]["helper"]
+    assert [(t, n) for _, t, n in r.calls_of("d0/m.c")] == [("d0/m.c", node)]
+    assert read == ["d0/m.c"]
+    read.clear()
+    assert [t for _, t, _ in r.calls_of("use/u.c")] == ["lib/api.c"]
+    assert sorted(read) == ["inc/api.h", "lib/api.c"]
+
+
+def test_an_include_is_found_once_for_a_directory_as_from_each_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The files of one directory find an include at the same file: the files its tail
+    names (one ``asm/`` header per architecture of the Linux kernel) are weighed once for
+    the directory, not again for each file including it."""
+    weighed: list[str] = []
+    nearest = c._nearest
+    monkeypatch.setattr(c, "_nearest", lambda at, found: weighed.append(at) or nearest(at, found))
+    texts = {
+        f"arch/{a}/include/asm/io.h": f"static inline int io(void) {{ return {i}; }}\n"
+        for i, a in enumerate(("arm", "x86"))
+    }
+    texts |= {
+        p: f"#include <asm/io.h>\nint {p[-3]}(void) {{ return io(); }}\n"
+        for p in ("drivers/x/a.c", "drivers/x/b.c", "arch/x86/kernel/k.c")
+    }
+    r = Resolver({p: parse_source(p, "c", t, "d") for p, t in texts.items()})
+    targets = {p: [t for _, t, _ in r.calls_of(p)] for p in texts if p.endswith(".c")}
+    assert targets == {
+        "drivers/x/a.c": ["arch/arm/include/asm/io.h"],
+        "drivers/x/b.c": ["arch/arm/include/asm/io.h"],
+        "arch/x86/kernel/k.c": ["arch/x86/include/asm/io.h"],
+    }
+    assert weighed == ["drivers/x", "arch/x86/kernel"]

@@ -126,7 +126,8 @@ class _Tables:
     kinds: PerFile[dict[int, int]]
     # path tail ("list.h", "linux/list.h", ...) -> files ending so
     tails: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    # cleared whenever a file comes or goes: what includes resolve to, and ``visible``
+    # cleared whenever a file comes or goes: what includes resolve to (by the including
+    # file's directory, the include as written and its kind), and ``visible``
     generation: int = 0
     found: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     noted: tuple[int, str] = (0, "")
@@ -282,19 +283,23 @@ class CFamily(Language):
 
     # ---- includes ------------------------------------------------------------------------
     def _include(self, r: Resolver, t: _Tables, path: str, written: str, level: int) -> str | None:
-        """The repository file an include of ``path`` names, or None (a system header)."""
-        key = (path, written, level)
+        """The repository file an include of ``path`` names, or None (a system header): the
+        same from every file of a directory, found once for it (``_nearest`` reads every
+        file the include's tail names: the whole Linux kernel's ``asm/`` headers, one per
+        architecture, were read again for each includer)."""
+        folder = dirname(path)
+        key = (folder, written, level)
         if key in t.found:
             return t.found[key]
         found = None
         if level == QUOTED:
-            beside = normpath(f"{dirname(path)}/{written}") if dirname(path) else normpath(written)
+            beside = normpath(f"{folder}/{written}") if folder else normpath(written)
             if beside in r.files:
                 found = beside
         if found is None:
             tail = normpath(written)
             if not tail.startswith("../"):
-                found = _nearest(path, t.tails.get(tail, ()))
+                found = _nearest(folder, t.tails.get(tail, ()))
         t.found[key] = found
         return found
 
@@ -550,38 +555,33 @@ class CFamily(Language):
         t = self.tables(r)
         visible = self._visible(r, path)
         outside_tests = not is_test(path)
+        kept = [c for c in hits if not (outside_tests and c[0] != path and is_test(c[0]))]
+        seen = [c for c in kept if c[0] == path or c[0] in visible]  # in the file or its includes
+        others = [c for c in kept if c[0] != path and c[0] not in visible]
         macros: list[Target] = []  # macros the file sees
         own: Target | None = None
         plain: list[Target] = []  # definitions the file sees
         declared: list[Target] = []  # prototypes it sees
-        elsewhere: list[Target] = []  # definitions with external linkage it does not see
-        unseen: list[Target] = []  # prototypes it does not see
-        for p, node in hits:
-            if outside_tests and p != path and is_test(p):
-                continue
+        for p, node in seen:
             kind = t.kinds.get(p, _NO_KINDS).get(node)  # type: ignore[union-attr]
-            seen = p == path or p in visible
             if kind == DECLARED:
-                (declared if seen else unseen).append((p, node))
-            elif seen and kind == MACRO:
+                declared.append((p, node))
+            elif kind == MACRO:
                 macros.append((p, node))
-            elif seen:
-                if p == path:
-                    own = own or (p, node)
-                else:
-                    plain.append((p, node))
-            elif kind != LOCAL:
-                elsewhere.append((p, node))
+            elif p == path:
+                own = own or (p, node)
+            else:
+                plain.append((p, node))
         if macros:
             best = min(macros, key=lambda c: -1 if c[0] == path else visible[c[0]])
             return best, "macro" if best[0] == path else f"macro included from {best[0]}"
         if own is not None:
             return own, "this file"
-        elsewhere = _first_of_one_file(elsewhere)
         if plain:
             best = min(plain, key=lambda c: visible[c[0]])
             return best, f"included from {best[0]}"
         if declared:
+            elsewhere, _ = _unseen(t, others)
             declared.sort(key=lambda c: -1 if c[0] == path else visible[c[0]])
             if len(elsewhere) > 1:  # the declaring header's namesake beside it, if one is
                 # (several headers each declaring it beside its own: the first included)
@@ -601,6 +601,7 @@ class CFamily(Language):
             return None
         if name in _CPP_STD and r.files[path].language == "cpp":
             return None  # C++ code calling ``find`` or ``push_back`` calls the standard library's
+        elsewhere, unseen = _unseen(t, others)
         # a type is seen through includes; one that is not is some other program's
         elsewhere = [c for c in elsewhere if r.qualnames[c[0]][c[1]] not in r.classes[c[0]]]
         # a prototype declaring it elsewhere than beside that definition declares another
@@ -628,6 +629,22 @@ def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Targe
                 names.add(qual)
                 out.append((f, node))
     return out
+
+
+def _unseen(t: _Tables, others: list[Target]) -> tuple[list[Target], list[Target]]:
+    """Of the definitions a file does not see (``CFamily._pick``'s), those with external
+    linkage (one file's ``#if`` alternatives as the first) and the prototypes; read only
+    where the file sees no definition: a name many files define (a static helper's, in
+    the Linux kernel's drivers) had every call of it decode each such file's parse."""
+    elsewhere: list[Target] = []
+    unseen: list[Target] = []
+    for p, node in others:
+        kind = t.kinds.get(p, _NO_KINDS).get(node)  # type: ignore[union-attr]
+        if kind == DECLARED:
+            unseen.append((p, node))
+        elif kind != LOCAL:
+            elsewhere.append((p, node))
+    return _first_of_one_file(elsewhere), unseen
 
 
 def _prefixes(scope: str) -> list[str]:
@@ -692,11 +709,12 @@ def _stem(path: str) -> str:
     return splitext(basename(path))[0]
 
 
-def _nearest(path: str, candidates: Iterable[str]) -> str | None:
+def _nearest(folder: str, candidates: Iterable[str]) -> str | None:
     """Of the files an include's tail names, the one a build would find: under a directory
-    named ``include`` first, then sharing the most directories with the includer."""
+    named ``include`` first, then sharing the most directories with the includer's
+    ``folder``."""
     best, best_key = None, None
-    here = path.split("/")[:-1]
+    here = folder.split("/") if folder else []
     for c in candidates:
         dirs = c.split("/")[:-1]
         common = 0
