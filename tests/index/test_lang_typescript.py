@@ -140,6 +140,19 @@ def _index(tmp_path: Path, files: dict[str, str] = FILES) -> RepoIndex:
     return RepoIndex.build(root, config, save=False)[0]
 
 
+def _updated(
+    tmp_path: Path, files: dict[str, str], path: str, text: str
+) -> tuple[RepoIndex, RepoIndex]:
+    """An index of ``files`` updated with ``path``'s new ``text``, and one built afresh from
+    the edited tree: what update-equals-rebuild compares."""
+    root = write_files(tmp_path / "proj", files)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    apply_on_disk(root, {path: text})
+    index.update_file(path, text)
+    return index, RepoIndex.build(root, config, save=False)[0]
+
+
 def _edges(index: RepoIndex, path: str) -> set[tuple[str, str]]:
     """(callee as written on the call's line, target's qualified name) of a file's edges."""
     lines = index.file_lines(path)
@@ -1016,15 +1029,11 @@ def test_members_typed_by_parameter_properties_returns_and_reads(tmp_path: Path)
 
 
 def test_a_parameter_property_type_change_equals_a_rebuild(tmp_path: Path) -> None:
-    root = write_files(tmp_path / "proj", INFERRED_FILES)
-    config = IndexConfig(index_dir=str(tmp_path / "idx"))
-    index, _ = RepoIndex.build(root, config, save=False)
     text = INFERRED_FILES["src/node.ts"].replace("{ Kind }", "{ Other }")
     text = text.replace("kind: Kind", "kind: Other")
-    apply_on_disk(root, {"src/node.ts": text})
-    index.update_file("src/node.ts", text)
+    index, rebuilt = _updated(tmp_path, INFERRED_FILES, "src/node.ts", text)
     assert ("opts.kind.check();", "src/kind.ts:Other.check") in _edges(index, "src/use.ts")
-    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["opts.kind.check()"])
+    assert_same(index, rebuilt, ["opts.kind.check()"])
 
 
 def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path: Path) -> None:
@@ -1090,16 +1099,12 @@ def test_a_project_generic_and_a_union_alias_have_their_parts_members(tmp_path: 
 
 
 def test_a_generic_s_argument_change_equals_a_rebuild(tmp_path: Path) -> None:
-    root = write_files(tmp_path / "proj", WRAPPED_FILES)
-    config = IndexConfig(index_dir=str(tmp_path / "idx"))
-    index, _ = RepoIndex.build(root, config, save=False)
     text = WRAPPED_FILES["src/options.ts"].replace("extends FacetOptions", "extends SortOptions")
-    apply_on_disk(root, {"src/options.ts": text})
-    index.update_file("src/options.ts", text)
+    index, rebuilt = _updated(tmp_path, WRAPPED_FILES, "src/options.ts", text)
     edges = {target for _, target in _edges(index, "src/use.ts")}
     assert "src/options.ts:SortOptions.getSorted" in edges
     assert "src/options.ts:FacetOptions.getFacets" not in edges
-    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["getFacets"])
+    assert_same(index, rebuilt, ["getFacets"])
 
 
 def test_a_local_bound_to_what_a_method_returns_through_another_brings_its_class(
