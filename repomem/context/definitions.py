@@ -715,6 +715,12 @@ class _Lookups:
         return best[1] if best is not None else None
 
     @cached_property
+    def _code_words(self) -> set[str]:
+        """The words the cursor's code lines write: read once for ``_add_receivers`` and
+        ``_add_families`` alike."""
+        return {w for row in self.code for w in _WORDS.findall(row)}
+
+    @cached_property
     def types(self) -> dict[str, tuple[str, tuple[str, ...]] | None]:
         """``name -> (kind, dotted name)`` from annotations and loops over annotated
         containers (``class``: the type), assignments of calls (``call``: the callee) and
@@ -914,7 +920,7 @@ class _Finder(_Lookups):
             return
         qualnames = self.resolver.qualnames
         calls = [c for row in reversed(self.code) for c in reversed(_CALLED.findall(row))]
-        written = set(calls) | {w for row in self.code for w in _WORDS.findall(row)}
+        written = set(calls) | self._code_words
         for (path, node), functions in found:
             named = {qualnames[p][n]: (p, n) for p, n in functions}
             last = next((c for c in calls if c in named), "")
@@ -944,7 +950,7 @@ class _Finder(_Lookups):
         ``_update``, ``_final``; one header field's accessor after another), where the next
         line calls the next of them. The nearest member named stands for its family."""
         classes = self.resolver.classes
-        written = {w for row in self.code for w in _WORDS.findall(row)}
+        written = self._code_words
         done: set[tuple[str, str]] = set()
         for f in sorted(self.found.values(), key=lambda f: (f.distance, -f.count)):
             path, qual = f.target
