@@ -299,3 +299,39 @@ def test_a_name_that_resolves_to_nothing_is_looked_up_once_a_cursor(
         ("pkg/util.py", "Box.size"),
     }
     assert asked.count("items") == 1
+
+
+def test_file_callees_rank_as_all_of_them_sorted() -> None:
+    """The file's calls grouped once (``_CallGroups``) rank as sorting every group by
+    (most calls, nearest call, file and node) would, ties at the cut included; a test file's
+    definitions and the file's own are not offered."""
+    import random
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from repomem.context.definitions import _CallGroups
+
+    rng = random.Random(3)
+    targets = ["pkg/a.py", "pkg/b.py", "tests/test_c.py", "pkg/main.py"]
+    node_start = np.array(sorted(rng.sample(range(400), 60)), np.int32)
+    calls = np.array(
+        [(rng.randrange(-1, 62), rng.randrange(4), rng.randrange(6)) for _ in range(300)], np.int64
+    )
+    index = SimpleNamespace(resolved_calls=lambda path: (targets, calls))
+    groups = _CallGroups(index, "pkg/main.py", SimpleNamespace(node_start=node_start))  # type: ignore[arg-type]
+    for cursor in (0, 57, 200, 399):
+        seen: dict[tuple[str, int], list[int]] = {}
+        for src, t, node in calls.tolist():
+            row = int(node_start[src]) if 0 <= src < node_start.size else cursor
+            entry = seen.setdefault((targets[t], node), [0, abs(cursor - row)])
+            entry[0] += 1
+            entry[1] = min(entry[1], abs(cursor - row))
+        ranked = sorted(
+            (-count, near, key)
+            for key, (count, near) in seen.items()
+            if key[0] in ("pkg/a.py", "pkg/b.py")
+        )
+        for n in (0, 1, 3, 8, 20):
+            expected = [(key, near, -count) for count, near, key in ranked[:n]]
+            assert groups.top(cursor, n) == expected
