@@ -364,7 +364,7 @@ class CFamily(Language):
             parts = (*typed, *parts[1:])
             how = f"receiver typed {'::'.join(typed)}, "
         elif len(parts) > 1 and parts[0] != "this" and scope and pf.language == "cpp":
-            typed = self._field_type(r, path, scope, parts[0])
+            typed = _field_type(self.tables(r), r, scope, parts[0])
             if typed is not None:
                 parts = (*typed, *parts[1:])
                 how = f"field typed {'::'.join(typed)}, "
@@ -407,20 +407,6 @@ class CFamily(Language):
                     if len(out) >= types:
                         return out
         return out
-
-    def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
-        """The declared type of field ``name`` of the class ``scope`` (or a class it is
-        nested in), from the file that defines the class."""
-        t = self.tables(r)
-        while scope:
-            last = scope.rsplit(".", 1)[-1]
-            for p, node in r.by_name.get((self.namespace, last), ()):
-                if r.qualnames[p].get(node) == scope:
-                    typed = t.of(p).fields.get(f"{scope}.{name}")
-                    if typed is not None:
-                        return typed
-            scope = scope.rpartition(".")[0]
-        return None
 
     def _resolve(
         self,
@@ -616,6 +602,20 @@ class CFamily(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED
+
+
+def _field_type(t: _Tables, r: Resolver, scope: str, name: str) -> tuple[str, ...] | None:
+    """The declared type of field ``name`` of the class ``scope`` (or a class it is nested
+    in), from the file that defines the class."""
+    while scope:
+        last = scope.rsplit(".", 1)[-1]
+        for p, node in r.by_name.get((CFamily.namespace, last), ()):
+            if r.qualnames[p].get(node) == scope:
+                typed = t.of(p).fields.get(f"{scope}.{name}")
+                if typed is not None:
+                    return typed
+        scope = scope.rpartition(".")[0]
+    return None
 
 
 def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
