@@ -71,6 +71,9 @@ ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD, MACRO, RECEIVER = 0, 1, 2, -1, -2,
 MAX_INCLUDE_DEPTH = 6
 MAX_INCLUDED = 96
 _MAX_BASES = 4
+#: a header the file includes and uses nothing of yet offers all its definitions as likely
+#: next (``CFamily.pending_definitions``) where it has at most this many
+PENDING_HEADER = 6
 
 _DECLARATORS = frozenset(
     {
@@ -408,6 +411,17 @@ class CFamily(Language):
                         return out
         return out
 
+    def pending_definitions(
+        self, r: Resolver, path: str, lines: list[str]
+    ) -> list[tuple[Target, int]]:
+        """The definitions of each project header the file includes itself, above the cursor,
+        that declares at most ``PENDING_HEADER`` and none the code above names (``fast_log.h``
+        for ``FastLog2``, ``_psutil_posix.h`` for ``psutil_getpagesize``): a file includes a
+        small header for what it is about to call. Not the file's own header (``foo.h`` of
+        ``foo.c``, which declares what the file defines)."""
+        pf = r.files.get(path)
+        return [] if pf is None else _unused_headers(self, r, pf, path, lines)
+
     def _resolve(
         self,
         r: Resolver,
@@ -602,6 +616,39 @@ class CFamily(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED
+
+
+def _unused_headers(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[tuple[Target, int]]:
+    """``CFamily.pending_definitions`` of the file ``pf`` at the end of ``lines``."""
+    t = c.tables(r)
+    cursor = len(lines) - 1
+    text: str | None = None
+    out: list[tuple[Target, int]] = []
+    for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+        row = int(pf.node_start[node]) if 0 <= node < pf.n_nodes else cursor
+        if b.level not in (ANGLE, QUOTED) or row >= cursor:
+            continue
+        header = c._include(r, t, path, b.module, b.level)  # noqa: SLF001 - its own helper
+        defs = r.defs.get(header, {}) if header is not None else {}
+        if not defs or len(defs) > PENDING_HEADER or _stem(header or "") == _stem(path):
+            continue
+        if text is None:  # (an include names its header, whose definitions it may name)
+            text = "\n".join(line for line in lines[:cursor] if not _INCLUDE_LINE.match(line))
+        if not any(_written(text, qual.rsplit(".", 1)[-1]) for qual in defs):
+            out.extend(((header or "", n), row) for n in defs.values())
+    return out
+
+
+_INCLUDE_LINE = re.compile(r"\s*#\s*include\b")
+
+
+def _written(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` as a whole word (in a comment too: a header whose
+    definition a comment names is taken as used, the cheap side; reading the buffer's code
+    alone took 15 ms per cursor in a 2,000-line file)."""
+    return name in text and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _field_type(t: _Tables, r: Resolver, scope: str, name: str) -> tuple[str, ...] | None:
