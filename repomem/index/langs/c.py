@@ -635,7 +635,8 @@ def _unused_headers(
         if not defs or len(defs) > PENDING_HEADER or _stem(header or "") == _stem(path):
             continue
         if text is None:  # (an include names its header, whose definitions it may name)
-            text = "\n".join(line for line in lines[:cursor] if not _INCLUDE_LINE.match(line))
+            kept = (ln for ln in lines[:cursor] if "#" not in ln or not _INCLUDE_LINE.match(ln))
+            text = "\n".join(kept)
         if not any(_written(text, qual.rsplit(".", 1)[-1]) for qual in defs):
             out.extend(((header or "", n), row) for n in defs.values())
     return out
@@ -647,8 +648,19 @@ _INCLUDE_LINE = re.compile(r"\s*#\s*include\b")
 def _written(text: str, name: str) -> bool:
     """Whether ``text`` holds ``name`` as a whole word (in a comment too: a header whose
     definition a comment names is taken as used, the cheap side; reading the buffer's code
-    alone took 15 ms per cursor in a 2,000-line file)."""
-    return name in text and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    alone took 15 ms per cursor in a 2,000-line file, and a regular expression bounded by
+    look-arounds 1 ms a name)."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not _word(text[at - 1])) and (end == len(text) or not _word(text[end])):
+            return True
+        at = text.find(name, end)
+    return False
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _field_type(t: _Tables, r: Resolver, scope: str, name: str) -> tuple[str, ...] | None:
