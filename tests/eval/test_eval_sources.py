@@ -36,8 +36,8 @@ def test_comments_and_the_inside_of_strings_start_no_code() -> None:
 def test_a_table_in_one_unparsed_initializer_is_classified_in_linear_time() -> None:
     """A header that is only a table (libsodium's ``base.h``) parses as one flat error node:
     looking each row up from the root took seconds per thousand rows, the task builder's stall."""
-    f = _source("{\n" + "    { 1, 2, 3, 4 },\n" * 4000 + "}\n")
+    f = _source("{\n" + "    { 1, 2, 3, 4 },\n" * 5000 + "}\n")
     assert f.root.has_error
     start = time.perf_counter()
     assert all(f.is_code_line(row) for row in range(len(f.lines)))
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 2.0
