@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from tree_sitter import Node, Tree
@@ -61,18 +62,33 @@ class SourceFile:
     def is_code_line(self, row: int) -> bool:
         """Whether the line starts with code: not blank, not a comment, not part of a docstring,
         and not the inside of a string that began on an earlier line."""
-        if not self.lines[row].strip():
-            return False
-        col = self.indent_bytes(row)
-        node: Node | None = self.root.descendant_for_point_range((row, col), (row, col))
+        return bool(self.lines[row].strip()) and self._text_rows.get(row, True)
+
+    @cached_property
+    def _text_rows(self) -> dict[int, bool]:
+        """The rows whose first character lies in a comment or a string, each with whether it
+        still starts code (a string's first row, not a docstring's). One walk of the tree per
+        file: looking each row's node up from the root scans a node's children in order, so a
+        table of thousands of rows in one initializer took quadratic time. A node is visited
+        before its children, so the innermost comment or string covering a row decides it."""
         python = self.language == "python"
-        while node is not None:
-            if "comment" in node.type:
-                return False
-            if node.type == "string" if python else node.type in _STRING_TYPES:
-                return node.start_point.row == row and not (python and _is_docstring(node))
-            node = node.parent
-        return True
+        rows: dict[int, bool] = {}
+        cursor = self.root.walk()
+        while True:
+            node = cursor.node
+            assert node is not None
+            comment = "comment" in node.type
+            if comment or (node.type == "string" if python else node.type in _STRING_TYPES):
+                start, end = tuple(node.start_point), tuple(node.end_point)
+                code = not comment and not (python and _is_docstring(node))
+                for row in range(start[0], min(end[0] + 1, len(self.lines))):
+                    if start <= (row, self.indent_bytes(row)) < end:
+                        rows[row] = code and row == start[0]
+            if cursor.goto_first_child():
+                continue
+            while not cursor.goto_next_sibling():
+                if not cursor.goto_parent():
+                    return rows
 
 
 def _is_docstring(string: Node) -> bool:

@@ -46,7 +46,7 @@ import keyword
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Generic, TypeVar
 from weakref import ref
@@ -485,6 +485,31 @@ def find_definitions(
             )
         if len(hits) >= limit:
             break
+    return _list_pending(index, finder, hits)
+
+
+def _list_pending(
+    index: RepoIndex, finder: _Finder, hits: list[DefinitionHit]
+) -> list[DefinitionHit]:
+    """The definitions of the modules the file takes whole and uses nothing of yet
+    (``Language.pending_definitions``: C's small headers included above), listed under the
+    first card of another file: included for what the next lines call, which no line names
+    yet (at most ``MAX_PENDING`` of them, as for other languages' imports). A line each
+    under a card the code names, not cards of their own: a card whose name the code does not
+    write is most often one the next line does not need either."""
+    pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
+    host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
+    if not pending or len(pending) > MAX_PENDING or host is None:
+        return hits  # (many: the top of a file including all it will use, none used yet)
+    functions = []
+    for (path, node), _ in pending:
+        pf = index.parses()[path]
+        definition = next((d for d in pf.definitions if d.node == node), None)
+        if definition is not None:
+            functions.append((path, *function_line(pf, index.file_lines(path), definition)))
+    heading = "// declared by headers included above, none used yet:"
+    card = with_functions(hits[host].card, functions, 0, heading)
+    hits[host] = replace(hits[host], card=card)
     return hits
 
 

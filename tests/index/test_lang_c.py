@@ -711,6 +711,64 @@ def test_a_named_macro_or_function_lists_its_name_family_beside_it(tmp_path: Pat
     ]
 
 
+PENDING_FILES: dict[str, str] = {
+    "include/fast_log.h": """\
+double FastLog2(unsigned v);
+unsigned Log2Floor(unsigned v);
+""",
+    "include/big.h": "".join(f"int big_f{i}(int v);\n" for i in range(7)),
+    "include/used.h": "int used_f(int v);\nint used_g(int v);\n",
+    "src/cost.h": "double cost(const unsigned *p, int n);\n",
+    "src/cost.c": """\
+#include "cost.h"
+#include "fast_log.h"
+#include "big.h"
+#include "used.h"
+
+double cost(const unsigned *p, int n)
+{
+    double sum = used_f(n);
+    int i;
+    for (i = 0; i < n; ++i) {
+""",
+}
+
+
+def test_a_small_header_included_and_not_used_yet_lists_its_definitions(
+    tmp_path: Path,
+) -> None:
+    """A file includes a small header for what it is about to call: while the code above
+    names none of its definitions, they are listed under the first card of another file; not
+    a large header's, nor one the code uses, nor the file's own header's (what it defines)."""
+    idx = build(tmp_path, PENDING_FILES)
+    hits = find_definitions(idx, "src/cost.c", PENDING_FILES["src/cost.c"])
+    first = next(h.card for h in hits if h.card.path != "src/cost.c")
+    assert first.name == "used_f"
+    assert first.text.split("\n")[1:] == [
+        "// declared by headers included above, none used yet:",
+        "double FastLog2(unsigned v);",
+        "unsigned Log2Floor(unsigned v);",
+    ]
+    assert first.listed == (("include/fast_log.h", 0), ("include/fast_log.h", 1))
+    assert [h.card.name for h in hits].count("FastLog2") == 0
+    used = PENDING_FILES["src/cost.c"] + "        sum += FastLog2(p[i]);\n"
+    assert all("//" not in h.card.text for h in find_definitions(idx, "src/cost.c", used))
+
+
+def test_a_file_including_many_headers_it_uses_nothing_of_yet_lists_none(
+    tmp_path: Path,
+) -> None:
+    """More than ``MAX_PENDING`` such definitions are the top of a file that includes all it
+    will use: none is listed."""
+    files = dict(PENDING_FILES)
+    files["include/more.h"] = "".join(f"int more_f{i}(int v);\n" for i in range(6))
+    files["src/cost.c"] = '#include "more.h"\n' + PENDING_FILES["src/cost.c"]
+    idx = build(tmp_path, files)
+    assert all(
+        "//" not in h.card.text for h in find_definitions(idx, "src/cost.c", files["src/cost.c"])
+    )
+
+
 def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
     tmp_path: Path,
 ) -> None:

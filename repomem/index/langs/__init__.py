@@ -203,6 +203,15 @@ class Language:
         import's line ranks it)."""
         return set()
 
+    def pending_definitions(
+        self, r: Resolver, path: str, lines: list[str]
+    ) -> list[tuple[Target, int]]:
+        """Query time: the definitions of the modules the file takes whole (C's ``#include``)
+        that its code, ``lines`` up to the cursor, uses nothing of yet, each with the 0-based
+        row of its import: included to be used below, as ``pending_imports``' names are.
+        Nothing is recorded as a dependency."""
+        return []
+
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
         return False

@@ -71,6 +71,9 @@ ANGLE, QUOTED, USING, LOCAL, DECLARED, FIELD, MACRO, RECEIVER = 0, 1, 2, -1, -2,
 MAX_INCLUDE_DEPTH = 6
 MAX_INCLUDED = 96
 _MAX_BASES = 4
+#: a header the file includes and uses nothing of yet offers all its definitions as likely
+#: next (``CFamily.pending_definitions``) where it has at most this many
+PENDING_HEADER = 6
 
 _DECLARATORS = frozenset(
     {
@@ -364,7 +367,7 @@ class CFamily(Language):
             parts = (*typed, *parts[1:])
             how = f"receiver typed {'::'.join(typed)}, "
         elif len(parts) > 1 and parts[0] != "this" and scope and pf.language == "cpp":
-            typed = self._field_type(r, path, scope, parts[0])
+            typed = _field_type(self.tables(r), r, scope, parts[0])
             if typed is not None:
                 parts = (*typed, *parts[1:])
                 how = f"field typed {'::'.join(typed)}, "
@@ -408,19 +411,16 @@ class CFamily(Language):
                         return out
         return out
 
-    def _field_type(self, r: Resolver, path: str, scope: str, name: str) -> tuple[str, ...] | None:
-        """The declared type of field ``name`` of the class ``scope`` (or a class it is
-        nested in), from the file that defines the class."""
-        t = self.tables(r)
-        while scope:
-            last = scope.rsplit(".", 1)[-1]
-            for p, node in r.by_name.get((self.namespace, last), ()):
-                if r.qualnames[p].get(node) == scope:
-                    typed = t.of(p).fields.get(f"{scope}.{name}")
-                    if typed is not None:
-                        return typed
-            scope = scope.rpartition(".")[0]
-        return None
+    def pending_definitions(
+        self, r: Resolver, path: str, lines: list[str]
+    ) -> list[tuple[Target, int]]:
+        """The definitions of each project header the file includes itself, above the cursor,
+        that declares at most ``PENDING_HEADER`` and none the code above names (``fast_log.h``
+        for ``FastLog2``, ``_psutil_posix.h`` for ``psutil_getpagesize``): a file includes a
+        small header for what it is about to call. Not the file's own header (``foo.h`` of
+        ``foo.c``, which declares what the file defines)."""
+        pf = r.files.get(path)
+        return [] if pf is None else _unused_headers(self, r, pf, path, lines)
 
     def _resolve(
         self,
@@ -616,6 +616,65 @@ class CFamily(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED
+
+
+def _unused_headers(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[tuple[Target, int]]:
+    """``CFamily.pending_definitions`` of the file ``pf`` at the end of ``lines``."""
+    t = c.tables(r)
+    cursor = len(lines) - 1
+    text: str | None = None
+    out: list[tuple[Target, int]] = []
+    for b, node in zip(pf.imports, pf.import_nodes, strict=True):
+        row = int(pf.node_start[node]) if 0 <= node < pf.n_nodes else cursor
+        if b.level not in (ANGLE, QUOTED) or row >= cursor:
+            continue
+        header = c._include(r, t, path, b.module, b.level)  # noqa: SLF001 - its own helper
+        defs = r.defs.get(header, {}) if header is not None else {}
+        if not defs or len(defs) > PENDING_HEADER or _stem(header or "") == _stem(path):
+            continue
+        if text is None:  # (an include names its header, whose definitions it may name)
+            kept = (ln for ln in lines[:cursor] if "#" not in ln or not _INCLUDE_LINE.match(ln))
+            text = "\n".join(kept)
+        if not any(_written(text, qual.rsplit(".", 1)[-1]) for qual in defs):
+            out.extend(((header or "", n), row) for n in defs.values())
+    return out
+
+
+_INCLUDE_LINE = re.compile(r"\s*#\s*include\b")
+
+
+def _written(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` as a whole word (in a comment too: a header whose
+    definition a comment names is taken as used, the cheap side; reading the buffer's code
+    alone took 15 ms per cursor in a 2,000-line file, and a regular expression bounded by
+    look-arounds 1 ms a name)."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not _word(text[at - 1])) and (end == len(text) or not _word(text[end])):
+            return True
+        at = text.find(name, end)
+    return False
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _field_type(t: _Tables, r: Resolver, scope: str, name: str) -> tuple[str, ...] | None:
+    """The declared type of field ``name`` of the class ``scope`` (or a class it is nested
+    in), from the file that defines the class."""
+    while scope:
+        last = scope.rsplit(".", 1)[-1]
+        for p, node in r.by_name.get((CFamily.namespace, last), ()):
+            if r.qualnames[p].get(node) == scope:
+                typed = t.of(p).fields.get(f"{scope}.{name}")
+                if typed is not None:
+                    return typed
+        scope = scope.rpartition(".")[0]
+    return None
 
 
 def _taking(r: Resolver, t: _Tables, files: list[str], typed: str) -> list[Target]:
