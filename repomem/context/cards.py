@@ -424,21 +424,31 @@ def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) 
 
 
 def with_functions(
-    card: Card, functions: list[tuple[str, int, str]], more: int, heading: str = ""
+    card: Card,
+    functions: list[tuple[str, int, str]],
+    more: int,
+    heading: str = "",
+    names: bool = False,
 ) -> Card:
     """A C ``card`` followed by the declarations of ``functions`` ((path, line, declaration
     on one line), listed as given) under ``heading``, and how many ``more`` the cursor's file
     sees: a type's the functions taking one as their first parameter (its default heading),
     C's methods, which a skeleton lists as another language's type lists its own; they may
-    be declared in other files than the type."""
+    be declared in other files than the type. With ``names``, the third item of each is its
+    name, and the heading's line names them (its brief form too, which then names them as
+    well): a TypeScript type's bases' members, many in little room."""
     if not functions:
         return card
+    listed = (*card.listed, *((path, line) for path, line, _ in functions))
+    if names:
+        line = f"{heading} " + ", ".join(f[2] for f in functions)
+        brief = f"{card.brief}\n{line}" if card.brief else ""
+        return replace(card, text=f"{card.text}\n{line}", brief=brief, listed=listed)
     bare = card.name.rsplit(".", 1)[-1]
     heading = heading or f"// functions taking a {bare} first:"
     text = [card.text, heading, *(f[2] for f in functions)]
     if more > 0:
         text.append(f"// ... {more} more")
-    listed = (*card.listed, *((path, line) for path, line, _ in functions))
     return replace(card, text="\n".join(text), listed=listed)
 
 

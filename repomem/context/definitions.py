@@ -520,12 +520,17 @@ def _row(pf: ParsedFile, node: int) -> int:
 
 def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:
     functions = []
+    names = langs.for_language(index.parses()[card.path].language).receiver_names > 0
     for path, node in f.functions:
         pf = index.parses()[path]
+        if names:  # named only: no declaration to read
+            name = index.resolver.qualnames[path][node].rsplit(".", 1)[-1]
+            functions.append((path, _row(pf, node), name))
+            continue
         definition = next((d for d in pf.definitions if d.node == node), None)
         if definition is not None:
             functions.append((path, *function_line(pf, index.file_lines(path), definition)))
-    return with_functions(card, functions, f.more, f.heading)
+    return with_functions(card, functions, f.more, f.heading, names)
 
 
 def resolve_names(
@@ -959,9 +964,10 @@ class _Finder(_Lookups):
         """C: the type of the variable named nearest the cursor, carded first with the
         functions taking one (``Language.receiver_functions``): the next line often passes
         the variable to one no line above names (``cmark_node_get_list_type(node)`` among the
-        70 functions taking a ``cmark_node``). The card lists ``MAX_METHODS`` of them: those
-        the lines above do not name yet first, then those sharing most of their name with the
-        last of them the lines above call (``cmark_node_get_``), then the most called."""
+        70 functions taking a ``cmark_node``); TypeScript: a receiver's type with its bases'
+        members. The card lists ``MAX_METHODS`` of them: those the lines above do not name
+        yet first, then those sharing most of their name with the last of them the lines
+        above call (``cmark_node_get_``), then the most called."""
         found = self.language.receiver_functions(
             self.resolver, self.path, self.lines, RECEIVER_TYPES
         )
@@ -971,7 +977,7 @@ class _Finder(_Lookups):
         calls = [c for row in reversed(self.code) for c in reversed(_CALLED.findall(row))]
         written = set(calls) | self._code_words
         for (path, node), functions in found:
-            named = {qualnames[p][n]: (p, n) for p, n in functions}
+            named = {self.language.receiver_key(qualnames[p][n]): (p, n) for p, n in functions}
             last = next((c for c in calls if c in named), "")
             ranked = sorted(
                 named,
@@ -986,8 +992,10 @@ class _Finder(_Lookups):
             if seen is None:
                 how = "type of a variable named near the cursor, with functions taking one"
                 seen = self.found[(path, qual)] = _Found((path, qual), node, qual, how, 0)
-            seen.fresh = True
-            seen.functions = [named[q] for q in ranked[:MAX_METHODS]]
+            seen.fresh, seen.heading = True, self.language.receiver_heading
+            seen.functions = [
+                named[q] for q in ranked[: self.language.receiver_names or MAX_METHODS]
+            ]
             seen.more = len(named) - len(seen.functions)
 
     def _add_families(self, n: int) -> None:

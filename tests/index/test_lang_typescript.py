@@ -1198,3 +1198,42 @@ def test_a_jsdoc_typedef_import_binds_a_type_name(tmp_path: Path) -> None:
     assert ("lib/command.js", "Command") not in _cards(index, "lib/help.js", files["lib/help.js"])
     fresh = files["lib/help.js"].split("    return")[0]
     assert ("lib/command.js", "Command") not in _cards(index, "lib/help.js", fresh)
+
+
+RECEIVER_FILES = {
+    "src/core.ts": "export interface Core {\n  getState(): number;\n"
+    "  getCoreRows(): number[];\n}\n",
+    "src/sorting.ts": "export interface Sorting {\n  getSortedRows(): number[];\n}\n",
+    "src/table.ts": "import { Core } from './core';\nimport { Sorting } from './sorting';\n\n"
+    "export interface Table extends Core, Sorting {\n  getRows(): number[];\n}\n",
+    "src/use.ts": "import { Table } from './table';\n\nexport function run(table: Table): void {\n"
+    "  const s = table.getState();\n",
+}
+
+
+def _receiver_card(index: RepoIndex, path: str, left: str) -> str:
+    hits = find_definitions(index, path, left)
+    return next(h.card.text for h in hits if h.card.name == "Table")
+
+
+def test_a_receiver_s_type_lists_the_members_its_bases_declare(tmp_path: Path) -> None:
+    """``table: Table`` named just above the cursor: the next line may call a member of the
+    interfaces ``Table`` extends, which no line names (``table.getCoreRows()``); its card
+    names them after its own (``getState``, which the lines above name, last)."""
+    index = _index(tmp_path, RECEIVER_FILES)
+    hits = find_definitions(index, "src/use.ts", RECEIVER_FILES["src/use.ts"])
+    card = next(h.card for h in hits if h.card.name == "Table")
+    assert card.text.split("\n")[-2:] == [
+        "}",
+        "// its bases' members: getCoreRows, getSortedRows, getState",
+    ]
+    assert card.listed == (("src/core.ts", 2), ("src/sorting.ts", 1), ("src/core.ts", 1))
+
+
+def test_a_receiver_s_base_member_added_equals_a_rebuild(tmp_path: Path) -> None:
+    text = RECEIVER_FILES["src/sorting.ts"].replace("}\n", "  getSortedFirst(): number;\n}\n")
+    index, rebuilt = _updated(tmp_path, RECEIVER_FILES, "src/sorting.ts", text)
+    left = RECEIVER_FILES["src/use.ts"]
+    assert "getSortedFirst" in _receiver_card(index, "src/use.ts", left)
+    assert _receiver_card(index, "src/use.ts", left) == _receiver_card(rebuilt, "src/use.ts", left)
+    assert_same(index, rebuilt, ["getSortedFirst"])

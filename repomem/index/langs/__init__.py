@@ -86,6 +86,12 @@ class Language:
     #: the code does not use yet, carded first as Python's are (rather than what the
     #: enclosing types reach, ranked as any other)
     fresh_in_scope: bool = False
+    #: what a type's card says the definitions ``receiver_functions`` gives it are (empty:
+    #: the functions taking one first)
+    receiver_heading: str = ""
+    #: how many of them the card names on the heading's line (0: it declares
+    #: ``cards.MAX_METHODS`` of them, a line each)
+    receiver_names: int = 0
     #: whether the file's imports not named near the cursor are ranked by how often the
     #: file's resolved calls reach them (or their members), rather than by the import's line
     rank_imports_by_use: bool = False
@@ -195,6 +201,12 @@ class Language:
         (C): the types of up to ``types`` variables near the end of ``lines``, each with the
         functions that take one; none elsewhere."""
         return []
+
+    def receiver_key(self, qual: str) -> str:
+        """The name by which one of ``receiver_functions``' definitions (its qualified
+        name) is ranked: whether the code writes it, what it shares with the last one
+        called."""
+        return qual
 
     def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
         """Query time: the names the file (``pf``; ``lines``, the buffer up to the cursor)

@@ -51,6 +51,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+from weakref import ref
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -70,6 +71,10 @@ _MAX_DEPTH = 10
 TYPE_LINES = 200
 #: lines before the cursor whose receivers, bound and not used yet, bring their types' cards
 FRESH_LINES = 3
+#: lines before the cursor whose receivers' types are carded with their members
+#: (``receiver_functions``), and how many members a type and its bases give at most
+RECEIVER_LINES = 8
+_MAX_INHERITED = 200
 _EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
@@ -724,6 +729,8 @@ class TypeScript(Language):
     namespace = NAMESPACE
     fresh_in_scope = True
     file_callees = 8
+    receiver_heading = "// its bases' members:"
+    receiver_names = 16
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -874,6 +881,51 @@ class TypeScript(Language):
                 if target is not None:
                     out.append((target, first + i))
         return out
+
+    def receiver_functions(
+        self, r: Resolver, path: str, lines: list[str], types: int
+    ) -> list[tuple[Target, list[Target]]]:
+        """The class or interface of another file of up to ``types`` receivers the last
+        ``RECEIVER_LINES`` lines name (``x.`` or ``this.x.``, typed as the cursor's receivers
+        are), the nearest first, whose name the code since the window's start writes (a card
+        of a type the code never names puzzles more than it helps), each with the members
+        its bases declare in other files, where that code does not name them all: the next
+        line often calls one of them that no line above names (``table.getCoreRowModel()``,
+        declared by one of the fifteen interfaces ``Table`` extends), and the type's own card
+        shows only its own members."""
+        pf = r.files.get(path)
+        if pf is None or types <= 0:
+            return []
+        scope, outer = _cursor_scope(r, path, pf, len(lines) - 1)
+        first = max(0, len(lines) - 1 - RECEIVER_LINES)
+        seen: set[str] = set()
+        words: set[str] | None = None  # the window's, read once a type is found
+        out: list[tuple[Target, list[Target]]] = []
+        for row in range(len(lines) - 1, first - 1, -1):
+            code = _STRING.sub('""', lines[row])
+            for m in reversed(list(_RECEIVER.finditer(code))):
+                name = m["receiver"]
+                if name in seen:
+                    continue
+                seen.add(name)
+                cls = _receiver_class(r, path, name, scope, lines, outer)
+                target = _target(r, cls)
+                if cls is None or cls[0] == path or target is None:
+                    continue  # untyped, or a type of the cursor's file, which shows it
+                if words is None:
+                    window = "\n".join(lines[_window_start(lines, outer) :])
+                    words = set(_IDENT.findall(_NOT_CODE.sub('""', window)))
+                if cls[1].rsplit(".", 1)[-1] not in words:
+                    continue
+                members = _inherited(r, cls, path)
+                if any(r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members):
+                    out.append((target, members))
+                    if len(out) >= types:
+                        return out
+        return out
+
+    def receiver_key(self, qual: str) -> str:
+        return qual.rsplit(".", 1)[-1]  # a member, as ``x.name`` writes it
 
     def pending_imports(self, pf: ParsedFile, lines: list[str]) -> set[str]:
         """The imports no call of the file makes yet (``new C()``, ``x.m()`` with ``x: C``
@@ -1597,6 +1649,78 @@ def _parameter(r: Resolver, path: str, qual: str, arg: str, depth: int) -> _Enti
     return found if found is not None and found[1] is not None else None
 
 
+def _receiver_class(
+    r: Resolver,
+    path: str,
+    name: str,
+    scope: str | None,
+    lines: list[str],
+    first: int,
+) -> _Entity | None:
+    """The class or interface of the receiver ``name`` (``x`` or ``this.x``) at the cursor,
+    as ``resolve_name`` types one, but not by a doc comment (its class is a card no code
+    names); None for a name of the file or an import (``Foo.of``: its own card shows its
+    members)."""
+    if name.startswith("this."):
+        found = _resolve(r, path, ("this", name[5:]), scope, 0)
+        if found is not None:
+            return _class(r, found)
+        ty = _receiver_type(lines, first, name, False)
+    elif _local(r, path, name, scope, 0) is not None:
+        return None
+    else:
+        ty = _receiver_type(lines, first, name, False)
+        ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first, False)
+    return None if ty is None else _class(r, _resolve(r, path, ty, scope, 0))
+
+
+def _inherited(r: Resolver, cls: _Entity, path: str) -> list[Target]:
+    """The members of the bases of the class or interface ``cls`` (intersections' parts,
+    then union alternatives, theirs in turn), one per name, the nearest declaration first:
+    those neither ``cls`` itself declares (its card shows them) nor the file ``path`` does
+    (the cursor's file shows them); at most ``_MAX_INHERITED``."""
+    out: dict[str, Target | None] = {}
+    todo: list[_Entity | None] = [cls]
+    done: set[_Entity] = set()
+    while todo and len(out) < _MAX_INHERITED:
+        entity = todo.pop(0)
+        if entity is None or entity[1] is None or entity in done or len(done) > _MAX_DEPTH * 4:
+            continue
+        done.add(entity)
+        file, qual = entity
+        pf = r.files[file]
+        for bare, node in _own_members(file, pf).get(qual, ()):
+            if bare not in out:
+                out[bare] = None if entity == cls or file == path else (file, node)
+        bases = pf.bases
+        for base in (*bases.get(qual, ()), *bases.get(f"{qual}{_UNION}", ())):
+            todo.append(_class(r, _resolve(r, file, base, None, 1)))
+    return [t for t in out.values() if t is not None][:_MAX_INHERITED]
+
+
+def _own_members(path: str, pf: ParsedFile) -> dict[str, list[tuple[str, int]]]:
+    """A file's members (not a constructor, not one nested deeper) by the qualified name of
+    their class or interface, each as (its own name, its node), in order; read once per
+    parse (``_inherited`` reads a type's bases' at every cursor)."""
+    hit = _members_cache.get(path)
+    if hit is not None and hit[0]() is pf:
+        return hit[1]
+    owners: dict[str, list[tuple[str, int]]] = {}
+    for d in pf.definitions:
+        owner, _, bare = d.name.rpartition(".")
+        if owner and bare != "constructor":
+            owners.setdefault(owner, []).append((bare, d.node))
+    if len(_members_cache) >= 4096:
+        _members_cache.clear()
+    _members_cache[path] = (ref(pf), owners)
+    return owners
+
+
+# each file's ``_own_members`` with the parse it was read from, held weakly (a tidy must be
+# able to drop the parse)
+_members_cache: dict[str, tuple[ref[ParsedFile], dict[str, list[tuple[str, int]]]]] = {}
+
+
 def _target(r: Resolver, entity: _Entity | None) -> Target | None:
     """The definition node of an entity; a module stands for its default export (a
     ``require``d module called, ``new`` of a module)."""
@@ -1687,6 +1811,10 @@ _AS_CAST = re.compile(
 )
 # a call's arguments in a chain, and the blanks and ``!``/``?`` up to the next ``.``
 _CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?|\s+")
+# a receiver whose member is read: ``x.`` or ``this.x.`` (not ``a.x.``, ``x..``)
+_RECEIVER = re.compile(
+    r"(?<![\w$.])(?P<receiver>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\.\s*[A-Za-z_$]"
+)
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 # the same with block comments too (a JSDoc ``{@link SequenceError}`` names no use of it)
 _NOT_CODE = re.compile(_STRING.pattern[:-1] + r"|/\*.*?\*/)", re.S)
