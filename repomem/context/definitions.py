@@ -714,6 +714,17 @@ class _Lookups:
                 best = (start, d.name)
         return best[1] if best is not None else None
 
+    def _written(self, name: str) -> bool:
+        """Whether the buffer's code writes ``name`` (a line not commented out before it): a
+        type whose members the file reaches only by inheritance is not one it refers to."""
+        text = "\n".join(self.lines)
+        for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            before = text[start : m.start()]
+            if "//" not in before and not before.lstrip().startswith(("*", "/*")):
+                return True
+        return False
+
     @cached_property
     def _code_words(self) -> set[str]:
         """The words the cursor's code lines write: read once for ``_add_receivers`` and
@@ -1027,17 +1038,6 @@ class _Finder(_Lookups):
             seen.distance = min(seen.distance, *(f.distance for f in group))
             seen.count += sum(f.count for f in group)
             seen.members = tuple(sorted({*seen.members, *(f.node for f in group)}))
-
-    def _written(self, name: str) -> bool:
-        """Whether the buffer's code writes ``name`` (a line not commented out before it): a
-        type whose members the file reaches only by inheritance is not one it refers to."""
-        text = "\n".join(self.lines)
-        for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
-            start = text.rfind("\n", 0, m.start()) + 1
-            before = text[start : m.start()]
-            if "//" not in before and not before.lstrip().startswith(("*", "/*")):
-                return True
-        return False
 
     def _add_target(
         self, target: tuple[str, int], distance: int, source: str, count: int = 1
