@@ -1010,7 +1010,9 @@ class _Finder(_Lookups):
 
     def _group_members(self, n: int) -> None:
         """Replace ``n`` or more found methods of one type of another file by the type's
-        card, as near as the nearest of them and named as often as all together."""
+        card, as near as the nearest of them and named as often as all together; fewer keep
+        their cards, the type's beside them where the code's last lines write its name
+        (``DomUtilities.traverseDFS(`` above ``DomUtilities.traverseChildren(``)."""
         classes = self.resolver.classes
         members: dict[tuple[str, str], list[_Found]] = {}
         for f in self.found.values():
@@ -1024,7 +1026,15 @@ class _Finder(_Lookups):
             ):
                 members.setdefault((path, owner), []).append(f)
         for (path, owner), group in members.items():
-            if len(group) < n or not self._written(owner.rsplit(".", 1)[-1]):
+            bare = owner.rsplit(".", 1)[-1]
+            if len(group) < n and bare in self._code_words:  # the next line may call another
+                node = self.resolver.defs[path][owner]
+                how = f"owner of {group[0].name.rsplit('.', 1)[-1]}"
+                distance = min(f.distance for f in group)
+                self.found.setdefault(
+                    (path, owner), _Found((path, owner), node, owner, how, distance)
+                )
+            if len(group) < n or not self._written(bare):
                 continue
             for f in group:
                 del self.found[f.target]
