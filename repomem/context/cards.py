@@ -50,8 +50,8 @@ class Card:
     """A definition as the prompt shows it: ``path`` and 0-based ``line`` of its ``def`` or
     ``class`` line (or assignment), its qualified ``name``, its ``kind`` (function, class or
     constant), the card's ``text`` and the 0-based ``def`` lines of the methods a class
-    skeleton lists (their signatures are shown too). ``named``: the ``def`` lines of the
-    members a type's brief form names besides (``briefed``). ``brief`` is the card cut to what a
+    skeleton lists (their signatures are shown too) and of the members it names besides
+    (``MORE_NAMED``: whole or ``briefed``, the card names them). ``brief`` is the card cut to what a
     call needs (Python: a function's signature on one line, a class's header and
     constructor, a constant's first line; empty where there is no shorter form): the prompt
     shows it when the whole card does not fit. ``listed``: (path, 0-based line) of the
@@ -66,12 +66,11 @@ class Card:
     methods: tuple[int, ...] = ()
     brief: str = ""
     listed: tuple[tuple[str, int], ...] = ()
-    named: tuple[int, ...] = ()
 
     def briefed(self) -> Card:
-        """This card showing its ``brief`` (a class's skeleton methods named, not shown, and
-        the ``named`` def lines of the members its brief names besides)."""
-        return replace(self, text=self.brief, brief="", methods=self.methods + self.named, named=())
+        """This card showing its ``brief`` (a class's skeleton methods and the members it
+        names besides, named, not shown: the same ``methods``)."""
+        return replace(self, text=self.brief, brief="")
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -293,6 +292,10 @@ _BRIEFED = frozenset({"java", "go", "typescript", "tsx", "javascript"})
 #: out, as ranked (a name is a word; the member the next line calls is often not among the ten
 #: a skeleton lists: ``NodeType.hasRequiredAttrs``, one of 28)
 MAX_BRIEF_NAMES = 24
+#: the languages whose type cards, whole as well as brief, name the members their skeleton
+#: leaves out (the whole card of the best-ranked type listed its ten most called methods, not
+#: the one the next line calls: ``node.restoreCanvas(`` on a Java ``VirtualView``)
+MORE_NAMED = frozenset({"java", "go", "rust", "typescript", "tsx", "javascript"})
 _ATTRIBUTE = ("#[", "@")
 _DIRECTIVE = re.compile(r"^\s*#\s*[a-z]")  # a C preprocessor line (not Rust's ``#[``)
 _DEFINE = re.compile(r"^\s*#\s*define\b")
@@ -366,40 +369,30 @@ def _braced_card(
     if end >= start + len(code):
         code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
     members = _members(code, body, pf.language)
-    shown, methods, listed, unlisted = _skeleton(pf, lines, definition, start, members, calls())
+    shown, more, listed, unlisted = _skeleton(pf, lines, definition, start, members, calls())
+    named = _more_named(definition, listed, unlisted) if pf.language in MORE_NAMED else []
+    if more > 0:
+        names = ", ".join(d.name.rsplit(".", 1)[-1] for d in named)
+        shown.append(f"// ... {more} more members" + (f"; methods: {names}" if names else ""))
     indent = head[0][: len(head[0]) - len(head[0].lstrip())]
     head[-1] = head[-1].rstrip() + " {"
     text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])
-    brief, named = "", []
-    if pf.language in _BRIEFED:
-        brief, named = _type_brief(head, indent, definition, listed, unlisted)
-    brief = _shorter(brief, text)
-    lines_named = tuple(_def_line(pf, d) for d in named) if brief else ()
-    return Card(path, line, definition.name, "class", text, methods, brief, named=lines_named)
+    brief = _type_brief(head, indent, definition, listed, named) if pf.language in _BRIEFED else ""
+    methods = tuple(_def_line(pf, d) for d, _ in listed) + tuple(_def_line(pf, d) for d in named)
+    return Card(path, line, definition.name, "class", text, methods, _shorter(brief, text))
 
 
-def _type_brief(
-    head: list[str],
-    indent: str,
-    definition: Definition,
-    listed: list[tuple[Definition, str]],
-    unlisted: list[Definition],
-) -> tuple[str, list[Definition]]:
-    """A type's declaration, its constructors and its skeleton's other methods by name, then
-    the members the skeleton leaves out (``unlisted``, as ranked) up to ``MAX_BRIEF_NAMES``
-    names: what it offers in a few lines, as a Python class's brief form; none for a type
-    without methods, which would read as an empty one. Also the members of ``unlisted`` it
-    names."""
-    if not listed:
-        return "", []
+def _more_named(
+    definition: Definition, listed: list[tuple[Definition, str]], unlisted: list[Definition]
+) -> list[Definition]:
+    """The members a type's card names besides its skeleton's: those it leaves out
+    (``unlisted``, as ranked), one per name, up to ``MAX_BRIEF_NAMES`` names with the
+    skeleton's other methods (its constructors aside)."""
     own = definition.name.rsplit(".", 1)[-1]
-    text = list(head)
     names: dict[str, None] = {}
-    for method, signature in listed:
+    for method, _ in listed:
         bare = method.name.rsplit(".", 1)[-1]
-        if bare == own or bare in _CONSTRUCTORS:
-            text.append(f"{indent}    {signature}")
-        else:
+        if bare != own and bare not in _CONSTRUCTORS:
             names.setdefault(bare)
     added: list[Definition] = []
     for method in unlisted:
@@ -409,9 +402,35 @@ def _type_brief(
         if bare not in names:
             names.setdefault(bare)
             added.append(method)
+    return added
+
+
+def _type_brief(
+    head: list[str],
+    indent: str,
+    definition: Definition,
+    listed: list[tuple[Definition, str]],
+    named: list[Definition],
+) -> str:
+    """A type's declaration, its constructors and its skeleton's other methods by name, then
+    the members it names besides (``_more_named``): what it offers in a few lines, as a
+    Python class's brief form; none for a type without methods, which would read as an empty
+    one."""
+    if not listed:
+        return ""
+    own = definition.name.rsplit(".", 1)[-1]
+    text = list(head)
+    names: dict[str, None] = {}
+    for method, signature in listed:
+        bare = method.name.rsplit(".", 1)[-1]
+        if bare == own or bare in _CONSTRUCTORS:
+            text.append(f"{indent}    {signature}")
+        else:
+            names.setdefault(bare)
+    names.update((d.name.rsplit(".", 1)[-1], None) for d in named)
     if names:
         text.append(f"{indent}    // methods: " + ", ".join(names))
-    return _dedent([*text, f"{indent}}}"]), added
+    return _dedent([*text, f"{indent}}}"])
 
 
 def function_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> tuple[int, str]:
@@ -663,9 +682,9 @@ def _skeleton(
     start: int,
     members: list[tuple[int, str]],
     calls: Mapping[int, int],
-) -> tuple[list[str], tuple[int, ...], list[tuple[Definition, str]], list[Definition]]:
-    """A type's skeleton lines, the definition lines of the methods it lists, those methods
-    with their signatures and the methods it leaves out, as ranked: its fields
+) -> tuple[list[str], int, list[tuple[Definition, str]], list[Definition]]:
+    """A type's skeleton lines, how many members it leaves out, the methods it lists with
+    their signatures and the methods it leaves out, as ranked: its fields
     (``MAX_FIELDS`` at most), its methods (all up to ``MAX_METHODS``, else the constructor
     and the most called), both in source order, then the methods declared outside its body
     under a qualified name (a Go receiver's, a Rust ``impl``'s)."""
@@ -702,10 +721,8 @@ def _skeleton(
     shown_fields = fields[:MAX_FIELDS]
     text = [t for _, t in shown_fields] + [t for d, t in every if d.node in chosen]
     more = len(fields) - len(shown_fields) + len(every) - len(chosen)
-    if more > 0:
-        text.append(f"// ... {more} more members")
     listed = [(d, t) for d, t in every if d.node in chosen]
-    return text, tuple(_def_line(pf, d) for d, _ in listed), listed, ranked[MAX_METHODS:]
+    return text, more, listed, ranked[MAX_METHODS:]
 
 
 def _ranked(

@@ -810,6 +810,17 @@ class _Lookups:
                 best = (start, d.name)
         return best[1] if best is not None else None
 
+    def _written(self, name: str) -> bool:
+        """Whether the buffer's code writes ``name`` (a line not commented out before it): a
+        type whose members the file reaches only by inheritance is not one it refers to."""
+        text = "\n".join(self.lines)
+        for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            before = text[start : m.start()]
+            if "//" not in before and not before.lstrip().startswith(("*", "/*")):
+                return True
+        return False
+
     @cached_property
     def _code_words(self) -> set[str]:
         """The words the cursor's code lines write: read once for ``_add_receivers`` and
@@ -1056,7 +1067,9 @@ class _Finder(_Lookups):
 
     def _group_members(self, n: int) -> None:
         """Replace ``n`` or more found methods of one type of another file by the type's
-        card, as near as the nearest of them and named as often as all together."""
+        card, as near as the nearest of them and named as often as all together; fewer keep
+        their cards, the type's beside them where the code's last lines write its name
+        (``DomUtilities.traverseDFS(`` above ``DomUtilities.traverseChildren(``)."""
         classes = self.resolver.classes
         members: dict[tuple[str, str], list[_Found]] = {}
         for f in self.found.values():
@@ -1070,7 +1083,15 @@ class _Finder(_Lookups):
             ):
                 members.setdefault((path, owner), []).append(f)
         for (path, owner), group in members.items():
-            if len(group) < n or not self._written(owner.rsplit(".", 1)[-1]):
+            bare = owner.rsplit(".", 1)[-1]
+            if len(group) < n and bare in self._code_words:  # the next line may call another
+                node = self.resolver.defs[path][owner]
+                how = f"owner of {group[0].name.rsplit('.', 1)[-1]}"
+                distance = min(f.distance for f in group)
+                self.found.setdefault(
+                    (path, owner), _Found((path, owner), node, owner, how, distance)
+                )
+            if len(group) < n or not self._written(bare):
                 continue
             for f in group:
                 del self.found[f.target]
@@ -1084,17 +1105,6 @@ class _Finder(_Lookups):
             seen.distance = min(seen.distance, *(f.distance for f in group))
             seen.count += sum(f.count for f in group)
             seen.members = tuple(sorted({*seen.members, *(f.node for f in group)}))
-
-    def _written(self, name: str) -> bool:
-        """Whether the buffer's code writes ``name`` (a line not commented out before it): a
-        type whose members the file reaches only by inheritance is not one it refers to."""
-        text = "\n".join(self.lines)
-        for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
-            start = text.rfind("\n", 0, m.start()) + 1
-            before = text[start : m.start()]
-            if "//" not in before and not before.lstrip().startswith(("*", "/*")):
-                return True
-        return False
 
     def _add_target(
         self, target: tuple[str, int], distance: int, source: str, count: int = 1

@@ -572,6 +572,18 @@ def test_methods_of_one_written_type_share_its_card(members: RepoIndex) -> None:
     assert "Engine" in how and "Engine.stop" not in how and "Engine.start" not in how
 
 
+def test_a_lone_methods_type_written_just_above_is_a_card_beside_it(members: RepoIndex) -> None:
+    # ``Part.run()`` writes ``Part`` in the last lines: the next line may call another of its
+    # methods, which ``Part``'s card names
+    left = _in_drive("        Part.run();\n")
+    how = {h.card.name: h.how for h in find_definitions(members, "m/Car.java", left)}
+    assert how.get("Part") == "owner of run" and "Part.run" in how
+    # not written in the last lines (``spare.part``): the code names no ``Part``
+    left = _in_drive("        spare.part.run();\n")
+    how = {h.card.name: h.how for h in find_definitions(members, "m/Car.java", left)}
+    assert "Part.run" in how and "Part" not in how
+
+
 def test_methods_of_an_unwritten_type_keep_their_cards(tmp_path: Path) -> None:
     # inherited through ``Car``: ``Engine`` is nowhere in the file, a card of it would not
     # be what the code names

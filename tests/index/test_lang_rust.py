@@ -732,3 +732,30 @@ def test_an_impl_block_just_begun_gets_what_the_trait_s_other_blocks_call(
     idx.update_file("src/b.rs", edited)
     assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], [])
     assert all("implementations" not in h.how for h in find_definitions(idx, "src/c.rs", left))
+
+
+def test_a_macro_exported_from_another_file_is_at_its_crates_root(tmp_path: Path) -> None:
+    # ``#[macro_export]`` puts ``ensure!`` at the crate's root, whichever file defines it:
+    # ``use regex_syntax::ensure;`` (a test crate) and ``use crate::ensure;`` reach it
+    files = {
+        **FILES,
+        "src/lib.rs": "#[macro_use]\nmod macros;\n" + FILES["src/lib.rs"],
+        "src/macros.rs": "#[macro_export]\nmacro_rules! ensure {\n    ($e:expr) => {};\n}\n",
+        "src/user.rs": "use crate::ensure;\n\npub fn go() {\n    ensure!(1);\n}\n",
+        "tests/ui/ensure.rs": "use regex_syntax::ensure;\n\nfn main() {\n    ensure!(1);\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    for path in ("src/user.rs", "tests/ui/ensure.rs"):
+        assert _edges(idx, path) == {"src/macros.rs:ensure!"}
+        hits = find_definitions(idx, path, idx.file_lines(path)[0] + "\n")
+        assert ("src/macros.rs", "ensure!") in {(h.card.path, h.card.name) for h in hits}
+    # the macro's file gone, and back: updates equal a rebuild
+    root = tmp_path / "regex-syntax-0.6.27"
+    for text in (None, files["src/macros.rs"]):
+        if text is None:
+            (root / "src/macros.rs").unlink()
+        else:
+            write_files(root, {"src/macros.rs": text})
+        idx.update_file("src/macros.rs", text)
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["ensure!(1);"])
+    assert _edges(idx, "tests/ui/ensure.rs") == {"src/macros.rs:ensure!"}

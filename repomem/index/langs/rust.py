@@ -425,6 +425,23 @@ class _Crates:
             return None
         return "mod", root, ""
 
+    def _exported_macro(self, root: str, name: str) -> Ref | None:
+        """The ``macro_rules!`` macro ``name`` at the root of the crate whose root file is
+        ``root`` (``use serde_json::json;``): the crate's macros so named when one file holds
+        them all (a macro is reached by a path only when exported, to the crate's root)."""
+        self._key_noted(f"{name}!")
+        hits = sorted(
+            (other, node)
+            for other, node in self.r.by_name.get((NS, f"{name}!"), ())
+            if (self.test or not is_test(other))
+            and "." not in self.r.qualnames[other][node]
+            and self._crate_root(other) == root
+        )
+        if not hits or any(other != hits[0][0] for other, _ in hits):
+            return None
+        other, node = hits[0]
+        return "def", other, self.r.qualnames[other][node]
+
     def _crate_macro(self, name: str) -> Ref | None:
         """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
         one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
@@ -662,9 +679,12 @@ class _Resolution(_Crates):
                 if found is not None:
                     return found
             n += 1
-        # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``)
+        # nothing else so named: a macro (``use crate::bail;`` imports ``bail!``), at a crate's
+        # root one any file of the crate exports (``#[macro_export]`` puts it there)
         self._lookup_noted(path, qual + "!")
-        return ("def", path, qual + "!") if not macro and qual + "!" in defs else None
+        if not macro and qual + "!" in defs:
+            return "def", path, qual + "!"
+        return self._exported_macro(path, name) if not mod and _own_root(path) else None
 
     def _std_bound(self, path: str, mod: str, name: str) -> bool:
         """Whether a ``use`` in module ``mod`` of ``path`` binds ``name`` to the standard
