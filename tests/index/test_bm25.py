@@ -22,6 +22,7 @@ from repomem.index.bm25 import (
     count_terms,
     tokenize,
 )
+from repomem.index.mapped import Vocabulary
 from repomem.index.spool import ArrayWriter, TextWriter, is_file, spooled
 
 VOCAB = [f"w{i}" for i in range(12)]
@@ -512,6 +513,38 @@ def test_spooled_rows_make_the_index_adding_them_makes(
     expected = dict(enumerate(docs)) | {60: ["w1", "w2"]}
     query = ["w1", "w2", "w5"]
     np.testing.assert_allclose(spooled_index.scores(query), expected_scores(expected, query, 61))
+
+
+def test_spooled_rows_number_words_as_a_dict_would_and_keep_them_as_arrays(
+    tmp_path: Path,
+) -> None:
+    """A build numbers its words in a compiled table, not a dict (the whole Linux kernel's
+    ~3M words as objects, held to the end of the build), growing it batch by batch (its
+    bytes, ends and table here too): the same term ids and saved vocabulary as numbering
+    them one by one, and the vocabulary comes out as a saved index's arrays."""
+    rng = np.random.default_rng(5)
+    pool = [f"w{i}" + "_" * (i % 40) for i in range(5000)] + ["ñame", "x" * 300]
+    added, rows = BM25Index(), SpooledRows(tmp_path, "v_")
+    doc = 0
+    for _ in range(40):  # files of a few windows, words new and seen before
+        size = int(rng.integers(1, 400))
+        picked = rng.choice(len(pool), size=size, replace=False)
+        words = [pool[i] for i in picked]
+        windows = int(rng.integers(1, 4))
+        ptr = np.sort(rng.integers(0, size + 1, windows - 1))
+        ptr = np.r_[0, ptr, size].astype(np.int64)
+        counts = bm25.TermCounts(
+            words, ptr, np.arange(size, dtype=np.int32), np.ones(size, np.int32)
+        )
+        kept = np.arange(windows)[:: int(rng.integers(1, 3))]  # some windows left out
+        added.add_counted(range(doc, doc + kept.size), counts, kept)
+        rows.add(counts, kept)
+        doc += kept.size
+    spooled_index = rows.index()
+    assert isinstance(spooled_index._vocab, Vocabulary)
+    a, b = spooled_index.state(), added.state()
+    for key in ("vocab_bytes", "vocab_offsets", "vocab_hash", "vocab_hash_ids", "row_terms"):
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
 
 
 @pytest.mark.parametrize(("rows", "postings"), [(1 << 16, 1 << 22), (3, 5), (1, 1)])
