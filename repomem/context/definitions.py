@@ -498,15 +498,12 @@ def _list_pending(
     under a card the code names, not cards of their own: a card whose name the code does not
     write is most often one the next line does not need either."""
     pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
-    host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
-    if not pending or len(pending) > MAX_PENDING or host is None:
+    if not pending or len(pending) > MAX_PENDING:
         return hits  # (many: the top of a file including all it will use, none used yet)
-    functions = []
-    for (path, node), _ in pending:
-        pf = index.parses()[path]
-        definition = next((d for d in pf.definitions if d.node == node), None)
-        if definition is not None:
-            functions.append((path, *function_line(pf, index.file_lines(path), definition)))
+    host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
+    if host is None:
+        return hits
+    functions = _declarations(index, [target for target, _ in pending])
     heading = "// declared by headers included above, none used yet:"
     card = with_functions(hits[host].card, functions, 0, heading)
     hits[host] = replace(hits[host], card=card)
@@ -519,18 +516,29 @@ def _row(pf: ParsedFile, node: int) -> int:
 
 
 def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:
-    functions = []
     names = langs.for_language(index.parses()[card.path].language).receiver_names > 0
-    for path, node in f.functions:
+    if not names:
+        return with_functions(card, _declarations(index, f.functions), f.more, f.heading)
+    qualnames = index.resolver.qualnames  # named only: no declaration to read
+    functions = [
+        (path, _row(index.parses()[path], node), qualnames[path][node].rsplit(".", 1)[-1])
+        for path, node in f.functions
+    ]
+    return with_functions(card, functions, f.more, f.heading, names)
+
+
+def _declarations(
+    index: RepoIndex, targets: Sequence[tuple[str, int]]
+) -> list[tuple[str, int, str]]:
+    """Each of ``targets``' (path, 0-based line, declaration on one line), as a card lists
+    the functions beside it (``with_functions``); none for a node that is no definition."""
+    out = []
+    for path, node in targets:
         pf = index.parses()[path]
-        if names:  # named only: no declaration to read
-            name = index.resolver.qualnames[path][node].rsplit(".", 1)[-1]
-            functions.append((path, _row(pf, node), name))
-            continue
         definition = next((d for d in pf.definitions if d.node == node), None)
         if definition is not None:
-            functions.append((path, *function_line(pf, index.file_lines(path), definition)))
-    return with_functions(card, functions, f.more, f.heading, names)
+            out.append((path, *function_line(pf, index.file_lines(path), definition)))
+    return out
 
 
 def resolve_names(
