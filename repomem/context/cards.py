@@ -388,12 +388,7 @@ def _more_named(
     """The members a type's card names besides its skeleton's: those it leaves out
     (``unlisted``, as ranked), one per name, up to ``MAX_BRIEF_NAMES`` names with the
     skeleton's other methods (its constructors aside)."""
-    own = definition.name.rsplit(".", 1)[-1]
-    names: dict[str, None] = {}
-    for method, _ in listed:
-        bare = method.name.rsplit(".", 1)[-1]
-        if bare != own and bare not in _CONSTRUCTORS:
-            names.setdefault(bare)
+    names = _method_names(definition, listed)
     added: list[Definition] = []
     for method in unlisted:
         if len(names) >= MAX_BRIEF_NAMES:
@@ -403,6 +398,23 @@ def _more_named(
             names.setdefault(bare)
             added.append(method)
     return added
+
+
+def _constructs(method: Definition, own: str) -> bool:
+    """Whether ``method`` is a constructor of the type named ``own`` (bare)."""
+    bare = method.name.rsplit(".", 1)[-1]
+    return bare == own or bare in _CONSTRUCTORS
+
+
+def _method_names(definition: Definition, listed: list[tuple[Definition, str]]) -> dict[str, None]:
+    """The bare names of the methods a type's skeleton lists, its constructors aside, once
+    each in order: what its brief form names and what the names its card adds count with."""
+    own = definition.name.rsplit(".", 1)[-1]
+    names: dict[str, None] = {}
+    for method, _ in listed:
+        if not _constructs(method, own):
+            names.setdefault(method.name.rsplit(".", 1)[-1])
+    return names
 
 
 def _type_brief(
@@ -419,14 +431,8 @@ def _type_brief(
     if not listed:
         return ""
     own = definition.name.rsplit(".", 1)[-1]
-    text = list(head)
-    names: dict[str, None] = {}
-    for method, signature in listed:
-        bare = method.name.rsplit(".", 1)[-1]
-        if bare == own or bare in _CONSTRUCTORS:
-            text.append(f"{indent}    {signature}")
-        else:
-            names.setdefault(bare)
+    text = [*head, *(f"{indent}    {s}" for m, s in listed if _constructs(m, own))]
+    names = _method_names(definition, listed)
     names.update((d.name.rsplit(".", 1)[-1], None) for d in named)
     if names:
         text.append(f"{indent}    // methods: " + ", ".join(names))
@@ -730,12 +736,7 @@ def _ranked(
 ) -> list[Definition]:
     """``methods`` constructors first, then by how often the repository calls them."""
     own = definition.name.rsplit(".", 1)[-1]
-
-    def constructor(d: Definition) -> bool:
-        bare = d.name.rsplit(".", 1)[-1]
-        return bare == own or bare in _CONSTRUCTORS
-
-    return sorted(methods, key=lambda d: (not constructor(d), -calls.get(d.node, 0)))
+    return sorted(methods, key=lambda d: (not _constructs(d, own), -calls.get(d.node, 0)))
 
 
 def _method_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> str:
