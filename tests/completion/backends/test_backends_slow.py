@@ -42,6 +42,9 @@ PROMPTS = (
     "import os\n",
     "class Foo:\n    def __init__(self):\n        self.",
 )
+# On a GPU the served and the in-process engine share the card: each takes this fraction of its
+# memory (vLLM's default, 0.9, leaves the second engine none). Unset on vLLM's CPU build.
+GPU_MEMORY = os.environ.get("REPOMEM_TEST_VLLM_GPU_MEMORY")
 ENGINE_ENV = {
     "HF_HUB_OFFLINE": "1",
     # the tiny model needs a few MiB of KV cache; vLLM's CPU default reserves 4 GiB
@@ -55,11 +58,11 @@ from repomem.completion.backends.base import GenerationRequest
 from repomem.completion.backends.vllm import VLLMBackend
 
 if __name__ == "__main__":
-    model, context_window, requests_json, probe = sys.argv[1:5]
+    model, context_window, requests_json, probe, engine_json = sys.argv[1:6]
     backend = VLLMBackend(
         model,
         context_window=int(context_window),
-        engine_args={"dtype": "float32", "enforce_eager": True},
+        engine_args={"dtype": "float32", "enforce_eager": True, **json.loads(engine_json)},
     )
     requests = [GenerationRequest(**r) for r in json.loads(requests_json)]
     texts = asyncio.run(backend.complete_batch(requests))
@@ -115,6 +118,7 @@ def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         "--served-model-name", SERVED_NAME,
         "--dtype", "float32", "--enforce-eager",
         "--max-model-len", str(CONTEXT_WINDOW),
+        *(("--gpu-memory-utilization", GPU_MEMORY) if GPU_MEMORY else ()),
     ]  # fmt: skip
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -170,9 +174,11 @@ def offline(
     script = tmp_path_factory.mktemp("vllm-offline") / "run_vllm.py"
     script.write_text(OFFLINE_SCRIPT)
     requests = json.dumps([asdict(r) for r in reference["requests"]])
+    engine = json.dumps({"gpu_memory_utilization": float(GPU_MEMORY)} if GPU_MEMORY else {})
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, str(script), str(tiny_model), str(CONTEXT_WINDOW), requests, PROBE],
+        [sys.executable, str(script), str(tiny_model), str(CONTEXT_WINDOW), requests, PROBE]
+        + [engine],
         capture_output=True,
         text=True,
         env={**os.environ, **ENGINE_ENV},
