@@ -1237,3 +1237,53 @@ def test_a_receiver_s_base_member_added_equals_a_rebuild(tmp_path: Path) -> None
     assert "getSortedFirst" in _receiver_card(index, "src/use.ts", left)
     assert _receiver_card(index, "src/use.ts", left) == _receiver_card(rebuilt, "src/use.ts", left)
     assert_same(index, rebuilt, ["getSortedFirst"])
+
+
+ARRAY_FILES = {
+    "src/mark.ts": "export class Mark {\n  addToSet(set: readonly Mark[]): Mark[] { return [] }\n"
+    "  eq(other: Mark): boolean { return true }\n}\n",
+    "src/context.ts": 'import { Mark } from "./mark"\n'
+    "export class NodeContext {\n  marks: Mark[] = []\n}\n"
+    "export class ParseContext {\n  nodes: NodeContext[] = []\n"
+    "  get top() {\n    return this.nodes[this.nodes.length - 1]\n  }\n}\n",
+    "src/use.ts": 'import { Mark } from "./mark"\n'
+    'import { ParseContext } from "./context"\n'
+    "export function apply(ctx: ParseContext, marks: readonly Mark[], all: Array<Mark>) {\n"
+    "  let top = ctx.top\n"
+    "  let first = top.marks[0]\n"
+    "  for (const each of all) each.eq(first)\n"
+    "  top.marks.forEach((m) => m.eq(first))\n"
+    "  return marks.filter((m) => m.addToSet(marks))\n"
+    "}\n"
+    "export function same(a: Mark[], b: Mark) {\n  return a[0].eq(b)\n}\n",
+}
+
+
+def test_array_elements_are_typed_by_the_array_s_element_type(tmp_path: Path) -> None:
+    """An array's element has its element type's members: an index (``top.marks[0]``), a
+    loop's variable (``for (const each of all)``), an element callback's parameter
+    (``marks.filter((m) =>``), a getter returning an element (``return this.nodes[i]``),
+    a call on an indexed parameter (``a[0].eq(b)``); the array itself has none of them
+    (``marks.eq``)."""
+    index = _index(tmp_path, ARRAY_FILES)
+    names = ["first.eq", "each.eq", "m.addToSet", "top.marks", "marks.eq"]
+    got = resolve_names(index, "src/use.ts", ARRAY_FILES["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [
+        ("src/mark.ts", "Mark.eq"),
+        ("src/mark.ts", "Mark.eq"),
+        ("src/mark.ts", "Mark.addToSet"),
+        ("src/context.ts", "NodeContext.marks"),
+        None,
+    ]
+    assert ("return a[0].eq(b)", "src/mark.ts:Mark.eq") in _edges(index, "src/use.ts")
+
+
+def test_an_array_field_s_element_type_change_equals_a_rebuild(tmp_path: Path) -> None:
+    """An array field's element type changing re-resolves what reads its elements."""
+    text = ARRAY_FILES["src/context.ts"].replace("nodes: NodeContext[]", "nodes: Other[]")
+    other = "class Other {\n  marks: Mark[] = []\n}\nexport class ParseContext"
+    text = text.replace("export class ParseContext", other)
+    index, rebuilt = _updated(tmp_path, ARRAY_FILES, "src/context.ts", text)
+    got = resolve_names(index, "src/use.ts", ARRAY_FILES["src/use.ts"], ["top.marks"])
+    assert got[0][:2] == ("src/context.ts", "Other.marks")
+    assert_same(index, rebuilt, ["top.marks"])
