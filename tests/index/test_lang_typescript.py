@@ -1287,3 +1287,36 @@ def test_an_array_field_s_element_type_change_equals_a_rebuild(tmp_path: Path) -
     got = resolve_names(index, "src/use.ts", ARRAY_FILES["src/use.ts"], ["top.marks"])
     assert got[0][:2] == ("src/context.ts", "Other.marks")
     assert_same(index, rebuilt, ["top.marks"])
+
+
+OWN_TYPE_FILES = {
+    "src/match.ts": "/** A state of a content expression. */\nexport class ContentMatch {\n"
+    + "".join(f"  step{i}(n: number): ContentMatch {{ return this }}\n" for i in range(14))
+    + "  edge(n: number): ContentMatch { return this }\n}\n",
+    "src/other.ts": "export function helper(a: number): number { return a }\n",
+    "src/use.ts": "import { ContentMatch } from './match';\nimport { helper } from './other';\n\n"
+    "export function scan(match: ContentMatch): number {\n"
+    "  let n = helper(match.step0(1).step1(2) ? 1 : 0)\n",
+}
+
+
+def test_a_receiver_s_own_type_comes_first_in_its_brief_form(tmp_path: Path) -> None:
+    """``match: ContentMatch`` named just above the cursor, a type with no bases: its card
+    comes first, in its brief form (the members it names: ``edge``, which no line names
+    yet), not whole, which would take the room of the cards after it; a type only a doc
+    comment above the window names is not carded so (the code does not name it)."""
+    index = _index(tmp_path, OWN_TYPE_FILES)
+    left = OWN_TYPE_FILES["src/use.ts"]
+    first = find_definitions(index, "src/use.ts", left)[0]
+    assert first.card.name == "ContentMatch"
+    assert "edge" in first.card.text and "step9(n: number)" not in first.card.text
+    assert ("src/match.ts", 16) in {(first.card.path, line) for line in first.card.methods}
+    commented = left.replace(
+        "export function scan(match: ContentMatch)",
+        "/**\n" + " * Scan a ContentMatch.\n" * 12 + " */\nexport function scan(match: M)",
+    ).replace(
+        "import { ContentMatch } from './match';", "import { ContentMatch as M } from './match';"
+    )
+    index.update_file("src/use.ts", commented)
+    hits = find_definitions(index, "src/use.ts", commented)
+    assert hits[0].card.name != "ContentMatch"

@@ -940,11 +940,17 @@ class TypeScript(Language):
                     continue  # untyped, or a type of the cursor's file, which shows it
                 if words is None:
                     window = "\n".join(lines[_window_start(lines, outer) :])
+                    # a window starting inside a doc comment: its rest is no code
+                    end = window.find("*/")
+                    if end >= 0 and "/*" not in window[:end]:
+                        window = window[end + 2 :]
                     words = set(_IDENT.findall(_NOT_CODE.sub('""', window)))
                 if cls[1].rsplit(".", 1)[-1] not in words:
                     continue
                 members = _inherited(r, cls, path)
-                if any(r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members):
+                if not members or any(
+                    r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members
+                ):
                     out.append((target, members))
                     if len(out) >= types:
                         return out
