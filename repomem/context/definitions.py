@@ -205,6 +205,9 @@ class _Found:
     # a type standing for its methods the code names (``_group_members``): their nodes, which
     # its skeleton lists before the others
     members: tuple[int, ...] = ()
+    # shown in its brief form (a receiver's type with no functions listed beside it: the
+    # members its brief form names are what the next line calls)
+    brief: bool = False
 
 
 class _Cards:
@@ -479,6 +482,8 @@ def find_definitions(
         card = cards[i] if i in cards else _cards.get(index, *f.target, f.members)
         if card is not None and f.functions:
             card = _with_functions(index, card, f)
+        elif card is not None and f.brief and card.brief:
+            card = card.briefed()
         if card is not None:
             hits.append(
                 DefinitionHit(card, f.name, f.how, float(strengths[i]), f.distance, f.count)
@@ -1016,6 +1021,7 @@ class _Finder(_Lookups):
                 named[q] for q in ranked[: self.language.receiver_names or MAX_METHODS]
             ]
             seen.more = len(named) - len(seen.functions)
+            seen.brief = not seen.functions
 
     def _add_families(self, n: int) -> None:
         """C: a function or macro of another file that the last ``FAMILY_LINES`` lines name

@@ -1237,3 +1237,86 @@ def test_a_receiver_s_base_member_added_equals_a_rebuild(tmp_path: Path) -> None
     assert "getSortedFirst" in _receiver_card(index, "src/use.ts", left)
     assert _receiver_card(index, "src/use.ts", left) == _receiver_card(rebuilt, "src/use.ts", left)
     assert_same(index, rebuilt, ["getSortedFirst"])
+
+
+ARRAY_FILES = {
+    "src/mark.ts": "export class Mark {\n  addToSet(set: readonly Mark[]): Mark[] { return [] }\n"
+    "  eq(other: Mark): boolean { return true }\n}\n",
+    "src/context.ts": 'import { Mark } from "./mark"\n'
+    "export class NodeContext {\n  marks: Mark[] = []\n}\n"
+    "export class ParseContext {\n  nodes: NodeContext[] = []\n"
+    "  get top() {\n    return this.nodes[this.nodes.length - 1]\n  }\n}\n",
+    "src/use.ts": 'import { Mark } from "./mark"\n'
+    'import { ParseContext } from "./context"\n'
+    "export function apply(ctx: ParseContext, marks: readonly Mark[], all: Array<Mark>) {\n"
+    "  let top = ctx.top\n"
+    "  let first = top.marks[0]\n"
+    "  for (const each of all) each.eq(first)\n"
+    "  top.marks.forEach((m) => m.eq(first))\n"
+    "  return marks.filter((m) => m.addToSet(marks))\n"
+    "}\n"
+    "export function same(a: Mark[], b: Mark) {\n  return a[0].eq(b)\n}\n",
+}
+
+
+def test_array_elements_are_typed_by_the_array_s_element_type(tmp_path: Path) -> None:
+    """An array's element has its element type's members: an index (``top.marks[0]``), a
+    loop's variable (``for (const each of all)``), an element callback's parameter
+    (``marks.filter((m) =>``), a getter returning an element (``return this.nodes[i]``),
+    a call on an indexed parameter (``a[0].eq(b)``); the array itself has none of them
+    (``marks.eq``)."""
+    index = _index(tmp_path, ARRAY_FILES)
+    names = ["first.eq", "each.eq", "m.addToSet", "top.marks", "marks.eq"]
+    got = resolve_names(index, "src/use.ts", ARRAY_FILES["src/use.ts"], names)
+    assert [g[:2] if g else None for g in got] == [
+        ("src/mark.ts", "Mark.eq"),
+        ("src/mark.ts", "Mark.eq"),
+        ("src/mark.ts", "Mark.addToSet"),
+        ("src/context.ts", "NodeContext.marks"),
+        None,
+    ]
+    assert ("return a[0].eq(b)", "src/mark.ts:Mark.eq") in _edges(index, "src/use.ts")
+
+
+def test_an_array_field_s_element_type_change_equals_a_rebuild(tmp_path: Path) -> None:
+    """An array field's element type changing re-resolves what reads its elements."""
+    text = ARRAY_FILES["src/context.ts"].replace("nodes: NodeContext[]", "nodes: Other[]")
+    other = "class Other {\n  marks: Mark[] = []\n}\nexport class ParseContext"
+    text = text.replace("export class ParseContext", other)
+    index, rebuilt = _updated(tmp_path, ARRAY_FILES, "src/context.ts", text)
+    got = resolve_names(index, "src/use.ts", ARRAY_FILES["src/use.ts"], ["top.marks"])
+    assert got[0][:2] == ("src/context.ts", "Other.marks")
+    assert_same(index, rebuilt, ["top.marks"])
+
+
+OWN_TYPE_FILES = {
+    "src/match.ts": "/** A state of a content expression. */\nexport class ContentMatch {\n"
+    + "".join(f"  step{i}(n: number): ContentMatch {{ return this }}\n" for i in range(14))
+    + "  edge(n: number): ContentMatch { return this }\n}\n",
+    "src/other.ts": "export function helper(a: number): number { return a }\n",
+    "src/use.ts": "import { ContentMatch } from './match';\nimport { helper } from './other';\n\n"
+    "export function scan(match: ContentMatch): number {\n"
+    "  let n = helper(match.step0(1).step1(2) ? 1 : 0)\n",
+}
+
+
+def test_a_receiver_s_own_type_comes_first_in_its_brief_form(tmp_path: Path) -> None:
+    """``match: ContentMatch`` named just above the cursor, a type with no bases: its card
+    comes first, in its brief form (the members it names: ``edge``, which no line names
+    yet), not whole, which would take the room of the cards after it; a type only a doc
+    comment above the window names is not carded so (the code does not name it)."""
+    index = _index(tmp_path, OWN_TYPE_FILES)
+    left = OWN_TYPE_FILES["src/use.ts"]
+    first = find_definitions(index, "src/use.ts", left)[0]
+    assert first.card.name == "ContentMatch"
+    assert "edge" in first.card.text and "step9(n: number)" not in first.card.text
+    assert ("src/match.ts", 16) in {(first.card.path, line) for line in first.card.methods}
+    commented = left.replace(
+        "export function scan(match: ContentMatch)",
+        "/**\n" + " * Scan a ContentMatch.\n" * 12 + " */\nexport function scan(match: M)",
+    ).replace(
+        "import { ContentMatch } from './match';", "import { ContentMatch as M } from './match';"
+    )
+    index.update_file("src/use.ts", commented)
+    hits = find_definitions(index, "src/use.ts", commented)
+    assert hits[0].card.name != "ContentMatch"

@@ -80,6 +80,18 @@ _CONFIGS = ("tsconfig.json", "jsconfig.json")
 _STAR = "export*"
 #: the ``bases`` key of a definition's union alternatives is its name with this after it
 _UNION = "|"
+#: a type's last part: an array of the type before it (``Foo[]`` is ("Foo", "[]"))
+ARRAY = "[]"
+#: a part of a name: an element of the array before it (``xs[i]``, ``for (const x of xs)``)
+ELEMENT = "[i]"
+#: the array methods calling a function with elements, and which of its parameters are ones
+_ELEMENT_CALLBACKS = {
+    **{name: ("#0",) for name in ("forEach", "map", "filter", "find", "findLast", "flatMap")},
+    **{name: ("#0",) for name in ("findIndex", "findLastIndex", "some", "every")},
+    "sort": ("#0", "#1"),
+    "reduce": ("#1",),
+    "reduceRight": ("#1",),
+}
 #: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
 #: never a value the code calls
 TYPE_ONLY = 1
@@ -194,7 +206,8 @@ def _chain(node: Node) -> tuple[str, ...] | None:
     """A member of a chain of calls, ``make(x).build<T>().run`` as ("make", "build", "run"),
     ``new Foo(x).run`` as ("Foo", "run"): what a call returns has the members of the called
     function's return type (``_member`` reads a function's members so), an instance those of
-    its class. None when the chain holds more than names, calls and ``new``."""
+    its class; ``a.b[i].c`` as ("a", "b", ``ELEMENT``, "c"). None when the chain holds more
+    than names, calls, indexes and ``new``."""
     parts: list[str] = []
     while True:
         if node.type == "member_expression":
@@ -205,6 +218,9 @@ def _chain(node: Node) -> tuple[str, ...] | None:
             node = node.child_by_field_name("object")
         elif node.type == "call_expression":
             node = node.child_by_field_name("function")
+        elif node.type == "subscript_expression":
+            parts.append(ELEMENT)
+            node = node.child_by_field_name("object")
         elif node.type == "new_expression":
             node = node.child_by_field_name("constructor")
         elif node.type in _THROUGH and node.named_children:
@@ -220,8 +236,9 @@ def _chain(node: Node) -> tuple[str, ...] | None:
 
 def _type_parts(text: str) -> tuple[str, ...] | None:
     """The named type of a type annotation: ``Foo<T>`` -> ("Foo",), ``ns.Bar`` -> ("ns",
-    "Bar"), ``Foo | undefined`` -> ("Foo",); None for anything else (arrays, unions, literals,
-    built-in types)."""
+    "Bar"), ``Foo | undefined`` -> ("Foo",); an array of a named type (``Foo[]``,
+    ``readonly Foo[]``, ``Array<Foo>``) -> ("Foo", ``ARRAY``); None for anything else
+    (unions, literals, built-in types, arrays of arrays)."""
     text = text.lstrip(":").strip()
     if _IDENT.fullmatch(text):  # the common case, ``x: Foo``
         return None if text in _BUILTIN_TYPES or text in _GLOBALS else (text,)
@@ -230,12 +247,19 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
     ]
     if len(alternatives) != 1:
         return None
-    m = _TYPE.fullmatch(alternatives[0])
+    one = alternatives[0].removeprefix("readonly ").strip()
+    if one.endswith("[]"):
+        element = _type_parts(one[:-2])
+        return None if element is None or element[-1] == ARRAY else (*element, ARRAY)
+    m = _TYPE.fullmatch(one)
     if m is None:
         return None
     parts = tuple(m.group(1).split("."))
+    inner = one.partition("<")[2].rstrip()
+    if parts in _ARRAYS:  # ``Array<Foo>``
+        element = _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
+        return None if element is None or element[-1] == ARRAY else (*element, ARRAY)
     if parts in _PROMISES or parts in _WRAPPERS:  # ``Promise<Foo>``, ``Readonly<Foo>``: a Foo
-        inner = alternatives[0].partition("<")[2].rstrip()
         return _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
     return None if parts[0] in _BUILTIN_TYPES or parts[0] in _GLOBALS else parts
 
@@ -255,7 +279,7 @@ def _type_bases(text: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]
     if len(parts) > 1:
         return list(dict.fromkeys(ty for t in parts for ty in _type_bases(t)[0])), []
     ty = _type_parts(text)
-    if ty is None or not parts:
+    if ty is None or not parts or ty[-1] == ARRAY:
         return ([] if ty is None else [ty]), []
     one = parts[0]
     m = _TYPE.fullmatch(one)
@@ -300,6 +324,7 @@ def _first_argument(text: str) -> str:
 
 _FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
 _PROMISES = frozenset({("Promise",), ("PromiseLike",)})
+_ARRAYS = frozenset({("Array",), ("ReadonlyArray",)})
 # TypeScript's utility types whose value has (some of) the members of their first argument
 _WRAPPERS = frozenset(
     (name,) for name in ("Readonly", "Partial", "Required", "NonNullable", "Pick", "Omit")
@@ -336,15 +361,16 @@ def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
     """What a function that declares no return type gives in the ``return`` ending its body
     (or as an arrow's body): ``return new Foo(...)`` a Foo; ``return this.node(d)`` or
     ``return Pos.resolve(d)`` what that call returns, ``return this.parent`` that member's
-    type (read as ``Owner.node``, ``Owner.parent``: a member of ``owner``); None for a bare
-    name (a local's type is not known here) or ``this`` outside a class."""
+    type (read as ``Owner.node``, ``Owner.parent``: a member of ``owner``), ``return
+    this.nodes[i]`` an element of that member; None for a bare name (a local's type is not
+    known here) or ``this`` outside a class."""
     value = _returned_value(fn)
     if value is None:
         return None
     if value.type == "new_expression":  # ``return new Foo(...)``: a Foo
         made = value.child_by_field_name("constructor")
         return None if made is None else _dotted(made)
-    if value.type not in ("call_expression", "member_expression"):
+    if value.type not in ("call_expression", "member_expression", "subscript_expression"):
         return None
     parts = _chain(value)
     if parts is None or (len(parts) == 1 and value.type != "call_expression"):
@@ -914,11 +940,17 @@ class TypeScript(Language):
                     continue  # untyped, or a type of the cursor's file, which shows it
                 if words is None:
                     window = "\n".join(lines[_window_start(lines, outer) :])
+                    # a window starting inside a doc comment: its rest is no code
+                    end = window.find("*/")
+                    if end >= 0 and "/*" not in window[:end]:
+                        window = window[end + 2 :]
                     words = set(_IDENT.findall(_NOT_CODE.sub('""', window)))
                 if cls[1].rsplit(".", 1)[-1] not in words:
                     continue
                 members = _inherited(r, cls, path)
-                if any(r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members):
+                if not members or any(
+                    r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members
+                ):
                     out.append((target, members))
                     if len(out) >= types:
                         return out
@@ -1585,6 +1617,19 @@ def _resolve(
         if current is None:
             return None
         file, qual = current
+        if rest[0] == ARRAY:  # an array of ``current``: its element, or none of its members
+            step = _element_step(rest[1:])
+            if step == 0:
+                return None
+            rest = rest[1 + step :]
+            continue
+        # ``xs[i]``, ``xs.map((x) =>``: an element of the array ``current`` holds (of
+        # anything else, its own ``map``'s parameter)
+        step = _element_step(rest) if qual is not None else 0
+        element = _element(r, file, qual, depth + 1) if step else None
+        if element is not None:
+            current, rest = element, rest[step:]
+            continue
         if qual is not None and _ARGUMENT.fullmatch(rest[0]):
             if len(rest) > 1 and _ARGUMENT.fullmatch(rest[1]):
                 current = _callback_param(r, file, qual, rest[0], rest[1], depth + 1)
@@ -1599,6 +1644,34 @@ def _resolve(
         )
         rest = rest[1:]
     return current
+
+
+def _element_step(rest: tuple[str, ...]) -> int:
+    """How many of ``rest``'s first parts read an element of an array: 1 for ``ELEMENT``
+    (``xs[i]``), 3 for an element callback's parameter (``xs.map((x) =>``: "map", "#0",
+    "#0"); 0 otherwise."""
+    if rest[:1] == (ELEMENT,):
+        return 1
+    if len(rest) >= 3 and rest[1] == "#0" and rest[2] in _ELEMENT_CALLBACKS.get(rest[0], ()):
+        return 3
+    return 0
+
+
+def _element(r: Resolver, path: str, qual: str, depth: int) -> _Entity | None:
+    """The class of the elements of the array that the definition ``qual`` (a field, a
+    ``const``, a getter) holds: its declared type's element (``nodes: NodeContext[]``), or
+    the elements of what its declared type or returned value is (``get top() { return
+    this.nodes[this.open] }``)."""
+    if depth > _MAX_DEPTH:
+        return None
+    r.note_lookup(path, qual)  # re-resolved when ``qual``'s bases change
+    for base in r.files[path].bases.get(qual, ())[:1]:
+        if base[-1] == ARRAY:
+            return _class(r, _resolve(r, path, base[:-1], None, depth + 1))
+        found = _resolve(r, path, base, None, depth + 1)
+        if found is not None and found[1] is not None and found[1] not in r.classes[found[0]]:
+            return _element(r, found[0], found[1], depth + 1)
+    return None
 
 
 def _callback_param(
@@ -1769,8 +1842,11 @@ def _cursor_scope(r: Resolver, path: str, pf: ParsedFile, row: int) -> tuple[str
 
 
 _TYPED = re.compile(
+    # a loop over an array's elements: ``for (const x of this.xs)``
+    r"(?<![\w$.])for\s*\(\s*(?:const|let|var)\s+(?P<each>[A-Za-z_$][\w$]*)\s+of\s+"
+    r"(?P<items>(?:this|[A-Za-z_$][\w$]*)(?:\s*[?!]?\.\s*[A-Za-z_$#][\w$]*)*)\s*!?\s*\)"
     # a destructuring of a receiver's members: ``const { source, a: b } = this.x``
-    r"(?<![\w$.])(?:(?:const|let|var)\s*\{(?P<fields>[^{}=;]*)\}\s*=\s*"
+    r"|(?<![\w$.])(?:(?:const|let|var)\s*\{(?P<fields>[^{}=;]*)\}\s*=\s*"
     r"(?P<holder>(?:this|[A-Za-z_$][\w$]*)(?:\.[A-Za-z_$][\w$]*)*)\s*(?=;|\n|$)"
     # a type parameter's constraint: ``<TRouter extends AnyRouter,`` (``_assignments`` checks
     # the ``<`` or ``,`` before it: ``class A extends B`` is no type parameter)
@@ -1782,15 +1858,16 @@ _TYPED = re.compile(
     r"(?:\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?\.\s*[A-Za-z_$#][\w$]*"
     r"(?:\.[A-Za-z_$#][\w$]*)*)*)"
     r"\s*(?:<[^;()]*>)?\("
-    # a member read or another name: ``let parent = this.parent``, ``let node = doc``
+    # a member read or another name: ``let parent = this.parent``, ``let node = doc``, or
+    # an element of one: ``let next = node.marks[i]``
     r"|(?:const|let|var)\s+(?P<read>[A-Za-z_$][\w$]*)\s*=\s*(?P<chain>(?:this|[A-Za-z_$][\w$]*)"
-    r"(?:\s*[?!]?\.\s*[A-Za-z_$#][\w$]*)*)[ \t]*!?[ \t]*"
+    r"(?:\s*[?!]?\.\s*[A-Za-z_$#][\w$]*)*)(?P<index>\[[^\[\]\n]*\])?[ \t]*!?[ \t]*"
     r"(?=[;,)]|$|\n(?![ \t]*(?:\??\.|as\b)))"  # not a chain or cast going on below
     r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
     r"|(?P<name>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\s*"
     # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
-    r"(?::\s*(?P<annot>(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?"
-    r"(?:\s*\|\s*(?:null|undefined))*)(?![\w$.])"
+    r"(?::\s*(?P<annot>(?:readonly\s+)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?"
+    r"(?:\[\])?(?:\s*\|\s*(?:null|undefined))*)(?![\w$.\[])"
     r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*))"
     # an arrow function passed to a call: ``operate((source, subscriber) => {``
     r"|(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\((?P<before>[^(){}]*?)"
@@ -1850,9 +1927,10 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
     """``(name, type)`` for each name that ``text`` (code) types, in order: annotations,
     ``new``, a cast (``const x = y as Foo``), the result of a call (``const x = f()``:
     ``f``'s return type), a member read or another name (``const x = a.b``: as ``a.b`` is
-    typed), a callback's parameters (as the function it is passed to types them) and
-    destructured members (``const { a } = x``: ``x.a``); ``()`` for ``const x = ...``
-    otherwise, which forgets what an earlier ``x: Foo`` said."""
+    typed; ``a.b[i]``: an element of it), a loop's element (``for (const x of xs)``), a
+    callback's parameters (as the function it is passed to types them: ``xs.map((x) =>``
+    an element of ``xs``) and destructured members (``const { a } = x``: ``x.a``); ``()``
+    for ``const x = ...`` otherwise, which forgets what an earlier ``x: Foo`` said."""
     stripped = _STRING.sub('""', text)
     for m in _TYPED.finditer(stripped):
         if m["holder"]:  # ``const { a, b: c } = x``: ``a`` is ``x.a``, ``c`` is ``x.b``
@@ -1884,7 +1962,11 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
             yield from _property_params(stripped, m)
         elif m["read"]:  # ``const x = a.b``: as ``a.b`` is typed (a literal: untyped)
             chain = tuple(re.sub(r"[\s?!]", "", m["chain"]).split("."))
+            chain = (*chain, ELEMENT) if m["index"] else chain
             yield m["read"], () if chain[0] in RESERVED else chain
+        elif m["each"]:  # ``for (const x of xs)``: an element of ``xs``
+            items = tuple(re.sub(r"[\s?!]", "", m["items"]).split("."))
+            yield m["each"], () if items[0] in RESERVED else (*items, ELEMENT)
         elif m["untyped"]:  # ``const x = ... as Foo``: a cast types it
             cast = _AS_CAST.match(stripped, m.end())
             yield m["untyped"], (cast and _type_parts(cast["cast"])) or ()
