@@ -5,6 +5,15 @@ site-packages excluded). Everything is measured in one run, baselines included: 
 tree-sitter parse of the same files, and rank-bm25 over the same fragments.
 
     python eval/bench_index.py [--root DIR] [--queries 200] [--updates 100] [--json OUT]
+
+``--replay DIR`` times the definitions channel alone on a saved index (built into ``DIR`` by
+the first run, loaded by the next): the same cursors in the same order, after the same
+retrievals, in wall-clock and thread CPU time (what a loaded machine leaves comparable), one
+pass or more (``--passes``: the second finds every file read); ``--dump OUT`` writes each
+cursor's cards, reasons, strengths, distances and counts as JSON, to compare two versions of
+the code.
+
+    python eval/bench_index.py --replay DIR [--passes 2] [--dump OUT]
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ from repomem.index.languages import parser
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 
+#: the standard library's installed packages and caches are not indexed
+IGNORED = ("site-packages/", "__pycache__/")
+
 
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
@@ -57,6 +69,76 @@ def warm_up(config: IndexConfig) -> None:
         idx.update_file("a.py", "def f(x):\n    return x\n")
 
 
+def cursors(idx: RepoIndex, paths: list[str], n: int, rng: random.Random) -> list[tuple[str, int]]:
+    """``n`` cursors (path, 0-based line) in files of more than 25 lines, from line 20 on."""
+    positions: list[tuple[str, int]] = []
+    while len(positions) < n:
+        path = rng.choice(paths)
+        lines = len(split_lines(idx.file_text(path) or ""))
+        if lines > 25:
+            positions.append((path, rng.randrange(20, lines)))
+    return positions
+
+
+def window_before(idx: RepoIndex, path: str, line: int) -> tuple[str, Exclusion]:
+    """The retrieval query of a cursor: the window of lines above it, and its exclusion."""
+    lines = split_lines(idx.file_text(path) or "")
+    window = idx.config.fragment_lines
+    return "\n".join(lines[line - window : line]), Exclusion.around(path, line, window)
+
+
+def retrievals(idx: RepoIndex, positions: list[tuple[str, int]]) -> dict[str, list[float]]:
+    """BM25 and BM25+FragRel retrieval at each cursor: their latencies (ms)."""
+    latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
+    for path, line in positions:
+        q, ex = window_before(idx, path, line)
+        for name, alpha in (("bm25", 0.0), ("bm25+fragrel", 0.5)):
+            t = time.perf_counter()
+            idx.retrieve(q, k=10, alpha=alpha, exclusion=ex)
+            latencies[name].append((time.perf_counter() - t) * 1000)
+    return latencies
+
+
+def replay(args: argparse.Namespace, config: IndexConfig) -> int:
+    """``--replay``: the definitions channel at the bench's cursors on a saved index, in wall
+    and thread CPU time, pass by pass (see the module doc)."""
+    if not (Path(config.index_dir) / "CURRENT").exists():
+        RepoIndex.build(args.root, config)
+    idx = RepoIndex.load(args.root, config)
+    paths = sorted(path for path, _, _ in idx.indexed_files())
+    positions = cursors(idx, paths, args.queries, random.Random(args.seed))
+    retrievals(idx, positions)  # as the bench does first: the same files' lines kept
+    results: dict[str, object] = {"cursors": len(positions)}
+    dump = []
+    for n in range(args.passes):
+        wall, cpu = [], []
+        for path, line in positions:
+            left = "\n".join(split_lines(idx.file_text(path) or "")[:line]) + "\n"
+            t, c = time.perf_counter(), time.thread_time()
+            hits = find_definitions(idx, path, left, window=idx.config.fragment_lines)
+            cpu.append((time.thread_time() - c) * 1000)
+            wall.append((time.perf_counter() - t) * 1000)
+            if n == 0 and args.dump:
+                cards = [
+                    [h.card.path, h.card.line, h.card.text, h.card.brief, h.name, h.how]
+                    + [repr(h.strength), h.distance, h.count]
+                    for h in hits
+                ]
+                dump.append([path, line, cards])
+            q, ex = window_before(idx, path, line)
+            find_usages(idx, q, path, hits, k=2, exclusion=ex)
+        results[f"pass{n + 1}"] = {
+            "wall_ms": {"p50": pct(wall, 50), "p95": pct(wall, 95)},
+            "cpu_ms": {"p50": pct(cpu, 50), "p95": pct(cpu, 95), "sum": sum(cpu)},
+        }
+    if args.dump:
+        args.dump.write_text(json.dumps(dump))
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--root", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
@@ -65,12 +147,15 @@ def main() -> int:
     ap.add_argument("--rank-bm25-queries", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--replay", type=Path, help="the definitions channel alone, on this index")
+    ap.add_argument("--passes", type=int, default=1, help="--replay: passes over the cursors")
+    ap.add_argument("--dump", type=Path, help="--replay: each cursor's cards, as JSON")
     args = ap.parse_args()
+    if args.replay is not None:
+        return replay(args, IndexConfig(index_dir=str(args.replay), ignore_patterns=IGNORED))
 
     workdir = Path(tempfile.mkdtemp(prefix="repomem-bench-"))
-    config = IndexConfig(
-        index_dir=str(workdir / "index"), ignore_patterns=("site-packages/", "__pycache__/")
-    )
+    config = IndexConfig(index_dir=str(workdir / "index"), ignore_patterns=IGNORED)
     rng = random.Random(args.seed)
     results: dict[str, object] = {"root": str(args.root)}
     try:
@@ -103,25 +188,8 @@ def main() -> int:
         results["load_s"] = time.perf_counter() - t
 
         paths = sorted(path for path, _, _ in idx.indexed_files())
-        positions = []
-        while len(positions) < args.queries:
-            path = rng.choice(paths)
-            n = len(split_lines(idx.file_text(path) or ""))
-            if n > 25:
-                positions.append((path, rng.randrange(20, n)))
-
-        def query_of(path: str, line: int) -> tuple[str, Exclusion]:
-            lines = split_lines(idx.file_text(path) or "")
-            window = idx.config.fragment_lines
-            return "\n".join(lines[line - window : line]), Exclusion.around(path, line, window)
-
-        latencies: dict[str, list[float]] = {"bm25": [], "bm25+fragrel": []}
-        for path, line in positions:
-            q, ex = query_of(path, line)
-            for name, alpha in (("bm25", 0.0), ("bm25+fragrel", 0.5)):
-                t = time.perf_counter()
-                idx.retrieve(q, k=10, alpha=alpha, exclusion=ex)
-                latencies[name].append((time.perf_counter() - t) * 1000)
+        positions = cursors(idx, paths, args.queries, rng)
+        latencies = retrievals(idx, positions)
         # the definitions channel: the cards of the names the cursor's code uses
         # and the usages: windows calling the best of them
         latencies["definitions"], latencies["usages"] = [], []
@@ -132,7 +200,7 @@ def main() -> int:
             hits = find_definitions(idx, path, left, window=idx.config.fragment_lines)
             latencies["definitions"].append((time.perf_counter() - t) * 1000)
             found.append(len(hits))
-            q, ex = query_of(path, line)
+            q, ex = window_before(idx, path, line)
             t = time.perf_counter()
             find_usages(idx, q, path, hits, k=2, exclusion=ex)
             latencies["usages"].append((time.perf_counter() - t) * 1000)
@@ -163,7 +231,7 @@ def main() -> int:
         ref_build = time.perf_counter() - t
         ref_ms = []
         for path, line in positions[: args.rank_bm25_queries]:
-            q, _ = query_of(path, line)
+            q, _ = window_before(idx, path, line)
             t = time.perf_counter()
             ref.get_scores(tokenize(q))
             ref_ms.append((time.perf_counter() - t) * 1000)

@@ -114,10 +114,11 @@ _SPREAD = 2654435761
 
 
 @numba.njit(cache=True)
-def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_s):  # noqa: ANN001, ANN202
+def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d):  # noqa: ANN001, ANN202
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
     strongest first, equal costs by node key; a hub (more than ``hub`` neighbours) other
-    than ``src`` is settled but not passed through. Writes the nodes and their strengths.
+    than ``src`` is settled but not passed through. Writes the nodes and their costs (a
+    strength is ``exp(-cost)``: a query wants those of a few targets among the nodes).
     Returns (count, settled ``node_cap`` nodes, radius): the radius is the cost up to which
     the result is complete (``limit`` unless capped), so no change of the graph farther than
     that from ``src`` can alter the result, the cap flag included.
@@ -175,7 +176,7 @@ def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_s
             continue
         done[at] = _SETTLED
         out_ids[settled] = u
-        out_s[settled] = math.exp(-d)
+        out_d[settled] = d
         settled += 1
         if settled >= node_cap:
             capped = True
@@ -301,6 +302,8 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                     cur_ids[base:],
                     cur_s[base:],
                 )
+                for q in range(base, base + cnt):
+                    cur_s[q] = math.exp(-cur_s[q])
                 cur_cap[c] = was_capped
                 cur_rad[c] = radius
             out_radius[f_ptr[r] + c] = cur_rad[c]
@@ -410,14 +413,14 @@ def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, scratch):
     """Eq. 8 from one weighted node set to each of ``targets`` (sorted): one ``_search``
     per source, its settled nodes looked up among the targets. ``scratch``: the searches'
     arrays (``_QueryScratch``), their table empty on entry and left so."""
-    table, touched, hk, hv, out_ids, out_s = scratch
+    table, touched, hk, hv, out_ids, out_d = scratch
     out = np.zeros(targets.size, np.float64)
     for q in range(srcs.size):
-        n, _, _ = _search(g, srcs[q], limit, node_cap, hub, table, touched, hk, hv, out_ids, out_s)
+        n, _, _ = _search(g, srcs[q], limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d)
         for i in range(n):
             k = np.searchsorted(targets, out_ids[i])
             if k < targets.size and targets[k] == out_ids[i]:
-                out[k] += weights[q] * out_s[i]
+                out[k] += weights[q] * math.exp(-out_d[i])
     return out
 
 
@@ -489,7 +492,7 @@ class _Pool:
 class _QueryScratch(_Pool):
     """The work arrays of a query's searches (``node_strengths``) for ``(nodes touched,
     pushes, nodes settled)``: a search's table (``_table``), its touched slots, its heap's
-    costs and nodes, and the nodes it settled with their strengths. Made afresh, their
+    costs and nodes, and the nodes it settled with their costs. Made afresh, their
     table (megabytes at the standard library's size, filled to mark its slots empty) took
     ~0.35 ms of each definitions lookup; a search leaves its table empty, so the arrays
     are reused as they are."""
