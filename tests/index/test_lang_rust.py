@@ -759,3 +759,26 @@ def test_a_macro_exported_from_another_file_is_at_its_crates_root(tmp_path: Path
         idx.update_file("src/macros.rs", text)
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["ensure!(1);"])
     assert _edges(idx, "tests/ui/ensure.rs") == {"src/macros.rs:ensure!"}
+
+
+def test_a_field_typed_by_a_type_parameter_has_its_bounds_members(tmp_path: Path) -> None:
+    # ``self.read.peek()`` under ``impl<R: Read> Parser<R>``: ``read: R`` is the block's R
+    files = {
+        "src/lib.rs": "pub mod read;\npub mod de;\n",
+        "src/read.rs": "pub trait Read {\n    fn peek(&mut self) -> u8;\n"
+        "    fn parse_str(&mut self) -> usize;\n}\n",
+        "src/de.rs": "use crate::read::Read;\n\npub struct Parser<R> {\n    read: R,\n"
+        "    depth: usize,\n}\n\nimpl<R: Read> Parser<R> {\n    fn go(&mut self) -> u8 {\n"
+        "        self.read.peek()\n    }\n}\n\npub struct Other<R> {\n    read: R,\n}\n\n"
+        "impl<R: Read> Other<Vec<R>> {\n    fn go(&mut self, p: Parser<R>) -> u8 {\n"
+        "        p.read.peek()\n    }\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = _line(idx, "src/de.rs", "self.read.peek()")
+    names = ["self.read.parse_str", "self.depth.parse_str"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/de.rs", left, names)]
+    assert found == [("src/read.rs", "Read.parse_str"), None]
+    # another type's field of that name is not the block's parameter
+    left = _line(idx, "src/de.rs", "p.read.peek()")
+    assert resolve_names(idx, "src/de.rs", left, ["p.read.peek"]) == [None]
+

@@ -733,6 +733,9 @@ class _Resolution(_Crates):
         return ref
 
     def _field(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        """The type of field ``name`` of ``ref``; a field of the ``impl`` block's own type
+        typed by a type parameter (``read: R`` under ``impl<R: Read> Deserializer<R>``) is
+        that parameter, whose members are its bounds' (query time only)."""
         ref = self._alias(ref, depth)
         path, qual = ref[1], ref[2]
         self._lookup_noted(path, f"{qual}.{name}")
@@ -741,6 +744,8 @@ class _Resolution(_Crates):
                 found = self._path(
                     path, _mod_of(self.r, path, qual), list(base[1:]), False, depth + 1
                 )
+                if found is None and len(base) == 2 and base[1] in self.generics:
+                    return ("gen", "", base[1]) if ref == self._self_ref(depth + 1) else None
                 return found if found is not None and found[0] == "def" else None
         return None
 
