@@ -782,3 +782,26 @@ def test_a_field_typed_by_a_type_parameter_has_its_bounds_members(tmp_path: Path
     left = _line(idx, "src/de.rs", "p.read.peek()")
     assert resolve_names(idx, "src/de.rs", left, ["p.read.peek"]) == [None]
 
+
+def test_a_macro_of_a_module_under_tests_reaches_the_test_crates_there(tmp_path: Path) -> None:
+    # ``#[macro_use] mod macros;`` in ``tests/test.rs``: ``tests/macros/mod.rs`` has no crate
+    # root of its own, and its macros are the test crate's
+    files = {
+        **FILES,
+        "tests/macros/mod.rs": "macro_rules! pretty {\n    ($e:expr) => {};\n}\n",
+        "tests/test.rs": "#[macro_use]\nmod macros;\n\n#[test]\nfn t() {\n    pretty!(1);\n}\n",
+        "examples/demo.rs": "fn main() {\n    pretty!(1);\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    assert _edges(idx, "tests/test.rs") == {"tests/macros/mod.rs:pretty!"}
+    assert _edges(idx, "examples/demo.rs") == set()  # not under ``examples/``
+    hits = find_definitions(idx, "tests/test.rs", _line(idx, "tests/test.rs", "pretty!(1)"))
+    assert ("tests/macros/mod.rs", "pretty!") in {(h.card.path, h.card.name) for h in hits}
+    root = tmp_path / "regex-syntax-0.6.27"
+    for text in (None, files["tests/macros/mod.rs"]):
+        if text is None:
+            (root / "tests/macros/mod.rs").unlink()
+        else:
+            write_files(root, {"tests/macros/mod.rs": text})
+        idx.update_file("tests/macros/mod.rs", text)
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["pretty!(1);"])

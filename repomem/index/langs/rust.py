@@ -390,6 +390,19 @@ class _Crates:
                     return base + name
         return None
 
+    def _in_crate(self, path: str, root: str | None) -> bool:
+        """Whether ``path`` is a module of the crate whose root file is ``root``: its own
+        crate root is ``root``, or it has none and lies where ``root``'s file modules do, under
+        ``tests/``, ``examples/`` or ``benches/`` (``tests/macros/mod.rs``: each test crate
+        there that declares ``mod macros;`` shares it)."""
+        own = self._crate_root(path)
+        if own == root:
+            return True
+        if own is not None or root is None or not _own_root(root):
+            return False
+        parts = root.split("/")
+        return len(parts) > 1 and parts[-2] in _CRATE_DIRS and path.startswith(_child_dir(root))
+
     def _parent(self, path: str, mod: str) -> Ref | None:
         """The module ``super`` names in module ``mod`` of ``path``."""
         if mod:
@@ -435,7 +448,7 @@ class _Crates:
             for other, node in self.r.by_name.get((NS, f"{name}!"), ())
             if (self.test or not is_test(other))
             and "." not in self.r.qualnames[other][node]
-            and self._crate_root(other) == root
+            and self._in_crate(other, root)
         )
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
@@ -460,7 +473,7 @@ class _Crates:
             for other, node in candidates
             if (self.test or not is_test(other))
             and "." not in self.r.qualnames[other][node]
-            and self._crate_root(other) == root
+            and self._in_crate(other, root)
         ]
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
