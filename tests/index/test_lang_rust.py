@@ -805,3 +805,14 @@ def test_a_macro_of_a_module_under_tests_reaches_the_test_crates_there(tmp_path:
             write_files(root, {"tests/macros/mod.rs": text})
         idx.update_file("tests/macros/mod.rs", text)
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["pretty!(1);"])
+
+
+def test_a_crate_beside_others_in_benches_is_no_module_of_theirs(tmp_path: Path) -> None:
+    # ``benches/regex_syntax.rs`` and ``benches/parse.rs`` are crates of their own: their
+    # ``use regex_syntax::…`` names the library, not the bench so named (nor itself)
+    bench = "use regex_syntax::ast::{Ast, Kind};\n\nfn main() {\n    Ast::new(Kind::Group);\n}\n"
+    files = {**FILES, "benches/regex_syntax.rs": bench, "benches/parse.rs": bench}
+    idx = _index(tmp_path, files)
+    for path in ("benches/regex_syntax.rs", "benches/parse.rs"):
+        assert "src/ast/mod.rs:Ast.new" in _edges(idx, path)
+

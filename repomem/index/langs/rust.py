@@ -674,7 +674,11 @@ class _Resolution(_Crates):
             if not scope or found is None or self._scope_like(found):
                 return found
         child = _child_dir(path) + "".join(f"{p}/" for p in mod.split(".") if p)
-        for candidate in (f"{child}{name}.rs", f"{child}{name}/mod.rs"):
+        # a file directly in ``tests/``, ``examples/``, ``benches/`` is a crate of its own, no
+        # module of a sibling's (``use bytes::Buf;`` in ``benches/buf.rs`` beside
+        # ``benches/bytes.rs`` names the library)
+        siblings = (f"{child}{name}.rs",) if not _own_root(f"{child}{name}.rs") else ()
+        for candidate in (*siblings, f"{child}{name}/mod.rs"):
             if self._exists(candidate):
                 if is_test(candidate) and not self.test:
                     return None
