@@ -816,3 +816,19 @@ def test_a_crate_beside_others_in_benches_is_no_module_of_theirs(tmp_path: Path)
     for path in ("benches/regex_syntax.rs", "benches/parse.rs"):
         assert "src/ast/mod.rs:Ast.new" in _edges(idx, path)
 
+
+def test_a_binding_typed_through_generic_arguments_in_its_path(tmp_path: Path) -> None:
+    # ``Ast::<u8>::new(..)`` is ``Ast::new(..)``: its value an ``Ast`` (not a guess: ``Tree``
+    # has a ``depth`` too)
+    files = {
+        **FILES,
+        "src/turbo.rs": "use crate::ast::{Ast, Kind};\n\npub struct Tree;\n\nimpl Tree {\n"
+        "    pub fn depth(&self) -> usize {\n        0\n    }\n}\n\npub fn go() -> usize {\n"
+        "    let a = Ast::<u8>::new(Kind::Group);\n    a.depth()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    assert "src/ast/mod.rs:Ast.depth" in _edges(idx, "src/turbo.rs")
+    left = _line(idx, "src/turbo.rs", "a.depth()")
+    assert [
+        f[:2] if f else None for f in resolve_names(idx, "src/turbo.rs", left, ["a.depth"])
+    ] == [("src/ast/mod.rs", "Ast.depth")]

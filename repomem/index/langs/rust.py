@@ -1096,14 +1096,17 @@ def _impl_at(lines: list[str]) -> str:
 
 # a binding's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
 # ``let x = T { .. }`` / ``T(..)``, ``let x = f(..)`` / ``T::f(..)`` / ``self.f(..)`` (what ``f``
-# returns, else ``T``: a constructor); any other ``x = ..`` or ``x: t`` leaves its type unknown
-# (a type is a path whose last segment is capitalised)
+# returns, else ``T``: a constructor; generic arguments aside: ``T::<A>::f(..)``); any other
+# ``x = ..`` or ``x: t`` leaves its type unknown (a type is a path whose last segment is
+# capitalised)
 _TYPED = re.compile(
     r"\b(?P<name>[a-z_]\w*)\s*(?::(?!:)\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
     r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
-    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:self\.)?(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
-    r"(?:::<[^>]*>)?\s*(?P<open>[({]))?)"
+    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:self\.)?(?:[A-Za-z_]\w*(?:::<[^>]*>)?::)*"
+    r"[A-Za-z_]\w*)(?:::<[^>]*>)?\s*(?P<open>[({]))?)"
 )
+# a path's generic arguments (``DiGraph::<_, ()>::new``: ``DiGraph::new``)
+_TURBOFISH = re.compile(r"::<[^>]*>")
 # what may follow a call whose value is bound: ``?``, ``.unwrap()``, ``.expect(..)`` and the
 # statement's end, or arguments going on to the next lines
 _CALL_END = re.compile(r"[^\n]*?\)\s*\.(?!unwrap\(\)|expect\()")
@@ -1207,7 +1210,7 @@ def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         name = m["name"]
         if name in ("self", "mut"):
             continue
-        ty = m["annot"] or m["call"] or ""
+        ty = m["annot"] or _TURBOFISH.sub("", m["call"] or "")
         segs = ty.replace("self.", "self::").split("::")
         known = segs[-1][:1].isupper() or segs[-1] in _PRIMITIVES
         if m["open"] == "(" and not segs[-1][:1].isupper():
