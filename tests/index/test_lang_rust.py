@@ -258,7 +258,9 @@ def test_names_at_the_cursor_resolve_to_cards(tmp_path: Path) -> None:
     )
     hits = find_definitions(idx, "src/parse.rs", _line(idx, "src/parse.rs", "let w = deep()"))
     shown = {(h.card.path, h.card.name) for h in hits}
-    assert {("src/ast/mod.rs", "Ast.new"), ("src/ast/mod.rs", "Ast")} <= shown
+    # ``Ast::new`` and ``node.depth``: two methods of one written type share its card
+    assert ("src/ast/mod.rs", "Ast") in shown
+    assert ("src/ast/mod.rs", "Ast.new") not in shown
     assert ("src/util.rs", "inner.deep") in shown  # imported, not yet called
 
 
@@ -832,3 +834,22 @@ def test_a_binding_typed_through_generic_arguments_in_its_path(tmp_path: Path) -
     assert [
         f[:2] if f else None for f in resolve_names(idx, "src/turbo.rs", left, ["a.depth"])
     ] == [("src/ast/mod.rs", "Ast.depth")]
+
+
+def test_methods_of_one_written_type_share_its_card(tmp_path: Path) -> None:
+    # ``a.depth()`` and ``a.kind()`` on an ``Ast`` the code writes: the type's card names them
+    # both (and the next one) in the room of one
+    files = {
+        **FILES,
+        "src/grouped.rs": "use crate::ast::{Ast, Kind};\n\npub fn go() -> usize {\n"
+        "    let a = Ast::new(Kind::Group);\n    a.depth();\n    a.kind();\n    0\n}\n",
+    }
+    files["src/ast/mod.rs"] = files["src/ast/mod.rs"].replace(
+        "    pub fn depth(&self) -> usize {",
+        "    pub fn kind(&self) -> usize {\n        0\n    }\n\n    pub fn depth(&self) -> usize {",
+    )
+    idx = _index(tmp_path, files)
+    left = _line(idx, "src/grouped.rs", "    0")
+    names = {h.card.name for h in find_definitions(idx, "src/grouped.rs", left)}
+    assert "Ast" in names
+    assert "Ast.depth" not in names and "Ast.kind" not in names

@@ -195,6 +195,9 @@ class Rust(Language):
     # ``use`` lists are long and sorted by path: what the file calls most is what it will
     rank_imports_by_use = True
     file_callees = 8
+    # a receiver's methods called line after line (``g.add_node(``, ``g.edge_count(``): its
+    # type's card names them all, and the next one, in the room of one
+    group_members = 2
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
