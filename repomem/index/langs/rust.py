@@ -21,9 +21,12 @@ What a file holds (``extract``):
 
 Modules are files as Cargo lays them out: a crate root is ``lib.rs``/``main.rs`` (nearest
 above the file) or a file directly in ``tests/``, ``examples/``, ``benches/``, ``src/bin/``;
-``mod x;`` in ``a.rs`` is ``a/x.rs`` or ``a/x/mod.rs``. A crate is known to the others by its
-directory's name (``regex-syntax-0.6.27/src/lib.rs`` is ``regex_syntax``). ``#[path]``
-attributes and ``Cargo.toml`` renames are not read.
+``mod x;`` in ``a.rs`` is ``a/x.rs`` or ``a/x/mod.rs`` (never a crate root: ``tests/x.rs`` is
+no module of ``tests/y.rs``). A module file under ``tests/``, ``examples/``, ``benches/`` with
+no crate root above it (``tests/common/mod.rs``) belongs, for its macros, to each crate root
+beside it there. A crate is known to the others by its directory's name
+(``regex-syntax-0.6.27/src/lib.rs`` is ``regex_syntax``). ``#[path]`` attributes and
+``Cargo.toml`` renames are not read.
 
 A method on a type is found in the type's file or in any ``impl`` block of the repository
 whose type resolves, in that block's file, to the same definition. Names of the standard
