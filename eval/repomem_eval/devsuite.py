@@ -28,9 +28,9 @@ figure rests on one project; a hundred tasks of each kind per project, and a cac
 (``devsuite-unseen``).
 
 A fourth set, ``--set probe`` (``PROBE``), holds the projects resolvers were later tuned on:
-TypeScript's (@tanstack/table-core, prosemirror-model, prosemirror-transform, immer) and C's
-(c-ares, libsodium): a development set like the first, kept apart so that no project of it is
-picked as unseen again.
+TypeScript's (@tanstack/table-core, prosemirror-model, prosemirror-transform, immer), C's
+(c-ares, libsodium) and Rust's (bytes, petgraph): a development set like the first, kept apart
+so that no project of it is picked as unseen again.
 
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
@@ -211,8 +211,12 @@ UNSEEN_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100
 # on, in styles brotli and psutil lack: c-ares from pycares' source distribution (a resolver
 # library of many small files, a public header and private ones, ``ares_``/``ares__`` names)
 # and libsodium from PyNaCl's (primitives behind implementation structs of function pointers,
-# deep include folders); in no other set, so that a project picked as unseen later is not one
-# of these. Task files are per language: TypeScript's tasks are the same as before C joined.
+# deep include folders); and the Rust projects the Rust resolver was tuned on, in styles
+# serde_json and toml_edit lack: bytes (a trait pair, Buf and BufMut, implemented for many
+# types; benches and tests beside the library) and petgraph (graph types behind generic trait
+# bounds, type aliases, long test files calling one receiver's methods line after line); in no
+# other set, so that a project picked as unseen later is not one of these. Task files are per
+# language: TypeScript's tasks are the same as before C joined.
 PROBE: tuple[Project, ...] = (
     Project("table-core", "8.21.3", "typescript", "npm", "@tanstack/table-core", "src"),
     Project("prosemirror-model", "1.25.1", "typescript", "npm", root="src"),
@@ -220,6 +224,10 @@ PROBE: tuple[Project, ...] = (
     Project("prosemirror-transform", "1.10.2", "typescript", "npm", root="src"),
     Project("c-ares", "4.5.0", "c", "pypi", "pycares", "deps/c-ares"),
     Project("libsodium", "1.5.0", "c", "pypi", "PyNaCl", "src/libsodium/src/libsodium"),
+    Project("bytes", "1.2.1-1", "rust", "deb", "librust-bytes-dev", _CARGO + "bytes-1.2.1"),
+    Project(
+        "petgraph", "0.6.2-1", "rust", "deb", "librust-petgraph-dev", _CARGO + "petgraph-0.6.2"
+    ),
 )
 PROBE_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE}
 

@@ -286,8 +286,9 @@ _HEAD_ROWS = 60 + 4 * MAX_SIGNATURE_LINES
 _CONSTRUCTORS = frozenset({"constructor", "new"})
 # the languages whose type cards have a brief form (``_type_brief``): the prompt shows more
 # of the definitions ranked below a large class (measured on Java and Go, then on TypeScript,
-# where a class of ten members' signatures crowded out the card of the method called next)
-_BRIEFED = frozenset({"java", "go", "typescript", "tsx", "javascript"})
+# where a class of ten members' signatures crowded out the card of the method called next,
+# then on Rust, where a struct's fields and methods crowded out the next line's enum or trait)
+_BRIEFED = frozenset({"java", "go", "rust", "typescript", "tsx", "javascript"})
 #: a type's brief form names at most this many members: the skeleton's, then those it leaves
 #: out, as ranked (a name is a word; the member the next line calls is often not among the ten
 #: a skeleton lists: ``NodeType.hasRequiredAttrs``, one of 28)

@@ -364,6 +364,9 @@ def test_rust_cards() -> None:
     assert cards["Shape"].text == (
         "pub trait Shape {\n    fn area(&self) -> f64;\n    fn name(&self) -> String;\n}"
     )
+    # the brief form, as Java's, Go's and TypeScript's: the declaration, the methods by name
+    assert cards["Point"].brief == "pub struct Point<T> {\n    // methods: fmt\n}"
+    assert cards["Shape"].brief == "pub trait Shape {\n    // methods: area, name\n}"
 
 
 def test_qualified_method_names_join_their_types_skeleton() -> None:

@@ -410,7 +410,7 @@ def test_the_probe_set_shares_no_project_with_the_other_sets() -> None:
 
     taken = names(PROJECTS + HELDOUT + UNSEEN) | {"@tanstack/query-core"}
     assert not taken & names(PROBE)
-    assert {p.language for p in PROBE} == {"typescript", "c"}
+    assert {p.language for p in PROBE} == {"typescript", "c", "rust"}
     # task files are per language: TypeScript's probe tasks are the same as before C joined
     assert [p.requirement for p in select_projects(["typescript"], PROBE)] == [
         "@tanstack/table-core@8.21.3",
@@ -418,7 +418,11 @@ def test_the_probe_set_shares_no_project_with_the_other_sets() -> None:
         "immer@10.1.1",
         "prosemirror-transform@1.10.2",
     ]
-    assert {lang: {"line": 100, "api": 100} for lang in ("typescript", "c")} == PROBE_TASKS
+    assert [p.requirement for p in select_projects(["rust"], PROBE)] == [
+        "librust-bytes-dev=1.2.1-1",
+        "librust-petgraph-dev=0.6.2-1",
+    ]
+    assert {lang: {"line": 100, "api": 100} for lang in ("typescript", "c", "rust")} == PROBE_TASKS
     assert default_cache("probe") not in (
         default_cache("dev"),
         default_cache("heldout"),

@@ -258,7 +258,9 @@ def test_names_at_the_cursor_resolve_to_cards(tmp_path: Path) -> None:
     )
     hits = find_definitions(idx, "src/parse.rs", _line(idx, "src/parse.rs", "let w = deep()"))
     shown = {(h.card.path, h.card.name) for h in hits}
-    assert {("src/ast/mod.rs", "Ast.new"), ("src/ast/mod.rs", "Ast")} <= shown
+    # ``Ast::new`` and ``node.depth``: two methods of one written type share its card
+    assert ("src/ast/mod.rs", "Ast") in shown
+    assert ("src/ast/mod.rs", "Ast.new") not in shown
     assert ("src/util.rs", "inner.deep") in shown  # imported, not yet called
 
 
@@ -759,3 +761,95 @@ def test_a_macro_exported_from_another_file_is_at_its_crates_root(tmp_path: Path
         idx.update_file("src/macros.rs", text)
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["ensure!(1);"])
     assert _edges(idx, "tests/ui/ensure.rs") == {"src/macros.rs:ensure!"}
+
+
+def test_a_field_typed_by_a_type_parameter_has_its_bounds_members(tmp_path: Path) -> None:
+    # ``self.read.peek()`` under ``impl<R: Read> Parser<R>``: ``read: R`` is the block's R
+    files = {
+        "src/lib.rs": "pub mod read;\npub mod de;\n",
+        "src/read.rs": "pub trait Read {\n    fn peek(&mut self) -> u8;\n"
+        "    fn parse_str(&mut self) -> usize;\n}\n",
+        "src/de.rs": "use crate::read::Read;\n\npub struct Parser<R> {\n    read: R,\n"
+        "    depth: usize,\n}\n\nimpl<R: Read> Parser<R> {\n    fn go(&mut self) -> u8 {\n"
+        "        self.read.peek()\n    }\n}\n\npub struct Other<R> {\n    read: R,\n}\n\n"
+        "impl<R: Read> Other<Vec<R>> {\n    fn go(&mut self, p: Parser<R>) -> u8 {\n"
+        "        p.read.peek()\n    }\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    left = _line(idx, "src/de.rs", "self.read.peek()")
+    names = ["self.read.parse_str", "self.depth.parse_str"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/de.rs", left, names)]
+    assert found == [("src/read.rs", "Read.parse_str"), None]
+    # another type's field of that name is not the block's parameter
+    left = _line(idx, "src/de.rs", "p.read.peek()")
+    assert resolve_names(idx, "src/de.rs", left, ["p.read.peek"]) == [None]
+
+
+def test_a_macro_of_a_module_under_tests_reaches_the_test_crates_there(tmp_path: Path) -> None:
+    # ``#[macro_use] mod macros;`` in ``tests/test.rs``: ``tests/macros/mod.rs`` has no crate
+    # root of its own, and its macros are the test crate's
+    files = {
+        **FILES,
+        "tests/macros/mod.rs": "macro_rules! pretty {\n    ($e:expr) => {};\n}\n",
+        "tests/test.rs": "#[macro_use]\nmod macros;\n\n#[test]\nfn t() {\n    pretty!(1);\n}\n",
+        "examples/demo.rs": "fn main() {\n    pretty!(1);\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    assert _edges(idx, "tests/test.rs") == {"tests/macros/mod.rs:pretty!"}
+    assert _edges(idx, "examples/demo.rs") == set()  # not under ``examples/``
+    hits = find_definitions(idx, "tests/test.rs", _line(idx, "tests/test.rs", "pretty!(1)"))
+    assert ("tests/macros/mod.rs", "pretty!") in {(h.card.path, h.card.name) for h in hits}
+    root = tmp_path / "regex-syntax-0.6.27"
+    for text in (None, files["tests/macros/mod.rs"]):
+        if text is None:
+            (root / "tests/macros/mod.rs").unlink()
+        else:
+            write_files(root, {"tests/macros/mod.rs": text})
+        idx.update_file("tests/macros/mod.rs", text)
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["pretty!(1);"])
+
+
+def test_a_crate_beside_others_in_benches_is_no_module_of_theirs(tmp_path: Path) -> None:
+    # ``benches/regex_syntax.rs`` and ``benches/parse.rs`` are crates of their own: their
+    # ``use regex_syntax::…`` names the library, not the bench so named (nor itself)
+    bench = "use regex_syntax::ast::{Ast, Kind};\n\nfn main() {\n    Ast::new(Kind::Group);\n}\n"
+    files = {**FILES, "benches/regex_syntax.rs": bench, "benches/parse.rs": bench}
+    idx = _index(tmp_path, files)
+    for path in ("benches/regex_syntax.rs", "benches/parse.rs"):
+        assert "src/ast/mod.rs:Ast.new" in _edges(idx, path)
+
+
+def test_a_binding_typed_through_generic_arguments_in_its_path(tmp_path: Path) -> None:
+    # ``Ast::<u8>::new(..)`` is ``Ast::new(..)``: its value an ``Ast`` (not a guess: ``Tree``
+    # has a ``depth`` too)
+    files = {
+        **FILES,
+        "src/turbo.rs": "use crate::ast::{Ast, Kind};\n\npub struct Tree;\n\nimpl Tree {\n"
+        "    pub fn depth(&self) -> usize {\n        0\n    }\n}\n\npub fn go() -> usize {\n"
+        "    let a = Ast::<u8>::new(Kind::Group);\n    a.depth()\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    assert "src/ast/mod.rs:Ast.depth" in _edges(idx, "src/turbo.rs")
+    left = _line(idx, "src/turbo.rs", "a.depth()")
+    assert [
+        f[:2] if f else None for f in resolve_names(idx, "src/turbo.rs", left, ["a.depth"])
+    ] == [("src/ast/mod.rs", "Ast.depth")]
+
+
+def test_methods_of_one_written_type_share_its_card(tmp_path: Path) -> None:
+    # ``a.depth()`` and ``a.kind()`` on an ``Ast`` the code writes: the type's card names them
+    # both (and the next one) in the room of one
+    files = {
+        **FILES,
+        "src/grouped.rs": "use crate::ast::{Ast, Kind};\n\npub fn go() -> usize {\n"
+        "    let a = Ast::new(Kind::Group);\n    a.depth();\n    a.kind();\n    0\n}\n",
+    }
+    files["src/ast/mod.rs"] = files["src/ast/mod.rs"].replace(
+        "    pub fn depth(&self) -> usize {",
+        "    pub fn kind(&self) -> usize {\n        0\n    }\n\n    pub fn depth(&self) -> usize {",
+    )
+    idx = _index(tmp_path, files)
+    left = _line(idx, "src/grouped.rs", "    0")
+    names = {h.card.name for h in find_definitions(idx, "src/grouped.rs", left)}
+    assert "Ast" in names
+    assert "Ast.depth" not in names and "Ast.kind" not in names

@@ -21,9 +21,12 @@ What a file holds (``extract``):
 
 Modules are files as Cargo lays them out: a crate root is ``lib.rs``/``main.rs`` (nearest
 above the file) or a file directly in ``tests/``, ``examples/``, ``benches/``, ``src/bin/``;
-``mod x;`` in ``a.rs`` is ``a/x.rs`` or ``a/x/mod.rs``. A crate is known to the others by its
-directory's name (``regex-syntax-0.6.27/src/lib.rs`` is ``regex_syntax``). ``#[path]``
-attributes and ``Cargo.toml`` renames are not read.
+``mod x;`` in ``a.rs`` is ``a/x.rs`` or ``a/x/mod.rs`` (never a crate root: ``tests/x.rs`` is
+no module of ``tests/y.rs``). A module file under ``tests/``, ``examples/``, ``benches/`` with
+no crate root above it (``tests/common/mod.rs``) belongs, for its macros, to each crate root
+beside it there. A crate is known to the others by its directory's name
+(``regex-syntax-0.6.27/src/lib.rs`` is ``regex_syntax``). ``#[path]`` attributes and
+``Cargo.toml`` renames are not read.
 
 A method on a type is found in the type's file or in any ``impl`` block of the repository
 whose type resolves, in that block's file, to the same definition. Names of the standard
@@ -195,6 +198,9 @@ class Rust(Language):
     # ``use`` lists are long and sorted by path: what the file calls most is what it will
     rank_imports_by_use = True
     file_callees = 8
+    # a receiver's methods called line after line (``g.add_node(``, ``g.edge_count(``): its
+    # type's card names them all, and the next one, in the room of one
+    group_members = 2
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -390,6 +396,19 @@ class _Crates:
                     return base + name
         return None
 
+    def _in_crate(self, path: str, root: str | None) -> bool:
+        """Whether ``path`` is a module of the crate whose root file is ``root``: its own
+        crate root is ``root``, or it has none and lies where ``root``'s file modules do, under
+        ``tests/``, ``examples/`` or ``benches/`` (``tests/macros/mod.rs``: each test crate
+        there that declares ``mod macros;`` shares it)."""
+        own = self._crate_root(path)
+        if own == root:
+            return True
+        if own is not None or root is None or not _own_root(root):
+            return False
+        parts = root.split("/")
+        return len(parts) > 1 and parts[-2] in _CRATE_DIRS and path.startswith(_child_dir(root))
+
     def _parent(self, path: str, mod: str) -> Ref | None:
         """The module ``super`` names in module ``mod`` of ``path``."""
         if mod:
@@ -435,7 +454,7 @@ class _Crates:
             for other, node in self.r.by_name.get((NS, f"{name}!"), ())
             if (self.test or not is_test(other))
             and "." not in self.r.qualnames[other][node]
-            and self._crate_root(other) == root
+            and self._in_crate(other, root)
         )
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
@@ -460,7 +479,7 @@ class _Crates:
             for other, node in candidates
             if (self.test or not is_test(other))
             and "." not in self.r.qualnames[other][node]
-            and self._crate_root(other) == root
+            and self._in_crate(other, root)
         ]
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
@@ -661,7 +680,11 @@ class _Resolution(_Crates):
             if not scope or found is None or self._scope_like(found):
                 return found
         child = _child_dir(path) + "".join(f"{p}/" for p in mod.split(".") if p)
-        for candidate in (f"{child}{name}.rs", f"{child}{name}/mod.rs"):
+        # a file directly in ``tests/``, ``examples/``, ``benches/`` is a crate of its own, no
+        # module of a sibling's (``use bytes::Buf;`` in ``benches/buf.rs`` beside
+        # ``benches/bytes.rs`` names the library)
+        siblings = (f"{child}{name}.rs",) if not _own_root(f"{child}{name}.rs") else ()
+        for candidate in (*siblings, f"{child}{name}/mod.rs"):
             if self._exists(candidate):
                 if is_test(candidate) and not self.test:
                     return None
@@ -733,6 +756,9 @@ class _Resolution(_Crates):
         return ref
 
     def _field(self, ref: Ref, name: str, depth: int) -> Ref | None:
+        """The type of field ``name`` of ``ref``; a field of the ``impl`` block's own type
+        typed by a type parameter (``read: R`` under ``impl<R: Read> Deserializer<R>``) is
+        that parameter, whose members are its bounds' (query time only)."""
         ref = self._alias(ref, depth)
         path, qual = ref[1], ref[2]
         self._lookup_noted(path, f"{qual}.{name}")
@@ -741,6 +767,8 @@ class _Resolution(_Crates):
                 found = self._path(
                     path, _mod_of(self.r, path, qual), list(base[1:]), False, depth + 1
                 )
+                if found is None and len(base) == 2 and base[1] in self.generics:
+                    return ("gen", "", base[1]) if ref == self._self_ref(depth + 1) else None
                 return found if found is not None and found[0] == "def" else None
         return None
 
@@ -1074,14 +1102,17 @@ def _impl_at(lines: list[str]) -> str:
 
 # a binding's type at the cursor: ``let x: T``, a parameter ``x: &mut T``,
 # ``let x = T { .. }`` / ``T(..)``, ``let x = f(..)`` / ``T::f(..)`` / ``self.f(..)`` (what ``f``
-# returns, else ``T``: a constructor); any other ``x = ..`` or ``x: t`` leaves its type unknown
-# (a type is a path whose last segment is capitalised)
+# returns, else ``T``: a constructor; generic arguments aside: ``T::<A>::f(..)``); any other
+# ``x = ..`` or ``x: t`` leaves its type unknown (a type is a path whose last segment is
+# capitalised)
 _TYPED = re.compile(
     r"\b(?P<name>[a-z_]\w*)\s*(?::(?!:)\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:dyn\s+|impl\s+)?"
     r"(?P<annot>(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
-    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:self\.)?(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)"
-    r"(?:::<[^>]*>)?\s*(?P<open>[({]))?)"
+    r"|=(?![=>])\s*(?:&\s*)?(?:mut\s+)?(?:(?P<call>(?:self\.)?(?:[A-Za-z_]\w*(?:::<[^>]*>)?::)*"
+    r"[A-Za-z_]\w*)(?:::<[^>]*>)?\s*(?P<open>[({]))?)"
 )
+# a path's generic arguments (``DiGraph::<_, ()>::new``: ``DiGraph::new``)
+_TURBOFISH = re.compile(r"::<[^>]*>")
 # what may follow a call whose value is bound: ``?``, ``.unwrap()``, ``.expect(..)`` and the
 # statement's end, or arguments going on to the next lines
 _CALL_END = re.compile(r"[^\n]*?\)\s*\.(?!unwrap\(\)|expect\()")
@@ -1185,7 +1216,7 @@ def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         name = m["name"]
         if name in ("self", "mut"):
             continue
-        ty = m["annot"] or m["call"] or ""
+        ty = m["annot"] or _TURBOFISH.sub("", m["call"] or "")
         segs = ty.replace("self.", "self::").split("::")
         known = segs[-1][:1].isupper() or segs[-1] in _PRIMITIVES
         if m["open"] == "(" and not segs[-1][:1].isupper():
