@@ -103,6 +103,10 @@ MAX_DEFINITIONS = 32
 #: held-out sets, a file with 8 or more held the next line's target in 6 of 28 tasks, one
 #: with 1 to 7 in 88 of 175)
 MAX_PENDING = 7
+#: C: at most this many of the project's helpers the file's headers declare are listed
+#: beside the cards (``_helpers``), each called this many times in the repository at least
+HELPERS = 4
+HELPER_CALLS = 4
 #: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
 #: (the floor lets size order the definitions the graph does not reach)
 DENSITY_FLOOR = 0.01
@@ -496,18 +500,61 @@ def _list_pending(
     first card of another file: included for what the next lines call, which no line names
     yet (at most ``MAX_PENDING`` of them, as for other languages' imports). A line each
     under a card the code names, not cards of their own: a card whose name the code does not
-    write is most often one the next line does not need either."""
-    pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
-    if not pending or len(pending) > MAX_PENDING:
-        return hits  # (many: the top of a file including all it will use, none used yet)
+    write is most often one the next line does not need either. Then the project's helpers
+    those modules declare (``_helpers``)."""
     host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
     if host is None:
         return hits
-    functions = _declarations(index, [target for target, _ in pending])
-    heading = "// declared by headers included above, none used yet:"
-    card = with_functions(hits[host].card, functions, 0, heading)
-    hits[host] = replace(hits[host], card=card)
+    pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
+    if len(pending) > MAX_PENDING:
+        pending = []  # (many: the top of a file including all it will use, none used yet)
+    card = hits[host].card
+    if pending:
+        functions = _declarations(index, [target for target, _ in pending])
+        heading = "// declared by headers included above, none used yet:"
+        card = with_functions(card, functions, 0, heading)
+    helpers = _helpers(index, finder, hits, {target for target, _ in pending})
+    if helpers:
+        heading = "// most called of the headers included above, not named here:"
+        card = with_functions(card, _declarations(index, helpers), 0, heading)
+    if card is not hits[host].card:
+        hits[host] = replace(hits[host], card=card)
     return hits
+
+
+def _helpers(
+    index: RepoIndex, finder: _Finder, hits: list[DefinitionHit], listed: set[tuple[str, int]]
+) -> list[tuple[str, int]]:
+    """The ``HELPERS`` definitions of the modules the file takes whole
+    (``Language.included_definitions``: C's project headers) that the repository calls most,
+    ``HELPER_CALLS`` times at least, and that no code line above the cursor names, no card
+    shows and no list holds yet: a project's own helpers, its error and debug calls
+    (``NoSuchProcess``, ``psutil_debug``), which any next line may call though none above
+    does."""
+    found = finder.language.included_definitions(finder.resolver, finder.path, finder.lines)
+    if not found:
+        return []
+    qualnames = finder.resolver.qualnames
+    parses = index.parses()
+    shown = {h.card.name.rsplit(".", 1)[-1] for h in hits}
+    lines = {at for h in hits for at in h.card.listed}
+    written = finder._code_words  # noqa: SLF001
+    best: dict[str, tuple[int, tuple[str, int]]] = {}
+    for path, node in found:
+        bare = qualnames[path][node].rsplit(".", 1)[-1]
+        if (
+            bare in written
+            or bare in shown
+            or bare in best
+            or (path, node) in listed
+            or (path, _row(parses[path], node)) in lines
+        ):
+            continue
+        calls = finder._entity_calls(path, node)  # noqa: SLF001
+        if calls >= HELPER_CALLS:
+            best[bare] = (calls, (path, node))
+    ranked = sorted(best.values(), key=lambda v: (-v[0], v[1]))
+    return [target for _, target in ranked[:HELPERS]]
 
 
 def _row(pf: ParsedFile, node: int) -> int:

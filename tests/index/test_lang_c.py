@@ -769,6 +769,46 @@ def test_a_file_including_many_headers_it_uses_nothing_of_yet_lists_none(
     )
 
 
+HELPER_FILES: dict[str, str] = {
+    "common.h": "".join(f"int common_f{i}(int v);\n" for i in range(8))
+    + "void raise_error(const char *msg);\n#define DEBUG(msg) raise_error(msg)\n"
+    + "int rarely(int v);\nstruct thing { int v; };\n",
+    **{
+        f"user{i}.c": '#include "common.h"\n'
+        f'void u{i}(void)\n{{\n    raise_error("x");\n    DEBUG("y");\n}}\n'
+        for i in range(4)
+    },
+    "rare.c": '#include "common.h"\nvoid r(void)\n{\n    rarely(1);\n}\n',
+    "proc.c": """\
+#include "common.h"
+
+int proc(int v)
+{
+    if (common_f0(v) < 0)
+""",
+}
+
+
+def test_the_headers_helpers_the_repository_calls_most_are_listed(tmp_path: Path) -> None:
+    """A project header the file includes declares helpers the next line may call though no
+    line above names them (an error raiser, a debug macro): those the repository calls most,
+    ``HELPER_CALLS`` times at least, are listed under the first card of another file; not
+    one the code names, not one seldom called, not a type."""
+    idx = build(tmp_path, HELPER_FILES)
+    hits = find_definitions(idx, "proc.c", HELPER_FILES["proc.c"])
+    first = next(h.card for h in hits if h.card.path != "proc.c")
+    assert first.name == "common_f0"
+    assert first.text.split("\n")[1:] == [
+        "// most called of the headers included above, not named here:",
+        "void raise_error(const char *msg);",
+        "#define DEBUG(msg) raise_error(msg)",
+    ]
+    assert first.listed == (("common.h", 8), ("common.h", 9))
+    named = HELPER_FILES["proc.c"] + '        raise_error("negative");\n'
+    first = next(h.card for h in find_definitions(idx, "proc.c", named) if h.card.path != "proc.c")
+    assert "raise_error(const" not in first.text.split("\n", 1)[1]
+
+
 def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
     tmp_path: Path,
 ) -> None:
