@@ -60,6 +60,7 @@ from repomem.context.cards import (
     constant_card,
     definition_card,
     function_line,
+    listing,
     with_functions,
 )
 from repomem.context.lexer import code_only, starts_in_code
@@ -500,32 +501,30 @@ def _list_pending(
     first card of another file: included for what the next lines call, which no line names
     yet (at most ``MAX_PENDING`` of them, as for other languages' imports). A line each
     under a card the code names, not cards of their own: a card whose name the code does not
-    write is most often one the next line does not need either. Then the project's helpers
-    those modules declare (``_helpers``)."""
+    write is most often one the next line does not need either. Then, last, the project's
+    helpers those modules declare (``_helpers``)."""
     host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
     if host is None:
         return hits
     pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
-    if len(pending) > MAX_PENDING:
-        pending = []  # (many: the top of a file including all it will use, none used yet)
-    card = hits[host].card
-    if pending:
+    if pending and len(pending) <= MAX_PENDING:
+        # (more: the top of a file including all it will use, none used yet)
         functions = _declarations(index, [target for target, _ in pending])
         heading = "// declared by headers included above, none used yet:"
-        card = with_functions(card, functions, 0, heading)
+        card = with_functions(hits[host].card, functions, 0, heading)
+        hits[host] = replace(hits[host], card=card)
     helpers = _helpers(index, finder, hits, {target for target, _ in pending})
     if helpers:
         heading = "// most called of the headers included above, not named here:"
-        card = with_functions(card, _declarations(index, helpers), 0, heading)
-    if card is not hits[host].card:
-        hits[host] = replace(hits[host], card=card)
+        card = listing(helpers, heading)
+        hits.append(DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0))
     return hits
 
 
 def _helpers(
     index: RepoIndex, finder: _Finder, hits: list[DefinitionHit], listed: set[tuple[str, int]]
-) -> list[tuple[str, int]]:
-    """The ``HELPERS`` definitions of the modules the file takes whole
+) -> list[tuple[str, int, str]]:
+    """The declarations of the ``HELPERS`` definitions of the modules the file takes whole
     (``Language.included_definitions``: C's project headers) that the repository calls most,
     ``HELPER_CALLS`` times at least, and that no code line above the cursor names, no card
     shows and no list holds yet: a project's own helpers, its error and debug calls
@@ -554,7 +553,7 @@ def _helpers(
         if calls >= HELPER_CALLS:
             best[bare] = (calls, (path, node))
     ranked = sorted(best.values(), key=lambda v: (-v[0], v[1]))
-    return [target for _, target in ranked[:HELPERS]]
+    return _declarations(index, [target for _, target in ranked[:HELPERS]])
 
 
 def _row(pf: ParsedFile, node: int) -> int:

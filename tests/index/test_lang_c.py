@@ -13,6 +13,7 @@ from repos import run_repomem, write_files
 from test_index import assert_same
 
 from repomem.config import IndexConfig
+from repomem.context.cards import LISTING
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import cmacros, langs
 from repomem.index.langs import c
@@ -792,21 +793,23 @@ int proc(int v)
 def test_the_headers_helpers_the_repository_calls_most_are_listed(tmp_path: Path) -> None:
     """A project header the file includes declares helpers the next line may call though no
     line above names them (an error raiser, a debug macro): those the repository calls most,
-    ``HELPER_CALLS`` times at least, are listed under the first card of another file; not
-    one the code names, not one seldom called, not a type."""
+    ``HELPER_CALLS`` times at least, are listed on a card of their own that comes last (it
+    takes the room the cards leave); not one the code names, not one seldom called, not a
+    type."""
     idx = build(tmp_path, HELPER_FILES)
     hits = find_definitions(idx, "proc.c", HELPER_FILES["proc.c"])
-    first = next(h.card for h in hits if h.card.path != "proc.c")
-    assert first.name == "common_f0"
-    assert first.text.split("\n")[1:] == [
+    last = hits[-1].card
+    assert [h.card.kind for h in hits].count(LISTING) == 1 and last.kind == LISTING
+    assert last.text.split("\n") == [
         "// most called of the headers included above, not named here:",
         "void raise_error(const char *msg);",
         "#define DEBUG(msg) raise_error(msg)",
     ]
-    assert first.listed == (("common.h", 8), ("common.h", 9))
+    assert (last.path, last.line, last.name) == ("common.h", 8, "")
+    assert last.listed == (("common.h", 8), ("common.h", 9))
     named = HELPER_FILES["proc.c"] + '        raise_error("negative");\n'
-    first = next(h.card for h in find_definitions(idx, "proc.c", named) if h.card.path != "proc.c")
-    assert "raise_error(const" not in first.text.split("\n", 1)[1]
+    last = find_definitions(idx, "proc.c", named)[-1].card
+    assert last.text.split("\n")[1:] == ["#define DEBUG(msg) raise_error(msg)"]
 
 
 def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
