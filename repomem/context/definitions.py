@@ -104,8 +104,8 @@ MAX_DEFINITIONS = 32
 #: held-out sets, a file with 8 or more held the next line's target in 6 of 28 tasks, one
 #: with 1 to 7 in 88 of 175)
 MAX_PENDING = 7
-#: C: at most this many of the project's helpers the file's headers declare are listed
-#: beside the cards (``_helpers``), each called this many times in the repository at least
+#: C: at most this many of the project's helpers the file's headers declare are listed on a
+#: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
 HELPER_CALLS = 4
 #: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
@@ -376,6 +376,8 @@ class _CallGroups:
 
 
 _call_counts = _PerFile(lambda index, path, _: _calls(index, path))
+# per file, how many calls reach each of its definitions through the entity (filled as asked)
+_entity_counts: _PerFile[dict[int, int]] = _PerFile(lambda index, path, pf: {})
 _call_rows_by_file = _PerFile(_call_rows)
 _call_groups = _PerFile(_CallGroups)
 
@@ -504,16 +506,17 @@ def _list_pending(
     write is most often one the next line does not need either. Then, last, the project's
     helpers those modules declare (``_helpers``)."""
     host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
-    if host is None:
-        return hits
-    pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
-    if pending and len(pending) <= MAX_PENDING:
+    pending: list[tuple[str, int]] = []
+    if host is not None:
+        found = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
         # (more: the top of a file including all it will use, none used yet)
-        functions = _declarations(index, [target for target, _ in pending])
+        pending = [target for target, _ in found] if len(found) <= MAX_PENDING else []
+    if host is not None and pending:
+        functions = _declarations(index, pending)
         heading = "// declared by headers included above, none used yet:"
         card = with_functions(hits[host].card, functions, 0, heading)
         hits[host] = replace(hits[host], card=card)
-    helpers = _helpers(index, finder, hits, {target for target, _ in pending})
+    helpers = _helpers(index, finder, hits, set(pending))
     if helpers:
         heading = "// most called of the headers included above, not named here:"
         card = listing(helpers, heading)
@@ -1110,13 +1113,19 @@ class _Finder(_Lookups):
 
     def _entity_calls(self, path: str, node: int) -> int:
         """How many of the repository's calls reach a function, through any of its
-        declarations and its definition (a header's prototype is one entity with its body)."""
+        declarations and its definition (a header's prototype is one entity with its body):
+        kept for the index's revision, since a cursor ranks a type's functions or a header's
+        helpers by them, the same ones at cursor after cursor."""
+        counts = _entity_counts.get(self.index, path, self.index.parses()[path])
+        if node in counts:
+            return counts[node]
         qual = self.resolver.qualnames[path][node]
         bare = qual.rsplit(".", 1)[-1]
         total = 0
         for p, n in self.resolver.by_name.get((self.language.namespace, bare), ()):
             if self.resolver.qualnames[p].get(n) == qual:
                 total += _call_counts.get(self.index, p, self.index.parses()[p]).get(n, 0)
+        counts[node] = total
         return total
 
     def _group_members(self, n: int) -> None:

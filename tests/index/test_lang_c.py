@@ -787,6 +787,18 @@ int proc(int v)
 {
     if (common_f0(v) < 0)
 """,
+    "alone.c": """\
+#include "common.h"
+
+static int twice(int v)
+{
+    return 2 * v;
+}
+
+int alone(int v)
+{
+    if (twice(v) < 0)
+""",
 }
 
 
@@ -810,6 +822,9 @@ def test_the_headers_helpers_the_repository_calls_most_are_listed(tmp_path: Path
     named = HELPER_FILES["proc.c"] + '        raise_error("negative");\n'
     last = find_definitions(idx, "proc.c", named)[-1].card
     assert last.text.split("\n")[1:] == ["#define DEBUG(msg) raise_error(msg)"]
+    # with no card of another file to show, still listed
+    hits = find_definitions(idx, "alone.c", HELPER_FILES["alone.c"])
+    assert {h.card.path for h in hits[:-1]} == {"alone.c"} and hits[-1].card.kind == LISTING
 
 
 def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(
