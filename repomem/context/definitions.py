@@ -505,6 +505,8 @@ def _list_pending(
     under a card the code names, not cards of their own: a card whose name the code does not
     write is most often one the next line does not need either. Then, last, the project's
     helpers those modules declare (``_helpers``)."""
+    if finder.python:
+        return hits  # (a module's names come through its imports, ranked with the others)
     host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
     pending: list[tuple[str, int]] = []
     if host is not None:
