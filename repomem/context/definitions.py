@@ -19,6 +19,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   the variable on calls, often one no line above names); beside a function or macro of
   another file named just above, the rest of its name's family (``Language.name_families``:
   ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``);
+* C: the project's helpers the headers the file includes declare, the most called that no
+  line names (``Language.included_definitions``), listed on a card of declarations alone
+  that comes after every other card (``cards.listing``: it takes the room they leave);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
