@@ -419,35 +419,14 @@ class CFamily(Language):
     def pending_definitions(
         self, r: Resolver, path: str, lines: list[str]
     ) -> list[tuple[Target, int]]:
-        """The definitions of each project header the file includes itself, above the cursor,
-        that declares at most ``PENDING_HEADER`` and none the code above names (``fast_log.h``
-        for ``FastLog2``, ``_psutil_posix.h`` for ``psutil_getpagesize``): a file includes a
-        small header for what it is about to call. Not the file's own header (``foo.h`` of
-        ``foo.c``, which declares what the file defines)."""
+        """The small headers' definitions (``_unused_headers``)."""
         pf = r.files.get(path)
         return [] if pf is None else _unused_headers(self, r, pf, path, lines)
 
     def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
-        """The functions and macros of each project header the file includes itself above
-        the cursor (not its own header), up to ``INCLUDED_HEADER`` per header, whatever the
-        code names: a file includes a header for the helpers it calls, the project's own
-        (psutil's ``NoSuchProcess`` after ``#include "_psutil_common.h"``), which the next
-        line may call though no line above does. Types and their members are left out (the
-        code names a type, or a value of one, before it uses one)."""
+        """The headers' helpers (``_helper_definitions``)."""
         pf = r.files.get(path)
-        if pf is None:
-            return []
-        out: list[Target] = []
-        for header, _ in _own_includes(self, r, pf, path, len(lines) - 1):
-            defs = r.defs[header]
-            if len(defs) <= INCLUDED_HEADER:
-                classes = r.classes[header]
-                out.extend(
-                    (header, n)
-                    for q, n in defs.items()
-                    if q not in classes and q.rpartition(".")[0] not in classes
-                )
-        return out
+        return [] if pf is None else _helper_definitions(self, r, pf, path, lines)
 
     def _resolve(
         self,
@@ -648,7 +627,12 @@ class CFamily(Language):
 def _unused_headers(
     c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
 ) -> list[tuple[Target, int]]:
-    """``CFamily.pending_definitions`` of the file ``pf`` at the end of ``lines``."""
+    """``CFamily.pending_definitions`` of the file ``pf`` at the end of ``lines``: the
+    definitions of each project header the file includes itself, above the cursor, that
+    declares at most ``PENDING_HEADER`` and none the code above names (``fast_log.h`` for
+    ``FastLog2``, ``_psutil_posix.h`` for ``psutil_getpagesize``): a file includes a small
+    header for what it is about to call. Not the file's own header (``foo.h`` of ``foo.c``,
+    which declares what the file defines)."""
     text: str | None = None
     out: list[tuple[Target, int]] = []
     for header, row in _own_includes(c, r, pf, path, len(lines) - 1):
@@ -660,6 +644,29 @@ def _unused_headers(
             text = "\n".join(kept)
         if not any(_written(text, qual.rsplit(".", 1)[-1]) for qual in defs):
             out.extend(((header, n), row) for n in defs.values())
+    return out
+
+
+def _helper_definitions(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[Target]:
+    """``CFamily.included_definitions`` of the file ``pf`` at the end of ``lines``: the
+    functions and macros of each project header the file includes itself above the cursor
+    (not its own header), up to ``INCLUDED_HEADER`` per header, whatever the code names: a
+    file includes a header for the helpers it calls, the project's own (psutil's
+    ``NoSuchProcess`` after ``#include "_psutil_common.h"``), which the next line may call
+    though no line above does. Types and their members are left out (the code names a type,
+    or a value of one, before it uses one)."""
+    out: list[Target] = []
+    for header, _ in _own_includes(c, r, pf, path, len(lines) - 1):
+        defs = r.defs[header]
+        if len(defs) <= INCLUDED_HEADER:
+            classes = r.classes[header]
+            out.extend(
+                (header, n)
+                for q, n in defs.items()
+                if q not in classes and q.rpartition(".")[0] not in classes
+            )
     return out
 
 
