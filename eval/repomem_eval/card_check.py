@@ -29,7 +29,8 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
    card is the only one reached, **wrong** when others are reached and it is not. C++ as C,
    its sources ``.cc``/``.cpp`` too; a prototype whose only definition the file reaches is in
    the task's own file (cut at the cursor when the index is shown the task) stands for it;
-6. otherwise undecided (Rust and Python names with several definitions, methods, ...).
+6. otherwise undecided (Rust and Python names with several definitions, methods, ...; a card
+   listing declarations alone, ``cards.listing``, which names no definition).
 
 The wrong-card rate is wrong / (right + wrong): among the cards that could be decided.
 """
@@ -46,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from repomem.context.cards import Card
+from repomem.context.cards import LISTING, Card
 from repomem.index.langs import is_test
 from repomem.index.repo import RepoIndex
 from repomem_eval.code_langs import FAMILY_OF, RESERVED, code_only, identifiers
@@ -156,6 +157,9 @@ class CardChecker:
         reached: set[str] | None = None
         out: list[Verdict] = []
         for card in cards:
+            if card.kind == LISTING:  # declarations alone, named by none: no verdict
+                out.append("undecided")
+                continue
             name = card.name.rsplit(".", 1)[-1]
             written = name.removesuffix("!")  # a Rust macro ``m!`` is written ``m!(``
             reserved = written in RESERVED[family] or name in RESERVED[family]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.postprocess import MODES, postprocess
 from repomem.completion.prompt import Prompt, build_prompt
+from repomem.context.cards import LISTING
 from repomem.context.definitions import DefinitionHit
 from repomem.context.retriever import Retriever
 from repomem.core import Exclusion, Location, RetrievedFragment
@@ -363,7 +364,9 @@ class CompletionEngine:
         found = self.retriever.definitions(
             task.path, task.left_context, draft=draft, window=config.query_lines
         )
-        return tuple(found[: config.max_definitions])
+        # a listing of declarations alone comes last whatever the cap: it takes the room left
+        cards = [h for h in found if h.card.kind != LISTING][: config.max_definitions]
+        return (*cards, *(h for h in found if h.card.kind == LISTING))
 
     def _lift_usages(
         self,

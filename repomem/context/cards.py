@@ -45,18 +45,22 @@ _GO_INTERFACE = re.compile(r"(?:type\s+)?(\w+(?:\[.*\])?\s+interface)\s*\{")
 _OWNER = re.compile(_IMPL.pattern + r"|type\s+\w+(?:\[.*\])?\s+interface\s*\{$")
 
 
+#: the ``kind`` of a card listing declarations alone (``listing``)
+LISTING = "listing"
+
+
 @dataclass(frozen=True)
 class Card:
     """A definition as the prompt shows it: ``path`` and 0-based ``line`` of its ``def`` or
-    ``class`` line (or assignment), its qualified ``name``, its ``kind`` (function, class or
-    constant), the card's ``text`` and the 0-based ``def`` lines of the methods a class
-    skeleton lists (their signatures are shown too) and of the members it names besides
-    (``MORE_NAMED``: whole or ``briefed``, the card names them). ``brief`` is the card cut to what a
-    call needs (Python: a function's signature on one line, a class's header and
-    constructor, a constant's first line; empty where there is no shorter form): the prompt
-    shows it when the whole card does not fit. ``listed``: (path, 0-based line) of the
-    definitions of any file whose declarations the text lists besides (a C type's functions,
-    ``with_functions``)."""
+    ``class`` line (or assignment), its qualified ``name``, its ``kind`` (function, class,
+    constant, or ``LISTING``: declarations alone, ``listing``), the card's ``text`` and the
+    0-based ``def`` lines of the methods a class skeleton lists (their signatures are shown
+    too) and of the members it names besides (``MORE_NAMED``: whole or ``briefed``, the card
+    names them). ``brief`` is the card cut to what a call needs (Python: a function's
+    signature on one line, a class's header and constructor, a constant's first line; empty
+    where there is no shorter form): the prompt shows it when the whole card does not fit.
+    ``listed``: (path, 0-based line) of the definitions of any file whose declarations the
+    text lists besides (a C type's functions, ``with_functions``)."""
 
     path: str
     line: int
@@ -476,6 +480,16 @@ def with_functions(
     if more > 0:
         text.append(f"// ... {more} more")
     return replace(card, text="\n".join(text), listed=listed)
+
+
+def listing(functions: list[tuple[str, int, str]], heading: str) -> Card:
+    """A card of declarations alone (``functions``: (path, line, declaration on one line),
+    listed under ``heading``), shown by the first's place and named by none: no definition
+    the code names, only what its next line may call, so it comes after every card and takes
+    the room they leave (``kind`` ``listing``)."""
+    path, line, _ = functions[0]
+    text = "\n".join([heading, *(f[2] for f in functions)])
+    return Card(path, line, "", LISTING, text, listed=tuple((p, n) for p, n, _ in functions))
 
 
 def _attributes(lines: Sequence[str], row: int) -> list[str]:

@@ -19,6 +19,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   the variable on calls, often one no line above names); beside a function or macro of
   another file named just above, the rest of its name's family (``Language.name_families``:
   ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``);
+* C: the project's helpers the headers the file includes declare, the most called that no
+  line names (``Language.included_definitions``), listed on a card of declarations alone
+  that comes after every other card (``cards.listing``: it takes the room they leave);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -60,6 +63,7 @@ from repomem.context.cards import (
     constant_card,
     definition_card,
     function_line,
+    listing,
     with_functions,
 )
 from repomem.context.lexer import code_only, starts_in_code
@@ -103,6 +107,10 @@ MAX_DEFINITIONS = 32
 #: held-out sets, a file with 8 or more held the next line's target in 6 of 28 tasks, one
 #: with 1 to 7 in 88 of 175)
 MAX_PENDING = 7
+#: C: at most this many of the project's helpers the file's headers declare are listed on a
+#: card after the others (``_helpers``), each called this many times in the repository at least
+HELPERS = 4
+HELPER_CALLS = 4
 #: Python's ranking: a card's value is (strength + DENSITY_FLOOR) / its length ** DENSITY_POWER
 #: (the floor lets size order the definitions the graph does not reach)
 DENSITY_FLOOR = 0.01
@@ -378,6 +386,8 @@ class _CallGroups:
 
 
 _call_counts = _PerFile(lambda index, path, _: _calls(index, path))
+# per file, how many calls reach each of its definitions through the entity (filled as asked)
+_entity_counts: _PerFile[dict[int, int]] = _PerFile(lambda index, path, pf: {})
 _call_rows_by_file = _PerFile(_call_rows)
 _call_groups = _PerFile(_CallGroups)
 
@@ -505,18 +515,62 @@ def _list_pending(
     first card of another file: included for what the next lines call, which no line names
     yet (at most ``MAX_PENDING`` of them, as for other languages' imports). A line each
     under a card the code names, not cards of their own: a card whose name the code does not
-    write is most often one the next line does not need either."""
-    pending = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
-    if not pending or len(pending) > MAX_PENDING:
-        return hits  # (many: the top of a file including all it will use, none used yet)
+    write is most often one the next line does not need either. Then, last, the project's
+    helpers those modules declare (``_helpers``)."""
+    if finder.python:
+        return hits  # (a module's names come through its imports, ranked with the others)
     host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
-    if host is None:
-        return hits
-    functions = _declarations(index, [target for target, _ in pending])
-    heading = "// declared by headers included above, none used yet:"
-    card = with_functions(hits[host].card, functions, 0, heading)
-    hits[host] = replace(hits[host], card=card)
+    pending: list[tuple[str, int]] = []
+    if host is not None:
+        found = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
+        # (more: the top of a file including all it will use, none used yet)
+        pending = [target for target, _ in found] if len(found) <= MAX_PENDING else []
+    if host is not None and pending:
+        functions = _declarations(index, pending)
+        heading = "// declared by headers included above, none used yet:"
+        card = with_functions(hits[host].card, functions, 0, heading)
+        hits[host] = replace(hits[host], card=card)
+    helpers = _helpers(index, finder, hits, set(pending))
+    if helpers:
+        heading = "// most called of the headers included above, not named here:"
+        card = listing(helpers, heading)
+        hits.append(DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0))
     return hits
+
+
+def _helpers(
+    index: RepoIndex, finder: _Finder, hits: list[DefinitionHit], listed: set[tuple[str, int]]
+) -> list[tuple[str, int, str]]:
+    """The declarations of the ``HELPERS`` definitions of the modules the file takes whole
+    (``Language.included_definitions``: C's project headers) that the repository calls most,
+    ``HELPER_CALLS`` times at least, and that no code line above the cursor names, no card
+    shows and no list holds yet: a project's own helpers, its error and debug calls
+    (``NoSuchProcess``, ``psutil_debug``), which any next line may call though none above
+    does."""
+    found = finder.language.included_definitions(finder.resolver, finder.path, finder.lines)
+    if not found:
+        return []
+    qualnames = finder.resolver.qualnames
+    parses = index.parses()
+    shown = {h.card.name.rsplit(".", 1)[-1] for h in hits}
+    lines = {at for h in hits for at in h.card.listed}
+    written = finder._code_words  # noqa: SLF001
+    best: dict[str, tuple[int, tuple[str, int]]] = {}
+    for path, node in found:
+        bare = qualnames[path][node].rsplit(".", 1)[-1]
+        if (
+            bare in written
+            or bare in shown
+            or bare in best
+            or (path, node) in listed
+            or (path, _row(parses[path], node)) in lines
+        ):
+            continue
+        calls = finder._entity_calls(path, node)  # noqa: SLF001
+        if calls >= HELPER_CALLS:
+            best[bare] = (calls, (path, node))
+    ranked = sorted(best.values(), key=lambda v: (-v[0], v[1]))
+    return _declarations(index, [target for _, target in ranked[:HELPERS]])
 
 
 def _row(pf: ParsedFile, node: int) -> int:
@@ -1074,13 +1128,19 @@ class _Finder(_Lookups):
 
     def _entity_calls(self, path: str, node: int) -> int:
         """How many of the repository's calls reach a function, through any of its
-        declarations and its definition (a header's prototype is one entity with its body)."""
+        declarations and its definition (a header's prototype is one entity with its body):
+        kept for the index's revision, since a cursor ranks a type's functions or a header's
+        helpers by them, the same ones at cursor after cursor."""
+        counts = _entity_counts.get(self.index, path, self.index.parses()[path])
+        if node in counts:
+            return counts[node]
         qual = self.resolver.qualnames[path][node]
         bare = qual.rsplit(".", 1)[-1]
         total = 0
         for p, n in self.resolver.by_name.get((self.language.namespace, bare), ()):
             if self.resolver.qualnames[p].get(n) == qual:
                 total += _call_counts.get(self.index, p, self.index.parses()[p]).get(n, 0)
+        counts[node] = total
         return total
 
     def _group_members(self, n: int) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repomem.context.cards import LISTING
 from repomem.context.definitions import DefinitionHit
 from repomem.core import Exclusion, RetrievedFragment
 
@@ -69,7 +70,7 @@ def _callers(
 
 def _definition_node(index: RepoIndex, hit: DefinitionHit) -> int | None:
     pf = index.parse(hit.card.path)
-    if pf is None or hit.card.kind == "constant":
+    if pf is None or hit.card.kind in ("constant", LISTING):
         return None
     found = pf.find_definition(hit.card.name)
     return found.node if found is not None else None

@@ -18,7 +18,7 @@ from repomem.completion.backends.base import Backend, GenerationRequest
 from repomem.completion.backends.builtin import BuiltinBackend
 from repomem.completion.engine import CompletionEngine, CompletionTask, query_window
 from repomem.config import CompletionConfig
-from repomem.context.cards import Card
+from repomem.context.cards import Card, listing
 from repomem.context.definitions import DefinitionHit
 from repomem.core import Exclusion, Location, RetrievedFragment
 from repomem.index.occurrences import Occurrence
@@ -160,6 +160,23 @@ def test_usages_of_the_definitions_are_lifted_after_the_best_fragment() -> None:
         result = asyncio.run(engine.complete("pkg/a.py", LEFT))
         assert [f.fragment_id for f in result.iterations[0].retrieved] == [1, 2, 3]
         assert quiet.usage_calls == []
+
+
+def test_a_listing_of_declarations_is_kept_after_the_capped_cards() -> None:
+    """``max_definitions`` caps the definition cards; a listing of declarations alone comes
+    after them whatever their number (it takes the room the cards leave)."""
+    cards = [Card(f"lib/m{i}.c", 0, f"f{i}", "function", f"int f{i}(void);") for i in range(3)]
+    hits = [DefinitionHit(c, c.name, "named here", 0.5, 1, 1) for c in cards]
+    helpers = listing([("lib/common.h", 4, "void fail(const char *msg);")], "// helpers:")
+    hits.append(DefinitionHit(helpers, "", "helpers", 0.0, 9, 0))
+    engine = CompletionEngine(
+        RecordingRetriever([], hits),
+        ScriptedBackend("x"),
+        settings(iterations=1, max_definitions=2),
+    )
+    result = asyncio.run(engine.complete("pkg/a.c", LEFT))
+    shown = [h.card.name for h in result.iterations[0].definitions]
+    assert shown == ["f0", "f1", ""]
 
 
 def test_buffer_environment_lets_hidden_fragments_into_the_environment() -> None:

@@ -13,7 +13,7 @@ import pytest
 from repos import write_files
 
 from repomem.config import IndexConfig
-from repomem.context.cards import Card
+from repomem.context.cards import Card, listing
 from repomem.index.repo import RepoIndex
 from repomem_eval.card_check import CardChecker, typescript_oracle
 from repomem_eval.code_langs import Callee, code_only, identifiers, read_callees
@@ -166,6 +166,9 @@ def test_card_verdicts(tmp_path: Path) -> None:
         "undecided",
         "right",
     ]
+    # a card listing declarations alone names no definition: no verdict
+    helpers = listing([("a/util.c", cards[0].line, "int scale(int v);")], "// helpers:")
+    assert checker.verdicts("a/main.c", buffer, "  free(p);", [helpers]) == ["undecided"]
 
 
 def test_card_verdicts_of_prototypes_and_cpp_sources(tmp_path: Path) -> None:

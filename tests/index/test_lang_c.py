@@ -13,6 +13,7 @@ from repos import run_repomem, write_files
 from test_index import assert_same
 
 from repomem.config import IndexConfig
+from repomem.context.cards import LISTING
 from repomem.context.definitions import find_definitions, resolve_names
 from repomem.index import cmacros, langs
 from repomem.index.langs import c
@@ -767,6 +768,63 @@ def test_a_file_including_many_headers_it_uses_nothing_of_yet_lists_none(
     assert all(
         "//" not in h.card.text for h in find_definitions(idx, "src/cost.c", files["src/cost.c"])
     )
+
+
+HELPER_FILES: dict[str, str] = {
+    "common.h": "".join(f"int common_f{i}(int v);\n" for i in range(8))
+    + "void raise_error(const char *msg);\n#define DEBUG(msg) raise_error(msg)\n"
+    + "int rarely(int v);\nstruct thing { int v; };\n",
+    **{
+        f"user{i}.c": '#include "common.h"\n'
+        f'void u{i}(void)\n{{\n    raise_error("x");\n    DEBUG("y");\n}}\n'
+        for i in range(4)
+    },
+    "rare.c": '#include "common.h"\nvoid r(void)\n{\n    rarely(1);\n}\n',
+    "proc.c": """\
+#include "common.h"
+
+int proc(int v)
+{
+    if (common_f0(v) < 0)
+""",
+    "alone.c": """\
+#include "common.h"
+
+static int twice(int v)
+{
+    return 2 * v;
+}
+
+int alone(int v)
+{
+    if (twice(v) < 0)
+""",
+}
+
+
+def test_the_headers_helpers_the_repository_calls_most_are_listed(tmp_path: Path) -> None:
+    """A project header the file includes declares helpers the next line may call though no
+    line above names them (an error raiser, a debug macro): those the repository calls most,
+    ``HELPER_CALLS`` times at least, are listed on a card of their own that comes last (it
+    takes the room the cards leave); not one the code names, not one seldom called, not a
+    type."""
+    idx = build(tmp_path, HELPER_FILES)
+    hits = find_definitions(idx, "proc.c", HELPER_FILES["proc.c"])
+    last = hits[-1].card
+    assert [h.card.kind for h in hits].count(LISTING) == 1 and last.kind == LISTING
+    assert last.text.split("\n") == [
+        "// most called of the headers included above, not named here:",
+        "void raise_error(const char *msg);",
+        "#define DEBUG(msg) raise_error(msg)",
+    ]
+    assert (last.path, last.line, last.name) == ("common.h", 8, "")
+    assert last.listed == (("common.h", 8), ("common.h", 9))
+    named = HELPER_FILES["proc.c"] + '        raise_error("negative");\n'
+    last = find_definitions(idx, "proc.c", named)[-1].card
+    assert last.text.split("\n")[1:] == ["#define DEBUG(msg) raise_error(msg)"]
+    # with no card of another file to show, still listed
+    hits = find_definitions(idx, "alone.c", HELPER_FILES["alone.c"])
+    assert {h.card.path for h in hits[:-1]} == {"alone.c"} and hits[-1].card.kind == LISTING
 
 
 def test_cpp_free_functions_take_their_first_reference_and_methods_take_nothing(

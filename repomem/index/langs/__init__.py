@@ -224,6 +224,13 @@ class Language:
         Nothing is recorded as a dependency."""
         return []
 
+    def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """Query time: the definitions of the modules the file takes whole (C's project
+        headers), whatever its code names, which the context ranks by how much the repository
+        calls them: the project's helpers the next line may call. Nothing is recorded as a
+        dependency."""
+        return []
+
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
         return False

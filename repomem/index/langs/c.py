@@ -74,6 +74,11 @@ _MAX_BASES = 4
 #: a header the file includes and uses nothing of yet offers all its definitions as likely
 #: next (``CFamily.pending_definitions``) where it has at most this many
 PENDING_HEADER = 6
+#: ``CFamily.included_definitions`` reads the headers of at most this many definitions: a
+#: project's helper headers (psutil's ``_psutil_common.h``: 40, brotli's ``platform.h``: 65),
+#: not a system of headers as large as the Linux kernel's, whose thousands of definitions a
+#: cursor would rank by their calls
+INCLUDED_HEADER = 96
 
 _DECLARATORS = frozenset(
     {
@@ -414,13 +419,14 @@ class CFamily(Language):
     def pending_definitions(
         self, r: Resolver, path: str, lines: list[str]
     ) -> list[tuple[Target, int]]:
-        """The definitions of each project header the file includes itself, above the cursor,
-        that declares at most ``PENDING_HEADER`` and none the code above names (``fast_log.h``
-        for ``FastLog2``, ``_psutil_posix.h`` for ``psutil_getpagesize``): a file includes a
-        small header for what it is about to call. Not the file's own header (``foo.h`` of
-        ``foo.c``, which declares what the file defines)."""
+        """The small headers' definitions (``_unused_headers``)."""
         pf = r.files.get(path)
         return [] if pf is None else _unused_headers(self, r, pf, path, lines)
+
+    def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The headers' helpers (``_helper_definitions``)."""
+        pf = r.files.get(path)
+        return [] if pf is None else _helper_definitions(self, r, pf, path, lines)
 
     def _resolve(
         self,
@@ -621,25 +627,63 @@ class CFamily(Language):
 def _unused_headers(
     c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
 ) -> list[tuple[Target, int]]:
-    """``CFamily.pending_definitions`` of the file ``pf`` at the end of ``lines``."""
-    t = c.tables(r)
-    cursor = len(lines) - 1
+    """``CFamily.pending_definitions`` of the file ``pf`` at the end of ``lines``: the
+    definitions of each project header the file includes itself, above the cursor, that
+    declares at most ``PENDING_HEADER`` and none the code above names (``fast_log.h`` for
+    ``FastLog2``, ``_psutil_posix.h`` for ``psutil_getpagesize``): a file includes a small
+    header for what it is about to call. Not the file's own header (``foo.h`` of ``foo.c``,
+    which declares what the file defines)."""
     text: str | None = None
     out: list[tuple[Target, int]] = []
+    for header, row in _own_includes(c, r, pf, path, len(lines) - 1):
+        defs = r.defs[header]
+        if len(defs) > PENDING_HEADER:
+            continue
+        if text is None:  # (an include names its header, whose definitions it may name)
+            kept = (ln for ln in lines[:-1] if "#" not in ln or not _INCLUDE_LINE.match(ln))
+            text = "\n".join(kept)
+        if not any(_written(text, qual.rsplit(".", 1)[-1]) for qual in defs):
+            out.extend(((header, n), row) for n in defs.values())
+    return out
+
+
+def _helper_definitions(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[Target]:
+    """``CFamily.included_definitions`` of the file ``pf`` at the end of ``lines``: the
+    functions and macros of each project header the file includes itself above the cursor
+    (not its own header), up to ``INCLUDED_HEADER`` per header, whatever the code names: a
+    file includes a header for the helpers it calls, the project's own (psutil's
+    ``NoSuchProcess`` after ``#include "_psutil_common.h"``), which the next line may call
+    though no line above does. Types and their members are left out (the code names a type,
+    or a value of one, before it uses one)."""
+    out: list[Target] = []
+    for header, _ in _own_includes(c, r, pf, path, len(lines) - 1):
+        defs = r.defs[header]
+        if len(defs) <= INCLUDED_HEADER:
+            classes = r.classes[header]
+            out.extend(
+                (header, n)
+                for q, n in defs.items()
+                if q not in classes and q.rpartition(".")[0] not in classes
+            )
+    return out
+
+
+def _own_includes(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, cursor: int
+) -> Iterator[tuple[str, int]]:
+    """The project headers with definitions that the file ``pf`` includes itself above row
+    ``cursor``, each with its include's row; not the file's own header (``foo.h`` of
+    ``foo.c``, which declares what the file defines)."""
+    t = c.tables(r)
     for b, node in zip(pf.imports, pf.import_nodes, strict=True):
         row = int(pf.node_start[node]) if 0 <= node < pf.n_nodes else cursor
         if b.level not in (ANGLE, QUOTED) or row >= cursor:
             continue
         header = c._include(r, t, path, b.module, b.level)  # noqa: SLF001 - its own helper
-        defs = r.defs.get(header, {}) if header is not None else {}
-        if not defs or len(defs) > PENDING_HEADER or _stem(header or "") == _stem(path):
-            continue
-        if text is None:  # (an include names its header, whose definitions it may name)
-            kept = (ln for ln in lines[:cursor] if "#" not in ln or not _INCLUDE_LINE.match(ln))
-            text = "\n".join(kept)
-        if not any(_written(text, qual.rsplit(".", 1)[-1]) for qual in defs):
-            out.extend(((header or "", n), row) for n in defs.values())
-    return out
+        if header is not None and r.defs.get(header) and _stem(header) != _stem(path):
+            yield header, row
 
 
 _INCLUDE_LINE = re.compile(r"\s*#\s*include\b")
