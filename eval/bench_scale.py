@@ -117,9 +117,10 @@ def child_build(root: Path, work: Path, ignore: list[str]) -> dict:
         # greatest stage's
         "index_peak_rss_mb": max(peak_mb(), *summary.peak_mb.values()),
         "index_workers_peak_rss_mb": peak_mb(resource.RUSAGE_CHILDREN),
-        # per stage (scan, parse, bm25, resolve, graph, relations, save): seconds, peak MB
+        # per stage (scan, parse, bm25, resolve, graph, relations, save): seconds, peak MB,
+        # CPU seconds (the workers' and resolution's processes included)
         "index_stages": {
-            stage: [seconds, summary.peak_mb.get(stage, float("nan"))]
+            stage: [seconds, summary.peak_mb.get(stage, float("nan")), summary.cpu_s[stage]]
             for stage, seconds in summary.seconds.items()
             if stage != "total"
         },
@@ -447,10 +448,14 @@ def table(rows: list[dict]) -> str:
 
 def stages_line(r: dict) -> str:
     """Where the build's time and memory went, stage by stage."""
-    stages = ", ".join(f"{k} {s:.1f} s / {mb:,.0f} MB" for k, (s, mb) in r["index_stages"].items())
+    stages = ", ".join(
+        f"{k} {s:.1f} s / {cpu:.1f} CPU s / {mb:,.0f} MB"
+        for k, (s, mb, cpu) in r["index_stages"].items()
+    )
     return (
         f"{r['size']}: index {r['index_s']:.1f} s, peak {r['index_peak_rss_mb']:,.0f} MB "
-        f"(workers {r['index_workers_peak_rss_mb']:,.0f} MB); by stage (time / peak): {stages}"
+        f"(workers {r['index_workers_peak_rss_mb']:,.0f} MB); by stage (time / CPU / peak): "
+        f"{stages}"
     )
 
 

@@ -76,6 +76,8 @@ class IndexSummary:
     relations: int
     truncated_fragments: int
     seconds: dict[str, float] = field(default_factory=dict)
+    # per stage, the CPU seconds of the building process and of the processes it waited for
+    cpu_s: dict[str, float] = field(default_factory=dict)
     # per stage, the most resident memory the building process held (MB; Linux only)
     peak_mb: dict[str, float] = field(default_factory=dict)
     index_bytes: int = 0
@@ -291,6 +293,7 @@ def build_tables(
         relations=relations,
         truncated_fragments=int(np.count_nonzero(idx.truncated)),
         seconds=meter.seconds,
+        cpu_s=meter.cpu_s,
         peak_mb=meter.peak_mb,
     )
     return idx, summary

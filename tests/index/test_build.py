@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
     manifest = json.loads((gen / "manifest.json").read_text())
     summary = manifest.pop("summary")
     manifest.pop("config")  # names its own index folder
-    for key in ("seconds", "peak_mb", "index_bytes"):
+    for key in ("seconds", "cpu_s", "peak_mb", "index_bytes"):
         summary.pop(key, None)  # (an index saved after its build has no summary)
     return arrays, {**manifest, "summary": summary}
 
@@ -116,6 +117,7 @@ def test_a_build_reports_each_stage_time_and_peak(tmp_path: Path) -> None:
     assert list(summary.seconds) == [*stages, "total"]
     assert summary.seconds["total"] >= sum(summary.seconds[s] for s in stages)
     assert list(summary.peak_mb) == stages  # Linux: each stage's own high-water mark
+    assert list(summary.cpu_s) == stages and all(s >= 0 for s in summary.cpu_s.values())
     assert all(mb > 10 for mb in summary.peak_mb.values())
 
 
@@ -128,6 +130,20 @@ def test_a_stage_peak_is_its_own(tmp_path: Path) -> None:
     meter.end("big")
     meter.end("small")
     assert meter.peak_mb["big"] > meter.peak_mb["small"] + 250
+
+
+def test_a_stage_cpu_counts_the_processes_it_waited_for() -> None:
+    """A stage's CPU holds its workers' (a build's parse and resolution run in children)."""
+    meter = StageMeter()
+    pid = os.fork()
+    if pid == 0:  # the child: burn CPU, then leave at once
+        end = time.process_time() + 0.3
+        while time.process_time() < end:
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)
+    meter.end("work")
+    assert meter.cpu_s["work"] >= 0.25
 
 
 def test_relation_ids_are_int32_built_and_loaded(tmp_path: Path) -> None:

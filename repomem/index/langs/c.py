@@ -122,13 +122,21 @@ _NO_FILE = _FileTables([], "", {}, [], {})
 _NO_KINDS: dict[int, int] = {}
 
 
+# an include as ``CFamily._visible`` walks it: the keys it tries (their namespace written)
+# and the file it names (None: none of the repository's)
+_Edge = tuple[tuple[str, ...], str | None]
+
+
 @dataclass
 class _Tables:
     """One resolver's C/C++ tables."""
 
     files: PerFile[_FileTables]
-    # what files see (``CFamily._visible``): file -> (included file -> order, keys tried)
+    # what files see (``CFamily._visible``): file -> (included file -> order, keys tried,
+    # their namespace written as ``Resolver.note_key`` writes it)
     visible: Recent[tuple[dict[str, int], list[str]]]
+    # each file's includes as ``_visible`` walks them (``_edges``)
+    edges: Recent[list[_Edge]]
     # each file's linkage facts by definition node (``_kinds``), apart from ``files``: the
     # headers a file's includes reach are read for their includes alone
     kinds: PerFile[dict[int, int]]
@@ -205,7 +213,9 @@ class CFamily(Language):
     def tables(self, r: Resolver) -> _Tables:
         t = self._tables.get(r)
         if t is None:
-            t = self._tables[r] = _Tables(r.per_file(_file_tables), r.recent(), r.per_file(_kinds))
+            t = self._tables[r] = _Tables(
+                r.per_file(_file_tables), r.recent(), r.recent(), r.per_file(_kinds)
+            )
         return t
 
     def add(self, r: Resolver, path: str, pf: ParsedFile) -> None:
@@ -233,6 +243,7 @@ class CFamily(Language):
         t.generation += 1
         t.found.clear()
         t.visible.clear()
+        t.edges.clear()
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         """A definition's name once per definition, twice when it has external linkage (a
@@ -317,31 +328,28 @@ class CFamily(Language):
         t = self.tables(r)
         hit = t.visible.get(path)
         if hit is None:
+            ns = self.namespace
             order: dict[str, int] = {}
-            keys = [f"i:{path}:{t.of(path).signature}"]
+            keys = [f"{ns}:i:{path}:{t.of(path).signature}"]
             frontier = [path]
             for _ in range(MAX_INCLUDE_DEPTH):
                 nxt = []
                 for g in frontier:
-                    for written, level in t.of(g).includes:
-                        if level == QUOTED and dirname(g):
-                            keys.append(f"h:{normpath(f'{dirname(g)}/{written}')}")
-                        keys.append(f"h:{normpath(written)}")
-                        target = self._include(r, t, g, written, level)
+                    for tried, target in _edges(self, r, t, g):
+                        keys.extend(tried)
                         if target is None or target == path or target in order:
                             continue
                         if len(order) >= MAX_INCLUDED:
                             break
                         order[target] = len(order)
-                        keys.append(f"i:{target}:{t.of(target).signature}")
+                        keys.append(f"{ns}:i:{target}:{t.of(target).signature}")
                         nxt.append(target)
                 frontier = nxt
             hit = t.visible[path] = (order, keys)
         trying = r._trying  # noqa: SLF001 - note the include graph once per resolution
         if trying is not None and t.noted != (id(trying), path):
             t.noted = (id(trying), path)
-            for key in hit[1]:
-                r.note_key(self.namespace, key)
+            trying.update(hit[1])  # as ``note_key`` notes each, its namespace written
         return hit[0]
 
     # ---- resolution ----------------------------------------------------------------------
@@ -622,6 +630,23 @@ class CFamily(Language):
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED
+
+
+def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
+    """``path``'s includes as ``CFamily._visible`` reads them, made once while no file comes
+    or goes (and kept while read): each file's walk reads the same headers' includes again,
+    and made their keys and found their files each time."""
+    made = t.edges.get(path)
+    if made is None:
+        made = []
+        ns, folder = c.namespace, dirname(path)
+        for written, level in t.of(path).includes:
+            tried: tuple[str, ...] = (f"{ns}:h:{normpath(written)}",)
+            if level == QUOTED and folder:
+                tried = (f"{ns}:h:{normpath(f'{folder}/{written}')}", *tried)
+            made.append((tried, c._include(r, t, path, written, level)))  # noqa: SLF001
+        t.edges[path] = made
+    return made
 
 
 def _unused_headers(
