@@ -554,7 +554,7 @@ def _helpers(
     parses = index.parses()
     shown = {h.card.name.rsplit(".", 1)[-1] for h in hits}
     lines = {at for h in hits for at in h.card.listed}
-    written = finder._code_words  # noqa: SLF001
+    written = finder.code_words
     best: dict[str, tuple[int, tuple[str, int]]] = {}
     for path, node in found:
         bare = qualnames[path][node].rsplit(".", 1)[-1]
@@ -566,7 +566,7 @@ def _helpers(
             or (path, _row(parses[path], node)) in lines
         ):
             continue
-        calls = finder._entity_calls(path, node)  # noqa: SLF001
+        calls = finder.entity_calls(path, node)
         if calls >= HELPER_CALLS:
             best[bare] = (calls, (path, node))
     ranked = sorted(best.values(), key=lambda v: (-v[0], v[1]))
@@ -893,7 +893,7 @@ class _Lookups:
         return False
 
     @cached_property
-    def _code_words(self) -> set[str]:
+    def code_words(self) -> set[str]:
         """The words the cursor's code lines write: read once for ``_add_receivers`` and
         ``_add_families`` alike."""
         return {w for row in self.code for w in _WORDS.findall(row)}
@@ -1057,7 +1057,7 @@ class _Finder(_Lookups):
             return
         qualnames = self.resolver.qualnames
         calls = [c for row in reversed(self.code) for c in reversed(_CALLED.findall(row))]
-        written = set(calls) | self._code_words
+        written = set(calls) | self.code_words
         for (path, node), functions in found:
             named = {self.language.receiver_key(qualnames[p][n]): (p, n) for p, n in functions}
             last = next((c for c in calls if c in named), "")
@@ -1066,7 +1066,7 @@ class _Finder(_Lookups):
                 key=lambda q: (
                     q in written,
                     -_shared_words(q, last),
-                    -self._entity_calls(*named[q]),
+                    -self.entity_calls(*named[q]),
                 ),
             )
             qual = qualnames[path][node]
@@ -1090,7 +1090,7 @@ class _Finder(_Lookups):
         ``_update``, ``_final``; one header field's accessor after another), where the next
         line calls the next of them. The nearest member named stands for its family."""
         classes = self.resolver.classes
-        written = self._code_words
+        written = self.code_words
         done: set[tuple[str, str]] = set()
         for f in sorted(self.found.values(), key=lambda f: (f.distance, -f.count)):
             path, qual = f.target
@@ -1126,7 +1126,7 @@ class _Finder(_Lookups):
                 f.functions = list(members.values())
                 f.heading = f"// beside it in {path.rsplit('/', 1)[-1]}:"
 
-    def _entity_calls(self, path: str, node: int) -> int:
+    def entity_calls(self, path: str, node: int) -> int:
         """How many of the repository's calls reach a function, through any of its
         declarations and its definition (a header's prototype is one entity with its body):
         kept for the index's revision, since a cursor ranks a type's functions or a header's
@@ -1162,7 +1162,7 @@ class _Finder(_Lookups):
                 members.setdefault((path, owner), []).append(f)
         for (path, owner), group in members.items():
             bare = owner.rsplit(".", 1)[-1]
-            if len(group) < n and bare in self._code_words:  # the next line may call another
+            if len(group) < n and bare in self.code_words:  # the next line may call another
                 node = self.resolver.defs[path][owner]
                 how = f"owner of {group[0].name.rsplit('.', 1)[-1]}"
                 distance = min(f.distance for f in group)
