@@ -51,7 +51,6 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
-from weakref import ref
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -60,6 +59,7 @@ from repomem.index.languages import grammar
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
+    from repomem.index.names import PerFile
     from repomem.index.parsing import ParsedFile
     from repomem.index.resolver_types import ResolverTables as Resolver
     from repomem.index.resolver_types import Target
@@ -116,6 +116,8 @@ class _Tables(NamedTuple):
     # (directory, specifier) -> (the file it names or None, the "file:" keys tried): valid
     # while the family's set of files stays the same
     modules: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]]
+    # each file's members by their class or interface (``_own_members``), made when first read
+    members: PerFile[dict[str, list[tuple[str, int]]]]
 
 
 # ---- parse time ------------------------------------------------------------------------------
@@ -795,6 +797,7 @@ class TypeScript(Language):
                 imports[b.name] = b
         t.imports[path], t.exports[path] = imports, exports
         t.modules.clear()
+        t.members.forget(path)
         for name in _globals(pf):
             t.globals.setdefault(name, []).append((path, name))
 
@@ -803,6 +806,7 @@ class TypeScript(Language):
         for table in (t.imports, t.exports, t.stars):
             table.pop(path, None)
         t.modules.clear()
+        t.members.forget(path)
         for name in _globals(pf):
             t.globals[name] = [g for g in t.globals[name] if g[0] != path]
 
@@ -1016,7 +1020,8 @@ def _tables(r: Resolver) -> _Tables:
     if t is None:
         settings = r.settings.get(NAMESPACE) or {}
         configs, packages = settings.get("configs", {}), settings.get("packages", {})
-        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, configs, packages, {})
+        members = r.per_file(_own_members)
+        t = r.tables[NAMESPACE] = _Tables({}, {}, {}, {}, configs, packages, {}, members)
     return t  # type: ignore[return-value]
 
 
@@ -1761,37 +1766,26 @@ def _inherited(r: Resolver, cls: _Entity, path: str) -> list[Target]:
             continue
         done.add(entity)
         file, qual = entity
-        pf = r.files[file]
-        for bare, node in _own_members(file, pf).get(qual, ()):
+        for bare, node in _tables(r).members[file].get(qual, ()):
             if bare not in out:
                 out[bare] = None if entity == cls or file == path else (file, node)
-        bases = pf.bases
+        bases = r.files[file].bases
         for base in (*bases.get(qual, ()), *bases.get(f"{qual}{_UNION}", ())):
             todo.append(_class(r, _resolve(r, file, base, None, 1)))
     return [t for t in out.values() if t is not None][:_MAX_INHERITED]
 
 
-def _own_members(path: str, pf: ParsedFile) -> dict[str, list[tuple[str, int]]]:
+def _own_members(pf: ParsedFile) -> dict[str, list[tuple[str, int]]]:
     """A file's members (not a constructor, not one nested deeper) by the qualified name of
-    their class or interface, each as (its own name, its node), in order; read once per
-    parse (``_inherited`` reads a type's bases' at every cursor)."""
-    hit = _members_cache.get(path)
-    if hit is not None and hit[0]() is pf:
-        return hit[1]
+    their class or interface, each as (its own name, its node), in order: a table of the
+    family's (``_Tables.members``), since ``_inherited`` reads a type's bases' at every
+    cursor."""
     owners: dict[str, list[tuple[str, int]]] = {}
     for d in pf.definitions:
         owner, _, bare = d.name.rpartition(".")
         if owner and bare != "constructor":
             owners.setdefault(owner, []).append((bare, d.node))
-    if len(_members_cache) >= 4096:
-        _members_cache.clear()
-    _members_cache[path] = (ref(pf), owners)
     return owners
-
-
-# each file's ``_own_members`` with the parse it was read from, held weakly (a tidy must be
-# able to drop the parse)
-_members_cache: dict[str, tuple[ref[ParsedFile], dict[str, list[tuple[str, int]]]]] = {}
 
 
 def _target(r: Resolver, entity: _Entity | None) -> Target | None:
