@@ -41,7 +41,7 @@ from __future__ import annotations
 import bisect
 import re
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
@@ -444,17 +444,22 @@ class _Crates:
             return None
         return "mod", root, ""
 
-    def _exported_macro(self, root: str, name: str) -> Ref | None:
-        """The ``macro_rules!`` macro ``name`` at the root of the crate whose root file is
-        ``root`` (``use serde_json::json;``): the crate's macros so named when one file holds
-        them all (a macro is reached by a path only when exported, to the crate's root)."""
+    def _macro_in_crate(self, name: str, root: Callable[[], str | None]) -> Ref | None:
+        """The ``macro_rules!`` macro ``name`` of the crate whose root file ``root`` gives
+        (read only where a macro is so named: it notes the files it looks for): the crate's
+        macros so named when one file holds them all (one file may define a macro once per
+        ``#[cfg]``: the first of them)."""
         self._key_noted(f"{name}!")
+        candidates = self.r.by_name.get((NS, f"{name}!"))
+        if not candidates:
+            return None
+        crate = root()
         hits = sorted(
             (other, node)
-            for other, node in self.r.by_name.get((NS, f"{name}!"), ())
+            for other, node in candidates
             if (self.test or not is_test(other))
             and "." not in self.r.qualnames[other][node]
-            and self._in_crate(other, root)
+            and self._in_crate(other, crate)
         )
         if not hits or any(other != hits[0][0] for other, _ in hits):
             return None
@@ -462,29 +467,13 @@ class _Crates:
         return "def", other, self.r.qualnames[other][node]
 
     def _crate_macro(self, name: str) -> Ref | None:
-        """A ``macro_rules!`` macro used by its bare name: the crate's macros so named when
-        one file holds them all (macros are in scope textually, and ``#[macro_export]`` ones
-        crate-wide; one file may define a macro once per ``#[cfg]``). A macro of an inline
-        module is seen only inside it (found by the path walk), and a name of the standard
-        library's macros (``assert_eq``) is the standard library's unless one is in scope."""
+        """A ``macro_rules!`` macro used by its bare name: the crate's (macros are in scope
+        textually, and ``#[macro_export]`` ones crate-wide). A macro of an inline module is
+        seen only inside it (found by the path walk), and a name of the standard library's
+        macros (``assert_eq``) is the standard library's unless one is in scope."""
         if name in _STD_MACROS:
             return None
-        self._key_noted(f"{name}!")
-        candidates = self.r.by_name.get((NS, f"{name}!"))
-        if not candidates:
-            return None
-        root = self._crate_root(self.path)
-        hits = [
-            (other, node)
-            for other, node in candidates
-            if (self.test or not is_test(other))
-            and "." not in self.r.qualnames[other][node]
-            and self._in_crate(other, root)
-        ]
-        if not hits or any(other != hits[0][0] for other, _ in hits):
-            return None
-        other, node = min(hits)  # one file's variants (``#[cfg]``) of one macro: the first
-        return "def", other, self.r.qualnames[other][node]
+        return self._macro_in_crate(name, lambda: self._crate_root(self.path))
 
 
 class _Resolution(_Crates):
@@ -707,7 +696,7 @@ class _Resolution(_Crates):
         self._lookup_noted(path, qual + "!")
         if not macro and qual + "!" in defs:
             return "def", path, qual + "!"
-        return self._exported_macro(path, name) if not mod and _own_root(path) else None
+        return self._macro_in_crate(name, lambda: path) if not mod and _own_root(path) else None
 
     def _std_bound(self, path: str, mod: str, name: str) -> bool:
         """Whether a ``use`` in module ``mod`` of ``path`` binds ``name`` to the standard
