@@ -908,10 +908,12 @@ FOREIGN = {
     "    fn put_u8(&mut self, n: u8) {\n        self.put_slice(&[n])\n    }\n}\n\n"
     "impl BufMut for Vec<u8> {\n    fn put_slice(&mut self, s: &[u8]) {\n"
     "        self.extend_from_slice(s)\n    }\n}\n\n"
-    "pub struct Chunk;\n\nimpl Chunk {\n    pub fn put_u8(&mut self, n: u8) {}\n}\n",
+    "pub struct Chunk;\n\nimpl Chunk {\n    pub fn put_u8(&mut self, n: u8) {}\n}\n\n"
+    "pub trait Run {\n    fn run(&mut self);\n}\n\n"
+    "impl<F: FnMut()> Run for F {\n    fn run(&mut self) {}\n}\n",
     "src/shared.rs": "use core::sync::atomic::AtomicPtr;\nuse crate::buf::BufMut;\n"
     "use crate::loom::atomic::AtomicMut;\n\n"
-    "pub fn drop_shared(data: &mut AtomicPtr<()>, v: Vec<u8>) {\n"
+    "pub fn drop_shared<F>(data: &mut AtomicPtr<()>, v: Vec<u8>, f: F) {\n"
     "    let mut w = Vec::new();\n    let c: Chunk = make();\n"
     "    data.with_mut();\n    w.put_u8(1);\n    v.put_slice(&[]);\n    c.put_u8(2);\n}\n",
 }
@@ -920,10 +922,10 @@ FOREIGN = {
 def test_methods_a_trait_of_the_repository_gives_a_type_from_outside_it(tmp_path: Path) -> None:
     # ``data: &mut AtomicPtr<()>``, ``Vec<u8>``: the repository's ``impl Trait for`` blocks of
     # those types give them their methods, the block's own or the trait's default; a type
-    # the code does not know (``Chunk``, not imported) is none of them
+    # of the repository (``Chunk``) or a type parameter is none of them
     idx = _index(tmp_path, FOREIGN)
     left = _line(idx, "src/shared.rs", "data.with_mut()")
-    names = ["data.with_mut", "w.put_u8", "v.put_slice", "c.put_u8", "data.put_u8"]
+    names = ["data.with_mut", "w.put_u8", "v.put_slice", "c.put_u8", "data.put_u8", "f.run"]
     found = [f[:2] if f else None for f in resolve_names(idx, "src/shared.rs", left, names)]
     assert found == [
         ("src/loom.rs", "atomic.AtomicPtr.with_mut"),
@@ -931,6 +933,7 @@ def test_methods_a_trait_of_the_repository_gives_a_type_from_outside_it(tmp_path
         ("src/buf.rs", "Vec.put_slice"),
         None,
         None,
+        None,  # ``impl<F> Run for F`` is for any type, ``F`` no type so named
     ]
     # bound just above and not used yet: the traits in scope that the repository implements
     # for its type, first (``BufMut``, not in scope, is none of them)

@@ -327,6 +327,8 @@ class Rust(Language):
             if ref is not None and ref[0] == "def" and ref[1] != path:
                 out.setdefault(res._target(ref))
             elif ref is None and _written_type(ty)[:1].isupper():
+                if not res._foreign(path, cursor.mod, _written_type(ty)):
+                    continue
                 for trait in res._foreign_traits(_written_type(ty)):
                     # in scope, as a trait's methods must be to be called
                     name = trait[2].rsplit(".", 1)[-1]
@@ -381,10 +383,10 @@ class Rust(Language):
         a macro's body as tokens: the traits, functions and modules in it were no
         definitions, and the calls in them none of the file's. A file without such a macro
         is parsed once, as before."""
+        if _ITEM_MACRO.search(source) is None:
+            return source
         view = source
         for _ in range(_MAX_NESTING):
-            if _ITEM_MACRO.search(view) is None:
-                break
             spans = _item_macros(parser(NS).parse(view).root_node)
             if not spans:
                 break
@@ -392,6 +394,11 @@ class Rust(Language):
             for start, end in spans:
                 out[start:end] = re.sub(rb"[^\r\n]", b" ", view[start:end])
             view = bytes(out)
+            # again only where an unwrapped body holds another (a macro's opening and
+            # closing spans alternate)
+            bodies = zip(spans[::2], spans[1::2], strict=True)
+            if not any(_ITEM_MACRO.search(view, a[1], b[0]) for a, b in bodies):
+                break
         return view
 
 
@@ -639,6 +646,25 @@ class _Crates:
             return None
         return self._macro_in_crate(name, lambda: self._crate_root(self.path))
 
+    def _guess(self, name: str) -> tuple[Target, str] | None:
+        """A method on a receiver of unknown type: the repository's only method so named,
+        unless the standard library's types have one (``push``, ``len``)."""
+        if name in _STD_METHODS or name in RESERVED:
+            return None
+        self._key_noted(name)
+        hits = [
+            (other, node)
+            for other, node in self.r.by_name.get((NS, name), ())
+            if "." in self.r.qualnames[other][node]
+        ]
+        if len(hits) != 1:
+            return None
+        other, node = hits[0]
+        qual = self.r.qualnames[other][node]
+        if not self.test and (is_test(other) or _in_test_mod(self.r, other, qual)):
+            return None
+        return (other, node), "guess: the only method so named"
+
 
 class _Resolution(_Crates):
     """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
@@ -705,8 +731,9 @@ class _Resolution(_Crates):
                 start, shown = self._walk(list(ty), False), "::".join(ty)
             if ty is not None:
                 found = self._members(start, segs[1:]) if start is not None else None
-                if start is None and len(segs) == 2:
-                    found = self._foreign_member(_written_type(ty), segs[1])
+                written = _written_type(ty)
+                if start is None and len(segs) == 2 and self._foreign(self.path, self.mod, written):
+                    found = self._foreign_member(written, segs[1])
                 if found is None:
                     return None
                 return self._target(found), f"receiver typed {shown}"
@@ -967,6 +994,25 @@ class _Resolution(_Crates):
             return "def", other, q
         return self._trait_member(ref, name, depth)
 
+    def _foreign(self, path: str, mod: str, *type_path: str) -> bool:
+        """Whether a type written in module ``mod`` of ``path`` is one from outside the
+        repository: a path the repository does not hold, the prelude's or a primitive, or a
+        name a ``use`` binds to such a path (a type parameter, ``impl<F> Parser for F``, is
+        bound by none: not one)."""
+        if not type_path or not type_path[-1][:1].isalpha():
+            return False
+        if len(type_path) > 1:
+            return self._path(path, mod, list(type_path), False, 1) is None
+        name = type_path[0]
+        if name in _PRELUDE or name in _PRIMITIVES:
+            return True
+        bound = _scoped(mod, name)
+        self._lookup_noted(path, bound)
+        b = self.r.bindings.get(path, {}).get(bound)
+        if b is None or b.level != USE:
+            return False
+        return self._path(path, mod, b.module.split("::"), False, 1) is None
+
     def _foreign_member(self, type_name: str, name: str) -> Ref | None:
         """A method the repository gives a type from outside it (``AtomicPtr``, ``Vec<u8>``,
         ``f64``; written ``type_name`` at the cursor, where it resolves to nothing of the
@@ -984,10 +1030,7 @@ class _Resolution(_Crates):
             mod = ".".join(parts[:-2])
             if _in_test_mod(self.r, other, mod) and not self.test:
                 continue
-            if (
-                mod == _mod_of(self.r, other, qual)
-                and self._item(other, mod, type_name, False, 1) is None
-            ):
+            if mod == _mod_of(self.r, other, qual) and self._foreign(other, mod, type_name):
                 own.add(("def", other, qual))
         if own:
             return next(iter(own)) if len(own) == 1 else None
@@ -1005,7 +1048,7 @@ class _Resolution(_Crates):
                     continue
                 mod = key[: -len("#impl")]
                 for trait_path, *type_path in found:
-                    if type_path[-1] != type_name or self._path(where, mod, type_path, False, 1):
+                    if type_path[-1] != type_name or not self._foreign(where, mod, *type_path):
                         continue
                     trait = self._path(where, mod, trait_path.split("::"), False, 1)
                     if trait is not None and trait[0] == "def" and trait not in out:
@@ -1054,33 +1097,14 @@ class _Resolution(_Crates):
                 segs = trait_path.split("::")
                 if segs[-1] != trait[2].rsplit(".", 1)[-1]:
                     continue
-                if ref[0] == "ext" and type_path[-1] != ref[2]:
-                    continue
-                ty = self._path(where, mod, type_path, False, depth + 1)
-                if ty != (None if ref[0] == "ext" else ref):
+                if ref[0] == "ext":
+                    if type_path[-1] != ref[2] or not self._foreign(where, mod, *type_path):
+                        continue
+                elif self._path(where, mod, type_path, False, depth + 1) != ref:
                     continue
                 if self._path(where, mod, segs, False, depth + 1) == trait:
                     return True
         return False
-
-    def _guess(self, name: str) -> tuple[Target, str] | None:
-        """A method on a receiver of unknown type: the repository's only method so named,
-        unless the standard library's types have one (``push``, ``len``)."""
-        if name in _STD_METHODS or name in RESERVED:
-            return None
-        self._key_noted(name)
-        hits = [
-            (other, node)
-            for other, node in self.r.by_name.get((NS, name), ())
-            if "." in self.r.qualnames[other][node]
-        ]
-        if len(hits) != 1:
-            return None
-        other, node = hits[0]
-        qual = self.r.qualnames[other][node]
-        if not self.test and (is_test(other) or _in_test_mod(self.r, other, qual)):
-            return None
-        return (other, node), "guess: the only method so named"
 
 
 # ---- helpers over paths ----------------------------------------------------------------
