@@ -119,6 +119,11 @@ class Language:
             if i >= 0:
                 parsed.calls.append(CallSite(i, (_text(name),)))
 
+    def parser_view(self, source: bytes) -> bytes:
+        """A file's bytes as the grammar is shown them, every offset and row the file's (a
+        wrapper the grammar cannot see through, blanked): the file's own by default."""
+        return source
+
     def warm_up(self, language: str) -> None:
         """Compile now what ``extract`` needs for ``language`` (its own queries), so that the
         processes a build forks to parse inherit it."""
