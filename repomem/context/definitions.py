@@ -459,7 +459,7 @@ def find_definitions(
     finder = _Finder(index, path, pf, lines)
     found = finder.collect(draft)
     if not found:
-        return []
+        return _next_declared(index, finder, [])
     # nearest first before the cut: the graph ranks what survives it
     ranked = sorted(found.values(), key=lambda f: (f.distance, -f.count))[: limit * 2]
     strengths = _strengths(index, path, pf, cursor, window, ranked)
@@ -535,7 +535,28 @@ def _list_pending(
         heading = "// most called of the headers included above, not named here:"
         card = listing(helpers, heading)
         hits.append(DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0))
-    return hits
+    return _next_declared(index, finder, hits)
+
+
+def _next_declared(
+    index: RepoIndex, finder: _Finder, hits: list[DefinitionHit]
+) -> list[DefinitionHit]:
+    """``hits`` with what the cursor's file is likely to declare next
+    (``Language.next_declarations``: a C header's source's functions not declared yet)
+    listed under the first card of another file, as the pending headers' definitions are
+    (the next line is likely one of them, and a list last is the first cut), else alone:
+    no line names them, so no card of their own."""
+    found = finder.language.next_declarations(finder.resolver, finder.path, finder.lines)
+    if not found:
+        return hits
+    functions = _declarations(index, found)
+    heading = f"// defined in {found[0][0].rsplit('/', 1)[-1]}, not declared above yet:"
+    host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
+    if host is None:
+        card = listing(functions, heading)
+        return [*hits, DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0)]
+    card = with_functions(hits[host].card, functions, 0, heading)
+    return [*hits[:host], replace(hits[host], card=card), *hits[host + 1 :]]
 
 
 def _helpers(

@@ -194,6 +194,12 @@ class Language:
         blocks), whose calls are what the body being written is likely to call."""
         return []
 
+    def next_declarations(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """Query time, in a file that declares what another defines (C's header, outside any
+        function): the definitions it is likely to declare next, which no line names yet;
+        none elsewhere."""
+        return []
+
     def receiver_functions(
         self, r: Resolver, path: str, lines: list[str], types: int
     ) -> list[tuple[Target, list[Target]]]:
