@@ -1058,3 +1058,33 @@ def test_an_out_of_line_methods_class_is_in_scope(tmp_path: Path) -> None:
     idx = build(tmp_path / "free", {**files, **inline})
     hits = find_definitions(idx, "pass.cpp", inline["pass.cpp"] + "    ")
     assert "ns.Pass" not in {h.card.name for h in hits}
+
+
+PIPELINE: dict[str, str] = {
+    "steps.h": "int lex(int s);\nint parse(int t);\nint desugar(int a);\nint check(int a);\n",
+    "steps.c": '#include "steps.h"\nint lex(int s) { return s; }\nint parse(int t) { return t; }\n'
+    "int desugar(int a) { return a; }\nint check(int a) { return a; }\n",
+    "one.c": '#include "steps.h"\nint one(int s) {\n    int t = lex(s);\n    int a = parse(t);\n'
+    "    return desugar(a);\n}\n",
+    "two.c": '#include "steps.h"\nint two(int s) {\n    int a = parse(lex(s));\n'
+    "    desugar(a);\n    return check(a);\n}\n",
+    "run.c": '#include "steps.h"\nint run(int s) {\n    int t = lex(s);\n    int a = parse(t);\n',
+}
+
+
+def test_a_call_just_above_lists_what_its_other_calls_are_followed_by(tmp_path: Path) -> None:
+    """``parse`` is followed by ``desugar`` at both its other calls: the next line of a third
+    caller likely takes that step too, which no line names yet; once one of two callers
+    calls something else next, nothing is listed (two must agree)."""
+    idx = build(tmp_path, PIPELINE)
+    hits = find_definitions(idx, "run.c", PIPELINE["run.c"] + "    ")
+    (card,) = [h.card for h in hits if h.card.name == "parse"]
+    assert card.text.split("\n")[-2:] == [
+        "// what its other calls are followed by:",
+        "int desugar(int a);",
+    ]
+    assert card.listed == (("steps.c", 3),)
+    other = {**PIPELINE, "two.c": PIPELINE["two.c"].replace("    desugar(a);\n", "")}
+    idx = build(tmp_path / "other", other)
+    hits = find_definitions(idx, "run.c", other["run.c"] + "    ")
+    assert all("followed by" not in h.card.text for h in hits)

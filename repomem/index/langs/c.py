@@ -194,6 +194,7 @@ class CFamily(Language):
     name_lines = 120
     file_callees = 8
     name_families = 4
+    successors = 2
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()

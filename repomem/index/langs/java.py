@@ -499,6 +499,7 @@ class Java(_Types, Language):
     group_members = 2
     receiver_heading = "// its bases' members:"
     receiver_names = 16
+    successors = 2
 
     def __init__(self) -> None:
         super().__init__()
