@@ -82,6 +82,9 @@ class Language:
     #: definitions of its file sharing its name up to its last ``_``) its card lists beside
     #: it (0: none)
     name_families: int = 0
+    #: how many of what follows the other calls of a definition the last lines call its card
+    #: lists (``definitions._Finder._add_successors``)
+    successors: int = 0
     #: whether ``in_scope``'s definitions are the types of receivers the last lines bind and
     #: the code does not use yet, carded first as Python's are (rather than what the
     #: enclosing types reach, ranked as any other)
@@ -197,6 +200,12 @@ class Language:
         body: the other implementations of what that method implements (the same method of
         the enclosing class's supertypes' other subtypes, of the trait's other ``impl``
         blocks), whose calls are what the body being written is likely to call."""
+        return []
+
+    def next_declarations(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """Query time, in a file that declares what another defines (C's header, outside any
+        function): the definitions it is likely to declare next, which no line names yet;
+        none elsewhere."""
         return []
 
     def receiver_functions(
