@@ -107,6 +107,9 @@ MAX_DEFINITIONS = 32
 #: held-out sets, a file with 8 or more held the next line's target in 6 of 28 tasks, one
 #: with 1 to 7 in 88 of 175)
 MAX_PENDING = 7
+#: where the file has more, the imports no code uses yet that the repository calls most come
+#: first, this many of them (``_pending_first``)
+MANY_PENDING = 3
 #: C: at most this many of the project's helpers the file's headers declare are listed on a
 #: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
@@ -473,9 +476,9 @@ def find_definitions(
         # an import no call above the cursor uses yet is used below it
         floor = DENSITY_FLOOR * np.array([1 + f.pending for f in ranked], np.float64)
         value = (strengths + floor) / sizes.astype(np.float64) ** DENSITY_POWER
-    # outside Python (whose value counts it) an import no code uses yet comes next, unless
-    # the file has many: then it is a long file cut above the code using them
-    pending_first = not finder.python and sum(f.pending for f in found.values()) <= MAX_PENDING
+    # outside Python (whose value counts it) an import no code uses yet comes next; of many,
+    # only the most called
+    first = _pending_first(finder, found, ranked)
     # then the other files' definitions: the prompt's own text shows the cursor's file, the
     # definitions above the cursor with it (their cards are left out where it shows them)
     above = [f.target[0] == path and 0 <= _row(pf, f.node) < cursor for f in ranked]
@@ -483,7 +486,7 @@ def find_definitions(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
-            not (ranked[i].pending and pending_first),
+            i not in first,
             above[i],
             -value[i],
             ranked[i].distance,
@@ -505,6 +508,24 @@ def find_definitions(
         if len(hits) >= limit:
             break
     return _list_pending(index, finder, hits)
+
+
+def _pending_first(
+    finder: _Finder, found: dict[tuple[str, str], _Found], ranked: list[_Found]
+) -> set[int]:
+    """Which of ``ranked`` come first as imports no code uses yet (outside Python, whose
+    value counts them): all of them where the file has at most ``MAX_PENDING``; where it has
+    more (a long file cut far below its imports, which the code further down uses), the
+    ``MANY_PENDING`` the repository calls most: a project's helpers (``die``,
+    ``isSpyEnabled``), where most of the others are types and constants, which no call needs
+    and no call counts."""
+    if finder.python:
+        return set()
+    pending = [i for i, f in enumerate(ranked) if f.pending]
+    if sum(f.pending for f in found.values()) <= MAX_PENDING:
+        return set(pending)
+    calls = {i: finder.entity_calls(ranked[i].target[0], ranked[i].node) for i in pending}
+    return set(sorted((i for i in pending if calls[i]), key=lambda i: -calls[i])[:MANY_PENDING])
 
 
 def _list_pending(

@@ -13,7 +13,12 @@ from repos import write_files
 from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
 
 from repomem.config import IndexConfig
-from repomem.context.definitions import MAX_PENDING, find_definitions, resolve_names
+from repomem.context.definitions import (
+    MANY_PENDING,
+    MAX_PENDING,
+    find_definitions,
+    resolve_names,
+)
 from repomem.index import parsing
 from repomem.index.langs import for_language
 from repomem.index.parsing import _closers
@@ -812,6 +817,32 @@ def test_many_imports_no_code_uses_yet_are_ranked_as_other_names(tmp_path: Path)
     index = _index(tmp_path / "few", {**files, "src/use.ts": few})
     names = [h.card.name for h in find_definitions(index, "src/use.ts", few)]
     assert names.index("near") > max(names.index(f"f{i}") for i in range(1, n))
+
+
+def test_of_many_imports_no_code_uses_yet_the_most_called_come_first(tmp_path: Path) -> None:
+    """Of more than ``MAX_PENDING`` imports no code above uses yet, the ``MANY_PENDING`` the
+    repository calls most still come before what the lines at the cursor name (a project's
+    helpers); those no code calls (types, constants) do not."""
+    n = MAX_PENDING + 1
+    calls = {"rare": 1, "many": 6, "die": 5, "some": 4, "few": 3}
+    names = (*(f"f{i}" for i in range(n)), *calls, "near")
+    files = {
+        "src/lib.ts": "".join(
+            f"export function {name}(): number {{\n  return 0;\n}}\n" for name in names
+        ),
+        "src/other.ts": f"import {{ {', '.join(calls)} }} from './lib';\n\n"
+        "export function other(): void {\n"
+        + "".join(f"  {name}();\n" * count for name, count in calls.items())
+        + "}\n",
+        "src/use.ts": f"import {{ {', '.join(names)} }} from './lib';\n\n"
+        "export function run(): number {\n  const a = near();\n",
+    }
+    index = _index(tmp_path, files)
+    got = [h.card.name for h in find_definitions(index, "src/use.ts", files["src/use.ts"])]
+    assert MANY_PENDING == 3 and set(got[:3]) == {"many", "die", "some"} and got[3] == "near"
+    assert max(got.index(name) for name in ("few", "rare")) < min(
+        got.index(f"f{i}") for i in range(n)
+    )
 
 
 def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:
