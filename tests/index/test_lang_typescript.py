@@ -1086,6 +1086,35 @@ def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path:
     assert [g[:2] if g else None for g in got] == [None, None, ("src/store.ts", "Box.open")]
 
 
+def test_a_returned_local_types_the_function_s_result(tmp_path: Path) -> None:
+    """A function declaring no return type that ends in ``return x`` returns what its body's
+    ``const x = …`` (or ``let x: Foo``) holds: ``new Box()``, a call's result, the declared
+    type; not where a later assignment may have changed it, nor a block's local."""
+    files = {
+        "src/store.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export function makeBox(): Box {\n  return new Box();\n}\n",
+        "src/use.ts": "import { Box, makeBox } from './store';\n\n"
+        "function built() {\n  const box = new Box();\n  box.open();\n  return box;\n}\n"
+        "function called() {\n  const b = makeBox();\n  return b;\n}\n"
+        "function typed(x: any) {\n  let b: Box = x;\n  return b;\n}\n"
+        "function changed(x: any) {\n  let b = makeBox();\n  b = x;\n  return b;\n}\n"
+        "function nested(x: any) {\n  if (x) {\n    const b = makeBox();\n  }\n"
+        "  return b;\n}\n\n"
+        "export function run(): void {\n  const a = built();\n  const c = called();\n"
+        "  const t = typed(1);\n  const d = changed(2);\n  const n = nested(3);\n",
+    }
+    index = _index(tmp_path, files)
+    names = ["a.open", "c.open", "t.open", "d.open", "n.open"]
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], names)
+    box = ("src/store.ts", "Box.open")
+    assert [g[:2] if g else None for g in got] == [box, box, box, None, None]
+    assert ("a.open();", "src/store.ts:Box.open") not in _edges(index, "src/use.ts")
+    # the code graph's calls go through it too
+    text = files["src/use.ts"] + "  a.open();\n}\n"
+    index = _index(tmp_path / "calls", {**files, "src/use.ts": text})
+    assert ("a.open();", "src/store.ts:Box.open") in _edges(index, "src/use.ts")
+
+
 WRAPPED_FILES = {
     "src/utils.ts": "export type RequiredKeys<T, K extends keyof T> = Omit<T, K> &\n"
     "  Required<Pick<T, K>>\n",

@@ -367,6 +367,14 @@ def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
     this.nodes[i]`` an element of that member; None for a bare name (a local's type is not
     known here) or ``this`` outside a class."""
     value = _returned_value(fn)
+    if value is not None and value.type == "identifier":  # ``const x = f(); return x``
+        declarator = _local_declarator(fn, _text(value))
+        typed = None if declarator is None else declarator.child_by_field_name("type")
+        if typed is not None:
+            return _type_parts(_text(typed))
+        value = None if declarator is None else declarator.child_by_field_name("value")
+        while value is not None and value.type in _THROUGH and value.named_children:
+            value = value.named_children[0]
     if value is None:
         return None
     if value.type == "new_expression":  # ``return new Foo(...)``: a Foo
@@ -380,6 +388,25 @@ def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
     if parts[0] == "this":
         return None if owner is None or len(parts) < 2 else (*owner.split("."), *parts[1:])
     return None if parts[0] in RESERVED or _binds(fn, parts[0]) else parts
+
+
+def _local_declarator(fn: Node, name: str) -> Node | None:
+    """The declarator of ``name`` among the ``const``/``let`` statements of a function's
+    body (not of a nested block), the last of them: what a ``return name`` ending the body
+    gives, its type or value (none where an assignment after it may have changed it)."""
+    body = fn.child_by_field_name("body")
+    found = None
+    for statement in body.named_children if body is not None else ():
+        if statement.type == "lexical_declaration":
+            for d in statement.named_children:
+                if d.type == "variable_declarator" and _text(d.child_by_field_name("name")) == name:
+                    found = d
+        elif found is not None and re.search(
+            rf"(?<![\w$.]){re.escape(name)}\s*(?:[-+*/%&|^]|\?\?|<<|>>>?|\*\*)?=(?![=>])",
+            _text(statement),
+        ):
+            found = None  # assigned after it: the value may be another's
+    return found
 
 
 def _binds(fn: Node, name: str) -> bool:
