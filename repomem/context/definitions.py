@@ -110,6 +110,8 @@ MAX_PENDING = 7
 #: where the file has more, the imports no code uses yet that the repository calls most come
 #: first, this many of them (``_pending_first``)
 MANY_PENDING = 3
+#: what the card of an object declared with a type says the members it lists are
+VALUE_HEADING = "// its type's members:"
 #: C: at most this many of the project's helpers the file's headers declare are listed on a
 #: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
@@ -1027,12 +1029,31 @@ class _Finder(_Lookups):
                     found.pending = True  # imported to be called below: likely next
                 if found is not None and self.python and binding.name not in called:
                     found.pending = True
+        self._add_value_members()
         if by_use:
             uses = self._uses()
             for target, f in self.found.items():
                 if target not in named:
                     f.count = uses.get(target, 0)
         return self.found
+
+    def _add_value_members(self) -> None:
+        """An object of another file declared with a type (``Language.value_members``) lists
+        that type's members on its card, whose declaration's line alone says nothing of what
+        the next line calls on it (``timeoutProvider.setTimeout(``)."""
+        if self.python:
+            return
+        for f in self.found.values():
+            path = f.target[0]
+            pf = self.resolver.files.get(path)
+            if path == self.path or pf is None or f.functions or not 0 <= f.node < pf.n_nodes:
+                continue
+            lines = self.index.file_lines(path)
+            row = int(pf.node_start[f.node])
+            line = lines[row] if row < len(lines) else ""
+            members = self.language.value_members(self.resolver, path, f.node, line)
+            if members:
+                f.functions, f.heading = members, VALUE_HEADING
 
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a

@@ -1115,6 +1115,27 @@ def test_a_returned_local_types_the_function_s_result(tmp_path: Path) -> None:
     assert ("a.open();", "src/store.ts:Box.open") in _edges(index, "src/use.ts")
 
 
+def test_an_object_declared_with_a_type_lists_the_type_s_members(tmp_path: Path) -> None:
+    """``export const timeoutProvider: TimeoutProvider = {`` (an object of functions, whose
+    card is that line) lists on its card the members its type declares, which the next line
+    calls on it; an object declared without a type, or a function, lists none."""
+    files = {
+        "src/provider.ts": "interface TimeoutProvider {\n  setTimeout(f: () => void): number;\n"
+        "  clearTimeout(h: number): void;\n}\n"
+        "export const timeoutProvider: TimeoutProvider = {\n"
+        "  setTimeout(f) {\n    return 1;\n  },\n  clearTimeout(h) {},\n};\n"
+        "export const plain = {\n  run() {},\n};\n",
+        "src/use.ts": "import { timeoutProvider, plain } from './provider';\n\n"
+        "export function report(err: any): void {\n  const p = plain;\n",
+    }
+    index = _index(tmp_path, files)
+    hits = {h.card.name: h.card for h in find_definitions(index, "src/use.ts", files["src/use.ts"])}
+    card = hits["timeoutProvider"]
+    assert "// its type's members: setTimeout, clearTimeout" in card.text
+    assert ("src/provider.ts", 1) in card.listed and ("src/provider.ts", 2) in card.listed
+    assert "members" not in hits["plain"].text and not hits["plain"].listed
+
+
 WRAPPED_FILES = {
     "src/utils.ts": "export type RequiredKeys<T, K extends keyof T> = Omit<T, K> &\n"
     "  Required<Pick<T, K>>\n",

@@ -181,6 +181,13 @@ class Language:
         that brings it into scope, nearest first. Nothing is recorded as a dependency."""
         return []
 
+    def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
+        """Query time: the members of the class or interface the top-level value ``node`` of
+        ``path`` declares, its declaration's first line being ``line``, where its card shows
+        that line alone (an object of functions): what a use of it calls. Nothing is recorded
+        as a dependency."""
+        return []
+
     def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """Query time: the repository types of the variables the last lines before the
         cursor bind (a method's parameters, a local) that no code uses yet, nearest first:

@@ -171,6 +171,10 @@ _CLASS_KINDS = frozenset(
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
 _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+# an object declared with its type: ``export const x: Foo = {``
+_DECLARED = re.compile(
+    r"(?:export\s+)?(?:const|let|var)\s+(?P<name>[A-Za-z_$][\w$]*)\s*:[^=]*=\s*\{\s*$"
+)
 _WORD_OR_DOT = re.compile(r"[\w$.]")
 _ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
 
@@ -986,6 +990,26 @@ class TypeScript(Language):
                     if len(out) >= types:
                         return out
         return out
+
+    def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
+        """A top-level ``const timeoutProvider: TimeoutProvider = {`` (an object of
+        functions, whose card is that line): the members ``TimeoutProvider`` declares, which
+        ``timeoutProvider.setTimeout(`` calls, in their order, at most ``receiver_names``."""
+        pf, qual = r.files.get(path), r.qualnames[path].get(node, "")
+        bases = pf.bases.get(qual) if pf is not None else None
+        m = _DECLARED.match(line)
+        if not bases or len(bases) != 1 or m is None or m["name"] != qual:
+            return []
+        cls = _class(r, _resolve(r, path, bases[0], None, 0))
+        if cls is None:
+            return []
+        prefix = f"{cls[1]}."
+        members = sorted(
+            n
+            for n, q in r.qualnames[cls[0]].items()
+            if q.startswith(prefix) and "." not in q[len(prefix) :]
+        )
+        return [(cls[0], n) for n in members[: self.receiver_names]]
 
     def receiver_key(self, qual: str) -> str:
         return qual.rsplit(".", 1)[-1]  # a member, as ``x.name`` writes it
