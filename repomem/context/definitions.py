@@ -1041,7 +1041,7 @@ class _Finder(_Lookups):
         """An object of another file declared with a type (``Language.value_members``) lists
         that type's members on its card, whose declaration's line alone says nothing of what
         the next line calls on it (``timeoutProvider.setTimeout(``)."""
-        if self.python:
+        if not self.language.value_members_listed:
             return
         for f in self.found.values():
             path = f.target[0]

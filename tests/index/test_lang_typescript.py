@@ -1115,6 +1115,22 @@ def test_a_returned_local_types_the_function_s_result(tmp_path: Path) -> None:
     assert ("a.open();", "src/store.ts:Box.open") in _edges(index, "src/use.ts")
 
 
+def test_a_returned_local_s_edit_equals_a_rebuild(tmp_path: Path) -> None:
+    """The local a function returns changes type in its own file: its callers' calls in
+    another file follow, as a rebuild resolves them."""
+    files = {
+        "src/box.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export class Jar {\n  open(): void {}\n}\n"
+        "export function make() {\n  const made = new Box();\n  return made;\n}\n",
+        "src/use.ts": "import { make } from './box';\n\n"
+        "export function run(): void {\n  const a = make();\n  a.open();\n}\n",
+    }
+    text = files["src/box.ts"].replace("new Box()", "new Jar()")
+    index, rebuilt = _updated(tmp_path, files, "src/box.ts", text)
+    assert ("a.open();", "src/box.ts:Jar.open") in _edges(index, "src/use.ts")
+    assert_same(index, rebuilt, ["a.open()"])
+
+
 def test_an_object_declared_with_a_type_lists_the_type_s_members(tmp_path: Path) -> None:
     """``export const timeoutProvider: TimeoutProvider = {`` (an object of functions, whose
     card is that line) lists on its card the members its type declares, which the next line

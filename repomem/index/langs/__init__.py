@@ -95,6 +95,9 @@ class Language:
     #: whether the file's imports not named near the cursor are ranked by how often the
     #: file's resolved calls reach them (or their members), rather than by the import's line
     rank_imports_by_use: bool = False
+    #: whether ``value_members`` can list any: the cursor reads no declaration's line for a
+    #: language that never does
+    value_members_listed: bool = False
 
     def extract(
         self,

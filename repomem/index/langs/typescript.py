@@ -790,6 +790,7 @@ class TypeScript(Language):
     file_callees = 8
     receiver_heading = "// its bases' members:"
     receiver_names = 16
+    value_members_listed = True
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
