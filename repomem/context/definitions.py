@@ -114,6 +114,11 @@ SUCCESSOR_FILES = 32
 #: held-out sets, a file with 8 or more held the next line's target in 6 of 28 tasks, one
 #: with 1 to 7 in 88 of 175)
 MAX_PENDING = 7
+#: where the file has more, the imports no code uses yet that the repository calls most come
+#: first, this many of them (``_pending_first``)
+MANY_PENDING = 3
+#: what the card of an object declared with a type says the members it lists are
+VALUE_HEADING = "// its type's members:"
 #: C: at most this many of the project's helpers the file's headers declare are listed on a
 #: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
@@ -511,9 +516,9 @@ def find_definitions(
         # an import no call above the cursor uses yet is used below it
         floor = DENSITY_FLOOR * np.array([1 + f.pending for f in ranked], np.float64)
         value = (strengths + floor) / sizes.astype(np.float64) ** DENSITY_POWER
-    # outside Python (whose value counts it) an import no code uses yet comes next, unless
-    # the file has many: then it is a long file cut above the code using them
-    pending_first = not finder.python and sum(f.pending for f in found.values()) <= MAX_PENDING
+    # outside Python (whose value counts it) an import no code uses yet comes next; of many,
+    # only the most called
+    first = _pending_first(finder, found, ranked)
     # then the other files' definitions: the prompt's own text shows the cursor's file, the
     # definitions above the cursor with it (their cards are left out where it shows them)
     above = [f.target[0] == path and 0 <= _row(pf, f.node) < cursor for f in ranked]
@@ -521,7 +526,7 @@ def find_definitions(
         range(len(ranked)),
         key=lambda i: (
             not ranked[i].fresh,
-            not (ranked[i].pending and pending_first),
+            i not in first,
             above[i],
             -value[i],
             ranked[i].distance,
@@ -543,6 +548,24 @@ def find_definitions(
         if len(hits) >= limit:
             break
     return _list_pending(index, finder, hits)
+
+
+def _pending_first(
+    finder: _Finder, found: dict[tuple[str, str], _Found], ranked: list[_Found]
+) -> set[int]:
+    """Which of ``ranked`` come first as imports no code uses yet (outside Python, whose
+    value counts them): all of them where the file has at most ``MAX_PENDING``; where it has
+    more (a long file cut far below its imports, which the code further down uses), the
+    ``MANY_PENDING`` the repository calls most: a project's helpers (``die``,
+    ``isSpyEnabled``), where most of the others are types and constants, which no call needs
+    and no call counts."""
+    if finder.python:
+        return set()
+    pending = [i for i, f in enumerate(ranked) if f.pending]
+    if sum(f.pending for f in found.values()) <= MAX_PENDING:
+        return set(pending)
+    calls = {i: finder.entity_calls(ranked[i].target[0], ranked[i].node) for i in pending}
+    return set(sorted((i for i in pending if calls[i]), key=lambda i: -calls[i])[:MANY_PENDING])
 
 
 def _list_pending(
@@ -1072,12 +1095,31 @@ class _Finder(_Lookups):
                     found.pending = True  # imported to be called below: likely next
                 if found is not None and self.python and binding.name not in called:
                     found.pending = True
+        self._add_value_members()
         if by_use:
             uses = self._uses()
             for target, f in self.found.items():
                 if target not in named:
                     f.count = uses.get(target, 0)
         return self.found
+
+    def _add_value_members(self) -> None:
+        """An object of another file declared with a type (``Language.value_members``) lists
+        that type's members on its card, whose declaration's line alone says nothing of what
+        the next line calls on it (``timeoutProvider.setTimeout(``)."""
+        if not self.language.value_members_listed:
+            return
+        for f in self.found.values():
+            path = f.target[0]
+            pf = self.resolver.files.get(path)
+            if path == self.path or pf is None or f.functions or not 0 <= f.node < pf.n_nodes:
+                continue
+            lines = self.index.file_lines(path)
+            row = int(pf.node_start[f.node])
+            line = lines[row] if row < len(lines) else ""
+            members = self.language.value_members(self.resolver, path, f.node, line)
+            if members:
+                f.functions, f.heading = members, VALUE_HEADING
 
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a

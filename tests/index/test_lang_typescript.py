@@ -13,7 +13,12 @@ from repos import write_files
 from test_index import CONFIG_IDS, CONFIGS, apply_on_disk, assert_same
 
 from repomem.config import IndexConfig
-from repomem.context.definitions import MAX_PENDING, find_definitions, resolve_names
+from repomem.context.definitions import (
+    MANY_PENDING,
+    MAX_PENDING,
+    find_definitions,
+    resolve_names,
+)
 from repomem.index import parsing
 from repomem.index.langs import for_language
 from repomem.index.parsing import _closers
@@ -814,6 +819,32 @@ def test_many_imports_no_code_uses_yet_are_ranked_as_other_names(tmp_path: Path)
     assert names.index("near") > max(names.index(f"f{i}") for i in range(1, n))
 
 
+def test_of_many_imports_no_code_uses_yet_the_most_called_come_first(tmp_path: Path) -> None:
+    """Of more than ``MAX_PENDING`` imports no code above uses yet, the ``MANY_PENDING`` the
+    repository calls most still come before what the lines at the cursor name (a project's
+    helpers); those no code calls (types, constants) do not."""
+    n = MAX_PENDING + 1
+    calls = {"rare": 1, "many": 6, "die": 5, "some": 4, "few": 3}
+    names = (*(f"f{i}" for i in range(n)), *calls, "near")
+    files = {
+        "src/lib.ts": "".join(
+            f"export function {name}(): number {{\n  return 0;\n}}\n" for name in names
+        ),
+        "src/other.ts": f"import {{ {', '.join(calls)} }} from './lib';\n\n"
+        "export function other(): void {\n"
+        + "".join(f"  {name}();\n" * count for name, count in calls.items())
+        + "}\n",
+        "src/use.ts": f"import {{ {', '.join(names)} }} from './lib';\n\n"
+        "export function run(): number {\n  const a = near();\n",
+    }
+    index = _index(tmp_path, files)
+    got = [h.card.name for h in find_definitions(index, "src/use.ts", files["src/use.ts"])]
+    assert MANY_PENDING == 3 and set(got[:3]) == {"many", "die", "some"} and got[3] == "near"
+    assert max(got.index(name) for name in ("few", "rare")) < min(
+        got.index(f"f{i}") for i in range(n)
+    )
+
+
 def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:
     """A doc comment's ``{@link SequenceError}`` (or a block comment naming ``defer``) is no
     use of the import: it is still imported to be used below."""
@@ -1053,6 +1084,72 @@ def test_a_returned_parameter_or_local_is_not_the_file_name_so_spelled(tmp_path:
     index = _index(tmp_path, files)
     got = resolve_names(index, "src/use.ts", files["src/use.ts"], ["a.open", "b.open", "c.open"])
     assert [g[:2] if g else None for g in got] == [None, None, ("src/store.ts", "Box.open")]
+
+
+def test_a_returned_local_types_the_function_s_result(tmp_path: Path) -> None:
+    """A function declaring no return type that ends in ``return x`` returns what its body's
+    ``const x = …`` (or ``let x: Foo``) holds: ``new Box()``, a call's result, the declared
+    type; not where a later assignment may have changed it, nor a block's local."""
+    files = {
+        "src/store.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export function makeBox(): Box {\n  return new Box();\n}\n",
+        "src/use.ts": "import { Box, makeBox } from './store';\n\n"
+        "function built() {\n  const box = new Box();\n  box.open();\n  return box;\n}\n"
+        "function called() {\n  const b = makeBox();\n  return b;\n}\n"
+        "function typed(x: any) {\n  let b: Box = x;\n  return b;\n}\n"
+        "function changed(x: any) {\n  let b = makeBox();\n  b = x;\n  return b;\n}\n"
+        "function nested(x: any) {\n  if (x) {\n    const b = makeBox();\n  }\n"
+        "  return b;\n}\n\n"
+        "export function run(): void {\n  const a = built();\n  const c = called();\n"
+        "  const t = typed(1);\n  const d = changed(2);\n  const n = nested(3);\n",
+    }
+    index = _index(tmp_path, files)
+    names = ["a.open", "c.open", "t.open", "d.open", "n.open"]
+    got = resolve_names(index, "src/use.ts", files["src/use.ts"], names)
+    box = ("src/store.ts", "Box.open")
+    assert [g[:2] if g else None for g in got] == [box, box, box, None, None]
+    assert ("a.open();", "src/store.ts:Box.open") not in _edges(index, "src/use.ts")
+    # the code graph's calls go through it too
+    text = files["src/use.ts"] + "  a.open();\n}\n"
+    index = _index(tmp_path / "calls", {**files, "src/use.ts": text})
+    assert ("a.open();", "src/store.ts:Box.open") in _edges(index, "src/use.ts")
+
+
+def test_a_returned_local_s_edit_equals_a_rebuild(tmp_path: Path) -> None:
+    """The local a function returns changes type in its own file: its callers' calls in
+    another file follow, as a rebuild resolves them."""
+    files = {
+        "src/box.ts": "export class Box {\n  open(): void {}\n}\n"
+        "export class Jar {\n  open(): void {}\n}\n"
+        "export function make() {\n  const made = new Box();\n  return made;\n}\n",
+        "src/use.ts": "import { make } from './box';\n\n"
+        "export function run(): void {\n  const a = make();\n  a.open();\n}\n",
+    }
+    text = files["src/box.ts"].replace("new Box()", "new Jar()")
+    index, rebuilt = _updated(tmp_path, files, "src/box.ts", text)
+    assert ("a.open();", "src/box.ts:Jar.open") in _edges(index, "src/use.ts")
+    assert_same(index, rebuilt, ["a.open()"])
+
+
+def test_an_object_declared_with_a_type_lists_the_type_s_members(tmp_path: Path) -> None:
+    """``export const timeoutProvider: TimeoutProvider = {`` (an object of functions, whose
+    card is that line) lists on its card the members its type declares, which the next line
+    calls on it; an object declared without a type, or a function, lists none."""
+    files = {
+        "src/provider.ts": "interface TimeoutProvider {\n  setTimeout(f: () => void): number;\n"
+        "  clearTimeout(h: number): void;\n}\n"
+        "export const timeoutProvider: TimeoutProvider = {\n"
+        "  setTimeout(f) {\n    return 1;\n  },\n  clearTimeout(h) {},\n};\n"
+        "export const plain = {\n  run() {},\n};\n",
+        "src/use.ts": "import { timeoutProvider, plain } from './provider';\n\n"
+        "export function report(err: any): void {\n  const p = plain;\n",
+    }
+    index = _index(tmp_path, files)
+    hits = {h.card.name: h.card for h in find_definitions(index, "src/use.ts", files["src/use.ts"])}
+    card = hits["timeoutProvider"]
+    assert "// its type's members: setTimeout, clearTimeout" in card.text
+    assert ("src/provider.ts", 1) in card.listed and ("src/provider.ts", 2) in card.listed
+    assert "members" not in hits["plain"].text and not hits["plain"].listed
 
 
 WRAPPED_FILES = {

@@ -98,6 +98,9 @@ class Language:
     #: whether the file's imports not named near the cursor are ranked by how often the
     #: file's resolved calls reach them (or their members), rather than by the import's line
     rank_imports_by_use: bool = False
+    #: whether ``value_members`` can list any: the cursor reads no declaration's line for a
+    #: language that never does
+    value_members_listed: bool = False
 
     def extract(
         self,
@@ -187,6 +190,13 @@ class Language:
         """Query time: definitions the code at the end of ``lines`` reaches without naming
         them (the members of the enclosing class's supertypes), each with the 0-based row
         that brings it into scope, nearest first. Nothing is recorded as a dependency."""
+        return []
+
+    def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
+        """Query time: the members of the class or interface the top-level value ``node`` of
+        ``path`` declares, its declaration's first line being ``line``, where its card shows
+        that line alone (an object of functions): what a use of it calls. Nothing is recorded
+        as a dependency."""
         return []
 
     def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:

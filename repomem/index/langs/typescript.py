@@ -171,6 +171,10 @@ _CLASS_KINDS = frozenset(
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
 _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+# an object declared with its type: ``export const x: Foo = {``
+_DECLARED = re.compile(
+    r"(?:export\s+)?(?:const|let|var)\s+(?P<name>[A-Za-z_$][\w$]*)\s*:[^=]*=\s*\{\s*$"
+)
 _WORD_OR_DOT = re.compile(r"[\w$.]")
 _ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
 
@@ -367,6 +371,14 @@ def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
     this.nodes[i]`` an element of that member; None for a bare name (a local's type is not
     known here) or ``this`` outside a class."""
     value = _returned_value(fn)
+    if value is not None and value.type == "identifier":  # ``const x = f(); return x``
+        declarator = _local_declarator(fn, _text(value))
+        typed = None if declarator is None else declarator.child_by_field_name("type")
+        if typed is not None:
+            return _type_parts(_text(typed))
+        value = None if declarator is None else declarator.child_by_field_name("value")
+        while value is not None and value.type in _THROUGH and value.named_children:
+            value = value.named_children[0]
     if value is None:
         return None
     if value.type == "new_expression":  # ``return new Foo(...)``: a Foo
@@ -380,6 +392,25 @@ def _returned(fn: Node, owner: str | None) -> tuple[str, ...] | None:
     if parts[0] == "this":
         return None if owner is None or len(parts) < 2 else (*owner.split("."), *parts[1:])
     return None if parts[0] in RESERVED or _binds(fn, parts[0]) else parts
+
+
+def _local_declarator(fn: Node, name: str) -> Node | None:
+    """The declarator of ``name`` among the ``const``/``let`` statements of a function's
+    body (not of a nested block), the last of them: what a ``return name`` ending the body
+    gives, its type or value (none where an assignment after it may have changed it)."""
+    body = fn.child_by_field_name("body")
+    found = None
+    for statement in body.named_children if body is not None else ():
+        if statement.type == "lexical_declaration":
+            for d in statement.named_children:
+                if d.type == "variable_declarator" and _text(d.child_by_field_name("name")) == name:
+                    found = d
+        elif found is not None and re.search(
+            rf"(?<![\w$.]){re.escape(name)}\s*(?:[-+*/%&|^]|\?\?|<<|>>>?|\*\*)?=(?![=>])",
+            _text(statement),
+        ):
+            found = None  # assigned after it: the value may be another's
+    return found
 
 
 def _binds(fn: Node, name: str) -> bool:
@@ -759,6 +790,7 @@ class TypeScript(Language):
     file_callees = 8
     receiver_heading = "// its bases' members:"
     receiver_names = 16
+    value_members_listed = True
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -959,6 +991,26 @@ class TypeScript(Language):
                     if len(out) >= types:
                         return out
         return out
+
+    def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
+        """A top-level ``const timeoutProvider: TimeoutProvider = {`` (an object of
+        functions, whose card is that line): the members ``TimeoutProvider`` declares, which
+        ``timeoutProvider.setTimeout(`` calls, in their order, at most ``receiver_names``."""
+        pf, qual = r.files.get(path), r.qualnames[path].get(node, "")
+        bases = pf.bases.get(qual) if pf is not None else None
+        m = _DECLARED.match(line)
+        if not bases or len(bases) != 1 or m is None or m["name"] != qual:
+            return []
+        cls = _class(r, _resolve(r, path, bases[0], None, 0))
+        if cls is None:
+            return []
+        prefix = f"{cls[1]}."
+        members = sorted(
+            n
+            for n, q in r.qualnames[cls[0]].items()
+            if q.startswith(prefix) and "." not in q[len(prefix) :]
+        )
+        return [(cls[0], n) for n in members[: self.receiver_names]]
 
     def receiver_key(self, qual: str) -> str:
         return qual.rsplit(".", 1)[-1]  # a member, as ``x.name`` writes it
