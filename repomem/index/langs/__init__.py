@@ -78,10 +78,18 @@ class Language:
     #: stands for them: its skeleton lists them, and others of its members, in less room than
     #: their cards take (0: never)
     group_members: int = 0
-    #: how many of the family of a function or macro that the lines above name (the
-    #: definitions of its file sharing its name up to its last ``_``) its card lists beside
-    #: it (0: none)
+    #: how many of the family of a function or macro that the lines above name (``family``)
+    #: its card lists beside it (0: none)
     name_families: int = 0
+    #: a function or macro named this many lines above the cursor at most lists its family:
+    #: one named further up says less about the next line, and each list takes card room
+    #: from other definitions
+    family_lines: int = 8
+    #: how many of the other methods of the type of a method that the lines above call
+    #: its card names (0: none)
+    other_methods: int = 0
+    #: what the listing of ``included_definitions``' most called says they are
+    helpers_heading: str = "most called of the headers included above, not named here:"
     #: whether ``in_scope``'s definitions are the types of receivers the last lines bind and
     #: the code does not use yet, carded first as Python's are (rather than what the
     #: enclosing types reach, ranked as any other)
@@ -230,6 +238,21 @@ class Language:
         calls them: the project's helpers the next line may call. Nothing is recorded as a
         dependency."""
         return []
+
+    def subject(self, lines: list[str]) -> list[str]:
+        """Query time: the words of what the test around the end of ``lines`` is named for
+        (Go's ``func TestContextClientIP(``: ``Context``, ``Client``, ``IP``), whose methods a
+        type's card lists first; none outside a test."""
+        return []
+
+    def family(self, name: str) -> str:
+        """The start of a function's or macro's name that its family shares: the definitions
+        of its file so named are an API's siblings (``_init``, ``_update``, ``_final``),
+        which the next line calls one after another (``name_families``); "" for a name of
+        no family. By default (C's) up to its last ``_``, two parts at least:
+        ``DNS_HEADER_``, ``crypto_onetimeauth_poly1305_``."""
+        prefix = name[: name.rfind("_") + 1]
+        return prefix if prefix.count("_") >= 2 and not prefix.startswith("_") else ""
 
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""

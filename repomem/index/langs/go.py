@@ -80,6 +80,9 @@ _PREDECLARED = frozenset((
 ))
 # fmt: on
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# a name's words: ``scan``, ``Follows``, ``True``; ``Utf8``, ``Valid``; ``HTTP``, ``Server``
+_WORDS = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
+_TEST = re.compile(r"func\s+(?:Test|Benchmark|Example|Fuzz)_?(\w+)\s*\(")
 _MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
 
 
@@ -328,6 +331,11 @@ class Go(Language):
     # ``PerformRequest``, ``router.GET`` (call edges resolve through receivers' types)
     file_callees = 8
     group_members = 2
+    name_families = 4
+    # a ``switch``'s cases name one sibling each, several lines apart
+    family_lines = 16
+    other_methods = 8
+    helpers_heading = "most called of this package and those imported, not named here:"
 
     # ---- parse time ------------------------------------------------------------------
     def extract(
@@ -454,6 +462,50 @@ class Go(Language):
         if len(parts) == 1 and parts[0] in buffer.not_used:
             return None
         return _Resolution(r, self._tables(r), path, buffer.types).name(parts)
+
+    def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The package-level functions of the file's own package (its other files) and of
+        the repository packages it imports: the project's helpers, which the next line may
+        call though no line above names them (``characters.Utf8ValidNext`` beside the
+        ``characters.Utf8TomlValidAlreadyEscaped`` called above, a test's
+        ``requestWithBody``)."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        t = self._tables(r)
+        test = _is_test(path)
+        packages = [_dir(path) + _slot(pf)]
+        packages.extend(d for b in pf.imports if (d := t.directory(b.module)) is not None)
+        out: list[Target] = []
+        for package in dict.fromkeys(packages):
+            for name, targets in t.defs.get(package, {}).items():
+                found = next((x for x in targets if test or not _is_test(x[0])), None)
+                if (
+                    found is not None
+                    and found[0] != path
+                    and "." not in name
+                    and name not in r.classes[found[0]]
+                ):
+                    out.append(found)
+        return out
+
+    def subject(self, lines: list[str]) -> list[str]:
+        """The words of the test function around the cursor, after ``Test`` (``Benchmark``,
+        ``Example``, ``Fuzz``): Go names a test for what it tests."""
+        for line in reversed(lines[:-1]):
+            if line.startswith("func"):
+                test = _TEST.match(line)
+                return _WORDS.findall(test[1]) if test is not None else []
+        return []
+
+    def family(self, name: str) -> str:
+        """A package-level name without its last word, two words at least: ``scanFollows``
+        of ``scanFollowsTrue`` (``scanFollowsFalse``, ``scanFollowsNan``), ``ErrorType`` of
+        ``ErrorTypePublic``."""
+        if "." in name:
+            return ""
+        words = _WORDS.findall(name)
+        return name[: len(name) - len(words[-1])] if len(words) > 2 else ""
 
     def reserved(self, name: str) -> bool:
         return name in _KEYWORDS or name in _PREDECLARED
