@@ -148,8 +148,6 @@ _TYPED = re.compile(
 _SPACES = re.compile(r"[ \t][ \t]+")
 _WORDS = re.compile(r"\w+")
 _CALLED = re.compile(r"(\w+)\s*\(")
-# a name's words: ``Client``, ``IP``; ``get``, ``Value``
-_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
 # annotations whose first type argument is the type of the value (``Optional``) or of the
 # items a loop over it binds
 _OPTIONAL = frozenset({"Optional"})
@@ -1108,27 +1106,31 @@ class _Finder(_Lookups):
         done: set[tuple[str, str]] = set()
         for f in sorted(self.found.values(), key=lambda f: (f.distance, -f.count)):
             path, qual = f.target
-            prefix = self.language.family(qual)
             if (
                 f.distance > self.language.family_lines
                 or path == self.path
                 or f.functions
                 or qual in classes[path]
-                or not prefix
-                or (path, prefix) in done
             ):
                 continue
-            done.add((path, prefix))
             pf = self.resolver.files[path]
             row = _row(pf, f.node)
-            family = sorted(
-                (abs(_row(pf, d.node) - row), d.name, d.node)
-                for d in pf.definitions
-                if d.name.startswith(prefix)
-                and d.name not in written
-                and not d.is_class
-                and d.name not in classes[path]
-            )
+            family: list[tuple[int, str, int]] = []
+            for prefix in self.language.family(qual):  # the longest start shared
+                family = sorted(
+                    (abs(_row(pf, d.node) - row), d.name, d.node)
+                    for d in pf.definitions
+                    if d.name.startswith(prefix)
+                    and d.name not in written
+                    and d.name != qual
+                    and not d.is_class
+                    and d.name not in classes[path]
+                )
+                if family:
+                    break
+            if not family or (path, prefix) in done:
+                continue
+            done.add((path, prefix))
             # each called as the one named is (``pkg.F`` of an imported Go package)
             head = tuple(f.name.split("."))[:-1] if "." in f.name else ()
             members: dict[str, tuple[str, int]] = {}
@@ -1420,10 +1422,10 @@ def _other_methods(finder: _Finder, n: int) -> None:
 
 
 def _spelled(name: str, words: list[str]) -> bool:
-    """Whether ``name``'s words (``_NAME_WORDS``) are some of ``words`` (lower case), in
+    """Whether ``name``'s words (``langs.WORDS``) are some of ``words`` (lower case), in
     their order."""
     rest = iter(words)
-    return all(w.lower() in rest for w in _NAME_WORDS.findall(name))
+    return all(w.lower() in rest for w in langs.WORDS.findall(name))
 
 
 def _shared_words(name: str, other: str) -> int:

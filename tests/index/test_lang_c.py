@@ -712,6 +712,27 @@ def test_a_named_macro_or_function_lists_its_name_family_beside_it(tmp_path: Pat
     ]
 
 
+def test_a_name_in_words_has_the_family_of_its_longest_start_shared(tmp_path: Path) -> None:
+    """``BrotliBitReaderSaveState`` has no ``BrotliBitReaderSave`` sibling: its family is the
+    ``BrotliBitReader`` functions, nearest first (``RestoreState``, 19 lines below ``Save``
+    in brotli's decoder); a start of one word is none, nor is ``ares__`` of ``ares__x_y``."""
+    files = {
+        "bit.h": "void BrotliBitReaderSaveState(int *br);\n"
+        "void BrotliBitReaderRestoreState(int *br);\n"
+        "void BrotliOther(int *br);\n"
+        "void BrotliBitReaderUnload(int *br);\n",
+        "use.c": '#include "bit.h"\n\nvoid f(int *br) {\n    BrotliBitReaderSaveState(br);\n'
+        + "    br++;\n" * 18,
+    }
+    idx = build(tmp_path, files)
+    hits = find_definitions(idx, "use.c", files["use.c"])
+    card = next(h.card for h in hits if h.card.name == "BrotliBitReaderSaveState")
+    assert card.listed == (("bit.h", 1), ("bit.h", 3))
+    family = c.LANGUAGE.family
+    assert family("BrotliBitReaderSaveState")[:2] == ["BrotliBitReaderSave", "BrotliBitReader"]
+    assert family("BrotliOther") == [] and family("ares__x_y") == ["ares__x_"]
+
+
 PENDING_FILES: dict[str, str] = {
     "include/fast_log.h": """\
 double FastLog2(unsigned v);

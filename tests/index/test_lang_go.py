@@ -675,8 +675,8 @@ def test_a_named_function_lists_its_name_s_family(helpers: RepoIndex) -> None:
     # the siblings its name starts as (``scanFollows``), not ``scanOther``
     assert "scanFollowsFalse" in card.text and "scanFollowsNan" in card.text
     assert "scanOther" not in card.text
-    assert for_language("go").family("followsTrue") == ""  # two words before the last at least
-    assert for_language("go").family("scanFollowsTrue") == "scanFollows"
+    assert for_language("go").family("followsTrue") == []  # a start of two words at least
+    assert for_language("go").family("scanFollowsTrue") == ["scanFollows"]
 
 
 def test_the_packages_most_called_helpers_are_listed(helpers: RepoIndex) -> None:

@@ -25,6 +25,7 @@ outside tests.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
@@ -83,8 +84,9 @@ class Language:
     name_families: int = 0
     #: a function or macro named this many lines above the cursor at most lists its family:
     #: one named further up says less about the next line, and each list takes card room
-    #: from other definitions
-    family_lines: int = 8
+    #: from other definitions (C: ``BrotliBitReaderRestoreState`` 19 lines below its
+    #: ``SaveState``)
+    family_lines: int = 24
     #: how many of the other methods of the type of a method that the lines above call
     #: its card names (0: none)
     other_methods: int = 0
@@ -245,14 +247,25 @@ class Language:
         type's card lists first; none outside a test."""
         return []
 
-    def family(self, name: str) -> str:
-        """The start of a function's or macro's name that its family shares: the definitions
-        of its file so named are an API's siblings (``_init``, ``_update``, ``_final``),
-        which the next line calls one after another (``name_families``); "" for a name of
-        no family. By default (C's) up to its last ``_``, two parts at least:
-        ``DNS_HEADER_``, ``crypto_onetimeauth_poly1305_``."""
-        prefix = name[: name.rfind("_") + 1]
-        return prefix if prefix.count("_") >= 2 and not prefix.startswith("_") else ""
+    def family(self, name: str) -> list[str]:
+        """The starts of a function's or macro's name that its family may share, longest
+        first: the definitions of its file so named are an API's siblings (``_init``,
+        ``_update``, ``_final``), which the next line calls one after another
+        (``name_families``: the longest start other definitions share is the family's). By
+        default (C's) up to each ``_`` from the last, two parts at least (``DNS_HEADER_``,
+        ``crypto_onetimeauth_poly1305_``), and a name without one by its words
+        (``camel_starts``: ``BrotliBitReader`` of ``BrotliBitReaderSaveState``)."""
+        if "_" not in name.strip("_"):
+            return camel_starts(name)
+        out = []
+        end = name.rfind("_")
+        while end > 0 and not name.startswith("_"):
+            prefix = name[: end + 1]
+            if sum(1 for part in prefix.split("_") if part) < 2:  # ``ares__`` is no family
+                break
+            out.append(prefix)
+            end = name.rfind("_", 0, end)
+        return out
 
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
@@ -287,6 +300,20 @@ def read_settings(root: Path, languages: Mapping[str, str]) -> dict[str, object]
         if found is not None:
             out[lang.namespace] = found
     return out
+
+
+# a name's words: ``Brotli``, ``Bit``; ``scan``, ``Follows``; ``HTTP``, ``Server``; ``Utf8``
+WORDS = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
+
+
+def camel_starts(name: str) -> list[str]:
+    """The starts of a name in words (``scanFollowsTrue``: ``scanFollows``), less one word
+    and more, two words at least, longest first; none for a name with a ``.`` (a method)."""
+    if "." in name:
+        return []
+    words = WORDS.findall(name)
+    ends = [len("".join(words[:k])) for k in range(len(words) - 1, 1, -1)]
+    return [name[:end] for end in ends if name[:end] == "".join(WORDS.findall(name[:end]))]
 
 
 def shared_dirs(a: str, b: str) -> int:

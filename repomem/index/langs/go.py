@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repomem.index.langs import Language, is_test
+from repomem.index.langs import WORDS, Language, camel_starts, is_test
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
@@ -80,8 +80,6 @@ _PREDECLARED = frozenset((
 ))
 # fmt: on
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-# a name's words: ``scan``, ``Follows``, ``True``; ``Utf8``, ``Valid``; ``HTTP``, ``Server``
-_WORDS = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
 _TEST = re.compile(r"func\s+(?:Test|Benchmark|Example|Fuzz)_?(\w+)\s*\(")
 _MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
 
@@ -332,8 +330,6 @@ class Go(Language):
     file_callees = 8
     group_members = 2
     name_families = 4
-    # a ``switch``'s cases name one sibling each, several lines apart
-    family_lines = 16
     other_methods = 8
     helpers_heading = "most called of this package and those imported, not named here:"
 
@@ -495,17 +491,13 @@ class Go(Language):
         for line in reversed(lines[:-1]):
             if line.startswith("func"):
                 test = _TEST.match(line)
-                return _WORDS.findall(test[1]) if test is not None else []
+                return WORDS.findall(test[1]) if test is not None else []
         return []
 
-    def family(self, name: str) -> str:
-        """A package-level name without its last word, two words at least: ``scanFollows``
-        of ``scanFollowsTrue`` (``scanFollowsFalse``, ``scanFollowsNan``), ``ErrorType`` of
-        ``ErrorTypePublic``."""
-        if "." in name:
-            return ""
-        words = _WORDS.findall(name)
-        return name[: len(name) - len(words[-1])] if len(words) > 2 else ""
+    def family(self, name: str) -> list[str]:
+        """A package-level name by its words (``scanFollows`` of ``scanFollowsTrue``:
+        ``scanFollowsFalse``, ``scanFollowsNan``; ``ErrorType`` of ``ErrorTypePublic``)."""
+        return camel_starts(name)
 
     def reserved(self, name: str) -> bool:
         return name in _KEYWORDS or name in _PREDECLARED
