@@ -777,6 +777,25 @@ def test_a_small_header_included_and_not_used_yet_lists_its_definitions(
     assert all("//" not in h.card.text for h in find_definitions(idx, "src/cost.c", used))
 
 
+def test_a_cursor_reads_its_own_includes_once_and_again_after_an_edit(tmp_path: Path) -> None:
+    """The pending headers and the helpers ask one cursor's includes in turn: read once, and
+    read again once a file comes or goes (the same lines, another header)."""
+    idx = build(tmp_path, PENDING_FILES)
+    lines = PENDING_FILES["src/cost.c"].split("\n")
+    lang, r = c.LANGUAGE, idx.resolver
+    pf = r.files["src/cost.c"]
+    first = c._own_includes(lang, r, pf, "src/cost.c", lines)
+    assert "include/fast_log.h" in {h for h, _ in first}
+    assert c._own_includes(lang, r, pf, "src/cost.c", lines) is first
+    assert c._own_includes(lang, r, pf, "src/cost.c", lines[:]) == first  # another cursor
+    (tmp_path / "r/include/fast_log.h").unlink()
+    idx.update_file("include/fast_log.h", None)
+    pf = idx.resolver.files["src/cost.c"]
+    after = c._own_includes(lang, idx.resolver, pf, "src/cost.c", lines)
+    assert "include/fast_log.h" not in {h for h, _ in after}
+    assert lang.pending_definitions(idx.resolver, "src/cost.c", lines) == []
+
+
 def test_a_file_including_many_headers_it_uses_nothing_of_yet_lists_none(
     tmp_path: Path,
 ) -> None:
