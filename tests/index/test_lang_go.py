@@ -636,7 +636,9 @@ HELPERS = {
     "scan/other.go": "package scan\n\nfunc NewError() {}\n",
     "scan/parse.go": 'package scan\n\nimport "example.com/m/chars"\n\nfunc parse(b []byte) {\n'
     "\tchars.Escaped()\n\tif scanFollowsTrue(b) {\n\t}\n}\n",
-    "chars/chars.go": "package chars\n\nfunc ValidNext() {}\n\nfunc Escaped() {}\n",
+    "chars/chars.go": "package chars\n\nfunc ValidNext() {}\n\nfunc Escaped() {}\n\n"
+    "func hidden() {}\n",
+    "chars/use.go": "package chars\n\nfunc use() {\n" + "\thidden()\n" * 5 + "}\n",
     "group/group.go": "package group\n\n"
     "type Group struct{}\n\n"
     + "".join(f"func (g *Group) M{i}() {{}}\n\n" for i in range(30))
@@ -687,6 +689,7 @@ def test_the_packages_most_called_helpers_are_listed(helpers: RepoIndex) -> None
     # the own package's NewError and the imported package's ValidNext; not Escaped, named
     assert ("scan/other.go", 2) in listing.listed and ("chars/chars.go", 2) in listing.listed
     assert ("chars/chars.go", 4) not in listing.listed
+    assert ("chars/chars.go", 6) not in listing.listed  # unexported: scan cannot call it
 
 
 def test_a_method_called_names_its_type_s_other_methods(helpers: RepoIndex) -> None:

@@ -460,28 +460,25 @@ class Go(Language):
         return _Resolution(r, self._tables(r), path, buffer.types).name(parts)
 
     def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
-        """The package-level functions of the file's own package (its other files) and of
-        the repository packages it imports: the project's helpers, which the next line may
-        call though no line above names them (``characters.Utf8ValidNext`` beside the
-        ``characters.Utf8TomlValidAlreadyEscaped`` called above, a test's
-        ``requestWithBody``)."""
+        """The package-level functions of the file's own package (its other files) and the
+        exported ones of the repository packages it imports: the project's helpers, which
+        the next line may call though no line above names them
+        (``characters.Utf8ValidNext`` beside the ``characters.Utf8TomlValidAlreadyEscaped``
+        called above, a test's ``requestWithBody``)."""
         pf = r.files.get(path)
         if pf is None:
             return []
         t = self._tables(r)
         test = _is_test(path)
-        packages = [_dir(path) + _slot(pf)]
-        packages.extend(d for b in pf.imports if (d := t.directory(b.module)) is not None)
+        own = _dir(path) + _slot(pf)
+        packages = [own, *(d for b in pf.imports if (d := t.directory(b.module)) is not None)]
         out: list[Target] = []
         for package in dict.fromkeys(packages):
             for name, targets in t.defs.get(package, {}).items():
+                if "." in name or (package != own and not name[:1].isupper()):
+                    continue  # a method, or what another package cannot call
                 found = next((x for x in targets if test or not _is_test(x[0])), None)
-                if (
-                    found is not None
-                    and found[0] != path
-                    and "." not in name
-                    and name not in r.classes[found[0]]
-                ):
+                if found is not None and found[0] != path and name not in r.classes[found[0]]:
                     out.append(found)
         return out
 
