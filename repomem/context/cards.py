@@ -715,18 +715,27 @@ def _skeleton(
             by_row.setdefault(_def_line(pf, d), []).append(d)
     fields: list[tuple[int, str]] = []
     inside: list[tuple[Definition, str]] = []
-    for row, text in members:
+    end = int(pf.node_end[definition.node])
+    # a member led by attributes (``#[inline]``: Rust's are no part of a method's node)
+    # starts on their row, its definition on a row below, before the next member's
+    rows = [start + row for row, _ in members]
+    for k, (row, text) in enumerate(members):
+        led = _ANNOTATIONS.match(text) is not None
+        stop = (rows[k + 1] if k + 1 < len(rows) else end) if led else start + row + 1
         text = _ACCESS.sub("", _ANNOTATIONS.sub("", text)).strip()
         if not text or text.startswith(("private ", "#")) or text in (";", ","):
             continue
-        named = by_row.get(start + row, [])
-        method = next((d for d in named if _names(text, d.name.rsplit(".", 1)[-1])), None)
+        method = None
+        for at in range(start + row, max(stop, start + row + 1)):
+            named = by_row.get(at, [])
+            method = next((d for d in named if _names(text, d.name.rsplit(".", 1)[-1])), None)
+            if method is not None:
+                named.remove(method)
+                break
         if method is not None:
-            named.remove(method)
             inside.append((method, text))
         else:
             fields.append((start + row, text))
-    end = int(pf.node_end[definition.node])
     listed = {m.node for m, _ in inside}
     first = len(definition.name) + 1
     outside = [

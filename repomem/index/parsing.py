@@ -507,8 +507,11 @@ def parse_source(
 
 def _parser_view(language: str, source: bytes) -> bytes:
     """What the grammar is shown of a file: in C and C++, with the macros it would misread
-    blanked (``cmacros``); the file's own text elsewhere."""
-    return cmacros.parser_view(source, language == "cpp") if language in ("c", "cpp") else source
+    blanked (``cmacros``); elsewhere its family's ``Language.parser_view`` (Rust: items a
+    macro wraps unwrapped)."""
+    if language in ("c", "cpp"):
+        return cmacros.parser_view(source, language == "cpp")
+    return langs.for_language(language).parser_view(source) if language in langs.MODULES else source
 
 
 def _with_heads(parsed: ParsedFile, lines: list[str]) -> ParsedFile:

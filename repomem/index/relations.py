@@ -255,6 +255,10 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     table = _table(touched_n.size)
     hk = np.empty(bound, np.float64)
     hv = np.empty(bound, np.int64)
+    # a row's strongest relations so far: strengths, keys, fragments
+    top_v = np.empty(frag_cap, np.float64)
+    top_k = np.empty(frag_cap, np.int64)
+    top_j = np.empty(frag_cap, np.int64)
     # the previous fragment's searches: consecutive windows overlap, so about half of a
     # fragment's nodes were just searched from
     prev_node = np.empty(0, np.int64)
@@ -313,12 +317,18 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
             for q in range(base, base + cnt):
                 u = cur_ids[q]
                 sa = a * cur_s[q]
-                for e in range(nf_start[u], nf_end[u]):
+                lo, hi = nf_start[u], nf_end[u]
+                if nf + hi - lo > touched_f.size:
+                    grown = np.empty(max(2 * touched_f.size, nf + hi - lo), np.int64)
+                    grown[:nf] = touched_f[:nf]
+                    touched_f = grown
+                for e in range(lo, hi):
+                    # a fragment is listed where first reached, without a branch on whether
+                    # it was (mispredicted at each first: a quarter of the relations' time)
                     j = n_frag[e]
-                    if not seen[j]:
-                        seen[j] = True
-                        touched_f = _append(touched_f, nf, j)
-                        nf += 1
+                    touched_f[nf] = j
+                    nf += 1 - seen[j]
+                    seen[j] = True
                     acc[j] += sa * n_w[e]
         prev_node, prev_ptr, prev_ids, prev_s, prev_cap, prev_rad = (
             cur_node,
@@ -328,34 +338,39 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
             cur_cap,
             cur_rad,
         )
-        # keep the strongest relations, never the fragment itself
+        # keep the strongest relations, never the fragment itself: the ``frag_cap`` first
+        # by (strength descending, key, first reached), in one pass (sorting every
+        # fragment reached, or those at or above the cap's strength, made arrays a row)
         me = row_ids[r]
-        vals = np.empty(nf, np.float64)
-        ids = np.empty(nf, np.int64)
         m = 0
+        k = 0
         for q in range(nf):
             j = touched_f[q]
-            if j != me and acc[j] > 0.0:
-                vals[m] = acc[j]
-                ids[m] = j
-                m += 1
+            v = acc[j]
             acc[j] = 0.0
             seen[j] = False
-        vals = vals[:m]
-        ids = ids[:m]
-        k = min(m, frag_cap)
+            if j == me or v <= 0.0:
+                continue
+            m += 1
+            key = frag_key[j]
+            # a later one of equal strength and key ranks after: it goes below them
+            if k == frag_cap and (v < top_v[k - 1] or (v == top_v[k - 1] and key >= top_k[k - 1])):
+                continue
+            i = k if k < frag_cap else k - 1
+            while i > 0 and (v > top_v[i - 1] or (v == top_v[i - 1] and key < top_k[i - 1])):
+                top_v[i] = top_v[i - 1]
+                top_k[i] = top_k[i - 1]
+                top_j[i] = top_j[i - 1]
+                i -= 1
+            top_v[i] = v
+            top_k[i] = key
+            top_j[i] = j
+            k = min(k + 1, frag_cap)
         if m > frag_cap:
             capped[r] = True
-            # only strengths reaching the k-th largest can be kept: sort those alone (in
-            # their order, so that equal keys still keep it)
-            keep = vals >= np.partition(vals, m - k)[m - k]
-            vals = vals[keep]
-            ids = ids[keep]
-        by_key = np.argsort(frag_key[ids], kind="mergesort")
-        order = by_key[np.argsort(-vals[by_key], kind="mergesort")]
         for q in range(k):
-            out_idx[r, q] = ids[order[q]]
-            out_val[r, q] = vals[order[q]]
+            out_idx[r, q] = top_j[q]
+            out_val[r, q] = top_v[q]
         out_cnt[r] = k
 
 

@@ -66,7 +66,7 @@ from repomem.index.tables import (
 )
 from repomem.index.trim import mappings_of, release_mapped
 
-FORMAT_VERSION = 30
+FORMAT_VERSION = 31
 
 
 class IndexNotFound(RepomemError):

@@ -369,6 +369,19 @@ def test_rust_cards() -> None:
     assert cards["Shape"].brief == "pub trait Shape {\n    // methods: area, name\n}"
 
 
+def test_a_method_below_an_attribute_is_listed_as_one() -> None:
+    # Rust's attributes are no part of a method's node: the member's text starts on the
+    # attribute's row, the method on the next; both are the trait's methods
+    text = (
+        "pub trait Buf {\n    fn remaining(&self) -> usize;\n\n    #[inline]\n"
+        "    fn has_remaining(&self) -> bool {\n        self.remaining() > 0\n    }\n"
+        '    #[cfg(feature = "std")]\n    fn chunk(&self) -> &[u8];\n}\n'
+    )
+    card = cards_of("src/buf.rs", "rust", text)["Buf"]
+    assert card.methods == (1, 4, 8)
+    assert card.brief == "pub trait Buf {\n    // methods: remaining, has_remaining, chunk\n}"
+
+
 def test_qualified_method_names_join_their_types_skeleton() -> None:
     """A resolver that qualifies methods (``Store.Get``) gets them listed under the type even
     where they are declared outside its body (Go receivers, Rust ``impl`` blocks)."""

@@ -1032,3 +1032,99 @@ def test_an_include_is_found_once_for_a_directory_as_from_each_file(
         "arch/x86/kernel/k.c": ["arch/x86/include/asm/io.h"],
     }
     assert weighed == ["drivers/x", "arch/x86/kernel"]
+
+
+NEXT_FILES: dict[str, str] = {
+    "src/vm.h": '#include "ast.h"\nnamespace ns {\n'
+    "/** Runs it. Unlike vm_stream, one result. */\nint vm_run(Ast *a);\n",
+    "src/ast.h": "namespace ns {\nstruct Ast { int kind; };\n}\n",
+    "src/vm.cpp": """\
+#include "vm.h"
+namespace ns {
+static int helper(Ast *a) { return a->kind; }
+int vm_run(Ast *a) { return helper(a); }
+int vm_multi(Ast *a) { return 2; }
+namespace {
+int hidden(Ast *a) { return 3; }
+}
+int vm_stream(Ast *a) { return 4; }
+int vm_first(Ast *a) { return 0; }
+}
+""",
+}
+
+
+def test_a_header_lists_what_its_source_defines_after_its_declarations_above(
+    tmp_path: Path,
+) -> None:
+    """A header declares its source's functions, mostly in their order: the ones after the
+    last one its code names come first, then the rest; not a static's, an anonymous
+    namespace's, nor one the code names (a comment naming one does not)."""
+    idx = build(tmp_path, NEXT_FILES)
+    hits = find_definitions(idx, "src/vm.h", NEXT_FILES["src/vm.h"])
+    host = next(h.card for h in hits if h.card.path != "src/vm.h")
+    assert host.name == "ns.Ast"
+    assert host.text.split("\n")[-4:] == [
+        "// defined in vm.cpp, not declared above yet:",
+        "int vm_multi(Ast *a);",
+        "int vm_stream(Ast *a);",
+        "int vm_first(Ast *a);",
+    ]
+    assert host.listed[-3:] == (("src/vm.cpp", 4), ("src/vm.cpp", 8), ("src/vm.cpp", 9))
+    # a header naming nothing yet lists them alone, in the source's order
+    top = "namespace ns {\n"
+    (only,) = find_definitions(idx, "src/vm.h", top)
+    assert (only.card.kind, only.card.text.split("\n")[1]) == (LISTING, "int vm_run(Ast *a);")
+    # inside a function's body, nothing is declared next
+    body = NEXT_FILES["src/vm.h"] + "inline int twice(Ast *a) {\n    "
+    idx.update_file("src/vm.h", body)
+    assert all("defined in" not in h.card.text for h in find_definitions(idx, "src/vm.h", body))
+
+
+def test_an_out_of_line_methods_class_is_in_scope(tmp_path: Path) -> None:
+    """In ``void Pass::fodder() {``, a bare call is ``Pass``'s member: the header's class
+    card shows them, though the body names no method yet."""
+    files = {
+        "pass.h": "namespace ns {\nclass Pass {\n  public:\n    virtual void element(int i) {}\n"
+        "    void fodder(int f);\n};\n}\n",
+        "pass.cpp": '#include "pass.h"\nnamespace ns {\nvoid Pass::fodder(int f)\n{\n',
+    }
+    idx = build(tmp_path, files)
+    hits = find_definitions(idx, "pass.cpp", files["pass.cpp"] + "    ")
+    (card,) = [h for h in hits if h.card.name == "ns.Pass"]
+    assert card.how == "in scope"
+    assert "    virtual void element(int i);" in card.card.text.split("\n")
+    inline = {"pass.cpp": '#include "pass.h"\nnamespace ns {\nvoid free_f(int f)\n{\n'}
+    idx = build(tmp_path / "free", {**files, **inline})
+    hits = find_definitions(idx, "pass.cpp", inline["pass.cpp"] + "    ")
+    assert "ns.Pass" not in {h.card.name for h in hits}
+
+
+PIPELINE: dict[str, str] = {
+    "steps.h": "int lex(int s);\nint parse(int t);\nint desugar(int a);\nint check(int a);\n",
+    "steps.c": '#include "steps.h"\nint lex(int s) { return s; }\nint parse(int t) { return t; }\n'
+    "int desugar(int a) { return a; }\nint check(int a) { return a; }\n",
+    "one.c": '#include "steps.h"\nint one(int s) {\n    int t = lex(s);\n    int a = parse(t);\n'
+    "    return desugar(a);\n}\n",
+    "two.c": '#include "steps.h"\nint two(int s) {\n    int a = parse(lex(s));\n'
+    "    desugar(a);\n    return check(a);\n}\n",
+    "run.c": '#include "steps.h"\nint run(int s) {\n    int t = lex(s);\n    int a = parse(t);\n',
+}
+
+
+def test_a_call_just_above_lists_what_its_other_calls_are_followed_by(tmp_path: Path) -> None:
+    """``parse`` is followed by ``desugar`` at both its other calls: the next line of a third
+    caller likely takes that step too, which no line names yet; once one of two callers
+    calls something else next, nothing is listed (two must agree)."""
+    idx = build(tmp_path, PIPELINE)
+    hits = find_definitions(idx, "run.c", PIPELINE["run.c"] + "    ")
+    (card,) = [h.card for h in hits if h.card.name == "parse"]
+    assert card.text.split("\n")[-2:] == [
+        "// what its other calls are followed by:",
+        "int desugar(int a);",
+    ]
+    assert card.listed == (("steps.c", 3),)
+    other = {**PIPELINE, "two.c": PIPELINE["two.c"].replace("    desugar(a);\n", "")}
+    idx = build(tmp_path / "other", other)
+    hits = find_definitions(idx, "run.c", other["run.c"] + "    ")
+    assert all("followed by" not in h.card.text for h in hits)

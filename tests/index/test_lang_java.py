@@ -658,3 +658,40 @@ def test_a_types_card_standing_for_its_methods_lists_them(tmp_path: Path) -> Non
     assert {lines.index("    public void m12() {"), lines.index("    public void m13() {")} <= set(
         card.methods
     )
+
+
+INHERITED = {
+    "v/Base.java": "package v;\n\npublic class Base {\n    double relative(double x) {\n"
+    "        return x;\n    }\n\n    void draw() {\n    }\n}\n",
+    "v/Shape.java": "package v;\n\npublic class Shape extends Base {\n    void draw() {\n    }\n\n"
+    "    void fill() {\n    }\n}\n",
+    "v/Group.java": "package v;\n\npublic class Group extends Shape {\n    void draw() {\n",
+}
+
+
+def test_a_supertype_lists_the_methods_it_inherits(tmp_path: Path) -> None:
+    # ``Group`` extends ``Shape``, which inherits ``relative`` from ``Base``: no line of
+    # ``Group`` names ``Base``, yet a bare ``relative(`` calls it; ``Shape``'s card names it
+    # (``draw``, declared by ``Shape`` and by ``Group``, is shown already)
+    root = write_files(tmp_path, INHERITED)
+    idx, _ = RepoIndex.build(root, save=False)
+    hits = find_definitions(idx, "v/Group.java", INHERITED["v/Group.java"] + "        ")
+    (card,) = [h.card for h in hits if h.card.name == "Shape"]
+    assert card.text.split("\n")[-1] == "// its bases' members: relative"
+    assert card.listed == (("v/Base.java", 3),)
+    assert "Base" not in {h.card.name for h in hits}
+
+
+def test_a_supertype_s_inherited_methods_follow_updates(tmp_path: Path) -> None:
+    root = write_files(tmp_path, INHERITED)
+    idx, _ = RepoIndex.build(root, save=False)
+    scale = "    void scale() {\n    }\n\n    void draw"
+    text = INHERITED["v/Base.java"].replace("    void draw", scale)
+    (root / "v/Base.java").write_text(text)
+    idx.update_file("v/Base.java", text)
+    rebuilt, _ = RepoIndex.build(root, save=False)
+    left = INHERITED["v/Group.java"] + "        "
+    for index in (idx, rebuilt):
+        hits = find_definitions(index, "v/Group.java", left)
+        (card,) = [h.card for h in hits if h.card.name == "Shape"]
+        assert card.text.split("\n")[-1] == "// its bases' members: relative, scale"

@@ -11,6 +11,7 @@ from test_index import EXACT, assert_same
 
 from repomem.context import definitions
 from repomem.context.definitions import find_definitions, resolve_names
+from repomem.index.langs.rust import LANGUAGE
 from repomem.index.repo import RepoIndex
 
 FILES = {
@@ -853,3 +854,154 @@ def test_methods_of_one_written_type_share_its_card(tmp_path: Path) -> None:
     names = {h.card.name for h in find_definitions(idx, "src/grouped.rs", left)}
     assert "Ast" in names
     assert "Ast.depth" not in names and "Ast.kind" not in names
+
+
+MACROS = {
+    "src/lib.rs": "#[macro_use]\nmod macros;\npub mod visit;\npub mod algo;\n",
+    "src/macros.rs": "macro_rules! trait_template {\n    ($($t:tt)*) => { $($t)* };\n}\n\n"
+    "macro_rules! iterator_wrap {\n    ($($t:tt)*) => {};\n}\n",
+    "src/visit.rs": "trait_template! {\n/// Indices of nodes.\npub trait NodeIndexable {\n"
+    "    fn node_bound(&self) -> usize;\n    fn to_index(&self, a: u32) -> usize;\n}\n}\n\n"
+    "iterator_wrap! {\nimpl (Iterator) for\nstruct Nodes { iter: u32 }\n}\n\n"
+    "pub fn after() -> usize {\n    0\n}\n",
+    "src/algo.rs": "use crate::visit::NodeIndexable;\n\n"
+    "pub fn count<G>(g: G) -> usize\nwhere\n    G: NodeIndexable,\n{\n"
+    "    let n = g.node_bound();\n    g.to_index(1) + n\n}\n\n"
+    "quickcheck! {\n    fn prop(a: Vec<u8>) -> bool {\n"
+    "        crate::visit::after() == 0\n    }\n}\n",
+}
+
+
+def test_items_a_macro_wraps_are_items(tmp_path: Path) -> None:
+    # a trait declared inside ``trait_template! { .. }``, functions inside ``quickcheck! {
+    # .. }``: the grammar is shown them as items; ``iterator_wrap!``'s body is no item and
+    # stays the macro's (the items after it unharmed)
+    idx = _index(tmp_path, MACROS)
+    defs = idx.resolver.defs
+    assert {"NodeIndexable", "NodeIndexable.to_index", "after"} <= set(defs["src/visit.rs"])
+    assert "Nodes" not in defs["src/visit.rs"]
+    assert "prop" in defs["src/algo.rs"]
+    # rows and text stay the file's
+    row = idx.parses()["src/visit.rs"].node_start[defs["src/visit.rs"]["NodeIndexable.to_index"]]
+    assert "fn to_index" in idx.file_lines("src/visit.rs")[int(row)]
+    assert "src/visit.rs:after" in _edges(idx, "src/algo.rs")  # a call in a wrapped function
+    left = _line(idx, "src/algo.rs", "g.to_index(1)")
+    found = resolve_names(idx, "src/algo.rs", left, ["g.to_index"])
+    assert [f[:2] if f else None for f in found] == [("src/visit.rs", "NodeIndexable.to_index")]
+    # the wrapper removed, and back: updates equal a rebuild
+    root = tmp_path / "regex-syntax-0.6.27"
+    plain = MACROS["src/visit.rs"].replace("trait_template! {\n", "").replace("}\n}\n", "}\n", 1)
+    for text in (plain, MACROS["src/visit.rs"]):
+        write_files(root, {"src/visit.rs": text})
+        idx.update_file("src/visit.rs", text)
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["g.to_index(1)"])
+
+
+FOREIGN = {
+    "src/lib.rs": "pub mod loom;\npub mod buf;\npub mod shared;\n",
+    "src/loom.rs": "pub(crate) mod atomic {\n"
+    "    pub(crate) use core::sync::atomic::AtomicPtr;\n\n"
+    "    pub(crate) trait AtomicMut<T> {\n        fn with_mut(&mut self) -> T;\n    }\n\n"
+    "    impl<T> AtomicMut<T> for AtomicPtr<T> {\n        fn with_mut(&mut self) -> T {\n"
+    "            todo!()\n        }\n    }\n}\n",
+    "src/buf.rs": "pub trait BufMut {\n    fn put_slice(&mut self, s: &[u8]);\n\n"
+    "    fn put_u8(&mut self, n: u8) {\n        self.put_slice(&[n])\n    }\n}\n\n"
+    "impl BufMut for Vec<u8> {\n    fn put_slice(&mut self, s: &[u8]) {\n"
+    "        self.extend_from_slice(s)\n    }\n}\n\n"
+    "pub struct Chunk;\n\nimpl Chunk {\n    pub fn put_u8(&mut self, n: u8) {}\n}\n\n"
+    "pub trait Run {\n    fn run(&mut self);\n}\n\n"
+    "impl<F: FnMut()> Run for F {\n    fn run(&mut self) {}\n}\n",
+    "src/shared.rs": "use core::sync::atomic::AtomicPtr;\nuse crate::buf::BufMut;\n"
+    "use crate::loom::atomic::AtomicMut;\n\n"
+    "pub fn drop_shared<F>(data: &mut AtomicPtr<()>, v: Vec<u8>, f: F) {\n"
+    "    let mut w = Vec::new();\n    let c: Chunk = make();\n"
+    "    data.with_mut();\n    w.put_u8(1);\n    v.put_slice(&[]);\n    c.put_u8(2);\n}\n",
+}
+
+
+def test_methods_a_trait_of_the_repository_gives_a_type_from_outside_it(tmp_path: Path) -> None:
+    # ``data: &mut AtomicPtr<()>``, ``Vec<u8>``: the repository's ``impl Trait for`` blocks of
+    # those types give them their methods, the block's own or the trait's default; a type
+    # of the repository (``Chunk``) or a type parameter is none of them
+    idx = _index(tmp_path, FOREIGN)
+    left = _line(idx, "src/shared.rs", "data.with_mut()")
+    names = ["data.with_mut", "w.put_u8", "v.put_slice", "c.put_u8", "data.put_u8", "f.run"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/shared.rs", left, names)]
+    assert found == [
+        ("src/loom.rs", "atomic.AtomicPtr.with_mut"),
+        ("src/buf.rs", "BufMut.put_u8"),
+        ("src/buf.rs", "Vec.put_slice"),
+        None,
+        None,
+        None,  # ``impl<F> Run for F`` is for any type, ``F`` no type so named
+    ]
+    # bound just above and not used yet: the traits in scope that the repository implements
+    # for its type, first (``BufMut``, not in scope, is none of them)
+    left = (
+        "use core::sync::atomic::AtomicPtr;\nuse crate::loom::atomic::AtomicMut;\n\n"
+        "pub fn go(data: &mut AtomicPtr<()>, v: Vec<u8>) {\n"
+    )
+    write_files(tmp_path / "regex-syntax-0.6.27", {"src/go.rs": left})
+    idx.update_file("src/go.rs", left)
+    fresh = LANGUAGE.fresh_types(idx.resolver, "src/go.rs", left.split("\n"))
+    assert [idx.resolver.qualnames[p][n] for p, n in fresh] == ["atomic.AtomicMut"]
+    assert find_definitions(idx, "src/go.rs", left)[0].card.name == "atomic.AtomicMut"
+
+
+IO = {
+    "src/lib.rs": "pub mod io;\npub mod ser;\n",
+    "src/io/mod.rs": "pub use self::imp::{Error, Write};\n\n"
+    '#[cfg(not(feature = "std"))]\n#[path = "core.rs"]\nmod imp;\n\n'
+    '#[cfg(feature = "std")]\nuse std::io as imp;\n',
+    "src/io/core.rs": "pub struct Error;\n\nimpl Error {\n    pub fn new() -> Error {\n"
+    "        Error\n    }\n}\n\npub trait Write {\n"
+    "    fn write(&mut self, buf: &[u8]) -> usize;\n\n"
+    "    fn write_all(&mut self, buf: &[u8]) {\n        self.write(buf);\n    }\n}\n",
+    "src/ser.rs": "use crate::io;\n\npub fn to_writer<W: io::Write>(mut writer: W) {\n"
+    '    writer.write(b"x");\n    io::Error::new();\n    writer.write_all(b",");\n}\n',
+}
+
+
+def test_a_module_a_path_attribute_names_wins_over_a_use_of_its_name(tmp_path: Path) -> None:
+    # the ``no_std`` facade: ``#[path = "core.rs"] mod imp;`` beside ``use std::io as imp;``
+    # (the other ``#[cfg]``): ``io::Write`` is the repository's ``core.rs``
+    idx = _index(tmp_path, IO)
+    assert _edges(idx, "src/ser.rs") == {"src/io/core.rs:Error.new"}
+    left = _line(idx, "src/ser.rs", "writer.write_all")
+    found = resolve_names(idx, "src/ser.rs", left, ["writer.write_all", "io::Error"])
+    assert [f[:2] if f else None for f in found] == [
+        ("src/io/core.rs", "Write.write_all"),
+        ("src/io/core.rs", "Error"),
+    ]
+    # the named file gone, and back: updates equal a rebuild
+    root = tmp_path / "regex-syntax-0.6.27"
+    for text in (None, IO["src/io/core.rs"]):
+        if text is None:
+            (root / "src/io/core.rs").unlink()
+        else:
+            write_files(root, {"src/io/core.rs": text})
+        idx.update_file("src/io/core.rs", text)
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["writer.write(b"])
+        assert bool(_edges(idx, "src/ser.rs")) == (text is not None)
+
+
+def test_a_file_a_path_attribute_names_is_of_its_declaring_crate(tmp_path: Path) -> None:
+    # ``tests/lexical.rs`` takes ``../src/num.rs`` and ``lexical/float.rs`` as modules by
+    # ``#[path]``: in ``float.rs``, ``crate::`` is that test crate
+    lexical = '#[path = "../src/num.rs"]\nmod num;\n\n#[path = "lexical/float.rs"]\nmod float;\n'
+    files = {
+        "src/lib.rs": "pub mod num;\n",
+        "src/num.rs": "pub struct Float;\n\nimpl Float {\n    pub fn imul(&mut self) {}\n}\n",
+        "tests/lexical.rs": lexical,
+        "tests/lexical/float.rs": "use crate::num::Float;\n\nfn check(mut a: Float) {\n"
+        "    a.imul();\n}\n",
+    }
+    idx = _index(tmp_path, files)
+    assert _edges(idx, "tests/lexical/float.rs") == {"src/num.rs:Float.imul"}
+    root = tmp_path / "regex-syntax-0.6.27"
+    for text in (lexical.replace("lexical/float.rs", "lexical/other.rs"), lexical):
+        write_files(root, {"tests/lexical.rs": text})
+        idx.update_file("tests/lexical.rs", text)
+        assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["a.imul();"])
+        expected = {"src/num.rs:Float.imul"} if text == lexical else set()
+        assert _edges(idx, "tests/lexical/float.rs") == expected

@@ -143,6 +143,35 @@ def test_fragment_cap_keeps_the_strongest(root: Path) -> None:
         assert kept == pytest.approx(row[:2])
 
 
+def test_a_capped_row_is_the_head_of_the_row_uncapped(tmp_path: Path) -> None:
+    """Rows list their relations by strength, then fragment key (ties of both in the order
+    reached), and a cap keeps the first of that order: the strongest, ties at the cap
+    broken by key as in a rebuild. (Files alike that call one function relate to each
+    other through it with equal strengths.)"""
+    alike = {
+        f"same/m{k}.py": f"from same.lib import helper\n\nVALUE_{k} = helper()\n" for k in range(12)
+    }
+    alike["same/lib.py"] = "def helper():\n    return 1\n"
+    root = make_repo(tmp_path / "repo", alike)
+    wide = replace(IndexConfig(), fragment_neighbours=1000)
+    full, _ = RepoIndex.build(root, wide, save=False)
+    capped, summary = RepoIndex.build(root, replace(wide, fragment_neighbours=3), save=False)
+    assert summary.truncated_fragments > 0
+    t, c = full.tables, capped.tables
+    key = t.frag_key
+    tied = 0
+    for i in t.live_ids().tolist():
+        ids = t.rel_idx[i][t.rel_idx[i] >= 0]
+        vals = t.rel_val[i][: ids.size]
+        order = sorted(range(ids.size), key=lambda q: (-vals[q], key[ids[q]]))
+        assert order == list(range(ids.size))
+        tied += int(np.count_nonzero(vals[1:] == vals[:-1]))
+        assert c.rel_idx[i][:3].tolist() == (ids[:3].tolist() + [-1, -1, -1])[:3]
+        assert c.rel_val[i][: min(3, ids.size)].tolist() == vals[:3].tolist()
+        assert bool(c.truncated[i]) == (ids.size > 3)
+    assert tied > 0  # equal strengths are ordered by key
+
+
 def test_truncated_rows_are_one_flag_per_fragment_built_saved_and_loaded(tmp_path: Path) -> None:
     """Which rows a cap truncated is a flag per fragment id, built and loaded (as a set of
     ids, the whole kernel's 2.5M took ~0.2 GB), saved as the ascending ids it always was."""

@@ -92,6 +92,9 @@ class Language:
     other_methods: int = 0
     #: what the listing of ``included_definitions``' most called says they are
     helpers_heading: str = "most called of the headers included above, not named here:"
+    #: how many of what follows the other calls of a definition the last lines call its card
+    #: lists (``definitions._Finder._add_successors``)
+    successors: int = 0
     #: whether ``in_scope``'s definitions are the types of receivers the last lines bind and
     #: the code does not use yet, carded first as Python's are (rather than what the
     #: enclosing types reach, ranked as any other)
@@ -128,6 +131,11 @@ class Language:
         for (_, name), i in zip(calls, call_nodes, strict=True):
             if i >= 0:
                 parsed.calls.append(CallSite(i, (_text(name),)))
+
+    def parser_view(self, source: bytes) -> bytes:
+        """A file's bytes as the grammar is shown them, every offset and row the file's (a
+        wrapper the grammar cannot see through, blanked): the file's own by default."""
+        return source
 
     def warm_up(self, language: str) -> None:
         """Compile now what ``extract`` needs for ``language`` (its own queries), so that the
@@ -202,6 +210,12 @@ class Language:
         body: the other implementations of what that method implements (the same method of
         the enclosing class's supertypes' other subtypes, of the trait's other ``impl``
         blocks), whose calls are what the body being written is likely to call."""
+        return []
+
+    def next_declarations(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """Query time, in a file that declares what another defines (C's header, outside any
+        function): the definitions it is likely to declare next, which no line names yet;
+        none elsewhere."""
         return []
 
     def receiver_functions(

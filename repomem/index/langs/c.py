@@ -79,6 +79,10 @@ PENDING_HEADER = 6
 #: not a system of headers as large as the Linux kernel's, whose thousands of definitions a
 #: cursor would rank by their calls
 INCLUDED_HEADER = 96
+#: ``CFamily.next_declarations`` lists at most this many of a header's source's functions
+NEXT_DECLARED = 4
+_HEADERS = frozenset({".h", ".hh", ".hpp", ".hxx"})
+_SOURCES = (".c", ".cc", ".cpp", ".cxx")
 
 _DECLARATORS = frozenset(
     {
@@ -192,6 +196,7 @@ class CFamily(Language):
     name_lines = 120
     file_callees = 8
     name_families = 4
+    successors = 2
 
     def __init__(self) -> None:
         self._tables: WeakKeyDictionary[Resolver, _Tables] = WeakKeyDictionary()
@@ -303,27 +308,6 @@ class CFamily(Language):
             paired = clean
 
     # ---- includes ------------------------------------------------------------------------
-    def _include(self, r: Resolver, t: _Tables, path: str, written: str, level: int) -> str | None:
-        """The repository file an include of ``path`` names, or None (a system header): the
-        same from every file of a directory, found once for it (``_nearest`` reads every
-        file the include's tail names: the whole Linux kernel's ``asm/`` headers, one per
-        architecture, were read again for each includer)."""
-        folder = dirname(path)
-        key = (folder, written, level)
-        if key in t.found:
-            return t.found[key]
-        found = None
-        if level == QUOTED:
-            beside = normpath(f"{folder}/{written}") if folder else normpath(written)
-            if beside in r.files:
-                found = beside
-        if found is None:
-            tail = normpath(written)
-            if not tail.startswith("../"):
-                found = _nearest(folder, t.tails.get(tail, ()))
-        t.found[key] = found
-        return found
-
     def _visible(self, r: Resolver, path: str) -> dict[str, int]:
         """The files ``path``'s includes bring in, transitively (breadth first: file ->
         order), noting what that read when a resolution is under way."""
@@ -426,12 +410,22 @@ class CFamily(Language):
                         return out
         return out
 
+    def in_scope(self, r: Resolver, path: str, lines: list[str]) -> list[tuple[Target, int]]:
+        """C++: the class of the method around the cursor (``_method_class``)."""
+        pf = r.files.get(path)
+        return [] if pf is None else _method_class(self, r, pf, path, lines)
+
     def pending_definitions(
         self, r: Resolver, path: str, lines: list[str]
     ) -> list[tuple[Target, int]]:
         """The small headers' definitions (``_unused_headers``)."""
         pf = r.files.get(path)
         return [] if pf is None else _unused_headers(self, r, pf, path, lines)
+
+    def next_declarations(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """A header's next declarations (``_next_declarations``)."""
+        pf = r.files.get(path)
+        return [] if pf is None else _next_declarations(self, r, pf, path, lines)
 
     def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """The headers' helpers (``_helper_definitions``)."""
@@ -634,6 +628,28 @@ class CFamily(Language):
         return name in RESERVED
 
 
+def _include(r: Resolver, t: _Tables, path: str, written: str, level: int) -> str | None:
+    """The repository file an include of ``path`` names, or None (a system header): the
+    same from every file of a directory, found once for it (``_nearest`` reads every
+    file the include's tail names: the whole Linux kernel's ``asm/`` headers, one per
+    architecture, were read again for each includer)."""
+    folder = dirname(path)
+    key = (folder, written, level)
+    if key in t.found:
+        return t.found[key]
+    found = None
+    if level == QUOTED:
+        beside = normpath(f"{folder}/{written}") if folder else normpath(written)
+        if beside in r.files:
+            found = beside
+    if found is None:
+        tail = normpath(written)
+        if not tail.startswith("../"):
+            found = _nearest(folder, t.tails.get(tail, ()))
+    t.found[key] = found
+    return found
+
+
 def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
     """``path``'s includes as ``CFamily._visible`` reads them, made once while no file comes
     or goes (and kept while read): each file's walk reads the same headers' includes again,
@@ -646,9 +662,30 @@ def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
             tried: tuple[str, ...] = (f"{ns}:h:{normpath(written)}",)
             if level == QUOTED and folder:
                 tried = (f"{ns}:h:{normpath(f'{folder}/{written}')}", *tried)
-            made.append((tried, c._include(r, t, path, written, level)))  # noqa: SLF001
+            made.append((tried, _include(r, t, path, written, level)))
         t.edges[path] = made
     return made
+
+
+def _method_class(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[tuple[Target, int]]:
+    """``CFamily.in_scope`` of the file ``pf`` at the end of ``lines``: in C++, the class of
+    the out-of-line method around the cursor (``void X::m() {``) where another file defines
+    it, as near as the method's first row or the names read (``name_lines``): a bare call
+    or a field in the body is the class's member, which the class's card shows and the
+    buffer does not."""
+    if pf.language != "cpp":
+        return []
+    cursor = len(lines) - 1
+    method = _method_at(pf, cursor)
+    if method is None:
+        return []
+    owner, row = method
+    found = c._qualified(r, path, owner, "class") if c._is_class(r, owner) else None  # noqa: SLF001
+    if found is None or found[0][0] == path:
+        return []
+    return [(found[0], max(row, cursor - c.name_lines))]
 
 
 def _unused_headers(
@@ -697,6 +734,47 @@ def _helper_definitions(
     return out
 
 
+def _next_declarations(
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[Target]:
+    """``CFamily.next_declarations`` of the header ``pf`` at the end of ``lines``, outside
+    any function's body: up to ``NEXT_DECLARED`` functions with external linkage of the
+    scope at the cursor (a namespace, a class) that the header's source (its namesake
+    ``.c``/``.cc``/``.cpp``, beside it or nearest) defines and no code line above names,
+    those after the last one the lines above name first: a header declares its source's
+    functions, mostly in their order (``vm.h`` declares ``jsonnet_vm_execute_multi``, then
+    ``jsonnet_vm_execute_stream``, as ``vm.cpp`` defines them)."""
+    stem, ext = splitext(path)
+    if ext not in _HEADERS:
+        return []
+    cursor = len(lines) - 1
+    t = c.tables(r)
+    around = _innermost(pf, cursor)
+    own_kinds = t.kinds.get(path, _NO_KINDS)  # type: ignore[union-attr]
+    if around is not None and not around[1].is_class and own_kinds.get(around[1].node) != DECLARED:
+        return []  # in a function's body (a prototype has none)
+    named = [p for e in _SOURCES for p in t.tails.get(f"{basename(stem)}{e}", ())]
+    source = next((f"{stem}{e}" for e in _SOURCES if f"{stem}{e}" in r.files), None)
+    source = source or _nearest(dirname(path), named)
+    if source is None:
+        return []
+    spf = r.files[source]
+    kinds = t.kinds.get(source, _NO_KINDS)  # type: ignore[union-attr]
+    scope = _cursor_scope(pf, lines, cursor)
+    defs = sorted(
+        (int(spf.node_start[d.node]), d.name.rsplit(".", 1)[-1], d.node)
+        for d in spf.definitions
+        if not d.is_class
+        and kinds.get(d.node) not in (LOCAL, DECLARED, MACRO)
+        and d.name.rpartition(".")[0] == scope
+    )
+    text = _code("\n".join(lines[:cursor]))
+    written = [_written(text, name) for _, name, _ in defs]
+    last = max((i for i, w in enumerate(written) if w), default=-1)
+    order = [*range(last + 1, len(defs)), *range(last + 1)]
+    return [(source, defs[i][2]) for i in order if not written[i]][:NEXT_DECLARED]
+
+
 def _own_includes(
     c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
 ) -> list[tuple[str, int]]:
@@ -714,7 +792,7 @@ def _own_includes(
         row = int(pf.node_start[node]) if 0 <= node < pf.n_nodes else cursor
         if b.level not in (ANGLE, QUOTED) or row >= cursor:
             continue
-        header = c._include(r, t, path, b.module, b.level)  # noqa: SLF001 - its own helper
+        header = _include(r, t, path, b.module, b.level)
         if header is not None and r.defs.get(header) and _stem(header) != _stem(path):
             out.append((header, row))
     t.own = (ref(pf), lines, t.generation, out)
@@ -867,16 +945,34 @@ def _nearest(folder: str, candidates: Iterable[str]) -> str | None:
 
 
 # ---- query time: the cursor's scope and the declarations before it --------------------------
-def _scope_at(pf: ParsedFile, row: int) -> str:
-    """The scope of the innermost C++ definition around ``row``: a method's class, a class,
-    a function's namespace."""
-    best: tuple[int, str] | None = None
+def _innermost(pf: ParsedFile, row: int) -> tuple[int, Definition] | None:
+    """(first row, definition) of the innermost definition of the index's parse around
+    ``row`` (one a buffer cut before its end leaves unclosed included)."""
+    best: tuple[int, Definition] | None = None
     for d in pf.definitions:
         start, end = int(pf.node_start[d.node]), int(pf.node_end[d.node])
         holds = start <= row and (end >= row or end >= pf.line_owner.size - 1)
         if holds and (best is None or start >= best[0]):
-            best = (start, d.name if d.is_class else d.name.rpartition(".")[0])
-    return "" if best is None else best[1]
+            best = (start, d)
+    return best
+
+
+def _scope_at(pf: ParsedFile, row: int) -> str:
+    """The scope of the innermost C++ definition around ``row``: a method's class, a class,
+    a function's namespace."""
+    best = _innermost(pf, row)
+    if best is None:
+        return ""
+    return best[1].name if best[1].is_class else best[1].name.rpartition(".")[0]
+
+
+def _method_at(pf: ParsedFile, row: int) -> tuple[str, int] | None:
+    """(its class's qualified name, its first row) of the method (``X::m``) that is the
+    innermost definition around ``row``, else None."""
+    best = _innermost(pf, row)
+    if best is None or best[1].is_class or "." not in best[1].name:
+        return None
+    return best[1].name.rpartition(".")[0], best[0]
 
 
 def _cursor_scope(pf: ParsedFile, lines: list[str], row: int) -> str:

@@ -437,6 +437,56 @@ class _Types:
                     return hit
         return None
 
+    def _inherited(self, r: Resolver, start: tuple[str, str], shown: set[str]) -> list[Target]:
+        """The methods of ``start``'s supertypes (breadth first, ``_MAX_DEPTH`` levels) whose
+        names are not in ``shown``, the nearest type's of each name."""
+        found: dict[str, Target] = {}
+        seen = {start}
+        level = [start]
+        for _ in range(_MAX_DEPTH):
+            above: list[tuple[str, str]] = []
+            for p, qual in level:
+                for base in supertypes(r.files[p].bases.get(qual, ())):
+                    hit = self._type(r, p, base, _outer(qual))
+                    if hit is not None and hit not in seen:
+                        seen.add(hit)
+                        above.append(hit)
+            for p, qual in above:
+                for name, node in _method_names(r, self._of(r), p, qual).items():
+                    if name not in shown and name not in found:
+                        found[name] = (p, node)
+            if not above:
+                break
+            level = above
+        return list(found.values())
+
+    def _field_types(
+        self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
+    ) -> list[tuple[tuple[str, str], int]]:
+        """The repository types of the enclosing types' own fields, each with the last row
+        above the cursor that names the field (else the enclosing type's first row)."""
+        fields: dict[str, tuple[str, ...]] = {}
+        scopes: dict[str, str] = {}
+        for outer in _chain(cursor.scope):
+            for entry in pf.bases.get(outer, ()):
+                if entry[0] == FIELD and entry[1] not in fields:
+                    fields[entry[1]] = entry[2:]
+                    scopes[entry[1]] = outer
+        if not fields:
+            return []
+        last: dict[str, int] = {}
+        row = len(lines) - 1
+        for i in range(row, max(-1, row - TYPE_LINES), -1):
+            for word in _WORD.findall(lines[i]):
+                if word in fields and word not in last:
+                    last[word] = i
+        out = []
+        for name, typed in fields.items():
+            hit = self._type(r, path, typed, scopes[name])
+            if hit is not None:
+                out.append((hit, last.get(name, cursor.scope_row)))
+        return out
+
     def _target(self, r: Resolver, found: tuple[str, str]) -> Target:
         return found[0], self._of(r).first[found[0]][found[1]]
 
@@ -447,6 +497,9 @@ class Java(_Types, Language):
     namespace = NAMESPACE
     file_callees = 8
     group_members = 2
+    receiver_heading = "// its bases' members:"
+    receiver_names = 16
+    successors = 2
 
     def __init__(self) -> None:
         super().__init__()
@@ -644,6 +697,34 @@ class Java(_Types, Language):
                 out.setdefault(hit)
         return [self._target(r, hit) for hit in out]
 
+    def receiver_functions(
+        self, r: Resolver, path: str, lines: list[str], types: int
+    ) -> list[tuple[Target, list[Target]]]:
+        """The supertypes of another file that the enclosing type declares (up to ``types``),
+        each with the methods it inherits that neither it nor the enclosing type declares
+        (``_inherited``): what ``this.`` and a bare call reach that no card shows, the file
+        naming none of the types declaring them (the views' ``relativeOnWidth``, declared
+        two classes above the ``GroupView`` they extend)."""
+        pf = r.files.get(path)
+        cursor = None if pf is None or types <= 0 else self._cursor(pf, lines)
+        scope = None if cursor is None else cursor.scope
+        if pf is None or cursor is None or scope is None:
+            return []
+        bases = supertypes(pf.bases.get(scope, ())) or cursor.text_bases.get(scope, ())
+        tables = self._of(r)
+        own = set(_method_names(r, tables, path, scope))
+        out: list[tuple[Target, list[Target]]] = []
+        for base in bases:
+            hit = self._type(r, path, base, _outer(scope))
+            if hit is not None and hit[0] != path and len(out) < types:
+                inherited = self._inherited(r, hit, own | set(_method_names(r, tables, *hit)))
+                if inherited:
+                    out.append((self._target(r, hit), inherited))
+        return out
+
+    def receiver_key(self, qual: str) -> str:
+        return qual.rsplit(".", 1)[-1]  # a method, as a call writes it
+
     def siblings(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """The same method of the other classes sharing a supertype with the enclosing class
         (and the supertypes' own), for a cursor at most ``SIBLING_LINES`` lines into the
@@ -677,33 +758,6 @@ class Java(_Types, Language):
             ):
                 out.append((p, node))
         return out[:MAX_SIBLINGS]
-
-    def _field_types(
-        self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
-    ) -> list[tuple[tuple[str, str], int]]:
-        """The repository types of the enclosing types' own fields, each with the last row
-        above the cursor that names the field (else the enclosing type's first row)."""
-        fields: dict[str, tuple[str, ...]] = {}
-        scopes: dict[str, str] = {}
-        for outer in _chain(cursor.scope):
-            for entry in pf.bases.get(outer, ()):
-                if entry[0] == FIELD and entry[1] not in fields:
-                    fields[entry[1]] = entry[2:]
-                    scopes[entry[1]] = outer
-        if not fields:
-            return []
-        last: dict[str, int] = {}
-        row = len(lines) - 1
-        for i in range(row, max(-1, row - TYPE_LINES), -1):
-            for word in _WORD.findall(lines[i]):
-                if word in fields and word not in last:
-                    last[word] = i
-        out = []
-        for name, typed in fields.items():
-            hit = self._type(r, path, typed, scopes[name])
-            if hit is not None:
-                out.append((hit, last.get(name, cursor.scope_row)))
-        return out
 
     def _chained(
         self, r: Resolver, path: str, cursor: _Cursor
@@ -1066,6 +1120,21 @@ def _class_type(node: Node) -> tuple[str, ...] | None:
     if parts is None or not parts[-1][:1].isupper() or len(parts[-1]) < 2:
         return None
     return parts
+
+
+def _method_names(r: Resolver, tables: _Tables, path: str, qual: str) -> dict[str, int]:
+    """The methods type ``qual`` of ``path`` declares, by name (their first declarations);
+    not its constructors, nor its member types or theirs."""
+    prefix, bare = f"{qual}.", qual.rsplit(".", 1)[-1]
+    classes = r.classes.get(path, set())
+    return {
+        name: node
+        for q, node in tables.first.get(path, {}).items()
+        if q.startswith(prefix)
+        and "." not in (name := q[len(prefix) :])
+        and name != bare
+        and q not in classes
+    }
 
 
 def supertypes(entries: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:

@@ -39,6 +39,7 @@ types have.
 from __future__ import annotations
 
 import bisect
+import posixpath
 import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING
 
 from repomem.index.langs import MAX_SIBLINGS, SIBLING_LINES, Language, shared_dirs
 from repomem.index.langs import is_test as _is_test
+from repomem.index.languages import parser
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
@@ -60,8 +62,10 @@ NS = "rust"
 is_test = cache(_is_test)
 #: ``bases`` key of a file's ``impl Trait for Type`` blocks: (statement node, trait, type)
 BLOCKS = "#blocks"
-#: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module
-USE, INLINE_MOD, TEST_MOD = 0, 1, 2
+#: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module, a
+#: file module a ``#[path = ".."]`` attribute names (its ``module``: the file's path)
+USE, INLINE_MOD, TEST_MOD, PATH_MOD = 0, 1, 2, 3
+_INLINE = (INLINE_MOD, TEST_MOD)
 _MAX_DEPTH = 8
 _CRATE_DIRS = frozenset({"tests", "examples", "benches"})
 _ROOT_FILES = ("lib.rs", "main.rs")
@@ -88,6 +92,7 @@ class _Items:
         self.scopes: list[tuple[int, int, str]] = []  # (start, end, call scope): mods, impls
         self.globs: dict[str, int] = {}
         self.fns: list[tuple[int, int]] = []  # functions (not those inside other functions)
+        self.file_mods: set[str] = set()  # ``mod x;`` declarations, by their scoped names
 
     def walk(self, defs: list[tuple[Node, Node]], def_nodes: list[int]) -> None:
         order = sorted(
@@ -116,6 +121,15 @@ class _Items:
                 self._extern_crate(node, text, i, mod)
             else:
                 self._item(node, text, i, qual, mod)
+        if self.file_mods:  # a ``use`` beside ``mod x;`` binding ``x`` is another ``#[cfg]``'s
+            parsed = self.parsed
+            keep = [
+                k
+                for k, b in enumerate(parsed.imports)
+                if b.level != USE or b.name not in self.file_mods
+            ]
+            parsed.imports = [parsed.imports[k] for k in keep]
+            parsed.import_nodes = [parsed.import_nodes[k] for k in keep]
 
     def _field(self, node: Node, kind: str, prefix: str, text: str) -> None:
         """A struct's field: its type, a base ``(".field", *type)`` of the struct."""
@@ -126,7 +140,18 @@ class _Items:
 
     def _module(self, node: Node, text: str, i: int, qual: str, mod: str) -> None:
         if node.child_by_field_name("body") is None:
-            return  # ``mod x;``: the file x.rs, found by its path
+            # ``mod x;``: the file x.rs, found by its path, or the one ``#[path]`` names (from
+            # the file's folder: modules of inline ones are not read)
+            self.file_mods.add(_scoped(mod, text))
+            where = _path_attribute(node)
+            if where and not mod:
+                file = posixpath.normpath(
+                    posixpath.join(posixpath.dirname(self.parsed.path), where)
+                )
+                if not file.startswith("../"):
+                    self.parsed.imports.append(ImportBinding(text, file, None, PATH_MOD))
+                    self.parsed.import_nodes.append(i)
+            return
         level = TEST_MOD if text == "tests" or _cfg_test(node) else INLINE_MOD
         self.parsed.imports.append(ImportBinding(_scoped(mod, text), "", None, level))
         self.parsed.import_nodes.append(i)
@@ -235,6 +260,12 @@ class Rust(Language):
         impls = _impl_tables(r)
         for trait in _impl_traits(pf):
             impls.setdefault(trait, set()).add(path)
+        declared = _path_tables(r)
+        for module in _path_modules(pf):
+            declared.setdefault(module, set()).add(path)
+        types = _impl_type_tables(r)
+        for ty in _impl_types(pf):
+            types.setdefault(ty, set()).add(path)
 
     def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         name = _crate_name(path)
@@ -243,6 +274,12 @@ class Rust(Language):
         impls = _impl_tables(r)
         for trait in _impl_traits(pf):
             impls.get(trait, set()).discard(path)
+        declared = _path_tables(r)
+        for module in _path_modules(pf):
+            declared.get(module, set()).discard(path)
+        types = _impl_type_tables(r)
+        for ty in _impl_types(pf):
+            types.get(ty, set()).discard(path)
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         yield f"file:{path}"
@@ -253,6 +290,8 @@ class Rust(Language):
             yield d.name.rsplit(".", 1)[-1]
         for trait in _impl_traits(pf):
             yield f"impl:{trait}"
+        for module in _path_modules(pf):
+            yield f"declared:{module}"
 
     # ---- resolution ----------------------------------------------------------------------
     def resolve_call(self, r: Resolver, path: str, call: CallSite) -> Target | None:
@@ -272,7 +311,10 @@ class Rust(Language):
 
     def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """The repository types of the bindings the last ``FRESH_LINES`` lines make (a
-        function's parameters, ``let x = Foo::new()``) that no code uses yet."""
+        function's parameters, ``let x = Foo::new()``) that no code uses yet; of a type from
+        outside the repository (``data: &mut AtomicPtr<()>``), the repository's traits in
+        scope that its ``impl Trait for Type`` blocks implement for it (what its methods
+        there are)."""
         if path not in r.files:
             return []
         cursor = _cursor(r, path, lines)
@@ -284,6 +326,14 @@ class Rust(Language):
             ref = res._returns(list(ty[1:]))[1] if ty[0] == "<-" else res._walk(list(ty), False)
             if ref is not None and ref[0] == "def" and ref[1] != path:
                 out.setdefault(res._target(ref))
+            elif ref is None and _written_type(ty)[:1].isupper():
+                if not res._foreign(path, cursor.mod, _written_type(ty)):
+                    continue
+                for trait in res._foreign_traits(_written_type(ty)):
+                    # in scope, as a trait's methods must be to be called
+                    name = trait[2].rsplit(".", 1)[-1]
+                    if res._item(path, cursor.mod, name, False, 1) == trait:
+                        out.setdefault(res._target(trait))
         return list(out)
 
     def siblings(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
@@ -325,6 +375,86 @@ class Rust(Language):
         head = head.strip()
         return head in RESERVED and not (sep and head in _PATH_ROOTS)
 
+    def parser_view(self, source: bytes) -> bytes:
+        """Items a macro wraps, shown to the grammar as items: where a macro invoked with
+        braces stands among items and its body begins with one (``cfg_rt! { pub mod rt; }``,
+        petgraph's ``trait_template! { pub trait NodeIndexable { .. } }``), its name, ``!``
+        and braces are blanked (nested ones too, ``_MAX_NESTING`` deep). The grammar reads
+        a macro's body as tokens: the traits, functions and modules in it were no
+        definitions, and the calls in them none of the file's. A file without such a macro
+        is parsed once, as before."""
+        if _ITEM_MACRO.search(source) is None:
+            return source
+        view = source
+        for _ in range(_MAX_NESTING):
+            spans = _item_macros(parser(NS).parse(view).root_node)
+            if not spans:
+                break
+            out = bytearray(view)
+            for start, end in spans:
+                out[start:end] = re.sub(rb"[^\r\n]", b" ", view[start:end])
+            view = bytes(out)
+            # again only where an unwrapped body holds another (a macro's opening and
+            # closing spans alternate)
+            bodies = zip(spans[::2], spans[1::2], strict=True)
+            if not any(_ITEM_MACRO.search(view, a[1], b[0]) for a, b in bodies):
+                break
+        return view
+
+
+#: how deep item macros nest in one another that ``Rust.parser_view`` unwraps
+_MAX_NESTING = 3
+#: what may begin an item, after blanks, comments and attributes
+_ITEM_HEAD = (
+    rb"(?:\s|//[^\n]*|/\*.*?\*/|#!?\[[^\n]*\])*"
+    rb"(?:pub|fn|trait|struct|enum|union|impl|type|const|static|mod|use|unsafe|extern|async)\b"
+)
+_ITEM_BODY = re.compile(_ITEM_HEAD, re.DOTALL)
+#: a line that may begin an item macro (``name! {`` and an item): most files have none
+_ITEM_MACRO = re.compile(
+    rb"(?m)^[ \t]*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*[ \t]*![ \t]*\{" + _ITEM_HEAD, re.DOTALL
+)
+#: the nodes whose named children are items
+_ITEM_LEVEL = frozenset({"source_file", "declaration_list"})
+
+
+def _item_macros(root: Node) -> list[tuple[int, int]]:
+    """The byte spans to blank of the item macros among the items of ``root`` (its own and
+    its modules', ``impl`` and ``trait`` blocks'): each one's name up to its ``{``, and its
+    ``}``, where its body is items (``_items_alone``)."""
+    spans = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        for child in node.named_children:
+            t = child.type
+            if t == "macro_invocation":
+                body = child.named_children[-1] if child.named_child_count else None
+                if (
+                    body is not None
+                    and body.type == "token_tree"
+                    and body.text[:1] == b"{"
+                    and body.text[-1:] == b"}"
+                    and _ITEM_BODY.match(body.text, 1) is not None
+                    and _items_alone(body.text[1:-1])
+                ):
+                    spans.append((child.start_byte, body.start_byte + 1))
+                    spans.append((body.end_byte - 1, body.end_byte))
+            elif t in ("mod_item", "impl_item", "trait_item"):
+                inner = child.child_by_field_name("body")
+                if inner is not None and inner.type in _ITEM_LEVEL:
+                    todo.append(inner)
+    return spans
+
+
+def _items_alone(body: bytes) -> bool:
+    """Whether a macro's body, parsed alone, is items with no syntax error between them (an
+    error inside one, a trait body's ``@section`` marker, stays in it): petgraph's
+    ``iterator_wrap! { impl (Iterator) for struct .. }`` is no item, and shown as one would
+    turn the items after it into an error too."""
+    root = parser(NS).parse(body).root_node
+    return not any(c.type == "ERROR" or c.is_missing for c in root.children)
+
 
 def _tables(r: Resolver) -> dict[str, set[str]]:
     """The crates of ``r`` by name -> their ``lib.rs`` files."""
@@ -346,6 +476,39 @@ def _impl_tables(r: Resolver) -> dict[str, set[str]]:
 
 
 _IMPLS: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def _impl_type_tables(r: Resolver) -> dict[str, set[str]]:
+    """The files of ``r`` by the (last) names of the types their ``impl Trait for Type``
+    blocks are for (query time only: what reads it notes no dependency)."""
+    found = _IMPL_TYPES.get(r)
+    if found is None:
+        found = _IMPL_TYPES[r] = {}
+    return found
+
+
+_IMPL_TYPES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def _impl_types(pf: ParsedFile) -> set[str]:
+    """The last names of the types ``pf``'s ``impl Trait for Type`` blocks are for."""
+    return {b[-1] for key, found in pf.bases.items() if key.endswith("#impl") for b in found}
+
+
+def _path_tables(r: Resolver) -> dict[str, set[str]]:
+    """The files of ``r`` that a ``#[path]`` module declaration names -> the declaring files."""
+    found = _DECLARED.get(r)
+    if found is None:
+        found = _DECLARED[r] = {}
+    return found
+
+
+_DECLARED: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def _path_modules(pf: ParsedFile) -> set[str]:
+    """The files ``pf``'s ``#[path = ".."] mod x;`` declarations name."""
+    return {b.module for b in pf.imports if b.level == PATH_MOD}
 
 
 def _impl_traits(pf: ParsedFile) -> set[str]:
@@ -383,9 +546,10 @@ class _Crates:
         return path in self.r.files and self.r.files[path].language == "rust"
 
     # -- modules and crates
-    def _crate_root(self, path: str) -> str | None:
+    def _crate_root(self, path: str, depth: int = 0) -> str | None:
         """The crate root file of ``path``: itself when it is one, else the nearest
-        ``lib.rs``/``main.rs`` above it."""
+        ``lib.rs``/``main.rs`` above it, else, where a ``#[path]`` module declaration names
+        it (``tests/lexical/float.rs`` of ``tests/lexical.rs``), its declaring file's."""
         if _own_root(path):
             return path
         dirs = path.split("/")[:-1]
@@ -394,6 +558,13 @@ class _Crates:
             for name in _ROOT_FILES:
                 if self._exists(base + name):
                     return base + name
+        if depth >= _MAX_NESTING:
+            return None
+        self._key_noted(f"declared:{path}")
+        for parent in sorted(_path_tables(self.r).get(path, ())):
+            root = self._crate_root(parent, depth + 1)
+            if root is not None:
+                return root
         return None
 
     def _in_crate(self, path: str, root: str | None) -> bool:
@@ -475,6 +646,25 @@ class _Crates:
             return None
         return self._macro_in_crate(name, lambda: self._crate_root(self.path))
 
+    def _guess(self, name: str) -> tuple[Target, str] | None:
+        """A method on a receiver of unknown type: the repository's only method so named,
+        unless the standard library's types have one (``push``, ``len``)."""
+        if name in _STD_METHODS or name in RESERVED:
+            return None
+        self._key_noted(name)
+        hits = [
+            (other, node)
+            for other, node in self.r.by_name.get((NS, name), ())
+            if "." in self.r.qualnames[other][node]
+        ]
+        if len(hits) != 1:
+            return None
+        other, node = hits[0]
+        qual = self.r.qualnames[other][node]
+        if not self.test and (is_test(other) or _in_test_mod(self.r, other, qual)):
+            return None
+        return (other, node), "guess: the only method so named"
+
 
 class _Resolution(_Crates):
     """One resolution from a place of ``path``: its inline module ``mod`` and, inside an
@@ -541,6 +731,9 @@ class _Resolution(_Crates):
                 start, shown = self._walk(list(ty), False), "::".join(ty)
             if ty is not None:
                 found = self._members(start, segs[1:]) if start is not None else None
+                written = _written_type(ty)
+                if start is None and len(segs) == 2 and self._foreign(self.path, self.mod, written):
+                    found = self._foreign_member(written, segs[1])
                 if found is None:
                     return None
                 return self._target(found), f"receiver typed {shown}"
@@ -663,6 +856,10 @@ class _Resolution(_Crates):
         if b is not None:
             if b.level == TEST_MOD and not self.test:
                 return None
+            if b.level == PATH_MOD:
+                if not self._exists(b.module) or (is_test(b.module) and not self.test):
+                    return None
+                return "mod", b.module, ""
             if b.level != USE:
                 return "mod", path, qual
             found = self._path(path, mod, b.module.split("::"), macro, depth + 1)
@@ -797,12 +994,74 @@ class _Resolution(_Crates):
             return "def", other, q
         return self._trait_member(ref, name, depth)
 
+    def _foreign(self, path: str, mod: str, *type_path: str) -> bool:
+        """Whether a type written in module ``mod`` of ``path`` is one from outside the
+        repository: a path the repository does not hold, the prelude's or a primitive, or a
+        name a ``use`` binds to such a path (a type parameter, ``impl<F> Parser for F``, is
+        bound by none: not one)."""
+        if not type_path or not type_path[-1][:1].isalpha():
+            return False
+        if len(type_path) > 1:
+            return self._path(path, mod, list(type_path), False, 1) is None
+        name = type_path[0]
+        if name in _PRELUDE or name in _PRIMITIVES:
+            return True
+        bound = _scoped(mod, name)
+        self._lookup_noted(path, bound)
+        b = self.r.bindings.get(path, {}).get(bound)
+        if b is None or b.level != USE:
+            return False
+        return self._path(path, mod, b.module.split("::"), False, 1) is None
+
+    def _foreign_member(self, type_name: str, name: str) -> Ref | None:
+        """A method the repository gives a type from outside it (``AtomicPtr``, ``Vec<u8>``,
+        ``f64``; written ``type_name`` at the cursor, where it resolves to nothing of the
+        repository) through a trait: the method so named of its ``impl Trait for Type``
+        blocks (a type outside the repository there too) when one block has it, else a
+        trait's default method that such a block implements."""
+        if not type_name:
+            return None
+        own = set()
+        for other, node in self.r.by_name.get((NS, name), ()):
+            qual = self.r.qualnames[other][node]
+            parts = qual.split(".")
+            if len(parts) < 2 or parts[-2] != type_name or (is_test(other) and not self.test):
+                continue
+            mod = ".".join(parts[:-2])
+            if _in_test_mod(self.r, other, mod) and not self.test:
+                continue
+            if mod == _mod_of(self.r, other, qual) and self._foreign(other, mod, type_name):
+                own.add(("def", other, qual))
+        if own:
+            return next(iter(own)) if len(own) == 1 else None
+        return self._trait_member(("ext", "", type_name), name, 0)
+
+    def _foreign_traits(self, type_name: str) -> list[Ref]:
+        """The repository's traits that its ``impl Trait for Type`` blocks implement for a
+        type so named from outside it (query time only)."""
+        out: list[Ref] = []
+        for where in sorted(_impl_type_tables(self.r).get(type_name, ())):
+            if is_test(where) and not self.test:
+                continue
+            for key, found in self.r.files[where].bases.items():
+                if not key.endswith("#impl"):
+                    continue
+                mod = key[: -len("#impl")]
+                for trait_path, *type_path in found:
+                    if type_path[-1] != type_name or not self._foreign(where, mod, *type_path):
+                        continue
+                    trait = self._path(where, mod, trait_path.split("::"), False, 1)
+                    if trait is not None and trait[0] == "def" and trait not in out:
+                        out.append(trait)
+        return out
+
     def _trait_member(self, ref: Ref, name: str, depth: int) -> Ref | None:
         """A method ``ref`` has through a trait: a supertrait's when ``ref`` is a trait
         (``trait Float: Number``), else one a trait declares (a default method) and an
-        ``impl Trait for Type`` block of the repository implements for ``ref``."""
+        ``impl Trait for Type`` block of the repository implements for ``ref`` (``("ext", "",
+        name)``: a type so named from outside the repository)."""
         path, qual = ref[1], ref[2]
-        for base in self.r.files[path].bases.get(qual, ()):
+        for base in self.r.files[path].bases.get(qual, ()) if ref[0] == "def" else ():
             if base[0] == ":" and depth < _MAX_DEPTH:
                 sup = self._path(
                     path, _mod_of(self.r, path, qual), list(base[1:]), False, depth + 1
@@ -838,30 +1097,14 @@ class _Resolution(_Crates):
                 segs = trait_path.split("::")
                 if segs[-1] != trait[2].rsplit(".", 1)[-1]:
                     continue
-                if self._path(where, mod, type_path, False, depth + 1) != ref:
+                if ref[0] == "ext":
+                    if type_path[-1] != ref[2] or not self._foreign(where, mod, *type_path):
+                        continue
+                elif self._path(where, mod, type_path, False, depth + 1) != ref:
                     continue
                 if self._path(where, mod, segs, False, depth + 1) == trait:
                     return True
         return False
-
-    def _guess(self, name: str) -> tuple[Target, str] | None:
-        """A method on a receiver of unknown type: the repository's only method so named,
-        unless the standard library's types have one (``push``, ``len``)."""
-        if name in _STD_METHODS or name in RESERVED:
-            return None
-        self._key_noted(name)
-        hits = [
-            (other, node)
-            for other, node in self.r.by_name.get((NS, name), ())
-            if "." in self.r.qualnames[other][node]
-        ]
-        if len(hits) != 1:
-            return None
-        other, node = hits[0]
-        qual = self.r.qualnames[other][node]
-        if not self.test and (is_test(other) or _in_test_mod(self.r, other, qual)):
-            return None
-        return (other, node), "guess: the only method so named"
 
 
 # ---- helpers over paths ----------------------------------------------------------------
@@ -917,7 +1160,7 @@ def _mod_of(r: Resolver, path: str, qual: str) -> str:
     bindings = r.bindings.get(path, {})
     for p in parts[:-1]:
         b = bindings.get(_scoped(mod, p))
-        if b is None or b.level == USE:
+        if b is None or b.level not in _INLINE:
             break
         mod = f"{mod}.{p}" if mod else p
     return mod
@@ -1008,7 +1251,7 @@ def _mod_at(r: Resolver, path: str, pf: ParsedFile, cursor: int) -> str:
     best = ""
     for b, node in zip(pf.imports, pf.import_nodes, strict=True):
         inside = 0 <= node < pf.n_nodes and pf.node_start[node] < cursor <= pf.node_end[node]
-        if b.level != USE and inside:
+        if b.level in _INLINE and inside:
             name = b.name.replace("::", ".")
             best = name if len(name) > len(best) else best
     return best
@@ -1219,6 +1462,14 @@ def _typed_bindings(text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         yield m.start(), name, found
 
 
+def _written_type(ty: tuple[str, ...]) -> str:
+    """The name of the type a binding's type (``_typed_bindings``) writes: its path's last
+    segment, or ``T`` of a call ``T::f`` ("" for another call)."""
+    if ty[:1] != ("<-",):
+        return ty[-1]
+    return ty[-2] if len(ty) > 2 and ty[-2][:1].isupper() else ""
+
+
 class _FnTypes:
     """The receivers' types of a file's method calls, as the code of the function around
     each call declares them before it."""
@@ -1255,6 +1506,20 @@ class _FnTypes:
 # ---- helpers over syntax ---------------------------------------------------------------
 def _text(node: Node) -> str:
     return node.text.decode("utf-8", "replace")
+
+
+_PATH_ATTRIBUTE = re.compile(rb'^#\[\s*path\s*=\s*"([^"]+)"\s*\]$')
+
+
+def _path_attribute(node: Node) -> str | None:
+    """The file a ``#[path = "x.rs"]`` attribute of an item names, as written."""
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in ("attribute_item", "line_comment"):
+        m = _PATH_ATTRIBUTE.match(prev.text or b"")
+        if m is not None:
+            return m[1].decode("utf-8", "replace")
+        prev = prev.prev_named_sibling
+    return None
 
 
 def _cfg_test(node: Node) -> bool:
