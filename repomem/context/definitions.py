@@ -16,12 +16,17 @@ usually needs is the signature of what it calls. Those names are mostly written 
   allocator: what the next line calls though the last lines did not);
 * C and C++: the type of the variable named nearest the cursor, its card listing functions
   taking one first (``Language.receiver_functions``: C's methods, which the next line passing
-  the variable on calls, often one no line above names); beside a function or macro of
-  another file named just above, the rest of its name's family (``Language.name_families``:
-  ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``);
-* C: the project's helpers the headers the file includes declare, the most called that no
-  line names (``Language.included_definitions``), listed on a card of declarations alone
-  that comes after every other card (``cards.listing``: it takes the room they leave);
+  the variable on calls, often one no line above names);
+* C and Go: beside a function or macro of another file named just above, the rest of its
+  name's family (``Language.name_families``: ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``,
+  ``scanFollowsFalse`` after ``scanFollowsTrue``);
+* Go: beside a method of another file called just above, its type's other methods by name
+  (``Language.other_methods``); in a type's card, first, the methods the enclosing test is
+  named for (``Language.subject``);
+* C and Go: the project's helpers the headers the file includes declare (Go: its package's
+  and those it imports), the most called that no line names
+  (``Language.included_definitions``), listed on a card of declarations alone that comes
+  after every other card (``cards.listing``: it takes the room they leave);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -94,10 +99,6 @@ FIXTURE_DEPTH = 4
 #: C: the types of this many variables named nearest the cursor are carded first, each with
 #: the functions declared beside it that take one (``Language.receiver_functions``)
 RECEIVER_TYPES = 1
-#: C: a function or macro named this many lines above the cursor at most lists its name's
-#: family (``Language.name_families``): one named further up says less about the next line,
-#: and each list takes card room from other definitions
-FAMILY_LINES = 8
 #: a method's body just begun: this many of what its other implementations call first
 SIBLING_CALLEES = 2
 #: at most this many definitions are ranked and returned
@@ -229,6 +230,8 @@ class _Found:
     functions: list[tuple[str, int]] = field(default_factory=list)
     more: int = 0
     heading: str = ""  # what the card says the functions are (default: taking one first)
+    # the card names ``functions`` on one line rather than declaring them a line each
+    named: bool = False
     # a type standing for its methods the code names (``_group_members``): their nodes, which
     # its skeleton lists before the others
     members: tuple[int, ...] = ()
@@ -593,7 +596,7 @@ def _list_pending(
         hits[host] = replace(hits[host], card=card)
     helpers = _helpers(index, finder, hits, set(pending))
     if helpers:
-        heading = "// most called of the headers included above, not named here:"
+        heading = f"// {finder.language.helpers_heading}"
         card = listing(helpers, heading)
         hits.append(DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0))
     return _next_declared(index, finder, hits)
@@ -661,7 +664,7 @@ def _row(pf: ParsedFile, node: int) -> int:
 
 
 def _with_functions(index: RepoIndex, card: Card, f: _Found) -> Card:
-    names = langs.for_language(index.parses()[card.path].language).receiver_names > 0
+    names = f.named or langs.for_language(index.parses()[card.path].language).receiver_names > 0
     if not names:
         return with_functions(card, _declarations(index, f.functions), f.more, f.heading)
     qualnames = index.resolver.qualnames  # named only: no declaration to read
@@ -986,6 +989,12 @@ class _Lookups:
         return {w for row in self.code for w in _WORDS.findall(row)}
 
     @cached_property
+    def called_words(self) -> set[str]:
+        """The names the cursor's code lines call (``Errors`` of ``c.Errors.Errors()``, not
+        of the field ``c.Errors``)."""
+        return {w for row in self.code for w in _CALLED.findall(row)}
+
+    @cached_property
     def types(self) -> dict[str, tuple[str, tuple[str, ...]] | None]:
         """``name -> (kind, dotted name)`` from annotations and loops over annotated
         containers (``class``: the type), assignments of calls (``call``: the callee) and
@@ -1077,8 +1086,11 @@ class _Finder(_Lookups):
             self._add_target(target, distance, how, count)
         if self.language.group_members:
             self._group_members(self.language.group_members)
+        _subject_members(self)
         if self.language.name_families:
             self._add_families(self.language.name_families)
+        if self.language.other_methods:
+            _other_methods(self, self.language.other_methods)
         if self.language.successors:
             self._add_successors(self.language.successors)
         by_use = self.language.rank_imports_by_use
@@ -1190,11 +1202,11 @@ class _Finder(_Lookups):
             seen.brief = not seen.functions
 
     def _add_families(self, n: int) -> None:
-        """C: a function or macro of another file that the last ``FAMILY_LINES`` lines name
-        lists beside it up to ``n`` of its family the code does not name yet: the
-        definitions of its file whose names share its own up to its last ``_`` (two parts
-        at least: ``DNS_HEADER_``, ``crypto_onetimeauth_poly1305_``), nearest it first, each
-        one the cursor's file can call. Such families are a C API's methods by name (``_init``,
+        """C, Go: a function or macro of another file that the last ``Language.family_lines`` lines
+        name lists beside it up to ``n`` of its family the code does not name yet: the
+        definitions of its file whose names start as its own does (``Language.family``: C's
+        ``DNS_HEADER_``, Go's ``scanFollows``), nearest it first, each one the cursor's file
+        can call as it calls the one named. Such families are a C API's methods by name (``_init``,
         ``_update``, ``_final``; one header field's accessor after another), where the next
         line calls the next of them. The nearest member named stands for its family."""
         classes = self.resolver.classes
@@ -1202,31 +1214,36 @@ class _Finder(_Lookups):
         done: set[tuple[str, str]] = set()
         for f in sorted(self.found.values(), key=lambda f: (f.distance, -f.count)):
             path, qual = f.target
-            prefix = qual[: qual.rfind("_") + 1]
             if (
-                f.distance > FAMILY_LINES
+                f.distance > self.language.family_lines
                 or path == self.path
                 or f.functions
                 or qual in classes[path]
-                or prefix.count("_") < 2
-                or prefix.startswith("_")
-                or (path, prefix) in done
             ):
                 continue
-            done.add((path, prefix))
             pf = self.resolver.files[path]
             row = _row(pf, f.node)
-            family = sorted(
-                (abs(_row(pf, d.node) - row), d.name, d.node)
-                for d in pf.definitions
-                if d.name.startswith(prefix)
-                and d.name not in written
-                and not d.is_class
-                and d.name not in classes[path]
-            )
+            family: list[tuple[int, str, int]] = []
+            for prefix in self.language.family(qual):  # the longest start shared
+                family = sorted(
+                    (abs(_row(pf, d.node) - row), d.name, d.node)
+                    for d in pf.definitions
+                    if d.name.startswith(prefix)
+                    and d.name not in written
+                    and d.name != qual
+                    and not d.is_class
+                    and d.name not in classes[path]
+                )
+                if family:
+                    break
+            if not family or (path, prefix) in done:
+                continue
+            done.add((path, prefix))
+            # each called as the one named is (``pkg.F`` of an imported Go package)
+            head = tuple(f.name.split("."))[:-1] if "." in f.name else ()
             members: dict[str, tuple[str, int]] = {}
             for _, name, node in family:
-                if name not in members and self.resolve((name,)) is not None:
+                if name not in members and self.resolve((*head, name)) is not None:
                     members[name] = (path, node)
                     if len(members) >= n:
                         break
@@ -1474,6 +1491,71 @@ class _Finder(_Lookups):
         if owner is not None:
             return None  # an attribute of a known type (a field): no other name stands in
         return self._constant(parts) or self._method_by_name(parts)
+
+
+def _subject_members(finder: _Finder) -> None:
+    """The methods of a type of another file found here whose names the enclosing
+    test's name spells (``Language.subject``: ``YAML`` and ``Render`` of ``Context`` in
+    ``TestContextRenderYAML``, ``BindJSON`` in ``TestContextBindWithJSON``, words in
+    their order) come first in its card's skeleton: a test calls what it is named
+    for, which a type of a hundred methods does not list among its most called."""
+    subject = [w.lower() for w in finder.language.subject(finder.lines)]
+    if not subject:
+        return
+    classes = finder.resolver.classes
+    for f in finder.found.values():
+        path, qual = f.target
+        if path == finder.path or qual not in classes[path]:
+            continue
+        named = [
+            d.node
+            for d in finder.resolver.files[path].members(qual)
+            if _spelled(d.name.rsplit(".", 1)[-1], subject)
+        ]
+        if named:
+            f.members = tuple(sorted({*f.members, *named}))
+
+
+def _other_methods(finder: _Finder, n: int) -> None:
+    """Go: a method of another file's type that the last ``Language.family_lines`` lines
+    call names beside it up to ``n`` of the type's other methods (of its file) that the
+    code does not call, the most called first: the next line calls another method of
+    the same value (``v1.GET(`` after ``v1.Use(``; ``c.Errors.Errors()`` after
+    ``c.Errors.ByType(``), whose type the code need not name (its card would be a
+    name the code does not write). One method of a type stands for it."""
+    classes = finder.resolver.classes
+    called = finder.called_words
+    done: set[tuple[str, str]] = set()
+    for f in sorted(finder.found.values(), key=lambda f: (f.distance, -f.count)):
+        path, qual = f.target
+        owner = qual.rpartition(".")[0]
+        if (
+            f.distance > finder.language.family_lines
+            or path == finder.path
+            or f.functions
+            or owner not in classes[path]
+            or qual in classes[path]
+            or (path, owner) in done
+        ):
+            continue
+        done.add((path, owner))
+        methods = [
+            d
+            for d in finder.resolver.files[path].members(owner)
+            if d.name != qual and d.name.rsplit(".", 1)[-1] not in called
+        ]
+        methods.sort(key=lambda d: -finder.entity_calls(path, d.node))
+        if methods:
+            f.functions = [(path, d.node) for d in methods[:n]]
+            f.heading = f"// other methods of {owner.rsplit('.', 1)[-1]}:"
+            f.named = True
+
+
+def _spelled(name: str, words: list[str]) -> bool:
+    """Whether ``name``'s words (``langs.WORDS``) are some of ``words`` (lower case), in
+    their order."""
+    rest = iter(words)
+    return all(w.lower() in rest for w in langs.WORDS.findall(name))
 
 
 def _shared_words(name: str, other: str) -> int:

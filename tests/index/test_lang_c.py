@@ -712,6 +712,27 @@ def test_a_named_macro_or_function_lists_its_name_family_beside_it(tmp_path: Pat
     ]
 
 
+def test_a_name_in_words_has_the_family_of_its_longest_start_shared(tmp_path: Path) -> None:
+    """``BrotliBitReaderSaveState`` has no ``BrotliBitReaderSave`` sibling: its family is the
+    ``BrotliBitReader`` functions, nearest first (``RestoreState``, 19 lines below ``Save``
+    in brotli's decoder); a start of one word is none, nor is ``ares__`` of ``ares__x_y``."""
+    files = {
+        "bit.h": "void BrotliBitReaderSaveState(int *br);\n"
+        "void BrotliBitReaderRestoreState(int *br);\n"
+        "void BrotliOther(int *br);\n"
+        "void BrotliBitReaderUnload(int *br);\n",
+        "use.c": '#include "bit.h"\n\nvoid f(int *br) {\n    BrotliBitReaderSaveState(br);\n'
+        + "    br++;\n" * 18,
+    }
+    idx = build(tmp_path, files)
+    hits = find_definitions(idx, "use.c", files["use.c"])
+    card = next(h.card for h in hits if h.card.name == "BrotliBitReaderSaveState")
+    assert card.listed == (("bit.h", 1), ("bit.h", 3))
+    family = c.LANGUAGE.family
+    assert family("BrotliBitReaderSaveState")[:2] == ["BrotliBitReaderSave", "BrotliBitReader"]
+    assert family("BrotliOther") == [] and family("ares__x_y") == ["ares__x_"]
+
+
 PENDING_FILES: dict[str, str] = {
     "include/fast_log.h": """\
 double FastLog2(unsigned v);
@@ -754,6 +775,25 @@ def test_a_small_header_included_and_not_used_yet_lists_its_definitions(
     assert [h.card.name for h in hits].count("FastLog2") == 0
     used = PENDING_FILES["src/cost.c"] + "        sum += FastLog2(p[i]);\n"
     assert all("//" not in h.card.text for h in find_definitions(idx, "src/cost.c", used))
+
+
+def test_a_cursor_reads_its_own_includes_once_and_again_after_an_edit(tmp_path: Path) -> None:
+    """The pending headers and the helpers ask one cursor's includes in turn: read once, and
+    read again once a file comes or goes (the same lines, another header)."""
+    idx = build(tmp_path, PENDING_FILES)
+    lines = PENDING_FILES["src/cost.c"].split("\n")
+    lang, r = c.LANGUAGE, idx.resolver
+    pf = r.files["src/cost.c"]
+    first = c._own_includes(lang, r, pf, "src/cost.c", lines)
+    assert "include/fast_log.h" in {h for h, _ in first}
+    assert c._own_includes(lang, r, pf, "src/cost.c", lines) is first
+    assert c._own_includes(lang, r, pf, "src/cost.c", lines[:]) == first  # another cursor
+    (tmp_path / "r/include/fast_log.h").unlink()
+    idx.update_file("include/fast_log.h", None)
+    pf = idx.resolver.files["src/cost.c"]
+    after = c._own_includes(lang, idx.resolver, pf, "src/cost.c", lines)
+    assert "include/fast_log.h" not in {h for h, _ in after}
+    assert lang.pending_definitions(idx.resolver, "src/cost.c", lines) == []
 
 
 def test_a_file_including_many_headers_it_uses_nothing_of_yet_lists_none(

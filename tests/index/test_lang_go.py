@@ -571,7 +571,8 @@ def test_an_interface_method_s_card_shows_it_in_its_interface(tmp_path: Path) ->
         "type Reader interface {\n"
         "    // Advance moves the position n bytes on.\n"
         "    Advance(n int)\n"
-        "}"
+        "}\n"
+        "// other methods of Reader: Peek"  # (``_add_other_methods``)
     )
     assert card.header == "Advance(n int)"
     assert card.line == TEXT.splitlines().index("\tAdvance(n int)")
@@ -612,3 +613,100 @@ def _updates_equal_rebuilds(
             path.write_text(text)
         idx.update_file(rel, text)
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], names)
+
+
+SCAN = """\
+package scan
+
+func scanFollowsTrue(b []byte) bool { return false }
+
+func scanFollowsFalse(b []byte) bool { return false }
+
+func scanFollowsNan(b []byte) bool { return false }
+
+func scanOther() {}
+
+func Parse() {}
+"""
+
+# a type of many methods, a helper package, a value's methods, a test named for a method
+HELPERS = {
+    "go.mod": "module example.com/m\n",
+    "scan/scan.go": SCAN,
+    "scan/other.go": "package scan\n\nfunc NewError() {}\n",
+    "scan/parse.go": 'package scan\n\nimport "example.com/m/chars"\n\nfunc parse(b []byte) {\n'
+    "\tchars.Escaped()\n\tif scanFollowsTrue(b) {\n\t}\n}\n",
+    "chars/chars.go": "package chars\n\nfunc ValidNext() {}\n\nfunc Escaped() {}\n\n"
+    "func hidden() {}\n",
+    "chars/use.go": "package chars\n\nfunc use() {\n" + "\thidden()\n" * 5 + "}\n",
+    "group/group.go": "package group\n\n"
+    "type Group struct{}\n\n"
+    + "".join(f"func (g *Group) M{i}() {{}}\n\n" for i in range(30))
+    + "func (g *Group) Use() {}\n\nfunc (g *Group) GET() {}\n\nfunc (g *Group) RenderYAML() {}\n\n"
+    "func New() *Group { return &Group{} }\n",
+    "cmd/main.go": 'package main\n\nimport "example.com/m/group"\n\nfunc run() {\n'
+    "\tv := group.New()\n\tv.Use()\n}\n",
+    "cmd/main_test.go": 'package main\n\nimport "example.com/m/group"\n',
+}
+
+
+@pytest.fixture(scope="module")
+def helpers(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
+    files = dict(HELPERS)
+    # calls that rank the helpers: NewError and ValidNext called often, M0..M29 once
+    calls = "".join("\tNewError()\n\tchars.ValidNext()\n\tchars.Escaped()\n" for _ in range(5))
+    files["scan/use.go"] = (
+        'package scan\n\nimport "example.com/m/chars"\n\nfunc use() {\n' + calls + "}\n"
+    )
+    many = "".join(f"\tg.M{i}()\n" for i in range(30)) + "\tg.GET()\n\tg.GET()\n"
+    files["group/use.go"] = "package group\n\nfunc use(g *Group) {\n" + many + "}\n"
+    root = write_files(tmp_path_factory.mktemp("go-helpers"), files)
+    return RepoIndex.build(root, save=False)[0]
+
+
+def _listed(hits: list) -> set[tuple[str, int]]:
+    return {
+        at for h in hits for at in (*h.card.listed, *((h.card.path, m) for m in h.card.methods))
+    }
+
+
+def test_a_named_function_lists_its_name_s_family(helpers: RepoIndex) -> None:
+    left = HELPERS["scan/parse.go"].removesuffix("}\n")
+    hits = find_definitions(helpers, "scan/parse.go", left)
+    card = next(h.card for h in hits if h.card.name == "scanFollowsTrue")
+    # the siblings its name starts as (``scanFollows``), not ``scanOther``
+    assert "scanFollowsFalse" in card.text and "scanFollowsNan" in card.text
+    assert "scanOther" not in card.text
+    assert for_language("go").family("followsTrue") == []  # a start of two words at least
+    assert for_language("go").family("scanFollowsTrue") == ["scanFollows"]
+
+
+def test_the_packages_most_called_helpers_are_listed(helpers: RepoIndex) -> None:
+    left = HELPERS["scan/parse.go"].removesuffix("}\n")
+    hits = find_definitions(helpers, "scan/parse.go", left)
+    listing = hits[-1].card
+    assert listing.kind == "listing" and "this package and those imported" in listing.text
+    # the own package's NewError and the imported package's ValidNext; not Escaped, named
+    assert ("scan/other.go", 2) in listing.listed and ("chars/chars.go", 2) in listing.listed
+    assert ("chars/chars.go", 4) not in listing.listed
+    assert ("chars/chars.go", 6) not in listing.listed  # unexported: scan cannot call it
+
+
+def test_a_method_called_names_its_type_s_other_methods(helpers: RepoIndex) -> None:
+    left = HELPERS["cmd/main.go"].removesuffix("}\n")
+    hits = find_definitions(helpers, "cmd/main.go", left)
+    card = next(h.card for h in hits if h.card.name == "Group.Use")
+    # the most called first (GET), by name; not Use itself, which the code calls
+    assert card.text.splitlines()[-1].startswith("// other methods of Group: GET")
+    gets = HELPERS["group/group.go"].splitlines().index("func (g *Group) GET() {}")
+    assert ("group/group.go", gets) in card.listed
+
+
+def test_a_test_s_name_puts_the_methods_it_spells_in_its_type_s_card(helpers: RepoIndex) -> None:
+    row = HELPERS["group/group.go"].splitlines().index("func (g *Group) RenderYAML() {}")
+    head = 'package main\n\nimport "example.com/m/group"\n\n'
+    for name, listed in (("TestGroupRenderWithYAML", True), ("TestGroupOther", False)):
+        left = head + f"func {name}(t *testing.T) {{\n\tg := group.New()\n"
+        hits = find_definitions(helpers, "cmd/main_test.go", left)
+        card = next(h.card for h in hits if h.card.name == "Group")
+        assert (("group/group.go", row) in _listed([h for h in hits if h.card is card])) is listed

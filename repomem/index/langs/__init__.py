@@ -25,6 +25,7 @@ outside tests.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
@@ -78,10 +79,19 @@ class Language:
     #: stands for them: its skeleton lists them, and others of its members, in less room than
     #: their cards take (0: never)
     group_members: int = 0
-    #: how many of the family of a function or macro that the lines above name (the
-    #: definitions of its file sharing its name up to its last ``_``) its card lists beside
-    #: it (0: none)
+    #: how many of the family of a function or macro that the lines above name (``family``)
+    #: its card lists beside it (0: none)
     name_families: int = 0
+    #: a function or macro named this many lines above the cursor at most lists its family:
+    #: one named further up says less about the next line, and each list takes card room
+    #: from other definitions (C: ``BrotliBitReaderRestoreState`` 19 lines below its
+    #: ``SaveState``)
+    family_lines: int = 24
+    #: how many of the other methods of the type of a method that the lines above call
+    #: its card names (0: none)
+    other_methods: int = 0
+    #: what the listing of ``included_definitions``' most called says they are
+    helpers_heading: str = "most called of the headers included above, not named here:"
     #: how many of what follows the other calls of a definition the last lines call its card
     #: lists (``definitions._Finder._add_successors``)
     successors: int = 0
@@ -255,6 +265,32 @@ class Language:
         dependency."""
         return []
 
+    def subject(self, lines: list[str]) -> list[str]:
+        """Query time: the words of what the test around the end of ``lines`` is named for
+        (Go's ``func TestContextClientIP(``: ``Context``, ``Client``, ``IP``), whose methods a
+        type's card lists first; none outside a test."""
+        return []
+
+    def family(self, name: str) -> list[str]:
+        """The starts of a function's or macro's name that its family may share, longest
+        first: the definitions of its file so named are an API's siblings (``_init``,
+        ``_update``, ``_final``), which the next line calls one after another
+        (``name_families``: the longest start other definitions share is the family's). By
+        default (C's) up to each ``_`` from the last, two parts at least (``DNS_HEADER_``,
+        ``crypto_onetimeauth_poly1305_``), and a name without one by its words
+        (``camel_starts``: ``BrotliBitReader`` of ``BrotliBitReaderSaveState``)."""
+        if "_" not in name.strip("_"):
+            return camel_starts(name)
+        out = []
+        end = name.rfind("_")
+        while end > 0 and not name.startswith("_"):
+            prefix = name[: end + 1]
+            if sum(1 for part in prefix.split("_") if part) < 2:  # ``ares__`` is no family
+                break
+            out.append(prefix)
+            end = name.rfind("_", 0, end)
+        return out
+
     def reserved(self, name: str) -> bool:
         """Whether ``name`` is the language's own (keyword, built-in type, standard library)."""
         return False
@@ -288,6 +324,20 @@ def read_settings(root: Path, languages: Mapping[str, str]) -> dict[str, object]
         if found is not None:
             out[lang.namespace] = found
     return out
+
+
+# a name's words: ``Brotli``, ``Bit``; ``scan``, ``Follows``; ``HTTP``, ``Server``; ``Utf8``
+WORDS = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
+
+
+def camel_starts(name: str) -> list[str]:
+    """The starts of a name in words (``scanFollowsTrue``: ``scanFollows``), less one word
+    and more, two words at least, longest first; none for a name with a ``.`` (a method)."""
+    if "." in name:
+        return []
+    words = WORDS.findall(name)
+    ends = [len("".join(words[:k])) for k in range(len(words) - 1, 1, -1)]
+    return [name[:end] for end in ends if name[:end] == "".join(WORDS.findall(name[:end]))]
 
 
 def shared_dirs(a: str, b: str) -> int:

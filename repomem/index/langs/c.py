@@ -49,7 +49,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from posixpath import basename, dirname, normpath, splitext
 from typing import TYPE_CHECKING, NamedTuple
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, ref
 
 from tree_sitter import QueryCursor
 
@@ -151,6 +151,8 @@ class _Tables:
     generation: int = 0
     found: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     noted: tuple[int, str] = (0, "")
+    # the last cursor's ``_own_includes``: (its parse, its lines, generation, what they were)
+    own: tuple[ref[ParsedFile], list[str], int, list[tuple[str, int]]] | None = None
 
     def of(self, path: str) -> _FileTables:
         """``path``'s own tables (empty ones for a file not indexed)."""
@@ -697,7 +699,7 @@ def _unused_headers(
     which declares what the file defines)."""
     text: str | None = None
     out: list[tuple[Target, int]] = []
-    for header, row in _own_includes(c, r, pf, path, len(lines) - 1):
+    for header, row in _own_includes(c, r, pf, path, lines):
         defs = r.defs[header]
         if len(defs) > PENDING_HEADER:
             continue
@@ -720,7 +722,7 @@ def _helper_definitions(
     though no line above does. Types and their members are left out (the code names a type,
     or a value of one, before it uses one)."""
     out: list[Target] = []
-    for header, _ in _own_includes(c, r, pf, path, len(lines) - 1):
+    for header, _ in _own_includes(c, r, pf, path, lines):
         defs = r.defs[header]
         if len(defs) <= INCLUDED_HEADER:
             classes = r.classes[header]
@@ -774,19 +776,27 @@ def _next_declarations(
 
 
 def _own_includes(
-    c: CFamily, r: Resolver, pf: ParsedFile, path: str, cursor: int
-) -> Iterator[tuple[str, int]]:
-    """The project headers with definitions that the file ``pf`` includes itself above row
-    ``cursor``, each with its include's row; not the file's own header (``foo.h`` of
-    ``foo.c``, which declares what the file defines)."""
+    c: CFamily, r: Resolver, pf: ParsedFile, path: str, lines: list[str]
+) -> list[tuple[str, int]]:
+    """The project headers with definitions that the file ``pf`` includes itself above the
+    cursor (the end of ``lines``), each with its include's row; not the file's own header
+    (``foo.h`` of ``foo.c``, which declares what the file defines). Read once per cursor:
+    its pending headers and its helpers both ask (each walk read every fact of the file)."""
     t = c.tables(r)
+    last = t.own
+    if last is not None and last[0]() is pf and last[1] is lines and last[2] == t.generation:
+        return last[3]
+    cursor = len(lines) - 1
+    out = []
     for b, node in zip(pf.imports, pf.import_nodes, strict=True):
         row = int(pf.node_start[node]) if 0 <= node < pf.n_nodes else cursor
         if b.level not in (ANGLE, QUOTED) or row >= cursor:
             continue
         header = _include(r, t, path, b.module, b.level)
         if header is not None and r.defs.get(header) and _stem(header) != _stem(path):
-            yield header, row
+            out.append((header, row))
+    t.own = (ref(pf), lines, t.generation, out)
+    return out
 
 
 _INCLUDE_LINE = re.compile(r"\s*#\s*include\b")

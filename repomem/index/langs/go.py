@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repomem.index.langs import Language, is_test
+from repomem.index.langs import WORDS, Language, camel_starts, is_test
 from repomem.index.parsing import CallSite, Definition, ImportBinding
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ _PREDECLARED = frozenset((
 ))
 # fmt: on
 _DOTTED = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_TEST = re.compile(r"func\s+(?:Test|Benchmark|Example|Fuzz)_?(\w+)\s*\(")
 _MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
 
 
@@ -328,6 +329,9 @@ class Go(Language):
     # ``PerformRequest``, ``router.GET`` (call edges resolve through receivers' types)
     file_callees = 8
     group_members = 2
+    name_families = 4
+    other_methods = 8
+    helpers_heading = "most called of this package and those imported, not named here:"
 
     # ---- parse time ------------------------------------------------------------------
     def extract(
@@ -454,6 +458,43 @@ class Go(Language):
         if len(parts) == 1 and parts[0] in buffer.not_used:
             return None
         return _Resolution(r, self._tables(r), path, buffer.types).name(parts)
+
+    def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
+        """The package-level functions of the file's own package (its other files) and the
+        exported ones of the repository packages it imports: the project's helpers, which
+        the next line may call though no line above names them
+        (``characters.Utf8ValidNext`` beside the ``characters.Utf8TomlValidAlreadyEscaped``
+        called above, a test's ``requestWithBody``)."""
+        pf = r.files.get(path)
+        if pf is None:
+            return []
+        t = self._tables(r)
+        test = _is_test(path)
+        own = _dir(path) + _slot(pf)
+        packages = [own, *(d for b in pf.imports if (d := t.directory(b.module)) is not None)]
+        out: list[Target] = []
+        for package in dict.fromkeys(packages):
+            for name, targets in t.defs.get(package, {}).items():
+                if "." in name or (package != own and not name[:1].isupper()):
+                    continue  # a method, or what another package cannot call
+                found = next((x for x in targets if test or not _is_test(x[0])), None)
+                if found is not None and found[0] != path and name not in r.classes[found[0]]:
+                    out.append(found)
+        return out
+
+    def subject(self, lines: list[str]) -> list[str]:
+        """The words of the test function around the cursor, after ``Test`` (``Benchmark``,
+        ``Example``, ``Fuzz``): Go names a test for what it tests."""
+        for line in reversed(lines[:-1]):
+            if line.startswith("func"):
+                test = _TEST.match(line)
+                return WORDS.findall(test[1]) if test is not None else []
+        return []
+
+    def family(self, name: str) -> list[str]:
+        """A package-level name by its words (``scanFollows`` of ``scanFollowsTrue``:
+        ``scanFollowsFalse``, ``scanFollowsNan``; ``ErrorType`` of ``ErrorTypePublic``)."""
+        return camel_starts(name)
 
     def reserved(self, name: str) -> bool:
         return name in _KEYWORDS or name in _PREDECLARED
