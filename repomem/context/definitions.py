@@ -1025,6 +1025,24 @@ class _Lookups:
                     items[m["target"]] = arg
         return types
 
+    def _fixture_values(self) -> list[tuple[str, Owner, bool, int]]:
+        """The parameters pytest fills from fixtures of the test (or fixture) holding the
+        cursor, each with the class of its value, whether the code after the ``def`` uses it
+        yet and the ``def``'s distance from the cursor."""
+        found = next(((d, p) for d, p in self._functions if self._injected(d)), None)
+        if found is None:
+            return []
+        d, params = found
+        start = int(self.pf.node_start[d.node])
+        body = "\n".join(self.code[start + 1 : self.cursor + 1])
+        out = []
+        for name in params:
+            owner = self._receiver((name,))[1] if name not in ("self", "cls") else None
+            if owner is not None:
+                used = re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
+                out.append((name, owner, used, self.cursor - start))
+        return out
+
 
 class _Finder(_Lookups):
     """Collects the definitions named in one cursor's context."""
@@ -1378,24 +1396,6 @@ class _Finder(_Lookups):
                 later = "\n".join([row[m.end() :], *rows[i + 1 :]])
                 if name and not _uses_name(later, name):
                     out.append(name)
-        return out
-
-    def _fixture_values(self) -> list[tuple[str, Owner, bool, int]]:
-        """The parameters pytest fills from fixtures of the test (or fixture) holding the
-        cursor, each with the class of its value, whether the code after the ``def`` uses it
-        yet and the ``def``'s distance from the cursor."""
-        found = next(((d, p) for d, p in self._functions if self._injected(d)), None)
-        if found is None:
-            return []
-        d, params = found
-        start = int(self.pf.node_start[d.node])
-        body = "\n".join(self.code[start + 1 : self.cursor + 1])
-        out = []
-        for name in params:
-            owner = self._receiver((name,))[1] if name not in ("self", "cls") else None
-            if owner is not None:
-                used = re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
-                out.append((name, owner, used, self.cursor - start))
         return out
 
     def _add_fixture(self, owner: Owner, name: str, used: bool, distance: int) -> None:
