@@ -257,29 +257,19 @@ class Rust(Language):
         name = _crate_name(path)
         if name is not None:
             _tables(r).setdefault(name, set()).add(path)
-        impls = _impl_tables(r)
-        for trait in _impl_traits(pf):
-            impls.setdefault(trait, set()).add(path)
-        declared = _path_tables(r)
-        for module in _path_modules(pf):
-            declared.setdefault(module, set()).add(path)
-        types = _impl_type_tables(r)
-        for ty in _impl_types(pf):
-            types.setdefault(ty, set()).add(path)
+        for table, names in _ENTERED:
+            entries = table(r)
+            for key in names(pf):
+                entries.setdefault(key, set()).add(path)
 
     def remove(self, r: Resolver, path: str, pf: ParsedFile) -> None:
         name = _crate_name(path)
         if name is not None:
             _tables(r).get(name, set()).discard(path)
-        impls = _impl_tables(r)
-        for trait in _impl_traits(pf):
-            impls.get(trait, set()).discard(path)
-        declared = _path_tables(r)
-        for module in _path_modules(pf):
-            declared.get(module, set()).discard(path)
-        types = _impl_type_tables(r)
-        for ty in _impl_types(pf):
-            types.get(ty, set()).discard(path)
+        for table, names in _ENTERED:
+            entries = table(r)
+            for key in names(pf):
+                entries.get(key, set()).discard(path)
 
     def provides(self, path: str, pf: ParsedFile) -> Iterable[str]:
         yield f"file:{path}"
@@ -456,54 +446,36 @@ def _items_alone(body: bytes) -> bool:
     return not any(c.type == "ERROR" or c.is_missing for c in root.children)
 
 
-def _tables(r: Resolver) -> dict[str, set[str]]:
-    """The crates of ``r`` by name -> their ``lib.rs`` files."""
-    found = _CRATES.get(r)
-    if found is None:
-        found = _CRATES[r] = {}
-    return found
+class _FilesByName:
+    """Files of a resolver by a name they declare or implement, a table per resolver, kept
+    weakly (it goes with its resolver)."""
+
+    def __init__(self) -> None:
+        self._tables: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __call__(self, r: Resolver) -> dict[str, set[str]]:
+        found = self._tables.get(r)
+        if found is None:
+            found = self._tables[r] = {}
+        return found
 
 
-_CRATES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
-
-
-def _impl_tables(r: Resolver) -> dict[str, set[str]]:
-    """The files of ``r`` by the (last) names of the traits they implement for a type."""
-    found = _IMPLS.get(r)
-    if found is None:
-        found = _IMPLS[r] = {}
-    return found
-
-
-_IMPLS: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
-
-
-def _impl_type_tables(r: Resolver) -> dict[str, set[str]]:
-    """The files of ``r`` by the (last) names of the types their ``impl Trait for Type``
-    blocks are for (query time only: what reads it notes no dependency)."""
-    found = _IMPL_TYPES.get(r)
-    if found is None:
-        found = _IMPL_TYPES[r] = {}
-    return found
-
-
-_IMPL_TYPES: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+# the crates by name -> their ``lib.rs`` files
+_tables = _FilesByName()
+# the files by the (last) names of the traits they implement for a type
+_impl_tables = _FilesByName()
+# the files by the (last) names of the types their ``impl Trait for Type`` blocks are for
+# (query time only: what reads it notes no dependency)
+_impl_type_tables = _FilesByName()
+# the files a ``#[path]`` module declaration names -> the declaring files
+_path_tables = _FilesByName()
 
 
 def _impl_types(pf: ParsedFile) -> set[str]:
     """The last names of the types ``pf``'s ``impl Trait for Type`` blocks are for."""
     return {b[-1] for key, found in pf.bases.items() if key.endswith("#impl") for b in found}
-
-
-def _path_tables(r: Resolver) -> dict[str, set[str]]:
-    """The files of ``r`` that a ``#[path]`` module declaration names -> the declaring files."""
-    found = _DECLARED.get(r)
-    if found is None:
-        found = _DECLARED[r] = {}
-    return found
-
-
-_DECLARED: weakref.WeakKeyDictionary[Resolver, dict[str, set[str]]] = weakref.WeakKeyDictionary()
 
 
 def _path_modules(pf: ParsedFile) -> set[str]:
@@ -519,6 +491,14 @@ def _impl_traits(pf: ParsedFile) -> set[str]:
         if key.endswith("#impl")
         for b in found
     }
+
+
+# the tables a file enters its names in (``add``, ``remove``), with what names it enters
+_ENTERED: tuple[tuple[_FilesByName, Callable[[ParsedFile], set[str]]], ...] = (
+    (_impl_tables, _impl_traits),
+    (_path_tables, _path_modules),
+    (_impl_type_tables, _impl_types),
+)
 
 
 class _Crates:
