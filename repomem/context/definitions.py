@@ -583,22 +583,18 @@ def _list_pending(
     helpers those modules declare (``_helpers``)."""
     if finder.python:
         return hits  # (a module's names come through its imports, ranked with the others)
-    host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
+    host = _host(finder, hits)
     pending: list[tuple[str, int]] = []
     if host is not None:
         found = finder.language.pending_definitions(finder.resolver, finder.path, finder.lines)
         # (more: the top of a file including all it will use, none used yet)
         pending = [target for target, _ in found] if len(found) <= MAX_PENDING else []
     if host is not None and pending:
-        functions = _declarations(index, pending)
         heading = "// declared by headers included above, none used yet:"
-        card = with_functions(hits[host].card, functions, 0, heading)
-        hits[host] = replace(hits[host], card=card)
+        _list_under(hits, host, _declarations(index, pending), heading)
     helpers = _helpers(index, finder, hits, set(pending))
     if helpers:
-        heading = f"// {finder.language.helpers_heading}"
-        card = listing(helpers, heading)
-        hits.append(DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0))
+        hits.append(_listing(finder, helpers, f"// {finder.language.helpers_heading}"))
     return _next_declared(index, finder, hits)
 
 
@@ -615,12 +611,30 @@ def _next_declared(
         return hits
     functions = _declarations(index, found)
     heading = f"// defined in {found[0][0].rsplit('/', 1)[-1]}, not declared above yet:"
-    host = next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
+    host = _host(finder, hits)
     if host is None:
-        card = listing(functions, heading)
-        return [*hits, DefinitionHit(card, "", heading[3:], 0.0, finder.cursor, 0)]
-    card = with_functions(hits[host].card, functions, 0, heading)
-    return [*hits[:host], replace(hits[host], card=card), *hits[host + 1 :]]
+        hits.append(_listing(finder, functions, heading))
+    else:
+        _list_under(hits, host, functions, heading)
+    return hits
+
+
+def _host(finder: _Finder, hits: list[DefinitionHit]) -> int | None:
+    """The first card of another file than the cursor's: what no line names is listed under
+    it (the file's own cards are often left out, its text showing them)."""
+    return next((i for i, h in enumerate(hits) if h.card.path != finder.path), None)
+
+
+def _list_under(
+    hits: list[DefinitionHit], host: int, functions: list[tuple[str, int, str]], heading: str
+) -> None:
+    """``functions`` (path, row, declaration) listed under ``hits[host]``'s card."""
+    hits[host] = replace(hits[host], card=with_functions(hits[host].card, functions, 0, heading))
+
+
+def _listing(finder: _Finder, functions: list[tuple[str, int, str]], heading: str) -> DefinitionHit:
+    """A card of ``functions``' declarations alone (``cards.listing``), under ``heading``."""
+    return DefinitionHit(listing(functions, heading), "", heading[3:], 0.0, finder.cursor, 0)
 
 
 def _helpers(
