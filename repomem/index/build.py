@@ -41,7 +41,7 @@ from repomem.index.files import (
     repository_root,
 )
 from repomem.index.fragments import load_window_kernel, window_bounds, window_nodes
-from repomem.index.graph import CallRows, build_graph
+from repomem.index.graph import CallRows, build_graph, node_layout
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
@@ -254,27 +254,37 @@ def build_tables(
     idx.skipped = scan.skipped
     del candidates, scan
     meter.end("parse")
+    idx.settings = langs.read_settings(root, {p: e.language for p, e in idx.files.items()})
+    idx.calls = calls = SpooledCalls(spool, sorted(idx.files))
+    # resolution starts in its child first: the postings are made beside it, in cores its
+    # runs leave idle (the tables it makes before its second run forks, its last files)
+    resolving = _resolve_apart(calls, parses, config, idx.settings, spool, workers)
     # now, while the relations' tables do not exist yet: the postings are made from the
     # spooled rows; then they go where the store saves them, and are read from there
     state = spooled(spool, {f"bm25__{k}": v for k, v in rows.index().state().items()})
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
     del state, rows
     meter.end("bm25")
-    idx.settings = langs.read_settings(root, {p: e.language for p, e in idx.files.items()})
-    idx.calls = calls = SpooledCalls(spool, sorted(idx.files))
-    resolution = _resolve_apart(calls, parses, config, idx.settings, spool, workers)
+    # and, still beside resolution, the graph's nodes and the fragments' node rows, which
+    # the calls do not change, spilled to the spool (``spill``)
+    nodes = node_layout(parses.node_rows())
+    release_read_only(mappings_of([parses.arrays["node_parent"]]))
+    frag_nodes = idx.assemble_frag_nodes(nodes)
+    idx.mappings += spill(frag_nodes, spool, "fn")
+    # the window rows the node rows were grouped from go back: the whole kernel's Eq. 8
+    # weights are 0.64 GB of pages, resident through the relations' start otherwise
+    release_mapped(idx.mappings)
+    resolution = resolving()
     calls.map_back()
     parses.drop_made()
     meter.end("resolve")
-    graph = build_graph(parses.node_rows(), CallRows(calls.paths, calls.rows), config.import_weight)
-    # the pages of the spooled calls and statement parents it read go back: read again if needed
-    release_read_only(mappings_of([calls.rows, parses.arrays["node_parent"]]))
-    idx.adopt(graph, resolution, parses.parse)
+    graph = build_graph(nodes, CallRows(calls.paths, calls.rows), config.import_weight)
+    del nodes
+    # the pages of the spooled calls it read go back: read again if needed
+    release_read_only(mappings_of([calls.rows]))
+    idx.adopt(graph, resolution, parses.parse, frag_nodes)
     idx.radius = np.full(graph.n_nodes, np.inf)
-    # assembled now, with the graph, and both spilled to the spool (``spill``)
-    idx.mappings += spill(graph.adj, spool, "graph") + spill(idx.frag_nodes, spool, "fn")
-    # the window rows the node rows were grouped from go back: the whole kernel's Eq. 8
-    # weights are 0.64 GB of pages, resident through the relations' start otherwise
+    idx.mappings += spill(graph.adj, spool, "graph")
     release_mapped(idx.mappings)
     meter.end("graph")
     live = idx.live_ids()
@@ -467,9 +477,10 @@ def _resolve_apart(
     settings: dict[str, object],
     spool: Path,
     workers: int | None = None,
-) -> dict[str, np.ndarray]:
+) -> Callable[[], dict[str, np.ndarray]]:
     """``_resolve_calls`` in a child process where one can be forked (as ``_load_all``'s
-    workers are), its arrays mapped back from the spool. Resolution makes millions of small
+    workers are), started at once; returns what waits for it and maps its arrays back from
+    the spool (in process, what resolves then). Resolution makes millions of small
     objects and keeps few, but those few pin the allocator's pages: in process, a build of
     the Linux kernel's kernel/ mm/ net/ kept ~0.1 GB it had freed through every later stage
     (the kernel subset's ~0.17 GB). A child's memory all goes back when it exits.
@@ -477,15 +488,17 @@ def _resolve_apart(
     by default two where there are two cores and 64 to ``_RUNS_UP_TO`` files): resolving on
     one core took a tenth of the kernel subset's build on two."""
     forkable = hasattr(os, "fork") and threading.active_count() == 1
-    if not forkable:
-        names = _resolve_calls(calls, parses, config, settings, spool)
-    else:
-        by_default = min(os.cpu_count() or 1, 2) if 64 <= len(calls.paths) <= _RUNS_UP_TO else 1
-        parts = workers or by_default
-        work = partial(_resolve_calls, calls, parses, config, settings, spool, parts)
-        out = _forked(lambda: "\n".join(work()))()
+    by_default = min(os.cpu_count() or 1, 2) if 64 <= len(calls.paths) <= _RUNS_UP_TO else 1
+    parts = (workers or by_default) if forkable else 1
+    work = partial(_resolve_calls, calls, parses, config, settings, spool, parts)
+    joined = _forked(lambda: "\n".join(work())) if forkable else (lambda: "\n".join(work()))
+
+    def join() -> dict[str, np.ndarray]:
+        out = joined()
         names = out.split("\n") if out else []
-    return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
+        return {name: mapped(spool / f"{name}.npy", writeable=False) for name in names}
+
+    return join
 
 
 def _forked(work: Callable[[], str]) -> Callable[[], str]:

@@ -659,30 +659,58 @@ PairBlocks = Iterable[tuple[np.ndarray, np.ndarray]]
 _BLOCK = 1 << 20
 
 
-def build_graph(
-    files: Mapping[str, NodeParents],
-    calls: Mapping[str, list[Call]] | CallRows,
-    import_weight: float = 0.0,
-) -> CodeGraph:
-    """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``), its
-    imports among them when ``import_weight`` is above 0; a build passes the rows it spooled.
+@dataclass
+class NodeLayout:
+    """The graph's nodes as ``build_graph`` numbers them, which the calls do not change:
+    a build makes them, and the fragments' node rows from them, while its calls resolve."""
 
-    Held besides the graph: one id per node and the edges as pairs; a build of the whole
-    Linux kernel (12M nodes) took 2.5 GB more as one sparse matrix per kind of edge,
-    merged, and the calls as Python lists."""
+    sizes: dict[str, int]  # statements per file
+    first: dict[str, int]  # each file's first id (its file node), and each directory's
+    dirs: dict[str, int]
+    n_nodes: int
+    key: np.ndarray
+    # syntax: each statement's nearest statement ancestor, or its file's root
+    parent_of: np.ndarray
+    stmt_offset: dict[str, int] = field(init=False)  # as ``CodeGraph``'s
+
+    def __post_init__(self) -> None:
+        self.stmt_offset = {p: first + 2 for p, first in self.first.items()}
+
+
+def node_layout(files: Mapping[str, NodeParents]) -> NodeLayout:
+    """The nodes of ``files``' graph, their keys and syntax parents."""
     paths = sorted(files)
     sizes = {p: files[p].n_nodes for p in paths}
     file_first, dirs, nid = layout(sizes)
-    offsets = {p: file_first[p] + 2 for p in paths}
     key = np.zeros(nid, np.int64)
-    # syntax: each statement to its nearest statement ancestor, or to its file's root
     parent_of = np.full(nid, -1, np.int64)
     for p in paths:
-        first, off, parent = file_first[p], offsets[p], files[p].node_parent
+        first, parent = file_first[p], files[p].node_parent
+        off = first + 2
         key[first : off + parent.size] = _base_key("file", p) + np.arange(2 + parent.size)
         parent_of[off : off + parent.size] = np.where(parent >= 0, parent + off, off - 1)
     for d, node in dirs.items():
         key[node] = _base_key("dir", d)
+    return NodeLayout(sizes, file_first, dirs, nid, key, parent_of)
+
+
+def build_graph(
+    files: Mapping[str, NodeParents] | NodeLayout,
+    calls: Mapping[str, list[Call]] | CallRows,
+    import_weight: float = 0.0,
+) -> CodeGraph:
+    """``calls[path]`` holds the file's resolved call edges (see ``Resolver.calls_of``), its
+    imports among them when ``import_weight`` is above 0; a build passes the rows it spooled,
+    and the files' ``node_layout`` made beforehand (its syntax parents are used up here).
+
+    Held besides the graph: one id per node and the edges as pairs; a build of the whole
+    Linux kernel (12M nodes) took 2.5 GB more as one sparse matrix per kind of edge,
+    merged, and the calls as Python lists."""
+    nodes = files if isinstance(files, NodeLayout) else node_layout(files)
+    sizes, file_first, dirs, nid = nodes.sizes, nodes.first, nodes.dirs, nodes.n_nodes
+    key, parent_of = nodes.key, nodes.parent_of
+    paths = list(sizes)
+    offsets = nodes.stmt_offset
 
     call_rows = calls if isinstance(calls, CallRows) else CallRows.of(calls, paths)
     call_pairs, import_pairs = _call_pairs(call_rows, offsets, nid)
@@ -703,6 +731,7 @@ def build_graph(
         "directory": (len(du), [(np.array(du, np.int64), np.array(dv, np.int64))]),
     }
     del parent_of, call_pairs  # the blocks hold them until read
+    nodes.parent_of = np.empty(0, np.int64)
     cost_of = dict(COST)
     cost_of_import = import_cost(import_weight)
     if np.isfinite(cost_of_import):
@@ -711,7 +740,7 @@ def build_graph(
     del import_pairs
     by_cost = sorted(kinds, key=cost_of.__getitem__)
     adj = _adjacency([(cost_of[k], *kinds.pop(k)) for k in by_cost], nid)
-    return laid_out(sizes, adj, key, cost_of_import)
+    return laid_out(sizes, adj, key, cost_of_import, (file_first, dirs, nid))
 
 
 def _call_pairs(
@@ -781,12 +810,17 @@ def _adjacency(kinds: list[tuple[float, int, PairBlocks]], nid: int) -> RowPool:
 
 
 def laid_out(
-    sizes: Mapping[str, int], adj: RowPool, key: np.ndarray, cost_of_import: float
+    sizes: Mapping[str, int],
+    adj: RowPool,
+    key: np.ndarray,
+    cost_of_import: float,
+    placed: tuple[dict[str, int], dict[str, int], int] | None = None,
 ) -> CodeGraph:
     """The graph of files of ``sizes`` statements each whose ids are ``layout``'s: what
-    ``build_graph`` makes, and a saved index holds as arrays (``canonical_ids``)."""
+    ``build_graph`` makes, and a saved index holds as arrays (``canonical_ids``);
+    ``placed``: ``layout``'s files and directories where they are made already."""
     paths = sorted(sizes)
-    first, dirs, nid = layout(sizes)
+    first, dirs, nid = placed or layout(sizes)
     children_of: Counter[str] = Counter(_parent(p) for p in paths)
     children_of.update(_parent(d) for d in dirs if d)
     return CodeGraph(

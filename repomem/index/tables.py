@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from repomem.config import IndexConfig
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
-from repomem.index.graph import CodeGraph, build_graph
+from repomem.index.graph import CodeGraph, NodeLayout, build_graph
 from repomem.index.mapped import LazyDict, Locations, TextIds, Texts
 from repomem.index.parsing import ParsedFile
 from repomem.index.relations import relations_by_target
@@ -258,14 +258,17 @@ class IndexTables:
         graph: CodeGraph,
         resolution: dict[str, np.ndarray],
         parse: Callable[[int], ParsedFile],
+        frag_nodes: RowPool,
     ) -> None:
-        """Keep the graph a build made, and what its call resolution depended on as the
+        """Keep the graph a build made, the fragments' node rows it made from the graph's
+        ``NodeLayout``, and what its call resolution depended on as the
         arrays a save writes (``resolution``, spooled where the build is saved): the
         resolver is made from them when first used, as after a load, rather than kept with
         every file's tables (the kernel subset's 0.3 GB) through the rest of the build.
         ``parse(i)``: the parse of the i-th file by path as the build made it (an update
         replaces ``parsed``'s)."""
         self._graph = graph
+        self._frag_nodes, self._node_frags = frag_nodes, None
         self.spooled_resolution = resolution
         paths = sorted(self.files)
         self.saved_dependencies = saved_dependencies(
@@ -304,9 +307,12 @@ class IndexTables:
         """Relation rows were rewritten: ``relations`` is made again when next read."""
         self._relations_csr = None
 
-    def frag_entries(self, paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(fragment, node, weight) of the windows of ``paths``."""
-        graph = self.graph
+    def frag_entries(
+        self, paths: list[str], nodes: CodeGraph | NodeLayout | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fragment, node, weight) of the windows of ``paths``; ``nodes``: the graph's
+        numbering, ``graph``'s if not given."""
+        graph = nodes or self.graph
         parts = [
             (
                 self.files[p].wn_frag,
@@ -323,22 +329,30 @@ class IndexTables:
         )
 
     def grouped(
-        self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, by_key: bool
+        self,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        vals: np.ndarray,
+        by_key: bool,
+        nodes: CodeGraph | NodeLayout | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Entries summed per (row, col), grouped by row; within a row by column id, or by
         the graph's node key (fragment rows: Eq. 8 sums then run in the same order however
-        node ids were allocated)."""
-        span = np.int64(max(self.graph.n_nodes, len(self.frag_text), 1))
+        node ids were allocated); ``nodes`` as in ``frag_entries``."""
+        graph = nodes or self.graph
+        span = np.int64(max(graph.n_nodes, len(self.frag_text), 1))
         pair, inverse = np.unique(rows * span + cols, return_inverse=True)
         vals = np.bincount(inverse, weights=vals, minlength=pair.size)
         rows, cols = pair // span, pair % span
         if by_key:
-            order = np.lexsort((self.graph.key[cols], rows))
+            order = np.lexsort((graph.key[cols], rows))
             rows, cols, vals = rows[order], cols[order], vals[order]
         return rows, cols, vals
 
-    def assemble_frag_nodes(self) -> RowPool:
-        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations. Grouped
+    def assemble_frag_nodes(self, nodes: NodeLayout | None = None) -> RowPool:
+        """Fragments x graph nodes, Eq. 8 weights summed over a fragment's locations
+        (``nodes``: the graph's numbering before the graph is made, as a build has it while
+        its calls resolve; ``graph``'s otherwise). Grouped
         a range of fragment ids at a time, from the files holding some of them (each entry
         in its order, so that every sum adds the same weights in the same order), and
         written into the rows' arrays as each range is done: all entries gathered at once,
@@ -358,10 +372,10 @@ class IndexTables:
         for lo in range(0, n, step):
             hi = lo + step
             mine = [paths[i] for i in np.flatnonzero((lows < hi) & (highs >= lo))]
-            frags, nodes, weights = self.frag_entries(mine)
+            frags, ids, weights = self.frag_entries(mine, nodes)
             sel = np.flatnonzero((frags >= lo) & (frags < hi))
-            rows, c, v = self.grouped(frags[sel], nodes[sel], weights[sel], by_key=True)
-            del frags, nodes, weights, sel
+            rows, c, v = self.grouped(frags[sel], ids[sel], weights[sel], True, nodes)
+            del frags, ids, weights, sel
             cols[used : used + c.size], vals[used : used + c.size] = c, v
             counts[lo:hi] = np.bincount(rows - lo, minlength=min(step, n - lo))
             used += c.size
