@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol
@@ -783,29 +784,47 @@ def _adjacency(kinds: list[tuple[float, int, PairBlocks]], nid: int) -> RowPool:
 
     Each entry is written once, as the number (row, kind, neighbour) that sorts it where
     it goes, into the array of neighbours itself, sorted there and then turned into the
-    neighbour; the rows' room for edits follows (``with_room``)."""
+    neighbour; the rows' room for edits follows (``with_room``). The entries of the first
+    half of the rows are written from the front, the others from the back, and each part
+    is sorted and turned into rows in a thread of its own (numpy lets go of the lock while
+    it sorts and computes): one core's work, the whole Linux kernel's graph stage was."""
     n = 2 * sum(count for _, count, _ in kinds)
     per_row = len(kinds) * nid  # < 2**63 up to a billion nodes
+    mid = nid // 2
     nbr = np.empty(with_room(n), np.int64)
-    at = 0
+    front, back = 0, n
     for rank, (_, _, blocks) in enumerate(kinds):
         for u, v in blocks:
             for a, b in ((u, v), (v, u)):
-                nbr[at : at + a.size] = a * per_row + (rank * nid + b)
-                at += a.size
-    assert at == n, (at, n)
-    entries = nbr[:n]
-    entries.sort()
+                entry = a * per_row + (rank * nid + b)
+                low = a < mid
+                ahead = entry[low]
+                nbr[front : front + ahead.size] = ahead
+                front += ahead.size
+                behind = entry[~low]
+                nbr[back - behind.size : back] = behind
+                back -= behind.size
+    assert front == back, (front, back)
     indptr = np.empty(nid + 1, np.int64)
-    for row in range(0, nid + 1, _BLOCK):
-        bounds = np.arange(row, min(row + _BLOCK, nid + 1), dtype=np.int64) * per_row
-        indptr[row : row + bounds.size] = np.searchsorted(entries, bounds)
     cost = np.empty(nbr.size, np.float64)
     cost_of_rank = np.array([c for c, _, _ in kinds], np.float64)
-    for lo in range(0, n, _BLOCK):
-        part = entries[lo : lo + _BLOCK]
-        cost[lo : lo + part.size] = cost_of_rank[part // nid % len(kinds)]
-        part %= nid
+
+    def rows(start: int, stop: int, first: int, last: int) -> None:
+        """Entries ``start:stop``, those of rows ``first:last`` (their bounds included)."""
+        entries = nbr[start:stop]
+        entries.sort()
+        for row in range(first, last + 1, _BLOCK):
+            bounds = np.arange(row, min(row + _BLOCK, last + 1), dtype=np.int64) * per_row
+            indptr[row : row + bounds.size] = start + np.searchsorted(entries, bounds)
+        for lo in range(0, entries.size, _BLOCK):
+            part = entries[lo : lo + _BLOCK]
+            cost[start + lo : start + lo + part.size] = cost_of_rank[part // nid % len(kinds)]
+            part %= nid
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(rows, 0, front, 0, mid - 1), pool.submit(rows, front, n, mid, nid)]
+        for part in done:
+            part.result()
     return RowPool.adopt(indptr, nbr, cost)
 
 
