@@ -41,7 +41,7 @@ from repomem.index.files import (
     repository_root,
 )
 from repomem.index.fragments import load_window_kernel, window_bounds, window_nodes
-from repomem.index.graph import CallRows, build_graph, node_layout
+from repomem.index.graph import CallRows, NodeLayout, build_graph, node_layout
 from repomem.index.languages import language_for_path
 from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
 from repomem.index.meter import StageMeter
@@ -265,15 +265,7 @@ def build_tables(
     idx.bm25 = BM25Index.from_state({k[6:]: v for k, v in state.items()}, trusted=True)
     del state, rows
     meter.end("bm25")
-    # and, still beside resolution, the graph's nodes and the fragments' node rows, which
-    # the calls do not change, spilled to the spool (``spill``)
-    nodes = node_layout(parses.node_rows())
-    release_read_only(mappings_of([parses.arrays["node_parent"]]))
-    frag_nodes = idx.assemble_frag_nodes(nodes)
-    idx.mappings += spill(frag_nodes, spool, "fn")
-    # the window rows the node rows were grouped from go back: the whole kernel's Eq. 8
-    # weights are 0.64 GB of pages, resident through the relations' start otherwise
-    release_mapped(idx.mappings)
+    nodes, frag_nodes = _node_rows(idx, parses, spool)  # still beside resolution
     resolution = resolving()
     calls.map_back()
     parses.drop_made()
@@ -307,6 +299,19 @@ def build_tables(
         peak_mb=meter.peak_mb,
     )
     return idx, summary
+
+
+def _node_rows(idx: IndexTables, parses: SpooledParses, spool: Path) -> tuple[NodeLayout, RowPool]:
+    """The graph's nodes and the fragments' node rows, which the calls do not change (a
+    build makes them while its calls resolve), the rows spilled to the spool (``spill``)."""
+    nodes = node_layout(parses.node_rows())
+    release_read_only(mappings_of([parses.arrays["node_parent"]]))
+    frag_nodes = idx.assemble_frag_nodes(nodes)
+    idx.mappings += spill(frag_nodes, spool, "fn")
+    # the window rows the node rows were grouped from go back: the whole kernel's Eq. 8
+    # weights are 0.64 GB of pages, resident through the relations' start otherwise
+    release_mapped(idx.mappings)
+    return nodes, frag_nodes
 
 
 def _cut_fragments(
