@@ -20,6 +20,7 @@ from repomem.index import build, saved_parse, store
 from repomem.index import files as files_module
 from repomem.index.files import SourceFile
 from repomem.index.fragments import windows
+from repomem.index.graph import node_layout
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
@@ -526,7 +527,9 @@ def test_fragment_node_rows_grouped_a_range_at_a_time_are_those_grouped_at_once(
 ) -> None:
     """The fragments' node rows are grouped a range of fragment ids at a time, each range
     from the files holding some of its fragments (a fragment repeated in another file
-    among them): the same rows, summed in the same order, as all entries grouped at once."""
+    among them): the same rows, summed in the same order, as all entries grouped at once;
+    and so from the graph's ``node_layout`` alone, as a build makes them before its calls
+    are resolved."""
     files = {f"pkg/gen_{i}.py": long_module(4 + i % 5) for i in range(30)}
     files["pkg/copy.py"] = files["pkg/gen_2.py"]  # its fragments have the ids of the first's
     root = make_repo(tmp_path / "r", {**OTHER_LANG_FILES, **files}, use_git=False)
@@ -541,6 +544,8 @@ def test_fragment_node_rows_grouped_a_range_at_a_time_are_those_grouped_at_once(
         monkeypatch.setattr("repomem.index.tables._GROUPED_PARTS", parts)
         got = t.assemble_frag_nodes().gather(np.arange(n))
         assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)), parts
+        laid = t.assemble_frag_nodes(node_layout(t.parsed)).gather(np.arange(n))
+        assert all(np.array_equal(a, b) for a, b in zip(laid, want, strict=True)), parts
 
 
 def test_relation_rows_written_as_they_were_are_left_untouched(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from repomem.index.graph import (
     W_SYNTAX,
     CallRows,
     build_graph,
+    node_layout,
 )
 from repomem.index.languages import parser
 from repomem.index.parsed import Definition
@@ -216,6 +217,11 @@ def test_every_row_lists_its_edges_once_by_cost_then_neighbour(import_weight: fl
     assert spooled.adj.used == used
     assert np.array_equal(spooled.adj.cols[:used], graph.adj.cols[:used])
     assert np.array_equal(spooled.adj.vals[:used], graph.adj.vals[:used])
+    # and so from the files' node layout made beforehand, as a build makes it
+    laid = build_graph(node_layout(files), CallRows.of(calls, paths), import_weight)
+    assert laid.adj.used == used and np.array_equal(laid.key, graph.key)
+    assert np.array_equal(laid.adj.cols[:used], graph.adj.cols[:used])
+    assert np.array_equal(laid.adj.vals[:used], graph.adj.vals[:used])
 
 
 def test_the_graph_is_built_without_copies_of_its_edges(monkeypatch: pytest.MonkeyPatch) -> None:
