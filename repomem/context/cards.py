@@ -258,9 +258,9 @@ def _shortened(signature: str, width: int) -> str:
 
 
 def _dedent(lines: list[str]) -> str:
-    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
-    cut = min(indents, default=0)
-    return "\n".join(line[cut:] for line in lines)
+    """``lines`` less the indentation their non-blank lines share, joined."""
+    cut = min((len(line) - len(rest) for line in lines if (rest := line.lstrip())), default=0)
+    return "\n".join([line[cut:] for line in lines] if cut else lines)
 
 
 # ----------------------------------------------------------------- brace-delimited languages
@@ -760,7 +760,8 @@ def _method_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -
 
 def _one_line(text: list[str]) -> str:
     """Lines of a declaration joined on one line, spaces inside brackets dropped."""
-    one = _SPACES.sub(" ", " ".join(s.strip() for s in text)).strip()
+    joined = text[0].strip() if len(text) == 1 else " ".join(s.strip() for s in text)
+    one = _SPACES.sub(" ", joined).strip()
     # each pattern's space tested first: most signatures have none (half the time)
     if "( " in one or "[ " in one:
         one = _OPENING.sub(r"\1", one)
