@@ -19,8 +19,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from repomem.context.lexer import code_only
 from repomem.index import heads, skeletons
 from repomem.index.heads import MAX_SIGNATURE_LINES
@@ -107,17 +105,18 @@ def definition_card(
     if pf.language != "python":
         return _braced_card(path, pf, lines, definition, calls or dict)
     # each header is read once, for the card's text and its brief form alike
+    header, shown = _head(pf, lines, definition.node)
     if definition.is_class:
         public = skeletons.public_methods(pf, definition.node)  # as the parse found them
         methods = skeleton_methods(public, calls or dict)
-        headers = {d.node: _header(pf, lines, d) for d in (definition, *methods)}
-        text = _class_text(pf, lines, definition, methods, len(public) - len(methods), headers)
-        starts = tuple(_def_line(pf, m) for m in methods)
-        brief = _class_brief(definition, methods, headers)
+        starts, headers = heads.headers(pf, lines, [m.node for m in methods])
+        text = _class_text(shown, methods, len(public) - len(methods), headers)
+        brief = _class_brief(header, methods, headers)
         line = _def_line(pf, definition)
-        return Card(path, line, definition.name, "class", text, starts, _shorter(brief, text))
-    header = _header(pf, lines, definition)
-    text = _dedent(_head(pf, lines, definition.node, header))
+        return Card(
+            path, line, definition.name, "class", text, tuple(starts), _shorter(brief, text)
+        )
+    text = _dedent(shown)
     one = _one_line(header)
     return Card(
         path, _def_line(pf, definition), definition.name, "function", text, (), _shorter(one, text)
@@ -156,9 +155,8 @@ def _constant_node(
         match = _CONSTANT.match(lines[row])
         if match is None or match.group(1) != name:
             continue
-        first = int(np.searchsorted(pf.node_start, row, "left"))
-        last = int(np.searchsorted(pf.node_start, row, "right"))
-        top = np.flatnonzero(pf.node_parent[first:last] == -1)
+        first, last = pf.node_start.searchsorted([row, row + 1]).tolist()
+        top = (pf.node_parent[first:last] == -1).nonzero()[0]
         if top.size:
             return first + int(top[0])
     return None
@@ -179,12 +177,10 @@ def _decorated_start(pf: ParsedFile, lines: Sequence[str], node: int) -> int:
     return first if first < start and lines[first].lstrip().startswith("@") else start
 
 
-def _head(pf: ParsedFile, lines: Sequence[str], node: int, head: list[str]) -> list[str]:
-    """Decorators, the header (``head``, its ``heads.header``) and (Python) the docstring's
-    first paragraph of a definition."""
-    start = int(pf.node_start[node])
-    text = lines[_decorated_start(pf, lines, node) : start] + head
-    return text + heads.docstring(pf, lines, node)
+def _head(pf: ParsedFile, lines: Sequence[str], node: int) -> tuple[list[str], list[str]]:
+    """A Python definition's header and the rows its card shows above its body: its
+    decorators, the header and its docstring's first paragraph (``heads.head``)."""
+    return heads.head(pf, lines, _decorated_start(pf, lines, node), node)
 
 
 def skeleton_methods(
@@ -204,20 +200,17 @@ def skeleton_methods(
 
 
 def _class_text(
-    pf: ParsedFile,
-    lines: Sequence[str],
-    definition: Definition,
-    methods: list[Definition],
-    more: int,
-    headers: Mapping[int, list[str]],
+    head: list[str], methods: list[Definition], more: int, headers: list[list[str]]
 ) -> str:
-    text = _head(pf, lines, definition.node, headers[definition.node])
-    for method in methods:
-        sig = headers[method.node]
+    """A class's ``head`` (``_head``'s shown lines) then a line per method of ``methods``
+    (``headers``: theirs, in order)."""
+    text = list(head)
+    for method, sig in zip(methods, headers, strict=True):
         if not sig:
             continue
-        indent = sig[0][: len(sig[0]) - len(sig[0].lstrip())]
-        one = _SPACES.sub(" ", " ".join(s.strip() for s in sig))
+        first = sig[0]
+        indent = first[: len(first) - len(first.lstrip())]
+        one = _SPACES.sub(" ", " ".join(s.strip() for s in sig) if len(sig) > 1 else first.strip())
         if not method.name.endswith(".__init__"):
             one = _shortened(one, SKELETON_WIDTH)
         text.append(indent + one + " ...")
@@ -226,29 +219,21 @@ def _class_text(
     return _dedent(text)
 
 
-def _class_brief(
-    definition: Definition, methods: list[Definition], headers: Mapping[int, list[str]]
-) -> str:
-    """A class's header, its constructor's signature cut to ``SKELETON_WIDTH`` and its
-    skeleton's other methods by name: what it offers in three lines."""
-    text = [_one_line(headers[definition.node])]
+def _class_brief(head: list[str], methods: list[Definition], headers: list[list[str]]) -> str:
+    """A class's header (``head``), its constructor's signature cut to ``SKELETON_WIDTH`` and
+    its skeleton's other methods (``headers``: theirs, in order) by name: what it offers in
+    three lines."""
+    text = [_one_line(head)]
     names = []
-    for method in methods:
+    for method, sig in zip(methods, headers, strict=True):
         bare = method.name.rsplit(".", 1)[-1]
         if bare == "__init__":
-            text.append(
-                "    " + _shortened(_one_line(headers[method.node]), SKELETON_WIDTH) + " ..."
-            )
+            text.append("    " + _shortened(_one_line(sig), SKELETON_WIDTH) + " ...")
         else:
             names.append(bare)
     if names:
         text.append("    # methods: " + ", ".join(names))
     return "\n".join(text)
-
-
-def _header(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> list[str]:
-    """A Python definition's header lines (``heads.header``)."""
-    return heads.header(pf, lines, definition.node)
 
 
 def _shorter(brief: str, text: str) -> str:
@@ -273,9 +258,9 @@ def _shortened(signature: str, width: int) -> str:
 
 
 def _dedent(lines: list[str]) -> str:
-    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
-    cut = min(indents, default=0)
-    return "\n".join(line[cut:] for line in lines)
+    """``lines`` less the indentation their non-blank lines share, joined."""
+    cut = min((len(line) - len(rest) for line in lines if (rest := line.lstrip())), default=0)
+    return "\n".join([line[cut:] for line in lines] if cut else lines)
 
 
 # ----------------------------------------------------------------- brace-delimited languages
@@ -775,7 +760,8 @@ def _method_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -
 
 def _one_line(text: list[str]) -> str:
     """Lines of a declaration joined on one line, spaces inside brackets dropped."""
-    one = _SPACES.sub(" ", " ".join(s.strip() for s in text)).strip()
+    joined = text[0].strip() if len(text) == 1 else " ".join(s.strip() for s in text)
+    one = _SPACES.sub(" ", joined).strip()
     # each pattern's space tested first: most signatures have none (half the time)
     if "( " in one or "[ " in one:
         one = _OPENING.sub(r"\1", one)

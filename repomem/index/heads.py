@@ -28,6 +28,7 @@ _DOC_SHIFT = _HEAD_BITS
 _MORE_BIT = 1 << (_HEAD_BITS + _DOC_BITS)
 _GAP_SHIFT = _HEAD_BITS + _DOC_BITS + 1
 _GAP_MAX = (1 << (31 - _GAP_SHIFT)) - 1
+_HEAD_MASK, _DOC_MASK = (1 << _HEAD_BITS) - 1, (1 << _DOC_BITS) - 1
 
 
 def node_heads(lines: Sequence[str], pf: ParsedFile) -> np.ndarray:
@@ -47,28 +48,41 @@ def node_heads(lines: Sequence[str], pf: ParsedFile) -> np.ndarray:
     return heads
 
 
-def header(pf: ParsedFile, lines: Sequence[str], node: int) -> list[str]:
-    """A Python definition's header lines: up to the one that closes every bracket and ends
-    with ``:`` (at most ``MAX_SIGNATURE_LINES``)."""
-    start = int(pf.node_start[node])
-    return lines[start : start + (int(pf.node_head[node]) & (1 << _HEAD_BITS) - 1)]
-
-
-def docstring(pf: ParsedFile, lines: Sequence[str], node: int) -> list[str]:
-    """The first paragraph of a Python definition's docstring (the first code line after its
-    header), at most ``MAX_DOC_LINES`` of it, then a ``...`` line where it runs on."""
-    packed = int(pf.node_head[node])
-    count = packed >> _DOC_SHIFT & (1 << _DOC_BITS) - 1
+def head(
+    pf: ParsedFile, lines: Sequence[str], first: int, node: int
+) -> tuple[list[str], list[str]]:
+    """A Python definition's header lines (up to the one that closes every bracket and ends
+    with ``:``, at most ``MAX_SIGNATURE_LINES``) and the rows a card shows above its body:
+    from ``first`` (its decorators' first row, or its own) through the header, then the
+    first paragraph of its docstring (the first code line after the header), at most
+    ``MAX_DOC_LINES`` of it, then a ``...`` line where it runs on. One slice of ``lines``
+    holds them all (a card's first read of a file's lines is a slice each)."""
+    start, packed = int(pf.node_start[node]), int(pf.node_head[node])
+    end = start - first + (packed & _HEAD_MASK)  # the header's end in the slice
+    count = packed >> _DOC_SHIFT & _DOC_MASK
     if not count:
-        return []
-    row = int(pf.node_start[node]) + (packed & (1 << _HEAD_BITS) - 1) + (packed >> _GAP_SHIFT)
-    out = lines[row : row + count]
+        shown = lines[first : first + end]
+        return shown[start - first :], shown
+    row = end + (packed >> _GAP_SHIFT)  # the docstring's first row in the slice
+    shown = lines[first : first + row + count]
+    doc = shown[row:]
     if packed & _MORE_BIT:
-        first = out[0]
-        opened = _DOC_OPEN.match(first.strip())
+        opening = doc[0]
+        opened = _DOC_OPEN.match(opening.strip())
         assert opened is not None  # a docstring's first line opens it
-        out.append(f"{first[: len(first) - len(first.lstrip())]}...{opened.group(1)}")
-    return out
+        doc.append(f"{opening[: len(opening) - len(opening.lstrip())]}...{opened.group(1)}")
+    return shown[start - first : end], shown[:end] + doc
+
+
+def headers(
+    pf: ParsedFile, lines: Sequence[str], nodes: list[int]
+) -> tuple[list[int], list[list[str]]]:
+    """The first rows and header lines (``head``'s) of several definitions (a class
+    skeleton's methods), their rows read in one go."""
+    if not nodes:
+        return [], []
+    starts, packed = pf.node_start[nodes].tolist(), pf.node_head[nodes].tolist()
+    return starts, [lines[s : s + (p & _HEAD_MASK)] for s, p in zip(starts, packed, strict=True)]
 
 
 def _header_rows(lines: Sequence[str], start: int, end: int) -> int:

@@ -57,22 +57,28 @@ def test_a_python_parse_keeps_each_definitions_header_and_docstring_rows() -> No
     pf = _parse()
     lines = Lines(SOURCE.encode())
     nodes = _by_name(pf)
-    assert heads.header(pf, lines, nodes["long"]) == [
+    header, shown = heads.head(pf, lines, 3, nodes["long"])  # from its decorator's row
+    assert header == [
         "def long(a,  # (a comment's bracket",
         "         b: list[int] = [1, 2],",
         "         ) -> int:",
     ]
-    assert heads.docstring(pf, lines, nodes["long"]) == ['    """Sums.', '    ..."""']
-    assert heads.header(pf, lines, nodes["Runs"]) == ["class Runs:"]
-    assert heads.docstring(pf, lines, nodes["Runs"]) == [
-        '    """A paragraph',
-        "    that runs",
-        "    on past three",
-        '    ..."""',
+    assert shown == ["@functools.cache", *header, '    """Sums.', '    ..."""']
+    runs = int(pf.node_start[nodes["Runs"]])
+    assert heads.head(pf, lines, runs, nodes["Runs"]) == (
+        ["class Runs:"],
+        ["class Runs:", '    """A paragraph', "    that runs", "    on past three", '    ..."""'],
+    )
+    m, n = nodes["Runs.m"], nodes["Runs.n"]
+    header = ["    def m(self): return 1"]
+    assert heads.head(pf, lines, int(pf.node_start[m]), m) == (header, header)
+    assert heads.head(pf, lines, int(pf.node_start[n]), n)[1] == [
+        "    def n(self):",
+        '        "One line."',
     ]
-    assert heads.header(pf, lines, nodes["Runs.m"]) == ["    def m(self): return 1"]
-    assert heads.docstring(pf, lines, nodes["Runs.m"]) == []
-    assert heads.docstring(pf, lines, nodes["Runs.n"]) == ['        "One line."']
+    starts, rows = heads.headers(pf, lines, [m, n])
+    assert starts == [int(pf.node_start[m]), int(pf.node_start[n])]
+    assert rows == [header, ["    def n(self):"]]
     # only the nodes definitions start hold rows; other languages keep none
     assert np.flatnonzero(pf.node_head).tolist() == sorted(nodes.values())
     c = parse_source("a.c", "c", "int f(int x) {\n  return x;\n}\n", "d")
