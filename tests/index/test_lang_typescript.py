@@ -1507,3 +1507,19 @@ def test_the_types_of_two_receivers_and_of_a_chain_of_fields_are_carded(
     index.update_file("src/use.ts", unnamed)
     hits = find_definitions(index, "src/use.ts", unnamed)
     assert "ContentMatch" not in [h.card.name for h in hits[:2]]
+
+
+def test_a_variable_bound_just_above_lists_its_type_s_bases_members(tmp_path: Path) -> None:
+    """``const s = new Safe({`` bound a line above and not used yet: the next line may call a
+    member ``Safe``'s bases declare (``s.unsubscribe()``), which its own card does not show."""
+    files = {
+        "src/sub.ts": "export class Subscription {\n  unsubscribe(): void {}\n}\n"
+        "export class Safe extends Subscription {\n  next(v: number): void {}\n}\n",
+        "src/use.ts": "import { Safe } from './sub';\n\nexport function first(): void {\n"
+        "  const s = new Safe({\n    next: (value: number) => {\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    card = next(h.card for h in hits if h.card.name == "Safe")
+    assert ("src/sub.ts", 1) in card.listed
+    assert card.text.endswith("// its bases' members: unsubscribe")

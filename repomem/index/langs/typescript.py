@@ -973,7 +973,8 @@ class TypeScript(Language):
     ) -> list[tuple[Target, list[Target]]]:
         """The class or interface of another file of up to ``types`` receivers the last
         ``RECEIVER_LINES`` lines name (``x.``, ``this.x.`` or a chain of fields, ``top.match.``,
-        typed as the cursor's receivers are), the nearest first, one card a type, whose name
+        typed as the cursor's receivers are) or bind (``const s = new Safe({``: only where
+        its bases declare members), the nearest first, one card a type, whose name
         the code since the window's start writes, or the file imports or declares something
         as (a card of a type the code never names puzzles more than it helps), each with the members
         its bases declare in other files, where that code does not name them all: the next
@@ -992,7 +993,8 @@ class TypeScript(Language):
         out: list[tuple[Target, list[Target]]] = []
         for row in range(len(lines) - 1, first - 1, -1):
             code = _STRING.sub('""', lines[row])
-            for name in _receivers(code):
+            bound = _BOUND.findall(code)
+            for name in (*_receivers(code), *reversed(bound)):
                 if name in seen:
                     continue
                 seen.add(name)
@@ -1019,6 +1021,8 @@ class TypeScript(Language):
                     if bare not in named:
                         continue
                 members = _inherited(r, cls, path)
+                if not members and name in bound:
+                    continue  # a variable not used yet: its own type's card is in scope
                 if not members or any(
                     r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members
                 ):
@@ -1822,6 +1826,10 @@ def _parameter(r: Resolver, path: str, qual: str, arg: str, depth: int) -> _Enti
         return None
     found = _resolve(r, where, types[i], None, depth + 1)
     return found if found is not None and found[1] is not None else None
+
+
+#: a variable a line binds (``const sub = new SafeSubscriber({``): a receiver the next lines use
+_BOUND = re.compile(r"(?<![\w$.])(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*[:=]")
 
 
 def _named_types(pf: ParsedFile) -> set[str]:
