@@ -96,9 +96,6 @@ FRESH_LINES = 3
 PYTHON_FILE_CALLEES = 8
 #: how many fixtures requesting fixtures are followed to type a test's parameter
 FIXTURE_DEPTH = 4
-#: C: the types of this many variables named nearest the cursor are carded first, each with
-#: the functions declared beside it that take one (``Language.receiver_functions``)
-RECEIVER_TYPES = 1
 #: a method's body just begun: this many of what its other implementations call first
 SIBLING_CALLEES = 2
 #: at most this many definitions are ranked and returned
@@ -1203,7 +1200,7 @@ class _Finder(_Lookups):
         yet first, then those sharing most of their name with the last of them the lines
         above call (``cmark_node_get_``), then the most called."""
         found = self.language.receiver_functions(
-            self.resolver, self.path, self.lines, RECEIVER_TYPES
+            self.resolver, self.path, self.lines, self.language.receiver_types
         )
         if not found:
             return

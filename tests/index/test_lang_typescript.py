@@ -1417,3 +1417,109 @@ def test_a_receiver_s_own_type_comes_first_in_its_brief_form(tmp_path: Path) -> 
     index.update_file("src/use.ts", commented)
     hits = find_definitions(index, "src/use.ts", commented)
     assert hits[0].card.name != "ContentMatch"
+
+
+COLLECTION_FILES = {
+    "src/store.ts": "export class Store {\n  dispatch(a: number): void {}\n}\n",
+    "src/use.ts": "import { Store } from './store';\n"
+    "export class Hub {\n"
+    "  private stores = new Map<string, Store>();\n"
+    "  private byId: ReadonlyMap<string, Store> = new Map();\n"
+    "  private all: Set<Store> = new Set();\n"
+    "  constructor(store: Store) {\n    this.main = store;\n  }\n"
+    "  run(key: string) {\n"
+    "    this.stores.get(key)!.dispatch(1);\n"
+    "    const local = new Map<string, Store>();\n"
+    "    const got = local.get(key);\n"
+    "    for (const each of this.all) each.dispatch(2);\n"
+    "    return this.byId.get(key)?.dispatch(3);\n"
+    "  }\n"
+    "}\n",
+}
+
+
+def test_maps_and_sets_are_typed_by_their_values(tmp_path: Path) -> None:
+    """A map's ``get`` and a set's loop give a value of the collection's value type
+    (``Map<string, Store>``, ``new Map<string, Store>()``, ``Set<Store>``), a field assigned a
+    typed parameter in the constructor has its type; ``m.get`` itself is the map's own
+    method (no card of the value type for it)."""
+    index = _index(tmp_path, COLLECTION_FILES)
+    left = COLLECTION_FILES["src/use.ts"].split("  }\n}\n")[0]
+    names = [
+        "this.stores.get.dispatch",
+        "this.byId.get.dispatch",
+        "got.dispatch",
+        "each.dispatch",
+        "this.main.dispatch",
+        "this.stores.get",
+        "local.get",
+    ]
+    got = resolve_names(index, "src/use.ts", left, names)
+    dispatch = ("src/store.ts", "Store.dispatch")
+    assert [g[:2] if g else None for g in got] == [dispatch] * 5 + [None, None]
+    edges = _edges(index, "src/use.ts")
+    assert ("this.stores.get(key)!.dispatch(1);", "src/store.ts:Store.dispatch") in edges
+
+
+def test_a_map_field_s_value_type_change_equals_a_rebuild(tmp_path: Path) -> None:
+    files = {**COLLECTION_FILES, "src/other.ts": "export class Other {\n  dispatch(): void {}\n}\n"}
+    text = files["src/use.ts"].replace(
+        "new Map<string, Store>();\n    const", "new Map<string, Other>();\n    const"
+    )
+    text = text.replace("new Map<string, Store>()", "new Map<string, Other>()")
+    text = "import { Other } from './other';\n" + text
+    index, rebuilt = _updated(tmp_path, files, "src/use.ts", text)
+    assert ("this.stores.get(key)!.dispatch(1);", "src/other.ts:Other.dispatch") in _edges(
+        index, "src/use.ts"
+    )
+    assert _edges(index, "src/use.ts") == _edges(rebuilt, "src/use.ts")
+    assert_same(index, rebuilt, ["dispatch"])
+
+
+RECEIVERS_FILES = {
+    "src/match.ts": "export class ContentMatch {\n"
+    + "".join(f"  step{i}(n: number): ContentMatch {{ return this }}\n" for i in range(3))
+    + "}\n",
+    "src/fragment.ts": "export class Fragment {\n  append(f: Fragment): Fragment { return this }\n"
+    "  get size(): number { return 0 }\n}\n",
+    "src/type.ts": "import { ContentMatch } from './match';\nexport class NodeType {\n"
+    "  declare contentMatch: ContentMatch\n}\n",
+    "src/use.ts": "import { ContentMatch } from './match';\n"
+    "import { Fragment } from './fragment';\n"
+    "import { NodeType } from './type';\n\n"
+    + "\n".join(f"export function pad{i}(): number {{ return {i} }}" for i in range(30))
+    + "\n\nexport function fill(type: NodeType, content: Fragment, other: Fragment) {\n"
+    "  if (type.contentMatch.step0(content.size)) return\n"
+    "  content = other.append(content)\n",
+}
+
+
+def test_the_types_of_two_receivers_and_of_a_chain_of_fields_are_carded(
+    tmp_path: Path,
+) -> None:
+    """The two nearest receivers' types, one card a type (``content`` and ``other`` are both
+    Fragments): ``Fragment``, which the window names, and ``ContentMatch``, the type of the
+    chain of fields ``type.contentMatch``, which only the file's imports name."""
+    index = _index(tmp_path, RECEIVERS_FILES)
+    hits = find_definitions(index, "src/use.ts", RECEIVERS_FILES["src/use.ts"])
+    assert {h.card.name for h in hits[:2]} == {"Fragment", "ContentMatch"}
+    unnamed = RECEIVERS_FILES["src/use.ts"].replace("import { ContentMatch } from './match';\n", "")
+    index.update_file("src/use.ts", unnamed)
+    hits = find_definitions(index, "src/use.ts", unnamed)
+    assert "ContentMatch" not in [h.card.name for h in hits[:2]]
+
+
+def test_a_variable_bound_just_above_lists_its_type_s_bases_members(tmp_path: Path) -> None:
+    """``const s = new Safe({`` bound a line above and not used yet: the next line may call a
+    member ``Safe``'s bases declare (``s.unsubscribe()``), which its own card does not show."""
+    files = {
+        "src/sub.ts": "export class Subscription {\n  unsubscribe(): void {}\n}\n"
+        "export class Safe extends Subscription {\n  next(v: number): void {}\n}\n",
+        "src/use.ts": "import { Safe } from './sub';\n\nexport function first(): void {\n"
+        "  const s = new Safe({\n    next: (value: number) => {\n",
+    }
+    index = _index(tmp_path, files)
+    hits = find_definitions(index, "src/use.ts", files["src/use.ts"])
+    card = next(h.card for h in hits if h.card.name == "Safe")
+    assert ("src/sub.ts", 1) in card.listed
+    assert card.text.endswith("// its bases' members: unsubscribe")

@@ -99,6 +99,8 @@ class Language:
     #: the code does not use yet, carded first as Python's are (rather than what the
     #: enclosing types reach, ranked as any other)
     fresh_in_scope: bool = False
+    #: how many receivers' types ``receiver_functions`` cards first (the nearest first)
+    receiver_types: int = 1
     #: what a type's card says the definitions ``receiver_functions`` gives it are (empty:
     #: the functions taking one first)
     receiver_heading: str = ""

@@ -92,6 +92,8 @@ _ELEMENT_CALLBACKS = {
     "reduce": ("#1",),
     "reduceRight": ("#1",),
 }
+#: a map's method reading one of its values (``m.get(k)``: an element of the map)
+_VALUE_GET = "get"
 #: ``ImportBinding.level`` of a name ``import type`` (or ``import {type a}``) binds: a type,
 #: never a value the code calls
 TYPE_ONLY = 1
@@ -243,7 +245,8 @@ def _chain(node: Node) -> tuple[str, ...] | None:
 def _type_parts(text: str) -> tuple[str, ...] | None:
     """The named type of a type annotation: ``Foo<T>`` -> ("Foo",), ``ns.Bar`` -> ("ns",
     "Bar"), ``Foo | undefined`` -> ("Foo",); an array of a named type (``Foo[]``,
-    ``readonly Foo[]``, ``Array<Foo>``) -> ("Foo", ``ARRAY``); None for anything else
+    ``readonly Foo[]``, ``Array<Foo>``), and a map or set of one, read as an array of its
+    values (``Map<string, Foo>``, ``Set<Foo>``) -> ("Foo", ``ARRAY``); None for anything else
     (unions, literals, built-in types, arrays of arrays)."""
     text = text.lstrip(":").strip()
     if _IDENT.fullmatch(text):  # the common case, ``x: Foo``
@@ -262,8 +265,10 @@ def _type_parts(text: str) -> tuple[str, ...] | None:
         return None
     parts = tuple(m.group(1).split("."))
     inner = one.partition("<")[2].rstrip()
-    if parts in _ARRAYS:  # ``Array<Foo>``
-        element = _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
+    if parts in _ARRAYS or parts in _COLLECTIONS:  # ``Array<Foo>``, ``Map<string, Foo>``
+        arguments = _top_level(inner[:-1], ",") if inner.endswith(">") else []
+        at = _COLLECTIONS.get(parts, 0)
+        element = _type_parts(arguments[at]) if len(arguments) > at else None
         return None if element is None or element[-1] == ARRAY else (*element, ARRAY)
     if parts in _PROMISES or parts in _WRAPPERS:  # ``Promise<Foo>``, ``Readonly<Foo>``: a Foo
         return _type_parts(_first_argument(inner[:-1])) if inner.endswith(">") else None
@@ -331,6 +336,12 @@ def _first_argument(text: str) -> str:
 _FUNCTIONS = frozenset({"function_expression", "arrow_function", "function"})
 _PROMISES = frozenset({("Promise",), ("PromiseLike",)})
 _ARRAYS = frozenset({("Array",), ("ReadonlyArray",)})
+#: collections read as arrays of their values (``for…of``, ``forEach``; a map's ``get``): which
+#: type argument the values are
+_COLLECTIONS = {
+    **{(name,): 1 for name in ("Map", "ReadonlyMap", "WeakMap")},
+    **{(name,): 0 for name in ("Set", "ReadonlySet", "WeakSet")},
+}
 # TypeScript's utility types whose value has (some of) the members of their first argument
 _WRAPPERS = frozenset(
     (name,) for name in ("Readonly", "Partial", "Required", "NonNullable", "Pick", "Omit")
@@ -578,10 +589,21 @@ def _typedef_imports(parsed: ParsedFile, source: bytes) -> None:
         parsed.import_nodes.append(int(owner[row]) if row < owner.size else -1)
 
 
+def _made(ctor: Node) -> tuple[str, ...] | None:
+    """The type ``new`` makes with ``ctor``: its name, or a collection's values
+    (``new Map<string, Foo>()``: ``Foo``'s, ``_type_parts``)."""
+    args = ctor.next_named_sibling
+    if args is not None and args.type == "type_arguments":
+        made = _type_parts(_text(ctor) + _text(args))
+        if made is not None and made[-1] == ARRAY:
+            return made
+    return _dotted(ctor)
+
+
 def _typed_names(caps: dict[str, list[Node]]) -> list[tuple[Node, str, tuple[str, ...]]]:
     """The names a ``new Foo()`` or ``: Foo`` match types: a variable, a parameter (and the
     field a ``constructor(private x: Foo)`` parameter also is), or a field."""
-    ty = _dotted(caps["ctor"][0]) if "ctor" in caps else _type_parts(_text(caps["type"][0]))
+    ty = _made(caps["ctor"][0]) if "ctor" in caps else _type_parts(_text(caps["type"][0]))
     if ty is None or ty == ("require",):  # ``require`` binds a module
         return []
     if "field" in caps:
@@ -790,6 +812,7 @@ class TypeScript(Language):
     file_callees = 8
     receiver_heading = "// its bases' members:"
     receiver_names = 16
+    receiver_types = 2
     value_members_listed = True
 
     # ---- parse time ----------------------------------------------------------------------
@@ -897,6 +920,7 @@ class TypeScript(Language):
             ty = _receiver_type(lines, first, f"this.{parts[1]}", jsdoc) or (
                 _line_types(lines, first, jsdoc).get(parts[1]) or None
             )
+            ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first, jsdoc)
             rest = parts[2:]
         elif len(parts) > 1 and head != "super" and _local(r, path, head, scope, 0) is None:
             ty, rest = _receiver_type(lines, first, head, jsdoc), parts[1:]
@@ -948,9 +972,11 @@ class TypeScript(Language):
         self, r: Resolver, path: str, lines: list[str], types: int
     ) -> list[tuple[Target, list[Target]]]:
         """The class or interface of another file of up to ``types`` receivers the last
-        ``RECEIVER_LINES`` lines name (``x.`` or ``this.x.``, typed as the cursor's receivers
-        are), the nearest first, whose name the code since the window's start writes (a card
-        of a type the code never names puzzles more than it helps), each with the members
+        ``RECEIVER_LINES`` lines name (``x.``, ``this.x.`` or a chain of fields, ``top.match.``,
+        typed as the cursor's receivers are) or bind (``const s = new Safe({``: only where
+        its bases declare members), the nearest first, one card a type, whose name
+        the code since the window's start writes, or the file imports or declares something
+        as (a card of a type the code never names puzzles more than it helps), each with the members
         its bases declare in other files, where that code does not name them all: the next
         line often calls one of them that no line above names (``table.getCoreRowModel()``,
         declared by one of the fifteen interfaces ``Table`` extends), and the type's own card
@@ -961,19 +987,26 @@ class TypeScript(Language):
         scope, outer = _cursor_scope(r, path, pf, len(lines) - 1)
         first = max(0, len(lines) - 1 - RECEIVER_LINES)
         seen: set[str] = set()
+        classes: set[_Entity] = set()
         words: set[str] | None = None  # the window's, read once a type is found
+        named: set[str] | None = None  # the file's imports and declared types, read if need be
         out: list[tuple[Target, list[Target]]] = []
         for row in range(len(lines) - 1, first - 1, -1):
             code = _STRING.sub('""', lines[row])
-            for m in reversed(list(_RECEIVER.finditer(code))):
-                name = m["receiver"]
+            bound = _BOUND.findall(code)
+            for name in (*_receivers(code), *reversed(bound)):
                 if name in seen:
                     continue
                 seen.add(name)
-                cls = _receiver_class(r, path, name, scope, lines, outer)
+                chained = name.count(".") > (1 if name.startswith("this.") else 0)
+                if chained:
+                    cls = self._chain_class(r, path, name, lines)
+                else:
+                    cls = _receiver_class(r, path, name, scope, lines, outer)
                 target = _target(r, cls)
-                if cls is None or cls[0] == path or target is None:
+                if cls is None or cls[0] == path or target is None or cls in classes:
                     continue  # untyped, or a type of the cursor's file, which shows it
+                classes.add(cls)
                 if words is None:
                     window = "\n".join(lines[_window_start(lines, outer) :])
                     # a window starting inside a doc comment: its rest is no code
@@ -981,9 +1014,15 @@ class TypeScript(Language):
                     if end >= 0 and "/*" not in window[:end]:
                         window = window[end + 2 :]
                     words = set(_IDENT.findall(_NOT_CODE.sub('""', window)))
-                if cls[1].rsplit(".", 1)[-1] not in words:
-                    continue
+                bare = cls[1].rsplit(".", 1)[-1]
+                if bare not in words:
+                    if named is None:
+                        named = _named_types(pf)
+                    if bare not in named:
+                        continue
                 members = _inherited(r, cls, path)
+                if not members and name in bound:
+                    continue  # a variable not used yet: its own type's card is in scope
                 if not members or any(
                     r.qualnames[f][n].rsplit(".", 1)[-1] not in words for f, n in members
                 ):
@@ -991,6 +1030,15 @@ class TypeScript(Language):
                     if len(out) >= types:
                         return out
         return out
+
+    def _chain_class(self, r: Resolver, path: str, name: str, lines: list[str]) -> _Entity | None:
+        """The class of the field chain ``a.x`` (``this.x.y``), typed as the names the
+        cursor's code writes are (``resolve_name``)."""
+        found = self.resolve_name(r, path, tuple(name.split(".")), lines)
+        if found is None:
+            return None
+        (file, node), _ = found
+        return _class(r, (file, r.qualnames[file].get(node)))
 
     def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
         """A top-level ``const timeoutProvider: TimeoutProvider = {`` (an object of
@@ -1705,10 +1753,11 @@ def _resolve(
 
 def _element_step(rest: tuple[str, ...]) -> int:
     """How many of ``rest``'s first parts read an element of an array: 1 for ``ELEMENT``
-    (``xs[i]``), 3 for an element callback's parameter (``xs.map((x) =>``: "map", "#0",
-    "#0"); 0 otherwise."""
-    if rest[:1] == (ELEMENT,):
-        return 1
+    (``xs[i]``) or a map's ``get`` with a member of its value next (``m.get(k).run``), 3
+    for an element callback's parameter (``xs.map((x) =>``: "map", "#0", "#0"); 0
+    otherwise."""
+    if rest[:1] == (ELEMENT,) or (rest[:1] == (_VALUE_GET,) and len(rest) > 1):
+        return 1  # (``m.get`` itself is the map's own method, not a value)
     if len(rest) >= 3 and rest[1] == "#0" and rest[2] in _ELEMENT_CALLBACKS.get(rest[0], ()):
         return 3
     return 0
@@ -1779,6 +1828,28 @@ def _parameter(r: Resolver, path: str, qual: str, arg: str, depth: int) -> _Enti
     return found if found is not None and found[1] is not None else None
 
 
+#: a variable a line binds (``const sub = new SafeSubscriber({``): a receiver the next lines use
+_BOUND = re.compile(r"(?<![\w$.])(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*[:=]")
+
+
+def _named_types(pf: ParsedFile) -> set[str]:
+    """The names the file's code gives types by: what it imports (not a doc comment's
+    ``@typedef``) and the parts of its declared types (a field's ``contentMatch:
+    ContentMatch``, a method's result)."""
+    out = {b.name for b in pf.imports if b.level != DOC_TYPE}
+    out.update(part for types in pf.bases.values() for ty in types for part in ty)
+    return out
+
+
+def _receivers(code: str) -> Iterable[str]:
+    """The receivers whose members a line of code reads, the last first; a chain of fields
+    (``top.match.``) is read whole, then through its shorter heads (``top.``)."""
+    for m in reversed(list(_RECEIVER.finditer(code))):
+        parts = re.sub(r"[\s?!]", "", m["receiver"]).split(".")
+        for end in range(len(parts), 0, -1):
+            yield ".".join(parts[:end])
+
+
 def _receiver_class(
     r: Resolver,
     path: str,
@@ -1796,6 +1867,7 @@ def _receiver_class(
         if found is not None:
             return _class(r, found)
         ty = _receiver_type(lines, first, name, False)
+        ty = None if ty is None else _outer_typed(r, path, ty, scope, lines, first, False)
     elif _local(r, path, name, scope, 0) is not None:
         return None
     else:
@@ -1905,8 +1977,10 @@ _TYPED = re.compile(
     r"(?:\.[A-Za-z_$#][\w$]*)*)*)"
     r"\s*(?:<[^;()]*>)?\("
     # a member read or another name: ``let parent = this.parent``, ``let node = doc``, or
-    # an element of one: ``let next = node.marks[i]``
-    r"|(?:const|let|var)\s+(?P<read>[A-Za-z_$][\w$]*)\s*=\s*(?P<chain>(?:this|[A-Za-z_$][\w$]*)"
+    # an element of one: ``let next = node.marks[i]``; a field so assigned (``this.store =
+    # store`` in a constructor)
+    r"|(?:(?:const|let|var)\s+|(?<![\w$.])(?=this\.))(?P<read>(?:this\.)?[A-Za-z_$][\w$]*)\s*=\s*"
+    r"(?P<chain>(?:this|[A-Za-z_$][\w$]*)"
     r"(?:\s*[?!]?\.\s*[A-Za-z_$#][\w$]*)*)(?P<index>\[[^\[\]\n]*\])?[ \t]*!?[ \t]*"
     r"(?=[;,)]|$|\n(?![ \t]*(?:\??\.|as\b)))"  # not a chain or cast going on below
     r"|(?:const|let|var)\s+(?P<untyped>[A-Za-z_$][\w$]*)\s*=(?!\s*new\b)(?![=>])"
@@ -1914,7 +1988,7 @@ _TYPED = re.compile(
     # a type's last part is capitalised: ``{key: value.attr}`` is not an annotation
     r"(?::\s*(?P<annot>(?:readonly\s+)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:<[^=;{}()]*>)?"
     r"(?:\[\])?(?:\s*\|\s*(?:null|undefined))*)(?![\w$.\[])"
-    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*))"
+    r"|=\s*new\s+(?P<new>[A-Za-z_$][\w$.]*)(?P<targs>\s*<[^;()]*>)?)"
     # an arrow function passed to a call: ``operate((source, subscriber) => {``
     r"|(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$#][\w$]*)*)\s*(?:<[^;()]*>)?\((?P<before>[^(){}]*?)"
     r"(?:async\s+)?(?:\((?P<params>[^()]*)\)|(?P<param>[A-Za-z_$][\w$]*))\s*"
@@ -1934,9 +2008,11 @@ _AS_CAST = re.compile(
 )
 # a call's arguments in a chain, and the blanks and ``!``/``?`` up to the next ``.``
 _CALL_ARGUMENTS = re.compile(r"\s*(?:<[^;()]*>)?\((?:[^()]|\([^()]*\))*\)\s*[!?]?|\s+")
-# a receiver whose member is read: ``x.`` or ``this.x.`` (not ``a.x.``, ``x..``)
+# a receiver whose member is read: ``x.``, ``this.x.`` or a chain of fields, ``a.x.`` (not
+# ``x..``, nor a chain through a call or an index)
 _RECEIVER = re.compile(
-    r"(?<![\w$.])(?P<receiver>(?:this\.)?[A-Za-z_$][\w$]*)\s*[?!]?\.\s*[A-Za-z_$]"
+    r"(?<![\w$.])(?P<receiver>[A-Za-z_$][\w$]*(?:\s*[?!]?\.\s*[A-Za-z_$][\w$]*)*)"
+    r"\s*[?!]?\.\s*[A-Za-z_$]"
 )
 _STRING = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`[^`]*`|//[^\n]*)""")
 # the same with block comments too (a JSDoc ``{@link SequenceError}`` names no use of it)
@@ -2017,7 +2093,11 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
             cast = _AS_CAST.match(stripped, m.end())
             yield m["untyped"], (cast and _type_parts(cast["cast"])) or ()
         else:
-            ty = _type_parts(m["annot"]) if m["annot"] else tuple(m["new"].split("."))
+            if m["annot"]:
+                ty = _type_parts(m["annot"])
+            else:  # ``new Foo()``; ``new Map<string, Foo>()``: a collection of ``Foo``
+                made = _type_parts(m["new"] + m["targs"]) if m["targs"] else None
+                ty = made if made and made[-1] == ARRAY else tuple(m["new"].split("."))
             if ty is not None:
                 yield m["name"], ty
 
