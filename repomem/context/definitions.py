@@ -128,7 +128,6 @@ MAX_PENDING = 7
 #: first, this many of them (``_pending_first``)
 MANY_PENDING = 3
 #: what the card of an object declared with a type says the members it lists are
-VALUE_HEADING = "// its type's members:"
 #: C: at most this many of the project's helpers the file's headers declare are listed on a
 #: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
@@ -1173,7 +1172,7 @@ class _Finder(_Lookups):
             line = lines[row] if row < len(lines) else ""
             members = self.language.value_members(self.resolver, path, f.node, line)
             if members:
-                f.functions, f.heading = members, VALUE_HEADING
+                f.functions, f.heading, f.named = members, self.language.value_heading, True
 
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a
