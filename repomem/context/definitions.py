@@ -59,7 +59,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Generic, TypeVar
 from weakref import ref
 
@@ -1559,6 +1559,8 @@ def _add_analogue(finder: _Finder) -> None:
                 if rule is not None:
                     rules.setdefault(rule[0], set()).add(rule[1])
     agreed = [rule for rule, cores in rules.items() if len(cores) >= ANALOGY_PAIRS]
+    if not agreed:
+        return
     written = finder.code_words
     for name in dict.fromkeys(_WORDS.findall(finder.code[last])):
         for start, end, new_start, new_end in agreed:
@@ -1649,8 +1651,7 @@ def _analogy(name: str, called: str) -> tuple[tuple[str, str, str, str], str] | 
     ``name`` loses, those ``called`` gains), around the longest run of ``ANALOGY_CORE`` or
     more characters they share, with that run; None where they share none, or where the run
     is the whole of either (a name is not its own analogue)."""
-    grams = {called[j : j + ANALOGY_CORE] for j in range(len(called) - ANALOGY_CORE + 1)}
-    if not any(name[i : i + ANALOGY_CORE] in grams for i in range(len(name))):
+    if _grams(name).isdisjoint(_grams(called)):
         return None  # (most pairs: nothing shared, told cheaply)
     best = (0, 0, 0)  # (length, start in name, start in called)
     for i in range(len(name)):
@@ -1665,6 +1666,13 @@ def _analogy(name: str, called: str) -> tuple[tuple[str, str, str, str], str] | 
         return None
     core = name[i : i + k]
     return (name[:i], name[i + k :], called[:j], called[j + k :]), core
+
+
+@lru_cache(maxsize=4096)
+def _grams(word: str) -> frozenset[str]:
+    """The runs of ``ANALOGY_CORE`` characters of ``word``: a word is met cursor after
+    cursor, in pair after pair."""
+    return frozenset(word[i : i + ANALOGY_CORE] for i in range(len(word) - ANALOGY_CORE + 1))
 
 
 def _word(char: str) -> bool:
