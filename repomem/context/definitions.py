@@ -23,6 +23,8 @@ usually needs is the signature of what it calls. Those names are mostly written 
 * Go and Java: beside a method of another file called just above, its type's other methods
   by name (``Language.other_methods``); Go: in a type's card, first, the methods the
   enclosing test is named for (``Language.subject``);
+* Go and Rust: a type's card names the methods it gets from elsewhere (what the types it
+  embeds promote; the repository traits its ``impl`` blocks implement for it);
 * where the lines above pair names twice or more the same way (``case RNSVGFeOffset:``
   then ``new FeOffsetView(``), the definition the last line's name makes that way
   (``case RNSVGMarker:``: ``MarkerView``), first;
@@ -1159,7 +1161,9 @@ class _Finder(_Lookups):
     def _add_value_members(self) -> None:
         """An object of another file declared with a type (``Language.value_members``) lists
         that type's members on its card, whose declaration's line alone says nothing of what
-        the next line calls on it (``timeoutProvider.setTimeout(``)."""
+        the next line calls on it (``timeoutProvider.setTimeout(``); a type of another file,
+        the members it gets from elsewhere that its card does not show (Go's embedded types'
+        promoted methods, Rust's repository traits' methods), named on one line."""
         if not self.language.value_members_listed:
             return
         for f in self.found.values():
