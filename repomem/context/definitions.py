@@ -20,9 +20,14 @@ usually needs is the signature of what it calls. Those names are mostly written 
 * C and Go: beside a function or macro of another file named just above, the rest of its
   name's family (``Language.name_families``: ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``,
   ``scanFollowsFalse`` after ``scanFollowsTrue``);
-* Go: beside a method of another file called just above, its type's other methods by name
-  (``Language.other_methods``); in a type's card, first, the methods the enclosing test is
-  named for (``Language.subject``);
+* Go and Java: beside a method of another file called just above, its type's other methods
+  by name (``Language.other_methods``); Go: in a type's card, first, the methods the
+  enclosing test is named for (``Language.subject``);
+* Go and Rust: a type's card names the methods it gets from elsewhere (what the types it
+  embeds promote; the repository traits its ``impl`` blocks implement for it);
+* where the lines above pair names twice or more the same way (``case RNSVGFeOffset:``
+  then ``new FeOffsetView(``), the definition the last line's name makes that way
+  (``case RNSVGMarker:``: ``MarkerView``), first;
 * C and Go: the project's helpers the headers the file includes declare (Go: its package's
   and those it imports), the most called that no line names
   (``Language.included_definitions``), listed on a card of declarations alone that comes
@@ -56,7 +61,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Generic, TypeVar
 from weakref import ref
 
@@ -83,6 +88,12 @@ from repomem.index.resolve import PYTHON_NS
 if TYPE_CHECKING:
     from repomem.index.repo import RepoIndex
     from repomem.index.resolve import Resolver
+
+#: lines above the cursor's last one read for the names it pairs (``_add_analogue``)
+ANALOGY_LINES = 16
+#: fewest characters two paired names share, and fewest pairs agreeing on a rule
+ANALOGY_CORE = 3
+ANALOGY_PAIRS = 2
 
 #: lines before the cursor whose names are looked up
 NAME_LINES = 40
@@ -116,7 +127,6 @@ MAX_PENDING = 7
 #: first, this many of them (``_pending_first``)
 MANY_PENDING = 3
 #: what the card of an object declared with a type says the members it lists are
-VALUE_HEADING = "// its type's members:"
 #: C: at most this many of the project's helpers the file's headers declare are listed on a
 #: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
@@ -1107,6 +1117,7 @@ class _Finder(_Lookups):
                 self.found[(target[0], self.resolver.qualnames[target[0]][target[1]])].fresh = True
         for target in self.language.fresh_types(self.resolver, self.path, self.lines):
             self._add_target(target, 0, "bound just above, not used yet").fresh = True
+        _add_analogue(self)
         self._add_sibling_callees()
         self._add_receivers()
         callees = PYTHON_FILE_CALLEES if self.python else self.language.file_callees
@@ -1147,7 +1158,9 @@ class _Finder(_Lookups):
     def _add_value_members(self) -> None:
         """An object of another file declared with a type (``Language.value_members``) lists
         that type's members on its card, whose declaration's line alone says nothing of what
-        the next line calls on it (``timeoutProvider.setTimeout(``)."""
+        the next line calls on it (``timeoutProvider.setTimeout(``); a type of another file,
+        the members it gets from elsewhere that its card does not show (Go's embedded types'
+        promoted methods, Rust's repository traits' methods), named on one line."""
         if not self.language.value_members_listed:
             return
         for f in self.found.values():
@@ -1160,7 +1173,7 @@ class _Finder(_Lookups):
             line = lines[row] if row < len(lines) else ""
             members = self.language.value_members(self.resolver, path, f.node, line)
             if members:
-                f.functions, f.heading = members, VALUE_HEADING
+                f.functions, f.heading, f.named = members, self.language.value_heading, True
 
     def _file_callees(self, n: int) -> list[tuple[tuple[str, int], int, int]]:
         """The ``n`` definitions of other files the file's calls resolve to most often (a
@@ -1527,8 +1540,47 @@ def _subject_members(finder: _Finder) -> None:
             f.members = tuple(sorted({*f.members, *named}))
 
 
+def _add_analogue(finder: _Finder) -> None:
+    """What the lines above pair with a name the way the last line names one: where
+    ``ANALOGY_PAIRS`` or more of the ``ANALOGY_LINES`` lines above call a definition whose
+    name is a name of their own or of the line before it with the same start and end
+    changed (``case RNSVGFeOffset:`` then ``return new FeOffsetView(``), the last code
+    line's names changed the same way, where one is a definition no line names yet,
+    come first (``case RNSVGMarker:``: ``MarkerView``): a factory's, a registry's or a
+    dispatch's next line makes the next of its kind."""
+    last = next((r for r in range(finder.cursor, -1, -1) if finder.code[r].strip()), -1)
+    if last < 1 or finder.code[last].rstrip().endswith((";", "}", ")")):
+        return  # (a statement ended: its line's names are done with)
+    rules: dict[tuple[str, str, str, str], set[str]] = {}
+    for row in range(max(1, last - ANALOGY_LINES), last):
+        names = set(_WORDS.findall(finder.code[row - 1] + " " + finder.code[row]))
+        for called in _CALLED.findall(finder.code[row]):
+            for name in names - {called}:
+                rule = _analogy(name, called)
+                if rule is not None:
+                    rules.setdefault(rule[0], set()).add(rule[1])
+    agreed = [rule for rule, cores in rules.items() if len(cores) >= ANALOGY_PAIRS]
+    if not agreed:
+        return
+    written = finder.code_words
+    for name in dict.fromkeys(_WORDS.findall(finder.code[last])):
+        for start, end, new_start, new_end in agreed:
+            core = name[len(start) : len(name) - len(end)]
+            if len(core) < ANALOGY_CORE or not (name.startswith(start) and name.endswith(end)):
+                continue
+            made = new_start + core + new_end
+            resolved = None if made in written else finder.resolve((made,))
+            if resolved is not None:
+                target, node, how = resolved
+                if target not in finder.found:
+                    how = f"named as the lines above pair their names, {how}"
+                    finder.found[target] = _Found(target, node, made, how, 0)
+                finder.found[target].fresh = True
+                return
+
+
 def _other_methods(finder: _Finder, n: int) -> None:
-    """Go: a method of another file's type that the last ``Language.family_lines`` lines
+    """Go, Java: a method of another file's type that the last ``Language.family_lines`` lines
     call names beside it up to ``n`` of the type's other methods (of its file) that the
     code does not call, the most called first: the next line calls another method of
     the same value (``v1.GET(`` after ``v1.Use(``; ``c.Errors.Errors()`` after
@@ -1593,6 +1645,35 @@ def _uses_name(text: str, name: str) -> bool:
             return True
         at = text.find(name, at + 1)
     return False
+
+
+def _analogy(name: str, called: str) -> tuple[tuple[str, str, str, str], str] | None:
+    """How ``called`` is ``name`` with its start and end changed, as (the start and end
+    ``name`` loses, those ``called`` gains), around the longest run of ``ANALOGY_CORE`` or
+    more characters they share, with that run; None where they share none, or where the run
+    is the whole of either (a name is not its own analogue)."""
+    if _grams(name).isdisjoint(_grams(called)):
+        return None  # (most pairs: nothing shared, told cheaply)
+    best = (0, 0, 0)  # (length, start in name, start in called)
+    for i in range(len(name)):
+        for j in range(len(called)):
+            k = 0
+            while i + k < len(name) and j + k < len(called) and name[i + k] == called[j + k]:
+                k += 1
+            if k > best[0]:
+                best = (k, i, j)
+    k, i, j = best
+    if k < ANALOGY_CORE or k in (len(name), len(called)):
+        return None
+    core = name[i : i + k]
+    return (name[:i], name[i + k :], called[:j], called[j + k :]), core
+
+
+@lru_cache(maxsize=4096)
+def _grams(word: str) -> frozenset[str]:
+    """The runs of ``ANALOGY_CORE`` characters of ``word``: a word is met cursor after
+    cursor, in pair after pair."""
+    return frozenset(word[i : i + ANALOGY_CORE] for i in range(len(word) - ANALOGY_CORE + 1))
 
 
 def _word(char: str) -> bool:

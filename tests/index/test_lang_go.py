@@ -710,3 +710,25 @@ def test_a_test_s_name_puts_the_methods_it_spells_in_its_type_s_card(helpers: Re
         hits = find_definitions(helpers, "cmd/main_test.go", left)
         card = next(h.card for h in hits if h.card.name == "Group")
         assert (("group/group.go", row) in _listed([h for h in hits if h.card is card])) is listed
+
+
+EMBEDDING = {
+    "go.mod": "module example.com/m\n\ngo 1.21\n",
+    "web/group.go": "package web\n\ntype Group struct {\n\tbase string\n}\n\n"
+    "func (g *Group) GET(p string) {}\n\nfunc (g *Group) Static(p, dir string) {}\n\n"
+    "func (g *Group) Use(h string) {}\n\nfunc (g *Group) helper() {}\n",
+    "web/engine.go": "package web\n\ntype Engine struct {\n\tGroup\n\tName string\n}\n\n"
+    "func New() *Engine { return &Engine{} }\n\nfunc (e *Engine) Use(h string) {}\n",
+}
+
+
+def test_an_embedding_type_s_card_names_the_methods_it_is_promoted(tmp_path: Path) -> None:
+    # ``Engine`` embeds ``Group``: ``router.Static(`` calls ``Group.Static``, which the
+    # ``Engine`` card names; not ``Use`` (``Engine`` declares its own), nor the unexported
+    left = 'package main\n\nimport "example.com/m/web"\n\nfunc main() {\n\trouter := web.New()\n'
+    idx = RepoIndex.build(write_files(tmp_path, {**EMBEDDING, "cmd/main.go": left}), save=False)[0]
+    hits = find_definitions(idx, "cmd/main.go", left)
+    card = next(h.card for h in hits if h.card.name == "Engine")
+    assert card.text.splitlines()[-1] == "// promoted from the types it embeds: GET, Static"
+    rows = EMBEDDING["web/group.go"].splitlines()
+    assert ("web/group.go", rows.index("func (g *Group) Static(p, dir string) {}")) in card.listed

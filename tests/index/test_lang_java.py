@@ -695,3 +695,48 @@ def test_a_supertype_s_inherited_methods_follow_updates(tmp_path: Path) -> None:
         hits = find_definitions(index, "v/Group.java", left)
         (card,) = [h.card for h in hits if h.card.name == "Shape"]
         assert card.text.split("\n")[-1] == "// its bases' members: relative, scale"
+
+
+FACTORY = {
+    "v/View.java": "package v;\n\npublic class View {\n}\n",
+    **{
+        f"v/{name}View.java": f"package v;\n\npublic class {name}View extends View {{\n}}\n"
+        for name in ("Rect", "Line", "Marker", "Mask")
+    },
+    "v/Kind.java": "package v;\n\npublic enum Kind {\n    RNRect, RNLine, RNMarker, RNMask\n}\n",
+    "v/Factory.java": "package v;\n\nclass Factory {\n    View make(Kind kind) {\n"
+    "        switch (kind) {\n            case RNRect:\n                return new RectView();\n"
+    "            case RNLine:\n                return new LineView();\n",
+}
+
+
+def test_a_name_paired_as_the_lines_above_pair_theirs_comes_first(tmp_path: Path) -> None:
+    # two cases make ``XView`` of ``RNX``: the next case's ``RNMarker`` makes ``MarkerView``,
+    # which no line names
+    idx, _ = RepoIndex.build(write_files(tmp_path, FACTORY), save=False)
+    left = FACTORY["v/Factory.java"] + "            case RNMarker:\n                "
+    hits = find_definitions(idx, "v/Factory.java", left)
+    assert hits[0].card.name == "MarkerView"
+    assert hits[0].how.startswith("named as the lines above pair their names")
+    # one pair is no rule, and a statement ended names nothing to pair
+    one = left.replace("            case RNLine:\n                return new LineView();\n", "")
+    assert "MarkerView" not in {h.card.name for h in find_definitions(idx, "v/Factory.java", one)}
+    done = FACTORY["v/Factory.java"] + "            case RNMarker:\n                x();\n        "
+    assert "MarkerView" not in {h.card.name for h in find_definitions(idx, "v/Factory.java", done)}
+
+
+def test_a_method_called_names_its_type_s_other_methods(tmp_path: Path) -> None:
+    # ``h.start()`` called: the next line calls another method of ``Handler``, which its card
+    # names (``h.end``), the most called first; what the file calls already is not named
+    files = {
+        "h/Handler.java": "package h;\n\npublic class Handler {\n    void start() {\n    }\n\n"
+        "    void end() {\n    }\n\n    void reset() {\n    }\n}\n",
+        "h/Use.java": "package h;\n\nclass Use {\n    void run(Handler h) {\n"
+        "        h.start();\n        ",
+        "h/Other.java": "package h;\n\nclass Other {\n    void go(Handler h) {\n        h.end();\n"
+        "        h.end();\n    }\n}\n",
+    }
+    idx, _ = RepoIndex.build(write_files(tmp_path, files), save=False)
+    hits = find_definitions(idx, "h/Use.java", files["h/Use.java"])
+    (card,) = [h.card for h in hits if h.card.name == "Handler.start"]
+    assert card.text.split("\n")[-1] == "// other methods of Handler: end, reset"

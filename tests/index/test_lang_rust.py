@@ -1005,3 +1005,28 @@ def test_a_file_a_path_attribute_names_is_of_its_declaring_crate(tmp_path: Path)
         assert_same(idx, RepoIndex.build(root, EXACT, save=False)[0], ["a.imul();"])
         expected = {"src/num.rs:Float.imul"} if text == lexical else set()
         assert _edges(idx, "tests/lexical/float.rs") == expected
+
+
+IMPLEMENTED = {
+    "Cargo.toml": '[package]\nname = "big"\n',
+    "src/lib.rs": "mod math;\nmod bignum;\nmod use_it;\n",
+    "src/math.rs": "pub trait Math {\n    fn data(&self) -> u32;\n\n"
+    "    fn imul_pow10(&mut self, n: u32) {\n    }\n\n"
+    "    fn bit_length(&self) -> u32 {\n        0\n    }\n}\n",
+    "src/bignum.rs": "use crate::math::Math;\n\npub struct Bigint {\n    pub data: u32,\n}\n\n"
+    "impl Math for Bigint {\n    fn data(&self) -> u32 {\n        self.data\n    }\n}\n",
+    "src/use_it.rs": "use crate::bignum::Bigint;\n\nfn large(mantissa: Bigint) {\n"
+    "    let mut bigmant = mantissa;\n",
+}
+
+
+def test_a_type_s_card_names_the_methods_of_the_traits_it_implements(tmp_path: Path) -> None:
+    # ``impl Math for Bigint``: ``bigmant.imul_pow10(`` calls the trait's default method,
+    # which ``Bigint``'s card names; not ``data``, which the impl block gives it
+    idx, _ = RepoIndex.build(write_files(tmp_path, IMPLEMENTED), save=False)
+    hits = find_definitions(idx, "src/use_it.rs", IMPLEMENTED["src/use_it.rs"])
+    card = next(h.card for h in hits if h.card.name == "Bigint")
+    heading = "// from the repository's traits it implements: imul_pow10, bit_length"
+    assert card.text.splitlines()[-1] == heading
+    rows = IMPLEMENTED["src/math.rs"].splitlines()
+    assert ("src/math.rs", rows.index("    fn imul_pow10(&mut self, n: u32) {")) in card.listed

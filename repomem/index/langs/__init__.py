@@ -113,6 +113,8 @@ class Language:
     #: whether ``value_members`` can list any: the cursor reads no declaration's line for a
     #: language that never does
     value_members_listed: bool = False
+    #: what a card says ``value_members``' names are
+    value_heading: str = "// its type's members:"
 
     def extract(
         self,
@@ -207,8 +209,9 @@ class Language:
     def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
         """Query time: the members of the class or interface the top-level value ``node`` of
         ``path`` declares, its declaration's first line being ``line``, where its card shows
-        that line alone (an object of functions): what a use of it calls. Nothing is recorded
-        as a dependency."""
+        that line alone (an object of functions): what a use of it calls; or those a type
+        gets from elsewhere that its card does not show (Go's embedded types' methods).
+        Nothing is recorded as a dependency."""
         return []
 
     def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:

@@ -63,6 +63,8 @@ _RANGE = "range"
 _MAX_DEPTH = 6
 #: lines before the cursor whose locals, not used yet, put their types first
 FRESH_LINES = 3
+#: how many methods an embedding type's card names of those its embedded types promote
+PROMOTED = 16
 
 # fmt: off
 _KEYWORDS = frozenset((
@@ -331,6 +333,8 @@ class Go(Language):
     group_members = 2
     name_families = 4
     other_methods = 8
+    value_members_listed = True
+    value_heading = "// promoted from the types it embeds:"
     helpers_heading = "most called of this package and those imported, not named here:"
 
     # ---- parse time ------------------------------------------------------------------
@@ -481,6 +485,32 @@ class Go(Language):
                 if found is not None and found[0] != path and name not in r.classes[found[0]]:
                     out.append(found)
         return out
+
+    def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
+        """A struct or interface type embedding repository types (``Engine`` embeds
+        ``RouterGroup``): the exported methods it gets from them and does not declare, which
+        a value of it calls as its own (``router.Static(``) and its card does not show, at
+        most ``PROMOTED`` of them, the embedded types' order."""
+        pf, qual = r.files.get(path), r.qualnames[path].get(node, "")
+        embedded = pf.bases.get(qual) if pf is not None and qual in r.classes[path] else None
+        if not embedded:
+            return []
+        t = self._tables(r)
+        res = _Resolution(r, t, path, {})
+        own = {d.name.rsplit(".", 1)[-1] for d in pf.members(qual)}
+        out: list[Target] = []
+        for expr in embedded:
+            inner = res.type_of(path, expr, 0)
+            if inner is None:
+                continue
+            prefix = r.qualnames[inner[0]][inner[1]] + "."
+            package = t.defs.get(_dir(inner[0]) + _slot(r.files[inner[0]]), {})
+            for name, targets in package.items():
+                bare = name[len(prefix) :]
+                if name.startswith(prefix) and bare[:1].isupper() and bare not in own:
+                    own.add(bare)
+                    out.append(targets[0])
+        return out[:PROMOTED]
 
     def subject(self, lines: list[str]) -> list[str]:
         """The words of the test function around the cursor, after ``Test`` (``Benchmark``,

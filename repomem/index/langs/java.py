@@ -500,6 +500,7 @@ class Java(_Types, Language):
     receiver_heading = "// its bases' members:"
     receiver_names = 16
     successors = 2
+    other_methods = 8
 
     def __init__(self) -> None:
         super().__init__()
@@ -603,9 +604,8 @@ class Java(_Types, Language):
     def _unqualified(
         self, r: Resolver, path: str, name: str, scope: str | None, cursor: _Cursor | None = None
     ) -> tuple[tuple[str, str], str] | None:
-        """A method called by its bare name: of the enclosing types (inherited ones too),
-        else statically imported; at the cursor, also through the supertypes the buffer
-        declares."""
+        """A method called by its bare name: of the enclosing types (inherited ones too), else
+        statically imported; at the cursor, also through the supertypes the buffer declares."""
         for outer in _chain(scope):
             hit = self._scope_member(r, path, outer, name, cursor)
             if hit is not None:

@@ -67,6 +67,8 @@ BLOCKS = "#blocks"
 USE, INLINE_MOD, TEST_MOD, PATH_MOD = 0, 1, 2, 3
 _INLINE = (INLINE_MOD, TEST_MOD)
 _MAX_DEPTH = 8
+#: how many methods of the traits a type implements its card names
+TRAIT_METHODS = 16
 _CRATE_DIRS = frozenset({"tests", "examples", "benches"})
 _ROOT_FILES = ("lib.rs", "main.rs")
 _TYPES = frozenset({"struct_item", "enum_item", "union_item", "trait_item", "type_item"})
@@ -226,6 +228,8 @@ class Rust(Language):
     # a receiver's methods called line after line (``g.add_node(``, ``g.edge_count(``): its
     # type's card names them all, and the next one, in the room of one
     group_members = 2
+    value_members_listed = True
+    value_heading = "// from the repository's traits it implements:"
 
     # ---- parse time ----------------------------------------------------------------------
     def extract(
@@ -298,6 +302,37 @@ class Rust(Language):
         return _Resolution(
             r, path, cursor.mod, cursor.self_type, record=False, generics=cursor.generics
         ).name(parts, cursor)
+
+    def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
+        """A struct or enum of the repository: the methods of the repository's traits that
+        ``impl Trait for Type`` blocks implement for it, which a value of it calls as its
+        own (``bigmant.imul_pow10(`` through ``impl Math for Bigint``) and its card does not
+        show, at most ``TRAIT_METHODS``, the traits' own order."""
+        qual = r.qualnames[path].get(node, "")
+        if qual not in r.classes[path]:
+            return []
+        name = qual.rsplit(".", 1)[-1]
+        res = _Resolution(r, path, _mod_of(r, path, qual), "", record=False)
+        own = {d.name.rsplit(".", 1)[-1] for d in r.files[path].members(qual)}
+        out: list[Target] = []
+        for where in sorted(_impl_type_tables(r).get(name, ())):
+            for mod, trait_path, type_path in _impl_blocks(r.files[where]):
+                if (
+                    type_path[-1] != name
+                    # (most impls are of the standard library's traits: no look-up)
+                    or not r.by_name.get((NS, trait_path.rsplit("::", 1)[-1]))
+                    or res._path(where, mod, type_path, False, 1) != ("def", path, qual)
+                ):
+                    continue
+                trait = res._path(where, mod, trait_path.split("::"), False, 1)
+                if trait is None or trait[0] != "def":
+                    continue
+                for d in r.files[trait[1]].members(trait[2]):
+                    bare = d.name[len(trait[2]) + 1 :]
+                    if "." not in bare and bare not in own:
+                        own.add(bare)
+                        out.append((trait[1], d.node))
+        return out[:TRAIT_METHODS]
 
     def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """The repository types of the bindings the last ``FRESH_LINES`` lines make (a
@@ -471,6 +506,29 @@ _impl_tables = _FilesByName()
 _impl_type_tables = _FilesByName()
 # the files a ``#[path]`` module declaration names -> the declaring files
 _path_tables = _FilesByName()
+
+
+# id(parse) -> (the parse, held weakly, and its blocks): a saved parse is not hashable
+_IMPL_BLOCKS: dict[int, tuple[weakref.ref[ParsedFile], list[tuple[str, str, list[str]]]]] = {}
+
+
+def _impl_blocks(pf: ParsedFile) -> list[tuple[str, str, list[str]]]:
+    """``pf``'s ``impl Trait for Type`` blocks as (module, trait path, type path), kept with
+    the parse: a type's card reads those of every file implementing a trait for its name,
+    cursor after cursor (query time only)."""
+    hit = _IMPL_BLOCKS.get(id(pf))
+    if hit is not None and hit[0]() is pf:
+        return hit[1]
+    if len(_IMPL_BLOCKS) >= 8192:
+        _IMPL_BLOCKS.clear()
+    blocks = [
+        (key[: -len("#impl")], trait_path, type_path)
+        for key, found in pf.bases.items()
+        if key.endswith("#impl")
+        for trait_path, *type_path in found
+    ]
+    _IMPL_BLOCKS[id(pf)] = (weakref.ref(pf), blocks)
+    return blocks
 
 
 def _impl_types(pf: ParsedFile) -> set[str]:
