@@ -10,7 +10,7 @@ from pathlib import Path
 
 import git
 
-from repomem.index.parsing import ParsedFile, parse_source, split_lines
+from repomem.index.parsing import ParsedFile, parse_source
 from repomem.index.repo import RepoIndex
 
 PY_FILES: dict[str, str] = {
@@ -167,7 +167,7 @@ def saved_and_fresh_parses(
     index = RepoIndex.load(root)
 
     def fresh(path: str, text: str) -> ParsedFile:
-        return parse_source(path, "python", text, "d", split_lines(text))
+        return parse_source(path, "python", text, "d")
 
     for path in ("m.py", "pkg/core.py"):
         text = index.file_text(path)

@@ -40,6 +40,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Self
 
@@ -325,10 +326,24 @@ class TermCounts:
     """Term frequencies of a batch of documents over a vocabulary of their own: counted where
     the text is (a parsing worker), cheap to send to another process, added in bulk."""
 
-    words: list[str]
+    # the words in UTF-8, each followed by a blank (a word holds none): as a parsing worker
+    # finds them and a build's vocabulary numbers them, not decoded and split into strings
+    # to be pickled, unpickled, joined and encoded again (~2 % of a worker's time and of the
+    # main process's parse stage on the Linux kernel)
+    spaced: bytes
     ptr: IntArray  # document i's entries are [ptr[i], ptr[i + 1])
     terms: Int32Array  # indices into ``words``, distinct within a document
     tfs: Int32Array
+
+    @classmethod
+    def of(cls, words: list[str], ptr: IntArray, terms: Int32Array, tfs: Int32Array) -> TermCounts:
+        return cls(
+            "".join([w + " " for w in words]).encode("utf-8", "surrogatepass"), ptr, terms, tfs
+        )
+
+    @cached_property
+    def words(self) -> list[str]:
+        return self.spaced.decode("utf-8", "surrogatepass").split(" ")[:-1]
 
 
 def count_terms(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> TermCounts:
@@ -347,11 +362,11 @@ def count_encoded_terms(
     distinct word is decoded."""
     flat, line_of, first, end = _word_ids(np.frombuffer(text, np.uint8))
     bounds = np.array(spans, np.int64).reshape(-1, 2)
-    words = _spaced(np.frombuffer(text, np.uint8), first, end).tobytes().decode("ascii").split()
+    spaced = _spaced(np.frombuffer(text, np.uint8), first, end).tobytes()
     # the tokens are in line order: a span's are those from its first line to its end
     lo, hi = np.searchsorted(line_of, bounds[:, 0]), np.searchsorted(line_of, bounds[:, 1])
-    ptr, terms, tfs = grouped_sums(flat, np.ones(flat.size, np.int32), lo, hi, len(words))
-    return TermCounts(words, ptr, terms.astype(np.int32), tfs)
+    ptr, terms, tfs = grouped_sums(flat, np.ones(flat.size, np.int32), lo, hi, first.size)
+    return TermCounts(spaced, ptr, terms.astype(np.int32), tfs)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -484,10 +499,10 @@ class _BuildVocabulary:
     def __len__(self) -> int:
         return self._n
 
-    def ids(self, words: list[str]) -> Int32Array:
-        """The id of each of ``words``, those new numbered next in their order."""
-        spaced = np.frombuffer(" ".join([*words, ""]).encode("utf-8", "surrogatepass"), np.uint8)
-        count = len(words)
+    def ids(self, counts: TermCounts) -> Int32Array:
+        """The id of each of ``counts``' words, those new numbered next in their order."""
+        spaced = np.frombuffer(counts.spaced, np.uint8)
+        count = counts.spaced.count(b" ")
         if self._used + spaced.size > self._data.size:
             self._data = _grown(self._data, self._used, self._used + spaced.size)
         if self._n + count + 1 > self._offsets.size:
@@ -593,7 +608,7 @@ class SpooledRows:
 
     def add(self, counts: TermCounts, docs: npt.ArrayLike) -> None:
         """Documents ``docs`` of ``counts``, as the next ids."""
-        terms, tfs, lengths = _taken_rows(self._vocab.ids(counts.words), counts, docs)
+        terms, tfs, lengths = _taken_rows(self._vocab.ids(counts), counts, docs)
         self._terms.write(terms)
         self._tfs.write(tfs)
         self._ptr.extend(self._terms.rows - tfs.size + np.cumsum(lengths))
@@ -1063,7 +1078,7 @@ class BM25Index(_SavedState, _Compaction):
         counts = Counter(tokens)
         self.add_counted(
             [doc_id],
-            TermCounts(
+            TermCounts.of(
                 list(counts),
                 np.array([0, len(counts)], np.int64),
                 np.arange(len(counts), dtype=np.int32),

@@ -40,12 +40,20 @@ from repomem.index.files import (
     load_file,
     repository_root,
 )
+from repomem.index.files import warm_up as files_warm_up
 from repomem.index.fragments import load_window_kernel, window_bounds, window_nodes
 from repomem.index.graph import CallRows, NodeLayout, build_graph, node_layout
 from repomem.index.languages import language_for_path
-from repomem.index.mapped import Locations, TextIds, Texts, bytes_key, window_locations
+from repomem.index.mapped import Locations, TextIds, Texts, bytes_keys, window_locations
 from repomem.index.meter import StageMeter
-from repomem.index.parsing import ParsedFile, parse_source, split_lines, supported, warm_up
+from repomem.index.parsing import (
+    ParsedFile,
+    newline_positions,
+    parse_source,
+    split_lines,
+    supported,
+    warm_up,
+)
 from repomem.index.relations import compute_relations, forget_scratch
 from repomem.index.resolve import DependencyRows, Resolver
 from repomem.index.rowpool import RowPool
@@ -114,11 +122,10 @@ def prepare_file(
 ) -> PreparedFile:
     """``terms``: count every window's terms now, as the parsing workers of a build do; an
     update leaves it to ``_add_file_fragments``, which counts only the windows it adds."""
-    lines = split_lines(f.text)
-    pf = parsed or parse_source(f.path, f.language, f.text, f.digest, lines)
+    pf = parsed or parse_source(f.path, f.language, f.text, f.digest)
     starts, ends = window_bounds(pf.line_len, config.fragment_lines, config.stride)
-    text = "\n".join(lines).encode("utf-8", "surrogatepass")
-    newlines = np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
+    text = _joined_lines(f.text)
+    newlines = newline_positions(text)
     span = np.empty((starts.size, 2), np.int64)
     span[:, 0] = np.r_[0, newlines + 1][starts]
     span[:, 1] = np.r_[newlines, len(text)][ends - 1]
@@ -129,10 +136,19 @@ def prepare_file(
         ends,
         text,
         span,
-        np.array([bytes_key(text[lo:hi]) for lo, hi in span.tolist()], np.int64),
+        bytes_keys(text, span),
         *window_nodes(pf, starts, ends),
         counts,
     )
+
+
+def _joined_lines(text: str) -> bytes:
+    """``split_lines(text)`` joined by newlines, in UTF-8: without a carriage return, the
+    text but for a final newline (not split and joined again)."""
+    if "\r" in text:
+        return "\n".join(split_lines(text)).encode("utf-8", "surrogatepass")
+    encoded = text.encode("utf-8", "surrogatepass")
+    return encoded[:-1] if encoded.endswith(b"\n") else encoded
 
 
 @dataclass
@@ -202,6 +218,7 @@ def _load_all(
         languages = {language_for_path(p) for p in candidates}
         warm_up({lang for lang in languages | {"cpp"} if lang and supported(lang)})
         count_terms([], [])  # their kernels loaded here, not once in each worker
+        files_warm_up()
         load_window_kernel()
         pool = ProcessPoolExecutor(count, mp_context=mp.get_context("fork"))
         try:

@@ -90,14 +90,18 @@ def language_for_path(path: str) -> str | None:
 
 
 # a line that only C++ writes: a template, a namespace, a class with a body or a base, an
-# access label, ``using namespace``, ``extern "C++"`` or a standard header without ``.h``
-_CPP_LINE = re.compile(
-    r"^[ \t]*(?:template\s*<|(?:inline\s+)?namespace(?:\s+\w+(?:\s*::\s*\w+)*)?\s*\{"
+# access label, ``using namespace``, ``extern "C++"`` or a standard header without ``.h``;
+# matched at the text's start, then searched for after a newline: a pattern that starts with
+# a literal is searched for that byte first (``^`` under ``re.M`` was tried at every
+# position: twice the time, ~1% of a build's parsing workers on the Linux kernel)
+_CPP_BODY = (
+    r"[ \t]*(?:template\s*<|(?:inline\s+)?namespace(?:\s+\w+(?:\s*::\s*\w+)*)?\s*\{"
     r"|using\s+namespace\s"
     r"|class\s+\w+(?:\s+final)?\s*[:{]|(?:public|private|protected)\s*:"
-    r'|extern\s+"C\+\+"|#\s*include\s*<[a-z_]+>)',
-    re.M,
+    r'|extern\s+"C\+\+"|#\s*include\s*<[a-z_]+>)'
 )
+_CPP_FIRST_LINE = re.compile(_CPP_BODY)
+_CPP_LINE = re.compile("\n" + _CPP_BODY)
 
 
 def code_language(path: str, text: str) -> str | None:
@@ -105,9 +109,14 @@ def code_language(path: str, text: str) -> str | None:
     C++ (``class``, ``namespace``, ``template``...) is C++ (a C header's ``extern "C"``
     block for C++ readers is not)."""
     language = language_for_path(path)
-    if language == "c" and path.lower().endswith(".h") and _CPP_LINE.search(text):
+    if language == "c" and path.lower().endswith(".h") and _cpp_line(text):
         return "cpp"
     return language
+
+
+def _cpp_line(text: str) -> bool:
+    """Whether a line of ``text`` starts as only C++ writes one (``_CPP_BODY``)."""
+    return _CPP_FIRST_LINE.match(text) is not None or _CPP_LINE.search(text) is not None
 
 
 def is_code(language: str | None) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
+from operator import attrgetter
 from typing import overload
 
 import numpy as np
@@ -182,12 +183,15 @@ class _Statements:
     """Statement spans of one file in pre-order, and the lookup of the statement a node
     belongs to: the statement with exactly its span, else the line owner of its first row."""
 
-    def __init__(self, nodes: list[Node], source: bytes, n_lines: int, comments: np.ndarray):
-        """``comments``: per kind id, whether a node of that kind is never a statement."""
-        self._newlines = np.flatnonzero(np.frombuffer(source, np.uint8) == 10)
-        self._width = np.int64(len(source) + 1)
-        sb, eb, kind = _spans(nodes)
-        keep = ~comments[kind]
+    def __init__(
+        self, spans: np.ndarray, newlines: np.ndarray, size: int, n_lines: int, language: str
+    ):
+        """``spans``: the nodes' ``_spans``; ``newlines``: where the source (of ``size``
+        bytes) holds its newlines (``newline_positions``)."""
+        self._newlines = newlines
+        self._width = np.int64(size + 1)
+        sb, eb, kind = spans.T
+        keep = ~_comment_mask(language)[kind]
         sb, eb, kind = sb[keep], eb[keep], kind[keep]
         # one node per (span, kind), the first seen; ordered by start, longest first
         by_key = np.lexsort((np.arange(sb.size), kind, eb, sb))
@@ -208,7 +212,7 @@ class _Statements:
         return np.searchsorted(self._newlines, byte).astype(np.int32)
 
     def of(self, nodes: list[Node]) -> list[int]:
-        sb, eb, _ = _spans(nodes)
+        sb, eb, _ = _spans(nodes).T
         rows = self.row(sb)
         found = np.full(rows.size, -1, np.int64)
         inside = rows < self.owner.size
@@ -237,13 +241,19 @@ def _comment_mask(language: str) -> np.ndarray:
     return mask
 
 
-def _spans(nodes: list[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n = len(nodes)
-    return (
-        np.fromiter((x.start_byte for x in nodes), np.int64, n),
-        np.fromiter((x.end_byte for x in nodes), np.int64, n),
-        np.fromiter((x.kind_id for x in nodes), np.int64, n),
-    )
+# a node's start byte, end byte and kind id, read at once: each is a memory access to a node
+# object and its subtree, and three passes over a file's nodes missed the cache thrice
+_SPAN = attrgetter("start_byte", "end_byte", "kind_id")
+_SPAN_ROW = np.dtype((np.int64, 3))
+
+
+def _spans(nodes: Iterable[Node]) -> np.ndarray:
+    """Each node's ``_SPAN`` as a row (int64, (nodes, 3))."""
+    return _span_rows(list(map(_SPAN, nodes)))
+
+
+def _span_rows(spans: list[tuple[int, int, int]]) -> np.ndarray:
+    return np.fromiter(spans, _SPAN_ROW, len(spans)).reshape(-1, 3)
 
 
 #: languages whose grammar misreads a generic call signature ``<T>(x: T): T`` that starts a
@@ -469,19 +479,18 @@ def parse_source(
     language: str,
     text: str,
     digest: str,
-    lines: list[str] | None = None,
     trees: TreeCache | None = None,
     previous: tuple[str, ParsedFile] | None = None,
 ) -> ParsedFile:
-    """``lines``: ``split_lines(text)`` when the caller already has it; ``previous``: the
-    file's last text and parse, so that an edit re-parses only the top-level statements it
-    touched (``repomem.index.splice``); ``trees``: the last trees, to parse an edited file
-    incrementally where splicing does not apply. Splicing comes first: an incremental parse
-    still queries the whole tree, a splice only what it re-parsed (docs/MEASUREMENTS.md,
-    "Editing a file")."""
-    source = _parser_view(language, text.encode("utf-8"))
-    lines = split_lines(text) if lines is None else lines
-    line_len = line_lengths(lines)
+    """``previous``: the file's last text and parse, so that an edit re-parses only the
+    top-level statements it touched (``repomem.index.splice``); ``trees``: the last trees, to
+    parse an edited file incrementally where splicing does not apply. Splicing comes first:
+    an incremental parse still queries the whole tree, a splice only what it re-parsed
+    (docs/MEASUREMENTS.md, "Editing a file")."""
+    encoded = text.encode("utf-8")
+    newlines = newline_positions(encoded)
+    line_len = text_line_lengths(text, encoded, newlines)
+    source = _parser_view(language, encoded)
     if previous is not None and language in splice.LANGUAGES and previous[1].language == language:
         old_text, old = previous
         old_source = _parser_view(language, old_text.encode("utf-8"))
@@ -498,11 +507,15 @@ def parse_source(
                 if joined is not None:
                     if trees is not None:
                         trees.forget(path)  # its tree is of an older text now
-                    return _with_heads(joined, lines)
+                    return _with_heads(joined, text)
     source, tree = (
         trees.parse(path, language, source) if trees is not None else parse_tree(language, source)
     )
-    return _with_heads(_extract(path, language, digest, line_len, source, tree.root_node), lines)
+    # (where the grammar was shown the file's own bytes, their newlines are known)
+    known = newlines if source is encoded else None
+    return _with_heads(
+        _extract(path, language, digest, line_len, source, tree.root_node, known), text
+    )
 
 
 def _parser_view(language: str, source: bytes) -> bytes:
@@ -514,28 +527,35 @@ def _parser_view(language: str, source: bytes) -> bytes:
     return langs.for_language(language).parser_view(source) if language in langs.MODULES else source
 
 
-def _with_heads(parsed: ParsedFile, lines: list[str]) -> ParsedFile:
+def _with_heads(parsed: ParsedFile, text: str) -> ParsedFile:
     """A Python parse with its definitions' card rows (``node_head``) and its classes' public
     methods (``class_methods``), found from the whole file whether it was spliced or not: an
     update gives what a build gives."""
     if parsed.language == "python":
-        parsed.node_head = node_heads(lines, parsed)
+        parsed.node_head = node_heads(split_lines(text), parsed)
         parsed.class_methods = class_methods(parsed)
     return parsed
 
 
 def _extract(
-    path: str, language: str, digest: str, line_len: np.ndarray, source: bytes, root: Node
+    path: str,
+    language: str,
+    digest: str,
+    line_len: np.ndarray,
+    source: bytes,
+    root: Node,
+    newlines: np.ndarray | None = None,
 ) -> ParsedFile:
-    stmts: list[Node] = []
+    """``newlines``: ``newline_positions(source)`` where the caller has them."""
+    stmts: list[tuple[int, int, int]] = []  # their ``_SPAN``s, read as they are matched
     defs: list[tuple[Node, Node]] = []
     calls: list[tuple[Node, Node]] = []
     imports: list[Node] = []
     for _, caps in QueryCursor(file_query(language)).matches(root):
         if "in" in caps:
-            stmts.extend(caps["in"][0].named_children)
+            stmts.extend(map(_SPAN, caps["in"][0].named_children))
         elif "s" in caps:
-            stmts.append(caps["s"][0])
+            stmts.append(_SPAN(caps["s"][0]))
         elif "def" in caps:
             defs.append((caps["def"][0], caps["name"][0]))
         elif "call" in caps:
@@ -543,7 +563,9 @@ def _extract(
         elif "imp" in caps:
             imports.append(caps["imp"][0])
 
-    st = _Statements(stmts, source, line_len.size, _comment_mask(language))
+    if newlines is None:
+        newlines = newline_positions(source)
+    st = _Statements(_span_rows(stmts), newlines, len(source), line_len.size, language)
     parsed = ParsedFile(
         path, language, digest, line_len, st.first, st.last, st.parents, st.owner, root.has_error
     )
@@ -567,7 +589,7 @@ def _error_rows(root: Node, st: _Statements) -> np.ndarray:
     for an error it keeps in no node)."""
     nodes = [] if root.is_error else [c for c in root.children if c.has_error]
     nodes = nodes or [root]
-    sb, eb, _ = _spans(nodes)
+    sb, eb, _ = _spans(nodes).T
     return np.stack([st.row(sb), st.row(np.maximum(eb - 1, sb))], axis=1).astype(np.int32)
 
 
@@ -683,12 +705,45 @@ def warm_up(languages: set[str]) -> None:
             langs.for_language(language).warm_up(language)
     empty = np.empty(0, np.int64)
     _nest(empty, empty, empty.astype(np.int32), empty.astype(np.int32), 0)
+    text_line_lengths("", b"", newline_positions(b""))
 
 
 def line_lengths(lines: Sequence[str]) -> np.ndarray:
     """Each line's length without its trailing whitespace (int32): ``ParsedFile.line_len``,
     0 for a blank line."""
     return np.fromiter(map(len, map(str.rstrip, lines)), dtype=np.int32, count=len(lines))
+
+
+def text_line_lengths(text: str, encoded: bytes, newlines: np.ndarray) -> np.ndarray:
+    """``line_lengths(split_lines(text))``, ``encoded`` being ``text`` in UTF-8 and
+    ``newlines`` where it holds them (``newline_positions``): of ASCII text (most code), read
+    from its bytes back from each line's end, without a string for each line (~2% of a
+    build's parsing workers on the Linux kernel)."""
+    if text.isascii():
+        return _ascii_line_lengths(np.frombuffer(encoded, np.uint8), newlines)
+    return line_lengths(split_lines(text))
+
+
+# the ASCII characters ``str.rstrip`` strips
+_BLANK = np.zeros(256, np.bool_)
+_BLANK[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+@numba.njit(cache=True, nogil=True)
+def _ascii_line_lengths(text: np.ndarray, newlines: np.ndarray) -> np.ndarray:
+    """``line_lengths`` of an ASCII text's ``split_lines``: a line per newline, but for a
+    final newline, which ends the last line."""
+    count = newlines.size + 1
+    if text.size and text[-1] == 10:
+        count -= 1
+    out = np.empty(count, np.int32)
+    for k in range(count):
+        start = newlines[k - 1] + 1 if k else 0
+        end = newlines[k] if k < newlines.size else text.size
+        while end > start and _BLANK[text[end - 1]]:
+            end -= 1
+        out[k] = end - start
+    return out
 
 
 def supported(language: str) -> bool:

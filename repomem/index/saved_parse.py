@@ -242,10 +242,17 @@ class SavedParse(ParsedFile):
         self._calls, self._callsites = value, None
 
 
+# a parse's JSON: compact, and without the check for cycles (a parse holds none), which put
+# each list written in a table (~a tenth of a Linux kernel file's JSON)
+_JSON = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
+
 def symbols_of(pf: ParsedFile) -> bytes:
-    return json.dumps(
+    # (an ``ImportBinding`` and a ``CallSite`` are tuples: written as JSON's lists of their
+    # fields, not copied into lists first)
+    return _JSON.encode(
         {
-            "imports": [[b.name, b.module, b.symbol, b.level] for b in pf.imports],
+            "imports": pf.imports,
             "import_nodes": pf.import_nodes,
             "has_error": pf.has_error,
             # where its errors are, so that a loaded C file's first edit can be spliced
@@ -254,21 +261,18 @@ def symbols_of(pf: ParsedFile) -> bytes:
             "package": pf.package,
             # what a loaded file's definition cards read of its calls, without them
             "call_heads": sorted(pf.call_heads()),
-        },
-        separators=(",", ":"),
+        }
     ).encode()
 
 
 def definitions_of(pf: ParsedFile) -> bytes:
     """The definitions as columns: names, nodes and which are classes (``SavedParse``)."""
-    return json.dumps(pf.definition_columns(), separators=(",", ":")).encode()
+    return _JSON.encode(pf.definition_columns()).encode()
 
 
 def callsites_of(pf: ParsedFile) -> bytes:
     """Apart from the symbols, as only files whose calls are resolved again read them."""
-    return json.dumps(
-        [[c.node, list(c.parts), c.scope] for c in pf.calls], separators=(",", ":")
-    ).encode()
+    return _JSON.encode(pf.calls).encode()
 
 
 # a parse's JSON parts, each saved apart so that a read decodes only what it needs

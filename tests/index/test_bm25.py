@@ -533,7 +533,7 @@ def test_spooled_rows_number_words_as_a_dict_would_and_keep_them_as_arrays(
         windows = int(rng.integers(1, 4))
         ptr = np.sort(rng.integers(0, size + 1, windows - 1))
         ptr = np.r_[0, ptr, size].astype(np.int64)
-        counts = bm25.TermCounts(
+        counts = bm25.TermCounts.of(
             words, ptr, np.arange(size, dtype=np.int32), np.ones(size, np.int32)
         )
         kept = np.arange(windows)[:: int(rng.integers(1, 3))]  # some windows left out

@@ -437,7 +437,7 @@ def test_a_build_holds_no_parse_but_spools_them_where_they_are_saved(
         )
     for path in ("c/f3.c", "c/util.h"):
         text = (root / path).read_text()
-        fresh = parse_source(path, "c", text, parsed[path].digest, split_lines(text))
+        fresh = parse_source(path, "c", text, parsed[path].digest)
         got = parsed[path]
         for name in ("definitions", "calls", "imports", "import_nodes", "has_error"):
             assert getattr(got, name) == getattr(fresh, name)
@@ -461,7 +461,7 @@ def test_a_parsing_worker_sends_its_parse_encoded_as_the_spool_writes_it(tmp_pat
     assert got.prep.parsed is None and isinstance(got.parse, EncodedParse)
     sent = pickle.dumps(got)
     assert b"CallSite" not in sent and b"Definition" not in sent and b"ParsedFile" not in sent
-    fresh = parse_source("a.py", "python", text, got.source.digest, split_lines(text))
+    fresh = parse_source("a.py", "python", text, got.source.digest)
     assert fresh.calls and fresh.definitions and fresh.imports and fresh.bases
     assert got.parse.file == ["a.py", "python", got.source.digest]
     assert got.parse.texts == [symbols_of(fresh), definitions_of(fresh), callsites_of(fresh)]

@@ -15,9 +15,11 @@ from repos import BUILD_OUTPUT_SKIPPED, BUILD_OUTPUT_TREE
 from repomem.config import IndexConfig
 from repomem.errors import RepomemError
 from repomem.index.files import (
+    _COMMENT_STARTS,
     SKIP_REASONS,
     FileSkipped,
     SourceFile,
+    _looks_generated,
     check_prompt_text,
     list_candidates,
     load_file,
@@ -574,3 +576,37 @@ def test_build_output_settings(tmp_path: Path) -> None:
     assert {"dist/types/internal/Subject.d.ts", "build/lib/build/env.py"} <= paths
     assert not paths & {"lib/bundle.js", "lib/legacy.js", "web/widget.js"}
     assert "dist/esm/internal/Subject.js" not in paths  # beside its map, and says so
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_generated_code_is_judged_alike_by_its_lines_bytes(seed: int) -> None:
+    """An ASCII text's lines are measured from its bytes (``_line_stats``): the same verdict as
+    ``str.splitlines`` gives, whatever ends its lines (``\\r\\n``, ``\\r``, vertical tab, form
+    feed, the separators) and wherever its first ten lines end."""
+    import random
+
+    rng = random.Random(seed)
+    ends = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1e", "\x1f"]
+    heads = ["// @generated\n", "# DO NOT EDIT\n", "generated\n", "x = 1\n", "/* ok */\n"]
+
+    def reference(text: str) -> bool:  # the verdict as it was read from ``splitlines``
+        lines = text.splitlines()
+        if not lines:
+            return False
+        if max(map(len, lines)) > 5_000:
+            return True
+        if len(text) >= 2_000 and len(text) / len(lines) > 300:
+            return True
+        head = lines[:10]
+        comments = [s for s in (line.lstrip() for line in head) if s.startswith(_COMMENT_STARTS)]
+        if any("@generated" in comment for comment in comments):
+            return True
+        return any("DO NOT EDIT" in c for c in comments) and "generated" in "\n".join(head).lower()
+
+    for _ in range(300):
+        parts = [rng.choice(heads) for _ in range(rng.randrange(0, 14))]
+        for _ in range(rng.randrange(0, 6)):
+            parts.append("y" * rng.choice([0, 3, 400, 5_001]) + rng.choice(ends))
+        rng.shuffle(parts)
+        text = "".join(parts)
+        assert _looks_generated(text) == reference(text), repr(text[:80])

@@ -16,7 +16,15 @@ from repomem.index.fragments import (
     window_nodes,
     windows,
 )
-from repomem.index.parsing import TreeCache, _edit, parse_source, split_lines
+from repomem.index.parsing import (
+    TreeCache,
+    _edit,
+    line_lengths,
+    newline_positions,
+    parse_source,
+    split_lines,
+    text_line_lengths,
+)
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver, moved_definitions
 
@@ -309,3 +317,19 @@ def test_a_definition_that_only_moves_keeps_its_callers_without_resolving_them_a
     for changed in (lib.replace("def helper", "def helper2"), lib.replace("class Box", "def Box")):
         new = parse_source("lib.py", "python", changed, "d")
         assert resolver.dependents("lib.py", (old, new)) == {"user.py"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_line_lengths_of_a_text_are_its_split_lines(seed: int) -> None:
+    """``text_line_lengths`` (read from an ASCII text's bytes) gives each line's length
+    without its trailing whitespace as ``line_lengths(split_lines(text))`` does: carriage
+    returns, vertical tabs, form feeds and the information separators (which ``str.rstrip``
+    strips too), blank and final lines, and text past ASCII."""
+    rng = np.random.default_rng(seed)
+    alphabet = ["a", "b", " ", "\t", "\n", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "é"]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet, int(rng.integers(0, 40))))
+        encoded = text.encode("utf-8")
+        got = text_line_lengths(text, encoded, newline_positions(encoded))
+        assert got.dtype == np.int32
+        assert got.tolist() == line_lengths(split_lines(text)).tolist(), repr(text)

@@ -496,8 +496,11 @@ def test_fragments_are_found_by_text_when_their_hashes_clash(
     want, _ = RepoIndex.build(root, save=False)
     from repomem.index import build, mapped
 
+    monkeypatch.setattr(mapped, "bytes_key", lambda encoded: 7)
     for module in (mapped, build):
-        monkeypatch.setattr(module, "bytes_key", lambda encoded: 7)
+        monkeypatch.setattr(
+            module, "bytes_keys", lambda text, spans: np.full(len(spans), 7, np.int64)
+        )
     idx, _ = RepoIndex.build(root, save=False)
     assert snapshot(idx)[0] == snapshot(want)[0]
     apply_on_disk(root, EDITS)

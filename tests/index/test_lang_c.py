@@ -1128,3 +1128,28 @@ def test_a_call_just_above_lists_what_its_other_calls_are_followed_by(tmp_path: 
     idx = build(tmp_path / "other", other)
     hits = find_definitions(idx, "run.c", other["run.c"] + "    ")
     assert all("followed by" not in h.card.text for h in hits)
+
+
+def test_c_receivers_under_pointers_in_definitions_and_prototypes(tmp_path: Path) -> None:
+    """A C function's receiver (its first parameter's type, passed by pointer) is found
+    whether its name sits under a function declarator that a pointer declarator holds (a
+    definition or a prototype returning a pointer), or right under it; none for a value, a
+    built-in type or a pointer to a function."""
+    source = (
+        "struct dev *dev_get(struct dev *d) { return d; }\n"
+        "int dev_put(struct dev *d);\n"
+        "char *dev_name(const struct dev *d);\n"
+        "static int dev_count(struct bus *b) { return 0; }\n"
+        "int dev_size(struct dev d);\n"
+        "int dev_id(int *p);\n"
+        "int (*dev_hook)(struct dev *d);\n"
+        "void dev_none(void) {}\n"
+    )
+    idx = build(tmp_path, {"a.c": source})
+    facts = {(b.symbol, b.module) for b in idx.tables.parsed["a.c"].imports if b.level == RECEIVER}
+    assert facts == {
+        ("dev_get", "dev"),
+        ("dev_put", "dev"),
+        ("dev_name", "dev"),
+        ("dev_count", "bus"),
+    }

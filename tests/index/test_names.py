@@ -12,7 +12,7 @@ from repos import OTHER_LANG_FILES, PY_FILES, make_repo
 
 from repomem.index import store
 from repomem.index.langs import for_language
-from repomem.index.mapped import LazyDict, Vocabulary, word_hash
+from repomem.index.mapped import LazyDict, Vocabulary, bytes_key, bytes_keys, word_hash
 from repomem.index.names import (
     NameRows,
     Names,
@@ -367,3 +367,16 @@ def test_what_a_c_file_sees_is_dropped_with_the_resolvers_unread_tables(
     r.drop_unread()
     assert [visible.get(p) for p in resolved] == [None, None, None]
     assert {p: r.calls_of(p) for p in resolved} == resolved
+
+
+def test_bytes_keys_are_each_slices_bytes_key() -> None:
+    """A file's windows' keys made at once are each window's ``bytes_key`` (signed, little
+    endian), empty and repeated slices included."""
+    rng = np.random.default_rng(0)
+    text = rng.integers(0, 256, 3000, dtype=np.uint8).tobytes()
+    spans = np.sort(rng.integers(0, len(text), (200, 2)), axis=1)
+    spans[:3] = [[0, 0], [5, 5], [0, len(text)]]
+    keys = bytes_keys(text, spans)
+    assert keys.dtype == np.int64 and keys.flags.writeable
+    assert keys.tolist() == [bytes_key(text[lo:hi]) for lo, hi in spans.tolist()]
+    assert bytes_keys(text, np.empty((0, 2), np.int64)).tolist() == []

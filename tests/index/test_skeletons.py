@@ -11,7 +11,7 @@ from repos import saved_and_fresh_parses
 
 from repomem.index import skeletons
 from repomem.index.parsed import Definition, ParsedFile
-from repomem.index.parsing import parse_source, split_lines
+from repomem.index.parsing import parse_source
 
 SOURCE = """\
 class A:
@@ -70,7 +70,7 @@ def _scanned(pf: ParsedFile, d: Definition) -> list[Definition]:
 
 
 def test_the_methods_are_those_a_scan_of_the_names_finds() -> None:
-    pf = parse_source("m.py", "python", SOURCE, "d", split_lines(SOURCE))
+    pf = parse_source("m.py", "python", SOURCE, "d")
     classes = [d for d in pf.definitions if d.is_class]
     assert [d.name for d in classes] == ["A", "A.Inner", "Empty", "make.A", "A"]
     for d in classes:

@@ -1124,13 +1124,14 @@ class _Extractor:
             if leaf is not None and leaf.type == "type_identifier":
                 self._define(_qual(prefix, _text(leaf)), i, True)
             return None
-        leaf = _leaf(name)
+        path = _descent(name)
+        leaf = path[-1] if path else None
         parts = _name_parts(leaf) if leaf is not None else None
-        if leaf is None or not parts:
+        if path is None or leaf is None or not parts:
             return None
         qual = _qual(prefix, ".".join(parts))
         static = not member and _has_static(self.source, d.start_byte, leaf.start_byte)
-        receiver = None if member else _receiver_type(leaf)
+        receiver = None if member else _receiver_type(path)
         if kind == "function_definition":
             self._define(qual, i, False)
             if static or local:
@@ -1372,15 +1373,25 @@ def _text(node: Node) -> str:
 
 def _leaf(node: Node) -> Node | None:
     """The name under a declarator (pointers, parentheses, a function's parameters)."""
+    path = _descent(node)
+    return path[-1] if path else None
+
+
+def _descent(node: Node) -> list[Node] | None:
+    """The declarators from ``node`` down to the name under them, the name last (``_leaf``):
+    the way back up from the name, which ``_receiver_type`` walks, without asking each node
+    for its parent (tree-sitter finds a parent by a walk down from the root)."""
+    path = [node]
     for _ in range(16):
         if node.type not in _DECLARATORS:
-            return node
+            return path
         inner = node.child_by_field_name("declarator")
         if inner is None:
             return None
         if node.type == "parenthesized_declarator" or inner.type == "parenthesized_declarator":
             return None  # a pointer to a function, not a function
         node = inner
+        path.append(node)
     return None
 
 
@@ -1427,23 +1438,25 @@ def _type_parts(node: Node) -> tuple[str, ...] | None:
     return None
 
 
-def _receiver_type(name: Node) -> str | None:
-    """The named type of the first parameter of the function whose name is ``name`` when it
-    is passed by pointer or reference (``T`` of ``T *p``, ``const struct T *p``,
-    ``ns::T &p``; dotted in C++): the value a C method works on. None for a built-in type, a
-    value passed by copy (``bufsize_t len``), an empty list, or a name that declares no
-    function."""
-    node: Node | None = name
-    for _ in range(16):
+def _receiver_type(path: list[Node]) -> str | None:
+    """The named type of the first parameter of the function whose name ends ``path`` (a
+    ``_descent``) when it is passed by pointer or reference (``T`` of ``T *p``, ``const
+    struct T *p``, ``ns::T &p``; dotted in C++): the value a C method works on. None for a
+    built-in type, a value passed by copy (``bufsize_t len``), an empty list, or a name that
+    declares no function."""
+    node: Node | None = path[-1]
+    for step in range(16):
         if node is None or node.type == "function_declarator":
             break
-        node = node.parent
+        # the name's parents up the descent, then above its top
+        k = len(path) - 2 - step
+        node = path[k] if k >= 0 else node.parent
         if node is not None and node.type not in _DECLARATORS:
             return None
     if node is None or node.type != "function_declarator":
         return None
     params = node.child_by_field_name("parameters")
-    first = next((c for c in params.named_children), None) if params is not None else None
+    first = params.named_child(0) if params is not None and params.named_child_count else None
     if first is None or first.type not in (
         "parameter_declaration",
         "optional_parameter_declaration",
