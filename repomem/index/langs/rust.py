@@ -312,21 +312,24 @@ class Rust(Language):
         if qual not in r.classes[path]:
             return []
         name = qual.rsplit(".", 1)[-1]
-        res = _Resolution(r, path, _mod_of(r, path, qual), "", record=False)
-        own = {d.name.rsplit(".", 1)[-1] for d in r.files[path].members(qual)}
+        # (made at the first impl of a repository trait: most types have none)
+        res: _Resolution | None = None
+        own: set[str] | None = None
         out: list[Target] = []
         for where in sorted(_impl_type_tables(r).get(name, ())):
             for mod, trait_path, type_path in _impl_blocks(r.files[where]):
-                if (
-                    type_path[-1] != name
-                    # (most impls are of the standard library's traits: no look-up)
-                    or not r.by_name.get((NS, trait_path.rsplit("::", 1)[-1]))
-                    or res._path(where, mod, type_path, False, 1) != ("def", path, qual)
-                ):
+                # (most impls are of the standard library's traits: no look-up)
+                if type_path[-1] != name or not r.by_name.get((NS, trait_path.rsplit("::", 1)[-1])):
+                    continue
+                if res is None:
+                    res = _Resolution(r, path, _mod_of(r, path, qual), "", record=False)
+                if res._path(where, mod, type_path, False, 1) != ("def", path, qual):
                     continue
                 trait = res._path(where, mod, trait_path.split("::"), False, 1)
                 if trait is None or trait[0] != "def":
                     continue
+                if own is None:
+                    own = {d.name.rsplit(".", 1)[-1] for d in r.files[path].members(qual)}
                 for d in r.files[trait[1]].members(trait[2]):
                     bare = d.name[len(trait[2]) + 1 :]
                     if "." not in bare and bare not in own:
