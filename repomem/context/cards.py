@@ -134,8 +134,9 @@ def constant_card(
 ) -> Card | None:
     """The assignment line of a module-level ``name``, if the file has one: the first
     statement at the top of the file whose line assigns it. ``rows``: the rows whose line
-    begins with ``name``, ascending, where the caller knows them (``RepoIndex.rows_beginning``
-    finds them in the file's UTF-8: the first line of each of a module's statements, read to
+    begins with ``name`` (those a top-level statement starts on at least), ascending, where
+    the caller knows them (``RepoIndex.rows_beginning`` finds them from the statements' first
+    bytes in the file's UTF-8: the first line of each of a module's statements, decoded to
     find one constant, took ~0.1 ms of a first card); else every row is tried."""
     node = _constant_node(pf, lines, name, range(len(lines)) if rows is None else rows)
     if node is None:
