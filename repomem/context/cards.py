@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from repomem.context.lexer import code_only
 from repomem.index import heads, skeletons
@@ -96,19 +98,19 @@ def definition_card(
     pf: ParsedFile,
     lines: Sequence[str],
     definition: Definition,
-    calls: Callable[[], Mapping[int, int]] | None = None,
+    calls: Callable[[], np.ndarray] | None = None,
 ) -> Card:
     """The card of one of ``pf``'s definitions (``lines``: the file's current lines;
-    ``calls``: how often the repository calls each of the file's definition nodes, which
+    ``calls``: how often the repository calls each of the file's nodes, by node, which
     picks a large class's skeleton methods: asked only where a skeleton must choose, so
     that a caller knows whether the card depends on the repository's calls)."""
     if pf.language != "python":
-        return _braced_card(path, pf, lines, definition, calls or dict)
+        return _braced_card(path, pf, lines, definition, calls or _no_calls)
     # each header is read once, for the card's text and its brief form alike
     header, shown = _head(pf, lines, definition.node)
     if definition.is_class:
         public = skeletons.public_methods(pf, definition.node)  # as the parse found them
-        methods = skeleton_methods(public, calls or dict)
+        methods = skeleton_methods(public, calls or _no_calls)
         starts, headers = heads.headers(pf, lines, [m.node for m in methods])
         text = _class_text(shown, methods, len(public) - len(methods), headers)
         brief = _class_brief(header, methods, headers)
@@ -132,8 +134,9 @@ def constant_card(
 ) -> Card | None:
     """The assignment line of a module-level ``name``, if the file has one: the first
     statement at the top of the file whose line assigns it. ``rows``: the rows whose line
-    begins with ``name``, ascending, where the caller knows them (``RepoIndex.rows_beginning``
-    finds them in the file's UTF-8: the first line of each of a module's statements, read to
+    begins with ``name`` (those a top-level statement starts on at least), ascending, where
+    the caller knows them (``RepoIndex.rows_beginning`` finds them from the statements' first
+    bytes in the file's UTF-8: the first line of each of a module's statements, decoded to
     find one constant, took ~0.1 ms of a first card); else every row is tried."""
     node = _constant_node(pf, lines, name, range(len(lines)) if rows is None else rows)
     if node is None:
@@ -183,8 +186,18 @@ def _head(pf: ParsedFile, lines: Sequence[str], node: int) -> tuple[list[str], l
     return heads.head(pf, lines, _decorated_start(pf, lines, node), node)
 
 
+def _no_calls() -> np.ndarray:
+    """No calls known: every node's count 0 (``call_count``)."""
+    return np.zeros(0, np.int64)
+
+
+def call_count(counts: np.ndarray, node: int) -> int:
+    """How many calls reach ``node`` by ``counts`` (calls by node; none past its end)."""
+    return int(counts[node]) if node < counts.size else 0
+
+
 def skeleton_methods(
-    methods: list[Definition], calls: Callable[[], Mapping[int, int]]
+    methods: list[Definition], calls: Callable[[], np.ndarray]
 ) -> list[Definition]:
     """The ``methods`` a class's skeleton lists, in source order: all of them up to
     ``MAX_METHODS``; beyond, the constructor and the ones called most (the next line more
@@ -192,9 +205,9 @@ def skeleton_methods(
     if len(methods) <= MAX_METHODS:
         return methods
     counts = calls()
+    ranks = [-call_count(counts, m.node) for m in methods]
     order = sorted(
-        range(len(methods)),
-        key=lambda i: (not methods[i].name.endswith(".__init__"), -counts.get(methods[i].node, 0)),
+        range(len(methods)), key=lambda i: (not methods[i].name.endswith(".__init__"), ranks[i])
     )
     return [methods[i] for i in sorted(order[:MAX_METHODS])]
 
@@ -322,7 +335,7 @@ def _braced_card(
     pf: ParsedFile,
     lines: Sequence[str],
     definition: Definition,
-    calls: Callable[[], Mapping[int, int]],
+    calls: Callable[[], np.ndarray],
 ) -> Card:
     """A card of the C family, Go, Rust, Java or JavaScript/TypeScript: the first sentence of
     the doc comment above the declaration, the declaration as written up to its body's ``{``
@@ -687,7 +700,7 @@ def _skeleton(
     definition: Definition,
     start: int,
     members: list[tuple[int, str]],
-    calls: Mapping[int, int],
+    calls: np.ndarray,
 ) -> tuple[list[str], int, list[tuple[Definition, str]], list[Definition]]:
     """A type's skeleton lines, how many members it leaves out, the methods it lists with
     their signatures and the methods it leaves out, as ranked: its fields
@@ -741,11 +754,11 @@ def _skeleton(
 
 
 def _ranked(
-    definition: Definition, methods: list[Definition], calls: Mapping[int, int]
+    definition: Definition, methods: list[Definition], calls: np.ndarray
 ) -> list[Definition]:
     """``methods`` constructors first, then by how often the repository calls them."""
     own = definition.name.rsplit(".", 1)[-1]
-    return sorted(methods, key=lambda d: (not _constructs(d, own), -calls.get(d.node, 0)))
+    return sorted(methods, key=lambda d: (not _constructs(d, own), -call_count(calls, d.node)))
 
 
 def _method_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -> str:

@@ -71,6 +71,7 @@ from repomem.context import pytypes
 from repomem.context.cards import (
     MAX_METHODS,
     Card,
+    call_count,
     constant_card,
     definition_card,
     function_line,
@@ -275,12 +276,15 @@ class _Cards:
         definition = pf.find_definition(name, node)
         asked = False
 
-        def calls() -> dict[int, int]:
+        def calls() -> np.ndarray:
             nonlocal asked
             asked = True
             counts = _call_counts.get(index, path, pf)
-            top = max(counts.values(), default=0) + 1
-            return {**counts, **{node: top for node in first}} if first else counts
+            if not first:
+                return counts
+            ranked = counts.copy()
+            ranked[list(first)] = (counts.max() if counts.size else 0) + 1
+            return ranked
 
         card: Card | None = None
         if definition is not None:
@@ -294,16 +298,14 @@ class _Cards:
         return card
 
 
-def _calls(index: RepoIndex, path: str) -> dict[int, int]:
+def _calls(index: RepoIndex, path: str, pf: ParsedFile) -> np.ndarray:
     """How many calls of the repository (the file's own included) resolve to each of
-    ``path``'s definition nodes."""
+    ``path``'s nodes, by node (every node of ``pf``: a count, not a dict of the called
+    ones, which took most of a large class's call counts to make)."""
     callers = index.callers(path)
     if not callers:
-        return {}
-    nodes, counts = np.unique(
-        np.concatenate([pairs[:, 1] for pairs in callers.values()]), return_counts=True
-    )
-    return dict(zip(nodes.tolist(), counts.tolist(), strict=True))
+        return np.zeros(pf.n_nodes, np.int64)
+    return np.bincount(np.concatenate(list(callers.values()))[:, 1], minlength=pf.n_nodes)
 
 
 def _call_rows(
@@ -438,7 +440,7 @@ class _CallGroups:
         return [(key, distance, -count) for count, distance, key in sorted(found)[:n]]
 
 
-_call_counts = _PerFile(lambda index, path, _: _calls(index, path))
+_call_counts = _PerFile(_calls)
 # per file, how many calls reach each of its definitions through the entity (filled as asked)
 _entity_counts: _PerFile[dict[int, int]] = _PerFile(lambda index, path, pf: {})
 _call_rows_by_file = _PerFile(_call_rows)
@@ -1328,7 +1330,7 @@ class _Finder(_Lookups):
         total = 0
         for p, n in self.resolver.by_name.get((self.language.namespace, bare), ()):
             if self.resolver.qualnames[p].get(n) == qual:
-                total += _call_counts.get(self.index, p, self.index.parses()[p]).get(n, 0)
+                total += call_count(_call_counts.get(self.index, p, self.index.parses()[p]), n)
         counts[node] = total
         return total
 

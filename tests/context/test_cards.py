@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from repos import write_files
 
 from repomem.config import IndexConfig
@@ -440,7 +441,9 @@ def _big_class_card(
     pf = parse_source("src/big.ts", "typescript", text, "digest")
     lines = split_lines(text)
     by_name = {d.name: d for d in pf.definitions}
-    calls = {by_name[f"Big.m{i}"].node: 100 - i for i in called}
+    calls = np.zeros(pf.n_nodes, np.int64)
+    for i in called:
+        calls[by_name[f"Big.m{i}"].node] = 100 - i
     return definition_card("src/big.ts", pf, lines, by_name["Big"], lambda: calls), lines
 
 

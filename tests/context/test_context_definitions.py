@@ -240,7 +240,8 @@ def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -
         tmp_path / "proj",
         {
             "pkg/__init__.py": "",
-            "pkg/consts.py": "# LIMIT is 10\nLIMIT = 10\nx = 'NAME'  # NAME\n",
+            "pkg/consts.py": "# LIMIT is 10\nLIMIT = 10\nx = 'NAME'  # NAME\n"
+            'DOC = """\nx in a string\n"""\n',
             "pkg/use.py": "from pkg import consts\n\n\ndef f():\n    return consts.NAME\n",
             "pkg/other.py": "from pkg import consts\n\n\ndef g():\n    return consts.LIMIT\n",
         },
@@ -258,8 +259,8 @@ def test_a_module_attribute_no_line_begins_with_opens_no_lines(tmp_path: Path) -
         ("LIMIT", "constant", "LIMIT = 10")
     ]
     assert index.rows_beginning("pkg/consts.py", "LIMIT") == [1]
-    assert index.rows_beginning("pkg/consts.py", "# LIMIT") == [0]  # the file's first line
-    assert index.rows_beginning("pkg/consts.py", "x") == [2]
+    assert index.rows_beginning("pkg/consts.py", "x") == [2]  # not a string's line
+    assert index.rows_beginning("pkg/consts.py", "# LIMIT") == []  # statements' rows only
     assert index.rows_beginning("pkg/consts.py", "NAME") == []  # inside lines only
     assert index.rows_beginning("pkg/missing.py", "LIMIT") == []
 
