@@ -127,7 +127,6 @@ MAX_PENDING = 7
 #: where the file has more, the imports no code uses yet that the repository calls most come
 #: first, this many of them (``_pending_first``)
 MANY_PENDING = 3
-#: what the card of an object declared with a type says the members it lists are
 #: C: at most this many of the project's helpers the file's headers declare are listed on a
 #: card after the others (``_helpers``), each called this many times in the repository at least
 HELPERS = 4
