@@ -1554,8 +1554,11 @@ def _add_analogue(finder: _Finder) -> None:
         return  # (a statement ended: its line's names are done with)
     rules: dict[tuple[str, str, str, str], set[str]] = {}
     for row in range(max(1, last - ANALOGY_LINES), last):
+        calls = _CALLED.findall(finder.code[row])
+        if not calls:
+            continue
         names = set(_WORDS.findall(finder.code[row - 1] + " " + finder.code[row]))
-        for called in _CALLED.findall(finder.code[row]):
+        for called in calls:
             for name in names - {called}:
                 rule = _analogy(name, called)
                 if rule is not None:
@@ -1653,18 +1656,24 @@ def _analogy(name: str, called: str) -> tuple[tuple[str, str, str, str], str] | 
     ``name`` loses, those ``called`` gains), around the longest run of ``ANALOGY_CORE`` or
     more characters they share, with that run; None where they share none, or where the run
     is the whole of either (a name is not its own analogue)."""
-    if _grams(name).isdisjoint(_grams(called)):
+    shared = _grams(name) & _grams(called)
+    if not shared:
         return None  # (most pairs: nothing shared, told cheaply)
-    best = (0, 0, 0)  # (length, start in name, start in called)
-    for i in range(len(name)):
-        for j in range(len(called)):
-            k = 0
+    best = (0, 0, 0)  # (length, start in name, start in called): the first longest run
+    for i in range(len(name) - ANALOGY_CORE + 1):
+        gram = name[i : i + ANALOGY_CORE]
+        if gram not in shared:
+            continue  # (only where a shared gram starts can a run long enough start)
+        j = called.find(gram)
+        while j >= 0:
+            k = ANALOGY_CORE
             while i + k < len(name) and j + k < len(called) and name[i + k] == called[j + k]:
                 k += 1
             if k > best[0]:
                 best = (k, i, j)
+            j = called.find(gram, j + 1)
     k, i, j = best
-    if k < ANALOGY_CORE or k in (len(name), len(called)):
+    if k in (len(name), len(called)):
         return None
     core = name[i : i + k]
     return (name[:i], name[i + k :], called[:j], called[j + k :]), core

@@ -4,6 +4,7 @@ the user types: the buffer often ends inside an unfinished statement."""
 from __future__ import annotations
 
 import gc
+import random
 import weakref
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from repos import write_files
 
 from repomem.config import IndexConfig
 from repomem.context.cards import definition_card
-from repomem.context.definitions import find_definitions
+from repomem.context.definitions import ANALOGY_CORE, _analogy, find_definitions
 from repomem.index.parsing import split_lines
 from repomem.index.repo import RepoIndex
 from repomem.index.resolve import Resolver
@@ -336,3 +337,32 @@ def test_file_callees_rank_as_all_of_them_sorted() -> None:
         for n in (0, 1, 3, 8, 20):
             expected = [(key, near, -count) for count, near, key in ranked[:n]]
             assert groups.top(cursor, n) == expected
+
+
+def _analogy_by_every_pair(name: str, called: str) -> tuple[tuple[str, str, str, str], str] | None:
+    """``_analogy`` as first written: every start in ``name`` against every start in
+    ``called``, the first longest run kept."""
+    best = (0, 0, 0)
+    for i in range(len(name)):
+        for j in range(len(called)):
+            k = 0
+            while i + k < len(name) and j + k < len(called) and name[i + k] == called[j + k]:
+                k += 1
+            if k > best[0]:
+                best = (k, i, j)
+    k, i, j = best
+    if k < ANALOGY_CORE or k in (len(name), len(called)):
+        return None
+    return (name[:i], name[i + k :], called[:j], called[j + k :]), name[i : i + k]
+
+
+def test_a_names_analogy_is_the_first_longest_run_they_share() -> None:
+    """The run is searched only where a shared run of ``ANALOGY_CORE`` characters starts;
+    the rule found is the one every pair of starts finds, ties and repeats included."""
+    assert _analogy("RNSVGFeOffset", "FeOffsetView") == (("RNSVG", "", "", "View"), "FeOffset")
+    assert _analogy("Marker", "MarkerView") is None  # the whole of one: not an analogue
+    rng = random.Random(7)
+    for _ in range(3000):
+        name = "".join(rng.choice("abAB_") for _ in range(rng.randint(1, 14)))
+        called = "".join(rng.choice("abAB_") for _ in range(rng.randint(1, 14)))
+        assert _analogy(name, called) == _analogy_by_every_pair(name, called), (name, called)
