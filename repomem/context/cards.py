@@ -223,7 +223,7 @@ def _class_text(
             continue
         first = sig[0]
         indent = first[: len(first) - len(first.lstrip())]
-        one = _SPACES.sub(" ", " ".join(s.strip() for s in sig) if len(sig) > 1 else first.strip())
+        one = _SPACES.sub(" ", _joined(sig))
         if not method.name.endswith(".__init__"):
             one = _shortened(one, SKELETON_WIDTH)
         text.append(indent + one + " ...")
@@ -771,10 +771,14 @@ def _method_line(pf: ParsedFile, lines: Sequence[str], definition: Definition) -
     return one if one.endswith(";") else one + ";"
 
 
+def _joined(text: list[str]) -> str:
+    """Lines stripped and joined by a blank (one line, stripped: no generator for it)."""
+    return text[0].strip() if len(text) == 1 else " ".join(s.strip() for s in text)
+
+
 def _one_line(text: list[str]) -> str:
     """Lines of a declaration joined on one line, spaces inside brackets dropped."""
-    joined = text[0].strip() if len(text) == 1 else " ".join(s.strip() for s in text)
-    one = _SPACES.sub(" ", joined).strip()
+    one = _SPACES.sub(" ", _joined(text)).strip()
     # each pattern's space tested first: most signatures have none (half the time)
     if "( " in one or "[ " in one:
         one = _OPENING.sub(r"\1", one)

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from repomem.index.rowpool import distinct_sorted
 from repomem.index.tables import IndexTables
 
 # files whose calls by target node are kept, and calling windows kept in all (ids)
@@ -67,7 +68,7 @@ class CallingWindows:
         own = calls.source[lo:hi][calls.caller[lo:hi] == number]
         if own.size == 0:
             return frags
-        _, mine = self.tables.node_frags.columns(_distinct(own))
+        _, mine = self.tables.node_frags.columns(distinct_sorted(np.sort(own)))
         # a window only ``outside``'s calls are in is left out
         return frags[~(np.isin(frags, mine) & (files == 1))]
 
@@ -83,7 +84,7 @@ class CallingWindows:
         first = np.r_[True, source[1:] != source[:-1]]  # a statement is in one file
         indptr, frags = self.tables.node_frags.columns(source[first])
         owner = np.repeat(caller[first], np.diff(indptr))
-        pairs = _distinct(frags * n_files + owner)  # (window, file), once each
+        pairs = distinct_sorted(np.sort(frags * n_files + owner))  # (window, file), once each
         windows = pairs // n_files
         if windows.size == 0:  # call sites no window lists as a statement (a macro in an impl)
             return windows, windows.copy()
@@ -114,10 +115,3 @@ class CallingWindows:
             self._files.clear()
         self._files[path] = found
         return found
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` by a sort: numpy 2's ``unique`` hashes first, many times slower
-    on the tens of thousands of ids a module's callers give."""
-    values = np.sort(values)
-    return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values

@@ -29,7 +29,7 @@ import numpy as np
 
 from repomem.index.mapped import LazyDict
 from repomem.index.parsed import ParsedFile
-from repomem.index.rowpool import RowPool, ranges, with_room
+from repomem.index.rowpool import RowPool, distinct_sorted, ranges, with_room
 
 W_SYNTAX = 0.5
 W_DIRECTORY = 0.3
@@ -785,9 +785,7 @@ def _call_pairs(
 def _unique_in_place(values: np.ndarray) -> np.ndarray:
     """``values``' distinct numbers in order: ``values`` is sorted in place."""
     values.sort()
-    first = np.ones(values.size, bool)
-    np.not_equal(values[1:], values[:-1], out=first[1:])
-    return values[first]
+    return distinct_sorted(values)
 
 
 def _split_pairs(pairs: np.ndarray, nid: int) -> PairBlocks:

@@ -34,6 +34,7 @@ from repomem.index.meter import StageMeter
 from repomem.index.parsing import Lines, ParsedFile, TreeCache, newline_positions
 from repomem.index.relations import node_strengths, release_scratch, reserve_scratch
 from repomem.index.resolve import Resolver
+from repomem.index.rowpool import distinct_sorted
 from repomem.index.search import Searcher
 from repomem.index.tables import FileEntry, IndexTables
 from repomem.index.trim import (
@@ -321,12 +322,14 @@ class RepoIndex:
         30-55 µs a lookup in ``argparse.py``; and its lines are not split: a name looked up
         is mostly not there)."""
         entry = self.tables.files.get(path)
-        pf = self.parse(path)
         key = word.encode("utf-8", "surrogatepass")
-        if entry is None or pf is None or not key:
+        if entry is None or not key:
             return []
         heads = self._heads.get(path)
         if heads is None or heads[0] is not entry:
+            pf = self.parse(path)  # (read where the heads are made, not at every look-up)
+            if pf is None:
+                return []
             if len(self._heads) >= 8192:
                 self._heads.clear()
             heads = self._heads[path] = (entry, *_statement_heads(entry, pf))
@@ -444,10 +447,7 @@ def _load_update_kernels() -> None:
 def _statement_heads(entry: FileEntry, pf: ParsedFile) -> tuple[list[int], list[int], bytes]:
     """The rows ``pf``'s top-level statements start on (ascending, once each), where each
     row begins in ``entry``'s UTF-8 and the byte it begins with."""
-    rows = pf.node_start[pf.node_parent == -1].astype(np.int64)
-    first = np.ones(rows.size, bool)
-    np.not_equal(rows[1:], rows[:-1], out=first[1:])
-    rows = rows[first]
+    rows = distinct_sorted(pf.node_start[pf.node_parent == -1].astype(np.int64))
     data = entry.buffer
     marks = entry.newlines if entry.newlines is not None else newline_positions(data)
     rows = rows[rows <= marks.size]  # row r begins after the text's r-th newline

@@ -593,11 +593,15 @@ def _made(ctor: Node) -> tuple[str, ...] | None:
     """The type ``new`` makes with ``ctor``: its name, or a collection's values
     (``new Map<string, Foo>()``: ``Foo``'s, ``_type_parts``)."""
     args = ctor.next_named_sibling
-    if args is not None and args.type == "type_arguments":
-        made = _type_parts(_text(ctor) + _text(args))
-        if made is not None and made[-1] == ARRAY:
-            return made
-    return _dotted(ctor)
+    targs = _text(args) if args is not None and args.type == "type_arguments" else ""
+    return _collection_made(_text(ctor), targs) or _dotted(ctor)
+
+
+def _collection_made(ctor: str, targs: str) -> tuple[str, ...] | None:
+    """What ``new ctor<targs>(`` holds where it makes a collection (``new Map<string,
+    Foo>()``: an array of ``Foo``, ``_type_parts``); None for any other ``new``."""
+    made = _type_parts(ctor + targs) if targs else None
+    return made if made and made[-1] == ARRAY else None
 
 
 def _typed_names(caps: dict[str, list[Node]]) -> list[tuple[Node, str, tuple[str, ...]]]:
@@ -2096,8 +2100,8 @@ def _assignments(text: str) -> Iterable[tuple[str, tuple[str, ...]]]:
             if m["annot"]:
                 ty = _type_parts(m["annot"])
             else:  # ``new Foo()``; ``new Map<string, Foo>()``: a collection of ``Foo``
-                made = _type_parts(m["new"] + m["targs"]) if m["targs"] else None
-                ty = made if made and made[-1] == ARRAY else tuple(m["new"].split("."))
+                made = _collection_made(m["new"], m["targs"] or "")
+                ty = made or tuple(m["new"].split("."))
             if ty is not None:
                 yield m["name"], ty
 
