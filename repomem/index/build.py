@@ -52,6 +52,7 @@ from repomem.index.parsing import (
     parse_source,
     split_lines,
     supported,
+    utf8_lines,
     warm_up,
 )
 from repomem.index.relations import compute_relations, forget_scratch
@@ -99,8 +100,9 @@ class PreparedFile:
     parsed: ParsedFile | None  # None: the caller has it (a parse reused from the last index)
     win_start: np.ndarray  # int32 first line of each window
     win_end: np.ndarray  # int32, exclusive
-    # the file's lines joined by newlines in UTF-8, of which each window's text is a slice:
-    # None where a worker leaves it out of a file's ``LoadedFile``, whose content holds it
+    # what each window's text is a slice of: the file's UTF-8 or, where it holds a carriage
+    # return, its lines joined by newlines (``_window_text``); None where a worker leaves it
+    # out of a file's ``LoadedFile``, whose content holds it
     win_text: bytes | None
     win_span: np.ndarray  # int64 (windows, 2): each window's text's bounds in ``win_text``
     win_key: np.ndarray  # int64 ``bytes_key`` of each window's text
@@ -121,34 +123,41 @@ def prepare_file(
     f: SourceFile, config: IndexConfig, parsed: ParsedFile | None = None, *, terms: bool = True
 ) -> PreparedFile:
     """``terms``: count every window's terms now, as the parsing workers of a build do; an
-    update leaves it to ``_add_file_fragments``, which counts only the windows it adds."""
-    pf = parsed or parse_source(f.path, f.language, f.text, f.digest)
-    starts, ends = window_bounds(pf.line_len, config.fragment_lines, config.stride)
-    text = _joined_lines(f.text)
-    newlines = newline_positions(text)
+    update leaves it to ``_add_file_fragments``, which counts only the windows it adds. The
+    file is encoded and its newlines found once, for its parse and its windows."""
+    if parsed is None:
+        utf8 = utf8_lines(f.text)
+        parsed = parse_source(f.path, f.language, f.text, f.digest, utf8=utf8)
+    else:  # (an editor's text may hold lone surrogates, which a parse fails on: not here)
+        encoded = f.text.encode("utf-8", "surrogatepass")
+        utf8 = encoded, newline_positions(encoded)
+    starts, ends = window_bounds(parsed.line_len, config.fragment_lines, config.stride)
+    text, newlines = _window_text(f.text, *utf8)
     span = np.empty((starts.size, 2), np.int64)
     span[:, 0] = np.r_[0, newlines + 1][starts]
+    # (a final newline ends the last line: its window ends there)
     span[:, 1] = np.r_[newlines, len(text)][ends - 1]
     counts = count_encoded_terms(text, np.stack([starts, ends], 1)) if terms else None
     return PreparedFile(
-        pf,
+        parsed,
         starts,
         ends,
         text,
         span,
         bytes_keys(text, span),
-        *window_nodes(pf, starts, ends),
+        *window_nodes(parsed, starts, ends),
         counts,
     )
 
 
-def _joined_lines(text: str) -> bytes:
-    """``split_lines(text)`` joined by newlines, in UTF-8: without a carriage return, the
-    text but for a final newline (not split and joined again)."""
-    if "\r" in text:
-        return "\n".join(split_lines(text)).encode("utf-8", "surrogatepass")
-    encoded = text.encode("utf-8", "surrogatepass")
-    return encoded[:-1] if encoded.endswith(b"\n") else encoded
+def _window_text(text: str, encoded: bytes, newlines: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """What a file's windows' texts are slices of, and its newlines: its UTF-8 (``encoded``,
+    ``newlines``) but where it holds a carriage return, ``split_lines(text)`` joined by
+    newlines then."""
+    if "\r" not in text:
+        return encoded, newlines
+    joined = "\n".join(split_lines(text)).encode("utf-8", "surrogatepass")
+    return joined, newline_positions(joined)
 
 
 @dataclass
@@ -184,11 +193,15 @@ def _load_and_prepare(path: str) -> LoadedFile | str:
     # the caller has a reused parse: not sent back
     parse = None if reuse or prep.parsed is None else EncodedParse(prep.parsed)
     prep.parsed = None
-    content = f.text.encode("utf-8", "surrogatepass")
-    # nor the windows' text where the content holds it (the file has no carriage return):
-    # it was a third of what a worker sent
-    if prep.win_text is not None and content.startswith(prep.win_text):
-        prep.win_text = None
+    # nor the windows' text where the content holds it (it was a third of what a worker
+    # sent): without a carriage return, it is the content
+    assert prep.win_text is not None
+    if "\r" in f.text:
+        content = f.text.encode("utf-8", "surrogatepass")
+        if content.startswith(prep.win_text):
+            prep.win_text = None
+    else:
+        content, prep.win_text = prep.win_text, None
     return LoadedFile(meta, content, prep, parse)
 
 

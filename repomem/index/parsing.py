@@ -481,14 +481,15 @@ def parse_source(
     digest: str,
     trees: TreeCache | None = None,
     previous: tuple[str, ParsedFile] | None = None,
+    utf8: tuple[bytes, np.ndarray] | None = None,
 ) -> ParsedFile:
     """``previous``: the file's last text and parse, so that an edit re-parses only the
     top-level statements it touched (``repomem.index.splice``); ``trees``: the last trees, to
     parse an edited file incrementally where splicing does not apply. Splicing comes first:
     an incremental parse still queries the whole tree, a splice only what it re-parsed
-    (docs/MEASUREMENTS.md, "Editing a file")."""
-    encoded = text.encode("utf-8")
-    newlines = newline_positions(encoded)
+    (docs/MEASUREMENTS.md, "Editing a file"). ``utf8``: ``text.encode("utf-8")`` and its
+    ``newline_positions`` where the caller has them (a build cuts its windows from them)."""
+    encoded, newlines = utf8 or utf8_lines(text)
     line_len = text_line_lengths(text, encoded, newlines)
     source = _parser_view(language, encoded)
     if previous is not None and language in splice.LANGUAGES and previous[1].language == language:
@@ -516,6 +517,12 @@ def parse_source(
     return _with_heads(
         _extract(path, language, digest, line_len, source, tree.root_node, known), text
     )
+
+
+def utf8_lines(text: str) -> tuple[bytes, np.ndarray]:
+    """``text`` in UTF-8 (strict, as a parse reads it) and where it holds its newlines."""
+    encoded = text.encode("utf-8")
+    return encoded, newline_positions(encoded)
 
 
 def _parser_view(language: str, source: bytes) -> bytes:

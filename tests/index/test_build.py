@@ -18,9 +18,11 @@ from repos import OTHER_LANG_FILES, long_module, make_repo, run_repomem
 from repomem.config import IndexConfig
 from repomem.index import build, saved_parse, store
 from repomem.index import files as files_module
+from repomem.index.bm25 import TermCounts
 from repomem.index.files import SourceFile
 from repomem.index.fragments import windows
 from repomem.index.graph import node_layout
+from repomem.index.mapped import bytes_key
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
@@ -494,6 +496,37 @@ def test_a_parsing_worker_leaves_out_the_windows_text_where_the_content_holds_it
         cut = windows(lines, config.fragment_lines, config.stride)
         assert len(cut) > 2
         assert got.prep.encoded() == [w.text.encode() for w in cut]
+
+
+@pytest.mark.parametrize("end", ["\n", "", "\r\n", "\n\n"])
+def test_a_files_windows_are_cut_from_the_utf8_its_parse_read(end: str) -> None:
+    """``prepare_file`` encodes a file and finds its newlines once, for its parse and its
+    windows: the windows' texts, keys and terms are those of its lines joined again, whether
+    it parses the file or is handed the parse, whatever ends its last line."""
+    body = "".join(f"int f{i}(int x) {{ return x + {i}; }} /* \u00e9 */\n" for i in range(45))
+    text = body.replace("\n", "\r\n" if end == "\r\n" else "\n")[: -len("\n")] + end
+    f = SourceFile("a.c", "c", text, "d", len(text))
+    config = IndexConfig()
+    parsed = build.prepare_file(f, config)
+    handed = build.prepare_file(f, config, parse_source("a.c", "c", text, "d"), terms=False)
+    assert parsed.parsed is not None and parsed.terms is not None
+    assert np.array_equal(parsed.parsed.line_len, handed.parsed.line_len)  # type: ignore[union-attr]
+    lines = split_lines(text)
+    cut = windows(lines, config.fragment_lines, config.stride)
+    assert len(cut) > 2
+    spans = [(w.start, w.end) for w in cut]
+    for prep in (parsed, handed):
+        assert prep.encoded() == [w.text.encode() for w in cut]
+        assert prep.win_key.tolist() == [bytes_key(w.text.encode()) for w in cut]
+
+    def by_window(counts: TermCounts) -> list[dict[str, int]]:
+        ptr, terms, tfs = counts.ptr.tolist(), counts.terms.tolist(), counts.tfs.tolist()
+        return [
+            {counts.words[terms[k]]: tfs[k] for k in range(lo, hi)}
+            for lo, hi in zip(ptr, ptr[1:], strict=False)
+        ]
+
+    assert by_window(parsed.terms) == by_window(build.count_terms(lines, spans))
 
 
 def test_a_saved_generations_files_are_synced_before_it_goes_live_and_scratch_never(
