@@ -126,6 +126,17 @@ class Names:
             self._found[key] = found
         return found if found else default
 
+    def prefetch(self, namespace: str, names: Iterable[str]) -> None:
+        """Find the saved ids of the keys ``namespace:name`` of ``names`` in one compiled
+        pass (``Vocabulary.ids``), which ``get`` then reads: a build's resolution asks for
+        the names each file calls, and one at a time, each found by hash in Python, they
+        took ~10 % of the kernel subset's resolution."""
+        if self._saved is None:
+            return
+        # (ASCII words only: a name holding a lone surrogate is left to ``get`` to fail on)
+        words = [f"{namespace}:{name}" for name in names]
+        self._saved.keys.ids([w for w in words if w.isascii()])
+
     def only(self, key: Key) -> Target | None:
         """The one definition named ``key``; None for none or several, counted without
         gathering them (a guess by a method's name asks it of names like ``setUp``, which

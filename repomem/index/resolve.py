@@ -544,6 +544,7 @@ class Resolver:
         self._forget(path)
         self._reading, self._trying = {}, set()
         try:
+            _find_called(self, self.files[path])
             out = []
             # a file calls the same names over and over (``self.assertEqual``); each distinct
             # callee is resolved once, its lookups being the same every time
@@ -701,6 +702,13 @@ def _enter_all(r: Resolver, paths: list[str]) -> Names:
             rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)
         r._enter_tables(path, pf)  # noqa: SLF001 - the resolver's own step
     return rows.names()
+
+
+def _find_called(r: Resolver, pf: ParsedFile) -> None:
+    """The names a file calls found at once in ``by_name``'s saved keys (``Names.prefetch``)
+    before its calls are resolved, where its family looks them up there."""
+    if pf.language != "python" and langs.for_language(pf.language).calls_by_name:
+        r.by_name.prefetch(_namespace(pf.language), {call.parts[-1] for call in pf.calls})
 
 
 def _namespace(language: str) -> str:

@@ -177,6 +177,33 @@ def test_the_only_definition_of_a_name_is_counted_as_gathered() -> None:
     assert only_as_gathered(saved) == [("a.py", 1), None, None, None, ("d.py", 5)]
 
 
+def test_names_prefetched_are_found_without_hashing_each_and_answer_as_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``prefetch`` finds the saved keys' ids in one pass: ``get`` then answers as it did
+    (rows entered or passed over since included) without finding a prefetched key by hash."""
+    names = Names()
+    names.add("a.c", ("c", "run"), 1)
+    names.add("b.c", ("c", "run"), 2)
+    names.add("b.c", ("c", "ünï"), 3)
+    names.add("c.c", ("c", "stop"), 4)
+    paths = ["a.c", "b.c", "c.c"]
+    keys = [("c", "run"), ("c", "ünï"), ("c", "stop"), ("c", "missing"), ("c", "fresh")]
+    plain, fetched = _saved(names, paths), _saved(names, paths)
+    for table in (plain, fetched):
+        table.remove("c.c", {("c", "stop")})
+        table.add("d.c", ("c", "fresh"), 5)
+    expected = [plain.get(k) for k in keys]
+    fetched.prefetch("c", [name for _, name in keys])
+    hashed: list[str] = []
+    monkeypatch.setattr(
+        "repomem.index.mapped.word_hash", lambda w: hashed.append(w) or word_hash(w)
+    )
+    assert [fetched.get(k) for k in keys] == expected
+    assert expected == [(("a.c", 1), ("b.c", 2)), (("b.c", 3),), None, None, (("d.c", 5),)]
+    assert hashed == ["c:ünï"]  # a word that is not ASCII is left to ``get``
+
+
 def test_a_loaded_index_names_the_definitions_its_build_named(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {**PY_FILES, **OTHER_LANG_FILES}, use_git=False)
     built, _ = RepoIndex.build(root)

@@ -65,6 +65,9 @@ class Language:
 
     #: the resolver's ``by_name`` namespace of the family
     namespace: str = ""
+    #: whether a call's resolution looks up its last name in ``by_name`` (a build finds
+    #: the ids of a file's called names at once: ``Names.prefetch``)
+    calls_by_name: bool = False
     #: whether ``a::b`` paths are names as written at the cursor (one part ``"a::b"`` of
     #: the dotted name ``resolve_name`` gets), rather than two names ``a`` and ``b``
     scoped_names: bool = False
