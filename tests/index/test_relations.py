@@ -112,6 +112,49 @@ def test_equals_brute_force_without_truncation(root: Path) -> None:
         assert got[key] == pytest.approx(value, rel=1e-9)
 
 
+def test_a_row_reaching_every_fragment_stays_within_its_list(root: Path) -> None:
+    """The compiled kernel does not check bounds: its Python source does. Every row here
+    reaches every fragment, some many times over, with the scratch exactly as long as the
+    fragments (the list of those reached one longer), so that list is written to its last
+    slot."""
+    config = replace(
+        IndexConfig(),
+        relation_epsilon=1e-12,
+        node_neighbours=1000,
+        fragment_neighbours=1000,
+        hub_degree=10**9,
+    )
+    idx, _ = RepoIndex.build(root, config, save=False)
+    t = idx.tables
+    n, rows = len(t.frag_text), t.live_ids()
+    ptr, nodes, weights = t.frag_nodes.gather(rows)
+    nf = t.node_frags
+    assert (nf.end - nf.start).max() > 1  # nodes shared by fragments: reached again
+
+    def run(kernel: object) -> list[np.ndarray]:
+        scratch = np.zeros(n), np.zeros(n, np.bool_), np.zeros(n + 1, np.int64)
+        out = [
+            np.full((rows.size, n), -1, np.int64),
+            np.zeros((rows.size, n)),
+            np.zeros(rows.size, np.int64),
+            np.zeros(rows.size, np.bool_),
+            np.empty(nodes.size),
+        ]
+        kernel(  # type: ignore[operator]
+            relations._graph_arrays(t.graph), ptr, nodes, weights, rows,
+            nf.start, nf.end, nf.cols, nf.vals, t.frag_key[:n],
+            relations.strength_limit(config.relation_epsilon), 1000, n, 10**9,
+            *scratch, *out,
+        )  # fmt: skip
+        assert not any(a.any() for a in scratch)  # left as found
+        return out
+
+    compiled, source = run(relations._relations_kernel), run(relations._relations_kernel.py_func)
+    assert (compiled[2] == n - 1).all()  # every other fragment related
+    for a, b in zip(compiled, source, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_cutoff_equals_thresholded_brute_force_and_error_is_bounded(root: Path) -> None:
     eps = 0.05
     config = replace(
