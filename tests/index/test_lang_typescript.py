@@ -871,6 +871,23 @@ def test_an_import_a_long_file_named_far_above_is_used(tmp_path: Path) -> None:
     assert for_language("typescript").pending_imports(pf, lines) == {"LIMIT"}
 
 
+def test_type_imports_come_after_the_values_imported(tmp_path: Path) -> None:
+    """Of the imports no line near the cursor names, the values come before the types that
+    a closing ``import type`` block binds, though those are nearer: no call needs a type."""
+    files = {
+        "src/lib.ts": "export function make(): number {\n  return 1;\n}\n"
+        "export interface Shape {\n  size: number;\n}\n"
+        "export interface Other {\n  name: string;\n}\n",
+        "src/use.ts": "import { make } from './lib';\n"
+        "import type { Shape, Other } from './lib';\n\n"
+        "export function run(s: Shape, o: Other): number {\n  const a = make;\n"
+        + "".join(f"  let c{i} = {i};\n" for i in range(40)),
+    }
+    index = _index(tmp_path, files)
+    names = [h.card.name for h in find_definitions(index, "src/use.ts", files["src/use.ts"])]
+    assert names.index("make") < min(names.index("Shape"), names.index("Other"))
+
+
 def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:
     """A doc comment's ``{@link SequenceError}`` (or a block comment naming ``defer``) is no
     use of the import: it is still imported to be used below."""

@@ -1115,6 +1115,9 @@ class TypeScript(Language):
     def offers(self, binding: ImportBinding) -> bool:
         return binding.level != DOC_TYPE
 
+    def types_only(self, binding: ImportBinding) -> bool:
+        return binding.level == TYPE_ONLY
+
 
 LANGUAGE = TypeScript()
 
