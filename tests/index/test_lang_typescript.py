@@ -855,22 +855,6 @@ def test_of_many_imports_no_code_uses_yet_the_most_called_come_first(tmp_path: P
     )
 
 
-def test_an_import_a_long_file_named_far_above_is_used(tmp_path: Path) -> None:
-    """A constant a long file read far above the lines read word by word (``TYPE_LINES``)
-    is used already, not imported to be used below; one only the import names still is."""
-    from repomem.index.langs.typescript import TYPE_LINES
-
-    filler = "".join(f"  c += {i};\n" for i in range(TYPE_LINES + 10))
-    files = {
-        "src/lib.ts": "export const MODE = 1;\nexport const LIMIT = 2;\n",
-        "src/use.ts": "import { MODE, LIMIT } from './lib';\n\n"
-        "export function run(): number {\n  let c = MODE;\n  const MODES = 3;\n" + filler,
-    }
-    index = _index(tmp_path, files)
-    pf, lines = index.tables.parsed["src/use.ts"], files["src/use.ts"].split("\n")
-    assert for_language("typescript").pending_imports(pf, lines) == {"LIMIT"}
-
-
 def test_type_imports_come_after_the_values_imported(tmp_path: Path) -> None:
     """Of the imports no line near the cursor names, the values come before the types that
     a closing ``import type`` block binds, though those are nearer: no call needs a type."""

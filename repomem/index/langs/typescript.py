@@ -1072,11 +1072,9 @@ class TypeScript(Language):
         and ``<C/>`` call ``C``), no declared type names (a parameter's, a result's, a
         field's, ``extends``) and no word of the code of the ``TYPE_LINES`` lines before the
         cursor outside import statements names (a local's type, a value passed on; a
-        comment's ``{@link SequenceError}`` is no use), nor any line above those outside
-        import statements (a constant a long file read far above is used already; there
-        found by ``str.find`` as a whole word, comments and strings included, since
-        stripping them from a long file costs ~20 ms); ``import type`` ones and re-exports
-        left out. The file's part is read once per parse of it (an update replaces it)."""
+        comment's ``{@link SequenceError}`` is no use); ``import type`` ones and re-exports
+        left out. The file's part is read once per parse of it (an
+        update replaces it)."""
         global _pending_cache
         cached, names = _pending_cache  # read once: a concurrent query may replace it
         if cached is not pf:
@@ -1101,13 +1099,7 @@ class TypeScript(Language):
         text = "\n".join(
             line for row, line in enumerate(lines[first:], first) if row not in imports
         )
-        pending = names - set(_IDENT.findall(_NOT_CODE.sub('""', text)))
-        if pending and first > 0:
-            earlier = "\n".join(
-                "" if row in imports else line for row, line in enumerate(lines[:first])
-            )
-            pending = {name for name in pending if not _whole_word(earlier, name)}
-        return set(pending)
+        return set(names - set(_IDENT.findall(_NOT_CODE.sub('""', text))))
 
     def reserved(self, name: str) -> bool:
         return name in RESERVED or not _IDENT.fullmatch(name)
@@ -2297,20 +2289,6 @@ def _earlier_type(text: str, starts: list[int], name: str) -> tuple[str, ...] | 
 
 
 # ---- the language's own names ------------------------------------------------------------------
-
-
-def _whole_word(text: str, name: str) -> bool:
-    """Whether ``text`` has ``name`` with no identifier character or ``.`` before it and no
-    identifier character after it."""
-    at = text.find(name)
-    while at >= 0:
-        end = at + len(name)
-        if not (at and _WORD_OR_DOT.match(text, at - 1)) and not (
-            end < len(text) and (text[end].isalnum() or text[end] in "_$")
-        ):
-            return True
-        at = text.find(name, end)
-    return False
 
 
 def _words(text: str) -> frozenset[str]:
