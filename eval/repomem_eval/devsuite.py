@@ -32,6 +32,14 @@ TypeScript's (@tanstack/table-core, prosemirror-model, prosemirror-transform, im
 (c-ares, libsodium) and Rust's (bytes, petgraph): a development set like the first, kept apart
 so that no project of it is picked as unseen again.
 
+A fifth set, ``--set probe2`` (``PROBE2``), widens TypeScript's tuning data in the styles of
+the held-out project that the other sets lack: reselect (a state-management library of
+functional modules behind one barrel, ``createX`` factories), @tanstack/router-core (barrels,
+``createX`` factories returning object literals, a server folder) and zod (object-literal
+APIs built on deep ``export *`` chains, tests calling ``z.string()``); tuned on like
+``probe``, in a cache of its own (``devsuite-probe2``) so that ``probe``'s tasks stay as they
+were.
+
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
 
@@ -230,6 +238,16 @@ PROBE: tuple[Project, ...] = (
     ),
 )
 PROBE_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE}
+# More TypeScript to tune on, in the held-out project's styles that no set above has: reselect
+# (functional modules behind a barrel, ``createX`` factories, as in a redux toolkit), the
+# TanStack router's core (barrels, factories returning object literals) and zod (object-literal
+# APIs and deep ``export *`` chains); a set of its own, so that ``probe``'s tasks do not move.
+PROBE2: tuple[Project, ...] = (
+    Project("reselect", "5.1.1", "typescript", "npm", root="src"),
+    Project("router-core", "1.130.0", "typescript", "npm", "@tanstack/router-core", "src"),
+    Project("zod", "3.25.76", "typescript", "npm", root="src"),
+)
+PROBE2_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE2}
 
 
 @dataclass(frozen=True)
@@ -248,6 +266,7 @@ SETS: dict[str, ProjectSet] = {
     "heldout": ProjectSet(HELDOUT, HELDOUT_TASKS, "devsuite-heldout"),
     "unseen": ProjectSet(UNSEEN, UNSEEN_TASKS, "devsuite-unseen"),
     "probe": ProjectSet(PROBE, PROBE_TASKS, "devsuite-probe"),
+    "probe2": ProjectSet(PROBE2, PROBE2_TASKS, "devsuite-probe2"),
 }
 # the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
 DEFAULT_METHODS = ("vanilla", "graph")
@@ -596,12 +615,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     project_set = (
         "which projects: dev (the suite the engine was developed on, default), heldout"
         " (projects of each language that nobody tuned on), unseen (more projects nobody"
-        " tuned on: TypeScript two, the other languages one each) or probe (TypeScript"
-        " and C projects the resolvers were tuned on later)"
+        " tuned on: TypeScript two, the other languages one each), probe (TypeScript"
+        " and C projects the resolvers were tuned on later) or probe2 (more TypeScript"
+        " projects to tune on)"
     )
     cache = (
         f"cache directory ({default_cache()}; heldout: {default_cache('heldout')};"
-        f" unseen: {default_cache('unseen')}; probe: {default_cache('probe')})"
+        f" unseen: {default_cache('unseen')}; probe: {default_cache('probe')};"
+        f" probe2: {default_cache('probe2')})"
     )
     summary = "Download, unpack and build the task files; steps already done are skipped."
     p = sub.add_parser("fetch", help=summary, description=summary)

@@ -1142,7 +1142,7 @@ class _Finder(_Lookups):
             # nor do ``#include``, ``import *`` and what only comments name
             if binding.name and binding.name != STAR and self.language.offers(binding):
                 row = int(self.pf.node_start[node]) if 0 <= node < self.pf.n_nodes else 0
-                distance = self.cursor + 1 if by_use else max(self.cursor - row, 0)
+                distance = _import_distance(self.language, binding, self.cursor, row, by_use)
                 found = self._add(binding.name, distance, "import")
                 if found is not None and binding.name in pending:
                     found.pending = True  # imported to be called below: likely next
@@ -1633,6 +1633,18 @@ def _shared_words(name: str, other: str) -> int:
             break
         count += 1
     return count
+
+
+def _import_distance(
+    language: langs.Language, binding: ImportBinding, cursor: int, row: int, by_use: bool
+) -> int:
+    """How far an import of row ``row`` ranks from the cursor: past every line where the
+    language ranks imports by use; else its line's distance, and a type-only one's past every
+    value import's (nearness to the imports' end would put a file's closing ``import type``
+    block first, which no call needs)."""
+    if by_use:
+        return cursor + 1
+    return max(cursor - row, 0) + (cursor + 1) * language.types_only(binding)
 
 
 def _uses_name(text: str, name: str) -> bool:

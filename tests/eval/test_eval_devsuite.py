@@ -18,6 +18,8 @@ from repomem_eval.devsuite import (
     DEFAULT_TASKS,
     HELDOUT,
     PROBE,
+    PROBE2,
+    PROBE2_TASKS,
     PROBE_TASKS,
     PROJECTS,
     SETS,
@@ -428,6 +430,24 @@ def test_the_probe_set_shares_no_project_with_the_other_sets() -> None:
         default_cache("heldout"),
         default_cache("unseen"),
     )
+
+
+def test_the_second_probe_set_is_typescript_in_no_other_set() -> None:
+    def names(projects: tuple[Project, ...]) -> set[str]:
+        return {p.name for p in projects} | {p.package for p in projects if p.package}
+
+    taken = names(PROJECTS + HELDOUT + UNSEEN + PROBE) | {"@tanstack/query-core"}
+    assert not taken & names(PROBE2)
+    assert [p.requirement for p in select_projects(["typescript"], PROBE2)] == [
+        "reselect@5.1.1",
+        "@tanstack/router-core@1.130.0",
+        "zod@3.25.76",
+    ]
+    assert PROBE2_TASKS == {"typescript": {"line": 100, "api": 100}}
+    # a cache of its own: the probe set's task files keep their tasks
+    assert default_cache("probe2") not in {
+        default_cache(name) for name in ("dev", "heldout", "unseen", "probe")
+    }
 
 
 def _git(*args: str, cwd: Path) -> None:

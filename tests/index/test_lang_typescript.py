@@ -319,9 +319,9 @@ def test_workspace_packages_import_each_other_by_name(tmp_path: Path) -> None:
 
 def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) -> None:
     """Without its package.json (a package's sources alone), the package's tests import it by
-    its name: a named import of a bare specifier nothing else maps is looked for in the
-    package's own entry; a default or namespace import, or a name the entry does not export,
-    stays unresolved."""
+    its name: a named or namespace import of a bare specifier nothing else maps is looked for
+    in the package's own entry; a default import, or a name the entry does not export, stays
+    unresolved."""
     files = {
         "index.ts": "export { configureStore } from './store';\nexport * from 'redux';\n",
         "store.ts": "export function configureStore(): number {\n  return 1;\n}\n",
@@ -343,6 +343,10 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
         "query/react/index.ts": "export * from '@demo/toolkit/query';\n",
         "tests/react.test.ts": "import { fetchQuery } from '@demo/toolkit/query/react';\n\n"
         "export function react(): number {\n  return fetchQuery();\n}\n",
+        # a namespace of the package's subpath, and one of another package
+        "tests/ns.test.ts": "import * as tk from '@demo/toolkit/query';\n"
+        "import * as dom from 'react-dom';\n\n"
+        "export function ns(): number {\n  return tk.fetchQuery() + dom.render();\n}\n",
     }
     index = _index(tmp_path, files)
     assert {t for _, t in _edges(index, "tests/store.test.ts")} == {
@@ -352,6 +356,9 @@ def test_a_package_s_sources_import_the_package_by_its_own_name(tmp_path: Path) 
     }
     assert {t for _, t in _edges(index, "tests/rel.test.ts")} == {"query/index.ts:fetchQuery"}
     assert {t for _, t in _edges(index, "tests/react.test.ts")} == {"query/index.ts:fetchQuery"}
+    assert _edges(index, "tests/ns.test.ts") == {
+        ("return tk.fetchQuery() + dom.render();", "query/index.ts:fetchQuery")
+    }
     # the same files in a repository with a package.json: its name is the package's, not these
     named = _index(tmp_path / "named", {**files, "package.json": '{"name": "other"}'})
     assert _edges(named, "tests/store.test.ts") == set()
@@ -362,6 +369,8 @@ def test_a_package_s_own_entry_appearing_re_resolves_its_importers(tmp_path: Pat
         "store.ts": "export function configureStore(): number {\n  return 1;\n}\n",
         "tests/store.test.ts": "import { configureStore } from '@demo/toolkit';\n\n"
         "export function check(): number {\n  return configureStore();\n}\n",
+        "tests/ns.test.ts": "import * as tk from '@demo/toolkit';\n\n"
+        "export function ns(): number {\n  return tk.configureStore();\n}\n",
     }
     root = write_files(tmp_path / "proj", files)
     config = IndexConfig(index_dir=str(tmp_path / "idx"))
@@ -371,6 +380,7 @@ def test_a_package_s_own_entry_appearing_re_resolves_its_importers(tmp_path: Pat
     apply_on_disk(root, {"index.ts": entry})
     index.update_file("index.ts", entry)
     assert {t for _, t in _edges(index, "tests/store.test.ts")} == {"store.ts:configureStore"}
+    assert {t for _, t in _edges(index, "tests/ns.test.ts")} == {"store.ts:configureStore"}
     assert_same(index, RepoIndex.build(root, config, save=False)[0], ["configureStore"])
 
 
@@ -843,6 +853,23 @@ def test_of_many_imports_no_code_uses_yet_the_most_called_come_first(tmp_path: P
     assert max(got.index(name) for name in ("few", "rare")) < min(
         got.index(f"f{i}") for i in range(n)
     )
+
+
+def test_type_imports_come_after_the_values_imported(tmp_path: Path) -> None:
+    """Of the imports no line near the cursor names, the values come before the types that
+    a closing ``import type`` block binds, though those are nearer: no call needs a type."""
+    files = {
+        "src/lib.ts": "export function make(): number {\n  return 1;\n}\n"
+        "export interface Shape {\n  size: number;\n}\n"
+        "export interface Other {\n  name: string;\n}\n",
+        "src/use.ts": "import { make } from './lib';\n"
+        "import type { Shape, Other } from './lib';\n\n"
+        "export function run(s: Shape, o: Other): number {\n  const a = make;\n"
+        + "".join(f"  let c{i} = {i};\n" for i in range(40)),
+    }
+    index = _index(tmp_path, files)
+    names = [h.card.name for h in find_definitions(index, "src/use.ts", files["src/use.ts"])]
+    assert names.index("make") < min(names.index("Shape"), names.index("Other"))
 
 
 def test_an_import_only_a_comment_names_is_not_used_yet(tmp_path: Path) -> None:

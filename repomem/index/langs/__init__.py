@@ -308,6 +308,11 @@ class Language:
         one only comments name)."""
         return True
 
+    def types_only(self, binding: ImportBinding) -> bool:
+        """Query time: whether an import binds a type alone (TypeScript's ``import type``),
+        which the next line does not call."""
+        return False
+
     def _by_name(self, r: Resolver, path: str, name: str) -> Target | None:
         r.note_key(self.namespace, name)
         local = r.defs[path].get(name)

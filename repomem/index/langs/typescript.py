@@ -1107,6 +1107,9 @@ class TypeScript(Language):
     def offers(self, binding: ImportBinding) -> bool:
         return binding.level != DOC_TYPE
 
+    def types_only(self, binding: ImportBinding) -> bool:
+        return binding.level == TYPE_ONLY
+
 
 LANGUAGE = TypeScript()
 
@@ -1511,8 +1514,9 @@ def _own_package(r: Resolver, spec: str) -> str | None:
     the root or ``src/``, else the package's entry (``index`` or ``src/index``); a relative
     path out of the repository comes here as the path it names from the repository's
     parent (``_outside``: ``'../../src'`` from ``tests/``, the sources being that ``src``).
-    Only named imports and ``export *`` come here (``_binding``, ``_export``): the name must
-    then be exported there, so a name of another package resolves only if that module
+    Only named and namespace imports and ``export *`` come here (``_binding``, ``_export``):
+    the name, or the namespace's member (``import * as z from 'zod/v4'``, ``z.string()``),
+    must then be exported there, so a name of another package resolves only if that module
     exports a definition of that very name."""
     t = _tables(r)
     if t.packages or spec.startswith((".", "/")):
@@ -1612,7 +1616,7 @@ def _binding(r: Resolver, path: str, b: ImportBinding, depth: int) -> _Entity | 
     if not b.module:  # ``export {a as b}`` of this file's own name
         return None if b.symbol is None else _local(r, path, b.symbol, None, depth + 1)
     target = _module(r, path, b.module)
-    if target is None and b.symbol not in (None, "default"):
+    if target is None and b.symbol != "default":
         target = _own_package(r, _outside(path, b.module))
     if target is None:
         return None
