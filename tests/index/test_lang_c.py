@@ -376,6 +376,53 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     ]
 
 
+ADAPTER_FILES = {
+    "lib/adapters.hpp": """\
+namespace ns {
+template<typename C> class protocol {
+  public:
+    virtual void write_character(C c) = 0;
+};
+class Foo { public: int go(); };
+template<typename C> using adapter_t = std::shared_ptr<protocol<C>>;
+}
+""",
+    "lib/writer.hpp": """\
+#include "adapters.hpp"
+namespace ns {
+template<typename C> class writer {
+  public:
+    explicit writer(adapter_t<C> adapter, Foo &f, int n) : oa(std::move(adapter)), m_f(f), k(n) {}
+    void more() {
+""",
+}
+
+
+def test_cpp_aliases_and_member_initialisers_type_the_receivers(tmp_path: Path) -> None:
+    """An alias's members are those of the type it names (``std::shared_ptr<P<C>>``: P's);
+    a field the class body does not declare above the cursor (C++ declares fields last) is
+    typed by the constructor parameter its member initialiser takes."""
+    idx = build(tmp_path, ADAPTER_FILES)
+    text = ADAPTER_FILES["lib/writer.hpp"] + "        oa->"
+    defs = idx.resolver.defs["lib/adapters.hpp"]
+    names = ["oa.write_character", "m_f.go", "k.go"]
+    assert resolve_names(idx, "lib/writer.hpp", text, names) == [
+        ("lib/adapters.hpp", "ns.protocol.write_character", defs["ns.protocol.write_character"]),
+        ("lib/adapters.hpp", "ns.Foo.go", defs["ns.Foo.go"]),
+        None,
+    ]
+    # a declared field keeps its declared type; an edited alias re-resolves as a rebuild does
+    declared = text.replace("    void more", "    Foo *oa;\n    void more")
+    assert resolve_names(idx, "lib/writer.hpp", declared, ["oa.go"])[0] is not None
+    edited = ADAPTER_FILES["lib/adapters.hpp"].replace("std::shared_ptr<protocol<C>>", "Foo")
+    (tmp_path / "r" / "lib/adapters.hpp").write_text(edited)
+    idx.update_file("lib/adapters.hpp", edited)
+    fresh = build(tmp_path / "again", {**ADAPTER_FILES, "lib/adapters.hpp": edited})
+    for index in (idx, fresh):
+        found = resolve_names(index, "lib/writer.hpp", text, ["oa.write_character", "oa.go"])
+        assert [f and f[:2] for f in found] == [None, ("lib/adapters.hpp", "ns.Foo.go")]
+
+
 def test_cpp_guesses_no_name_the_standard_library_owns(tmp_path: Path) -> None:
     """The repository's only definition of a name its file does not see is a guess: never
     for a name the C++ standard library owns (``find``; C may call its own)."""
