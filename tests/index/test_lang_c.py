@@ -1081,6 +1081,31 @@ def test_an_include_is_found_once_for_a_directory_as_from_each_file(
     assert weighed == ["drivers/x", "arch/x86/kernel"]
 
 
+def test_an_include_naming_the_librarys_own_folder_finds_its_contents() -> None:
+    """A header-only library's files include each other through its folder's name
+    (``<lib/detail/io.hpp>``), which a repository of that folder's contents lacks: the path
+    less its first directory is looked up where the whole is not found; a lone file is not
+    (``<sys/types.h>`` is no repository ``types.h``), and a file added under the whole path
+    takes its place, as a rebuild finds it."""
+    texts = {
+        "detail/io.hpp": "inline int io_put(int c) { return c; }\n",
+        "other/io.hpp": "inline int io_put(int c) { return 0; }\n",  # no guess: two of them
+        "types.h": "static inline int own_type(void) { return 1; }\n",
+        "detail/writer.hpp": (
+            "#include <lib/detail/io.hpp>\n#include <sys/types.h>\n"
+            "inline int put() { return io_put(1) + own_type(); }\n"
+        ),
+    }
+    r = Resolver({p: parse_source(p, "cpp", t, "d") for p, t in texts.items()})
+    assert [t for _, t, _ in r.calls_of("detail/writer.hpp")] == ["detail/io.hpp"]
+    whole = "inline int io_put(int c) { return 2 * c; }\n"
+    r.update("lib/detail/io.hpp", parse_source("lib/detail/io.hpp", "cpp", whole, "d"))
+    again = {**texts, "lib/detail/io.hpp": whole}
+    fresh = Resolver({p: parse_source(p, "cpp", t, "d") for p, t in again.items()})
+    for resolver in (r, fresh):
+        assert [t for _, t, _ in resolver.calls_of("detail/writer.hpp")] == ["lib/detail/io.hpp"]
+
+
 NEXT_FILES: dict[str, str] = {
     "src/vm.h": '#include "ast.h"\nnamespace ns {\n'
     "/** Runs it. Unlike vm_stream, one result. */\nint vm_run(Ast *a);\n",

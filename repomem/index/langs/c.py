@@ -5,7 +5,9 @@ files it includes, transitively (``MAX_INCLUDE_DEPTH`` levels, ``MAX_INCLUDED`` 
 include is looked up beside the including file first; any include then by its path's tail
 among the repository's files (``<linux/list.h>`` is ``include/linux/list.h``), which stands
 for the include directories of a build: a directory named ``include`` wins a tie, then the
-file nearest the includer. An include found nowhere (``<stdio.h>``) is the system's.
+file nearest the includer; where its whole path names none, its path less its first directory
+(``_inner``: a library's includes through its own folder's name). An include found nowhere
+(``<stdio.h>``) is the system's.
 
 A function declared by a prototype (in a header the file includes, or in the file) is one
 entity with its definition: the call resolves to the one definition with external linkage
@@ -647,8 +649,22 @@ def _include(r: Resolver, t: _Tables, path: str, written: str, level: int) -> st
         tail = normpath(written)
         if not tail.startswith("../"):
             found = _nearest(folder, t.tails.get(tail, ()))
+        inner = _inner(tail)
+        if found is None and inner is not None:
+            found = _nearest(folder, t.tails.get(inner, ()))
     t.found[key] = found
     return found
+
+
+def _inner(tail: str) -> str | None:
+    """An include's path less its first directory, where a directory and a file remain
+    (``nlohmann/detail/macro_scope.hpp``: ``detail/macro_scope.hpp``): a library's own
+    includes name its folder, which a repository of that folder's contents does not have
+    (an installed header-only library); never a lone file (``sys/types.h`` is not a
+    repository's ``types.h``)."""
+    if tail.startswith("../") or tail.count("/") < 2:
+        return None
+    return tail.split("/", 1)[1]
 
 
 def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
@@ -663,6 +679,9 @@ def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
             tried: tuple[str, ...] = (f"{ns}:h:{normpath(written)}",)
             if level == QUOTED and folder:
                 tried = (f"{ns}:h:{normpath(f'{folder}/{written}')}", *tried)
+            inner = _inner(normpath(written))
+            if inner is not None:
+                tried = (*tried, f"{ns}:h:{inner}")
             made.append((tried, _include(r, t, path, written, level)))
         t.edges[path] = made
     return made
