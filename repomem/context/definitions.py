@@ -152,6 +152,12 @@ PYTHON_QUERY_NODE_CAP = 192
 _NAME = re.compile(r"(?=[A-Za-z_])(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 # the same with ``a::b`` paths kept whole, for the families whose resolution reads them
 _PATH_NAME = re.compile(r"(?=[A-Za-z_])(?<![\w.:])[A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*")
+# a member of a call's result, ``f(x).M`` / ``c.Get(k).M`` (one level of parentheses in the
+# arguments): read as the name ``f.M`` where ``Language.call_chains``
+_CHAIN = re.compile(
+    r"(?=[A-Za-z_])(?<![\w.])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*"
+    r"\((?:[^()]|\([^()]*\))*\)\s*\.\s*([A-Za-z_]\w*)"
+)
 # a receiver's type: ``x = Foo(`` / ``self.x = mod.Foo(`` / ``x = make(`` (the class called,
 # or what the function called is annotated to return), ``with f(...) as x``, an annotation
 # ``x: Foo`` (parameters too; ``Optional[Foo]``, ``list[Foo]`` with its first type argument),
@@ -1101,7 +1107,7 @@ class _Finder(_Lookups):
             code = self.code[row]
             if self.python and ("def" in code or "class" in code):
                 code = _DEFINES.sub(r"\1", code)  # ``def f`` defines f: no use of it
-            for text in reversed(pattern.findall(self._members(code))):
+            for text in reversed(_names(pattern, self._members(code), self.language)):
                 self._add(text, self.cursor - row, "named here", row)
         if self.python:
             for base in self.pf.bases.get(self.scope or "", ()):
@@ -1516,6 +1522,16 @@ class _Finder(_Lookups):
         if owner is not None:
             return None  # an attribute of a known type (a field): no other name stands in
         return self._constant(parts) or self._method_by_name(parts)
+
+
+def _names(pattern: re.Pattern[str], code: str, language: langs.Language) -> list[str]:
+    """The dotted names a line of code writes, the members of calls' results first where the
+    language reads them (``Language.call_chains``: ``decoder(in).Decode`` is
+    ``decoder.Decode``)."""
+    names = pattern.findall(code)
+    if not language.call_chains:
+        return names
+    return [f"{head}.{member}" for head, member in _CHAIN.findall(code)] + names
 
 
 def _subject_members(finder: _Finder) -> None:

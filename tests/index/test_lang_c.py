@@ -376,6 +376,53 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path: Path) -> None:
     ]
 
 
+ADAPTER_FILES = {
+    "lib/adapters.hpp": """\
+namespace ns {
+template<typename C> class protocol {
+  public:
+    virtual void write_character(C c) = 0;
+};
+class Foo { public: int go(); };
+template<typename C> using adapter_t = std::shared_ptr<protocol<C>>;
+}
+""",
+    "lib/writer.hpp": """\
+#include "adapters.hpp"
+namespace ns {
+template<typename C> class writer {
+  public:
+    explicit writer(adapter_t<C> adapter, Foo &f, int n) : oa(std::move(adapter)), m_f(f), k(n) {}
+    void more() {
+""",
+}
+
+
+def test_cpp_aliases_and_member_initialisers_type_the_receivers(tmp_path: Path) -> None:
+    """An alias's members are those of the type it names (``std::shared_ptr<P<C>>``: P's);
+    a field the class body does not declare above the cursor (C++ declares fields last) is
+    typed by the constructor parameter its member initialiser takes."""
+    idx = build(tmp_path, ADAPTER_FILES)
+    text = ADAPTER_FILES["lib/writer.hpp"] + "        oa->"
+    defs = idx.resolver.defs["lib/adapters.hpp"]
+    names = ["oa.write_character", "m_f.go", "k.go"]
+    assert resolve_names(idx, "lib/writer.hpp", text, names) == [
+        ("lib/adapters.hpp", "ns.protocol.write_character", defs["ns.protocol.write_character"]),
+        ("lib/adapters.hpp", "ns.Foo.go", defs["ns.Foo.go"]),
+        None,
+    ]
+    # a declared field keeps its declared type; an edited alias re-resolves as a rebuild does
+    declared = text.replace("    void more", "    Foo *oa;\n    void more")
+    assert resolve_names(idx, "lib/writer.hpp", declared, ["oa.go"])[0] is not None
+    edited = ADAPTER_FILES["lib/adapters.hpp"].replace("std::shared_ptr<protocol<C>>", "Foo")
+    (tmp_path / "r" / "lib/adapters.hpp").write_text(edited)
+    idx.update_file("lib/adapters.hpp", edited)
+    fresh = build(tmp_path / "again", {**ADAPTER_FILES, "lib/adapters.hpp": edited})
+    for index in (idx, fresh):
+        found = resolve_names(index, "lib/writer.hpp", text, ["oa.write_character", "oa.go"])
+        assert [f and f[:2] for f in found] == [None, ("lib/adapters.hpp", "ns.Foo.go")]
+
+
 def test_cpp_guesses_no_name_the_standard_library_owns(tmp_path: Path) -> None:
     """The repository's only definition of a name its file does not see is a guess: never
     for a name the C++ standard library owns (``find``; C may call its own)."""
@@ -1032,6 +1079,31 @@ def test_an_include_is_found_once_for_a_directory_as_from_each_file(
         "arch/x86/kernel/k.c": ["arch/x86/include/asm/io.h"],
     }
     assert weighed == ["drivers/x", "arch/x86/kernel"]
+
+
+def test_an_include_naming_the_librarys_own_folder_finds_its_contents() -> None:
+    """A header-only library's files include each other through its folder's name
+    (``<lib/detail/io.hpp>``), which a repository of that folder's contents lacks: the path
+    less its first directory is looked up where the whole is not found; a lone file is not
+    (``<sys/types.h>`` is no repository ``types.h``), and a file added under the whole path
+    takes its place, as a rebuild finds it."""
+    texts = {
+        "detail/io.hpp": "inline int io_put(int c) { return c; }\n",
+        "other/io.hpp": "inline int io_put(int c) { return 0; }\n",  # no guess: two of them
+        "types.h": "static inline int own_type(void) { return 1; }\n",
+        "detail/writer.hpp": (
+            "#include <lib/detail/io.hpp>\n#include <sys/types.h>\n"
+            "inline int put() { return io_put(1) + own_type(); }\n"
+        ),
+    }
+    r = Resolver({p: parse_source(p, "cpp", t, "d") for p, t in texts.items()})
+    assert [t for _, t, _ in r.calls_of("detail/writer.hpp")] == ["detail/io.hpp"]
+    whole = "inline int io_put(int c) { return 2 * c; }\n"
+    r.update("lib/detail/io.hpp", parse_source("lib/detail/io.hpp", "cpp", whole, "d"))
+    again = {**texts, "lib/detail/io.hpp": whole}
+    fresh = Resolver({p: parse_source(p, "cpp", t, "d") for p, t in again.items()})
+    for resolver in (r, fresh):
+        assert [t for _, t, _ in resolver.calls_of("detail/writer.hpp")] == ["lib/detail/io.hpp"]
 
 
 NEXT_FILES: dict[str, str] = {

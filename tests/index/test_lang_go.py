@@ -249,6 +249,34 @@ def test_cards_follow_locals_parameters_and_results(index: RepoIndex) -> None:
     assert all(path != "util/fmt.go" for path, _ in hits)
 
 
+def test_a_fields_type_and_a_calls_result_are_cards(tmp_path: Path) -> None:
+    """A field the code names (``c.Out``) is its type's card where the file writes that
+    type's name (a field's declaration, a conversion); a member of a call's result
+    (``a.NewDec().Decode(``) is the member of the function's declared result type."""
+    lib = (
+        "package a\n\ntype Writer interface{ Flush() }\n\ntype Ctx struct{ Out Writer }\n\n"
+        "type Dec struct{}\n\nfunc (d *Dec) Decode(v any) error { return nil }\n\n"
+        "func NewDec() *Dec { return &Dec{} }\n"
+    )
+    head = 'package b\n\nimport "example.com/m/a"\n\nfunc use(c *a.Ctx) {\n'
+    body = "\tkeep(c.Out)\n\ta.NewDec().Decode(nil)\n"
+    files = {"go.mod": "module example.com/m\n", "a/a.go": lib, "b/use.go": head + body + "}\n"}
+    idx = RepoIndex.build(write_files(tmp_path, files), save=False)[0]
+    defs = idx.resolver.defs["a/a.go"]
+    writes = head + "\tvar w a.Writer // a Writer\n" + body
+    names = ["c.Out", "a.NewDec.Decode"]
+    assert resolve_names(idx, "b/use.go", writes, names) == [
+        ("a/a.go", "Writer", defs["Writer"]),
+        ("a/a.go", "Dec.Decode", defs["Dec.Decode"]),
+    ]
+    # the type's name only in a comment or a string: not written
+    quiet = head + '\t_ = "Writer" // Writer\n' + body
+    assert resolve_names(idx, "b/use.go", quiet, ["c.Out"]) == [None]
+    cards = {h.card.name for h in find_definitions(idx, "b/use.go", writes)}
+    assert {"Writer", "Dec.Decode"} <= cards
+    assert "Dec.Decode" not in {h.card.name for h in find_definitions(idx, "b/use.go", head)}
+
+
 def test_a_local_hides_the_package_names(tmp_path: Path) -> None:
     files = {
         "go.mod": "module example.com/m\n",

@@ -116,6 +116,10 @@ class Language:
     #: whether ``value_members`` can list any: the cursor reads no declaration's line for a
     #: language that never does
     value_members_listed: bool = False
+    #: whether a member of a call's result the lines above write (``decoder(in).Decode(``)
+    #: is a name, ``decoder.Decode``: the resolution types a function by its declared
+    #: result, as it types ``x := decoder(in)``
+    call_chains: bool = False
     #: what a card says ``value_members``' names are
     value_heading: str = "// its type's members:"
 

@@ -5,7 +5,9 @@ files it includes, transitively (``MAX_INCLUDE_DEPTH`` levels, ``MAX_INCLUDED`` 
 include is looked up beside the including file first; any include then by its path's tail
 among the repository's files (``<linux/list.h>`` is ``include/linux/list.h``), which stands
 for the include directories of a build: a directory named ``include`` wins a tie, then the
-file nearest the includer. An include found nowhere (``<stdio.h>``) is the system's.
+file nearest the includer; where its whole path names none, its path less its first directory
+(``_inner``: a library's includes through its own folder's name). An include found nowhere
+(``<stdio.h>``) is the system's.
 
 A function declared by a prototype (in a header the file includes, or in the file) is one
 entity with its definition: the call resolves to the one definition with external linkage
@@ -23,8 +25,9 @@ namespaces the lines open), then through ``using namespace`` and ``using``-decla
 as argument-dependent lookup would, in the namespaces of the file's ``using``-declarations
 (``using ns::Allocator;`` then ``execute(&alloc)``); ``obj.m()``/``p->m()``
 through the declared type of ``obj`` (a parameter or a local; at the cursor, also a field
-of the enclosing class), ``this->m()`` and a bare ``m()`` in a method through the class and
-its bases.
+of the enclosing class, or one its constructor's member initialiser types by the parameter it
+takes), ``this->m()`` and a bare ``m()`` in a method through the class and its bases; an alias
+``using T = U;`` has ``U``'s members (``ParsedFile.bases``).
 
 Besides includes, ``ParsedFile.imports`` carries the facts of linkage and members, one
 ``ImportBinding`` each, tied to its statement node:
@@ -647,8 +650,22 @@ def _include(r: Resolver, t: _Tables, path: str, written: str, level: int) -> st
         tail = normpath(written)
         if not tail.startswith("../"):
             found = _nearest(folder, t.tails.get(tail, ()))
+        inner = _inner(tail)
+        if found is None and inner is not None:
+            found = _nearest(folder, t.tails.get(inner, ()))
     t.found[key] = found
     return found
+
+
+def _inner(tail: str) -> str | None:
+    """An include's path less its first directory, where a directory and a file remain
+    (``nlohmann/detail/macro_scope.hpp``: ``detail/macro_scope.hpp``): a library's own
+    includes name its folder, which a repository of that folder's contents does not have
+    (an installed header-only library); never a lone file (``sys/types.h`` is not a
+    repository's ``types.h``)."""
+    if tail.startswith("../") or tail.count("/") < 2:
+        return None
+    return tail.split("/", 1)[1]
 
 
 def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
@@ -663,6 +680,9 @@ def _edges(c: CFamily, r: Resolver, t: _Tables, path: str) -> list[_Edge]:
             tried: tuple[str, ...] = (f"{ns}:h:{normpath(written)}",)
             if level == QUOTED and folder:
                 tried = (f"{ns}:h:{normpath(f'{folder}/{written}')}", *tried)
+            inner = _inner(normpath(written))
+            if inner is not None:
+                tried = (*tried, f"{ns}:h:{inner}")
             made.append((tried, _include(r, t, path, written, level)))
         t.edges[path] = made
     return made
@@ -1203,7 +1223,7 @@ class _Extractor:
                 self._using(d, name, i)
                 continue
             if kind == "alias_declaration":
-                self._define(_qual(prefix, _text(name)), i, True)
+                self._alias(d, _qual(prefix, _text(name)), i)
                 continue
             if kind in _SCOPED:
                 label = ".".join(_name_parts(name) or (_text(name),))
@@ -1276,7 +1296,11 @@ class _Extractor:
             self.pf.calls[k] = call._replace(parts=parts)
 
     def _fields(self, classes: dict[tuple[int, int], tuple[str, int]]) -> None:
-        """Each class's fields with their declared types (``FIELD`` facts)."""
+        """Each class's fields with their declared types (``FIELD`` facts); a field the
+        class body does not declare (a buffer cut above the declarations, which C++ writes
+        last) is typed by the constructor parameter its member initialiser takes
+        (``oa(std::move(adapter))``)."""
+        declared: set[str] = set()
         for _, caps in QueryCursor(_fields_query()).matches(self.root):
             decl, var = caps["decl"][0], caps["var"][0]
             body = decl.parent
@@ -1285,8 +1309,35 @@ class _Extractor:
                 continue
             cls = classes.get((owner.start_byte, owner.end_byte))
             typed = _type_parts(caps["type"][0])
+            if cls is not None:
+                declared.add(f"{cls[0]}.{_text(var)}")
             if cls is not None and typed is not None:
                 self._fact(cls[1], "", ".".join(typed), f"{cls[0]}.{_text(var)}", FIELD)
+        for _, caps in QueryCursor(_initialisers_query()).matches(self.root):
+            body = caps["ctor"][0].parent
+            owner = body.parent if body is not None else None
+            cls = classes.get((owner.start_byte, owner.end_byte)) if owner is not None else None
+            if cls is None:
+                continue
+            params = _parameter_types(caps["params"][0])
+            for init in caps["inits"][0].named_children:
+                member = init.named_child(0) if init.type == "field_initializer" else None
+                given = _initialised_from(init)
+                key = f"{cls[0]}.{_text(member)}" if member is not None else ""
+                typed = params.get(given) if given else None
+                if typed and key not in declared:
+                    declared.add(key)
+                    self._fact(cls[1], "", ".".join(typed), key, FIELD)
+
+    def _alias(self, d: Node, qual: str, node: int) -> None:
+        """``using T = Named<...>;``, a class whose base is the type it names
+        (``std::shared_ptr<P<C>>`` names ``P``): ``T``'s members are that type's."""
+        self._define(qual, node, True)
+        written = d.child_by_field_name("type")
+        typed = written.child_by_field_name("type") if written is not None else None
+        parts = _type_parts(typed) if typed is not None else None
+        if parts:
+            self.pf.bases[qual] = [parts]
 
     def _bases(self, d: Node, qual: str) -> None:
         clause = next((c for c in d.named_children if c.type == "base_class_clause"), None)
@@ -1431,6 +1482,16 @@ def _type_parts(node: Node) -> tuple[str, ...] | None:
             inner = first.child_by_field_name("type") if first is not None else None
             return _type_parts(inner) if inner is not None else None
         return _type_parts(base) if base is not None else None
+    if kind == "qualified_identifier":
+        inner = node.child_by_field_name("name")
+        scope = node.child_by_field_name("scope")
+        if (
+            inner is not None
+            and inner.type == "template_type"
+            and scope is not None
+            and _text(scope) == "std"
+        ):
+            return _type_parts(inner)  # ``std::unique_ptr<T>``: its first argument's
     if kind in ("type_identifier", "qualified_identifier"):
         parts = _name_parts(node)
         if not parts or parts[0] == "std" or parts[-1] in RESERVED:
@@ -1473,6 +1534,37 @@ def _receiver_type(path: list[Node]) -> str | None:
     return ".".join(parts) if parts else None
 
 
+def _parameter_types(params: Node) -> dict[str, tuple[str, ...]]:
+    """A parameter list's names -> their named types (``T a``, ``T *a``, ``const T &a``)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for decl in params.named_children:
+        if decl.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        typ, name = decl.child_by_field_name("type"), decl.child_by_field_name("declarator")
+        while name is not None and name.type in _BY_POINTER:
+            name = next((c for c in name.named_children if c.type != "type_qualifier"), None)
+        parts = _type_parts(typ) if typ is not None else None
+        if parts and name is not None and name.type == "identifier":
+            out[_text(name)] = parts
+    return out
+
+
+def _initialised_from(init: Node) -> str | None:
+    """The parameter a member initialiser takes whole: ``m(p)``, ``m{p}``,
+    ``m(std::move(p))``."""
+    args = init.named_child(1) if init.named_child_count == 2 else None
+    arg = args.named_child(0) if args is not None and args.named_child_count == 1 else None
+    if arg is not None and arg.type == "call_expression":
+        callee, inner = arg.child_by_field_name("function"), arg.child_by_field_name("arguments")
+        written = _text(callee).replace(" ", "") if callee is not None else ""
+        if written != "std::move" and not written.startswith("std::forward<"):
+            return None
+        if inner is None or inner.named_child_count != 1:
+            return None
+        arg = inner.named_child(0)
+    return _text(arg) if arg is not None and arg.type == "identifier" else None
+
+
 def _function_of(node: Node) -> Node | None:
     for _ in range(6):
         parent = node.parent
@@ -1504,6 +1596,17 @@ _FIELDS = """
     (pointer_declarator declarator: (field_identifier) @var)
     (reference_declarator (field_identifier) @var)]) @decl
 """
+
+
+_INITIALISERS = """
+(function_definition
+    declarator: (function_declarator parameters: (parameter_list) @params)
+    (field_initializer_list) @inits) @ctor
+"""
+
+
+def _initialisers_query():  # noqa: ANN202
+    return _query("initialisers", _INITIALISERS)
 
 
 def _locals_query():  # noqa: ANN202 - a tree_sitter.Query, compiled once

@@ -23,9 +23,11 @@ interfaces it embeds too). What a type declares is kept in
 ``ParsedFile.bases`` (see ``_bases``), so that it is saved with the index and an edit of it
 re-resolves exactly the files that read it.
 
-Not resolved: method calls on values whose type only inference through expressions would
-give (chained calls, index expressions), generic instantiation, ``replace`` directives of
-``go.mod``; a method on a value of unknown type is never guessed. A ``go.mod`` edited after
+At the cursor (``resolve_name``), a name ending at a field (``c.Writer``) is its type's, where
+the buffer's code writes that type's name. Not resolved: method calls on values whose type
+only inference through expressions would give (chained calls, index expressions), generic
+instantiation, ``replace`` directives of ``go.mod``; a method on a value of unknown type is
+never guessed. A ``go.mod`` edited after
 the index was built takes effect at the next ``repomem index``.
 """
 
@@ -35,7 +37,7 @@ import bisect
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -334,6 +336,7 @@ class Go(Language):
     name_families = 4
     other_methods = 8
     value_members_listed = True
+    call_chains = True
     value_heading = "// promoted from the types it embeds:"
     helpers_heading = "most called of this package and those imported, not named here:"
 
@@ -461,7 +464,15 @@ class Go(Language):
         buffer = self._buffer(lines)
         if len(parts) == 1 and parts[0] in buffer.not_used:
             return None
-        return _Resolution(r, self._tables(r), path, buffer.types).name(parts)
+        res = _Resolution(r, self._tables(r), path, buffer.types)
+        found = res.name(parts)
+        if found is None and len(parts) > 1:
+            # a field (``c.Writer``): its type, where the file names that type (its field's
+            # declaration, a conversion): the methods the next line calls on the field
+            typed = res.name(parts, fields=True)
+            if typed is not None and r.qualnames[typed[0][0]][typed[0][1]] in buffer.words:
+                return typed[0], f"the type of the field {parts[-1]}"
+        return found
 
     def included_definitions(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """The package-level functions of the file's own package (its other files) and the
@@ -688,6 +699,7 @@ def _split(expr: str) -> TypeExpr:
 _WINDOW = 41
 _TYPE_LINES = 200
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_NAMES = re.compile(r"[A-Za-z_]\w*")  # a package's names after ``pkg.`` too
 _TYPE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")
 _RECEIVER = re.compile(r"func\s*\(\s*(?P<name>\w+)\s+\*?\s*(?P<type>\w+)(?:\[[^\]]*\])?\s*\)")
 _PARAMS = re.compile(r"^\s*\w+\s*(?:\[[^\]]*\])?\s*\(([^()]*)\)")
@@ -731,6 +743,7 @@ class _Buffer:
     key)."""
 
     def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
         first = max(0, len(lines) - _TYPE_LINES)
         header = max(0, len(lines) - _WINDOW)
         while header > 0 and not lines[header].startswith("func"):
@@ -792,6 +805,11 @@ class _Buffer:
             for m in _NOT_A_USE.finditer(line)
         )
         self.not_used = {name for name, n in others.items() if named[name] == n}
+
+    @cached_property
+    def words(self) -> set[str]:
+        """The names the lines' code writes (strings and comments left out)."""
+        return set(_NAMES.findall(_NOT_CODE.sub(" ", "\n".join(self.lines))))
 
     def _merge(self, function: dict[str, TypeExpr]) -> None:
         for name, typed in function.items():
@@ -883,14 +901,17 @@ class _Resolution:
         """The resolution of what is written in ``path`` (its imports, no locals)."""
         return self if path == self.path else _Resolution(self.r, self.t, path, {})
 
-    def name(self, parts: tuple[str, ...], depth: int = 0) -> tuple[Target, str] | None:
-        """The definition a dotted name written in this file refers to, and how."""
+    def name(
+        self, parts: tuple[str, ...], depth: int = 0, fields: bool = False
+    ) -> tuple[Target, str] | None:
+        """The definition a dotted name written in this file refers to, and how (``fields``:
+        a name ending at a field is its type's)."""
         head, rest = parts[0], parts[1:]
         typed = self.local.get(head)
         if typed is not None:  # a local: a member of its type, if it has a named one
             owners = {self.type_of(self.path, t, depth + 1) if t else None for t in typed}
             owner = owners.pop() if len(owners) == 1 and rest else None
-            found = None if owner is None else self.members(owner, rest, depth)
+            found = None if owner is None else self.members(owner, rest, depth, fields)
             how = f"receiver typed {self.r.qualnames[owner[0]][owner[1]]}" if owner else ""
             return None if found is None else (found, how)
         pf = self.r.files[self.path]
@@ -907,7 +928,7 @@ class _Resolution:
             d, module = self.imported(head)
             hit = self.lookup(d, rest[0]) if d is not None else None
             how, rest = f"imported {module}", rest[1:]
-        found = None if hit is None else self.members(hit, rest, depth)
+        found = None if hit is None else self.members(hit, rest, depth, fields)
         return None if found is None else (found, how)
 
     def imported(self, name: str) -> tuple[str | None, str]:
@@ -934,9 +955,11 @@ class _Resolution:
                 return target
         return None
 
-    def members(self, found: Target, rest: tuple[str, ...], depth: int) -> Target | None:
+    def members(
+        self, found: Target, rest: tuple[str, ...], depth: int, fields: bool = False
+    ) -> Target | None:
         """``found.rest[0].rest[1]...``: each part a member of the type of what precedes it;
-        the last one a method (an interface's too), never a field."""
+        the last one a method (an interface's too), or with ``fields`` a field's type."""
         final = True
         for part in rest:
             owner = self.type_of_definition(found, depth + 1)
@@ -944,7 +967,7 @@ class _Resolution:
             if hit is None:
                 return None
             found, final = hit
-        return found if final else None
+        return found if final or fields else None
 
     def is_type(self, found: Target) -> bool:
         return self.r.qualnames[found[0]][found[1]] in self.r.classes[found[0]]
