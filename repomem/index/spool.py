@@ -8,6 +8,7 @@ generation goes live (``store.write_generation``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import struct
@@ -226,6 +227,13 @@ class TextWriter:
         self._data.write_bytes(encoded)
         self._size += len(encoded)
         self._ends.append(self._size)
+
+    def extend(self, encoded: list[bytes]) -> None:
+        """``append`` of each, written in one call."""
+        self._data.write_bytes(b"".join(encoded))
+        ends = list(itertools.accumulate(map(len, encoded), initial=self._size))
+        self._ends.extend(ends[1:])
+        self._size = ends[-1]
 
     def read(self, i: int) -> bytes:
         """Text ``i`` as written (what the writer has buffered is flushed first)."""
