@@ -137,6 +137,13 @@ class Texts:
         else:
             self._added.append(encoded.decode("utf-8", "surrogatepass"))
 
+    def extend_encoded(self, encoded: list[bytes]) -> None:
+        """``append_encoded`` of each, a spooled one's written in one call."""
+        if self._spool is not None:
+            self._spool.extend(encoded)
+        else:
+            self._added += [text.decode("utf-8", "surrogatepass") for text in encoded]
+
 
 class TextIds:
     """Text -> id of the live fragment with that text (``by_text``). Texts are found by
@@ -170,6 +177,17 @@ class TextIds:
             return fid
         return self._saved(encoded, key)
 
+    def find_all(self, keys: list[int], encoded: list[bytes]) -> list[int | None]:
+        """``find`` of each text, as the table stands (a build's: only the added texts'
+        keys to look up, without hashing each text for ``_clash``)."""
+        if self._clash or self._keys.size:
+            return [self.find(key, text) for key, text in zip(keys, encoded, strict=True)]
+        found = list(map(self._new.get, keys))
+        for i, fid in enumerate(found):
+            if fid is not None and self._texts.encoded_at(fid) != encoded[i]:
+                found[i] = None
+        return found
+
     def _saved(self, encoded: bytes, key: int) -> int | None:
         lo = int(np.searchsorted(self._keys, key))
         hi = int(np.searchsorted(self._keys, key, side="right"))
@@ -196,6 +214,15 @@ class TextIds:
             self._new[key] = fid
         else:
             self._clash[encoded] = fid
+
+    def put_all(self, keys: list[int], encoded: list[bytes], fids: list[int]) -> None:
+        """``put`` of each, in order."""
+        added = dict(zip(keys, fids, strict=True))
+        if len(added) == len(keys) and self._new.keys().isdisjoint(added):
+            self._new.update(added)
+        else:
+            for key, text, fid in zip(keys, encoded, fids, strict=True):
+                self.put(key, text, fid)
 
     def __delitem__(self, text: str) -> None:
         encoded = text.encode("utf-8", "surrogatepass")

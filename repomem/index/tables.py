@@ -218,7 +218,7 @@ class IndexTables:
     inverse: RowPool | None = None
     # per fragment id, whether a cap truncated its relation row (most of them do: as a set
     # of ids, the whole kernel's 2.5M took ~0.2 GB through a build's relations and save,
-    # and again in every process that loaded it); as long as ``live`` (``new_fragment``)
+    # and again in every process that loaded it); as long as ``live`` (``new_fragments``)
     truncated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per graph node: up to what cost its relation search is complete (inf: unknown)
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))

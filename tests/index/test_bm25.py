@@ -350,8 +350,20 @@ def test_an_array_writer_takes_rows_as_their_bytes(tmp_path: Path) -> None:
     texts = TextWriter(tmp_path, "t")
     for text in ["ab", "", "é中\n"]:
         texts.append(text.encode())
+    texts.extend([b"cd", b"", b"e"])  # a file's new fragments, in one write
+    texts.extend([])
+    assert [texts.read(i) for i in range(len(texts))] == [
+        b"ab",
+        b"",
+        "é中\n".encode(),
+        b"cd",
+        b"",
+        b"e",
+    ]
+    texts.append(b"f")
     data, offsets = (np.load(path) for path in texts.close())
-    assert data.tobytes() == "abé中\n".encode() and offsets.tolist() == [0, 2, 2, 8]
+    assert data.tobytes() == "abé中\ncdef".encode()
+    assert offsets.tolist() == [0, 2, 2, 8, 10, 10, 11, 12]
 
 
 @pytest.mark.parametrize("seed", range(4))

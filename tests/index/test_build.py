@@ -22,7 +22,7 @@ from repomem.index.bm25 import TermCounts
 from repomem.index.files import SourceFile
 from repomem.index.fragments import windows
 from repomem.index.graph import node_layout
-from repomem.index.mapped import bytes_key
+from repomem.index.mapped import TextIds, Texts, bytes_key
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import ParsedFile, parse_source, split_lines
 from repomem.index.repo import RepoIndex
@@ -37,7 +37,7 @@ from repomem.index.saved_parse import (
 )
 from repomem.index.saved_parse import saved_parse as read_back
 from repomem.index.spool import is_file, maps_file, spooled_parts
-from repomem.index.tables import WINDOW_ROWS, SpooledCalls
+from repomem.index.tables import WINDOW_ROWS, IndexTables, SpooledCalls
 
 
 def _generation(root: Path, index_dir: Path) -> tuple[dict[str, bytes], dict]:
@@ -599,3 +599,38 @@ def test_relation_rows_written_as_they_were_are_left_untouched(tmp_path: Path) -
     build.write_relations(t, rows, changed, same_val)
     assert (t.rel_idx[rows] == changed).all()
     assert rows[0] not in t.inverse_relations.gather(np.array([gone]))[1]
+
+
+@pytest.mark.parametrize("spooled", [True, False])
+def test_a_files_windows_take_one_fragment_a_text_even_where_keys_clash(
+    tmp_path: Path, spooled: bool
+) -> None:
+    """A file's new fragments are made in one call: windows repeating a text, in the file or
+    from an earlier one, take its fragment, and two texts whose keys clash take two, as one
+    window at a time made them (ids in the order the texts first come)."""
+    block = "".join(f"x{i} = {i}\n" for i in range(10))
+    a = block * 6 + "".join(f"y{i} = {i}\n" for i in range(25))
+    b = block * 3 + "".join(f"z{i} = {i}\n" for i in range(15))
+    t = IndexTables(IndexConfig())
+    if spooled:  # as a build keeps them
+        t.frag_text = Texts.spooled(tmp_path, "frag_text")
+        t.by_text = TextIds(t.frag_text)
+    config, seen, wanted = IndexConfig(), {}, []
+    for n, text in enumerate((a, b)):
+        f = SourceFile(f"{n}.py", "python", text, "d", len(text))
+        prep = build.prepare_file(f, config)
+        if n == 1:  # two new texts under one key
+            prep.win_key[2] = prep.win_key[3]
+        build.add_file_fragments(t, f, prep, locate=not spooled)
+        texts = prep.encoded()
+        wanted.append([seen.setdefault(w, len(seen)) for w in texts])
+        assert t.files[f.path].win_frag.tolist() == wanted[-1]
+    assert wanted == [[0, 0, 0, 0, 0, 1, 2, 3], [0, 0, 4, 5]]
+    assert [t.frag_text.encoded_at(i) for i in range(len(t.frag_text))] == list(seen)
+    assert np.all(t.live[:6]) and not np.any(t.live[6:])
+    key = int(prep.win_key[3])
+    assert [t.by_text.find(key, texts[i]) for i in (2, 3)] == [4, 5]
+    assert [t.by_text.get(w.decode()) for w in list(seen)[:4]] == [0, 1, 2, 3]
+    if not spooled:
+        assert [loc.path for loc in t.frag_locs[5]] == ["1.py"]
+        assert len(t.frag_locs[0]) == 5 + 2
