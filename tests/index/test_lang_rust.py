@@ -1030,3 +1030,42 @@ def test_a_type_s_card_names_the_methods_of_the_traits_it_implements(tmp_path: P
     assert card.text.splitlines()[-1] == heading
     rows = IMPLEMENTED["src/math.rs"].splitlines()
     assert ("src/math.rs", rows.index("    fn imul_pow10(&mut self, n: u32) {")) in card.listed
+
+
+FN_USES = {
+    "src/lib.rs": "pub mod visit;\npub mod algo;\n",
+    "src/visit.rs": "pub struct Filtered;\n\nimpl Filtered {\n"
+    "    pub fn from_fn() -> Self {\n        Filtered\n    }\n}\n\n"
+    "pub struct Error;\n",
+    "src/algo.rs": "pub struct Error;\n\npub fn first() {\n    use crate::visit::Filtered;\n"
+    "    use std::fmt::Error;\n    let f = Filtered::from_fn();\n}\n\n"
+    "pub fn second() {\n    let e = Error;\n    let g = Filtered::from_fn();\n}\n",
+}
+
+
+def test_a_functions_use_binds_in_that_function(tmp_path: Path) -> None:
+    # ``use`` items inside a function body: its calls resolve through them, and a cursor in
+    # it reads them; another function's cursor does not, nor does a ``use`` of a name the
+    # module defines hide the module's own (``Error``)
+    idx = _index(tmp_path, FN_USES)
+    assert "src/visit.rs:Filtered.from_fn" in _edges(idx, "src/algo.rs")
+    inside = _line(idx, "src/algo.rs", "let f = Filtered")
+    names = ["Filtered::from_fn", "Filtered"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/algo.rs", inside, names)]
+    assert found == [("src/visit.rs", "Filtered.from_fn"), ("src/visit.rs", "Filtered")]
+    elsewhere = _line(idx, "src/algo.rs", "let g = Filtered")
+    names = ["Filtered::from_fn", "Error"]
+    found = [f[:2] if f else None for f in resolve_names(idx, "src/algo.rs", elsewhere, names)]
+    assert found == [None, ("src/algo.rs", "Error")]
+    # not offered as an import of the file (the file's calls of it still count)
+    hits = find_definitions(idx, "src/algo.rs", elsewhere)
+    assert not [h for h in hits if h.how.startswith("import")]
+    assert "called in this file" in next(h.how for h in hits if h.card.name == "Filtered.from_fn")
+    # updates equal a rebuild
+    root = tmp_path / "regex-syntax-0.6.27"
+    moved = FN_USES["src/algo.rs"].replace("    use crate::visit::Filtered;\n", "")
+    for text in (moved, FN_USES["src/algo.rs"]):
+        write_files(root, {"src/algo.rs": text})
+        idx.update_file("src/algo.rs", text)
+        fresh = RepoIndex.build(root, EXACT, save=False)[0]
+        assert_same(idx, fresh, ["Filtered::from_fn()"])

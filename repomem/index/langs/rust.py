@@ -63,9 +63,11 @@ is_test = cache(_is_test)
 #: ``bases`` key of a file's ``impl Trait for Type`` blocks: (statement node, trait, type)
 BLOCKS = "#blocks"
 #: ``ImportBinding.level`` of a ``use`` binding, an inline module, an inline test module, a
-#: file module a ``#[path = ".."]`` attribute names (its ``module``: the file's path)
-USE, INLINE_MOD, TEST_MOD, PATH_MOD = 0, 1, 2, 3
+#: file module a ``#[path = ".."]`` attribute names (its ``module``: the file's path), a
+#: ``use`` inside a function (``_Items._local_uses``)
+USE, INLINE_MOD, TEST_MOD, PATH_MOD, FN_USE = 0, 1, 2, 3, 4
 _INLINE = (INLINE_MOD, TEST_MOD)
+_USES = (USE, FN_USE)
 _MAX_DEPTH = 8
 #: how many methods of the traits a type implements its card names
 TRAIT_METHODS = 16
@@ -101,12 +103,15 @@ class _Items:
             range(len(defs)), key=lambda k: (defs[k][0].start_byte, -defs[k][0].end_byte)
         )
         stack = self.stack
+        local_uses: list[tuple[Node, int, str]] = []
         for k in order:
             node, name = defs[k]
             while stack and stack[-1][0] < node.end_byte:
                 stack.pop()
             kind, prefix, mod = stack[-1][1:] if stack else ("", "", "")
             if kind == "fn":
+                if node.type == "use_declaration":
+                    local_uses.append((name, def_nodes[k], mod))
                 continue  # items inside a function body are its own
             t, i = node.type, def_nodes[k]
             text = _text(name)
@@ -123,15 +128,32 @@ class _Items:
                 self._extern_crate(node, text, i, mod)
             else:
                 self._item(node, text, i, qual, mod)
+        self._local_uses(local_uses)
         if self.file_mods:  # a ``use`` beside ``mod x;`` binding ``x`` is another ``#[cfg]``'s
             parsed = self.parsed
             keep = [
                 k
                 for k, b in enumerate(parsed.imports)
-                if b.level != USE or b.name not in self.file_mods
+                if b.level not in _USES or b.name not in self.file_mods
             ]
             parsed.imports = [parsed.imports[k] for k in keep]
             parsed.import_nodes = [parsed.import_nodes[k] for k in keep]
+
+    def _local_uses(self, uses: list[tuple[Node, int, str]]) -> None:
+        """A ``use`` inside a function (a test's ``use petgraph::visit::EdgeFiltered;``) binds
+        in its module, as the paths in it are read, where the module binds or defines no such
+        name: the function's code names what it brings in, which had resolved to nothing. No
+        import of the file's own: the cursor's file does not offer it as a candidate
+        (``Rust.offers``)."""
+        parsed = self.parsed
+        bound = {b.name for b in parsed.imports if b.level == USE}
+        bound.update(_scoped(*d.name.rpartition(".")[::2]) for d in parsed.definitions)
+        start = len(parsed.imports)
+        for name, i, mod in uses:
+            self._use(name, i, mod, FN_USE)
+        keep = [k for k in range(start, len(parsed.imports)) if parsed.imports[k].name not in bound]
+        parsed.imports[start:] = [parsed.imports[k] for k in keep]
+        parsed.import_nodes[start:] = [parsed.import_nodes[k] for k in keep]
 
     def _field(self, node: Node, kind: str, prefix: str, text: str) -> None:
         """A struct's field: its type, a base ``(".field", *type)`` of the struct."""
@@ -173,7 +195,7 @@ class _Items:
         self.stack.append((node.end_byte, "impl", qual, mod))
         self.scopes.append((node.start_byte, node.end_byte, f"{mod}#{ty[-1]}"))
 
-    def _use(self, name: Node, i: int, mod: str) -> None:
+    def _use(self, name: Node, i: int, mod: str, level: int = USE) -> None:
         for bound, path, glob in _use_tree(name, []):
             if glob:
                 n = self.globs.get(mod, 0)
@@ -182,7 +204,7 @@ class _Items:
             elif bound == "_":
                 continue
             self.parsed.imports.append(
-                ImportBinding(_scoped(mod, bound), "::".join(path), "*" if glob else None, USE)
+                ImportBinding(_scoped(mod, bound), "::".join(path), "*" if glob else None, level)
             )
             self.parsed.import_nodes.append(i)
 
@@ -300,7 +322,13 @@ class Rust(Language):
             return None
         cursor = _cursor(r, path, lines)
         return _Resolution(
-            r, path, cursor.mod, cursor.self_type, record=False, generics=cursor.generics
+            r,
+            path,
+            cursor.mod,
+            cursor.self_type,
+            record=False,
+            generics=cursor.generics,
+            fn_uses=cursor.fn_uses,
         ).name(parts, cursor)
 
     def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
@@ -347,7 +375,13 @@ class Rust(Language):
             return []
         cursor = _cursor(r, path, lines)
         res = _Resolution(
-            r, path, cursor.mod, cursor.self_type, record=False, generics=cursor.generics
+            r,
+            path,
+            cursor.mod,
+            cursor.self_type,
+            record=False,
+            generics=cursor.generics,
+            fn_uses=cursor.fn_uses,
         )
         out: dict[Target, None] = {}
         for ty in _fresh(lines):
@@ -397,6 +431,11 @@ class Rust(Language):
                         out.append((p, node))
         out.sort(key=lambda t: (-shared_dirs(t[0], path), t))
         return out[:MAX_SIBLINGS]
+
+    def offers(self, binding: ImportBinding) -> bool:
+        """A function's own ``use`` is no import of the file: it binds what that function
+        names, which the names at the cursor reach where it is the cursor's."""
+        return binding.level != FN_USE
 
     def reserved(self, name: str) -> bool:
         head, sep, _ = name.partition("::")
@@ -719,12 +758,16 @@ class _Resolution(_Crates):
         self_type: str,
         record: bool = True,
         generics: dict[str, list[tuple[str, ...]]] | None = None,
+        fn_uses: frozenset[str] | None = None,
     ) -> None:
         super().__init__(r, path, record, is_test(path) or _in_test_mod(r, path, mod))
         self.mod = mod
         self.self_type = self_type
         # the type parameters in scope and their bounds (``F: Float``; query time only)
         self.generics = generics or {}
+        # the names the ``use`` items of the cursor's function bind (query time; None: a
+        # call's resolution, which reads every function's of its own file)
+        self.fn_uses = fn_uses
 
     # -- entry points
     def call(self, parts: list[str]) -> tuple[Target, str] | None:
@@ -890,10 +933,9 @@ class _Resolution(_Crates):
         self._lookup_noted(path, qual)
         if qual in defs and (not scope or qual in self.r.classes[path]):
             return "def", path, qual
-        bindings = self.r.bindings.get(path, {})
         bound = _scoped(mod, name)
         self._lookup_noted(path, bound)
-        b = bindings.get(bound)
+        b = self._binding(path, bound)
         if b is not None:
             if b.level == TEST_MOD and not self.test:
                 return None
@@ -901,7 +943,7 @@ class _Resolution(_Crates):
                 if not self._exists(b.module) or (is_test(b.module) and not self.test):
                     return None
                 return "mod", b.module, ""
-            if b.level != USE:
+            if b.level not in _USES:
                 return "mod", path, qual
             found = self._path(path, mod, b.module.split("::"), macro, depth + 1)
             if not scope or found is None or self._scope_like(found):
@@ -920,10 +962,10 @@ class _Resolution(_Crates):
         while True:
             glob = _scoped(mod, f"*{n}")
             self._lookup_noted(path, glob)
-            b = bindings.get(glob)
-            if b is None:
+            if glob not in self.r.bindings.get(path, {}):
                 break
-            target = self._path(path, mod, b.module.split("::"), False, depth + 1)
+            b = self._binding(path, glob)  # None: another function's glob
+            target = self._path(path, mod, b.module.split("::"), False, depth + 1) if b else None
             if target is not None and target[0] == "mod":
                 found = self._item(target[1], target[2], name, macro, depth + 1, scope)
                 if found is not None:
@@ -942,10 +984,17 @@ class _Resolution(_Crates):
         file uses by a name only ``Cargo.toml`` says (``fmt::Result`` is not its ``Result``)."""
         bound = _scoped(mod, name)
         self._lookup_noted(path, bound)
-        b = self.r.bindings.get(path, {}).get(bound)
-        if b is None or b.level != USE:
+        b = self._binding(path, bound)
+        if b is None or b.level not in _USES:
             return False
         return b.module.lstrip(":").split("::")[0] in _STD_CRATES
+
+    def _binding(self, path: str, bound: str) -> ImportBinding | None:
+        """What ``bound`` is bound to in ``path``: a function's own ``use`` only in that
+        file, and at the cursor only where that function is the cursor's."""
+        b = self.r.bindings.get(path, {}).get(bound)
+        hidden = path != self.path or (self.fn_uses is not None and bound not in self.fn_uses)
+        return None if b is not None and b.level == FN_USE and hidden else b
 
     def _scope_like(self, ref: Ref) -> bool:
         """Whether ``ref`` may be followed by ``::``: a module or a type."""
@@ -1049,8 +1098,8 @@ class _Resolution(_Crates):
             return True
         bound = _scoped(mod, name)
         self._lookup_noted(path, bound)
-        b = self.r.bindings.get(path, {}).get(bound)
-        if b is None or b.level != USE:
+        b = self._binding(path, bound)
+        if b is None or b.level not in _USES:
             return False
         return self._path(path, mod, b.module.split("::"), False, 1) is None
 
@@ -1242,6 +1291,30 @@ class _Cursor:
     @cached_property
     def generics(self) -> dict[str, list[tuple[str, ...]]]:
         return _generics(self.lines)
+
+    @cached_property
+    def fn_uses(self) -> frozenset[str]:
+        """The names bound by the ``use`` items of the innermost function holding the
+        cursor, above it."""
+        pf, cursor = self.pf, self.rows - 1
+        last = pf.line_owner.size - 1
+        start = max(
+            (
+                int(pf.node_start[d.node])
+                for d in pf.definitions
+                if not d.is_class
+                and int(pf.node_start[d.node]) < cursor
+                and int(pf.node_end[d.node]) >= min(cursor, last)
+            ),
+            default=None,
+        )
+        if start is None:
+            return frozenset()
+        return frozenset(
+            b.name
+            for b, node in zip(pf.imports, pf.import_nodes, strict=True)
+            if b.level == FN_USE and node >= 0 and start <= int(pf.node_start[node]) < cursor
+        )
 
     def may_be_macro(self, name: str) -> bool:
         """Whether a bare ``name`` may be a macro: the lines before the cursor invoke it as
