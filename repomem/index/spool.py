@@ -24,11 +24,6 @@ import numpy as np
 # the length of a streamed array is known only then. 128 bytes keeps the data aligned.
 _HEADER = 128
 _MAGIC = b"\x93NUMPY\x01\x00"
-# A writer's buffer: a build's parse stage writes ~20 pieces a file to as many files, and
-# with the default 8 KiB one most of a file's texts and many of its rows were a system call
-# each (the kernel subset's main loop ~2.5 % more CPU in process), in which its process let
-# the thread taking the parsing workers' results have the interpreter's lock
-_BUFFER = 1 << 18
 
 
 def _header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
@@ -47,7 +42,7 @@ class ArrayWriter:
         self.dtype = np.dtype(dtype)
         self.row_shape = row_shape
         self.rows = 0
-        self._fh = open(path, "wb", buffering=_BUFFER)  # noqa: SIM115 - closed by close()
+        self._fh = open(path, "wb")  # noqa: SIM115 - closed by close(), which callers reach
         self._fh.write(_header(self.dtype, (1 << 62, *row_shape)))
 
     def write(self, values: np.ndarray) -> None:
