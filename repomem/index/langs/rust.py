@@ -321,15 +321,7 @@ class Rust(Language):
         if path not in r.files:
             return None
         cursor = _cursor(r, path, lines)
-        return _Resolution(
-            r,
-            path,
-            cursor.mod,
-            cursor.self_type,
-            record=False,
-            generics=cursor.generics,
-            fn_uses=cursor.fn_uses,
-        ).name(parts, cursor)
+        return _at_cursor(r, path, cursor).name(parts, cursor)
 
     def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
         """A struct or enum of the repository: the methods of the repository's traits that
@@ -374,15 +366,7 @@ class Rust(Language):
         if path not in r.files:
             return []
         cursor = _cursor(r, path, lines)
-        res = _Resolution(
-            r,
-            path,
-            cursor.mod,
-            cursor.self_type,
-            record=False,
-            generics=cursor.generics,
-            fn_uses=cursor.fn_uses,
-        )
+        res = _at_cursor(r, path, cursor)
         out: dict[Target, None] = {}
         for ty in _fresh(lines):
             ref = res._returns(list(ty[1:]))[1] if ty[0] == "<-" else res._walk(list(ty), False)
@@ -1331,6 +1315,19 @@ class _Cursor:
 
 #: per resolver, its last cursor (a buffer is kept while the file's parse is the same)
 _CURSORS: weakref.WeakKeyDictionary[Resolver, _Cursor] = weakref.WeakKeyDictionary()
+
+
+def _at_cursor(r: Resolver, path: str, cursor: _Cursor) -> _Resolution:
+    """The resolution of names written at ``cursor`` (query time: nothing recorded)."""
+    return _Resolution(
+        r,
+        path,
+        cursor.mod,
+        cursor.self_type,
+        record=False,
+        generics=cursor.generics,
+        fn_uses=cursor.fn_uses,
+    )
 
 
 def _cursor(r: Resolver, path: str, lines: list[str]) -> _Cursor:
