@@ -91,20 +91,23 @@ def computed(idx: RepoIndex) -> dict[tuple[int, int], float]:
     return {(int(i), int(j)): float(v) for i, j, v in zip(rel.row, rel.col, rel.data, strict=True)}
 
 
+# no cap or bound cuts a relation: every row holds all it reaches
+UNTRUNCATED = replace(
+    IndexConfig(),
+    relation_epsilon=1e-12,
+    node_neighbours=1000,
+    fragment_neighbours=1000,
+    hub_degree=10**9,
+)
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(tmp_path_factory.mktemp("rel") / "repo", OTHER_LANG_FILES)
 
 
 def test_equals_brute_force_without_truncation(root: Path) -> None:
-    config = replace(
-        IndexConfig(),
-        relation_epsilon=1e-12,
-        node_neighbours=1000,
-        fragment_neighbours=1000,
-        hub_degree=10**9,
-    )
-    idx, summary = RepoIndex.build(root, config, save=False)
+    idx, summary = RepoIndex.build(root, UNTRUNCATED, save=False)
     assert summary.truncated_fragments == 0
     got, want = computed(idx), brute_force(idx, 1e-12)
     assert got.keys() == want.keys()
@@ -117,14 +120,7 @@ def test_a_row_reaching_every_fragment_stays_within_its_list(root: Path) -> None
     reaches every fragment, some many times over, with the scratch exactly as long as the
     fragments (the list of those reached one longer), so that list is written to its last
     slot."""
-    config = replace(
-        IndexConfig(),
-        relation_epsilon=1e-12,
-        node_neighbours=1000,
-        fragment_neighbours=1000,
-        hub_degree=10**9,
-    )
-    idx, _ = RepoIndex.build(root, config, save=False)
+    idx, _ = RepoIndex.build(root, UNTRUNCATED, save=False)
     t = idx.tables
     n, rows = len(t.frag_text), t.live_ids()
     ptr, nodes, weights = t.frag_nodes.gather(rows)
@@ -143,7 +139,7 @@ def test_a_row_reaching_every_fragment_stays_within_its_list(root: Path) -> None
         kernel(  # type: ignore[operator]
             relations._graph_arrays(t.graph), ptr, nodes, weights, rows,
             nf.start, nf.end, nf.cols, nf.vals, t.frag_key[:n],
-            relations.strength_limit(config.relation_epsilon), 1000, n, 10**9,
+            relations.strength_limit(UNTRUNCATED.relation_epsilon), 1000, n, 10**9,
             *scratch, *out,
         )  # fmt: skip
         assert not any(a.any() for a in scratch)  # left as found
