@@ -1302,21 +1302,16 @@ class _Extractor:
         (``oa(std::move(adapter))``)."""
         declared: set[str] = set()
         for _, caps in QueryCursor(_fields_query()).matches(self.root):
-            decl, var = caps["decl"][0], caps["var"][0]
-            body = decl.parent
-            owner = body.parent if body is not None else None
-            if owner is None:
+            cls = _member_of(classes, caps["decl"][0])
+            if cls is None:
                 continue
-            cls = classes.get((owner.start_byte, owner.end_byte))
+            key = f"{cls[0]}.{_text(caps['var'][0])}"
+            declared.add(key)
             typed = _type_parts(caps["type"][0])
-            if cls is not None:
-                declared.add(f"{cls[0]}.{_text(var)}")
-            if cls is not None and typed is not None:
-                self._fact(cls[1], "", ".".join(typed), f"{cls[0]}.{_text(var)}", FIELD)
+            if typed is not None:
+                self._fact(cls[1], "", ".".join(typed), key, FIELD)
         for _, caps in QueryCursor(_initialisers_query()).matches(self.root):
-            body = caps["ctor"][0].parent
-            owner = body.parent if body is not None else None
-            cls = classes.get((owner.start_byte, owner.end_byte)) if owner is not None else None
+            cls = _member_of(classes, caps["ctor"][0])
             if cls is None:
                 continue
             params = _parameter_types(caps["params"][0])
@@ -1532,6 +1527,16 @@ def _receiver_type(path: list[Node]) -> str | None:
         typ = typ.child_by_field_name("name")
     parts = _type_parts(typ) if typ is not None else None
     return ".".join(parts) if parts else None
+
+
+def _member_of(
+    classes: dict[tuple[int, int], tuple[str, int]], member: Node
+) -> tuple[str, int] | None:
+    """The class (``classes``' entry) whose body holds ``member``: a field's declaration, a
+    constructor."""
+    body = member.parent
+    owner = body.parent if body is not None else None
+    return None if owner is None else classes.get((owner.start_byte, owner.end_byte))
 
 
 def _parameter_types(params: Node) -> dict[str, tuple[str, ...]]:
