@@ -21,8 +21,9 @@ usually needs is the signature of what it calls. Those names are mostly written 
   name's family (``Language.name_families``: ``DNS_HEADER_AA`` after ``DNS_HEADER_QR``,
   ``scanFollowsFalse`` after ``scanFollowsTrue``);
 * Go and Java: beside a method of another file called just above, its type's other methods
-  by name (``Language.other_methods``); Go: in a type's card, first, the methods the
-  enclosing test is named for (``Language.subject``);
+  by name (``Language.other_methods``), and beside a function of an imported package
+  (``pkg.F``), its package's other functions (``Language.package_functions``); Go: in a
+  type's card, first, the methods the enclosing test is named for (``Language.subject``);
 * Go and Rust: a type's card names the methods it gets from elsewhere (what the types it
   embeds promote; the repository traits its ``impl`` blocks implement for it);
 * where the lines above pair names twice or more the same way (``case RNSVGFeOffset:``
@@ -31,7 +32,8 @@ usually needs is the signature of what it calls. Those names are mostly written 
 * C and Go: the project's helpers the headers the file includes declare (Go: its package's
   and those it imports), the most called that no line names
   (``Language.included_definitions``), listed on a card of declarations alone that comes
-  after every other card (``cards.listing``: it takes the room they leave);
+  after every other card (``cards.listing``: it takes the room they leave); Go: first
+  there, the one the enclosing test's whole name spells (``TestStride``: ``Stride``);
 * in RepoCoder's second iteration, the names in the first draft: a draft that calls
   ``foo(`` brings ``foo``'s card, whatever else it got wrong.
 
@@ -659,7 +661,9 @@ def _helpers(
     ``HELPER_CALLS`` times at least, and that no code line above the cursor names, no card
     shows and no list holds yet: a project's own helpers, its error and debug calls
     (``NoSuchProcess``, ``psutil_debug``), which any next line may call though none above
-    does."""
+    does. First, whatever it is called, the one the enclosing test is named for, all its
+    words (``Language.subject``: ``danger.Stride`` in ``TestStride``): a test calls what it
+    is named for, which only tests may call."""
     found = finder.language.included_definitions(finder.resolver, finder.path, finder.lines)
     if not found:
         return []
@@ -668,7 +672,8 @@ def _helpers(
     shown = {h.card.name.rsplit(".", 1)[-1] for h in hits}
     lines = {at for h in hits for at in h.card.listed}
     written = finder.code_words
-    best: dict[str, tuple[int, tuple[str, int]]] = {}
+    subject = "".join(finder.language.subject(finder.lines)).lower()
+    best: dict[str, tuple[bool, int, tuple[str, int]]] = {}
     for path, node in found:
         bare = qualnames[path][node].rsplit(".", 1)[-1]
         if (
@@ -680,10 +685,11 @@ def _helpers(
         ):
             continue
         calls = finder.entity_calls(path, node)
-        if calls >= HELPER_CALLS:
-            best[bare] = (calls, (path, node))
-    ranked = sorted(best.values(), key=lambda v: (-v[0], v[1]))
-    return _declarations(index, [target for _, target in ranked[:HELPERS]])
+        named_for = bare.lower() == subject
+        if calls >= HELPER_CALLS or named_for:
+            best[bare] = (not named_for, -calls, (path, node))
+    ranked = sorted(best.values())
+    return _declarations(index, [target for *_, target in ranked[:HELPERS]])
 
 
 def _row(pf: ParsedFile, node: int) -> int:
@@ -1616,10 +1622,17 @@ def _other_methods(finder: _Finder, n: int) -> None:
             f.distance > finder.language.family_lines
             or path == finder.path
             or f.functions
-            or owner not in classes[path]
             or qual in classes[path]
             or (path, owner) in done
         ):
+            continue
+        if not owner:  # a module's function: its module's others
+            module = (path.rpartition("/")[0], "")
+            if module not in done:
+                done.add(module)
+                _other_functions(finder, f, n)
+            continue
+        if owner not in classes[path]:
             continue
         done.add((path, owner))
         methods = [
@@ -1632,6 +1645,24 @@ def _other_methods(finder: _Finder, n: int) -> None:
             f.functions = [(path, d.node) for d in methods[:n]]
             f.heading = f"// other methods of {owner.rsplit('.', 1)[-1]}:"
             f.named = True
+
+
+def _other_functions(finder: _Finder, f: _Found, n: int) -> None:
+    """Go: a function of an imported package that the last lines call (``pkg.F``) names
+    beside it up to ``n`` of the package's other functions (``Language.package_functions``)
+    that the code does not call and the repository does, the most called first: the next
+    line calls another function through the same ``pkg.`` (``testsuite.CmpJSON`` after
+    ``testsuite.ValueToTaggedJSON``). The nearest function of a package stands for it."""
+    path = f.target[0]
+    found = finder.language.package_functions(finder.resolver, finder.path, (path, f.node))
+    qualnames = finder.resolver.qualnames
+    called = finder.called_words
+    calls = {t: finder.entity_calls(*t) for t in found if qualnames[t[0]][t[1]] not in called}
+    ranked = sorted((t for t, c in calls.items() if c), key=lambda t: (-calls[t], t))
+    if ranked:
+        f.functions = ranked[:n]
+        f.heading = f"// other functions of package {finder.resolver.files[path].package}:"
+        f.named = True
 
 
 def _spelled(name: str, words: list[str]) -> bool:

@@ -684,7 +684,7 @@ def helpers(tmp_path_factory: pytest.TempPathFactory) -> RepoIndex:
     # calls that rank the helpers: NewError and ValidNext called often, M0..M29 once
     calls = "".join("\tNewError()\n\tchars.ValidNext()\n\tchars.Escaped()\n" for _ in range(5))
     files["scan/use.go"] = (
-        'package scan\n\nimport "example.com/m/chars"\n\nfunc use() {\n' + calls + "}\n"
+        'package scan\n\nimport "example.com/m/chars"\n\nfunc use() {\n' + calls + "\tParse()\n}\n"
     )
     many = "".join(f"\tg.M{i}()\n" for i in range(30)) + "\tg.GET()\n\tg.GET()\n"
     files["group/use.go"] = "package group\n\nfunc use(g *Group) {\n" + many + "}\n"
@@ -714,10 +714,38 @@ def test_the_packages_most_called_helpers_are_listed(helpers: RepoIndex) -> None
     hits = find_definitions(helpers, "scan/parse.go", left)
     listing = hits[-1].card
     assert listing.kind == "listing" and "this package and those imported" in listing.text
-    # the own package's NewError and the imported package's ValidNext; not Escaped, named
-    assert ("scan/other.go", 2) in listing.listed and ("chars/chars.go", 2) in listing.listed
+    # the own package's NewError; not the imported package's ValidNext, which the card of
+    # Escaped, called above, lists; nor Escaped, named
+    assert ("scan/other.go", 2) in listing.listed and ("chars/chars.go", 2) not in listing.listed
     assert ("chars/chars.go", 4) not in listing.listed
     assert ("chars/chars.go", 6) not in listing.listed  # unexported: scan cannot call it
+
+
+def test_a_function_of_an_imported_package_names_the_package_s_others(helpers: RepoIndex) -> None:
+    left = HELPERS["scan/parse.go"].removesuffix("}\n") + "\tNewError()\n"
+    hits = find_definitions(helpers, "scan/parse.go", left)
+    card = next(h.card for h in hits if h.card.name == "Escaped")
+    # the package's other exported functions the repository calls: not Escaped itself, nor
+    # the unexported hidden, which the importer cannot call
+    assert card.text.splitlines()[-1] == "// other functions of package chars: ValidNext"
+    assert ("chars/chars.go", 2) in card.listed
+    # none for a function of the file's own package, which no ``pkg.`` qualifies
+    own = next(h.card for h in hits if h.card.name == "NewError")
+    assert "other functions" not in own.text
+
+
+def test_the_function_a_test_is_named_for_heads_the_helpers(helpers: RepoIndex) -> None:
+    # ``group.New``, called once in the repository, is listed first in ``TestNew`` only
+    head = 'package main\n\nimport "example.com/m/group"\n\n'
+    new = (
+        "group/group.go",
+        HELPERS["group/group.go"].splitlines().index("func New() *Group { return &Group{} }"),
+    )
+    for name, first in (("TestNew", True), ("TestNewGroup", False), ("TestOther", False)):
+        left = head + f"func {name}(t *testing.T) {{\n\tvar g group.Group\n"
+        hits = find_definitions(helpers, "cmd/main_test.go", left)
+        listings = [h.card for h in hits if h.card.kind == "listing"]
+        assert (bool(listings) and listings[0].listed[0] == new) is first, name
 
 
 def test_a_method_called_names_its_type_s_other_methods(helpers: RepoIndex) -> None:

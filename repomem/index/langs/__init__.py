@@ -221,6 +221,14 @@ class Language:
         Nothing is recorded as a dependency."""
         return []
 
+    def package_functions(self, r: Resolver, path: str, target: Target) -> list[Target]:
+        """Query time: the functions another file (``path``) calls through the module
+        qualifier of ``target``, a module-level function of another module, other than
+        ``target`` (Go's exported functions of an imported package): what the next line may
+        call after ``pkg.F``, as another method after one of a type. Nothing is recorded
+        as a dependency."""
+        return []
+
     def fresh_types(self, r: Resolver, path: str, lines: list[str]) -> list[Target]:
         """Query time: the repository types of the variables the last lines before the
         cursor bind (a method's parameters, a local) that no code uses yet, nearest first:

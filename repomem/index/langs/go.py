@@ -497,6 +497,23 @@ class Go(Language):
                     out.append(found)
         return out
 
+    def package_functions(self, r: Resolver, path: str, target: Target) -> list[Target]:
+        """The exported package-level names of the package of another directory declaring
+        ``target`` (its non-test files'), other than ``target`` and its types: what the
+        file reaches through the same ``pkg.`` (``testsuite.CmpJSON`` after
+        ``testsuite.ValueToTaggedJSON``)."""
+        pf = r.files.get(target[0])
+        if pf is None or _dir(target[0]) == _dir(path):
+            return []
+        out: list[Target] = []
+        for name, targets in self._tables(r).defs.get(_dir(target[0]) + _slot(pf), {}).items():
+            if "." in name or not name[:1].isupper():
+                continue  # a method, or what another package cannot call
+            found = next((x for x in targets if not _is_test(x[0])), None)
+            if found is not None and found != target and name not in r.classes[found[0]]:
+                out.append(found)
+        return out
+
     def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
         """A struct or interface type embedding repository types (``Engine`` embeds
         ``RouterGroup``): the exported methods it gets from them and does not declare, which
