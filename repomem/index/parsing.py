@@ -298,15 +298,33 @@ _CPP_TOKEN = re.compile(
     ),
     re.DOTALL,
 )
+_RUST_TOKEN = re.compile(
+    rb"|".join(
+        (
+            _COMMENTS,
+            rb"r(#*)\".*?\"\1",  # a raw string r#"..."#
+            rb"\"(?:\\.|[^\"\\])*\"?",  # a string, over lines too
+            rb"'(?:\\[^'\n]{1,10}|[^'\\\n])'",  # a char literal (a lifetime ``'a`` is none)
+            _BRACKETS,
+        )
+    ),
+    re.DOTALL,
+)
 #: the languages whose grammar loses the open definitions of a buffer cut at the cursor in a
-#: syntax error (Java and Go keep theirs), and how their code is read for brackets (Rust's
-#: loses its open ``impl`` too, but repaired so its cards did not gain: docs/LANGUAGES.md)
+#: syntax error (Java and Go keep theirs), and how their code is read for brackets
 _CODE_TOKEN: dict[str, re.Pattern[bytes]] = {
     "typescript": _TS_TOKEN,
     "tsx": _TS_TOKEN,
     "c": _C_TOKEN,
     "cpp": _CPP_TOKEN,
+    "rust": _RUST_TOKEN,
 }
+#: languages repaired only where the whole file is lost in the error (its root is one) and the
+#: cursor is inside an inline module (``mod state { impl .. { fn .. {``), which loses every
+#: definition of the file: Rust's grammar loses the struct and the ``impl`` around a method at
+#: the cursor too, but repairing those lost toml_edit's and serde_json's tasks (the repaired
+#: ``impl``'s type and the file's calls then ranked ahead of the next line's definitions)
+_WHOLE_ONLY = frozenset({"rust"})
 _TEMPLATE_TOKEN = re.compile(rb"\\.|`|\$\{", re.DOTALL)
 _CLOSER = {ord("{"): b"}", ord("("): b")", ord("["): b"]", ord("`"): b"`"}
 
@@ -366,6 +384,8 @@ def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tu
     tree = parser(language).parse(source, old_tree) if old_tree else parser(language).parse(source)
     if language not in _CODE_TOKEN or not tree.root_node.has_error:
         return source, tree
+    if language in _WHOLE_ONLY and not tree.root_node.is_error:
+        return source, tree
     if language in _SIGNATURE_REPAIR:
         errors = _error_spans(language, tree.root_node)
         fixed = bytearray(source)
@@ -387,11 +407,23 @@ def parse_tree(language: str, source: bytes, old_tree: Tree | None = None) -> tu
         return source, tree
     closed = source[:end] + closers + source[end:]
     repaired = parser(language).parse(closed)
+    if language in _WHOLE_ONLY and not _in_module(repaired.root_node, source, end):
+        return source, tree
     if not repaired.root_node.has_error or _covered(
         _error_spans(language, repaired.root_node)
     ) < _covered(_error_spans(language, tree.root_node)):
         return closed, repaired
     return source, tree
+
+
+def _in_module(root: Node, source: bytes, end: int) -> bool:
+    """Whether the buffer's last token lies inside an inline module (Rust's ``mod x {``) of
+    the repaired tree."""
+    last = len(source[:end].rstrip()) - 1
+    node = root.descendant_for_byte_range(last, last + 1) if last >= 0 else None
+    while node is not None and node.type != "mod_item":
+        node = node.parent
+    return node is not None
 
 
 def _error_at_end(root: Node, source: bytes) -> bool:

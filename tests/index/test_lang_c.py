@@ -1225,3 +1225,56 @@ def test_c_receivers_under_pointers_in_definitions_and_prototypes(tmp_path: Path
         ("dev_name", "dev"),
         ("dev_count", "bus"),
     }
+
+
+SAX_FILES = {
+    "lib/sax.hpp": (
+        "namespace ns {\ntemplate<typename B>\nclass dom_parser {\n  public:\n"
+        "    bool null() { return true; }\n    bool boolean(bool v) { return v; }\n};\n}\n"
+    ),
+    "lib/reader.hpp": (
+        '#include "sax.hpp"\nnamespace ns {\n'
+        "template<typename B, typename I, typename SAX = dom_parser<B>, typename P = B>\n"
+        "class reader {\n    using sax_t = SAX;\n    using plain_t = P;\n  public:\n"
+        "    void start(sax_t* s, I* in) {\n        sax = s;\n        this->src = in;\n    }\n"
+        "    bool parse() {\n        return sax->boolean(true);\n    }\n"
+        "    sax_t* sax = nullptr;\n    SAX* other = nullptr;\n    I ia;\n    plain_t p;\n};\n}\n"
+    ),
+}
+
+
+def test_cpp_a_template_parameter_with_a_default_types_the_fields_it_types(
+    tmp_path: Path,
+) -> None:
+    """A class template's parameter that defaults to a named type (``typename SAX =
+    dom_parser<B>``) types the fields and aliases written with it, as the template is used
+    unless told otherwise; a parameter without one, or defaulting to another parameter,
+    types nothing (its members are not guessed)."""
+    files = SAX_FILES
+    idx = build(tmp_path, files)
+    text = files["lib/reader.hpp"].split("        return sax")[0]
+    defs = idx.resolver.defs["lib/sax.hpp"]
+    names = ["sax.null", "other.boolean", "ia.get", "p.null"]
+    found = resolve_names(idx, "lib/reader.hpp", text, names)
+    assert found == [
+        ("lib/sax.hpp", "ns.dom_parser.null", defs["ns.dom_parser.null"]),
+        ("lib/sax.hpp", "ns.dom_parser.boolean", defs["ns.dom_parser.boolean"]),
+        None,
+        None,
+    ]
+    # the buffer cut above the fields (C++ declares them last): the parameter a method
+    # assigns to one types it, as a rebuild of that buffer does
+    for index in (idx, build(tmp_path / "cut", {**files, "lib/reader.hpp": text})):
+        index.update_file("lib/reader.hpp", text)
+        assert resolve_names(index, "lib/reader.hpp", text, ["sax.null", "src.get"]) == [
+            ("lib/sax.hpp", "ns.dom_parser.null", defs["ns.dom_parser.null"]),
+            None,
+        ]
+    # the default edited away: a rebuild and an update alike leave the receivers untyped
+    edited = files["lib/reader.hpp"].replace(" = dom_parser<B>", "")
+    (tmp_path / "r" / "lib/reader.hpp").write_text(edited)
+    idx.update_file("lib/reader.hpp", edited)
+    fresh = build(tmp_path / "again", {**files, "lib/reader.hpp": edited})
+    cut = edited.split("        return sax")[0]
+    for index in (idx, fresh):
+        assert resolve_names(index, "lib/reader.hpp", cut, names[:2]) == [None, None]

@@ -1069,3 +1069,24 @@ def test_a_functions_use_binds_in_that_function(tmp_path: Path) -> None:
         idx.update_file("src/algo.rs", text)
         fresh = RepoIndex.build(root, EXACT, save=False)[0]
         assert_same(idx, fresh, ["Filtered::from_fn()"])
+
+
+def test_a_buffer_cut_inside_an_inline_module_keeps_the_files_definitions() -> None:
+    """A buffer cut at the cursor inside ``mod state { impl .. { fn .. {`` loses every
+    definition of the file in one syntax error: parsed with the closers appended (rows
+    unchanged), the module and its items are there. A buffer cut inside an ``impl`` outside
+    a module is parsed as written (its repair ranked the ``impl``'s type ahead of the next
+    line's definitions)."""
+    from repomem.index.parsing import _closers, parse_tree
+
+    head = "use std::fmt;\n\nfn top() -> u8 { b'}' }\n\n"
+    cut = "mod state {\n    pub struct S<'a> { s: &'a str }\n    impl<'a> S<'a> {\n"
+    cut += "        fn f(&self) {\n            let r = r#\"}\"#;\n            let c = '{';\n"
+    source = (head + cut).encode()
+    assert _closers("rust", source) == b"}}}"
+    fixed, tree = parse_tree("rust", source)
+    assert fixed == source[:-1] + b"}}}\n"  # on its last line: its rows stay the same
+    assert not tree.root_node.has_error
+    outside = (head + cut.replace("mod state {\n", "")).encode()
+    kept, broken = parse_tree("rust", outside)
+    assert kept == outside and broken.root_node.has_error

@@ -25,9 +25,12 @@ namespaces the lines open), then through ``using namespace`` and ``using``-decla
 as argument-dependent lookup would, in the namespaces of the file's ``using``-declarations
 (``using ns::Allocator;`` then ``execute(&alloc)``); ``obj.m()``/``p->m()``
 through the declared type of ``obj`` (a parameter or a local; at the cursor, also a field
-of the enclosing class, or one its constructor's member initialiser types by the parameter it
-takes), ``this->m()`` and a bare ``m()`` in a method through the class and its bases; an alias
-``using T = U;`` has ``U``'s members (``ParsedFile.bases``).
+of the enclosing class, or one its constructor's member initialiser or an inline method's
+``m = p;`` types by the parameter it takes), ``this->m()`` and a bare ``m()`` in a method
+through the class and its bases; an alias ``using T = U;`` has ``U``'s members
+(``ParsedFile.bases``). A class template's type parameter that defaults to a named type
+(``typename SAX = json_sax_dom_parser<B>``) is that type in its fields and aliases; any other
+template parameter types nothing (its members are not guessed).
 
 Besides includes, ``ParsedFile.imports`` carries the facts of linkage and members, one
 ``ImportBinding`` each, tied to its statement node:
@@ -1087,6 +1090,8 @@ class _Extractor:
         self.source = source
         self.root = root
         self.cpp = parsed.language == "cpp"
+        # a class template's type parameters that default to a named type, by the class
+        self.defaults: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def run(
         self,
@@ -1231,7 +1236,7 @@ class _Extractor:
                 self._define(qual, i, True)
                 if local:
                     self._fact(i, "", "", qual, LOCAL)
-                self._bases(d, qual)
+                self._header(d, qual)
                 classes[(d.start_byte, d.end_byte)] = (qual, i)
                 stack.append((-neg_end, qual, local, True))
                 continue
@@ -1299,7 +1304,8 @@ class _Extractor:
         """Each class's fields with their declared types (``FIELD`` facts); a field the
         class body does not declare (a buffer cut above the declarations, which C++ writes
         last) is typed by the constructor parameter its member initialiser takes
-        (``oa(std::move(adapter))``)."""
+        (``oa(std::move(adapter))``), else by the parameter an inline method's body assigns
+        it (``sax = sax_;``)."""
         declared: set[str] = set()
         for _, caps in QueryCursor(_fields_query()).matches(self.root):
             cls = _member_of(classes, caps["decl"][0])
@@ -1307,7 +1313,7 @@ class _Extractor:
                 continue
             key = f"{cls[0]}.{_text(caps['var'][0])}"
             declared.add(key)
-            typed = _type_parts(caps["type"][0])
+            typed = self._defaulted(cls[0], _type_parts(caps["type"][0]))
             if typed is not None:
                 self._fact(cls[1], "", ".".join(typed), key, FIELD)
         for _, caps in QueryCursor(_initialisers_query()).matches(self.root):
@@ -1323,6 +1329,17 @@ class _Extractor:
                 if typed and key not in declared:
                     declared.add(key)
                     self._fact(cls[1], "", ".".join(typed), key, FIELD)
+        for _, caps in QueryCursor(_assignments_query()).matches(self.root):
+            cls = _member_of(classes, caps["method"][0])
+            if cls is None:
+                continue
+            params = _parameter_types(caps["params"][0])
+            member = _text(caps["member"][0])
+            typed = self._defaulted(cls[0], params.get(_text(caps["given"][0])))
+            key = f"{cls[0]}.{member}"
+            if typed and member not in params and key not in declared:
+                declared.add(key)
+                self._fact(cls[1], "", ".".join(typed), key, FIELD)
 
     def _alias(self, d: Node, qual: str, node: int) -> None:
         """``using T = Named<...>;``, a class whose base is the type it names
@@ -1331,10 +1348,23 @@ class _Extractor:
         written = d.child_by_field_name("type")
         typed = written.child_by_field_name("type") if written is not None else None
         parts = _type_parts(typed) if typed is not None else None
+        parts = self._defaulted(qual.rpartition(".")[0], parts)
         if parts:
             self.pf.bases[qual] = [parts]
 
-    def _bases(self, d: Node, qual: str) -> None:
+    def _defaulted(self, cls: str, typed: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        """``typed``, or the type that the parameter of class template ``cls`` it names
+        defaults to (``SAX`` of ``template<.., typename SAX = json_sax_dom_parser<B>>``):
+        what the template is used with unless told otherwise, and none of its members can
+        be met through a bare parameter."""
+        if typed is None or len(typed) != 1:
+            return typed
+        return self.defaults.get(cls, {}).get(typed[0], typed)
+
+    def _header(self, d: Node, qual: str) -> None:
+        """What class ``d``'s header declares of its types: its bases, and the defaults of
+        the template parameters it is declared with."""
+        self.defaults[qual] = _template_defaults(d)
         clause = next((c for c in d.named_children if c.type == "base_class_clause"), None)
         if clause is None:
             return
@@ -1529,6 +1559,23 @@ def _receiver_type(path: list[Node]) -> str | None:
     return ".".join(parts) if parts else None
 
 
+def _template_defaults(d: Node) -> dict[str, tuple[str, ...]]:
+    """The type parameters of the template declaring class ``d`` that default to a named
+    type: ``{"SAX": ("json_sax_dom_parser",)}``."""
+    template = d.parent
+    params = template.child_by_field_name("parameters") if template is not None else None
+    if template is None or template.type != "template_declaration" or params is None:
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    for p in params.named_children:
+        name, default = p.child_by_field_name("name"), p.child_by_field_name("default_type")
+        if p.type == "optional_type_parameter_declaration" and name and default:
+            parts = _type_parts(default)
+            if parts:
+                out[_text(name)] = parts
+    return out
+
+
 def _member_of(
     classes: dict[tuple[int, int], tuple[str, int]], member: Node
 ) -> tuple[str, int] | None:
@@ -1608,6 +1655,21 @@ _INITIALISERS = """
     declarator: (function_declarator parameters: (parameter_list) @params)
     (field_initializer_list) @inits) @ctor
 """
+
+# a statement of an inline method's body assigning a parameter to a member
+_ASSIGNMENTS = """
+(function_definition
+    declarator: (function_declarator parameters: (parameter_list) @params)
+    body: (compound_statement (expression_statement (assignment_expression
+        left: [(identifier) @member
+               (field_expression argument: (this) field: (field_identifier) @member)]
+        operator: "="
+        right: (identifier) @given)))) @method
+"""
+
+
+def _assignments_query():  # noqa: ANN202
+    return _query("assignments", _ASSIGNMENTS)
 
 
 def _initialisers_query():  # noqa: ANN202
