@@ -29,7 +29,7 @@ from repomem.index.relations import relations_by_target
 from repomem.index.resolve import Resolver, SavedDependencies, saved_dependencies
 from repomem.index.rowpool import RowPool, with_room
 from repomem.index.spool import ArrayWriter, is_file, mapped, write_array
-from repomem.index.trim import fresh_zeros
+from repomem.index.trim import fresh_zeros, map_under
 
 # the type of a relation row's fragment ids
 RELATION_ID = np.int32
@@ -288,10 +288,19 @@ class IndexTables:
 
     def row_maps(self) -> list[mmap.mmap]:
         """The maps under the row arrays of the pools made so far (the graph's, the node
-        rows both ways, the relations by target), which updates write as rows change."""
+        rows both ways, the relations by target), which updates write as rows change, and
+        under the per-node arrays grown past the saved ones (the graph's keys, the radii)."""
         pools = (self.inverse, self._graph.adj if self._graph else None)
         pools += (self._frag_nodes, self._node_frags)
-        return [m for p in pools if p is not None and (m := p.row_map()) is not None]
+        maps = [m for p in pools if p is not None and (m := p.row_map()) is not None]
+        saved = {id(m) for m in self.mappings}
+        grown = (self._graph.key if self._graph else None, self.radius)
+        maps += [
+            m
+            for a in grown
+            if a is not None and (m := map_under(a)) is not None and id(m) not in saved
+        ]
+        return maps
 
     def drop_unread(self) -> None:
         """Drop the saved parses, calls and resolver tables made and not read since the last

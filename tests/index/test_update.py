@@ -13,6 +13,7 @@ from repomem.index.parsing import TreeCache
 from repomem.index.repo import RepoIndex
 from repomem.index.rowpool import RowPool
 from repomem.index.tables import IndexTables
+from repomem.index.trim import map_under
 from repomem.index.update import update_file
 
 CORE = PY_FILES["pkg/core.py"]
@@ -130,6 +131,9 @@ def test_a_file_typed_past_its_node_ids_moves_without_copying_every_node_array(
         copies += graph.key is not key
     assert moves >= 4
     assert copies <= 1  # the first move makes room for the later ones
+    # grown into pages of their own, which a pause moves to a file and hands back
+    maps = {id(m) for m in index.tables.row_maps()}
+    assert all(id(map_under(a)) in maps for a in (graph.key, index.tables.radius))
     rebuilt = _rebuilt(tmp_path, {**PY_FILES, **filler, "pkg/core.py": text}, "rebuilt")
     assert _state(index.tables) == _state(rebuilt.tables)
     assert _hits(index) == _hits(rebuilt)
