@@ -5,7 +5,11 @@ Each card of a task's final prompt gets one verdict, by the first rule that deci
 
 1. **wrong** when the card's name (a Rust macro's without its ``!``) is nowhere in the code
    of the task's left context and ground truth (strings and comments left out: a card made
-   from a word in a comment), or is
+   from a word in a comment) and, for JavaScript and TypeScript, neither is a name its file
+   exports it under (``export { stringType as string }``: the code writes ``z.string()``;
+   a card the code names by such an alias alone is undecided: other definitions may have
+   the alias's name, and the compiler leads from the alias to the export, no definition),
+   or is
    a name the language or its standard library owns (``code_langs.RESERVED``: ``usize``,
    ``Object``, ``len``; this assumes the project does not shadow them, except in Rust where
    the code takes the name from its own crate: a ``use`` rooted at ``crate``, ``self``,
@@ -61,6 +65,10 @@ _SOURCES = (".c", ".cc", ".cpp", ".cxx")
 _C_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 _RUST_USE = re.compile(r"\buse\s+([^;]+);")
+# a JavaScript/TypeScript export list of the file's own names (no ``from`` after it), and
+# each ``name as alias`` of it
+_JS_EXPORT_LIST = re.compile(r"\bexport\s*(?:type\s*)?\{([^{}]*)\}(?!\s*from\b)")
+_JS_ALIAS = re.compile(r"(?:^|,)\s*(?:type\s+)?([A-Za-z_$][\w$]*)\s+as\s+([A-Za-z_$][\w$]*)")
 _RUST_RENAMED = re.compile(r"\w+\s+as\s+")  # ``a as b`` binds ``b`` alone
 _RUST_LEAF = re.compile(r"\b(\w+)\b(?!\s*::)")
 
@@ -128,6 +136,7 @@ class CardChecker:
         self.named = named
         self.oracle = oracle
         self._texts: dict[str, str] = {}
+        self._aliases: dict[str, dict[str, set[str]]] = {}
         self._by_dir: dict[str, list[str]] = defaultdict(list)
         self._by_name: dict[str, list[str]] = defaultdict(list)
         for path, _, _ in index.indexed_files():
@@ -163,12 +172,22 @@ class CardChecker:
             name = card.name.rsplit(".", 1)[-1]
             written = name.removesuffix("!")  # a Rust macro ``m!`` is written ``m!(``
             reserved = written in RESERVED[family] or name in RESERVED[family]
+            # a JavaScript/TypeScript definition its file exports under another name, which
+            # the code writes instead (``export { stringType as string }``, ``z.string()``)
+            aliases = (
+                self._js_aliases(card.path).get(name, set()) & named
+                if family == "js" and "." not in card.name
+                else set()
+            )
             if (
-                written not in named
+                (written not in named and not aliases)
                 or (reserved and written not in own)
                 or (is_test(card.path) and not is_test(path))
             ):
                 out.append("wrong")
+                continue
+            if written not in named:  # named by an alias alone: other definitions may have it
+                out.append("undecided")
                 continue
             if family == "js" and self.oracle is not None:
                 verdict = self._ask_oracle(path, text, card, name)
@@ -300,6 +319,19 @@ class CardChecker:
                     else self._by_name.get(PurePosixPath(source).name, [])
                 )
         return seen
+
+    def _js_aliases(self, path: str) -> dict[str, set[str]]:
+        """The other names a JavaScript/TypeScript file exports its own definitions under,
+        by definition name: ``export { stringType as string }`` (not a re-export ``from``
+        another module)."""
+        if path not in self._aliases:
+            found: dict[str, set[str]] = defaultdict(set)
+            for m in _JS_EXPORT_LIST.finditer(code_only(self._text(path), "js")):
+                for local, alias in _JS_ALIAS.findall(m.group(1)):
+                    if local != alias and alias != "default" and alias not in RESERVED["js"]:
+                        found[local].add(alias)
+            self._aliases[path] = found
+        return self._aliases[path]
 
     def _text(self, path: str) -> str:
         if path not in self._texts:

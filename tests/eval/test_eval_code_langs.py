@@ -241,6 +241,28 @@ def test_typescript_cards_are_decided_by_the_compiler(tmp_path: Path) -> None:
         ]
 
 
+ALIAS_FILES = {
+    "src/types.ts": "const stringType = (): number => 1;\nconst other = (): number => 2;\n"
+    "export { stringType as string, other };\nexport { other as default };\n",
+    "src/main.ts": "import * as z from './types';\n\nexport function main(): number {\n",
+}
+
+
+def test_a_definition_written_by_the_alias_its_file_exports_it_under(tmp_path: Path) -> None:
+    """``export { stringType as string }``, then ``z.string()``: the code names the card by
+    its alias, so the card is not wrong for want of its own name; the alias alone says
+    nothing of which definition of it the code means (undecided: the compiler's answer there
+    is the export's alias, not a definition); a name exported as ``default`` is no alias the
+    code writes."""
+    repo = write_files(tmp_path / "ts", ALIAS_FILES)
+    index = _index(repo)
+    checker = CardChecker(index, definitions_by_name(index))
+    buffer = ALIAS_FILES["src/main.ts"]
+    cards = [_card(index, "src/types.ts", "stringType"), _card(index, "src/types.ts", "other")]
+    truth = "  return z.string() + default;"
+    assert checker.verdicts("src/main.ts", buffer, truth, cards) == ["undecided", "wrong"]
+
+
 def test_the_compiler_is_asked_at_the_ground_truth_s_own_line(tmp_path: Path) -> None:
     """The task's buffer ends with its last line's newline (``task_view.user_buffer``): the
     ground truth follows on the next line, as in the file the compiler reads, not one below

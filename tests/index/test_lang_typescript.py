@@ -785,6 +785,62 @@ def test_chained_calls_are_typed_by_each_call_s_return_type(tmp_path: Path) -> N
     assert got[0] is not None and got[0][:2] == ("src/reducer.ts", "Reducer.inject")
 
 
+ALIAS_FILES = {
+    "src/types.ts": """\
+export class ZodType {
+  optional(): ZodType {
+    return this;
+  }
+  describe(d: string): this {
+    return this;
+  }
+}
+export class ZodBigInt extends ZodType {
+  static create = (): ZodBigInt => new ZodBigInt();
+  gt(n: bigint): ZodBigInt {
+    return this;
+  }
+}
+const bigIntType = ZodBigInt.create;
+export { bigIntType as bigint };
+""",
+    "src/use.ts": """\
+import * as z from './types';
+
+export function use(): void {
+  const a = z.bigint().describe("a");
+  z.bigint().describe("b").gt(1n);
+  a.gt(2n);
+  z.bigint().gt(3n);
+""",
+}
+
+
+def test_an_alias_const_and_a_this_result_keep_a_chain_s_type(tmp_path: Path) -> None:
+    """``const bigIntType = ZodBigInt.create`` is what it names: ``z.bigint()`` makes what
+    ``create`` returns; a method declared to return ``this`` gives back its receiver, the
+    subclass's instance (``describe("b").gt`` is ``ZodBigInt.gt``), in call edges and at
+    the cursor (``a.gt``: a card); an update that drops the ``this`` result equals a
+    rebuild."""
+    root = write_files(tmp_path / "proj", ALIAS_FILES)
+    config = IndexConfig(index_dir=str(tmp_path / "idx"))
+    index, _ = RepoIndex.build(root, config, save=False)
+    edges = _edges(index, "src/use.ts")
+    assert ('z.bigint().describe("b").gt(1n);', "src/types.ts:ZodBigInt.gt") in edges
+    assert ("a.gt(2n);", "src/types.ts:ZodBigInt.gt") in edges
+    left = ALIAS_FILES["src/use.ts"]
+    got = resolve_names(index, "src/use.ts", left, ["a.gt", "z.bigint.describe.gt"])
+    assert [g[:2] if g else None for g in got] == [("src/types.ts", "ZodBigInt.gt")] * 2
+    assert ("src/types.ts", "ZodBigInt.gt") in _cards(index, "src/use.ts", left)
+    text = ALIAS_FILES["src/types.ts"].replace("): this {", "): ZodType {")
+    apply_on_disk(root, {"src/types.ts": text})
+    index.update_file("src/types.ts", text)
+    edges = _edges(index, "src/use.ts")
+    assert ('z.bigint().describe("b").gt(1n);', "src/types.ts:ZodBigInt.gt") not in edges
+    assert ("z.bigint().gt(3n);", "src/types.ts:ZodBigInt.gt") in edges
+    assert_same(index, RepoIndex.build(root, config, save=False)[0], ["gt("])
+
+
 def test_an_import_no_code_uses_yet_is_carded_first(tmp_path: Path) -> None:
     """A value the file imports and no code of it uses yet is imported to be used below: its
     card comes before those of the names the last lines use; an ``import type`` name never

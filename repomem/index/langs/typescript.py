@@ -21,11 +21,13 @@ Parse time (``extract``) reads, per file:
   cursor);
 * bases: classes' and interfaces' ``extends``/``implements`` types; a top-level ``const``'s
   declared or constructed type (``export const cache = new Cache()``: ``cache.get`` is
-  ``Cache.get``); a function's or method's return type (each overload's; for a factory that
-  declares none, that of the function it returns; else what the ``return`` ending it calls,
-  reads or makes) and a field's type (a constructor's parameter property, a field only
-  assigned ``this.x = new Foo()``, under ``Cls.x``); and, under ``f#i``, the parameter types
-  of the function type of ``f``'s parameter ``i``.
+  ``Cache.get``), the function that made it, or the name it is another name for (``const
+  stringType = ZodString.create``: ``stringType()`` makes what ``create`` returns); a
+  function's or method's return type (each overload's; for a factory that declares none,
+  that of the function it returns; else what the ``return`` ending it calls, reads or
+  makes; a declared ``this``, the receiver) and a field's type (a constructor's parameter
+  property, a field only assigned ``this.x = new Foo()``, under ``Cls.x``); and, under
+  ``f#i``, the parameter types of the function type of ``f``'s parameter ``i``.
 
 A file that neither imports nor exports is a script: its top-level definitions are globals
 for the other scripts (where only one script defines the name).
@@ -357,11 +359,17 @@ def _declared_types(
     factory, ``function build() { return function make(): Slice {...} }``: what a call of its
     result makes, so ``const make = build(); const s = make()`` types ``s``), else what the
     ``return`` ending it gives (``_returned``; ``owner``: the class of a method, whose
-    ``this`` it names)."""
+    ``this`` it names); for a ``const`` of another name, that name."""
     value = d.child_by_field_name("value")
     if d.type == "type_alias_declaration":  # ``type AnyRouter = Router<any>``: a Router
         return ([], []) if value is None else _type_bases(_text(value))
     typed = d.child_by_field_name("type") or d.child_by_field_name("return_type")
+    aliased = value is not None and value.type in ("identifier", "member_expression")
+    if d.type == "variable_declarator" and typed is None and aliased:
+        # ``const stringType = ZodString.create``: another name for what it reads
+        named = _dotted(value)
+        ok = named is not None and named[0] not in RESERVED and named[0] != "this"
+        return ([named] if ok else []), []
     if typed is None and value is not None:
         typed = value.child_by_field_name("return_type")
     if typed is None:
@@ -1667,7 +1675,7 @@ def _member(r: Resolver, path: str, qual: str, name: str, depth: int) -> _Entity
     bases = r.files[path].bases
     r.note_lookup(path, f"{qual}{_UNION}")  # re-resolved when the alternatives change
     for base in (*bases.get(qual, ()), *bases.get(f"{qual}{_UNION}", ())):
-        found = _resolve(r, path, base, None, depth + 1)
+        found = _resolve_base(r, path, qual, base, depth + 1)
         if found is not None and found[1] is not None:
             hit = _member(r, found[0], found[1], name, depth + 1)
             if hit is not None:
@@ -1686,8 +1694,20 @@ def _class(r: Resolver, entity: _Entity | None, depth: int = 0) -> _Entity | Non
     if qual in r.classes.get(file, ()):
         return entity
     for base in r.files[file].bases.get(qual, ())[:1]:
-        return _class(r, _resolve(r, file, base, None, 1), depth + 1)
+        return _class(r, _resolve_base(r, file, qual, base, 1), depth + 1)
     return None
+
+
+def _resolve_base(
+    r: Resolver, path: str, qual: str, base: tuple[str, ...], depth: int
+) -> _Entity | None:
+    """What a base of the definition ``qual`` names; a method's declared result ``this`` is
+    the class around it (of a member read through the method, ``_resolve`` keeps the
+    receiver, a subclass's instance)."""
+    if base == ("this",):
+        cls = _class_of(r, path, qual)
+        return None if cls is None else (path, cls)
+    return _resolve(r, path, base, None, depth)
 
 
 def _class_of(r: Resolver, path: str, scope: str | None) -> str | None:
@@ -1750,13 +1770,20 @@ def _resolve(
             else:  # ``f({p: (x) => ...})``: the parameter's type (a member of it next)
                 current, rest = _parameter(r, file, qual, rest[0], depth + 1), rest[1:]
             continue
-        current = (
-            _export(r, file, rest[0], depth + 1)
-            if qual is None
-            else _member(r, file, qual, rest[0], depth + 1)
-        )
+        if qual is None:
+            current = _export(r, file, rest[0], depth + 1)
+        else:
+            current = _member(r, file, qual, rest[0], depth + 1)
+            if len(rest) > 1 and current is not None and _returns_this(r, current):
+                current = file, qual  # ``s.min(1).max``: ``min(): this`` gives ``s`` back
         rest = rest[1:]
     return current
+
+
+def _returns_this(r: Resolver, entity: _Entity) -> bool:
+    """Whether the method ``entity`` declares its result ``this``: the receiver it was
+    called on, whatever subclass that is."""
+    return r.files[entity[0]].bases.get(entity[1] or "", [()])[0] == ("this",)
 
 
 def _element_step(rest: tuple[str, ...]) -> int:
