@@ -169,6 +169,13 @@ class DependencyRows:
             t[:, 0], t[:, 1] = tried, f
             self._tries.append(t)
 
+    def sharing(self) -> DependencyRows:
+        """Empty rows over the same files, their numbers shared rather than made again (the
+        whole kernel's 55k for each chunk of files a run of resolution takes)."""
+        rows = DependencyRows([])
+        rows.number = self.number
+        return rows
+
     def rows(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The rows gathered (read, tried), numbered by the names listed, as another
         process's ``join`` takes them."""

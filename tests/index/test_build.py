@@ -263,6 +263,26 @@ def test_a_build_resolves_its_files_in_runs_at_once_and_saves_what_one_run_does(
         assert saved[workers][1] == manifest
 
 
+def test_the_runs_of_resolution_take_every_chunk_once_the_first_from_the_front() -> None:
+    """The first run takes chunks from the front in order (it writes their calls as it
+    goes), each other run is given one from the back at once and takes more from the back
+    as it is ready: wherever they meet, each chunk is resolved by one run."""
+    paths = [f"f{i:03}.c" for i in range(100)]
+    chunks = build._Chunks(paths, 3)
+    assert chunks.size == 8  # 100 files in 13 chunks: 4 a run at least
+    given = [chunks.given(1), chunks.given(2)]
+    taken = [chunks.first(), chunks.first(), chunks.last(), chunks.first(), chunks.last()]
+    while (chunk := chunks.first()) is not None:
+        taken.append(chunk)
+    assert chunks.last() is None
+    assert given == [12, 11]
+    assert taken[:5] == [0, 1, 10, 2, 9]
+    assert sorted(given + taken) == list(range(13))
+    assert [p for c in range(13) for p in chunks.files(c)] == paths
+    one = build._Chunks(paths[:1], 3)  # a file: one run resolves it
+    assert (one.given(1), one.given(2), one.first()) == (0, None, None)
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one run on one core")
 def test_a_build_resolves_in_two_runs_by_default_only_up_to_a_number_of_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
