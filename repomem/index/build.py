@@ -5,6 +5,7 @@ relations grown and recomputed)."""
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import mmap
 import multiprocessing as mp
@@ -431,14 +432,14 @@ def _resolve_calls(
     front = ((p, dependencies) for c in iter(chunks.first, None) for p in chunks.files(c))
     for p, calls_of_p in _resolved(resolver, parses, front):
         calls.add(p, calls_of_p)
-    taken = []
-    for folder, join in others:
+    for _, join in others:
         join()
-        taken += _taken_chunks(folder)
-        shutil.rmtree(folder)
-    for _, rows, counts, names, reads, tries in sorted(taken, key=lambda chunk: chunk[0]):
+    taken = heapq.merge(*(_taken_chunks(folder) for folder, _ in others), key=lambda c: c[0])
+    for _, rows, counts, names, reads, tries in taken:
         calls.extend(rows, counts)
         dependencies.join(names, reads, tries)
+    for folder, _ in others:
+        shutil.rmtree(folder)
     calls.finish()
     # the names' arrays taken, the resolver's tables go before the dependencies' are made
     names = resolver.by_name.arrays(calls.paths)
@@ -546,33 +547,27 @@ def _resolve_run(
     write_array(
         folder / "tries.npy", np.concatenate([np.empty((0, 2), np.int32)] + [t for _, _, t in rows])
     )
-    sizes = [
-        [chunk, len(counts_of), len(r), len(t)]
-        for (chunk, _, _, counts_of), (_, r, t) in zip(taken, rows, strict=True)
-    ]
-    with open(folder / "chunks.json", "w") as fh:
-        json.dump({"sizes": sizes, "names": [names for names, _, _ in rows]}, fh)
+    with open(folder / "chunks.jsonl", "w") as fh:
+        for (chunk, _, _, counts_of), (names, r, t) in zip(taken, rows, strict=True):
+            fh.write(json.dumps([chunk, len(counts_of), len(r), len(t), names]) + "\n")
     return ""
 
 
 def _taken_chunks(
     folder: Path,
-) -> list[tuple[int, np.ndarray, list[int], list[str], np.ndarray, np.ndarray]]:
-    """The chunks another run wrote (``_resolve_run``): per chunk its number, call rows,
-    calls per file, names met, read rows and tried rows."""
+) -> Iterator[tuple[int, np.ndarray, list[int], list[str], np.ndarray, np.ndarray]]:
+    """The chunks another run wrote (``_resolve_run``), in order: per chunk its number, call
+    rows, calls per file, names met, read rows and tried rows; a chunk's names read as it
+    comes (the whole kernel's chunks repeat most of theirs)."""
     calls, counts = np.load(folder / "calls.npy"), np.load(folder / "counts.npy").tolist()
     reads, tries = np.load(folder / "reads.npy"), np.load(folder / "tries.npy")
-    with open(folder / "chunks.json") as fh:
-        saved = json.load(fh)
-    out = []
     files = calls_at = reads_at = tries_at = 0
-    for (chunk, n_files, n_reads, n_tries), names in zip(
-        saved["sizes"], saved["names"], strict=True
-    ):
-        counts_of = counts[files : files + n_files]
-        n_calls = sum(counts_of)
-        out.append(
-            (
+    with open(folder / "chunks.jsonl") as fh:
+        for line in fh:
+            chunk, n_files, n_reads, n_tries, names = json.loads(line)
+            counts_of = counts[files : files + n_files]
+            n_calls = sum(counts_of)
+            yield (
                 chunk,
                 calls[calls_at : calls_at + n_calls],
                 counts_of,
@@ -580,10 +575,8 @@ def _taken_chunks(
                 reads[reads_at : reads_at + n_reads],
                 tries[tries_at : tries_at + n_tries],
             )
-        )
-        files, calls_at = files + n_files, calls_at + n_calls
-        reads_at, tries_at = reads_at + n_reads, tries_at + n_tries
-    return out
+            files, calls_at = files + n_files, calls_at + n_calls
+            reads_at, tries_at = reads_at + n_reads, tries_at + n_tries
 
 
 # the most files resolved in two runs at once by default: each run's process holds its
