@@ -44,7 +44,14 @@ from repomem.index.files import warm_up as files_warm_up
 from repomem.index.fragments import load_window_kernel, window_bounds, window_nodes
 from repomem.index.graph import CallRows, NodeLayout, build_graph, node_layout
 from repomem.index.languages import language_for_path
-from repomem.index.mapped import Locations, TextIds, Texts, bytes_keys, window_locations
+from repomem.index.mapped import (
+    Locations,
+    TextIds,
+    Texts,
+    bytes_keys,
+    hash_order,
+    window_locations,
+)
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import (
     ParsedFile,
@@ -391,7 +398,7 @@ def _cut_fragments(
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
-    order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
+    order = hash_order(idx.frag_key[: len(idx.frag_text)])
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
     return by_lang, reused, spooled_parses
 
