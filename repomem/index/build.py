@@ -436,7 +436,7 @@ def _resolve_calls(
         folder = spool / f"resolved_{k}"
         run = partial(_resolve_run, resolver, parses, calls, chunks, k, folder)
         others.append((folder, _forked(run)))
-    front = ((p, dependencies) for c in iter(chunks.first, None) for p in chunks.files(c))
+    front = ((p, dependencies) for c in chunks.claimed(0) for p in chunks.files(c))
     for p, calls_of_p in _resolved(resolver, parses, front):
         calls.add(p, calls_of_p)
     for _, join in others:
@@ -470,10 +470,11 @@ def _resolved(
 
 
 class _Chunks:
-    """The files to resolve in chunks, which the runs at once take (``first``, ``last``)
-    until none is left: the first run from the front, writing its files' calls in order as
-    it goes, the others from the back, whose chunks are appended after them in order. Each
-    other run is given one chunk of the back at once, so that each resolves some."""
+    """The files to resolve in chunks, which the runs at once take (``claimed``) until none
+    is left: the first run from the front, writing its files' calls in order as it goes,
+    the others from the back, whose chunks are appended after them in order. Each run is
+    given one chunk at once, so that each resolves some (a run forked first could take
+    every chunk before the first run takes one)."""
 
     def __init__(self, paths: list[str], parts: int) -> None:
         self.paths = paths
@@ -481,32 +482,34 @@ class _Chunks:
         n = -(-len(paths) // self.size)
         ctx = mp.get_context("fork") if parts > 1 else mp.get_context()
         self._lock = ctx.Lock()
-        # the chunks given at once: from ``_reserved`` to ``_count``
+        # the chunks given at once: the first, and from ``_reserved`` to ``_count``
         self._count, self._reserved = n, max(n - (parts - 1), 0)
         # the next chunk from the front, the one after the last from the back
-        self._ends = ctx.RawArray("q", [0, self._reserved])
+        self._ends = ctx.RawArray("q", [min(1, self._reserved), self._reserved])
 
     def files(self, chunk: int) -> list[str]:
         return self.paths[chunk * self.size : (chunk + 1) * self.size]
 
-    def given(self, run: int) -> int | None:
-        """The chunk other run ``run`` (from 1) is given at once, if there are enough."""
-        chunk = self._count - run
-        return chunk if chunk >= self._reserved else None
+    def claimed(self, run: int) -> Iterator[int]:
+        """The chunks run ``run`` (0: the first) resolves, as it is ready for each."""
+        if run == 0:
+            given = 0 if self._reserved else None
+        else:
+            given = self._count - run if self._count - run >= self._reserved else None
+        if given is None:
+            return
+        yield given
+        while (chunk := self._take(front=run == 0)) is not None:
+            yield chunk
 
-    def first(self) -> int | None:
+    def _take(self, *, front: bool) -> int | None:
         with self._lock:
             lo, hi = self._ends
             if lo >= hi:
                 return None
-            self._ends[0] = lo + 1
-            return lo
-
-    def last(self) -> int | None:
-        with self._lock:
-            lo, hi = self._ends
-            if lo >= hi:
-                return None
+            if front:
+                self._ends[0] = lo + 1
+                return lo
             self._ends[1] = hi - 1
             return hi - 1
 
@@ -532,12 +535,10 @@ def _resolve_run(
     numbered = DependencyRows(calls.paths)
 
     def work() -> Iterator[tuple[str, DependencyRows]]:
-        chunk = chunks.given(run)
-        while chunk is not None:
+        for chunk in chunks.claimed(run):
             taken.append((chunk, numbered.sharing(), [], []))
             for p in chunks.files(chunk):
                 yield p, taken[-1][1]
-            chunk = chunks.last()
 
     for p, calls_of_p in _resolved(resolver, parses, work()):
         taken[-1][2].append(calls.rows_of(p, calls_of_p))
