@@ -50,7 +50,7 @@ import numpy.typing as npt
 from repomem.errors import RepomemError
 from repomem.index import maxscore
 from repomem.index.jit import numba
-from repomem.index.mapped import Vocabulary, fnv1a
+from repomem.index.mapped import Vocabulary, fnv1a, hash_order
 from repomem.index.maxscore import SLACK, block_maxima
 from repomem.index.rowpool import grouped_sums, ranges
 from repomem.index.spool import ArrayWriter, ScratchWriter, mapped
@@ -523,7 +523,7 @@ class _BuildVocabulary:
         offsets = self._offsets[: self._n + 1].copy()
         self._data, self._offsets, self._table = self._data[:0], self._offsets[:1], self._table[:0]
         hashes = fnv1a(data, offsets)
-        order = np.argsort(hashes, kind="stable")
+        order = hash_order(hashes)
         return Vocabulary(data, offsets, hashes[order], order.astype(np.int64))
 
 
@@ -750,7 +750,7 @@ class _SavedState:
             vocab_bytes = np.frombuffer(b"".join(encoded), np.uint8).copy()
             del encoded
             hashes = fnv1a(vocab_bytes, offsets)
-            order = np.argsort(hashes, kind="stable")
+            order = hash_order(hashes)
             saved = (vocab_bytes, offsets, hashes[order], order.astype(np.int64))
         vocab_bytes, offsets, vocab_hash, vocab_hash_ids = saved
         return {

@@ -5,7 +5,7 @@ relations grown and recomputed)."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import heapq
 import json
 import mmap
 import multiprocessing as mp
@@ -14,7 +14,7 @@ import shutil
 import threading
 import traceback
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -44,7 +44,14 @@ from repomem.index.files import warm_up as files_warm_up
 from repomem.index.fragments import load_window_kernel, window_bounds, window_nodes
 from repomem.index.graph import CallRows, NodeLayout, build_graph, node_layout
 from repomem.index.languages import language_for_path
-from repomem.index.mapped import Locations, TextIds, Texts, bytes_keys, window_locations
+from repomem.index.mapped import (
+    Locations,
+    TextIds,
+    Texts,
+    bytes_keys,
+    hash_order,
+    window_locations,
+)
 from repomem.index.meter import StageMeter
 from repomem.index.parsing import (
     ParsedFile,
@@ -391,7 +398,7 @@ def _cut_fragments(
     idx.frag_locs = fragment_locations(idx)
     texts.finish()
     idx.frag_text.finish()
-    order = np.argsort(idx.frag_key[: len(idx.frag_text)], kind="stable")
+    order = hash_order(idx.frag_key[: len(idx.frag_text)])
     idx.by_text = TextIds(idx.frag_text, idx.frag_key[order], order)
     return by_lang, reused, spooled_parses
 
@@ -417,23 +424,28 @@ def _resolve_calls(
     what resolution depended on spooled as the arrays a save writes; returns their names.
     ``parts``: the files resolved in that many runs at once, all but the first in forked
     children that share the resolver's tables as made (a run's files depend on no other
-    run's: the same arrays as one run)."""
+    run's: the same arrays as one run). The runs take the files a chunk at a time as each
+    is ready for more (``_Chunks``), the first from the front, the others from the back:
+    split once by an estimate of their work, one run went on alone for a fifth of the
+    kernel subset's resolution."""
     resolver = Resolver(parses, imports=config.import_weight > 0, settings=settings)
     dependencies = DependencyRows(calls.paths)
-    bounds = _runs(parses, calls.paths, parts)
+    chunks = _Chunks(calls.paths, parts)
     others = []
-    for k, (lo, hi) in enumerate(itertools.pairwise(bounds[1:]), 1):
+    for k in range(1, parts):
         folder = spool / f"resolved_{k}"
-        run = partial(_resolve_run, resolver, parses, calls, lo, hi, folder)
+        run = partial(_resolve_run, resolver, parses, calls, chunks, k, folder)
         others.append((folder, _forked(run)))
-    for p, calls_of_p in _resolved(resolver, parses, calls.paths[: bounds[1]], dependencies):
+    front = ((p, dependencies) for c in chunks.claimed(0) for p in chunks.files(c))
+    for p, calls_of_p in _resolved(resolver, parses, front):
         calls.add(p, calls_of_p)
-    for folder, join in others:
+    for _, join in others:
         join()
-        calls.extend(np.load(folder / "calls.npy"), np.load(folder / "counts.npy").tolist())
-        with open(folder / "names.json") as fh:
-            names = json.load(fh)
-        dependencies.join(names, np.load(folder / "reads.npy"), np.load(folder / "tries.npy"))
+    taken = heapq.merge(*(_taken_chunks(folder) for folder, _ in others), key=lambda c: c[0])
+    for _, rows, counts, names, reads, tries in taken:
+        calls.extend(rows, counts)
+        dependencies.join(names, reads, tries)
+    for folder, _ in others:
         shutil.rmtree(folder)
     calls.finish()
     # the names' arrays taken, the resolver's tables go before the dependencies' are made
@@ -445,10 +457,11 @@ def _resolve_calls(
 
 
 def _resolved(
-    resolver: Resolver, parses: SpooledParses, paths: list[str], dependencies: DependencyRows
+    resolver: Resolver, parses: SpooledParses, work: Iterable[tuple[str, DependencyRows]]
 ) -> Iterator[tuple[str, list[tuple[int, str, int]]]]:
-    """Each of ``paths`` with its calls resolved, what resolution read dropped as it goes."""
-    for done, p in enumerate(paths, 1):
+    """Each file of ``work`` with its calls resolved, what it read and tried added to its
+    rows, what resolution read dropped as it goes."""
+    for done, (p, dependencies) in enumerate(work, 1):
         yield p, resolver.calls_of(p, dependencies)
         if done % _RESOLVED_AT_ONCE == 0:
             resolver.drop_unread()
@@ -456,42 +469,122 @@ def _resolved(
             parses.drop_unread()
 
 
+class _Chunks:
+    """The files to resolve in chunks, which the runs at once take (``claimed``) until none
+    is left: the first run from the front, writing its files' calls in order as it goes,
+    the others from the back, whose chunks are appended after them in order. Each run is
+    given one chunk at once, so that each resolves some (a run forked first could take
+    every chunk before the first run takes one)."""
+
+    def __init__(self, paths: list[str], parts: int) -> None:
+        self.paths = paths
+        self.size = max(1, min(_CHUNK_FILES, len(paths) // (4 * parts)))
+        n = -(-len(paths) // self.size)
+        ctx = mp.get_context("fork") if parts > 1 else mp.get_context()
+        self._lock = ctx.Lock()
+        # the chunks given at once: the first, and from ``_reserved`` to ``_count``
+        self._count, self._reserved = n, max(n - (parts - 1), 0)
+        # the next chunk from the front, the one after the last from the back
+        self._ends = ctx.RawArray("q", [min(1, self._reserved), self._reserved])
+
+    def files(self, chunk: int) -> list[str]:
+        return self.paths[chunk * self.size : (chunk + 1) * self.size]
+
+    def claimed(self, run: int) -> Iterator[int]:
+        """The chunks run ``run`` (0: the first) resolves, as it is ready for each."""
+        if run == 0:
+            given = 0 if self._reserved else None
+        else:
+            given = self._count - run if self._count - run >= self._reserved else None
+        if given is None:
+            return
+        yield given
+        while (chunk := self._take(front=run == 0)) is not None:
+            yield chunk
+
+    def _take(self, *, front: bool) -> int | None:
+        with self._lock:
+            lo, hi = self._ends
+            if lo >= hi:
+                return None
+            if front:
+                self._ends[0] = lo + 1
+                return lo
+            self._ends[1] = hi - 1
+            return hi - 1
+
+
+# files a run of resolution takes at a time (fewer on a small repository: each run some)
+_CHUNK_FILES = 32
+
+
 def _resolve_run(
     resolver: Resolver,
     parses: SpooledParses,
     calls: SpooledCalls,
-    lo: int,
-    hi: int,
+    chunks: _Chunks,
+    run: int,
     folder: Path,
 ) -> str:
-    """Files ``lo:hi`` of ``calls.paths`` resolved (in a forked child), their call rows and
-    dependency rows written to ``folder`` for the first run's process to append."""
+    """The chunks run ``run`` takes from the back resolved (in a forked child), their call
+    rows and dependency rows written to ``folder`` chunk by chunk in path order, each
+    chunk's names numbered apart, for the first run's process to append
+    (``_taken_chunks``)."""
     folder.mkdir()
-    dependencies = DependencyRows(calls.paths)
-    rows, counts = [np.empty((0, 4), np.int64)], []
-    for p, calls_of_p in _resolved(resolver, parses, calls.paths[lo:hi], dependencies):
-        rows.append(calls.rows_of(p, calls_of_p))
-        counts.append(len(calls_of_p))
-    names, reads, tries = dependencies.rows()
-    write_array(folder / "calls.npy", np.concatenate(rows))
+    taken: list[tuple[int, DependencyRows, list[np.ndarray], list[int]]] = []
+    numbered = DependencyRows(calls.paths)
+
+    def work() -> Iterator[tuple[str, DependencyRows]]:
+        for chunk in chunks.claimed(run):
+            taken.append((chunk, numbered.sharing(), [], []))
+            for p in chunks.files(chunk):
+                yield p, taken[-1][1]
+
+    for p, calls_of_p in _resolved(resolver, parses, work()):
+        taken[-1][2].append(calls.rows_of(p, calls_of_p))
+        taken[-1][3].append(len(calls_of_p))
+    taken.sort(key=lambda chunk: chunk[0])
+    rows = [dependencies.rows() for _, dependencies, _, _ in taken]
+    calls_rows = [r for _, _, of_files, _ in taken for r in of_files]
+    write_array(folder / "calls.npy", np.concatenate([np.empty((0, 4), np.int64), *calls_rows]))
+    counts = [n for _, _, _, of_files in taken for n in of_files]
     write_array(folder / "counts.npy", np.array(counts, np.int64))
-    write_array(folder / "reads.npy", reads)
-    write_array(folder / "tries.npy", tries)
-    with open(folder / "names.json", "w") as fh:
-        json.dump(names, fh)
+    write_array(
+        folder / "reads.npy", np.concatenate([np.empty((0, 3), np.int32)] + [r for _, r, _ in rows])
+    )
+    write_array(
+        folder / "tries.npy", np.concatenate([np.empty((0, 2), np.int32)] + [t for _, _, t in rows])
+    )
+    with open(folder / "chunks.jsonl", "w") as fh:
+        for (chunk, _, _, counts_of), (names, r, t) in zip(taken, rows, strict=True):
+            fh.write(json.dumps([chunk, len(counts_of), len(r), len(t), names]) + "\n")
     return ""
 
 
-def _runs(parses: SpooledParses, paths: list[str], parts: int) -> list[int]:
-    """Bounds of ``parts`` runs of ``paths`` with about as many call sites each (the bytes of
-    their parses' calls, and a little for each file): resolution's time goes with them."""
-    number = {p: i for i, p in enumerate(parses.paths)}
-    ends = np.asarray(parses.arrays["callsites_off"])
-    at = np.array([number[p] for p in paths], np.int64).reshape(-1)
-    work = np.cumsum(ends[at + 1] - ends[at] + _FILE_WORK, dtype=np.float64)
-    total = work[-1] if work.size else 0.0
-    cuts = np.searchsorted(work, total * np.arange(1, parts) / parts).tolist()
-    return [0, *cuts, len(paths)]
+def _taken_chunks(
+    folder: Path,
+) -> Iterator[tuple[int, np.ndarray, list[int], list[str], np.ndarray, np.ndarray]]:
+    """The chunks another run wrote (``_resolve_run``), in order: per chunk its number, call
+    rows, calls per file, names met, read rows and tried rows; a chunk's names read as it
+    comes (the whole kernel's chunks repeat most of theirs)."""
+    calls, counts = np.load(folder / "calls.npy"), np.load(folder / "counts.npy").tolist()
+    reads, tries = np.load(folder / "reads.npy"), np.load(folder / "tries.npy")
+    files = calls_at = reads_at = tries_at = 0
+    with open(folder / "chunks.jsonl") as fh:
+        for line in fh:
+            chunk, n_files, n_reads, n_tries, names = json.loads(line)
+            counts_of = counts[files : files + n_files]
+            n_calls = sum(counts_of)
+            yield (
+                chunk,
+                calls[calls_at : calls_at + n_calls],
+                counts_of,
+                names,
+                reads[reads_at : reads_at + n_reads],
+                tries[tries_at : tries_at + n_tries],
+            )
+            files, calls_at = files + n_files, calls_at + n_calls
+            reads_at, tries_at = reads_at + n_reads, tries_at + n_tries
 
 
 # the most files resolved in two runs at once by default: each run's process holds its
@@ -500,9 +593,6 @@ def _runs(parses: SpooledParses, paths: list[str], parts: int) -> list[int]:
 # the kernel subset's 8.5k files: ~0.7 GB, docs/MEASUREMENTS.md), under the peak of the
 # build's bm25 and relations stages
 _RUNS_UP_TO = 60_000
-
-# a file's share of resolution beyond its calls, counted as bytes of its parse's calls
-_FILE_WORK = 256
 
 
 def _resolve_apart(

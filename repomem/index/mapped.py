@@ -425,6 +425,28 @@ class LazyDict(MutableMapping[K, V], Generic[K, V]):
         return len(self._saved) == len(self._values)
 
 
+def hash_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of hash keys, which seldom tie: numpy's
+    vectorised unstable sort (the kernel subset's 655k word hashes 0.060 -> 0.021 s), then
+    each run of tied keys put back in index order (many ties: the stable sort itself)."""
+    order = np.argsort(keys)
+    ranked = keys[order]
+    tied = np.flatnonzero(ranked[1:] == ranked[:-1])
+    if tied.size > _TIES_MENDED:
+        return np.argsort(keys, kind="stable")
+    starts = tied[np.r_[True, np.diff(tied) > 1]] if tied.size else tied
+    for lo in starts.tolist():
+        hi = lo + 1
+        while hi + 1 < ranked.size and ranked[hi + 1] == ranked[lo]:
+            hi += 1
+        order[lo : hi + 1] = np.sort(order[lo : hi + 1])
+    return order
+
+
+# the most tied neighbours ``hash_order`` puts back in order one run at a time
+_TIES_MENDED = 256
+
+
 @numba.njit(cache=True, nogil=True)
 def fnv1a(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """64-bit FNV-1a of each ``data[offsets[i]:offsets[i + 1]]``: a stable hash (Python's
@@ -565,7 +587,7 @@ class Vocabulary:
             [self._data[np.repeat(saved, sizes)], np.frombuffer(b"".join(added), np.uint8)]
         )
         hashes = fnv1a(data, offsets)
-        order = np.argsort(hashes, kind="stable")
+        order = hash_order(hashes)
         return Vocabulary(data, offsets, hashes[order], order.astype(np.int64))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:

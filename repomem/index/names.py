@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from repomem.index.mapped import Vocabulary, fnv1a
+from repomem.index.mapped import Vocabulary, fnv1a, hash_order
 from repomem.index.parsed import ParsedFile
 
 # (namespace, name): ``by_name``'s key
@@ -70,7 +70,7 @@ def encoded_vocabulary(name: str, data: np.ndarray, offsets: np.ndarray) -> dict
     """The words encoded in ``data`` (the i-th at ``offsets[i]:offsets[i + 1]``) as the
     arrays of ``vocabulary_arrays``."""
     hashes = fnv1a(data, offsets)
-    order = np.argsort(hashes, kind="stable")
+    order = hash_order(hashes)
     return {
         name: data,
         f"{name}_off": offsets,

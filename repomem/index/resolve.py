@@ -169,6 +169,13 @@ class DependencyRows:
             t[:, 0], t[:, 1] = tried, f
             self._tries.append(t)
 
+    def sharing(self) -> DependencyRows:
+        """Empty rows over the same files, their numbers shared rather than made again (the
+        whole kernel's 55k for each chunk of files a run of resolution takes)."""
+        rows = DependencyRows([])
+        rows.number = self.number
+        return rows
+
     def rows(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The rows gathered (read, tried), numbered by the names listed, as another
         process's ``join`` takes them."""
@@ -209,7 +216,7 @@ class DependencyRows:
             ].astype(np.int32)
             t = np.r_[t, np.c_[rename[kept_t[:, 0]], renumber[kept_t[:, 1]]]].astype(np.int32)
         r = r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))]
-        t = t[np.lexsort((t[:, 1], t[:, 0]))]
+        t = _sorted_pairs(t)
         return {
             "dep_reads": r,
             "dep_reads_key": np.ascontiguousarray(r[:, 0]),
@@ -217,6 +224,17 @@ class DependencyRows:
             "dep_tries_key": np.ascontiguousarray(t[:, 0]),
             **vocabulary_arrays("dep_names", self.ids),
         }
+
+
+def _sorted_pairs(rows: np.ndarray) -> np.ndarray:
+    """Rows of two non-negative int32 columns sorted by the first, then the second: each
+    row packed in an int64 and sorted as one (tied rows are equal: any order of them is
+    ``np.lexsort``'s), in resolution's serial end. The kernel subset's million keys tried:
+    lexsort 0.28-0.30 s, this 0.03-0.06 s."""
+    packed = np.sort((rows[:, 0].astype(np.int64) << 32) | rows[:, 1])
+    out = np.empty_like(rows)
+    out[:, 0], out[:, 1] = packed >> 32, packed & 0xFFFFFFFF
+    return out
 
 
 def _defs_by_name(pf: ParsedFile) -> dict[str, int]:

@@ -32,7 +32,7 @@ from repomem.errors import RepomemError
 from repomem.index.bm25 import BM25Index
 from repomem.index.gcpause import paused_gc
 from repomem.index.graph import CodeGraph, import_cost, laid_out
-from repomem.index.mapped import LazyDict, Locations, Texts, window_locations
+from repomem.index.mapped import LazyDict, Locations, Texts, hash_order, window_locations
 from repomem.index.parsing import ParsedFile, newline_positions
 from repomem.index.resolve import saved_dependencies
 from repomem.index.rowpool import RowPool
@@ -369,7 +369,7 @@ def _put_fragments(gen: _Generation, index: IndexTables, n_files: int) -> None:
     frag_key = np.asarray(index.frag_key[:n_frags], np.int64)
     gen.put_with_room("frag_key", frag_key, _room(n_frags))
     live_ids = np.flatnonzero(live)
-    gen.put("frag_by_key", live_ids[np.argsort(frag_key[live_ids], kind="stable")])
+    gen.put("frag_by_key", live_ids[hash_order(frag_key[live_ids])])
 
 
 # The per-row and per-fragment arrays saved with zeros after them, where an update after a

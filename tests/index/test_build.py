@@ -263,6 +263,23 @@ def test_a_build_resolves_its_files_in_runs_at_once_and_saves_what_one_run_does(
         assert saved[workers][1] == manifest
 
 
+def test_the_runs_of_resolution_take_every_chunk_once_the_first_from_the_front() -> None:
+    """The first run takes chunks from the front in order (it writes their calls as it
+    goes), each other run from the back; each is given one at once, so that a run forked
+    first cannot take them all: wherever they meet, each chunk is resolved by one run."""
+    paths = [f"f{i:03}.c" for i in range(100)]
+    chunks = build._Chunks(paths, 3)
+    assert chunks.size == 8  # 100 files in 13 chunks: 4 a run at least
+    others = [chunks.claimed(1), chunks.claimed(2)]
+    taken = [[c for c in others[0]], [next(others[1])]]  # the second other run is slow
+    first = list(chunks.claimed(0))
+    assert taken == [[12, *range(10, 0, -1)], [11]]
+    assert first == [0] and list(others[1]) == []
+    assert [p for c in range(13) for p in chunks.files(c)] == paths
+    one = build._Chunks(paths[:1], 3)  # a file: one run resolves it
+    assert [list(one.claimed(run)) for run in range(3)] == [[], [0], []]
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one run on one core")
 def test_a_build_resolves_in_two_runs_by_default_only_up_to_a_number_of_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
