@@ -1606,20 +1606,25 @@ def _add_analogue(finder: _Finder) -> None:
 
 
 def _other_methods(finder: _Finder, n: int) -> None:
-    """Go, Java: a method of another file's type that the last ``Language.family_lines`` lines
-    call names beside it up to ``n`` of the type's other methods (of its file) that the
-    code does not call, the most called first: the next line calls another method of
+    """Go, Java, C++: a method of another file's type that the last ``Language.family_lines``
+    lines call names beside it up to ``n`` of the type's other methods (of its file) that
+    the code does not call, the most called first: the next line calls another method of
     the same value (``v1.GET(`` after ``v1.Use(``; ``c.Errors.Errors()`` after
     ``c.Errors.ByType(``), whose type the code need not name (its card would be a
-    name the code does not write). One method of a type stands for it."""
+    name the code does not write). One method of a type stands for it. With
+    ``Language.other_methods_all`` (C++) the nearest method the names' lines call names
+    all the type's methods but its constructors, destructor and operators, the called
+    ones too: their own cards may be ranked out."""
     classes = finder.resolver.classes
-    called = finder.called_words
+    every = finder.language.other_methods_all
+    called = set() if every else finder.called_words
+    lines = finder.language.name_lines if every else finder.language.family_lines
     done: set[tuple[str, str]] = set()
     for f in sorted(finder.found.values(), key=lambda f: (f.distance, -f.count)):
         path, qual = f.target
         owner = qual.rpartition(".")[0]
         if (
-            f.distance > finder.language.family_lines
+            f.distance > lines
             or path == finder.path
             or f.functions
             or qual in classes[path]
@@ -1638,13 +1643,23 @@ def _other_methods(finder: _Finder, n: int) -> None:
         methods = [
             d
             for d in finder.resolver.files[path].members(owner)
-            if d.name != qual and d.name.rsplit(".", 1)[-1] not in called
+            if d.name != qual
+            and d.name.rsplit(".", 1)[-1] not in called
+            and (not every or _method(d, owner))
         ]
         methods.sort(key=lambda d: -finder.entity_calls(path, d.node))
         if methods:
             f.functions = [(path, d.node) for d in methods[:n]]
             f.heading = f"// other methods of {owner.rsplit('.', 1)[-1]}:"
             f.named = True
+
+
+def _method(d: Definition, owner: str) -> bool:
+    """Whether a member of class ``owner`` is a method called on a value: not a nested type
+    or alias, a constructor, the destructor or an operator."""
+    name = d.name.rsplit(".", 1)[-1]
+    short = owner.rsplit(".", 1)[-1]
+    return not d.is_class and name != short and name.isidentifier() and name[:8] != "operator"
 
 
 def _other_functions(finder: _Finder, f: _Found, n: int) -> None:
@@ -1655,6 +1670,8 @@ def _other_functions(finder: _Finder, f: _Found, n: int) -> None:
     ``testsuite.ValueToTaggedJSON``). The nearest function of a package stands for it."""
     path = f.target[0]
     found = finder.language.package_functions(finder.resolver, finder.path, (path, f.node))
+    if not found:
+        return  # (C++'s free functions: no package; what the code calls is not read)
     qualnames = finder.resolver.qualnames
     called = finder.called_words
     calls = {t: finder.entity_calls(*t) for t in found if qualnames[t[0]][t[1]] not in called}

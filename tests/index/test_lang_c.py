@@ -1278,3 +1278,24 @@ def test_cpp_a_template_parameter_with_a_default_types_the_fields_it_types(
     cut = edited.split("        return sax")[0]
     for index in (idx, fresh):
         assert resolve_names(index, "lib/reader.hpp", cut, names[:2]) == [None, None]
+
+
+def test_cpp_a_method_called_names_all_its_class_s_methods(tmp_path: Path) -> None:
+    # ``h->start()`` called 30 lines up: the card of the nearest method the lines above call
+    # on a class names all the class's methods, ``key`` which the code calls too (its own
+    # card may be ranked out), not its constructor, destructor, operators or aliases
+    files = {
+        "handler.hpp": "#pragma once\nclass handler {\n  public:\n    using value_t = int;\n"
+        "    handler() = default;\n    ~handler() = default;\n"
+        "    handler& operator=(const handler&) = default;\n    bool start() { return true; }\n"
+        "    bool key() { return true; }\n    bool end() { return true; }\n};\n",
+        "use.cpp": '#include "handler.hpp"\n\nbool run(handler* h)\n{\n    h->key();\n'
+        "    h->start();\n" + "    int x = 0;\n" * 30,
+    }
+    idx, _ = RepoIndex.build(write_files(tmp_path, files), save=False)
+    hits = find_definitions(idx, "use.cpp", files["use.cpp"])
+    (card,) = [h.card for h in hits if h.card.name == "handler.start"]
+    assert card.text.split("\n")[-1] == "// other methods of handler: key, end"
+    assert ("handler.hpp", 9) in card.listed  # end, the next line's
+    # one method stands for its class
+    assert not [h for h in hits if h.card.name == "handler.key" and "other methods" in h.card.text]

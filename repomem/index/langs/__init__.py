@@ -93,6 +93,12 @@ class Language:
     #: how many of the other methods of the type of a method that the lines above call
     #: its card names (0: none)
     other_methods: int = 0
+    #: whether that card names all the type's methods, those the code calls too, for a method
+    #: called anywhere in the names' lines (``name_lines``), not only in the last
+    #: ``family_lines``: C++'s receivers are often a class of handlers called one after
+    #: another, whose calls' cards a function of many calls ranks out (``sax->end_array()``
+    #: 25 lines below ``sax->start_array(``)
+    other_methods_all: bool = False
     #: what the listing of ``included_definitions``' most called says they are
     helpers_heading: str = "most called of the headers included above, not named here:"
     #: how many of what follows the other calls of a definition the last lines call its card
