@@ -673,11 +673,12 @@ def _write_postings(
     return term_ptr
 
 
-def _spooled(directory: Path, values: np.ndarray) -> np.ndarray:
-    """``values`` written to a file of ``directory`` with no name and mapped back read-only."""
+def _spooled(directory: Path, values: np.ndarray, room: int = 0) -> np.ndarray:
+    """``values`` written to a file of ``directory`` with no name and mapped back: read-only,
+    or copy-on-write with ``room`` zeros after them (``ScratchWriter.mapped``)."""
     out = ScratchWriter(directory, values.dtype)
     out.write(values)
-    return out.mapped()
+    return out.mapped(room)
 
 
 class _Growable:
@@ -700,6 +701,11 @@ class _Growable:
         grown = cls.__new__(cls)
         grown._data, grown.size = values, int(values.size if size is None else size)
         return grown
+
+    @classmethod
+    def kept(cls, dtype: Any, values: np.ndarray, size: int, adopt: bool) -> _Growable:
+        """The first ``size`` of ``values``: ``adopt``-ed (the room after them kept), or copied."""
+        return cls.adopt(values, size) if adopt else cls(dtype, values[:size])
 
     @property
     def view(self) -> np.ndarray:
@@ -990,6 +996,13 @@ class _Compaction:
             _SPOOL_POSTINGS,
         )
         release_mapped(mappings_of([row_terms, row_tf]))
+        # the terms' and rows' bounds and the rows' lengths to files too, with room for the
+        # rows later edits add: made on the heap, the Linux kernel subset's first compaction
+        # in an editing session (its ~850th edit) kept 11 MB of them resident for good
+        term_ptr = _spooled(self.spool, term_ptr)
+        rows_room = max(1 << 16, live.size // 8)
+        row_ptr = _spooled(self.spool, row_ptr, rows_room)
+        row_len = _spooled(self.spool, row_len, rows_room)
         postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
         self._load(
             vocab,
@@ -1008,7 +1021,7 @@ class _Compaction:
             blocks[i] = _spooled(self.spool, blocks[i])
         self._blocks = tuple(blocks)
         spooled = [blocks[i] for i in _SPOOLED_BLOCKS]
-        self.spooled_maps = mappings_of([row_terms, row_tf, *postings[1:], *spooled])
+        self.spooled_maps = mappings_of([row_terms, row_tf, row_ptr, row_len, *postings, *spooled])
         release_mapped(self.spooled_maps)
 
 
@@ -1405,30 +1418,28 @@ class BM25Index(_SavedState, _Compaction):
     ) -> None:
         """Make the given rows (row number == document id, only live rows hold terms) the whole
         index, all in the main segment, and derive the statistics from them. ``adopt``: keep
-        the row arrays themselves (mapped read-only, say), with no room for appends (the
-        first one copies them); ``postings``: the rows' ``_transpose``, made already;
-        ``stats``: their ``_row_stats``, counted already."""
+        the row arrays themselves (mapped, say), the rows' bounds and lengths too, with room
+        after them or none (an append past it copies them); ``postings``: the rows'
+        ``_transpose``, made already; ``stats``: their ``_row_stats``, counted already."""
         n_rows = live.size
         df, row_len = stats or _row_stats(row_ptr, row_terms, row_tf, len(vocab))
         doc_ids = np.flatnonzero(live)
         self._vocab: dict[str, int] | Vocabulary = vocab
         self._df = _Growable(np.int64, df)
         self._df_hist = _Growable(np.int64, np.bincount(df, minlength=doc_ids.size + 2))
-        self._row_ptr = _Growable(np.int64, row_ptr)
-        used = int(row_ptr[-1])  # an adopted array may hold room after its rows
-        self._row_terms = (
-            _Growable.adopt(row_terms, used) if adopt else _Growable(np.int32, row_terms)
-        )
-        self._row_tf = _Growable.adopt(row_tf, used) if adopt else _Growable(np.int32, row_tf)
+        used = int(row_ptr[n_rows])  # an adopted array may hold room after its rows
+        self._row_ptr = _Growable.kept(np.int64, row_ptr, n_rows + 1, adopt)
+        self._row_terms = _Growable.kept(np.int32, row_terms, used, adopt)
+        self._row_tf = _Growable.kept(np.int32, row_tf, used, adopt)
         self._row_doc = _Growable(np.int64, np.arange(n_rows))
-        self._row_len = _Growable(np.int64, row_len)
+        self._row_len = _Growable.kept(np.int64, row_len, n_rows, adopt)
         self._row_live = _Growable(np.bool_, live)
         # per document id, its live row (-1: none); a dict of them took ~30 MB of the Linux
         # kernel subset's 323k fragments, made again at every compaction
         self._row_of = _Growable(np.int64, np.where(live, np.arange(n_rows), -1))
         self._capacity = n_rows
         self._n_live = int(doc_ids.size)
-        self._total_len = int(row_len.sum())
+        self._total_len = int(row_len[:n_rows].sum())
         self._term_ptr, self._post_row, self._post_tf = postings or _transpose(
             row_ptr, row_terms, row_tf, len(vocab)
         )

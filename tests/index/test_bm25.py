@@ -599,7 +599,10 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
     assert spooled_index._vocab.get("only_here") is None
     assert spooled_index._vocab.get("added_since") is not None
     assert not spooled_index._post_row.flags.writeable
-    assert len(spooled_index.spooled_maps) == 6  # rows, postings, block maxima
+    # rows, their bounds and lengths, postings and their bounds, block maxima: none on the heap
+    assert len(spooled_index.spooled_maps) == 9
+    bounds = (spooled_index._term_ptr, spooled_index._row_ptr.view, spooled_index._row_len.view)
+    assert {id(trim.map_under(x)) for x in bounds} <= {id(m) for m in spooled_index.spooled_maps}
     assert not list(spool_dir.iterdir())  # the files have no names
     trim.release_mapped(spooled_index.spooled_maps)  # as a tidy hands their pages back
     for target in (memory, spooled_index):
@@ -629,7 +632,7 @@ def test_a_compaction_into_a_spool_folder_hands_back_what_it_read(tmp_path: Path
     trim.release_mapped(old_rows)  # as a tidy hands them back
     for target in (built, opened):
         target.compact()
-    assert len(old_rows) == 2 and len(opened.spooled_maps) == 6
+    assert len(old_rows) == 2 and len(opened.spooled_maps) == 9
     assert resident_pages([*old_rows, *opened.spooled_maps]) == 0
     for query in (["w1", "w2", "later"], ["w3", "w4"]):
         np.testing.assert_array_equal(opened.scores(query), built.scores(query))
