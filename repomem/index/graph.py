@@ -30,7 +30,7 @@ import numpy as np
 from repomem.index.mapped import LazyDict
 from repomem.index.parsed import ParsedFile
 from repomem.index.rowpool import RowPool, distinct_sorted, ranges, with_room
-from repomem.index.trim import fresh_zeros
+from repomem.index.trim import fresh_grown
 
 W_SYNTAX = 0.5
 W_DIRECTORY = 0.3
@@ -305,15 +305,13 @@ class CodeGraph:
         that outgrows its ids moves to new ones at the end, and growing every per-node array
         to just fit at each move (eight arrays of 15 MB on the Linux kernel's kernel/ mm/
         fs/ include/) copied them all and left the allocator's heap to grow with the edits).
-        The keys grow into pages of their own (``fresh_zeros``), which a pause can move to a
+        The keys grow into pages of their own (``fresh_grown``), which a pause can move to a
         file and hand back (``IndexTables.row_maps``), as the saved ones they copy were."""
         if n > self.n_nodes:
             if n > self.id_room:
                 room = n + n // 8
                 self.adj.grow(room)
-                key = fresh_zeros(room, np.int64)
-                key[: self.key.size] = self.key
-                self.key = key
+                self.key = fresh_grown(self.key, room)
             self.n_nodes = n
 
     def _add_to_directory(

@@ -173,6 +173,17 @@ def fresh_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype = np.float6
     return np.frombuffer(buffer, dt, count).reshape(shape)
 
 
+def fresh_grown(a: np.ndarray, n: int, fill: float = 0) -> np.ndarray:
+    """``a`` copied into ``n`` of ``fresh_zeros``' pages, ``fill`` after it: an array grown
+    this way can be moved to a file and handed back at a pause, as the saved one it copies
+    was; ``np.concatenate`` leaves the copy on the allocator's heap for good."""
+    grown = fresh_zeros(n, a.dtype)
+    grown[: a.size] = a
+    if fill:
+        grown[a.size :] = fill
+    return grown
+
+
 def map_under(a: np.ndarray) -> mmap.mmap | None:
     """The map an array is a view of (``fresh_zeros``, ``np.load``'s), if any and open."""
     base: object = a

@@ -23,7 +23,7 @@ from repomem.index.parsing import ParsedFile, TreeCache, parse_source, supported
 from repomem.index.relations import node_ball
 from repomem.index.resolve import Resolver, moved_definitions
 from repomem.index.tables import IndexTables
-from repomem.index.trim import fresh_zeros
+from repomem.index.trim import fresh_grown
 
 
 def update_file(
@@ -195,17 +195,14 @@ def _file_frags(t: IndexTables, path: str) -> np.ndarray:
 
 def _grow_node_arrays(t: IndexTables) -> None:
     """The per-node arrays kept beside the graph grown to its ids; the radii into pages of
-    their own (``fresh_zeros``), which a pause moves to a file and hands back
+    their own (``fresh_grown``), which a pause moves to a file and hands back
     (``IndexTables.row_maps``): a copy of the saved ones on the heap stayed resident (on the
     Linux kernel's kernel/ mm/ fs/ include/, 16.5 MB, with the graph's keys 33 MB, at the
     first file an editing session typed past its node ids)."""
     n = t.graph.id_room
     t.node_frags.grow(n)
     if t.radius.size < n:
-        radius = fresh_zeros(n)
-        radius[: t.radius.size] = t.radius
-        radius[t.radius.size :] = np.inf
-        t.radius = radius
+        t.radius = fresh_grown(t.radius, n, np.inf)
 
 
 def _update_fragment_nodes(t: IndexTables, frags: np.ndarray, nodes: np.ndarray) -> None:
