@@ -93,9 +93,12 @@ def language_for_path(path: str) -> str | None:
 # access label, ``using namespace``, ``extern "C++"`` or a standard header without ``.h``;
 # matched at the text's start, then searched for after a newline: a pattern that starts with
 # a literal is searched for that byte first (``^`` under ``re.M`` was tried at every
-# position: twice the time, ~1% of a build's parsing workers on the Linux kernel)
+# position: twice the time, ~1% of a build's parsing workers on the Linux kernel); a line
+# whose first character no alternative starts with is left at once (a lookahead: a third
+# less of the search over the kernel's headers, most of whose lines start otherwise)
 _CPP_BODY = (
-    r"[ \t]*(?:template\s*<|(?:inline\s+)?namespace(?:\s+\w+(?:\s*::\s*\w+)*)?\s*\{"
+    r"[ \t]*(?=[tinucpe#])(?:template\s*<"
+    r"|(?:inline\s+)?namespace(?:\s+\w+(?:\s*::\s*\w+)*)?\s*\{"
     r"|using\s+namespace\s"
     r"|class\s+\w+(?:\s+final)?\s*[:{]|(?:public|private|protected)\s*:"
     r'|extern\s+"C\+\+"|#\s*include\s*<[a-z_]+>)'

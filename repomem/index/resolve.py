@@ -716,8 +716,7 @@ def _enter_all(r: Resolver, paths: list[str]) -> Names:
         assert pf is not None
         ns, i = _namespace(pf.language), number[path]
         names, nodes, _ = pf.definition_columns()
-        for name, node in zip(names, nodes, strict=True):
-            rows.add(i, (ns, name.rsplit(".", 1)[-1]), node)
+        rows.add_file(i, ns, names, nodes)
         r._enter_tables(path, pf)  # noqa: SLF001 - the resolver's own step
     return rows.names()
 

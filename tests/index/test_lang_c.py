@@ -490,6 +490,31 @@ def test_cpp_header_is_parsed_as_cpp(tmp_path: Path) -> None:
     assert counts["cpp"] == len(CPP_FILES) and counts["c"] == len(C_FILES)
 
 
+def test_each_cpp_line_marks_a_header_first_or_later_indented_or_not() -> None:
+    """Every kind of line only C++ writes, at the text's start and after C lines, with and
+    without blanks before it (the search leaves a line whose first character starts none)."""
+    lines = [
+        "template <typename T>",
+        "namespace a {",
+        "inline namespace v1 {",
+        "using namespace std;",
+        "class A : public B {",
+        "public:",
+        "private :",
+        "protected:",
+        'extern "C++" {',
+        "#include <vector>",
+        "# include <cstdio>",
+    ]
+    c_lines = "#define X 1\nstruct s { int a; };\nstatic int f(void);\n"
+    for line in lines:
+        for blank in ("", "  ", "\t"):
+            assert code_language("a/x.h", blank + line + "\nint f(void);\n") == "cpp", line
+            assert code_language("a/x.h", c_lines + blank + line + "\n") == "cpp", line
+    not_cpp = "#include <stdio.h>\n\tclass_init();\n  publicity:\n\ttemplate_x = 1;\n"
+    assert code_language("a/x.h", c_lines + not_cpp) == "c"
+
+
 # a library's own macros, as a header-only library writes them (nlohmann/json): a
 # namespace opened and closed by a macro line, attribute macros on lines of their own before
 # members, an access label by a macro, an export macro in a class's head

@@ -4,6 +4,7 @@ it answers as the in-memory table did, and the files entered since shadow their 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -78,18 +79,21 @@ def test_rows_entered_a_file_at_a_time_make_the_table_entering_makes() -> None:
     """A build's ``NameRows``: byte for byte the arrays of the table of tuples entered with
     the same definitions, read in place with the same answers, and edited as a loaded one."""
     paths = ["a.py", "b.py", "c.py"]
-    entries = [
-        ("a.py", ("py", "run"), 9),
-        ("a.py", ("py", "run"), 2),
-        ("a.py", ("go", "run"), 1),
-        ("b.py", ("py", "ünï"), 4),
-        ("b.py", ("py", "run"), 3),
-        ("c.py", ("py", "other"), 7),
+    entries = [  # a definition's key is the last part of its name
+        ("a.py", ("py", "run"), 9, "run"),
+        ("a.py", ("py", "run"), 2, "A.run"),
+        ("a.py", ("go", "run"), 1, "run"),
+        ("b.py", ("py", "ünï"), 4, "ünï"),
+        ("b.py", ("py", "run"), 3, "B.C.run"),
+        ("c.py", ("py", "other"), 7, "other"),
     ]
     names, rows = Names(), NameRows(paths)
-    for path, key, node in entries:
+    for path, key, node, _ in entries:
         names.add(path, key, node)
-        rows.add(paths.index(path), key, node)
+    # a file's definitions of a namespace entered at once, new words repeated among them
+    for (path, ns), group in groupby(entries, key=lambda e: (e[0], e[1][0])):
+        of_file = list(group)
+        rows.add_file(paths.index(path), ns, [e[3] for e in of_file], [e[2] for e in of_file])
     table = rows.names()
 
     def same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
@@ -98,7 +102,7 @@ def test_rows_entered_a_file_at_a_time_make_the_table_entering_makes() -> None:
         )
 
     assert same(table.arrays(paths), names.arrays(paths))
-    keys = [*{key for _, key, _ in entries}, ("py", "missing")]
+    keys = [*{key for _, key, _, _ in entries}, ("py", "missing")]
     assert [table.get(k) for k in keys] == [names.get(k) for k in keys]
     loaded = _saved(names, paths)  # an edit: as over a loaded index's table
     for edited in (table, loaded, names):

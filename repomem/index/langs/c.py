@@ -1084,6 +1084,11 @@ def _declared(lines: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 # ---- parse time ---------------------------------------------------------------------------
+# a named tuple made without its Python-level constructor (~0.1 us rather than ~0.2 a
+# field tuple): the extraction makes one or two per definition and one per call
+_new = tuple.__new__
+
+
 class _Extractor:
     """One file's definitions, calls and facts from the file query's matches; C++ names are
     qualified by a sweep over the definitions and calls in source order."""
@@ -1109,16 +1114,16 @@ class _Extractor:
                     self._c_definition(d, name, i, "", local=False, member=False)
             for (_, name), i in zip(calls, call_nodes, strict=True):
                 if i >= 0:
-                    self.pf.calls.append(CallSite(i, (_text(name),)))
+                    self.pf.calls.append(_new(CallSite, (i, (_text(name),), None)))
             return
         self._cpp(defs, def_nodes, calls, call_nodes)
 
     def _fact(self, node: int, name: str, module: str, symbol: str | None, level: int) -> None:
-        self.pf.imports.append(ImportBinding(name, module, symbol, level))
+        self.pf.imports.append(_new(ImportBinding, (name, module, symbol, level)))
         self.pf.import_nodes.append(node)
 
     def _define(self, name: str, node: int, is_class: bool) -> None:
-        self.pf.definitions.append(Definition(name, node, is_class))
+        self.pf.definitions.append(_new(Definition, (name, node, is_class)))
 
     def _c_definition(
         self, d: Node, name: Node, i: int, prefix: str, *, local: bool, member: bool
