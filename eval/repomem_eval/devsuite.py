@@ -40,6 +40,11 @@ APIs built on deep ``export *`` chains, tests calling ``z.string()``); tuned on 
 ``probe``, in a cache of its own (``devsuite-probe2``) so that ``probe``'s tasks stay as they
 were.
 
+A sixth set, ``--set probe3`` (``PROBE3``), holds code of styles no set above has, to keep the
+resolvers general: TypeScript's @tanstack/query-core (classes that extend a shared base, caches
+of observers) and chevrotain (a parser toolkit of classes and mixins); a cache of its own
+(``devsuite-probe3``).
+
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
 
@@ -248,6 +253,13 @@ PROBE2: tuple[Project, ...] = (
     Project("zod", "3.25.76", "typescript", "npm", root="src"),
 )
 PROBE2_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE2}
+# Styles no set above has, to keep the resolvers general (TypeScript: class hierarchies with
+# shared bases, a parser toolkit built of mixins).
+PROBE3: tuple[Project, ...] = (
+    Project("query-core", "5.62.0", "typescript", "npm", "@tanstack/query-core", "src"),
+    Project("chevrotain", "11.2.0", "typescript", "npm", root="src"),
+)
+PROBE3_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE3}
 
 
 @dataclass(frozen=True)
@@ -267,6 +279,7 @@ SETS: dict[str, ProjectSet] = {
     "unseen": ProjectSet(UNSEEN, UNSEEN_TASKS, "devsuite-unseen"),
     "probe": ProjectSet(PROBE, PROBE_TASKS, "devsuite-probe"),
     "probe2": ProjectSet(PROBE2, PROBE2_TASKS, "devsuite-probe2"),
+    "probe3": ProjectSet(PROBE3, PROBE3_TASKS, "devsuite-probe3"),
 }
 # the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
 DEFAULT_METHODS = ("vanilla", "graph")
@@ -616,13 +629,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which projects: dev (the suite the engine was developed on, default), heldout"
         " (projects of each language that nobody tuned on), unseen (more projects nobody"
         " tuned on: TypeScript two, the other languages one each), probe (TypeScript"
-        " and C projects the resolvers were tuned on later) or probe2 (more TypeScript"
-        " projects to tune on)"
+        " and C projects the resolvers were tuned on later), probe2 (more TypeScript"
+        " projects to tune on) or probe3 (projects of styles no other set has)"
     )
     cache = (
         f"cache directory ({default_cache()}; heldout: {default_cache('heldout')};"
         f" unseen: {default_cache('unseen')}; probe: {default_cache('probe')};"
-        f" probe2: {default_cache('probe2')})"
+        f" probe2: {default_cache('probe2')}; probe3: {default_cache('probe3')})"
     )
     summary = "Download, unpack and build the task files; steps already done are skipped."
     p = sub.add_parser("fetch", help=summary, description=summary)

@@ -67,7 +67,7 @@ from repomem.index.tables import (
 )
 from repomem.index.trim import mappings_of, release_mapped
 
-FORMAT_VERSION = 37
+FORMAT_VERSION = 38
 
 
 class IndexNotFound(RepomemError):

@@ -20,6 +20,8 @@ from repomem_eval.devsuite import (
     PROBE,
     PROBE2,
     PROBE2_TASKS,
+    PROBE3,
+    PROBE3_TASKS,
     PROBE_TASKS,
     PROJECTS,
     SETS,
@@ -447,6 +449,23 @@ def test_the_second_probe_set_is_typescript_in_no_other_set() -> None:
     # a cache of its own: the probe set's task files keep their tasks
     assert default_cache("probe2") not in {
         default_cache(name) for name in ("dev", "heldout", "unseen", "probe")
+    }
+
+
+def test_the_third_probe_set_s_typescript_is_in_no_other_set() -> None:
+    def names(projects: tuple[Project, ...] | list[Project]) -> set[str]:
+        return {p.name for p in projects} | {p.package for p in projects if p.package}
+
+    typescript = select_projects(["typescript"], PROBE3)
+    assert not names(PROJECTS + HELDOUT + UNSEEN + PROBE + PROBE2) & names(typescript)
+    assert [p.requirement for p in typescript] == [
+        "@tanstack/query-core@5.62.0",
+        "chevrotain@11.2.0",
+    ]
+    assert PROBE3_TASKS["typescript"] == {"line": 100, "api": 100}
+    # a cache of its own: the other sets' task files keep their tasks
+    assert default_cache("probe3") not in {
+        default_cache(name) for name in ("dev", "heldout", "unseen", "probe", "probe2")
     }
 
 

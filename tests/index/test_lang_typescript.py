@@ -1606,3 +1606,33 @@ def test_a_variable_bound_just_above_lists_its_type_s_bases_members(tmp_path: Pa
     card = next(h.card for h in hits if h.card.name == "Safe")
     assert ("src/sub.ts", 1) in card.listed
     assert card.text.endswith("// its bases' members: unsubscribe")
+
+
+MIXIN_FILES: dict[str, str] = {
+    "src/lexer.ts": "import type { Mixed } from './mixed';\n\nexport class Lexer {\n"
+    "  LA(this: Mixed, n: number): number {\n    return n;\n  }\n}\n",
+    "src/tracer.ts": "export class Tracer {\n  trace(name: string): void {}\n}\n",
+    "src/engine.ts": "import type { Mixed } from './mixed';\n\nexport class Engine {\n"
+    "  run(this: Mixed): number {\n    this.trace('run');\n    return this.LA(1);\n  }\n"
+    "  plain(): void {\n    this.run();\n  }\n}\n",
+    "src/mixed.ts": "import { Lexer } from './lexer';\nimport { Tracer } from './tracer';\n"
+    "import { Engine } from './engine';\n\nexport type Mixed = Lexer & Tracer & Engine;\n",
+}
+
+
+def test_a_declared_this_types_the_calls_on_this(tmp_path: Path) -> None:
+    """A mixin's method declares ``this: Mixed`` (the intersection of the classes mixed
+    into one): ``this.LA()`` is a member of any of them, not only of the class around it; a
+    method that declares none keeps its class's ``this``. An edit of the intersection
+    re-resolves the calls as a rebuild does."""
+    index = _index(tmp_path, MIXIN_FILES)
+    assert _edges(index, "src/engine.ts") == {
+        ("this.trace('run');", "src/tracer.ts:Tracer.trace"),
+        ("return this.LA(1);", "src/lexer.ts:Lexer.LA"),
+        ("this.run();", "src/engine.ts:Engine.run"),
+    }
+    text = MIXIN_FILES["src/mixed.ts"].replace("Lexer & Tracer", "Lexer")
+    index, rebuilt = _updated(tmp_path / "edit", MIXIN_FILES, "src/mixed.ts", text)
+    edges = _edges(index, "src/engine.ts")
+    assert ("this.trace('run');", "src/tracer.ts:Tracer.trace") not in edges
+    assert_same(index, rebuilt, ["trace", "LA"])

@@ -150,7 +150,7 @@ _IMPORTS = """
 """
 _TS_IMPORTS = """
 (extends_type_clause) @heritage
-(required_parameter pattern: (identifier) @var type: (type_annotation) @type)
+(required_parameter pattern: [(identifier) (this)] @var type: (type_annotation) @type)
 (optional_parameter pattern: (identifier) @var type: (type_annotation) @type)
 (variable_declarator name: (identifier) @var type: (type_annotation) @type)
 (public_field_definition name: (property_identifier) @field type: (type_annotation) @type)
