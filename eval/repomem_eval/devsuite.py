@@ -40,6 +40,12 @@ APIs built on deep ``export *`` chains, tests calling ``z.string()``); tuned on 
 ``probe``, in a cache of its own (``devsuite-probe2``) so that ``probe``'s tasks stay as they
 were.
 
+A sixth set, ``--set probe3`` (``PROBE3``), widens the tuning data again, in a cache of its own
+(``devsuite-probe3``). Its Rust crates are in styles no other set's have: chrono (dates and
+times through traits, Datelike and TimeZone, that generic types implement) and indexmap (a
+hash map and set generic over keys, values and hasher, with entry APIs, a core behind them
+and iterator types).
+
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
 
@@ -248,6 +254,14 @@ PROBE2: tuple[Project, ...] = (
     Project("zod", "3.25.76", "typescript", "npm", root="src"),
 )
 PROBE2_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE2}
+# More projects to tune on, in styles no set above has (see the module's docstring).
+PROBE3: tuple[Project, ...] = (
+    Project("chrono", "0.4.23-2", "rust", "deb", "librust-chrono-dev", _CARGO + "chrono-0.4.23"),
+    Project(
+        "indexmap", "1.9.2-1", "rust", "deb", "librust-indexmap-dev", _CARGO + "indexmap-1.9.2"
+    ),
+)
+PROBE3_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE3}
 
 
 @dataclass(frozen=True)
@@ -267,6 +281,7 @@ SETS: dict[str, ProjectSet] = {
     "unseen": ProjectSet(UNSEEN, UNSEEN_TASKS, "devsuite-unseen"),
     "probe": ProjectSet(PROBE, PROBE_TASKS, "devsuite-probe"),
     "probe2": ProjectSet(PROBE2, PROBE2_TASKS, "devsuite-probe2"),
+    "probe3": ProjectSet(PROBE3, PROBE3_TASKS, "devsuite-probe3"),
 }
 # the methods `devsuite run` compares unless told otherwise: plain BM25 and the context engine
 DEFAULT_METHODS = ("vanilla", "graph")
