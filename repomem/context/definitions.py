@@ -1555,7 +1555,12 @@ def _subject_members(finder: _Finder) -> None:
     classes = finder.resolver.classes
     for f in finder.found.values():
         path, qual = f.target
-        if path == finder.path or qual not in classes[path]:
+        if path == finder.path:
+            continue
+        if qual not in classes[path]:
+            # a function the test is named for (nom's ``is_a_fail``: ``is_a``) comes first
+            if subject and "." not in qual and _spelled(qual, subject):
+                f.fresh = True
             continue
         named = [
             d.node

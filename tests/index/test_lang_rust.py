@@ -1170,3 +1170,39 @@ def test_a_test_s_name_lists_first_the_methods_it_spells(
         .index("    pub fn retain_in_order(&mut self, keep: u32) {")
     )
     assert (row in card.methods) is listed
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("#[test]\nfn is_a_fail() {\n    fn test(input: &str) {\n", ["is", "a", "fail"]),
+        ("fn test_is_a() {\n    let x = 1;\n", ["is", "a"]),
+        # a method of an impl in the test is about its own type
+        ("#[test]\nfn seq_len() {\n    fn serialize(&self) {\n", []),
+        ("fn is_a_fail() {\n    fn test(input: &str) {\n", []),  # no test
+    ],
+)
+def test_a_test_s_subject_passes_its_nested_helpers(text: str, subject: list[str]) -> None:
+    assert LANGUAGE.subject(text.split("\n")) == subject
+
+
+SPELLED = {
+    "src/lib.rs": "pub mod bytes;\npub mod str;\n",
+    "src/bytes.rs": "".join(
+        f"pub fn {n}(s: &str) -> u32 {{\n    0\n}}\n\n" for n in ("tag", "is_a")
+    ),
+    "src/str.rs": "use crate::bytes::{is_a, tag};\n\n#[cfg(test)]\nmod tests {\n"
+    '    use super::*;\n\n    #[test]\n    fn tag_ok() {\n        tag("a");\n        tag("b");\n'
+    '        is_a("c");\n    }\n\n    #[test]\n    fn NAME() {\n        fn test(i: &str) {\n',
+}
+
+
+@pytest.mark.parametrize(("name", "first"), [("is_a_fail", "is_a"), ("other_fail", "tag")])
+def test_the_function_a_test_is_named_for_comes_first(
+    tmp_path: Path, name: str, first: str
+) -> None:
+    # nom's ``fn is_a_fail() { fn test(input: &str) { is_a(MATCH)(input)``
+    files = {**SPELLED, "src/str.rs": SPELLED["src/str.rs"].replace("NAME", name)}
+    idx = _index(tmp_path, files)
+    hits = find_definitions(idx, "src/str.rs", files["src/str.rs"])
+    assert hits[0].card.name == first

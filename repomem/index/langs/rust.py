@@ -427,20 +427,29 @@ class Rust(Language):
     def subject(self, lines: list[str]) -> list[str]:
         """The words of the test or benchmark function around the cursor (``#[test]``,
         ``#[bench]``, or named ``test_``/``bench_``), its leading ``test``/``bench`` aside:
-        ``many_retain_hashmap_100_000`` calls ``retain``."""
-        row = next((k for k in range(len(lines) - 2, -1, -1) if _FN.match(lines[k])), -1)
-        name = _FN_NAME.search(lines[row]) if row >= 0 else None
-        if name is None:
-            return []
-        words = [w for w in name["name"].split("_") if w]
-        marked = words[0] in ("test", "bench")
-        above = row - 1
-        while above >= 0 and lines[above].lstrip().startswith(("#[", "//")):
-            marked = marked or _TEST_ATTRIBUTE.search(lines[above]) is not None
-            above -= 1
-        if not marked:
-            return []
-        return words[1:] if words[0] in ("test", "bench") else words
+        ``many_retain_hashmap_100_000`` calls ``retain``. A helper function nested in it is
+        passed (nom's ``fn is_a_fail() { fn test(input: &str) {``), a method is not."""
+        depth = None
+        for row in range(len(lines) - 2, -1, -1):
+            line = lines[row]
+            indent = len(line) - len(line.lstrip())
+            if (depth is not None and indent >= depth) or not _FN.match(line):
+                continue
+            name = _FN_NAME.search(line)
+            if name is None:
+                return []
+            words = [w for w in name["name"].split("_") if w]
+            marked = len(words) > 1 and words[0] in ("test", "bench")
+            above = row - 1
+            while above >= 0 and lines[above].lstrip().startswith(("#[", "//")):
+                marked = marked or _TEST_ATTRIBUTE.search(lines[above]) is not None
+                above -= 1
+            if marked:
+                return words[1:] if words[0] in ("test", "bench") else words
+            if indent == 0 or _SELF.search(line):
+                return []  # (a method: of its own type, not the test's subject)
+            depth = indent
+        return []
 
     def offers(self, binding: ImportBinding) -> bool:
         """A function's own ``use`` is no import of the file: it binds what that function
@@ -1405,6 +1414,7 @@ _TRAIT_IMPL = re.compile(
     r"(?:<[^{]*?>)?\s+for\s+&?(?:'\w+\s+)?(?:mut\s+)?(?:[A-Za-z_]\w*::)*(?P<type>[A-Za-z_]\w*)"
 )
 _FN_NAME = re.compile(r"\bfn\s+(?P<name>[A-Za-z_]\w*)")
+_SELF = re.compile(r"\bself\b")
 _TEST_ATTRIBUTE = re.compile(r"#\[\s*(?:\w+::)*(?:test|bench)\b")
 
 
