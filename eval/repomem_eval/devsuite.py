@@ -41,9 +41,11 @@ APIs built on deep ``export *`` chains, tests calling ``z.string()``); tuned on 
 were.
 
 A sixth set, ``--set probe3`` (``PROBE3``), holds code of styles no set above has, to keep the
-resolvers general: TypeScript's @tanstack/query-core (classes that extend a shared base, caches
-of observers) and chevrotain (a parser toolkit of classes and mixins); a cache of its own
-(``devsuite-probe3``).
+resolvers general, in a cache of its own (``devsuite-probe3``): TypeScript's
+@tanstack/query-core (classes that extend a shared base, caches of observers) and chevrotain (a
+parser toolkit of classes and mixins); Rust's chrono (dates and times through traits, Datelike
+and TimeZone, that generic types implement) and indexmap (a hash map and set generic over keys,
+values and hasher, with entry APIs, a core behind them and iterator types).
 
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
@@ -254,10 +256,15 @@ PROBE2: tuple[Project, ...] = (
 )
 PROBE2_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE2}
 # Styles no set above has, to keep the resolvers general (TypeScript: class hierarchies with
-# shared bases, a parser toolkit built of mixins).
+# shared bases, a parser toolkit built of mixins; Rust: traits that generic types implement, a
+# generic map over a core).
 PROBE3: tuple[Project, ...] = (
     Project("query-core", "5.62.0", "typescript", "npm", "@tanstack/query-core", "src"),
     Project("chevrotain", "11.2.0", "typescript", "npm", root="src"),
+    Project("chrono", "0.4.23-2", "rust", "deb", "librust-chrono-dev", _CARGO + "chrono-0.4.23"),
+    Project(
+        "indexmap", "1.9.2-1", "rust", "deb", "librust-indexmap-dev", _CARGO + "indexmap-1.9.2"
+    ),
 )
 PROBE3_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE3}
 

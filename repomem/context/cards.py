@@ -361,7 +361,13 @@ def _braced_card(
     head, body = _braced_signature(lines[start : start + len(code)], code, decl, pf.language)
     attributes = _attributes(lines, row)
     is_type = _TYPE_HEAD.search(" ".join(code[decl : decl + len(head)])) is not None
-    if not is_type or body is None:
+    # a Rust tuple or unit struct (``struct YearFlags(u8);``, ``struct Local;``): its
+    # methods, all of ``impl`` blocks, named under an ``impl`` line of its own, in the brief
+    # form (whole, such small types' cards crowded out others: measured)
+    bodiless = (
+        is_type and body is None and pf.language == "rust" and bool(pf.members(definition.name))
+    )
+    if not is_type or (body is None and not bodiless):
         kind = "class" if definition.is_class or is_type else "function"
         impl = _impl_header(pf, lines, node) if pf.language in ("rust", "go") else ""
         text = _dedent([*doc, *attributes, *head])
@@ -369,19 +375,23 @@ def _braced_card(
             close = ["}"] if pf.language == "go" else []
             text = "\n".join([impl, *("    " + s for s in text.split("\n")), *close])
         return Card(path, line, definition.name, kind, text)
-    if end >= start + len(code):
+    if body is not None and end >= start + len(code):
         code = code_only("\n".join(lines[start : end + 1]), pf.language).split("\n")
-    members = _members(code, body, pf.language)
+    members = _members(code, body, pf.language) if body is not None else []
     shown, more, listed, unlisted = _skeleton(pf, lines, definition, start, members, calls())
     named = _more_named(definition, listed, unlisted) if pf.language in MORE_NAMED else []
     if more > 0:
         names = ", ".join(d.name.rsplit(".", 1)[-1] for d in named)
         shown.append(f"// ... {more} more members" + (f"; methods: {names}" if names else ""))
     indent = head[0][: len(head[0]) - len(head[0].lstrip())]
+    if body is None:
+        head.append(f"{indent}impl {bare}")
     head[-1] = head[-1].rstrip() + " {"
     text = _dedent([*doc, *attributes, *head, *(f"{indent}    {s}" for s in shown), f"{indent}}}"])
     brief = _type_brief(head, indent, definition, listed, named) if pf.language in _BRIEFED else ""
     methods = tuple(_def_line(pf, d) for d, _ in listed) + tuple(_def_line(pf, d) for d in named)
+    if body is None:
+        return Card(path, line, definition.name, "class", brief, methods)
     return Card(path, line, definition.name, "class", text, methods, _shorter(brief, text))
 
 

@@ -1545,19 +1545,28 @@ def _subject_members(finder: _Finder) -> None:
     test's name spells (``Language.subject``: ``YAML`` and ``Render`` of ``Context`` in
     ``TestContextRenderYAML``, ``BindJSON`` in ``TestContextBindWithJSON``, words in
     their order) come first in its card's skeleton: a test calls what it is named
-    for, which a type of a hundred methods does not list among its most called."""
+    for, which a type of a hundred methods does not list among its most called. So do
+    those a method just begun forwards to (``Language.forwarder``): a wrapper calls its
+    field's method of its own name."""
     subject = [w.lower() for w in finder.language.subject(finder.lines)]
-    if not subject:
+    forwarder = finder.language.forwarder(finder.lines)
+    if not subject and not forwarder:
         return
     classes = finder.resolver.classes
     for f in finder.found.values():
         path, qual = f.target
-        if path == finder.path or qual not in classes[path]:
+        if path == finder.path:
+            continue
+        if qual not in classes[path]:
+            # a function the test is named for (nom's ``is_a_fail``: ``is_a``) comes first
+            if subject and "." not in qual and _spelled(qual, subject):
+                f.fresh = True
             continue
         named = [
             d.node
             for d in finder.resolver.files[path].members(qual)
-            if _spelled(d.name.rsplit(".", 1)[-1], subject)
+            if (subject and _spelled(d.name.rsplit(".", 1)[-1], subject))
+            or (forwarder and _forwarded(d.name.rsplit(".", 1)[-1], forwarder))
         ]
         if named:
             f.members = tuple(sorted({*f.members, *named}))
@@ -1680,6 +1689,12 @@ def _other_functions(finder: _Finder, f: _Found, n: int) -> None:
         f.functions = ranked[:n]
         f.heading = f"// other functions of package {finder.resolver.files[path].package}:"
         f.named = True
+
+
+def _forwarded(name: str, method: str) -> bool:
+    """Whether a member ``name`` is what a method ``method`` forwards to: its name, or its
+    name with more words after it (``retain_in_order`` of ``retain``)."""
+    return name == method or name.startswith(method + "_")
 
 
 def _spelled(name: str, words: list[str]) -> bool:

@@ -383,6 +383,29 @@ def test_a_method_below_an_attribute_is_listed_as_one() -> None:
     assert card.brief == "pub trait Buf {\n    // methods: remaining, has_remaining, chunk\n}"
 
 
+def test_a_rust_tuple_or_unit_struct_s_card_names_its_impl_methods() -> None:
+    # no body to list them in: an ``impl`` line of its own, in the brief form (the
+    # declaration, the constructors, the methods by name): such small types stay small cards
+    text = (
+        "/// The year flags.\npub struct YearFlags(pub(super) u8);\n\npub struct Marker;\n\n"
+        "impl YearFlags {\n    pub fn from_year(year: i32) -> YearFlags {\n"
+        "        YearFlags(year as u8)\n    }\n\n"
+        "    pub(super) fn ndays(&self) -> u32 {\n        365\n    }\n}\n"
+    )
+    cards = cards_of("src/internals.rs", "rust", text)
+    assert cards["YearFlags"].text == (
+        "pub struct YearFlags(pub(super) u8);\nimpl YearFlags {\n"
+        "    // methods: from_year, ndays\n}"
+    )
+    rows = text.splitlines()
+    assert cards["YearFlags"].methods == (
+        rows.index("    pub fn from_year(year: i32) -> YearFlags {"),
+        rows.index("    pub(super) fn ndays(&self) -> u32 {"),
+    )
+    assert cards["Marker"].text == "pub struct Marker;"
+    assert cards["Marker"].methods == ()
+
+
 def test_qualified_method_names_join_their_types_skeleton() -> None:
     """A resolver that qualifies methods (``Store.Get``) gets them listed under the type even
     where they are declared outside its body (Go receivers, Rust ``impl`` blocks)."""

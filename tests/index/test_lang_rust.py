@@ -1090,3 +1090,119 @@ def test_a_buffer_cut_inside_an_inline_module_keeps_the_files_definitions() -> N
     outside = (head + cut.replace("mod state {\n", "")).encode()
     kept, broken = parse_tree("rust", outside)
     assert kept == outside and broken.root_node.has_error
+
+
+def _forwarding(wrapper: str) -> dict[str, str]:
+    step = "    pub fn step{}(&self) -> u32 {{\n        {}\n    }}\n\n"
+    fillers = "".join(step.format(k, k) for k in range(30))
+    return {
+        "Cargo.toml": '[package]\nname = "wrap"\n',
+        "src/lib.rs": "mod core;\nmod map;\n",
+        "src/core.rs": "pub struct Core {\n    n: u32,\n}\n\nimpl Core {\n"
+        "    pub fn new() -> Self {\n        Core { n: 0 }\n    }\n\n"
+        "    pub fn with_capacity(n: u32) -> Self {\n        Core { n }\n    }\n\n"
+        f"{fillers}"
+        "    pub fn retain_in_order(&mut self, keep: u32) {\n        self.n = keep;\n    }\n}\n",
+        "src/map.rs": "use crate::core::Core;\n\npub struct Map {\n    core: Core,\n}\n\n"
+        "impl Map {\n    pub fn new() -> Self {\n        Map { core: Core::new() }\n    }\n\n"
+        "    pub fn with_capacity(n: u32) -> Self {\n"
+        "        Map { core: Core::with_capacity(n) }\n    }\n\n"
+        f"{wrapper}",
+    }
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "listed"),
+    [
+        ("    pub fn retain(&mut self, keep: u32) {\n", True),
+        ("    pub fn retain_in_order(&mut self, keep: u32) {\n", True),
+        ("    pub fn keep(&mut self, keep: u32) {\n", False),
+        # a function of the module, no method: no field to forward to
+        ("}\n\npub fn retain(map: &mut Map) {\n", False),
+    ],
+)
+def test_a_method_just_begun_lists_first_the_method_it_forwards_to(
+    tmp_path: Path, wrapper: str, listed: bool
+) -> None:
+    # ``fn retain`` of a wrapper calls its field's ``retain_in_order``, which the field's
+    # type's card lists first, past the 30 methods its skeleton would list before it
+    files = _forwarding(wrapper)
+    idx = _index(tmp_path, files)
+    card = next(
+        h.card
+        for h in find_definitions(idx, "src/map.rs", files["src/map.rs"])
+        if h.card.name == "Core"
+    )
+    row = (
+        files["src/core.rs"]
+        .splitlines()
+        .index("    pub fn retain_in_order(&mut self, keep: u32) {")
+    )
+    assert (row in card.methods) is listed
+
+
+@pytest.mark.parametrize(
+    ("test", "listed"),
+    [
+        ("    #[test]\n    fn in_order_retain() {\n", False),  # not the words' order
+        ("    #[test]\n    fn retain_in_order_keeps() {\n", True),
+        ("    #[tokio::test]\n    // why\n    fn keeps_retain_in_order() {\n", True),
+        ("    fn test_retain_in_order() {\n", True),
+        ("    fn retain_in_order_keeps() {\n", False),  # no test
+    ],
+)
+def test_a_test_s_name_lists_first_the_methods_it_spells(
+    tmp_path: Path, test: str, listed: bool
+) -> None:
+    # ``#[bench] fn many_retain_hashmap_100_000`` calls ``map.retain(``: the type's card
+    # lists the methods the test's name spells, words in their order, first
+    body = "        let a = Core::new();\n        let b = Core::with_capacity(2);\n"
+    files = _forwarding(f"}}\n\n#[cfg(test)]\nmod tests {{\n    use super::*;\n\n{test}{body}")
+    idx = _index(tmp_path, files)
+    card = next(
+        h.card
+        for h in find_definitions(idx, "src/map.rs", files["src/map.rs"])
+        if h.card.name == "Core"
+    )
+    row = (
+        files["src/core.rs"]
+        .splitlines()
+        .index("    pub fn retain_in_order(&mut self, keep: u32) {")
+    )
+    assert (row in card.methods) is listed
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("#[test]\nfn is_a_fail() {\n    fn test(input: &str) {\n", ["is", "a", "fail"]),
+        ("fn test_is_a() {\n    let x = 1;\n", ["is", "a"]),
+        # a method of an impl in the test is about its own type
+        ("#[test]\nfn seq_len() {\n    fn serialize(&self) {\n", []),
+        ("fn is_a_fail() {\n    fn test(input: &str) {\n", []),  # no test
+    ],
+)
+def test_a_test_s_subject_passes_its_nested_helpers(text: str, subject: list[str]) -> None:
+    assert LANGUAGE.subject(text.split("\n")) == subject
+
+
+SPELLED = {
+    "src/lib.rs": "pub mod bytes;\npub mod str;\n",
+    "src/bytes.rs": "".join(
+        f"pub fn {n}(s: &str) -> u32 {{\n    0\n}}\n\n" for n in ("tag", "is_a")
+    ),
+    "src/str.rs": "use crate::bytes::{is_a, tag};\n\n#[cfg(test)]\nmod tests {\n"
+    '    use super::*;\n\n    #[test]\n    fn tag_ok() {\n        tag("a");\n        tag("b");\n'
+    '        is_a("c");\n    }\n\n    #[test]\n    fn NAME() {\n        fn test(i: &str) {\n',
+}
+
+
+@pytest.mark.parametrize(("name", "first"), [("is_a_fail", "is_a"), ("other_fail", "tag")])
+def test_the_function_a_test_is_named_for_comes_first(
+    tmp_path: Path, name: str, first: str
+) -> None:
+    # nom's ``fn is_a_fail() { fn test(input: &str) { is_a(MATCH)(input)``
+    files = {**SPELLED, "src/str.rs": SPELLED["src/str.rs"].replace("NAME", name)}
+    idx = _index(tmp_path, files)
+    hits = find_definitions(idx, "src/str.rs", files["src/str.rs"])
+    assert hits[0].card.name == first

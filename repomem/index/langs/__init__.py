@@ -291,6 +291,13 @@ class Language:
         dependency."""
         return []
 
+    def forwarder(self, lines: list[str]) -> str:
+        """Query time: the name of the method whose body the cursor has just begun
+        (``SIBLING_LINES`` lines at most), where a wrapper's method forwards to its field's
+        method of that name or one it begins (Rust's ``fn retain`` calling
+        ``self.core.retain_in_order(``), which a type's card lists first; empty by default."""
+        return ""
+
     def subject(self, lines: list[str]) -> list[str]:
         """Query time: the words of what the test around the end of ``lines`` is named for
         (Go's ``func TestContextClientIP(``: ``Context``, ``Client``, ``IP``), whose methods a

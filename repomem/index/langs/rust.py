@@ -416,6 +416,41 @@ class Rust(Language):
         out.sort(key=lambda t: (-shared_dirs(t[0], path), t))
         return out[:MAX_SIBLINGS]
 
+    def forwarder(self, lines: list[str]) -> str:
+        """The method whose body the cursor has just begun, in an ``impl`` block or a
+        trait's default (a function's own name is none: it has no field to forward to)."""
+        begun = _fn_start(lines)
+        if begun is None or not lines[begun[0]].startswith((" ", "\t")):
+            return ""
+        return begun[1]
+
+    def subject(self, lines: list[str]) -> list[str]:
+        """The words of the test or benchmark function around the cursor (``#[test]``,
+        ``#[bench]``, or named ``test_``/``bench_``), its leading ``test``/``bench`` aside:
+        ``many_retain_hashmap_100_000`` calls ``retain``. A helper function nested in it is
+        passed (nom's ``fn is_a_fail() { fn test(input: &str) {``), a method is not."""
+        depth = None
+        for row in range(len(lines) - 2, -1, -1):
+            line = lines[row]
+            indent = len(line) - len(line.lstrip())
+            if (depth is not None and indent >= depth) or not _FN.match(line):
+                continue
+            name = _FN_NAME.search(line)
+            if name is None:
+                return []
+            words = [w for w in name["name"].split("_") if w]
+            marked = len(words) > 1 and words[0] in ("test", "bench")
+            above = row - 1
+            while above >= 0 and lines[above].lstrip().startswith(("#[", "//")):
+                marked = marked or _TEST_ATTRIBUTE.search(lines[above]) is not None
+                above -= 1
+            if marked:
+                return words[1:] if words[0] in ("test", "bench") else words
+            if indent == 0 or _SELF.search(line):
+                return []  # (a method: of its own type, not the test's subject)
+            depth = indent
+        return []
+
     def offers(self, binding: ImportBinding) -> bool:
         """A function's own ``use`` is no import of the file: it binds what that function
         names, which the names at the cursor reach where it is the cursor's."""
@@ -1379,11 +1414,13 @@ _TRAIT_IMPL = re.compile(
     r"(?:<[^{]*?>)?\s+for\s+&?(?:'\w+\s+)?(?:mut\s+)?(?:[A-Za-z_]\w*::)*(?P<type>[A-Za-z_]\w*)"
 )
 _FN_NAME = re.compile(r"\bfn\s+(?P<name>[A-Za-z_]\w*)")
+_SELF = re.compile(r"\bself\b")
+_TEST_ATTRIBUTE = re.compile(r"#\[\s*(?:\w+::)*(?:test|bench)\b")
 
 
-def _fn_begun(lines: list[str]) -> tuple[str, str, str] | None:
-    """(trait, type, method) where the cursor is at most ``SIBLING_LINES`` lines into the
-    body of a method of an ``impl Trait for Type`` block, else None."""
+def _fn_start(lines: list[str]) -> tuple[int, str] | None:
+    """(row, name) of the function whose body the cursor is at most ``SIBLING_LINES`` lines
+    into, else None."""
     row = len(lines) - 1
     start = next(
         (k for k in range(row - 1, max(-1, row - 4 * SIBLING_LINES), -1) if _FN.match(lines[k])),
@@ -1399,13 +1436,23 @@ def _fn_begun(lines: list[str]) -> tuple[str, str, str] | None:
         return None
     if text.count("{", len(brace)) <= text.count("}", len(brace)):
         return None  # the body is closed
+    return start, name["name"]
+
+
+def _fn_begun(lines: list[str]) -> tuple[str, str, str] | None:
+    """(trait, type, method) where the cursor is at most ``SIBLING_LINES`` lines into the
+    body of a method of an ``impl Trait for Type`` block, else None."""
+    begun = _fn_start(lines)
+    if begun is None:
+        return None
+    start, name = begun
     for k in range(start - 1, max(-1, start - 400), -1):
         line = lines[k]
         if line.startswith(("}", "impl", "pub", "fn", "trait", "mod")) and "impl" not in line:
             return None  # the method is no ``impl`` block's
         m = _TRAIT_IMPL.match(line) if "impl" in line else None
         if m is not None:
-            return m["trait"], m["type"], name["name"]
+            return m["trait"], m["type"], name
         if _IMPL_LINE.match(line):
             return None  # an inherent ``impl Type``
     return None
