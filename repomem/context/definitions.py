@@ -737,7 +737,7 @@ def resolve_names(
     finder = _Finder(index, path, pf, left_context.split("\n"))
     out: list[tuple[str, str, int] | None] = []
     for name in names:
-        found = finder.resolve(tuple(p.strip() for p in name.split(".")))
+        found = finder.resolve(_parts(name))
         out.append(None if found is None else (*found[0], found[1]))
     return out
 
@@ -925,7 +925,7 @@ class _Lookups:
         name = parts[-1]
         if len(parts) < 2 or name in _COMMON_METHODS or name.startswith("__"):
             return None
-        if parts[0] in self._local() or self._external(parts[0]):
+        if parts[0] in self._local or self._external(parts[0]):
             return None
         if parts[0] in ("self", "cls") and len(parts) == 2 and self.scope is not None:
             return None  # the class and its bases were searched: an attribute, not a method
@@ -939,11 +939,11 @@ class _Lookups:
     def _unbound(self, name: str) -> bool:
         """Whether ``name`` is neither imported nor defined at the top of the file (so only
         a local's type can tell what it is)."""
-        return name not in self._local() and name not in self._bindings()
+        return name not in self._local and name not in self._bindings
 
     def _external(self, name: str) -> bool:
         """Whether ``name`` is imported from a module outside the repository."""
-        binding = self._bindings().get(name)
+        binding = self._bindings.get(name)
         if binding is None:
             return False
         return self.resolver.resolve_module(binding.module, binding.level, self.path) is None
@@ -956,11 +956,25 @@ class _Lookups:
             self._looked[name] = self.resolver.lookup(self.path, name)
         return self._looked[name]
 
+    def _definition(self, parts: tuple[str, ...]) -> tuple[str, str] | None:
+        """``Resolver.definition`` of a name whose first part ``_lookup`` found: a bare
+        name's lookup is its definition already (or a module, none), which the resolver
+        would look up again."""
+        if len(parts) > 1:
+            return self.resolver.definition(self.path, parts)
+        looked = self._lookup(parts[0])
+        return (looked[0], looked[1]) if looked is not None and looked[1] is not None else None
+
+    @cached_property
     def _local(self) -> dict[str, int]:
+        """The file's definitions by name (the resolver's table, read once a query: a
+        cursor asks it for most of the ~50 names it reads)."""
         return self.resolver.defs.get(self.path, {})
 
+    @cached_property
     def _bindings(self) -> dict[str, ImportBinding]:
-        """The file's imports by the name they bind (the resolver's table: the last wins)."""
+        """The file's imports by the name they bind (the resolver's table: the last wins;
+        read once a query)."""
         return self.resolver.bindings.get(self.path, {})
 
     def _constant(self, parts: tuple[str, ...]) -> tuple[tuple[str, str], int, str] | None:
@@ -968,7 +982,7 @@ class _Lookups:
         if parts[0] in ("self", "cls") or len(parts) > 2:
             return None
         if len(parts) == 1:
-            binding = self._bindings().get(parts[0])
+            binding = self._bindings.get(parts[0])
             if binding is None or binding.symbol is None:
                 return None
             module = self.resolver.resolve_module(binding.module, binding.level, self.path)
@@ -1484,7 +1498,7 @@ class _Finder(_Lookups):
 
     def _resolve_longest(self, text: str) -> tuple[tuple[str, str], int, str, str] | None:
         """The longest prefix of a dotted name that resolves: (target, node, how, prefix)."""
-        parts = tuple(p.strip() for p in text.split("."))
+        parts = _parts(text)
         for end in range(len(parts), 0, -1):
             resolved = self.resolve(parts[:end])
             if resolved is not None:
@@ -1521,13 +1535,21 @@ class _Finder(_Lookups):
         elif self._lookup(parts[0]) is None:
             hit = None  # what ``Resolver.definition`` finds: it starts from the same lookup
         else:
-            hit = self.resolver.definition(self.path, parts)
-            how = "resolved through imports" if parts[0] not in self._local() else "this file"
+            hit = self._definition(parts)
+            how = "resolved through imports" if parts[0] not in self._local else "this file"
         if hit is not None:
             return hit, self.resolver.defs[hit[0]][hit[1]], how
         if owner is not None:
             return None  # an attribute of a known type (a field): no other name stands in
         return self._constant(parts) or self._method_by_name(parts)
+
+
+def _parts(name: str) -> tuple[str, ...]:
+    """A dotted name's parts, without the white space a line may hold around its dots (most
+    names hold none, and are only split)."""
+    if name.split() == [name]:
+        return tuple(name.split("."))
+    return tuple(p.strip() for p in name.split("."))
 
 
 def _names(pattern: re.Pattern[str], code: str, language: langs.Language) -> list[str]:

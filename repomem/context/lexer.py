@@ -111,7 +111,8 @@ def _pattern(language: str) -> re.Pattern[str]:
     return re.compile(_PATTERNS[_FAMILY.get(language, "c")])
 
 
-def _blank(text: str) -> str:
+def _blank(m: re.Match[str]) -> str:
+    text = m.group()
     if "\n" not in text:
         return " " * len(text)
     return "\n".join(" " * len(part) for part in text.split("\n"))
@@ -119,18 +120,9 @@ def _blank(text: str) -> str:
 
 def code_only(text: str, language: str) -> str:
     """``text`` with its comments and string, character and template literals blanked to
-    spaces (newlines kept: rows and columns are those of ``text``)."""
-    out: list[str] = []
-    done = 0
-    for m in _pattern(language).finditer(text):
-        start, end = m.span()
-        out.append(text[done:start])
-        out.append(_blank(text[start:end]))
-        done = end
-    if not out:
-        return text
-    out.append(text[done:])
-    return "".join(out)
+    spaces (newlines kept: rows and columns are those of ``text``); one substitution (the
+    matches' slices joined in Python took a sixth longer)."""
+    return _pattern(language).sub(_blank, text)
 
 
 def starts_in_code(above: str, line: str, language: str) -> bool:

@@ -114,7 +114,7 @@ _SPREAD = 2654435761
 
 
 @numba.njit(cache=True)
-def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d):  # noqa: ANN001, ANN202
+def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, ht, out_ids, out_d):  # noqa: ANN001, ANN202
     """Bounded Dijkstra from ``src``: settles at most ``node_cap`` nodes within ``limit``,
     strongest first, equal costs by node key; a hub (more than ``hub`` neighbours) other
     than ``src`` is settled but not passed through. Writes the nodes and their costs (a
@@ -123,11 +123,13 @@ def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d
     the result is complete (``limit`` unless capped), so no change of the graph farther than
     that from ``src`` can alter the result, the cap flag included.
 
-    The heap ``hk``/``hv`` must hold ``min(node_cap * node_cap, edges) + 1`` entries (the
-    pushes the pruning below allows; each edge is followed once): it never grows, and its
-    operations are written out here, because ``_push``/``_pop`` calls update the arrays'
-    reference counts (atomic operations) on every push and pop, which took more than half
-    of a search's time.
+    The heap ``hk``/``hv``/``ht`` (cost, table slot, node key) must hold
+    ``min(node_cap * node_cap, edges) + 1`` entries (the pushes the pruning below allows;
+    each edge is followed once): it never grows, and its operations are written out here,
+    because ``_push``/``_pop`` calls update the arrays' reference counts (atomic operations)
+    on every push and pop, which took more than half of a search's time. An entry holds its
+    node's slot and key, so that a pop finds the node without probing the table and a
+    comparison of equal costs reads no key of the graph's.
 
     The nodes reached, with their distances and states, are in ``table`` (``_table``, for
     as many nodes as ``touched`` holds), not in arrays over every node of the graph: a
@@ -144,34 +146,35 @@ def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d
     touched[0] = at
     nt = 1
     hk[0] = 0.0
-    hv[0] = src
+    hv[0] = at
+    ht[0] = tie[src]
     size = 1
     settled = 0
     capped = False
     d = 0.0
     while size > 0:
         # pop the top: the last entry sifts down from the root, (cost, key) as in ``_pop``
-        d, u = hk[0], hv[0]
+        d, at = hk[0], hv[0]
         size -= 1
-        key, val = hk[size], hv[size]
+        key, val, kt = hk[size], hv[size], ht[size]
         i = 0
         while True:
             c = 2 * i + 1
             if c >= size:
                 break
             r = c + 1
-            if r < size and (hk[r] < hk[c] or (hk[r] == hk[c] and tie[hv[r]] < tie[hv[c]])):
+            if r < size and (hk[r] < hk[c] or (hk[r] == hk[c] and ht[r] < ht[c])):
                 c = r
-            if key < hk[c] or (key == hk[c] and tie[val] <= tie[hv[c]]):
+            if key < hk[c] or (key == hk[c] and kt <= ht[c]):
                 break
             hk[i] = hk[c]
             hv[i] = hv[c]
+            ht[i] = ht[c]
             i = c
         hk[i] = key
         hv[i] = val
-        at = (u * _SPREAD) & mask
-        while keys[at] != u:
-            at = (at + 1) & mask
+        ht[i] = kt
+        u = keys[at]
         if done[at] == _SETTLED:
             continue
         done[at] = _SETTLED
@@ -204,17 +207,20 @@ def _search(g, src, limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d
                     nt += 1
                 dist[at] = nd
                 # push: sift up from the end, (cost, key) as in ``_push``
+                tv = tie[v]
                 i = size
                 size += 1
                 while i > 0:
                     p = (i - 1) >> 1
-                    if hk[p] < nd or (hk[p] == nd and tie[hv[p]] <= tie[v]):
+                    if hk[p] < nd or (hk[p] == nd and ht[p] <= tv):
                         break
                     hk[i] = hk[p]
                     hv[i] = hv[p]
+                    ht[i] = ht[p]
                     i = p
                 hk[i] = nd
-                hv[i] = v
+                hv[i] = at
+                ht[i] = tv
     for q in range(nt):
         keys[touched[q]] = -1
         done[touched[q]] = 0
@@ -259,6 +265,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
     table = _table(touched_n.size)
     hk = np.empty(bound, np.float64)
     hv = np.empty(bound, np.int64)
+    ht = np.empty(bound, np.int64)
     # a row's strongest relations so far: strengths, keys, fragments
     top_v = np.empty(frag_cap, np.float64)
     top_k = np.empty(frag_cap, np.int64)
@@ -307,6 +314,7 @@ def _relations_kernel(  # noqa: ANN001, ANN202, PLR0913
                     touched_n,
                     hk,
                     hv,
+                    ht,
                     cur_ids[base:],
                     cur_s[base:],
                 )
@@ -426,13 +434,16 @@ def _ball_kernel(g, seeds, offsets, limit, hub, dist, done):  # noqa: ANN001, AN
 
 @numba.njit(cache=True)
 def _strengths_kernel(g, srcs, weights, targets, limit, hub, node_cap, scratch):  # noqa: ANN001, ANN202
-    """Eq. 8 from one weighted node set to each of ``targets`` (sorted): one ``_search``
-    per source, its settled nodes looked up among the targets. ``scratch``: the searches'
-    arrays (``_QueryScratch``), their table empty on entry and left so."""
-    table, touched, hk, hv, out_ids, out_d = scratch
+    """Eq. 8 from one weighted node set to each of ``targets`` (sorted; the first of equal
+    ones gathers their strength): one ``_search`` per source, its settled nodes looked up
+    among the targets. ``scratch``: the searches' arrays (``_QueryScratch``), their table
+    empty on entry and left so."""
+    table, touched, hk, hv, ht, out_ids, out_d = scratch
     out = np.zeros(targets.size, np.float64)
     for q in range(srcs.size):
-        n, _, _ = _search(g, srcs[q], limit, node_cap, hub, table, touched, hk, hv, out_ids, out_d)
+        n, _, _ = _search(
+            g, srcs[q], limit, node_cap, hub, table, touched, hk, hv, ht, out_ids, out_d
+        )
         for i in range(n):
             k = np.searchsorted(targets, out_ids[i])
             if k < targets.size and targets[k] == out_ids[i]:
@@ -454,9 +465,12 @@ def node_strengths(
     single node of ``targets``: ``sum_k w_k * Dis(g_k, target)``, strengths below
     ``epsilon`` counting as 0 and each source settling at most ``node_cap`` nodes (the
     searches of ``compute_relations``, from one node set and with its own bounds)."""
-    unique, inverse = np.unique(np.asarray(targets, np.int64), return_inverse=True)
-    if sources.size == 0 or unique.size == 0:
-        return np.zeros(inverse.size, np.float64)
+    # sorted for the kernel's look-ups, duplicates kept: each target reads the first of its
+    # equals, which alone gathers its strength (``np.unique``'s inverse took 4x as long)
+    wanted = np.asarray(targets, np.int64)
+    ordered = np.sort(wanted)
+    if sources.size == 0 or ordered.size == 0:
+        return np.zeros(ordered.size, np.float64)
     g = _graph_arrays(graph)
     # nodes a search touches and its pushes: bounded by its pruning and by the graph
     bound = node_cap * node_cap + 1
@@ -466,13 +480,13 @@ def node_strengths(
             g,
             np.asarray(sources, np.int64),
             np.asarray(weights, np.float64),
-            unique,
+            ordered,
             strength_limit(epsilon),
             hub,
             node_cap,
             scratch,
         )
-    return found[inverse]
+    return found[ordered.searchsorted(wanted)]
 
 
 class _Pool:
@@ -508,7 +522,7 @@ class _Pool:
 class _QueryScratch(_Pool):
     """The work arrays of a query's searches (``node_strengths``) for ``(nodes touched,
     pushes, nodes settled)``: a search's table (``_table``), its touched slots, its heap's
-    costs and nodes, and the nodes it settled with their costs. Made afresh, their
+    costs, slots and node keys, and the nodes it settled with their costs. Made afresh, their
     table (megabytes at the standard library's size, filled to mark its slots empty) took
     ~0.35 ms of each definitions lookup; a search leaves its table empty, so the arrays
     are reused as they are."""
@@ -517,7 +531,7 @@ class _QueryScratch(_Pool):
     def _fits(arrays: tuple, *sizes: int) -> bool:
         n_touched, n_heap, node_cap = sizes
         return (
-            arrays[1].size >= n_touched and arrays[2].size >= n_heap and arrays[4].size >= node_cap
+            arrays[1].size >= n_touched and arrays[2].size >= n_heap and arrays[5].size >= node_cap
         )
 
     @staticmethod
@@ -527,6 +541,7 @@ class _QueryScratch(_Pool):
             _table(n_touched),
             np.empty(n_touched, np.int64),
             np.empty(n_heap, np.float64),
+            np.empty(n_heap, np.int64),
             np.empty(n_heap, np.int64),
             np.empty(node_cap, np.int64),
             np.empty(node_cap, np.float64),

@@ -405,6 +405,25 @@ def test_strength_queries_reuse_their_arrays_and_leave_their_table_empty(root: P
     assert strengths(64).tolist() == wide.tolist()  # as with arrays made afresh
 
 
+def test_strength_queries_give_equal_targets_one_strength_in_any_order(root: Path) -> None:
+    """A definitions lookup may ask for a node twice (two names of one definition) and in
+    any order: each copy gets the strength the node gets asked once, in order."""
+    idx, _ = RepoIndex.build(root, save=False)
+    graph = idx.tables.graph
+    nodes = np.flatnonzero(graph.adj.end > graph.adj.start)[:20]
+    weights = np.linspace(0.5, 1.0, 5)
+
+    def strengths(targets: np.ndarray) -> list[float]:
+        found = node_strengths(graph, nodes[:5], weights, targets, epsilon=0.05, hub=3, node_cap=64)
+        return found.tolist()
+
+    alone = strengths(np.sort(nodes))
+    assert any(alone) and not all(alone)  # some reached, some not
+    by_node = dict(zip(np.sort(nodes).tolist(), alone, strict=True))
+    asked = np.concatenate([nodes[::-1], nodes[::3], nodes[:2]])
+    assert strengths(asked) == [by_node[n] for n in asked.tolist()]
+
+
 def test_a_build_keeps_no_search_scratch(root: Path) -> None:
     """A build's relations make every page of their scratch resident (the fragments'
     sums); the build hands it back once they are computed, before the save and whatever
