@@ -1235,6 +1235,32 @@ def test_an_object_declared_with_a_type_lists_the_type_s_members(tmp_path: Path)
     assert "members" not in hits["plain"].text and not hits["plain"].listed
 
 
+def test_a_singleton_lists_its_class_s_and_its_bases_members(tmp_path: Path) -> None:
+    """``export const focusManager = new FocusManager()`` (a module's instance, imported
+    through a barrel) lists on its card what its class declares, then its bases' members
+    (``subscribe``), not the constructor nor a ``#private`` one: what the next line calls on
+    it; a declared type before the ``new`` is read the same."""
+    files = {
+        "src/subscribable.ts": "export class Subscribable {\n  subscribe(): void {}\n}\n",
+        "src/focus.ts": "import { Subscribable } from './subscribable';\n"
+        "class FocusManager extends Subscribable {\n  #focused = false;\n"
+        "  constructor() {\n    super();\n  }\n  #setup(): void {}\n"
+        "  isFocused(): boolean {\n    return true;\n  }\n}\n"
+        "export const focusManager = new FocusManager();\n"
+        "export const typed: FocusManager = new FocusManager();\n",
+        "src/index.ts": "export * from './focus';\n",
+        "src/use.ts": "import { focusManager, typed } from './index';\n\n"
+        "export function run(): void {\n  const x = 1;\n",
+    }
+    index = _index(tmp_path, files)
+    hits = {h.card.name: h.card for h in find_definitions(index, "src/use.ts", files["src/use.ts"])}
+    for name in ("focusManager", "typed"):
+        card = hits[name]
+        assert card.text.endswith("// its type's members: isFocused, subscribe")
+        # the rows of ``isFocused()`` and ``subscribe()``
+        assert card.listed == (("src/focus.ts", 7), ("src/subscribable.ts", 1))
+
+
 WRAPPED_FILES = {
     "src/utils.ts": "export type RequiredKeys<T, K extends keyof T> = Omit<T, K> &\n"
     "  Required<Pick<T, K>>\n",

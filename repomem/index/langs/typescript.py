@@ -175,9 +175,11 @@ _CLASS_KINDS = frozenset(
 _DOTTED = re.compile(r"[A-Za-z_$#][\w$]*(?:\s*\??\.\s*[A-Za-z_$#][\w$]*)*")
 _TYPE = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<.*>)?", re.S)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-# an object declared with its type: ``export const x: Foo = {``
+# an object declared with its type, ``export const x: Foo = {``, or a class's instance,
+# ``export const x = new Foo(`` (a module's singleton)
 _DECLARED = re.compile(
-    r"(?:export\s+)?(?:const|let|var)\s+(?P<name>[A-Za-z_$][\w$]*)\s*:[^=]*=\s*\{\s*$"
+    r"(?:export\s+)?(?:const|let|var)\s+(?P<name>[A-Za-z_$][\w$]*)\s*"
+    r"(?::[^=]*=\s*\{\s*$|(?::[^=]*)?=\s*new\s)"
 )
 _WORD_OR_DOT = re.compile(r"[\w$.]")
 _ARGUMENT = re.compile(r"#\d+")  # a call's argument or a function's parameter, by position
@@ -1054,8 +1056,10 @@ class TypeScript(Language):
 
     def value_members(self, r: Resolver, path: str, node: int, line: str) -> list[Target]:
         """A top-level ``const timeoutProvider: TimeoutProvider = {`` (an object of
-        functions, whose card is that line): the members ``TimeoutProvider`` declares, which
-        ``timeoutProvider.setTimeout(`` calls, in their order, at most ``receiver_names``."""
+        functions, whose card is that line) or ``const focusManager = new FocusManager()``
+        (a singleton another module imports): the members its type declares, which
+        ``timeoutProvider.setTimeout(`` calls, in their order, then its bases' (a
+        singleton's ``subscribe`` of ``Subscribable``), at most ``receiver_names``."""
         pf, qual = r.files.get(path), r.qualnames[path].get(node, "")
         bases = pf.bases.get(qual) if pf is not None else None
         m = _DECLARED.match(line)
@@ -1065,12 +1069,16 @@ class TypeScript(Language):
         if cls is None:
             return []
         prefix = f"{cls[1]}."
-        members = sorted(
+        members = sorted(  # what the value's users may call: no constructor, no #private
             n
             for n, q in r.qualnames[cls[0]].items()
-            if q.startswith(prefix) and "." not in q[len(prefix) :]
+            if q.startswith(prefix)
+            and "." not in q[len(prefix) :]
+            and q[len(prefix) :] != "constructor"
+            and not q[len(prefix) :].startswith("#")
         )
-        return [(cls[0], n) for n in members[: self.receiver_names]]
+        own: list[Target] = [(cls[0], n) for n in members]
+        return (own + _inherited(r, cls, ""))[: self.receiver_names]
 
     def receiver_key(self, qual: str) -> str:
         return qual.rsplit(".", 1)[-1]  # a member, as ``x.name`` writes it
