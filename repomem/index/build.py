@@ -518,6 +518,17 @@ class _Chunks:
 _CHUNK_FILES = 32
 
 
+@dataclass
+class _RunChunk:
+    """A chunk another run resolves (``_resolve_run``): its number, the dependency rows its
+    files add, and each file's call rows and count of calls, in path order."""
+
+    chunk: int
+    dependencies: DependencyRows
+    call_rows: list[np.ndarray] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+
 def _resolve_run(
     resolver: Resolver,
     parses: SpooledParses,
@@ -531,23 +542,23 @@ def _resolve_run(
     chunk's names numbered apart, for the first run's process to append
     (``_taken_chunks``)."""
     folder.mkdir()
-    taken: list[tuple[int, DependencyRows, list[np.ndarray], list[int]]] = []
+    taken: list[_RunChunk] = []
     numbered = DependencyRows(calls.paths)
 
     def work() -> Iterator[tuple[str, DependencyRows]]:
         for chunk in chunks.claimed(run):
-            taken.append((chunk, numbered.sharing(), [], []))
+            taken.append(_RunChunk(chunk, numbered.sharing()))
             for p in chunks.files(chunk):
-                yield p, taken[-1][1]
+                yield p, taken[-1].dependencies
 
     for p, calls_of_p in _resolved(resolver, parses, work()):
-        taken[-1][2].append(calls.rows_of(p, calls_of_p))
-        taken[-1][3].append(len(calls_of_p))
-    taken.sort(key=lambda chunk: chunk[0])
-    rows = [dependencies.rows() for _, dependencies, _, _ in taken]
-    calls_rows = [r for _, _, of_files, _ in taken for r in of_files]
+        taken[-1].call_rows.append(calls.rows_of(p, calls_of_p))
+        taken[-1].counts.append(len(calls_of_p))
+    taken.sort(key=lambda c: c.chunk)
+    rows = [c.dependencies.rows() for c in taken]
+    calls_rows = [r for c in taken for r in c.call_rows]
     write_array(folder / "calls.npy", np.concatenate([np.empty((0, 4), np.int64), *calls_rows]))
-    counts = [n for _, _, _, of_files in taken for n in of_files]
+    counts = [n for c in taken for n in c.counts]
     write_array(folder / "counts.npy", np.array(counts, np.int64))
     write_array(
         folder / "reads.npy", np.concatenate([np.empty((0, 3), np.int32)] + [r for _, r, _ in rows])
@@ -556,8 +567,8 @@ def _resolve_run(
         folder / "tries.npy", np.concatenate([np.empty((0, 2), np.int32)] + [t for _, _, t in rows])
     )
     with open(folder / "chunks.jsonl", "w") as fh:
-        for (chunk, _, _, counts_of), (names, r, t) in zip(taken, rows, strict=True):
-            fh.write(json.dumps([chunk, len(counts_of), len(r), len(t), names]) + "\n")
+        for c, (names, r, t) in zip(taken, rows, strict=True):
+            fh.write(json.dumps([c.chunk, len(c.counts), len(r), len(t), names]) + "\n")
     return ""
 
 
