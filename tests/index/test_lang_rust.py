@@ -1111,6 +1111,22 @@ def _forwarding(wrapper: str) -> dict[str, str]:
     }
 
 
+def _core_lists_retain_in_order(tmp_path: Path, files: dict[str, str]) -> bool:
+    """Whether ``src/map.rs``'s card of ``Core`` lists ``retain_in_order`` among its methods."""
+    idx = _index(tmp_path, files)
+    card = next(
+        h.card
+        for h in find_definitions(idx, "src/map.rs", files["src/map.rs"])
+        if h.card.name == "Core"
+    )
+    row = (
+        files["src/core.rs"]
+        .splitlines()
+        .index("    pub fn retain_in_order(&mut self, keep: u32) {")
+    )
+    return row in card.methods
+
+
 @pytest.mark.parametrize(
     ("wrapper", "listed"),
     [
@@ -1127,18 +1143,7 @@ def test_a_method_just_begun_lists_first_the_method_it_forwards_to(
     # ``fn retain`` of a wrapper calls its field's ``retain_in_order``, which the field's
     # type's card lists first, past the 30 methods its skeleton would list before it
     files = _forwarding(wrapper)
-    idx = _index(tmp_path, files)
-    card = next(
-        h.card
-        for h in find_definitions(idx, "src/map.rs", files["src/map.rs"])
-        if h.card.name == "Core"
-    )
-    row = (
-        files["src/core.rs"]
-        .splitlines()
-        .index("    pub fn retain_in_order(&mut self, keep: u32) {")
-    )
-    assert (row in card.methods) is listed
+    assert _core_lists_retain_in_order(tmp_path, files) is listed
 
 
 @pytest.mark.parametrize(
@@ -1158,18 +1163,7 @@ def test_a_test_s_name_lists_first_the_methods_it_spells(
     # lists the methods the test's name spells, words in their order, first
     body = "        let a = Core::new();\n        let b = Core::with_capacity(2);\n"
     files = _forwarding(f"}}\n\n#[cfg(test)]\nmod tests {{\n    use super::*;\n\n{test}{body}")
-    idx = _index(tmp_path, files)
-    card = next(
-        h.card
-        for h in find_definitions(idx, "src/map.rs", files["src/map.rs"])
-        if h.card.name == "Core"
-    )
-    row = (
-        files["src/core.rs"]
-        .splitlines()
-        .index("    pub fn retain_in_order(&mut self, keep: u32) {")
-    )
-    assert (row in card.methods) is listed
+    assert _core_lists_retain_in_order(tmp_path, files) is listed
 
 
 @pytest.mark.parametrize(
