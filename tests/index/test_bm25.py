@@ -210,6 +210,28 @@ def test_tidy_hands_back_the_pages_of_the_delta_term_weights() -> None:
     assert np.array_equal(index.scores(query), before)
 
 
+def test_tidy_hands_back_the_pages_of_the_pruned_search_scratch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pruned search's sums and marks (one per main row) are left zero by every query:
+    a tidy hands back the pages the queries wrote (made again on the heap at a compaction,
+    they stayed resident whole), and the next query finds the same documents."""
+    monkeypatch.setattr(maxscore, "PRUNED_FROM", 0)
+    rng = np.random.default_rng(3)
+    index = BM25Index()
+    for doc_id in range(60_000):  # sums over ~120 pages
+        index.add(doc_id, random_doc(rng, 4))
+    index.compact()
+    query = ["w1", "w2", "w3"]
+    before = index.top_k(query, 10)
+    assert resident_pages([index._sums]) > 1
+    index.tidy()
+    assert resident_pages([index._sums, index._marks]) == 0
+    after = index.top_k(query, 10)
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_rows_added_between_queries_reuse_the_row_norms() -> None:
     """An editing session adds rows before nearly every query: the per-row normalisers are
     filled again in the array they had, not in one made to the new row count each time
@@ -599,9 +621,19 @@ def test_a_compaction_into_a_spool_folder_equals_one_in_memory(
     assert spooled_index._vocab.get("only_here") is None
     assert spooled_index._vocab.get("added_since") is not None
     assert not spooled_index._post_row.flags.writeable
-    # rows, their bounds and lengths, postings and their bounds, block maxima: none on the heap
-    assert len(spooled_index.spooled_maps) == 9
-    bounds = (spooled_index._term_ptr, spooled_index._row_ptr.view, spooled_index._row_len.view)
+    # rows, their bounds and lengths, postings and their bounds, block maxima, the counts per
+    # term and row, the rows' documents, liveness and places: none on the heap
+    assert len(spooled_index.spooled_maps) == 14
+    bounds = (
+        spooled_index._term_ptr,
+        spooled_index._row_ptr.view,
+        spooled_index._row_len.view,
+        spooled_index._df.view,
+        spooled_index._df_hist.view,
+        spooled_index._row_doc.view,
+        spooled_index._row_live.view,
+        spooled_index._row_of.view,
+    )
     assert {id(trim.map_under(x)) for x in bounds} <= {id(m) for m in spooled_index.spooled_maps}
     assert not list(spool_dir.iterdir())  # the files have no names
     trim.release_mapped(spooled_index.spooled_maps)  # as a tidy hands their pages back
@@ -632,7 +664,7 @@ def test_a_compaction_into_a_spool_folder_hands_back_what_it_read(tmp_path: Path
     trim.release_mapped(old_rows)  # as a tidy hands them back
     for target in (built, opened):
         target.compact()
-    assert len(old_rows) == 2 and len(opened.spooled_maps) == 9
+    assert len(old_rows) == 2 and len(opened.spooled_maps) == 14
     assert resident_pages([*old_rows, *opened.spooled_maps]) == 0
     for query in (["w1", "w2", "later"], ["w3", "w4"]):
         np.testing.assert_array_equal(opened.scores(query), built.scores(query))
