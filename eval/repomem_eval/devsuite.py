@@ -45,7 +45,8 @@ resolvers general, in a cache of its own (``devsuite-probe3``): TypeScript's
 @tanstack/query-core (classes that extend a shared base, caches of observers) and chevrotain (a
 parser toolkit of classes and mixins); Rust's chrono (dates and times through traits, Datelike
 and TimeZone, that generic types implement) and indexmap (a hash map and set generic over keys,
-values and hasher, with entry APIs, a core behind them and iterator types).
+values and hasher, with entry APIs, a core behind them and iterator types); Java's jsoup (an
+HTML parser over a DOM of node classes, with its tests) and javapoet (builders).
 
 The cache (default ``$XDG_CACHE_HOME/repomem/devsuite``, else ``~/.cache/repomem/devsuite``;
 the held-out sets' ``devsuite-heldout`` and ``devsuite-unseen`` beside it) holds::
@@ -257,7 +258,7 @@ PROBE2: tuple[Project, ...] = (
 PROBE2_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE2}
 # Styles no set above has, to keep the resolvers general (TypeScript: class hierarchies with
 # shared bases, a parser toolkit built of mixins; Rust: traits that generic types implement, a
-# generic map over a core).
+# generic map over a core; Java: a DOM of node classes, builders).
 PROBE3: tuple[Project, ...] = (
     Project("query-core", "5.62.0", "typescript", "npm", "@tanstack/query-core", "src"),
     Project("chevrotain", "11.2.0", "typescript", "npm", root="src"),
@@ -265,6 +266,8 @@ PROBE3: tuple[Project, ...] = (
     Project(
         "indexmap", "1.9.2-1", "rust", "deb", "librust-indexmap-dev", _CARGO + "indexmap-1.9.2"
     ),
+    Project("jsoup", "jsoup-1.22.2", "java", "git", "jhy/jsoup", "src"),
+    Project("javapoet", "javapoet-1.13.0", "java", "git", "square/javapoet", "src"),
 )
 PROBE3_TASKS: dict[str, dict[Kind, int]] = {p.language: {"line": 100, "api": 100} for p in PROBE3}
 

@@ -740,3 +740,24 @@ def test_a_method_called_names_its_type_s_other_methods(tmp_path: Path) -> None:
     hits = find_definitions(idx, "h/Use.java", files["h/Use.java"])
     (card,) = [h.card for h in hits if h.card.name == "Handler.start"]
     assert card.text.split("\n")[-1] == "// other methods of Handler: end, reset"
+
+
+def test_a_test_class_gets_the_class_it_is_named_for(tmp_path: Path) -> None:
+    # ``EngineTest`` tests ``Engine`` of its package: its card comes before the first test
+    # names it, and stays while the tests name it; ``PartTest``'s tests have gone on without
+    # naming ``Part`` (they go through another API): no card
+    head = "package m;\n\nclass EngineTest {\n    void starts() {\n        "
+    filler = "".join(f"        int v{i} = {i};\n" for i in range(60))
+    named = head + "new Engine().start();\n" + filler + "        "
+    part = "package m;\n\nclass PartTest {\n    void runs() {\n" + filler + "        "
+    files = {**MEMBERS, "test/m/EngineTest.java": named, "test/m/PartTest.java": part}
+    root = write_files(tmp_path, files)
+    idx, _ = RepoIndex.build(root, save=False)
+    for left in (head, named):
+        how = {h.card.name: h.how for h in find_definitions(idx, "test/m/EngineTest.java", left)}
+        assert how.get("Engine") == "in scope"
+    how = {h.card.name: h.how for h in find_definitions(idx, "test/m/PartTest.java", part)}
+    assert "Part" not in how
+    early = "package m;\n\nclass PartTest {\n    void runs() {\n        "
+    how = {h.card.name: h.how for h in find_definitions(idx, "test/m/PartTest.java", early)}
+    assert how.get("Part") == "in scope"

@@ -168,6 +168,8 @@ _CALLED = re.compile(r"([A-Za-z_$][\w$]*)\s*\(|::\s*([A-Za-z_$][\w$]*)")
 _READ = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)(?!\s*[(\w$])")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# a test class's name and the class it tests: ``FooTest``, ``FooTests``, ``TestFoo``
+_TEST_CLASS = re.compile(r"(?P<before>[A-Z][\w$]*?)Tests?|Test(?P<after>[A-Z][\w$]*)")
 _PRIMITIVE = frozenset({"int", "long", "short", "byte", "char", "boolean", "float", "double"})
 
 
@@ -460,6 +462,18 @@ class _Types:
             level = above
         return list(found.values())
 
+    def _reached(
+        self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
+    ) -> Iterable[tuple[tuple[str, str], int]]:
+        """The types of the enclosing types' fields (by the row where the buffer last uses the
+        field), then in a test class the class it is named for (``_tested``), wherever the
+        cursor is: what the class's tests call."""
+        yield from self._field_types(r, path, pf, cursor, lines)
+        tested = _tested(path, cursor, lines)
+        subject = None if tested is None else self._type(r, path, (tested,), None)
+        if subject is not None:
+            yield subject, len(lines) - 1
+
     def _field_types(
         self, r: Resolver, path: str, pf: ParsedFile, cursor: _Cursor, lines: list[str]
     ) -> list[tuple[tuple[str, str], int]]:
@@ -663,8 +677,8 @@ class Java(_Types, Language):
         """What the code at the cursor reaches without the last lines naming it: the
         supertypes the enclosing types declare (their members are what unqualified calls and
         ``this.`` reach; their own supertypes, which the file does not name, are left out),
-        the types of the enclosing types' fields (by the row where the buffer last uses the
-        field), and the methods called on a call's or a cast's result in the last lines
+        the types of the enclosing types' fields and a test class's subject (``_reached``),
+        and the methods called on a call's or a cast's result in the last lines
         (``getHandler(p).start()``, ``((Html) p).handler.end()``)."""
         pf = r.files.get(path)
         if pf is None:
@@ -678,7 +692,7 @@ class Java(_Types, Language):
                 hit = self._type(r, path, base, _outer(outer))
                 if hit is not None:  # as near as the last lines' names: all of them use it
                     found.setdefault(hit, max(cursor.scope_row, len(lines) - 1 - NAME_LINES))
-        for target, row in self._field_types(r, path, pf, cursor, lines):
+        for target, row in self._reached(r, path, pf, cursor, lines):
             found.setdefault(target, row)
         # the buffer shows its own file's definitions
         return [(self._target(r, hit), row) for hit, row in found.items() if hit[0] != path]
@@ -941,6 +955,22 @@ class Java(_Types, Language):
         cursor = _Cursor(pf, lines)
         self._context = (pf, lines, cursor)
         return cursor
+
+
+def _tested(path: str, cursor: _Cursor, lines: list[str]) -> str | None:
+    """The class a test class is named for (``MethodSpecTest``, ``TestMethodSpec``:
+    ``MethodSpec``; JUnit's convention, the class under test in its package), while the test
+    class's first ``NAME_LINES`` lines or its code above the cursor name it: a test class
+    whose tests have gone on without naming it tests it through another API
+    (``SelectorTest``'s ``doc.select(...)``)."""
+    if cursor.scope is None or not is_test(path):
+        return None
+    stem = _TEST_CLASS.fullmatch(cursor.scope.split(".", 1)[0])
+    name = None if stem is None else stem["before"] or stem["after"]
+    if not name or len(lines) - 1 - cursor.scope_row <= NAME_LINES:
+        return name
+    body = _COMMENT.sub(" ", _STRING.sub('""', "\n".join(lines[cursor.scope_row :])))
+    return name if re.search(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", body) else None
 
 
 class _Tables:
