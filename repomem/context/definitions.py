@@ -1237,8 +1237,8 @@ class _Finder(_Lookups):
         the variable to one no line above names (``cmark_node_get_list_type(node)`` among the
         70 functions taking a ``cmark_node``); TypeScript: a receiver's type with its bases'
         members. The card lists ``MAX_METHODS`` of them: those the lines above do not name
-        yet first, then those sharing most of their name with the last of them the lines
-        above call (``cmark_node_get_``), then the most called."""
+        first (``receiver_written_first``: last), then those sharing most of their name with
+        the last of them the lines above call (``cmark_node_get_``), then the most called."""
         found = self.language.receiver_functions(
             self.resolver, self.path, self.lines, self.language.receiver_types
         )
@@ -1253,7 +1253,7 @@ class _Finder(_Lookups):
             ranked = sorted(
                 named,
                 key=lambda q: (
-                    q in written,
+                    (q in written) != self.language.receiver_written_first,
                     -_shared_words(q, last),
                     -self.entity_calls(*named[q]),
                 ),

@@ -761,3 +761,47 @@ def test_a_test_class_gets_the_class_it_is_named_for(tmp_path: Path) -> None:
     early = "package m;\n\nclass PartTest {\n    void runs() {\n        "
     how = {h.card.name: h.how for h in find_definitions(idx, "test/m/PartTest.java", early)}
     assert how.get("Part") == "in scope"
+
+
+SUBCLASSED = {
+    "a/nodes/Node.java": "package a.nodes;\n\npublic abstract class Node {\n"
+    "    public Node traverse() {\n        return this;\n    }\n}\n",
+    "a/nodes/Element.java": "package a.nodes;\n\npublic class Element extends Node {\n"
+    "    public Element select(String q) {\n        return this;\n    }\n\n"
+    "    public Element traverse() {\n        return this;\n    }\n}\n",
+    "a/nodes/Document.java": "package a.nodes;\n\npublic class Document extends Element {\n"
+    '    public String title() {\n        return "";\n    }\n}\n',
+    "b/ParseTest.java": "package b;\n\nimport a.nodes.Document;\n\nclass ParseTest {\n"
+    "    void parses() {\n        new Document().traverse();\n"
+    "        Document doc = new Document();\n",
+}
+
+
+def test_a_fresh_variable_s_type_lists_the_methods_it_inherits(tmp_path: Path) -> None:
+    # ``Document doc`` is declared just above and not used yet: the next line calls
+    # ``doc.select(``, which ``Element`` (another file, which ``ParseTest`` never names)
+    # declares; ``Document``'s card names what it inherits, the nearest declaration of each
+    # (``Element.traverse``, not ``Node``'s), what the code above calls first, and stays
+    # exact under an update of ``Element``
+    root = write_files(tmp_path, SUBCLASSED)
+    idx, _ = RepoIndex.build(root, save=False)
+    left = SUBCLASSED["b/ParseTest.java"] + "        "
+    hits = find_definitions(idx, "b/ParseTest.java", left)
+    (card,) = [h.card for h in hits if h.card.name == "Document"]
+    assert card.text.split("\n")[-1] == "// its bases' members: traverse, select"
+    assert set(card.listed) == {("a/nodes/Element.java", 3), ("a/nodes/Element.java", 7)}
+    text = SUBCLASSED["a/nodes/Element.java"].replace(
+        "    public Element traverse",
+        ("    public void clear() {\n    }\n\n    public Element traverse"),
+    )
+    (root / "a/nodes/Element.java").write_text(text)
+    idx.update_file("a/nodes/Element.java", text)
+    rebuilt, _ = RepoIndex.build(root, save=False)
+    for index in (idx, rebuilt):
+        hits = find_definitions(index, "b/ParseTest.java", left)
+        (card,) = [h.card for h in hits if h.card.name == "Document"]
+        assert set(card.text.split("\n")[-1].split(": ")[1].split(", ")) == {
+            "select",
+            "traverse",
+            "clear",
+        }

@@ -116,6 +116,9 @@ class Language:
     #: how many of them the card names on the heading's line (0: it declares
     #: ``cards.MAX_METHODS`` of them, a line each)
     receiver_names: int = 0
+    #: whether those the lines above write come first rather than last (Java: the next
+    #: line on a variable just declared repeats what the code above called on another)
+    receiver_written_first: bool = False
     #: whether the file's imports not named near the cursor are ranked by how often the
     #: file's resolved calls reach them (or their members), rather than by the import's line
     rank_imports_by_use: bool = False

@@ -501,6 +501,32 @@ class _Types:
                 out.append((hit, last.get(name, cursor.scope_row)))
         return out
 
+    def _fresh(self, r: Resolver, path: str, cursor: _Cursor) -> list[tuple[str, str]]:
+        """The repository types of another file of the variables ``cursor`` sees declared
+        and not used yet (the buffer shows its own file's types)."""
+        out: dict[tuple[str, str], None] = {}
+        for typed in cursor.fresh:
+            hit = self._type(r, path, typed, cursor.scope)
+            if hit is not None and hit[0] != path:
+                out.setdefault(hit)
+        return list(out)
+
+    def _inheriting(
+        self, r: Resolver, found: list[tuple[tuple[str, str], set[str]]], types: int
+    ) -> list[tuple[Target, list[Target]]]:
+        """The first ``types`` of the types ``found`` that inherit a method (``_inherited``)
+        neither they declare nor the names given with them, each with those methods."""
+        out: list[tuple[Target, list[Target]]] = []
+        seen: set[tuple[str, str]] = set()
+        for hit, own in found:
+            if hit not in seen and len(out) < types:
+                seen.add(hit)
+                declared = own | set(_method_names(r, self._of(r), *hit))
+                inherited = self._inherited(r, hit, declared)
+                if inherited:
+                    out.append((self._target(r, hit), inherited))
+        return out
+
     def _target(self, r: Resolver, found: tuple[str, str]) -> Target:
         return found[0], self._of(r).first[found[0]][found[1]]
 
@@ -511,8 +537,10 @@ class Java(_Types, Language):
     namespace = NAMESPACE
     file_callees = 8
     group_members = 2
+    receiver_types = 2
     receiver_heading = "// its bases' members:"
     receiver_names = 16
+    receiver_written_first = True
     successors = 2
     other_methods = 8
 
@@ -701,40 +729,32 @@ class Java(_Types, Language):
         """The repository types of the variables the last ``FRESH_LINES`` lines declare (a
         method's parameters, ``Foo x = ...``, a loop's variable) and no code uses yet."""
         pf = r.files.get(path)
-        if pf is None:
-            return []
-        cursor = self._cursor(pf, lines)
-        out: dict[tuple[str, str], None] = {}
-        for typed in cursor.fresh:
-            hit = self._type(r, path, typed, cursor.scope)
-            if hit is not None and hit[0] != path:  # the buffer shows its own file's types
-                out.setdefault(hit)
-        return [self._target(r, hit) for hit in out]
+        fresh = [] if pf is None else self._fresh(r, path, self._cursor(pf, lines))
+        return [self._target(r, hit) for hit in fresh]
 
     def receiver_functions(
         self, r: Resolver, path: str, lines: list[str], types: int
     ) -> list[tuple[Target, list[Target]]]:
-        """The supertypes of another file that the enclosing type declares (up to ``types``),
-        each with the methods it inherits that neither it nor the enclosing type declares
-        (``_inherited``): what ``this.`` and a bare call reach that no card shows, the file
-        naming none of the types declaring them (the views' ``relativeOnWidth``, declared
-        two classes above the ``GroupView`` they extend)."""
+        """Up to ``types`` of: the supertypes of another file that the enclosing type
+        declares, each with the methods it inherits that neither it nor the enclosing type
+        declares (what ``this.`` and a bare call reach that no card shows: the views'
+        ``relativeOnWidth``, declared two classes above the ``GroupView`` they extend); then
+        ``fresh_types``, each with the methods it inherits and does not declare (``Document
+        doc``, then ``doc.select(`` of the ``Element`` it extends)."""
         pf = r.files.get(path)
         cursor = None if pf is None or types <= 0 else self._cursor(pf, lines)
-        scope = None if cursor is None else cursor.scope
-        if pf is None or cursor is None or scope is None:
+        if pf is None or cursor is None:
             return []
-        bases = supertypes(pf.bases.get(scope, ())) or cursor.text_bases.get(scope, ())
-        tables = self._of(r)
-        own = set(_method_names(r, tables, path, scope))
-        out: list[tuple[Target, list[Target]]] = []
-        for base in bases:
-            hit = self._type(r, path, base, _outer(scope))
-            if hit is not None and hit[0] != path and len(out) < types:
-                inherited = self._inherited(r, hit, own | set(_method_names(r, tables, *hit)))
-                if inherited:
-                    out.append((self._target(r, hit), inherited))
-        return out
+        scope = cursor.scope
+        found: list[tuple[tuple[str, str], set[str]]] = []
+        if scope is not None:
+            own = set(_method_names(r, self._of(r), path, scope))
+            for base in supertypes(pf.bases.get(scope, ())) or cursor.text_bases.get(scope, ()):
+                hit = self._type(r, path, base, _outer(scope))
+                if hit is not None and hit[0] != path:
+                    found.append((hit, own))
+        found += [(hit, set()) for hit in self._fresh(r, path, cursor)]
+        return self._inheriting(r, found, types)
 
     def receiver_key(self, qual: str) -> str:
         return qual.rsplit(".", 1)[-1]  # a method, as a call writes it
