@@ -673,6 +673,12 @@ def _write_postings(
     return term_ptr
 
 
+def _spool_room(n: int) -> int:
+    """The room a compaction into a spool leaves after an array of ``n`` values, for what
+    later edits append: an eighth more, 64k at least."""
+    return max(1 << 16, n // 8)
+
+
 def _spooled(directory: Path, values: np.ndarray, room: int = 0) -> np.ndarray:
     """``values`` written to a file of ``directory`` with no name and mapped back: read-only,
     or copy-on-write with ``room`` zeros after them (``ScratchWriter.mapped``)."""
@@ -982,7 +988,7 @@ class _Compaction:
             tf_out.write(tfs)
         release_mapped(mappings_of([old_terms, old_tf]))
         total = int(row_ptr[-1])
-        room = max(1 << 16, total // 8)
+        room = _spool_room(total)
         row_terms, row_tf = terms_out.mapped(room), tf_out.mapped(room)
         self._row_terms = self._row_tf = _Growable(np.int32)
         post_rows = ScratchWriter(self.spool, np.int32)
@@ -1000,7 +1006,7 @@ class _Compaction:
         # rows later edits add: made on the heap, the Linux kernel subset's first compaction
         # in an editing session (its ~850th edit) kept 11 MB of them resident for good
         term_ptr = _spooled(self.spool, term_ptr)
-        rows_room = max(1 << 16, live.size // 8)
+        rows_room = _spool_room(live.size)
         row_ptr = _spooled(self.spool, row_ptr, rows_room)
         row_len = _spooled(self.spool, row_len, rows_room)
         postings = (term_ptr, post_rows.mapped(), post_tf.mapped())
@@ -1035,7 +1041,7 @@ class _Compaction:
         counts = []
         for name in ("_df", "_df_hist", "_row_doc", "_row_live", "_row_of"):
             grown: _Growable = getattr(self, name)
-            counts.append(_spooled(spool, grown.view, max(1 << 16, grown.size // 8)))
+            counts.append(_spooled(spool, grown.view, _spool_room(grown.size)))
             setattr(self, name, _Growable.adopt(counts[-1], grown.size))
         return counts
 
